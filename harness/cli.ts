@@ -1,0 +1,99 @@
+/** Command-line parsing only: yargs turns argv into a typed command; options.ts gives it meaning. */
+import yargs, { type Argv } from 'yargs';
+import { UserError } from './errors.js';
+import { VERSION } from './version.js';
+
+/** Raw bench flags as typed on the command line; numbers stay strings so errors can quote them. */
+export interface BenchArgs {
+  modes?: string;
+  workloads?: string;
+  clients?: string;
+  rounds?: string;
+  windowMs?: string;
+  streams?: string;
+  set?: string[];
+  gpu?: string;
+  out?: string;
+  mpsThreadPct?: string;
+  mpsMemLimit?: string;
+  minOverlap?: string;
+  sampleMs?: string;
+  readyTimeoutS?: string;
+  trialTimeoutS?: string;
+  exitTimeoutS?: string;
+  python?: string;
+  dryRun?: boolean;
+  quiet?: boolean;
+  json?: boolean;
+  fakeGpu?: boolean;
+  /** The user's own workload command, after `--`. */
+  command: string[];
+}
+
+export interface DoctorArgs {
+  json?: boolean;
+  python?: string;
+  fakeGpu?: boolean;
+}
+
+export type CliCommand = { name: 'bench'; args: BenchArgs } | { name: 'doctor'; args: DoctorArgs };
+
+function benchFlags(y: Argv) {
+  return y
+    .usage('$0 bench [options] [-- <your workload command>]')
+    .option('modes', { type: 'string', describe: 'sharing modes to measure, comma-separated: streams, timeslice, mps, mig', defaultDescription: 'all four' })
+    .option('workloads', { type: 'string', describe: 'workloads for every mode: spin, gemm, infer, pipeline, custom', defaultDescription: 'streams: spin,pipeline; others: spin,gemm,infer' })
+    .option('clients', { type: 'string', describe: 'client processes that contend in timeslice, mps and mig', defaultDescription: '2' })
+    .option('rounds', { type: 'string', describe: 'interleaved rounds per comparison (ABBA order)', defaultDescription: '5' })
+    .option('window-ms', { type: 'string', describe: 'fixed-duration window of each multi-process trial, ms', defaultDescription: '500' })
+    .option('streams', { type: 'string', describe: 'stream counts compared with 1 stream, e.g. 2 or 2,4,8 for a sweep', defaultDescription: '2' })
+    .option('set', { type: 'string', array: true, describe: 'a workload parameter, e.g. --set gemm.size=8192 (repeatable)' })
+    .option('gpu', { type: 'string', describe: 'index of the GPU to measure', defaultDescription: '0' })
+    .option('out', { type: 'string', describe: 'run directory', defaultDescription: 'results/<date>-<gpu>-<id>' })
+    .option('mps-thread-pct', { type: 'string', describe: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE for each MPS client (1-100)' })
+    .option('mps-mem-limit', { type: 'string', describe: 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for each MPS client, e.g. 4G or 512M' })
+    .option('min-overlap', { type: 'string', describe: 'fraction of each window the contended windows must share', defaultDescription: '0.9' })
+    .option('sample-ms', { type: 'string', describe: 'nvidia-smi sampling interval, ms', defaultDescription: '100' })
+    .option('ready-timeout-s', { type: 'string', describe: 'how long a workload may take to become ready, s', defaultDescription: '180' })
+    .option('trial-timeout-s', { type: 'string', describe: 'slack beyond its window for a trial to report, s', defaultDescription: '60' })
+    .option('exit-timeout-s', { type: 'string', describe: 'how long a workload may take to exit, s', defaultDescription: '10' })
+    .option('python', { type: 'string', describe: 'Python interpreter with PyTorch for the built-in workloads', defaultDescription: 'python3' })
+    .option('dry-run', { type: 'boolean', describe: 'print the plan and its estimated time; run nothing' })
+    .option('quiet', { type: 'boolean', describe: 'no progress lines' })
+    .option('json', { type: 'boolean', describe: 'progress and summary as JSON lines on stdout' })
+    .option('fake-gpu', { type: 'boolean', hidden: true, describe: 'run against the fake nvidia-smi, MPS daemon and workloads of test/fakes' });
+}
+
+/** Parses argv; yargs itself answers --help and --version. Usage errors become one-line UserErrors. */
+export async function parseCli(argv: readonly string[]): Promise<CliCommand | null> {
+  let command: CliCommand | null = null;
+  await yargs([...argv])
+    .scriptName('gpushare')
+    .command('bench', 'measure GPU sharing on this machine and write a run directory', benchFlags, (args) => {
+      const { set, ...rest } = args as unknown as Omit<BenchArgs, 'command'> & { '--'?: string[] };
+      command = { name: 'bench', args: { ...rest, ...(set ? { set: set.map(String) } : {}), command: (rest['--'] ?? []).map(String) } };
+    })
+    .command(
+      'doctor',
+      'show what the harness relies on: GPUs, driver, MIG, MPS, Python and PyTorch',
+      (y) =>
+        y
+          .option('json', { type: 'boolean', describe: 'print the fingerprint as JSON' })
+          .option('python', { type: 'string', describe: 'Python interpreter to probe', defaultDescription: 'python3' })
+          .option('fake-gpu', { type: 'boolean', hidden: true }),
+      (args) => {
+        command = { name: 'doctor', args: args as DoctorArgs };
+      },
+    )
+    .demandCommand(1, 'name a command: bench or doctor (see gpushare --help)')
+    .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
+    .strict()
+    .version(VERSION)
+    .help()
+    .wrap(Math.min(110, process.stdout.columns || 110))
+    .fail((message, error) => {
+      throw error instanceof UserError ? error : new UserError(`${message ?? error?.message} (see gpushare --help)`);
+    })
+    .parseAsync();
+  return command;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+/** gpushare's entry: parse, run one command, and turn every error into one line and an exit code. */
+import { hideBin } from 'yargs/helpers';
+import { parseCli } from './cli.js';
+import { bench } from './commands/bench.js';
+import { doctor } from './commands/doctor.js';
+import { systemDeps } from './deps.js';
+import { ExitCode, Interrupted, UserError } from './errors.js';
+import { resolveBenchOptions } from './options.js';
+
+async function main(argv: readonly string[]): Promise<number> {
+  const command = await parseCli(argv);
+  if (command === null) return ExitCode.ok; // --help or --version, already printed
+  const deps = systemDeps({ fakeGpu: command.args.fakeGpu ?? false });
+  switch (command.name) {
+    case 'bench':
+      return bench(resolveBenchOptions(command.args), deps);
+    case 'doctor':
+      return doctor(command.args, deps);
+  }
+}
+
+main(hideBin(process.argv)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof UserError) {
+      process.stderr.write(`gpushare: ${error.message}\n`);
+      process.exitCode = error.exitCode;
+    } else if (error instanceof Interrupted) {
+      process.exitCode = error.signal === 'SIGTERM' ? ExitCode.sigterm : ExitCode.sigint;
+    } else {
+      // Not the user's fault: a bug, so the stack is worth showing.
+      process.stderr.write(`gpushare: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = 70;
+    }
+  },
+);

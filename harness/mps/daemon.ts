@@ -1,0 +1,174 @@
+/**
+ * The harness's own MPS control daemon: started in a fresh private directory, checked through its
+ * control pipe, always shut down with `quit`, and killed by its recorded PID (never by name) when it
+ * will not quit. A daemon the harness did not start is never touched: its pipe directory differs.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Clock } from '../clock.js';
+import type { ProcessRunner } from '../proc/runner.js';
+import { isRunning, readProcess } from '../proc/process-table.js';
+
+const CONTROL = 'nvidia-cuda-mps-control';
+/** The kernel's 15-character command name of both MPS binaries. */
+const MPS_COMM_PREFIX = 'nvidia-cuda-mps';
+
+/** A running daemon of this harness. */
+export interface MpsDaemon {
+  /** CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY for every client. */
+  readonly env: Record<string, string>;
+  readonly controlPid: number | null;
+  /** Server PIDs answered by get_server_list (empty until a client has connected). */
+  serverPids(): Promise<number[]>;
+  /** Quits the daemon and confirms it is gone; says how it went. Safe to call twice. */
+  stop(): Promise<string>;
+  /** Kills by PID at once, synchronously: for a forced exit (second Ctrl-C). */
+  killNow(): void;
+  /** control.log and server.log as they are now. */
+  logs(): Promise<Array<{ name: string; content: string }>>;
+  /** Removes the private directory (after logs were saved). */
+  removeDirectory(): Promise<void>;
+}
+
+export interface MpsOptions {
+  /** CUDA_VISIBLE_DEVICES for the daemon: the GPU under test. */
+  visibleDevices: string;
+  startTimeoutMs: number;
+  quitTimeoutMs: number;
+}
+
+export type MpsStart = { ok: true; daemon: MpsDaemon } | { ok: false; reason: string; logs: Array<{ name: string; content: string }> };
+
+export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, options: MpsOptions): Promise<MpsStart> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'gpushare-mps-'));
+  const pipeDir = path.join(root, 'pipe');
+  const logDir = path.join(root, 'log');
+  await chmod(root, 0o700);
+  await mkdir(pipeDir, { mode: 0o700 });
+  await mkdir(logDir, { mode: 0o700 });
+  const env = { CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir };
+  const daemonEnv = { ...env, CUDA_VISIBLE_DEVICES: options.visibleDevices };
+  const readLogs = async () => {
+    const logs: Array<{ name: string; content: string }> = [];
+    for (const name of ['control.log', 'server.log']) {
+      const file = path.join(logDir, name);
+      if (existsSync(file)) logs.push({ name, content: await readFile(file, 'utf8') });
+    }
+    return logs;
+  };
+
+  const started = await runner.exec([CONTROL, '-d'], { env: daemonEnv, timeoutMs: options.startTimeoutMs });
+  if (started.status !== 'exited' || started.exitCode !== 0) {
+    const why = started.status === 'exited' ? `exited with ${started.exitCode}: ${started.stderr.trim()}` : started.status;
+    const logs = await readLogs();
+    await rm(root, { recursive: true, force: true });
+    return { ok: false, reason: `${CONTROL} -d failed (${why})`, logs };
+  }
+
+  // The daemon forks away from us; its PID is in the first line it logs.
+  let controlPid: number | null = null;
+  let answering = false;
+  const deadline = clock.monotonicUs() + options.startTimeoutMs * 1000;
+  while (clock.monotonicUs() < deadline && !(controlPid !== null && answering)) {
+    controlPid ??= await pidFromLog(path.join(logDir, 'control.log'));
+    if (controlPid !== null) answering = (await control(runner, env, 'get_server_list')).ok;
+    if (!(controlPid !== null && answering)) await clock.sleep(100);
+  }
+
+  const knownServers = new Set<number>();
+  let stopped: string | null = null;
+  const comm = controlPid !== null ? (await readProcess(controlPid))?.comm ?? null : null;
+  const ours = async (pid: number) => (await readProcess(pid))?.comm.startsWith(MPS_COMM_PREFIX) ?? false;
+
+  const daemon: MpsDaemon = {
+    env,
+    controlPid,
+    async serverPids() {
+      const answer = await control(runner, env, 'get_server_list');
+      if (answer.ok) for (const pid of parsePids(answer.stdout)) knownServers.add(pid);
+      return [...knownServers];
+    },
+    async stop() {
+      if (stopped !== null) return stopped;
+      await daemon.serverPids();
+      const quit = await control(runner, env, 'quit', options.quitTimeoutMs);
+      const pids = [...(controlPid !== null ? [controlPid] : []), ...knownServers];
+      if (await waitGone(pids, options.quitTimeoutMs, clock)) {
+        stopped = quit.ok ? 'quit' : `quit failed (${quit.error}) but the daemon is gone`;
+        return stopped;
+      }
+      const left: number[] = [];
+      for (const pid of pids) if ((await isRunning(pid)) && (await ours(pid))) left.push(pid);
+      for (const pid of left) signal(pid, 'SIGTERM');
+      if (!(await waitGone(left, 2000, clock))) for (const pid of left) signal(pid, 'SIGKILL');
+      await waitGone(left, 2000, clock);
+      stopped = `killed by PID (${left.join(', ')}) after quit did not finish within ${options.quitTimeoutMs} ms`;
+      return stopped;
+    },
+    killNow() {
+      if (controlPid !== null && comm?.startsWith(MPS_COMM_PREFIX)) signal(controlPid, 'SIGKILL');
+      for (const pid of knownServers) signal(pid, 'SIGKILL');
+    },
+    logs: readLogs,
+    removeDirectory: () => rm(root, { recursive: true, force: true }),
+  };
+
+  if (controlPid === null || !answering) {
+    const reason = controlPid === null ? 'the MPS daemon wrote no PID to control.log' : 'the MPS daemon did not answer get_server_list';
+    await daemon.stop();
+    const logs = await readLogs();
+    await daemon.removeDirectory();
+    return { ok: false, reason: `${reason} within ${options.startTimeoutMs} ms`, logs };
+  }
+  return { ok: true, daemon };
+}
+
+async function control(
+  runner: ProcessRunner,
+  env: Record<string, string>,
+  command: string,
+  timeoutMs = 5000,
+): Promise<{ ok: true; stdout: string } | { ok: false; error: string }> {
+  const result = await runner.exec([CONTROL], { env, input: `${command}\n`, timeoutMs });
+  if (result.status === 'exited' && result.exitCode === 0) return { ok: true, stdout: result.stdout };
+  return { ok: false, error: result.status === 'exited' ? `exit ${result.exitCode}: ${result.stderr.trim() || result.stdout.trim()}` : result.status };
+}
+
+/** Reads the control daemon's PID from "[… Control   574] Starting control daemon …". */
+export function parseControlPid(log: string): number | null {
+  const match = /Control\s+(\d+)\]\s+Starting control daemon/.exec(log);
+  return match ? Number(match[1]) : null;
+}
+
+async function pidFromLog(file: string): Promise<number | null> {
+  return existsSync(file) ? parseControlPid(await readFile(file, 'utf8')) : null;
+}
+
+export function parsePids(text: string): number[] {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /^\d+$/.test(l))
+    .map(Number);
+}
+
+async function waitGone(pids: number[], timeoutMs: number, clock: Clock): Promise<boolean> {
+  const deadline = clock.monotonicUs() + timeoutMs * 1000;
+  for (;;) {
+    const alive = [];
+    for (const pid of pids) if (await isRunning(pid)) alive.push(pid);
+    if (alive.length === 0) return true;
+    if (clock.monotonicUs() >= deadline) return false;
+    await clock.sleep(100);
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Gone already.
+  }
+}

@@ -1,0 +1,132 @@
+/** Gives the parsed flags meaning: validates each one and fills in defaults, naming any bad value. */
+import type { BenchArgs } from './cli.js';
+import { UserError } from './errors.js';
+import type { ProgressStyle } from './progress.js';
+import { MODE_NAMES, type Config, type ModeName, type WorkloadSpec } from './run/schema.js';
+import { BUILTIN_NAMES, builtinSpec, customSpec } from './workload/registry.js';
+
+export const DEFAULTS = {
+  modes: MODE_NAMES,
+  streamsWorkloads: ['spin', 'pipeline'],
+  contentionWorkloads: ['spin', 'gemm', 'infer'],
+  clients: 2,
+  rounds: 5,
+  windowMs: 500,
+  streamCounts: [2],
+  releaseLeadMs: 100,
+  minOverlap: 0.9,
+  sampleIntervalMs: 100,
+  readyTimeoutS: 180,
+  trialTimeoutS: 60,
+  exitTimeoutS: 10,
+  python: 'python3',
+} as const;
+
+export interface BenchOptions {
+  config: Config;
+  out: string | null;
+  dryRun: boolean;
+  style: ProgressStyle;
+}
+
+export function resolveBenchOptions(args: BenchArgs): BenchOptions {
+  const python = args.python ?? DEFAULTS.python;
+  const modes = list(args.modes, '--modes', DEFAULTS.modes).map((m) => oneOf(m, MODE_NAMES, '--modes', 'mode'));
+  const overrides = parseSets(args.set ?? []);
+  const workloads = (names: readonly string[]) => names.map((name) => workloadSpec(name, python, overrides, args.command));
+  const explicit = args.workloads !== undefined ? list(args.workloads, '--workloads', []) : args.command.length > 0 ? ['custom'] : null;
+  for (const name of Object.keys(overrides)) {
+    if (!BUILTIN_NAMES.includes(name)) throw new UserError(`--set ${name}.…: unknown workload "${name}"; choose from ${BUILTIN_NAMES.join(', ')}`);
+  }
+  const config: Config = {
+    gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
+    modes,
+    clients: integer(args.clients, '--clients', DEFAULTS.clients, 2, 48),
+    rounds: integer(args.rounds, '--rounds', DEFAULTS.rounds, 1, 1000),
+    windowMs: number(args.windowMs, '--window-ms', DEFAULTS.windowMs, 50, 600_000),
+    releaseLeadMs: DEFAULTS.releaseLeadMs,
+    minOverlap: number(args.minOverlap, '--min-overlap', DEFAULTS.minOverlap, 0, 1),
+    sampleIntervalMs: integer(args.sampleMs, '--sample-ms', DEFAULTS.sampleIntervalMs, 20, 60_000),
+    streamCounts: args.streams === undefined ? [...DEFAULTS.streamCounts] : unique(list(args.streams, '--streams', []).map((s) => integer(s, '--streams', 0, 2, 64))),
+    streamsWorkloads: workloads(explicit ?? DEFAULTS.streamsWorkloads),
+    contentionWorkloads: workloads(explicit ?? DEFAULTS.contentionWorkloads),
+    timeouts: {
+      readyMs: number(args.readyTimeoutS, '--ready-timeout-s', DEFAULTS.readyTimeoutS, 1, 3600) * 1000,
+      trialMs: number(args.trialTimeoutS, '--trial-timeout-s', DEFAULTS.trialTimeoutS, 1, 3600) * 1000,
+      exitMs: number(args.exitTimeoutS, '--exit-timeout-s', DEFAULTS.exitTimeoutS, 0.1, 600) * 1000,
+    },
+    mps: {
+      threadPct: args.mpsThreadPct === undefined ? null : integer(args.mpsThreadPct, '--mps-thread-pct', 100, 1, 100),
+      memLimit: args.mpsMemLimit === undefined ? null : memoryLimit(args.mpsMemLimit),
+    },
+    python,
+  };
+  const style: ProgressStyle = args.json ? 'json' : args.quiet ? 'quiet' : 'human';
+  return { config, out: args.out ?? null, dryRun: args.dryRun ?? false, style };
+}
+
+function workloadSpec(name: string, python: string, overrides: Record<string, Record<string, string>>, command: string[]): WorkloadSpec {
+  if (name === 'custom') {
+    if (command.length === 0) throw new UserError('workload "custom" needs your command after --, e.g. gpushare bench -- ./my-workload --size 8');
+    return customSpec(command);
+  }
+  return builtinSpec(name, python, overrides[name] ?? {});
+}
+
+function parseSets(sets: readonly string[]): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const item of sets) {
+    const match = /^([a-z]+)\.([a-z-]+)=(.+)$/.exec(item);
+    if (!match) throw new UserError(`--set ${item}: expected workload.param=value, e.g. --set gemm.size=8192`);
+    const [, workload = '', param = '', value = ''] = match;
+    (out[workload] ??= {})[param] = value;
+  }
+  return out;
+}
+
+function list(raw: string | undefined, flag: string, fallback: readonly string[]): string[] {
+  if (raw === undefined) return [...fallback];
+  const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) throw new UserError(`${flag} "${raw}": give at least one value, comma-separated`);
+  return unique(items);
+}
+
+function unique<T>(items: T[]): T[] {
+  return [...new Set(items)];
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string, what: string): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UserError(`unknown ${what} "${value}" in ${flag}: choose from ${allowed.join(', ')}`);
+}
+
+function number(raw: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < lo || value > hi) {
+    throw new UserError(`${flag} ${raw}: needs a number from ${lo} to ${hi}`);
+  }
+  return value;
+}
+
+function integer(raw: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
+  const value = number(raw, flag, fallback, lo, hi);
+  if (!Number.isInteger(value)) throw new UserError(`${flag} ${raw}: needs a whole number from ${lo} to ${hi}`);
+  return value;
+}
+
+/** CUDA_MPS_PINNED_DEVICE_MEM_LIMIT's size syntax: a number with a K, M or G suffix (optionally "B"). */
+function memoryLimit(raw: string): string {
+  const match = /^(\d+(?:\.\d+)?)([KMG])B?$/i.exec(raw.trim());
+  if (!match || Number(match[1]) <= 0) throw new UserError(`--mps-mem-limit ${raw}: needs a size such as 4G, 512M or 1024MB`);
+  return `${match[1]}${(match[2] ?? '').toUpperCase()}`;
+}
+
+/** Rough wall time of a plan: start-up per client group plus each trial's window and overheads. */
+export function estimateSeconds(config: Config, comparisons: ReadonlyArray<{ mode: ModeName; arms: unknown[]; rounds: number }>): number {
+  return comparisons.reduce((total, c) => {
+    const trials = c.arms.length * c.rounds;
+    const perTrial = c.mode === 'streams' ? 0.3 : (config.windowMs + config.releaseLeadMs) / 1000 + 0.1;
+    return total + 8 + trials * perTrial;
+  }, 0);
+}

@@ -1,0 +1,16 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The package's root (where package.json and workloads/ are), from source or from dist/. */
+export const PACKAGE_ROOT = (() => {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('package.json not found above harness/');
+    dir = parent;
+  }
+  return dir;
+})();
+
+export const WORKLOADS_DIR = path.join(PACKAGE_ROOT, 'workloads');

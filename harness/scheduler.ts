@@ -1,0 +1,225 @@
+/**
+ * Runs a planned run: per mode (with its MPS daemon where needed), per comparison a group of client
+ * processes, and their trials in ABBA order. Every finished trial is saved before the next starts.
+ */
+import type { Clock } from './clock.js';
+import { Interrupted } from './errors.js';
+import type { MpsDaemon, MpsStart } from './mps/daemon.js';
+import { tagSamples, type Sampler } from './nvidia/sampler.js';
+import { orderTrials, type PlannedTrial } from './plan.js';
+import type { Reaper } from './proc/reaper.js';
+import type { ProcessRunner } from './proc/runner.js';
+import type { Progress } from './progress.js';
+import type { RunStore } from './run/store.js';
+import type { ClientResult, Comparison, ModeRecord, Run, Trial } from './run/schema.js';
+import { overlap, summarizeLatencies } from './stats/measures.js';
+import { comparisonMetrics } from './stats/metrics.js';
+import { runCommand } from './workload/protocol.js';
+import { WorkloadClient, type ClientReply } from './workload/client.js';
+
+export interface SchedulerDeps {
+  runner: ProcessRunner;
+  clock: Clock;
+  store: RunStore;
+  progress: Progress;
+  sampler: Sampler;
+  reaper: Reaper;
+  signal: AbortSignal;
+  /** The MPS daemon seam. */
+  startMps: () => Promise<MpsStart>;
+}
+
+export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
+  const scheduler = new Scheduler(run, deps);
+  for (const record of run.modes) await scheduler.runMode(record);
+}
+
+class Scheduler {
+  private readonly total: number;
+  private readonly gpuUuid: string;
+
+  constructor(
+    private readonly run: Run,
+    private readonly deps: SchedulerDeps,
+  ) {
+    this.total = run.plan.reduce((n, c) => n + c.rounds * c.arms.length, 0);
+    this.gpuUuid = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex)?.uuid ?? String(run.config.gpuIndex);
+  }
+
+  async runMode(record: ModeRecord): Promise<void> {
+    this.deps.progress.emit({ type: 'mode', record });
+    if (record.status !== 'ran') return;
+    const comparisons = this.run.plan.filter((c) => c.mode === record.mode);
+    if (record.mode !== 'mps') {
+      for (const c of comparisons) await this.runComparison(c, {}, null);
+      return;
+    }
+    this.throwIfAborted();
+    const started = await this.deps.startMps();
+    if (!started.ok) {
+      record.status = 'failed';
+      record.reason = started.reason;
+      record.mps = { controlPid: null, serverPids: [], logFiles: await this.saveMpsLogs(started.logs), shutdown: 'not started' };
+      for (const c of comparisons) await this.skipRest(orderTrials(c), `the MPS daemon did not start: ${started.reason}`);
+      this.deps.progress.emit({ type: 'mode', record });
+      return;
+    }
+    const daemon = started.daemon;
+    const forget = this.deps.reaper.add(() => daemon.killNow());
+    try {
+      for (const c of comparisons) await this.runComparison(c, daemon.env, daemon);
+    } finally {
+      const serverPids = await daemon.serverPids();
+      const shutdown = await daemon.stop();
+      forget();
+      record.mps = { controlPid: daemon.controlPid, serverPids, shutdown, logFiles: await this.saveMpsLogs(await daemon.logs()) };
+      await daemon.removeDirectory();
+      await this.save();
+    }
+  }
+
+  private async saveMpsLogs(logs: Array<{ name: string; content: string }>): Promise<string[]> {
+    for (const log of logs) await this.deps.store.writeText(`mps/${log.name}`, log.content);
+    return logs.map((log) => `mps/${log.name}`);
+  }
+
+  private async runComparison(c: Comparison, modeEnv: Record<string, string>, daemon: MpsDaemon | null): Promise<void> {
+    const done = new Set(this.run.trials.map((t) => t.id));
+    const pending = orderTrials(c).filter((t) => !done.has(t.id));
+    if (pending.length === 0) return;
+    this.throwIfAborted();
+    this.deps.progress.emit({ type: 'comparison', comparison: c });
+    const { runner, reaper, config } = { ...this.deps, config: this.run.config };
+    const clients = c.clientEnv.map((env, i) =>
+      WorkloadClient.start(runner, i, `workload "${c.workload.name}" (client ${i})`, c.workload.argv, {
+        CUDA_VISIBLE_DEVICES: this.gpuUuid,
+        GPUSHARE_CLIENT_INDEX: String(i),
+        PYTHONUNBUFFERED: '1',
+        ...modeEnv,
+        ...env,
+      }),
+    );
+    const forget = clients.map((client) => reaper.add(() => client.kill()));
+    try {
+      const ready = await Promise.all(clients.map((client) => client.awaitReady(config.timeouts.readyMs, this.deps.signal)));
+      const notReady = ready.findIndex((r) => r.kind !== 'message');
+      if (notReady !== -1) {
+        const first = pending[0] as PlannedTrial;
+        const started = this.deps.clock.nowIso();
+        const outcome = this.failure(first, started, ready[notReady] as ClientReply<unknown>, notReady, clients, 'ready', config.timeouts.readyMs);
+        await this.record(outcome);
+        await this.skipRest(pending.slice(1), `comparison stopped: ${'reason' in outcome ? outcome.reason : outcome.status}`);
+        return;
+      }
+      if (daemon) await daemon.serverPids();
+      for (const [i, planned] of pending.entries()) {
+        const outcome = await this.runTrial(planned, clients);
+        await this.record(outcome);
+        if (outcome.status === 'failed' || outcome.status === 'timeout') {
+          await this.skipRest(pending.slice(i + 1), `comparison stopped after ${planned.id}: ${outcome.reason}`);
+          break;
+        }
+      }
+    } finally {
+      const exitMs = this.deps.signal.aborted ? 0 : config.timeouts.exitMs;
+      const closed = await Promise.all(clients.map((client) => client.close(exitMs)));
+      forget.forEach((f) => f());
+      for (const [i, client] of clients.entries()) {
+        if (closed[i] === 'killed' && !this.deps.signal.aborted) this.warn(`${client.label} did not exit within ${exitMs} ms of the exit command and was killed`);
+        const stderr = client.stderrTail();
+        if (stderr) await this.deps.store.writeText(`logs/${c.id.replace(/\//g, '-')}-c${i}.stderr.log`, stderr);
+      }
+    }
+  }
+
+  private async runTrial(planned: PlannedTrial, clients: WorkloadClient[]): Promise<Trial> {
+    const { clock, signal } = this.deps;
+    const config = this.run.config;
+    const startedAt = clock.nowIso();
+    const work = planned.arm.work;
+    const timeoutMs = (work.kind === 'fixed-duration' ? work.durationMs : 0) + config.releaseLeadMs + config.timeouts.trialMs;
+    const startAtUs = clock.monotonicUs() + config.releaseLeadMs * 1000;
+    const released = planned.arm.clients.map((a) => ({ arm: a, client: clients[a.client] as WorkloadClient }));
+    const replies = await Promise.all(
+      released.map(({ arm, client }) => client.run(runCommand(planned.id, startAtUs, work, arm.variant), planned.id, timeoutMs, signal)),
+    );
+    const bad = replies.findIndex((r) => r.kind !== 'message');
+    if (bad !== -1) {
+      return this.failure(planned, startedAt, replies[bad] as ClientReply<unknown>, released[bad]?.arm.client ?? null, clients, 'window', timeoutMs);
+    }
+    const results: ClientResult[] = replies.map((reply, i) => {
+      const message = (reply as Extract<typeof reply, { kind: 'message' }>).message;
+      const { arm, client } = released[i] as (typeof released)[number];
+      return {
+        client: arm.client,
+        pid: client.pid,
+        variant: arm.variant,
+        windowStartUs: message.windowStartUs,
+        windowEndUs: message.windowEndUs,
+        iterations: message.iterations,
+        gpuMs: message.gpuMs,
+        latency: summarizeLatencies(message.latenciesMs),
+        chunkIterations: message.chunkIterations,
+      };
+    });
+    tagSamples(this.deps.sampler.samples, planned.id, Math.min(...results.map((r) => r.windowStartUs)), Math.max(...results.map((r) => r.windowEndUs)));
+    const base = this.trialBase(planned, startedAt);
+    const shared = results.length > 1 ? overlap(results) : null;
+    if (shared && shared.min < config.minOverlap) {
+      const reason = `the contended windows overlapped ${(shared.min * 100).toFixed(1)}% of a client's window, below the ${(config.minOverlap * 100).toFixed(0)}% required`;
+      return { ...base, status: 'invalid', reason, clients: results, overlap: shared };
+    }
+    return { ...base, status: 'ok', clients: results, overlap: shared };
+  }
+
+  private failure(
+    planned: PlannedTrial,
+    startedAt: string,
+    reply: ClientReply<unknown>,
+    client: number | null,
+    clients: WorkloadClient[],
+    phase: 'ready' | 'window',
+    timeoutMs: number,
+  ): Trial {
+    const base = this.trialBase(planned, startedAt);
+    const label = client !== null ? (clients[client]?.label ?? `client ${client}`) : 'a client';
+    if (reply.kind === 'failed') {
+      return { ...base, status: 'failed', reason: reply.reason, client, exitCode: reply.exitCode, stderrTail: client !== null ? (clients[client]?.stderrTail().slice(-4000) ?? '') : '' };
+    }
+    const what = phase === 'ready' ? 'did not say ready' : 'sent no result';
+    return { ...base, status: 'timeout', phase, reason: `${label} ${what} within ${Math.round(timeoutMs / 1000)} s`, client };
+  }
+
+  private trialBase(planned: PlannedTrial, startedAt: string) {
+    return { id: planned.id, comparisonId: planned.comparison.id, arm: planned.arm.id, round: planned.round, startedAt, finishedAt: this.deps.clock.nowIso() };
+  }
+
+  private async skipRest(trials: PlannedTrial[], reason: string): Promise<void> {
+    const now = this.deps.clock.nowIso();
+    for (const planned of trials) this.run.trials.push({ ...this.trialBase(planned, now), status: 'skipped', reason });
+    if (trials.length > 0) await this.save();
+  }
+
+  private async record(trial: Trial): Promise<void> {
+    this.run.trials.push(trial);
+    await this.save();
+    const comparison = this.run.plan.find((c) => c.id === trial.comparisonId);
+    const running = comparison ? (comparisonMetrics(comparison, this.run.trials).find((m) => m.headline || m.name === 'slowdown') ?? null) : null;
+    this.deps.progress.emit({ type: 'trial', trial, done: this.run.trials.length, total: this.total, running });
+  }
+
+  private warn(message: string): void {
+    this.run.warnings.push(message);
+    this.deps.progress.emit({ type: 'warning', message });
+  }
+
+  private async save(): Promise<void> {
+    this.run.samples = this.deps.sampler.samples;
+    this.run.sampler = this.deps.sampler.status();
+    await this.deps.store.saveRun(this.run);
+  }
+
+  private throwIfAborted(): void {
+    if (this.deps.signal.aborted) throw new Interrupted(this.deps.signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
+  }
+}

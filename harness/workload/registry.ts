@@ -1,0 +1,139 @@
+import path from 'node:path';
+import { UserError } from '../errors.js';
+import { WORKLOADS_DIR } from '../paths.js';
+import type { WorkloadSpec } from '../run/schema.js';
+
+type ParamValue = string | number | boolean;
+
+/** A parameter of a built-in workload: passed to its script as `--<name> <value>`. */
+export interface ParamDef {
+  name: string;
+  type: 'int' | 'number' | 'bool' | 'choice';
+  default: ParamValue;
+  choices?: readonly string[];
+  help: string;
+}
+
+/** A workload shipped in workloads/. */
+export interface BuiltinWorkload {
+  name: string;
+  script: string;
+  description: string;
+  params: readonly ParamDef[];
+  /** The streams mode compares pinned with pageable host memory for it. */
+  hostMemoryVariants: boolean;
+}
+
+const syncEvery = (value: number): ParamDef => ({
+  name: 'sync-every',
+  type: 'int',
+  default: value,
+  help: 'iterations between synchronizations in a timed window (1 = per-request latency)',
+});
+const iterations = (value: number): ParamDef => ({
+  name: 'iterations',
+  type: 'int',
+  default: value,
+  help: 'iterations of a fixed-work trial (streams mode)',
+});
+
+/** The built-in workloads, defined once: the CLI, the plan and the README table read this. */
+export const BUILTIN_WORKLOADS: readonly BuiltinWorkload[] = [
+  {
+    name: 'spin',
+    script: 'spin.py',
+    description: 'kernels that keep a chosen number of SMs busy for a chosen time (the concurrentKernels probe)',
+    hostMemoryVariants: false,
+    params: [
+      { name: 'blocks', type: 'int', default: 8, help: 'thread blocks per kernel (≈ SMs kept busy)' },
+      { name: 'spin-us', type: 'number', default: 1000, help: 'how long each kernel spins, µs' },
+      iterations(128),
+      syncEvery(8),
+    ],
+  },
+  {
+    name: 'gemm',
+    script: 'gemm.py',
+    description: 'square matrix multiplication, optionally captured in a CUDA graph',
+    hostMemoryVariants: false,
+    params: [
+      { name: 'size', type: 'int', default: 4096, help: 'matrix size n (n×n by n×n)' },
+      { name: 'dtype', type: 'choice', default: 'fp16', choices: ['fp16', 'bf16', 'fp32'], help: 'element type' },
+      { name: 'graph', type: 'bool', default: false, help: 'replay a captured CUDA graph of sync-every products' },
+      iterations(400),
+      syncEvery(8),
+    ],
+  },
+  {
+    name: 'infer',
+    script: 'infer.py',
+    description: 'small-batch inference of a small MLP or transformer block with random weights (one request per iteration)',
+    hostMemoryVariants: false,
+    params: [
+      { name: 'model', type: 'choice', default: 'mlp', choices: ['mlp', 'transformer'], help: 'network' },
+      { name: 'batch', type: 'int', default: 8, help: 'requests per batch' },
+      { name: 'hidden', type: 'int', default: 1024, help: 'model width' },
+      { name: 'graph', type: 'bool', default: false, help: 'replay a captured CUDA graph per request' },
+      iterations(2000),
+      syncEvery(1),
+    ],
+  },
+  {
+    name: 'pipeline',
+    script: 'pipeline.py',
+    description: 'chunks through host-to-device copy, compute and device-to-host copy',
+    hostMemoryVariants: true,
+    params: [{ name: 'chunk-mib', type: 'int', default: 16, help: 'chunk size, MiB' }, iterations(48), syncEvery(4)],
+  },
+];
+
+export const BUILTIN_NAMES = BUILTIN_WORKLOADS.map((w) => w.name);
+
+export function findBuiltin(name: string): BuiltinWorkload | undefined {
+  return BUILTIN_WORKLOADS.find((w) => w.name === name);
+}
+
+/** Resolves a built-in workload with `overrides` (from --set name.param=value) into its exact argv. */
+export function builtinSpec(name: string, python: string, overrides: Record<string, string>): WorkloadSpec {
+  const workload = findBuiltin(name);
+  if (!workload) throw new UserError(`unknown workload "${name}": choose from ${BUILTIN_NAMES.join(', ')}, or give your own command after --`);
+  const params: Record<string, ParamValue> = {};
+  for (const def of workload.params) params[def.name] = def.default;
+  for (const [key, raw] of Object.entries(overrides)) {
+    const def = workload.params.find((p) => p.name === key);
+    if (!def) {
+      throw new UserError(`--set ${name}.${key}: "${key}" is not a parameter of ${name}; it takes ${workload.params.map((p) => p.name).join(', ')}`);
+    }
+    params[key] = parseParam(name, def, raw);
+  }
+  const argv = [python, path.join(WORKLOADS_DIR, workload.script)];
+  for (const [key, value] of Object.entries(params)) argv.push(`--${key}`, String(value));
+  return { name, builtin: true, argv, params };
+}
+
+function parseParam(workload: string, def: ParamDef, raw: string): ParamValue {
+  const bad = (allowed: string) => new UserError(`--set ${workload}.${def.name}=${raw}: ${allowed}`);
+  switch (def.type) {
+    case 'int': {
+      const value = Number(raw);
+      if (!Number.isInteger(value) || value <= 0) throw bad('needs a positive whole number');
+      return value;
+    }
+    case 'number': {
+      const value = Number(raw);
+      if (!Number.isFinite(value) || value <= 0) throw bad('needs a positive number');
+      return value;
+    }
+    case 'bool':
+      if (raw === 'true' || raw === 'false') return raw === 'true';
+      throw bad('needs true or false');
+    case 'choice':
+      if (def.choices?.includes(raw)) return raw;
+      throw bad(`needs one of ${def.choices?.join(', ')}`);
+  }
+}
+
+/** A user's own workload command: taken verbatim as argv, never given to a shell. */
+export function customSpec(argv: readonly string[]): WorkloadSpec {
+  return { name: 'custom', builtin: false, argv: [...argv], params: {} };
+}

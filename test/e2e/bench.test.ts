@@ -1,0 +1,160 @@
+/**
+ * The whole CLI, as a user runs it, against fake executables on PATH: nvidia-smi, the MPS control
+ * daemon and a python3 that plays the workloads with simulated timings.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isRunning } from '../../harness/proc/process-table.js';
+import { loadRun } from '../../harness/run/store.js';
+import { cli, pathWithoutNvidia, QUICK, tempDir } from '../helpers.js';
+
+function expectOneLineError(stderr: string, fragment: string) {
+  expect(stderr.trim().split('\n')).toHaveLength(1);
+  expect(stderr).toContain(fragment);
+  expect(stderr).not.toMatch(/\n\s+at /);
+}
+
+describe('gpushare bench end to end (fakes)', () => {
+  it('measures all modes, skips MIG with its reason, and writes a valid run directory', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--out', out, ...QUICK]);
+    expect(result.exitCode).toBe(0);
+    const run = await loadRun(out);
+    expect(run.status).toBe('complete');
+    expect(run.modes.map((m) => [m.mode, m.status])).toEqual([['streams', 'ran'], ['timeslice', 'ran'], ['mps', 'ran'], ['mig', 'skipped']]);
+    expect(run.modes[3]?.mig?.profiles).toHaveLength(7);
+    expect(run.trials).toHaveLength(2 * (2 + 4) + 2 * 3 * 3 * 2);
+    expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    expect(run.samples.length).toBeGreaterThan(0);
+    expect(run.samples.some((s) => s.trialId !== null)).toBe(true);
+    const mps = run.modes[2]?.mps;
+    expect(mps).toMatchObject({ shutdown: 'quit', logFiles: ['mps/control.log', 'mps/server.log'] });
+    expect(await isRunning(mps?.controlPid as number)).toBe(false);
+    expect(readFileSync(path.join(out, 'mps', 'control.log'), 'utf8')).toContain('Cmd:quit');
+    const csv = readFileSync(path.join(out, 'trials.csv'), 'utf8').trim().split('\n');
+    expect(csv[0]).toMatch(/^trialId,mode,workload,arm,round,status,client,/);
+    expect(csv).toHaveLength(1 + 2 * (2 + 4) + 2 * 3 * 2 * 4);
+    // The fake time-slices: two clients at once run half as fast; under MPS only 1.1× slower.
+    expect(result.stdout).toMatch(/timeslice\/gemm\/slowdown\s+1\.9\d\d×/);
+    expect(result.stdout).toMatch(/mps\/gemm\/slowdown\s+1\.0\d\d×/);
+    expect(result.stderr).toMatch(/\[ *1\/48\] streams\/spin r0 s1 +ok/);
+  });
+
+  it('prints progress as JSON lines with --json', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', '--json', ...QUICK]);
+    expect(result.exitCode).toBe(0);
+    const events = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+    expect(events[0]).toMatchObject({ type: 'run-start', trials: 4 });
+    expect(events.filter((e) => e.type === 'trial')).toHaveLength(4);
+    expect(events.at(-1)).toMatchObject({ type: 'summary', status: 'complete', metrics: [{ id: 'streams/spin/speedup-k2' }] });
+  });
+
+  it('prints nothing but the summary with --quiet', async () => {
+    const result = await cli(['bench', '--out', path.join(tempDir(), 'run'), '--modes', 'streams', '--workloads', 'spin', '--quiet', ...QUICK]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('streams/spin/speedup-k2');
+  });
+
+  it('without nvidia-smi: exits 2 with one line pointing to doctor, and measures nothing', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--out', out], {}, { path: pathWithoutNvidia() });
+    expect(result.exitCode).toBe(2);
+    expectOneLineError(result.stderr, 'cannot bench here: nvidia-smi not found on PATH');
+    expect(result.stderr).toContain('gpushare doctor');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('with a failing nvidia-smi: exits 2 quoting it', async () => {
+    const result = await cli(['bench', '--out', path.join(tempDir(), 'run')], { FAKE_SMI: 'fail' });
+    expect(result.exitCode).toBe(2);
+    expectOneLineError(result.stderr, "couldn't communicate with the NVIDIA driver");
+  });
+
+  it('--dry-run prints the plan and an estimate anywhere, GPU or not', async () => {
+    const result = await cli(['bench', '--dry-run'], {}, { path: pathWithoutNvidia() });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('timeslice/gemm: 2 client(s), arms solo-c0 solo-c1 contended, 5 rounds (ABBA) = 15 trials');
+    expect(result.stdout).toContain('mig: decided at run time');
+    expect(result.stdout).toMatch(/8 comparisons, 120 trials, about \d+ s \(estimate\)/);
+  });
+
+  it.each([
+    [['--modes', 'warp'], 'unknown mode "warp" in --modes'],
+    [['--rounds', '-1'], '--rounds -1: needs a number from 1 to 1000'],
+    [['--bogus'], 'Unknown argument: bogus'],
+  ])('bad input %j: exit 2, one line, no stack trace', async (args, message) => {
+    const result = await cli(['bench', ...args]);
+    expect(result.exitCode).toBe(2);
+    expectOneLineError(result.stderr, message);
+  });
+
+  it('refuses an output directory that holds a different run', async () => {
+    const out = tempDir();
+    writeFileSync(path.join(out, 'run.json'), JSON.stringify({ id: 'someone-else' }));
+    const result = await cli(['bench', '--out', out, ...QUICK]);
+    expect(result.exitCode).toBe(2);
+    expectOneLineError(result.stderr, 'already holds a different run (someone-else)');
+  });
+});
+
+describe('misbehaving workloads are outcomes, not crashes', () => {
+  const contention = ['--modes', 'timeslice', '--workloads', 'gemm', ...QUICK];
+
+  async function runWith(env: Record<string, string>, extra: string[] = []) {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--out', out, ...contention, ...extra], env);
+    expect(result.exitCode).toBe(0);
+    return { result, run: await loadRun(out) };
+  }
+
+  it('a crash fails its trial with the exit code and stderr; the rest are skipped', async () => {
+    const { run } = await runWith({ FAKE_WORKLOAD: 'crash', FAKE_WORKLOAD_CLIENT: '1' });
+    const failed = run.trials.find((t) => t.status === 'failed');
+    expect(failed).toMatchObject({ client: 1, exitCode: 3 });
+    expect(failed?.status === 'failed' && failed.reason).toContain('workload "gemm" (client 1) exited with code 3');
+    expect(failed?.status === 'failed' && failed.stderrTail).toContain('illegal memory access');
+    // Client 1 runs solo (its first command), then crashes on its second: the contended trial.
+    expect(run.trials.map((t) => `${t.arm}:${t.status}`)).toEqual(['solo-c0:ok', 'solo-c1:ok', 'contended:failed', 'contended:skipped', 'solo-c1:skipped', 'solo-c0:skipped']);
+    expect(run.status).toBe('complete');
+  });
+
+  it('a line that is not protocol JSON fails the trial, naming the workload and the line', async () => {
+    const { run } = await runWith({ FAKE_WORKLOAD: 'garbage', FAKE_WORKLOAD_CLIENT: '0' });
+    const failed = run.trials.find((t) => t.status === 'failed');
+    expect(failed?.status === 'failed' && failed.reason).toBe('workload "gemm" (client 0) printed a line that is not JSON: "Using cuBLAS handle 0x55d"');
+  });
+
+  it('NaN in a result fails the trial', async () => {
+    const { run } = await runWith({ FAKE_WORKLOAD: 'nan', FAKE_WORKLOAD_CLIENT: '0' });
+    expect(run.trials.find((t) => t.status === 'failed')).toBeDefined();
+  });
+
+  it('a result for the wrong trial fails it', async () => {
+    const { run } = await runWith({ FAKE_WORKLOAD: 'wrong-trial', FAKE_WORKLOAD_CLIENT: '0' });
+    const failed = run.trials.find((t) => t.status === 'failed');
+    expect(failed?.status === 'failed' && failed.reason).toContain('answered for trial "other"');
+  });
+
+  it('a hung workload times out in its window and does not hang the run', async () => {
+    const started = Date.now();
+    const { run } = await runWith({ FAKE_WORKLOAD: 'hang', FAKE_WORKLOAD_CLIENT: '1' }, ['--trial-timeout-s', '1', '--exit-timeout-s', '1']);
+    const timeout = run.trials.find((t) => t.status === 'timeout');
+    expect(timeout).toMatchObject({ phase: 'window', client: 1 });
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('a workload that never becomes ready times out in the ready phase', async () => {
+    const { run } = await runWith({ FAKE_WORKLOAD: 'never-ready', FAKE_WORKLOAD_CLIENT: '0' }, ['--ready-timeout-s', '1', '--exit-timeout-s', '1']);
+    expect(run.trials[0]).toMatchObject({ status: 'timeout', phase: 'ready', client: 0, reason: 'workload "gemm" (client 0) did not say ready within 1 s' });
+    expect(run.trials.slice(1).every((t) => t.status === 'skipped')).toBe(true);
+  });
+
+  it('a workload that will not exit is killed, and the run says so', async () => {
+    const { run } = await runWith({ FAKE_WORKLOAD: 'slow-exit' }, ['--exit-timeout-s', '0.5']);
+    expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    expect(run.warnings).toContain('workload "gemm" (client 0) did not exit within 500 ms of the exit command and was killed');
+  });
+});

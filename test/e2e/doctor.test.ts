@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { FingerprintSchema } from '../../harness/run/schema.js';
+import { cli, pathWithoutNvidia } from '../helpers.js';
+
+describe('gpushare doctor', () => {
+  it('shows the GPU, MIG profiles, MPS and Python, and is ready', async () => {
+    const result = await cli(['doctor']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('GPU 0        NVIDIA H200  GPU-7335e5d7-1513-c22d-a95a-e679698f16b8  143771 MiB  compute mode Default');
+    expect(result.stdout).toContain('3g.71gb (id 9, 60 SMs, 69.75 GiB, 2/2 free, slots 0,4)');
+    expect(result.stdout).toContain('ready to bench');
+  });
+
+  it('--json prints a fingerprint that matches the run schema', async () => {
+    const result = await cli(['doctor', '--json']);
+    const parsed = JSON.parse(result.stdout) as { ready: boolean };
+    expect(parsed.ready).toBe(true);
+    expect(FingerprintSchema.safeParse(parsed).success).toBe(true);
+  });
+
+  it('without nvidia-smi says what is missing and exits 2', async () => {
+    const result = await cli(['doctor'], {}, { path: pathWithoutNvidia() });
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toContain('nvidia-smi not found on PATH: install the NVIDIA driver');
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * GPU tests: run on the GPU machine with `npm run test:gpu` (never in CI). They check the real
+ * nvidia-smi, the real MPS daemon and real PyTorch workloads; ratios are not asserted here (those are
+ * measurements, made by `npm run bench`).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../harness/clock.js';
+import { startMpsDaemon } from '../../harness/mps/daemon.js';
+import { findProcesses, isRunning } from '../../harness/proc/process-table.js';
+import { execaRunner } from '../../harness/proc/runner.js';
+import { loadRun } from '../../harness/run/store.js';
+import { builtinSpec } from '../../harness/workload/registry.js';
+import { WorkloadClient } from '../../harness/workload/client.js';
+import { runCommand } from '../../harness/workload/protocol.js';
+import { CLI, tempDir } from '../helpers.js';
+
+const gpuCli = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false, timeout: 280_000 });
+
+/** What `ps` shows of MPS and workload processes: printed for the record, and returned. */
+async function psReport(label: string): Promise<string> {
+  const ps = await execa('ps', ['-eo', 'pid,ppid,stat,comm,args'], { reject: false });
+  const lines = String(ps.stdout).split('\n').filter((l, i) => i === 0 || /nvidia-cuda-mps|workloads\/|python3/.test(l));
+  const text = lines.join('\n');
+  console.log(`ps after ${label}:\n${text}`);
+  return text;
+}
+
+async function liveMpsProcesses(): Promise<number[]> {
+  return (await findProcesses('nvidia-cuda-mps')).map((p) => p.pid);
+}
+
+describe('on a real GPU', () => {
+  it('doctor finds the GPU, the MPS binaries and PyTorch', async () => {
+    const result = await gpuCli(['doctor', '--json']);
+    const f = JSON.parse(String(result.stdout)) as { ready: boolean; gpus: Array<{ name: string }>; mps: { controlPath: string | null }; python: { torch: string | null } };
+    expect(result.exitCode).toBe(0);
+    expect(f.ready).toBe(true);
+    expect(f.gpus[0]?.name).toMatch(/NVIDIA/);
+    expect(f.mps.controlPath).not.toBeNull();
+    expect(f.python.torch).not.toBeNull();
+  });
+
+  it('runs its own MPS daemon: a real client connects through it, then quit leaves nothing running', async () => {
+    const before = await liveMpsProcesses();
+    const started = await startMpsDaemon(execaRunner, systemClock, { visibleDevices: '0', startTimeoutMs: 15_000, quitTimeoutMs: 10_000 });
+    if (!started.ok) throw new Error(started.reason);
+    const { daemon } = started;
+    const spec = builtinSpec('gemm', 'python3', { size: '1024' });
+    const client = WorkloadClient.start(execaRunner, 0, 'gemm', spec.argv, { ...daemon.env, PYTHONUNBUFFERED: '1' });
+    const signal = new AbortController().signal;
+    expect((await client.awaitReady(120_000, signal)).kind).toBe('message');
+    const reply = await client.run(runCommand('t', systemClock.monotonicUs() + 50_000, { kind: 'fixed-duration', durationMs: 200 }, { streams: 1 }), 't', 30_000, signal);
+    expect(reply.kind).toBe('message');
+    const servers = await daemon.serverPids();
+    expect(servers.length).toBe(1);
+    await client.close(10_000);
+    expect(await daemon.stop()).toBe('quit');
+    expect(await isRunning(daemon.controlPid as number)).toBe(false);
+    expect(await isRunning(servers[0] as number)).toBe(false);
+    const logs = await daemon.logs();
+    expect(logs.map((l) => l.name)).toEqual(['control.log', 'server.log']);
+    expect(logs[1]?.content).toContain('Server has started');
+    await daemon.removeDirectory();
+    expect(await liveMpsProcesses()).toEqual(before);
+    await psReport('the MPS lifecycle test');
+  });
+
+  it('SIGINT in the MPS arm: exit 130, finished trials kept, no MPS daemon or workload left', async () => {
+    const out = path.join(tempDir(), 'run');
+    const child = execa(process.execPath, [CLI, 'bench', '--out', out, '--modes', 'mps', '--workloads', 'infer', '--rounds', '50', '--window-ms', '300'], { reject: false });
+    const trials = () => {
+      try {
+        return (JSON.parse(readFileSync(path.join(out, 'run.json'), 'utf8')) as { trials: unknown[] }).trials.length;
+      } catch {
+        return 0;
+      }
+    };
+    while (trials() < 3) await sleep(200);
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    const run = await loadRun(out);
+    expect(run.status).toBe('interrupted');
+    expect(run.trials.length).toBeGreaterThanOrEqual(3);
+    expect(run.modes[0]?.mps?.shutdown).toBe('quit');
+    expect(await liveMpsProcesses()).toEqual([]);
+    const ps = await psReport(`SIGINT in the MPS arm (${run.trials.length} trials kept)`);
+    expect(ps).not.toMatch(/workloads\/infer\.py/);
+  });
+
+  it('a short real run of every mode writes a valid run', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await gpuCli(['bench', '--out', out, '--rounds', '2', '--window-ms', '200', '--workloads', 'spin', '--quiet']);
+    expect(result.exitCode).toBe(0);
+    const run = await loadRun(out);
+    expect(run.status).toBe('complete');
+    expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    expect(run.modes.find((m) => m.mode === 'mig')?.status).toMatch(/ran|skipped/);
+    expect(await liveMpsProcesses()).toEqual([]);
+    await psReport('a normal run');
+  });
+});

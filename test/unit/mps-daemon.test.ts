@@ -1,0 +1,89 @@
+import { statSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../harness/clock.js';
+import { parseControlPid, startMpsDaemon, type MpsDaemon } from '../../harness/mps/daemon.js';
+import { isRunning, readProcess } from '../../harness/proc/process-table.js';
+import { execaRunner } from '../../harness/proc/runner.js';
+import { fakePath, fixture } from '../helpers.js';
+
+const savedPath = process.env.PATH;
+const started: MpsDaemon[] = [];
+const options = { visibleDevices: 'GPU-test', startTimeoutMs: 3000, quitTimeoutMs: 1000 };
+
+async function start(behaviour: string) {
+  process.env.FAKE_MPS = behaviour;
+  const result = await startMpsDaemon(execaRunner, systemClock, options);
+  if (result.ok) started.push(result.daemon);
+  return result;
+}
+
+beforeAll(() => {
+  process.env.PATH = fakePath();
+});
+afterEach(async () => {
+  for (const daemon of started.splice(0)) {
+    await daemon.stop();
+    await daemon.removeDirectory();
+  }
+  delete process.env.FAKE_MPS;
+});
+afterAll(() => {
+  process.env.PATH = savedPath;
+});
+
+describe('MPS control daemon lifecycle (fake nvidia-cuda-mps-control)', () => {
+  it('reads the control PID from a real control.log', () => {
+    expect(parseControlPid(fixture('mps-control.log'))).toBe(574);
+  });
+
+  it('starts in private 0700 directories, answers, reports its server, quits and is gone', async () => {
+    const result = await start('ok');
+    if (!result.ok) throw new Error(result.reason);
+    const { daemon } = result;
+    for (const dir of [daemon.env.CUDA_MPS_PIPE_DIRECTORY, daemon.env.CUDA_MPS_LOG_DIRECTORY]) {
+      expect(statSync(dir as string).mode & 0o777).toBe(0o700);
+    }
+    expect(daemon.controlPid).not.toBeNull();
+    expect((await readProcess(daemon.controlPid as number))?.comm).toBe('nvidia-cuda-mps');
+    const servers = await daemon.serverPids();
+    expect(servers).toHaveLength(1);
+    expect(await daemon.stop()).toBe('quit');
+    expect(await isRunning(daemon.controlPid as number)).toBe(false);
+    expect(await isRunning(servers[0] as number)).toBe(false);
+    const logs = await daemon.logs();
+    expect(logs.find((l) => l.name === 'control.log')?.content).toMatch(/Starting control daemon[\s\S]*Cmd:quit/);
+  });
+
+  it('kills by PID a daemon that will not quit', async () => {
+    const result = await start('refuse-quit');
+    if (!result.ok) throw new Error(result.reason);
+    const servers = await result.daemon.serverPids();
+    const how = await result.daemon.stop();
+    expect(how).toMatch(/^killed by PID \(\d+(, \d+)?\) after quit did not finish within 1000 ms$/);
+    expect(await isRunning(result.daemon.controlPid as number)).toBe(false);
+    expect(await isRunning(servers[0] as number)).toBe(false);
+  });
+
+  it('reports a daemon that dies at start, with its log', async () => {
+    const result = await start('crash');
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.reason).toBe('the MPS daemon did not answer get_server_list within 3000 ms');
+    expect(result.logs[0]?.content).toContain('Starting control daemon');
+  });
+
+  it('reports a control binary that refuses to start', async () => {
+    const result = await start('no-start');
+    expect(result).toMatchObject({ ok: false, reason: 'nvidia-cuda-mps-control -d failed (exited with 1: An instance of this daemon is already running)' });
+  });
+
+  it('never touches a daemon it did not start', async () => {
+    const other = await start('ok');
+    const ours = await start('ok');
+    if (!other.ok || !ours.ok) throw new Error('start failed');
+    expect(other.daemon.env.CUDA_MPS_PIPE_DIRECTORY).not.toBe(ours.daemon.env.CUDA_MPS_PIPE_DIRECTORY);
+    await ours.daemon.stop();
+    expect(await isRunning(ours.daemon.controlPid as number)).toBe(false);
+    expect(await isRunning(other.daemon.controlPid as number)).toBe(true);
+  });
+});

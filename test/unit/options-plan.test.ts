@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import type { BenchArgs } from '../../harness/cli.js';
+import { UserError } from '../../harness/errors.js';
+import { resolveBenchOptions } from '../../harness/options.js';
+import { buildPlan, orderTrials } from '../../harness/plan.js';
+import type { Fingerprint, Gpu } from '../../harness/run/schema.js';
+import { parseGpuList, parseMigPlacements, parseMigProfiles } from '../../harness/nvidia/smi-text.js';
+import { fixture } from '../helpers.js';
+import { testConfig } from './config-fixture.js';
+
+function resolve(args: Partial<BenchArgs>) {
+  return resolveBenchOptions({ command: [], ...args });
+}
+
+function userError(args: Partial<BenchArgs>): string {
+  try {
+    resolve(args);
+  } catch (error) {
+    if (error instanceof UserError) return error.message;
+    throw error;
+  }
+  throw new Error('expected a UserError');
+}
+
+describe('bench options', () => {
+  it('fills in the documented defaults', () => {
+    const { config } = resolve({});
+    expect(config).toMatchObject({ modes: ['streams', 'timeslice', 'mps', 'mig'], clients: 2, rounds: 5, windowMs: 500, streamCounts: [2], minOverlap: 0.9 });
+    expect(config.streamsWorkloads.map((w) => w.name)).toEqual(['spin', 'pipeline']);
+    expect(config.contentionWorkloads.map((w) => w.name)).toEqual(['spin', 'gemm', 'infer']);
+    expect(config.contentionWorkloads[1]?.argv.slice(2)).toEqual(['--size', '4096', '--dtype', 'fp16', '--graph', 'false', '--iterations', '400', '--sync-every', '8']);
+  });
+
+  it('applies --set to a workload and a stream sweep', () => {
+    const { config } = resolve({ set: ['gemm.size=8192', 'gemm.graph=true'], streams: '2,4,8', workloads: 'gemm' });
+    expect(config.contentionWorkloads[0]?.params).toMatchObject({ size: 8192, graph: true });
+    expect(config.streamCounts).toEqual([2, 4, 8]);
+  });
+
+  it('takes the user command after -- as argv, untouched', () => {
+    const { config } = resolve({ command: ['./my workload', '--x', '$(rm -rf /)'] });
+    expect(config.contentionWorkloads).toEqual([{ name: 'custom', builtin: false, argv: ['./my workload', '--x', '$(rm -rf /)'], params: {} }]);
+  });
+
+  it.each([
+    [{ modes: 'streams,warp' }, 'unknown mode "warp" in --modes: choose from streams, timeslice, mps, mig'],
+    [{ workloads: 'gemm,resnet' }, 'unknown workload "resnet": choose from spin, gemm, infer, pipeline, or give your own command after --'],
+    [{ workloads: 'custom' }, 'workload "custom" needs your command after --, e.g. gpushare bench -- ./my-workload --size 8'],
+    [{ rounds: '-1' }, '--rounds -1: needs a number from 1 to 1000'],
+    [{ rounds: '2.5' }, '--rounds 2.5: needs a whole number from 1 to 1000'],
+    [{ clients: '1' }, '--clients 1: needs a number from 2 to 48'],
+    [{ windowMs: 'abc' }, '--window-ms abc: needs a number from 50 to 600000'],
+    [{ mpsThreadPct: '0' }, '--mps-thread-pct 0: needs a number from 1 to 100'],
+    [{ mpsThreadPct: '101' }, '--mps-thread-pct 101: needs a number from 1 to 100'],
+    [{ mpsMemLimit: '4X' }, '--mps-mem-limit 4X: needs a size such as 4G, 512M or 1024MB'],
+    [{ set: ['gemm.size=abc'] }, '--set gemm.size=abc: needs a positive whole number'],
+    [{ set: ['gemm.colour=red'] }, '--set gemm.colour: "colour" is not a parameter of gemm; it takes size, dtype, graph, iterations, sync-every'],
+    [{ set: ['size=3'] }, '--set size=3: expected workload.param=value, e.g. --set gemm.size=8192'],
+    [{ streams: '1' }, '--streams 1: needs a number from 2 to 64'],
+    [{ minOverlap: '1.5' }, '--min-overlap 1.5: needs a number from 0 to 1'],
+  ])('rejects %j with one clear message', (args, message) => {
+    expect(userError(args)).toBe(message);
+  });
+
+  it('normalizes a valid MPS memory limit', () => {
+    expect(resolve({ mpsMemLimit: '512mb' }).config.mps.memLimit).toBe('512M');
+  });
+});
+
+function fingerprint(gpu: Partial<Gpu>, mpsControl: string | null = '/usr/bin/nvidia-cuda-mps-control'): Fingerprint {
+  const base: Gpu = {
+    index: 0, uuid: 'GPU-7335e5d7-1513-c22d-a95a-e679698f16b8', name: 'NVIDIA H200', busId: null, driverVersion: '580.159.04',
+    memoryTotalMiB: 143771, memoryUsedMiB: 0, utilGpuPct: 0, computeMode: 'Default', persistenceMode: 'Enabled',
+    migModeCurrent: 'Disabled', migModePending: 'Disabled', migDevices: [],
+    migProfiles: parseMigProfiles(fixture('mig-lgip.txt')), migPlacements: parseMigPlacements(fixture('mig-lgipp.txt')),
+  };
+  return {
+    collectedAt: '', host: { platform: 'linux', kernel: '', arch: 'x64', cpus: 16, nodeVersion: 'v20' },
+    nvidiaSmi: { path: '/usr/bin/nvidia-smi', error: null }, driverVersion: '580.159.04', cudaVersion: '13.0',
+    gpus: [{ ...base, ...gpu }], computeApps: [],
+    mps: { controlPath: mpsControl, serverPath: null, defaultPipeDirectory: '/tmp/nvidia-mps', defaultDaemonSocket: false, runningPids: [] },
+    python: { status: 'error', executable: 'python3', error: 'n/a' },
+  };
+}
+
+describe('plan', () => {
+  it('orders trials ABBA: arms forward in even rounds, reversed in odd ones', () => {
+    const plan = buildPlan(testConfig({ modes: ['timeslice'], rounds: 3 }), fingerprint({}));
+    const first = plan.comparisons[0];
+    if (!first) throw new Error('no comparison');
+    expect(orderTrials(first).map((t) => `${t.round}:${t.arm.id}`)).toEqual([
+      '0:solo-c0', '0:solo-c1', '0:contended', '1:contended', '1:solo-c1', '1:solo-c0', '2:solo-c0', '2:solo-c1', '2:contended',
+    ]);
+  });
+
+  it('compares pinned and pageable memory for pipeline in the streams mode', () => {
+    const plan = buildPlan(testConfig({ modes: ['streams'], streamCounts: [4] }), fingerprint({}));
+    expect(plan.comparisons.map((c) => [c.id, c.arms.map((a) => a.id)])).toEqual([
+      ['streams/spin', ['s1', 's4']],
+      ['streams/pipeline', ['pinned-s1', 'pinned-s4', 'pageable-s1', 'pageable-s4']],
+    ]);
+  });
+
+  it('skips MIG with the exact reason and records the real profile table', () => {
+    const plan = buildPlan(testConfig({ modes: ['mig'] }), fingerprint({}));
+    expect(plan.comparisons).toEqual([]);
+    const [mig] = plan.modes;
+    expect(mig?.status).toBe('skipped');
+    expect(mig?.reason).toBe(
+      'MIG is Disabled on GPU 0 (it supports 7 MIG profiles, recorded here); enabling it needs an administrator (nvidia-smi -i N -mig 1) and a GPU reset, which gpushare never does',
+    );
+    expect(mig?.mig?.profiles.map((p) => p.name)).toContain('3g.71gb');
+    expect(mig?.mig?.placements).toHaveLength(7);
+  });
+
+  it('pins each MIG client to its own MIG device when MIG is enabled (constructed -L fixture)', () => {
+    const devices = parseGpuList(fixture('nvidia-smi-L-mig.txt'))[0]?.migDevices ?? [];
+    const plan = buildPlan(testConfig({ modes: ['mig'] }), fingerprint({ migModeCurrent: 'Enabled', migDevices: devices }));
+    expect(plan.modes[0]?.status).toBe('ran');
+    expect(plan.comparisons[0]?.clientEnv).toEqual([
+      { CUDA_VISIBLE_DEVICES: 'MIG-1c6e8e3a-5b7e-5f0a-9a77-3f0b1e0c2d11' },
+      { CUDA_VISIBLE_DEVICES: 'MIG-9d2f4b61-7a3c-5e29-8c14-62d0a5f3b7e2' },
+    ]);
+    expect(plan.modes[0]?.mig?.devices.map((d) => d.profile)).toEqual(['3g.71gb', '3g.71gb']);
+  });
+
+  it('skips MIG when there are fewer MIG devices than clients', () => {
+    const devices = parseGpuList(fixture('nvidia-smi-L-mig.txt'))[0]?.migDevices ?? [];
+    const plan = buildPlan(testConfig({ modes: ['mig'], clients: 3 }), fingerprint({ migModeCurrent: 'Enabled', migDevices: devices }));
+    expect(plan.modes[0]?.reason).toBe('MIG is enabled on GPU 0 but it has 2 MIG devices; 3 clients need one each');
+  });
+
+  it('passes MPS client limits through the environment and skips MPS without its binary', () => {
+    const config = testConfig({ modes: ['mps'], mps: { threadPct: 50, memLimit: '4G' } });
+    const plan = buildPlan(config, fingerprint({}));
+    expect(plan.comparisons[0]?.clientEnv[1]).toEqual({ CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50', CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: '0=4G' });
+    expect(buildPlan(config, fingerprint({}, null)).modes[0]?.reason).toBe('nvidia-cuda-mps-control is not on PATH (it ships with the NVIDIA driver)');
+  });
+});

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../harness/clock.js';
+import { startSmiSampler, tagSamples } from '../../harness/nvidia/sampler.js';
+import { execaRunner } from '../../harness/proc/runner.js';
+import type { Sample } from '../../harness/run/schema.js';
+import { fakePath } from '../helpers.js';
+
+const savedPath = process.env.PATH;
+beforeAll(() => {
+  process.env.PATH = fakePath();
+});
+afterAll(() => {
+  process.env.PATH = savedPath;
+  delete process.env.FAKE_SMI;
+});
+
+async function sampleFor(ms: number, scenario: string) {
+  process.env.FAKE_SMI = scenario;
+  const sampler = startSmiSampler(execaRunner, systemClock, { gpuIndex: 0, intervalMs: 20 });
+  await new Promise((r) => setTimeout(r, ms));
+  await sampler.stop();
+  return sampler;
+}
+
+describe('nvidia-smi sampler (fake nvidia-smi -lms)', () => {
+  it('turns the recorded rows into typed samples in arrival order', async () => {
+    const sampler = await sampleFor(400, 'h200');
+    expect(sampler.samples.length).toBeGreaterThan(3);
+    expect(sampler.status()).toEqual({ status: 'ok', error: null });
+    expect(sampler.samples[0]).toMatchObject({ gpuIndex: 0, memClockMHz: 3201, pstate: 'P0', trialId: null });
+    const times = sampler.samples.map((s) => s.tUs);
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+  });
+
+  it('keeps [N/A] fields as null', async () => {
+    const sampler = await sampleFor(200, 'na');
+    expect(sampler.samples[0]).toMatchObject({ powerW: null, smClockMHz: null, clocksEventReasons: null });
+  });
+
+  it('skips garbled lines and says so', async () => {
+    const sampler = await sampleFor(300, 'garbled');
+    expect(sampler.samples.length).toBeGreaterThan(0);
+    expect(sampler.status().error).toMatch(/^nvidia-smi sampler printed an unreadable line \(expected 11 fields, got 2/);
+  });
+
+  it('tags the samples inside a trial window', () => {
+    const at = (tUs: number): Sample => ({ tUs, trialId: null } as Sample);
+    const samples = [at(1), at(5), at(10), at(11)];
+    tagSamples(samples, 't', 5, 10);
+    expect(samples.map((s) => s.trialId)).toEqual([null, 't', 't', null]);
+  });
+});

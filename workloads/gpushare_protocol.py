@@ -1,0 +1,135 @@
+"""gpushare workload protocol, version 1 (see the README's "Workload protocol").
+
+A workload prints JSON lines on stdout and nothing else; it reads JSON commands on stdin.
+Times are CLOCK_MONOTONIC microseconds (time.monotonic_ns), comparable across processes.
+Use it as:  serve("name", build, args)  where build() -> step(i, lane, variant) enqueues iteration i.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+PROTOCOL = 1
+LATENCY_CAP = 20000  # latencies kept per trial; a result line stays well under the harness's 1 MiB limit
+
+# Only protocol lines may reach stdout: keep a private handle on it and send fd 1 (library prints,
+# C-level output) to stderr, which the harness keeps.
+_out = os.fdopen(os.dup(1), "w", buffering=1)
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+
+def now_us():
+    return time.monotonic_ns() / 1000.0
+
+
+def emit(event, **fields):
+    _out.write(json.dumps({"event": event, **fields}, allow_nan=False) + "\n")
+    _out.flush()
+
+
+def flag(text):
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def parser(description):
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--iterations", type=int, default=100, help="iterations of a fixed-work trial")
+    p.add_argument("--sync-every", type=int, default=1, help="iterations between synchronizations in a window")
+    p.add_argument("--warmup-ms", type=float, default=500, help="warm-up before ready")
+    return p
+
+
+def _wait_until(t_us):
+    while True:
+        left = t_us - now_us()
+        if left <= 0:
+            return
+        if left > 2000:
+            time.sleep((left - 1000) / 1e6)  # sleep most of it, spin the last millisecond
+
+
+def _run(torch, step, cmd, args, lanes_by_k):
+    variant = cmd.get("variant") or {}
+    k = int(variant.get("streams", 1))
+    lanes = lanes_by_k.setdefault(k, [torch.cuda.Stream() for _ in range(k)])
+    duration_ms = cmd.get("durationMs")
+    target = cmd.get("iterations") or args.iterations
+    cur = torch.cuda.current_stream()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    _wait_until(cmd["startAtUs"])
+    t0 = now_us()
+    start.record(cur)
+    for s in lanes:
+        s.wait_stream(cur)
+    done, latencies = 0, []
+    deadline = t0 + duration_ms * 1000 if duration_ms else None
+    while True:
+        n = args.sync_every if deadline is not None else target
+        ts = now_us()
+        for _ in range(n):
+            lane = done % k
+            with torch.cuda.stream(lanes[lane]):
+                step(done, lane, variant)
+            done += 1
+        if deadline is None:
+            break
+        for s in lanes:
+            s.synchronize()
+        te = now_us()
+        if len(latencies) < LATENCY_CAP:
+            latencies.append((te - ts) / 1000.0)
+        if te >= deadline:
+            break
+    for s in lanes:
+        cur.wait_stream(s)
+    end.record(cur)
+    end.synchronize()
+    return {
+        "windowStartUs": t0,
+        "windowEndUs": now_us(),
+        "iterations": done,
+        "gpuMs": start.elapsed_time(end),
+        "latenciesMs": latencies,
+        "chunkIterations": args.sync_every if deadline is not None else done,
+    }
+
+
+def serve(name, build, args):
+    """Builds the workload, warms it up, says ready, then answers run commands until exit or EOF."""
+    try:
+        import torch
+
+        step = build()
+        torch.cuda.synchronize()
+        t_end, i = now_us() + args.warmup_ms * 1000, 0
+        while i < 2 or now_us() < t_end:
+            step(i, 0, {"streams": 1, "pinned": True})
+            torch.cuda.synchronize()
+            i += 1
+        emit("ready", protocol=PROTOCOL, workload=name, pid=os.getpid(),
+             device=torch.cuda.get_device_name(), params=vars(args))
+        lanes_by_k = {}
+        for line in iter(sys.stdin.readline, ""):
+            if not line.strip():
+                continue
+            cmd = json.loads(line)
+            if cmd.get("cmd") == "exit":
+                return 0
+            if cmd.get("cmd") != "run":
+                emit("error", message=f"unknown command {cmd.get('cmd')!r}")
+                return 2
+            emit("result", trial=cmd["trial"], **_run(torch, step, cmd, args, lanes_by_k))
+        return 0  # stdin closed: the harness is gone, so stop
+    except Exception as exc:  # reported as a protocol error, with the traceback on stderr
+        import traceback
+
+        traceback.print_exc()
+        emit("error", message=f"{type(exc).__name__}: {exc}")
+        return 1

@@ -1,0 +1,55 @@
+"""infer: one small-batch forward pass of a small MLP or transformer block (random fp16 weights) per iteration."""
+import sys
+
+from gpushare_protocol import flag, parser, serve
+
+
+def build(args):
+    def make():
+        import torch
+
+        torch.set_grad_enabled(False)
+        h = args.hidden
+        if args.model == "mlp":
+            model = torch.nn.Sequential(torch.nn.Linear(h, 4 * h), torch.nn.GELU(), torch.nn.Linear(4 * h, h))
+            x = torch.randn(args.batch, h)
+        else:
+            model = torch.nn.TransformerEncoderLayer(h, 8, 4 * h, batch_first=True)
+            x = torch.randn(args.batch, 128, h)
+        model = model.cuda().half().eval()
+        x = x.cuda().half()
+        graphs = {}
+
+        def graph_for(lane):
+            if lane not in graphs:
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(3):
+                        model(x)
+                torch.cuda.current_stream().wait_stream(side)
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    model(x)
+                graphs[lane] = g
+            return graphs[lane]
+
+        def step(i, lane, variant):
+            if args.graph:
+                graph_for(lane).replay()
+            else:
+                model(x)
+
+        return step
+
+    return make
+
+
+if __name__ == "__main__":
+    p = parser(__doc__)
+    p.add_argument("--model", choices=["mlp", "transformer"], default="mlp")
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--hidden", type=int, default=1024)
+    p.add_argument("--graph", type=flag, default=False)
+    a = p.parse_args()
+    sys.exit(serve("infer", build(a), a))
