@@ -6,8 +6,17 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isRunning } from '../../harness/proc/process-table.js';
+import type { Run } from '../../harness/run/schema.js';
 import { loadRun } from '../../harness/run/store.js';
+import { runMetrics } from '../../harness/stats/metrics.js';
 import { cli, pathWithoutNvidia, QUICK, tempDir } from '../helpers.js';
+
+/** A metric's median; the fakes sleep for real, so their ratios carry a few percent of jitter. */
+function metricValue(run: Run, id: string): number {
+  const value = runMetrics(run).find((m) => m.id === id)?.value;
+  if (value === undefined || value === null) throw new Error(`no value for ${id}`);
+  return value;
+}
 
 function expectOneLineError(stderr: string, fragment: string) {
   expect(stderr.trim().split('\n')).toHaveLength(1);
@@ -36,9 +45,29 @@ describe('gpushare bench end to end (fakes)', () => {
     expect(csv[0]).toMatch(/^trialId,mode,workload,arm,round,status,client,/);
     expect(csv).toHaveLength(1 + 2 * (2 + 4) + 2 * 3 * 2 * 4);
     // The fake time-slices: two clients at once run half as fast; under MPS only 1.1× slower.
-    expect(result.stdout).toMatch(/timeslice\/gemm\/slowdown\s+1\.9\d\d×/);
-    expect(result.stdout).toMatch(/mps\/gemm\/slowdown\s+1\.0\d\d×/);
+    expect(metricValue(run, 'timeslice/gemm/slowdown')).toBeGreaterThan(1.8);
+    expect(metricValue(run, 'timeslice/gemm/slowdown')).toBeLessThan(2.2);
+    expect(metricValue(run, 'mps/gemm/slowdown')).toBeGreaterThan(1.0);
+    expect(metricValue(run, 'mps/gemm/slowdown')).toBeLessThan(1.2);
+    expect(result.stdout).toMatch(/^timeslice\/gemm\/slowdown +\d\.\d{3}× +2  \*$/m);
     expect(result.stderr).toMatch(/\[ *1\/48\] streams\/spin r0 s1 +ok/);
+  });
+
+  it('on a MIG-enabled GPU (constructed -L) pins each client to its own slice', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--out', out, '--modes', 'mig', '--workloads', 'gemm', ...QUICK], { FAKE_SMI: 'mig' });
+    expect(result.exitCode).toBe(0);
+    const run = await loadRun(out);
+    expect(run.modes[0]).toMatchObject({ mode: 'mig', status: 'ran', reason: null });
+    expect(run.modes[0]?.mig?.devices.map((d) => d.profile)).toEqual(['3g.71gb', '3g.71gb']);
+    expect(run.plan[0]?.clientEnv.map((e) => e.CUDA_VISIBLE_DEVICES)).toEqual([
+      'MIG-1c6e8e3a-5b7e-5f0a-9a77-3f0b1e0c2d11',
+      'MIG-9d2f4b61-7a3c-5e29-8c14-62d0a5f3b7e2',
+    ]);
+    expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    // The fake runs undisturbed on its own slice, which it knows only from CUDA_VISIBLE_DEVICES.
+    expect(metricValue(run, 'mig/gemm/slowdown')).toBeGreaterThan(0.9);
+    expect(metricValue(run, 'mig/gemm/slowdown')).toBeLessThan(1.1);
   });
 
   it('prints progress as JSON lines with --json', async () => {
