@@ -9,6 +9,9 @@ export interface BenchArgs {
   workloads?: string;
   clients?: string;
   rounds?: string;
+  maxRounds?: string;
+  ciTarget?: string;
+  timeBudgetS?: string;
   windowMs?: string;
   streams?: string;
   set?: string[];
@@ -22,6 +25,7 @@ export interface BenchArgs {
   trialTimeoutS?: string;
   exitTimeoutS?: string;
   python?: string;
+  config?: string;
   dryRun?: boolean;
   quiet?: boolean;
   json?: boolean;
@@ -36,7 +40,26 @@ export interface DoctorArgs {
   fakeGpu?: boolean;
 }
 
-export type CliCommand = { name: 'bench'; args: BenchArgs } | { name: 'doctor'; args: DoctorArgs };
+export interface GateArgs {
+  run: string;
+  baseline?: string;
+  config?: string;
+  junit?: string;
+  json?: boolean;
+  allowMismatch?: boolean;
+}
+
+export interface ReportArgs {
+  run: string;
+  format: 'json';
+  config?: string;
+}
+
+export type CliCommand =
+  | { name: 'bench'; args: BenchArgs }
+  | { name: 'doctor'; args: DoctorArgs }
+  | { name: 'gate'; args: GateArgs }
+  | { name: 'report'; args: ReportArgs };
 
 function benchFlags(y: Argv) {
   return y
@@ -44,7 +67,10 @@ function benchFlags(y: Argv) {
     .option('modes', { type: 'string', describe: 'sharing modes to measure, comma-separated: streams, timeslice, mps, mig', defaultDescription: 'all four' })
     .option('workloads', { type: 'string', describe: 'workloads for every mode: spin, gemm, infer, pipeline, custom', defaultDescription: 'streams: spin,pipeline; others: spin,gemm,infer' })
     .option('clients', { type: 'string', describe: 'client processes that contend in timeslice, mps and mig', defaultDescription: '2' })
-    .option('rounds', { type: 'string', describe: 'interleaved rounds per comparison (ABBA order)', defaultDescription: '5' })
+    .option('rounds', { type: 'string', describe: 'interleaved rounds every comparison runs (ABBA order)', defaultDescription: '5' })
+    .option('max-rounds', { type: 'string', describe: 'add rounds up to this many until each headline CI is narrow enough (= --rounds: none added)', defaultDescription: '40' })
+    .option('ci-target', { type: 'string', describe: 'stop adding rounds at this CI half-width, as a fraction of the ratio', defaultDescription: '0.01' })
+    .option('time-budget-s', { type: 'string', describe: 'after this much run time, add no more rounds', defaultDescription: '1200' })
     .option('window-ms', { type: 'string', describe: 'fixed-duration window of each multi-process trial, ms', defaultDescription: '500' })
     .option('streams', { type: 'string', describe: 'stream counts compared with 1 stream, e.g. 2 or 2,4,8 for a sweep', defaultDescription: '2' })
     .option('set', { type: 'string', array: true, describe: 'a workload parameter, e.g. --set gemm.size=8192 (repeatable)' })
@@ -58,6 +84,7 @@ function benchFlags(y: Argv) {
     .option('trial-timeout-s', { type: 'string', describe: 'slack beyond its window for a trial to report, s', defaultDescription: '60' })
     .option('exit-timeout-s', { type: 'string', describe: 'how long a workload may take to exit, s', defaultDescription: '10' })
     .option('python', { type: 'string', describe: 'Python interpreter with PyTorch for the built-in workloads', defaultDescription: 'python3' })
+    .option('config', { type: 'string', describe: 'thresholds file (YAML or JSON): the ratios it grades get adaptive rounds' })
     .option('dry-run', { type: 'boolean', describe: 'print the plan and its estimated time; run nothing' })
     .option('quiet', { type: 'boolean', describe: 'no progress lines' })
     .option('json', { type: 'boolean', describe: 'progress and summary as JSON lines on stdout' })
@@ -85,7 +112,34 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
         command = { name: 'doctor', args: args as DoctorArgs };
       },
     )
-    .demandCommand(1, 'name a command: bench or doctor (see gpushare --help)')
+    .command(
+      'gate <run>',
+      'grade a run against thresholds and, with --baseline, detect regressions (exit 0 pass, 1 fail, 3 inconclusive)',
+      (y) =>
+        y
+          .positional('run', { type: 'string', demandOption: true, describe: 'run directory' })
+          .option('baseline', { type: 'string', describe: 'run directory to compare against' })
+          .option('config', { type: 'string', describe: 'thresholds file (YAML or JSON)' })
+          .option('junit', { type: 'string', describe: 'write a JUnit XML report here' })
+          .option('json', { type: 'boolean', describe: 'print the result as JSON' })
+          .option('allow-mismatch', { type: 'boolean', describe: 'compare runs from different GPUs, drivers, MIG or compute modes' }),
+      (args) => {
+        command = { name: 'gate', args: args as unknown as GateArgs };
+      },
+    )
+    .command(
+      'report <run>',
+      'summarize a run: verdicts with 95% CIs and every metric',
+      (y) =>
+        y
+          .positional('run', { type: 'string', demandOption: true, describe: 'run directory' })
+          .option('format', { choices: ['json'] as const, default: 'json' as const, describe: 'output format' })
+          .option('config', { type: 'string', describe: 'thresholds file (YAML or JSON)' }),
+      (args) => {
+        command = { name: 'report', args: args as unknown as ReportArgs };
+      },
+    )
+    .demandCommand(1, 'name a command: bench, doctor, gate or report (see gpushare --help)')
     .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
     .strict()
     .version(VERSION)

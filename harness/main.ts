@@ -4,19 +4,26 @@ import { hideBin } from 'yargs/helpers';
 import { parseCli } from './cli.js';
 import { bench } from './commands/bench.js';
 import { doctor } from './commands/doctor.js';
+import { gateCommand } from './commands/gate.js';
+import { reportCommand } from './commands/report.js';
 import { systemDeps } from './deps.js';
 import { ExitCode, Interrupted, UserError } from './errors.js';
 import { resolveBenchOptions } from './options.js';
+import { loadThresholds } from './thresholds.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   const command = await parseCli(argv);
   if (command === null) return ExitCode.ok; // --help or --version, already printed
-  const deps = systemDeps({ fakeGpu: command.args.fakeGpu ?? false });
+  const deps = systemDeps({ fakeGpu: 'fakeGpu' in command.args ? (command.args.fakeGpu ?? false) : false });
   switch (command.name) {
     case 'bench':
-      return bench(resolveBenchOptions(command.args), deps);
+      return bench(resolveBenchOptions(command.args, await loadThresholds(command.args.config)), deps);
     case 'doctor':
       return doctor(command.args, deps);
+    case 'gate':
+      return gateCommand(command.args, deps);
+    case 'report':
+      return reportCommand(command.args, deps);
   }
 }
 

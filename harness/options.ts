@@ -3,6 +3,7 @@ import type { BenchArgs } from './cli.js';
 import { UserError } from './errors.js';
 import type { ProgressStyle } from './progress.js';
 import { MODE_NAMES, type Config, type ModeName, type WorkloadSpec } from './run/schema.js';
+import { DEFAULT_THRESHOLDS, type Thresholds } from './thresholds.js';
 import { BUILTIN_NAMES, builtinSpec, customSpec } from './workload/registry.js';
 
 export const DEFAULTS = {
@@ -11,6 +12,9 @@ export const DEFAULTS = {
   contentionWorkloads: ['spin', 'gemm', 'infer'],
   clients: 2,
   rounds: 5,
+  maxRounds: 40,
+  ciTarget: 0.01,
+  timeBudgetS: 1200,
   windowMs: 500,
   streamCounts: [2],
   releaseLeadMs: 100,
@@ -29,7 +33,7 @@ export interface BenchOptions {
   style: ProgressStyle;
 }
 
-export function resolveBenchOptions(args: BenchArgs): BenchOptions {
+export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DEFAULT_THRESHOLDS): BenchOptions {
   const python = args.python ?? DEFAULTS.python;
   const modes = list(args.modes, '--modes', DEFAULTS.modes).map((m) => oneOf(m, MODE_NAMES, '--modes', 'mode'));
   const overrides = parseSets(args.set ?? []);
@@ -38,11 +42,16 @@ export function resolveBenchOptions(args: BenchArgs): BenchOptions {
   for (const name of Object.keys(overrides)) {
     if (!BUILTIN_NAMES.includes(name)) throw new UserError(`--set ${name}.…: unknown workload "${name}"; choose from ${BUILTIN_NAMES.join(', ')}`);
   }
+  const rounds = integer(args.rounds, '--rounds', DEFAULTS.rounds, 1, 1000);
   const config: Config = {
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     modes,
     clients: integer(args.clients, '--clients', DEFAULTS.clients, 2, 48),
-    rounds: integer(args.rounds, '--rounds', DEFAULTS.rounds, 1, 1000),
+    rounds,
+    maxRounds: Math.max(rounds, integer(args.maxRounds, '--max-rounds', DEFAULTS.maxRounds, 1, 10_000)),
+    ciTarget: number(args.ciTarget, '--ci-target', DEFAULTS.ciTarget, 0.0001, 1),
+    timeBudgetS: number(args.timeBudgetS, '--time-budget-s', DEFAULTS.timeBudgetS, 1, 7 * 24 * 3600),
+    thresholds,
     windowMs: number(args.windowMs, '--window-ms', DEFAULTS.windowMs, 50, 600_000),
     releaseLeadMs: DEFAULTS.releaseLeadMs,
     minOverlap: number(args.minOverlap, '--min-overlap', DEFAULTS.minOverlap, 0, 1),

@@ -135,12 +135,13 @@ export interface PlannedTrial {
   round: number;
 }
 
-/** The trials of a comparison in ABBA order: arms forward in even rounds, reversed in odd ones. */
-export function orderTrials(comparison: Comparison): PlannedTrial[] {
-  const trials: PlannedTrial[] = [];
-  for (let round = 0; round < comparison.rounds; round++) {
-    const arms = round % 2 === 0 ? comparison.arms : [...comparison.arms].reverse();
-    for (const arm of arms) trials.push({ id: `${comparison.id}#r${round}/${arm.id}`, comparison, arm, round });
-  }
-  return trials;
+/** One round's trials in ABBA order: arms forward in even rounds, reversed in odd ones. */
+export function roundTrials(comparison: Comparison, round: number): PlannedTrial[] {
+  const arms = round % 2 === 0 ? comparison.arms : [...comparison.arms].reverse();
+  return arms.map((arm) => ({ id: `${comparison.id}#r${round}/${arm.id}`, comparison, arm, round }));
+}
+
+/** The trials of the first `rounds` rounds. */
+export function orderTrials(comparison: Comparison, rounds = comparison.rounds): PlannedTrial[] {
+  return Array.from({ length: rounds }, (_, round) => roundTrials(comparison, round)).flat();
 }

@@ -6,14 +6,16 @@ import type { Clock } from './clock.js';
 import { Interrupted } from './errors.js';
 import type { MpsDaemon, MpsStart } from './mps/daemon.js';
 import { tagSamples, type Sampler } from './nvidia/sampler.js';
-import { orderTrials, type PlannedTrial } from './plan.js';
+import { orderTrials, roundTrials, type PlannedTrial } from './plan.js';
 import type { Reaper } from './proc/reaper.js';
 import type { ProcessRunner } from './proc/runner.js';
 import type { Progress } from './progress.js';
 import type { RunStore } from './run/store.js';
-import type { ClientResult, Comparison, ModeRecord, Run, Trial } from './run/schema.js';
+import type { ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './run/schema.js';
 import { overlap, summarizeLatencies } from './stats/measures.js';
 import { comparisonMetrics } from './stats/metrics.js';
+import { metricStats } from './stats/summary.js';
+import { boundsFor } from './thresholds.js';
 import { runCommand } from './workload/protocol.js';
 import { WorkloadClient, type ClientReply } from './workload/client.js';
 
@@ -35,8 +37,9 @@ export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
 }
 
 class Scheduler {
-  private readonly total: number;
+  private total: number;
   private readonly gpuUuid: string;
+  private readonly startedUs: number;
 
   constructor(
     private readonly run: Run,
@@ -44,6 +47,7 @@ class Scheduler {
   ) {
     this.total = run.plan.reduce((n, c) => n + c.rounds * c.arms.length, 0);
     this.gpuUuid = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex)?.uuid ?? String(run.config.gpuIndex);
+    this.startedUs = deps.clock.monotonicUs();
   }
 
   async runMode(record: ModeRecord): Promise<void> {
@@ -60,7 +64,10 @@ class Scheduler {
       record.status = 'failed';
       record.reason = started.reason;
       record.mps = { controlPid: null, serverPids: [], logFiles: await this.saveMpsLogs(started.logs), shutdown: 'not started' };
-      for (const c of comparisons) await this.skipRest(orderTrials(c), `the MPS daemon did not start: ${started.reason}`);
+      for (const c of comparisons) {
+        await this.skipRest(orderTrials(c), `the MPS daemon did not start: ${started.reason}`);
+        await this.stop(c, 'aborted');
+      }
       this.deps.progress.emit({ type: 'mode', record });
       return;
     }
@@ -84,9 +91,8 @@ class Scheduler {
   }
 
   private async runComparison(c: Comparison, modeEnv: Record<string, string>, daemon: MpsDaemon | null): Promise<void> {
+    if (this.run.stops.some((stop) => stop.comparisonId === c.id)) return;
     const done = new Set(this.run.trials.map((t) => t.id));
-    const pending = orderTrials(c).filter((t) => !done.has(t.id));
-    if (pending.length === 0) return;
     this.throwIfAborted();
     this.deps.progress.emit({ type: 'comparison', comparison: c });
     const { runner, reaper, config } = { ...this.deps, config: this.run.config };
@@ -100,23 +106,34 @@ class Scheduler {
       }),
     );
     const forget = clients.map((client) => reaper.add(() => client.kill()));
+    // Trials of the planned rounds that never ran, once the comparison has to stop early.
+    const skipPlanned = (reason: string) => this.skipRest(orderTrials(c).filter((t) => !this.run.trials.some((x) => x.id === t.id)), reason);
     try {
       const ready = await Promise.all(clients.map((client) => client.awaitReady(config.timeouts.readyMs, this.deps.signal)));
       const notReady = ready.findIndex((r) => r.kind !== 'message');
       if (notReady !== -1) {
-        const first = pending[0] as PlannedTrial;
-        const started = this.deps.clock.nowIso();
-        const outcome = this.failure(first, started, ready[notReady] as ClientReply<unknown>, notReady, clients, 'ready', config.timeouts.readyMs);
+        const first = orderTrials(c).find((t) => !done.has(t.id)) as PlannedTrial;
+        const outcome = this.failure(first, this.deps.clock.nowIso(), ready[notReady] as ClientReply<unknown>, notReady, clients, 'ready', config.timeouts.readyMs);
         await this.record(outcome);
-        await this.skipRest(pending.slice(1), `comparison stopped: ${'reason' in outcome ? outcome.reason : outcome.status}`);
+        await skipPlanned(`comparison stopped: ${'reason' in outcome ? outcome.reason : outcome.status}`);
+        await this.stop(c, 'aborted');
         return;
       }
       if (daemon) await daemon.serverPids();
-      for (const [i, planned] of pending.entries()) {
-        const outcome = await this.runTrial(planned, clients);
-        await this.record(outcome);
-        if (outcome.status === 'failed' || outcome.status === 'timeout') {
-          await this.skipRest(pending.slice(i + 1), `comparison stopped after ${planned.id}: ${outcome.reason}`);
+      for (let round = 0; ; round++) {
+        if (round >= c.rounds) this.total += c.arms.length;
+        for (const planned of roundTrials(c, round).filter((t) => !done.has(t.id))) {
+          const outcome = await this.runTrial(planned, clients);
+          await this.record(outcome);
+          if (outcome.status === 'failed' || outcome.status === 'timeout') {
+            await skipPlanned(`comparison stopped after ${planned.id}: ${outcome.reason}`);
+            await this.stop(c, 'aborted');
+            return;
+          }
+        }
+        const reason = this.stopReason(c, round + 1);
+        if (reason) {
+          await this.stop(c, reason);
           break;
         }
       }
@@ -130,6 +147,30 @@ class Scheduler {
         if (stderr) await this.deps.store.writeText(`logs/${c.id.replace(/\//g, '-')}-c${i}.stderr.log`, stderr);
       }
     }
+  }
+
+  /** CI half-widths of the comparison's graded ratios: those a threshold in force applies to. */
+  private gradedHalfWidths(c: Comparison): Record<string, number | null> {
+    const graded = comparisonMetrics(c, this.run.trials).filter((m) => boundsFor(this.run.config.thresholds, m.id) !== null);
+    return Object.fromEntries(graded.map((m) => [m.id, metricStats(m).halfWidth]));
+  }
+
+  /** Whether a comparison that has run `rounds` rounds should stop adding more, and why. */
+  private stopReason(c: Comparison, rounds: number): Stop['reason'] | null {
+    if (rounds < c.rounds) return null;
+    const config = this.run.config;
+    const widths = Object.values(this.gradedHalfWidths(c));
+    if (widths.length === 0) return 'fixed-rounds';
+    if (widths.every((w) => w !== null && w <= config.ciTarget)) return 'ci-target';
+    if (rounds >= config.maxRounds) return 'max-rounds';
+    if (this.deps.clock.monotonicUs() - this.startedUs >= config.timeBudgetS * 1e6) return 'time-budget';
+    return null;
+  }
+
+  private async stop(c: Comparison, reason: Stop['reason']): Promise<void> {
+    const rounds = new Set(this.run.trials.filter((t) => t.comparisonId === c.id && t.status !== 'skipped').map((t) => t.round)).size;
+    this.run.stops.push({ comparisonId: c.id, rounds, reason, halfWidths: this.gradedHalfWidths(c) });
+    await this.save();
   }
 
   private async runTrial(planned: PlannedTrial, clients: WorkloadClient[]): Promise<Trial> {

@@ -38,4 +38,4 @@ export function cli(args: string[], env: Record<string, string> = {}, options: {
 }
 
 /** The fast settings every end-to-end test uses. */
-export const QUICK = ['--rounds', '2', '--window-ms', '100'];
+export const QUICK = ['--rounds', '2', '--max-rounds', '2', '--window-ms', '100'];

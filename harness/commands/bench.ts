@@ -16,6 +16,8 @@ import { RUN_SCHEMA_ID, type Config, type Fingerprint, type Run } from '../run/s
 import { openRunDirectory } from '../run/store.js';
 import { executeRun } from '../scheduler.js';
 import { runMetrics } from '../stats/metrics.js';
+import { runVerdicts } from '../stats/verdicts.js';
+import { verdictsJson } from '../export/gate-outputs.js';
 import { VERSION } from '../version.js';
 import { benchBlockers } from './doctor.js';
 
@@ -54,6 +56,7 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
     samples: [],
     sampler: { status: 'ok', error: null },
     warnings: [],
+    stops: [],
   };
   await store.saveRun(run);
 
@@ -105,8 +108,9 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
     if (run.status !== 'complete') deps.err(`gpushare: run ${run.status}; ${run.trials.length} finished trials are saved in ${dir}\n`);
   }
   const metrics = runMetrics(run);
-  if (options.style === 'json') deps.out(`${JSON.stringify({ type: 'summary', runId: id, dir, status: run.status, metrics })}\n`);
-  else deps.out(summaryText(run, metrics, dir));
+  const verdicts = runVerdicts(run, config.thresholds);
+  if (options.style === 'json') deps.out(`${JSON.stringify({ type: 'summary', runId: id, dir, status: run.status, metrics, verdicts: verdictsJson(verdicts) })}\n`);
+  else deps.out(summaryText(run, metrics, verdicts, dir));
   return ExitCode.ok;
 }
 

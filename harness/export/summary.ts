@@ -1,8 +1,10 @@
 /** The console summary: a pure function from a run and its metrics to text. */
 import type { Metric } from '../stats/metrics.js';
+import { metricStats } from '../stats/summary.js';
+import type { MetricVerdict } from '../stats/verdicts.js';
 import type { Run } from '../run/schema.js';
 
-export function summaryText(run: Run, metrics: readonly Metric[], dir: string): string {
+export function summaryText(run: Run, metrics: readonly Metric[], verdicts: readonly MetricVerdict[], dir: string): string {
   const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
   const lines = [
     `run ${run.id} (${run.status}) on ${gpu?.name ?? 'unknown GPU'}, driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}`,
@@ -12,12 +14,19 @@ export function summaryText(run: Run, metrics: readonly Metric[], dir: string): 
   lines.push(`trials: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`);
   for (const mode of run.modes) if (mode.status !== 'ran') lines.push(`${mode.mode}: ${mode.status} — ${mode.reason}`);
   if (metrics.length > 0) {
+    const verdictOf = new Map(verdicts.map((v) => [v.metric.id, v]));
     const width = Math.max(...metrics.map((m) => m.id.length));
-    lines.push('', `${'metric'.padEnd(width)}  median  rounds`);
+    lines.push('', `  ${'metric'.padEnd(width)}    median  95% CI             ±%     rounds  verdict`);
     for (const m of metrics) {
-      lines.push(`${m.id.padEnd(width)}  ${m.value === null ? '   n/a' : `${m.value.toFixed(3)}×`.padStart(6)}  ${String(m.perRound.length).padStart(6)}${m.headline ? '  *' : ''}`);
+      const s = metricStats(m);
+      const v = verdictOf.get(m.id);
+      const ci = s.ci ? `[${s.ci[0].toFixed(3)}, ${s.ci[1].toFixed(3)}]` : 'n/a';
+      const hw = s.halfWidth === null ? 'n/a' : `${(s.halfWidth * 100).toFixed(2)}%`;
+      const verdict = v ? (v.threshold ? `${v.verdict} (${v.threshold.text})` : v.verdict === 'invalid' ? 'invalid' : '') : '';
+      lines.push(`${m.headline ? '*' : ' '} ${m.id.padEnd(width)}  ${s.value === null ? '     n/a' : `${s.value.toFixed(3)}×`.padStart(8)}  ${ci.padEnd(17)}  ${hw.padStart(6)}  ${String(s.n).padStart(6)}  ${verdict}`.trimEnd());
     }
-    lines.push('(* headline ratio)');
+    lines.push('(* headline: the primary ratio of each comparison)');
+    for (const v of verdicts) for (const reason of [...v.reasons, ...v.warnings]) lines.push(`${v.metric.id}: ${reason}`);
   }
   for (const warning of run.warnings) lines.push(`warning: ${warning}`);
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);

@@ -137,7 +137,19 @@ export const ConfigSchema = z.object({
   gpuIndex: z.number().int().nonnegative(),
   modes: z.array(ModeNameSchema),
   clients: z.number().int().positive(),
+  /** Rounds every comparison runs; more are added until the CIs are narrow enough. */
   rounds: z.number().int().positive(),
+  /** Most rounds per comparison (equal to `rounds`: no adaptive rounds). */
+  maxRounds: z.number().int().positive(),
+  /** Adaptive rounds stop once every graded ratio's CI half-width is at most this fraction. */
+  ciTarget: z.number().positive(),
+  /** The thresholds in force: they choose the graded ratios that adaptive rounds narrow down. */
+  thresholds: z.object({
+    noiseBand: z.number().min(0).max(1),
+    rules: z.array(z.object({ pattern: z.string(), bounds: z.object({ min: z.number().optional(), max: z.number().optional() }) })),
+  }),
+  /** After this much run time no comparison adds rounds beyond `rounds`. */
+  timeBudgetS: z.number().positive(),
   /** Fixed-duration window of each multi-process trial. */
   windowMs: z.number().positive(),
   /** How far ahead of "now" the release time of a trial is set, so every client starts together. */
@@ -279,6 +291,18 @@ export const ModeRecordSchema = z.object({
 });
 export type ModeRecord = z.infer<typeof ModeRecordSchema>;
 
+/**
+ * Why a comparison stopped adding rounds, with the CI half-widths of its graded ratios then.
+ * fixed-rounds: no threshold grades any of its ratios, so it ran --rounds rounds.
+ */
+export const StopSchema = z.object({
+  comparisonId: z.string(),
+  rounds: z.number().int().nonnegative(),
+  reason: z.enum(['ci-target', 'max-rounds', 'time-budget', 'fixed-rounds', 'aborted']),
+  halfWidths: z.record(z.string(), z.number().nullable()),
+});
+export type Stop = z.infer<typeof StopSchema>;
+
 export const RunSchema = z.object({
   schema: z.literal(RUN_SCHEMA_ID),
   id: z.string(),
@@ -295,5 +319,6 @@ export const RunSchema = z.object({
   sampler: z.object({ status: z.enum(['ok', 'failed']), error: z.string().nullable() }),
   /** Things that went wrong outside any trial, e.g. a workload that had to be killed at exit. */
   warnings: z.array(z.string()),
+  stops: z.array(StopSchema),
 });
 export type Run = z.infer<typeof RunSchema>;

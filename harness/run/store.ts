@@ -1,5 +1,5 @@
 /** The one writer of a run directory: every file is written atomically (temp file, then rename). */
-import { access, constants, mkdir, readFile } from 'node:fs/promises';
+import { access, appendFile, constants, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { UserError } from '../errors.js';
@@ -75,4 +75,21 @@ export async function loadRun(dir: string): Promise<Run> {
     throw new UserError(`${file} does not match the run schema at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
   }
   return parsed.data;
+}
+
+/** Writes an output file outside a run directory (a JUnit report), atomically. */
+export async function writeOutputFile(file: string, content: string): Promise<void> {
+  try {
+    await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+    await writeFileAtomic(file, content);
+  } catch (error) {
+    throw new UserError(`cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another path`);
+  }
+}
+
+/** Appends to a file that others also write to (GitHub's step summary). */
+export async function appendOutputFile(file: string, content: string): Promise<void> {
+  await appendFile(file, content).catch((error: NodeJS.ErrnoException) => {
+    throw new UserError(`cannot append to ${file} (${error.code ?? error.message})`);
+  });
 }

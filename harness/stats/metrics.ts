@@ -15,8 +15,10 @@ export interface Metric {
   name: string;
   /** What the number means, with its direction. */
   description: string;
-  /** Headline metrics get threshold verdicts; the rest explain them. */
+  /** Headline metrics (each comparison's primary ratio) get verdicts and drive adaptive rounds. */
   headline: boolean;
+  /** Which way is better: a speedup should be high, a slowdown low. */
+  better: 'higher' | 'lower';
   perRound: number[];
   value: number | null;
 }
@@ -29,8 +31,11 @@ function okTrials(trials: readonly Trial[], comparisonId: string): Map<string, O
   return byKey;
 }
 
+const HIGHER_IS_BETTER = /speedup|gain|aggregate-throughput/;
+
 function metric(c: Comparison, name: string, description: string, headline: boolean, perRound: number[]): Metric {
   return {
+    better: HIGHER_IS_BETTER.test(name) ? 'higher' : 'lower',
     id: `${c.id}/${name}`,
     comparisonId: c.id,
     mode: c.mode,
@@ -102,7 +107,7 @@ function contentionMetrics(c: Comparison, ok: Map<string, OkTrial>): Metric[] {
   const usable = contentionRounds(c, ok);
   const n = c.clientEnv.length;
   const metrics = [
-    metric(c, 'slowdown', `throughput alone ÷ throughput with ${n} clients at once, mean over clients (1 = no cost)`, c.mode === 'timeslice', usable.map((r) => mean(slowdowns(r)))),
+    metric(c, 'slowdown', `throughput alone ÷ throughput with ${n} clients at once, mean over clients (1 = no cost)`, true, usable.map((r) => mean(slowdowns(r)))),
     metric(c, 'fairness', 'largest ÷ smallest per-client slowdown (1 = fair)', false, usable.map((r) => max(slowdowns(r)) / min(slowdowns(r)))),
     metric(c, 'aggregate-throughput', `sum of the ${n} clients' contended throughput ÷ mean solo throughput (how many GPUs' worth of work)`, false, usable.map((r) => r.contended.reduce((s, x) => s + throughputPerS(x), 0) / mean(r.solo.map(throughputPerS)))),
     ...Array.from({ length: n }, (_, i) => metric(c, `slowdown-c${i}`, `client ${i}: throughput alone ÷ contended`, false, usable.map((r) => slowdowns(r)[i] as number))),

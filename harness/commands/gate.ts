@@ -1,0 +1,27 @@
+/** `gpushare gate <run> [--baseline <run>]`: verdicts and regressions, with CI-friendly outputs. */
+import type { AppDeps } from '../deps.js';
+import { gateJson, gateJunit, gateMarkdown, gateText } from '../export/gate-outputs.js';
+import { gate } from '../gate.js';
+import { appendOutputFile, loadRun, writeOutputFile } from '../run/store.js';
+import { loadThresholds } from '../thresholds.js';
+
+export interface GateOptions {
+  run: string;
+  baseline?: string;
+  config?: string;
+  junit?: string;
+  json?: boolean;
+  allowMismatch?: boolean;
+}
+
+export async function gateCommand(options: GateOptions, deps: AppDeps, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const run = await loadRun(options.run);
+  // Without --config, the run is graded by the thresholds it was measured under.
+  const thresholds = options.config ? await loadThresholds(options.config) : run.config.thresholds;
+  const baseline = options.baseline ? await loadRun(options.baseline) : null;
+  const result = gate(run, baseline, thresholds, { allowMismatch: options.allowMismatch ?? false });
+  deps.out(options.json ? gateJson(result) : gateText(result));
+  if (options.junit) await writeOutputFile(options.junit, gateJunit(result));
+  if (env.GITHUB_STEP_SUMMARY) await appendOutputFile(env.GITHUB_STEP_SUMMARY, gateMarkdown(result));
+  return result.exitCode;
+}

@@ -1,0 +1,109 @@
+/** The gate's outputs, each a pure function of its result: console text, JUnit XML, markdown, JSON. */
+import type { Change, GateResult } from '../gate.js';
+import type { MetricVerdict } from '../stats/verdicts.js';
+
+const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
+const ciText = (ci: [number, number] | null) => (ci ? `[${fmt(ci[0])}, ${fmt(ci[1])}]` : 'n/a');
+const pct = (change: number) => `${change >= 1 ? '+' : ''}${((change - 1) * 100).toFixed(1)}%`;
+
+function rows(result: GateResult): Array<{ v: MetricVerdict; change: Change | undefined }> {
+  const changes = new Map(result.changes.map((c) => [c.metricId, c]));
+  return result.verdicts.map((v) => ({ v, change: changes.get(v.metric.id) }));
+}
+
+export function gateText(result: GateResult): string {
+  const lines = [`gate: run ${result.runId}${result.baselineId ? ` against baseline ${result.baselineId} (noise band ±${(result.noiseBand * 100).toFixed(1)}%)` : ''}`];
+  for (const m of result.mismatches) lines.push(`warning: fingerprints differ: ${m}`);
+  const table = rows(result).map(({ v, change }) => [
+    v.metric.id,
+    fmt(v.stats.value),
+    ciText(v.stats.ci),
+    v.threshold?.text ?? '—',
+    v.verdict,
+    change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '',
+  ]);
+  const header = ['metric', 'value', '95% CI', 'threshold', 'verdict', result.baselineId ? 'change vs baseline' : ''];
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => (r[i] ?? '').length)));
+  for (const row of [header, ...table]) lines.push(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+  for (const { v } of rows(result)) {
+    for (const reason of v.reasons) lines.push(`${v.metric.id}: ${v.verdict}: ${reason}`);
+    for (const warning of v.warnings) lines.push(`${v.metric.id}: note: ${warning}`);
+  }
+  lines.push(`exit ${result.exitCode}: ${result.exitCode === 0 ? 'pass' : result.exitCode === 1 ? 'a threshold failed or a ratio regressed' : 'inconclusive or invalid measurements'}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function xml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+}
+
+/** One testcase per metric, so CI systems list each failing ratio. */
+export function gateJunit(result: GateResult): string {
+  const cases = rows(result).map(({ v, change }) => {
+    const summary = `${v.metric.id} = ${fmt(v.stats.value)} CI ${ciText(v.stats.ci)}, threshold ${v.threshold?.text ?? 'none'}`;
+    const detail = xml([...v.reasons, ...v.warnings, change ? `change vs baseline ${pct(change.change)} CI ${ciText(change.ci)}: ${change.status}` : ''].filter(Boolean).join('\n'));
+    const kind =
+      v.verdict === 'fail' || change?.status === 'regression' ? 'failure' : v.verdict === 'invalid' ? 'error' : v.verdict === 'inconclusive' ? 'skipped' : 'passed';
+    const message =
+      v.verdict === 'fail' ? `${summary}: fail` : change?.status === 'regression' ? `${v.metric.id} regressed ${pct(change.change)} CI ${ciText(change.ci)}` : `${summary}: ${v.verdict}`;
+    const body =
+      kind === 'failure'
+        ? `<failure type="${v.verdict === 'fail' ? 'threshold' : 'regression'}" message="${xml(message)}">${detail}</failure>`
+        : kind === 'error'
+          ? `<error type="invalid" message="${xml(message)}">${detail}</error>`
+          : kind === 'skipped'
+            ? `<skipped message="${xml(message)}"/>`
+            : '';
+    const [mode, workload] = v.metric.id.split('/');
+    return { kind, xml: `    <testcase classname="gpushare.${xml(mode ?? '')}.${xml(workload ?? '')}" name="${xml(v.metric.id)}" time="0">${body}</testcase>` };
+  });
+  const count = (kind: string) => cases.filter((c) => c.kind === kind).length;
+  const attrs = `tests="${cases.length}" failures="${count('failure')}" errors="${count('error')}" skipped="${count('skipped')}"`;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="gpushare gate" ${attrs}>`,
+    `  <testsuite name="${xml(`gpushare gate ${result.runId}`)}" ${attrs}>`,
+    ...cases.map((c) => c.xml),
+    '  </testsuite>',
+    '</testsuites>',
+    '',
+  ].join('\n');
+}
+
+/** Markdown for $GITHUB_STEP_SUMMARY. */
+export function gateMarkdown(result: GateResult): string {
+  const lines = [
+    `### gpushare gate: ${result.exitCode === 0 ? 'pass' : result.exitCode === 1 ? 'FAIL' : 'inconclusive'}`,
+    '',
+    `Run \`${result.runId}\`${result.baselineId ? ` against baseline \`${result.baselineId}\`` : ''}.`,
+    '',
+    `| metric | value | 95% CI | threshold | verdict |${result.baselineId ? ' change vs baseline |' : ''}`,
+    `|---|---|---|---|---|${result.baselineId ? '---|' : ''}`,
+    ...rows(result).map(({ v, change }) => `| \`${v.metric.id}\` | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '—'} |` : ''}`),
+    '',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** The machine-readable verdicts, as `gpushare report --format json` and `gate --json` print them. */
+export function verdictsJson(verdicts: readonly MetricVerdict[]) {
+  return verdicts.map((v) => ({
+    metric: v.metric.id,
+    value: v.stats.value,
+    ci: v.stats.ci,
+    threshold: v.threshold ? { ...v.threshold.bounds, pattern: v.threshold.pattern } : null,
+    verdict: v.verdict,
+    reasons: v.reasons,
+    warnings: v.warnings,
+    rounds: v.stats.n,
+    halfWidth: v.stats.halfWidth,
+    mad: v.stats.mad,
+    cv: v.stats.cv,
+    outlierRounds: v.stats.outliers,
+    better: v.metric.better,
+  }));
+}
+
+export function gateJson(result: GateResult): string {
+  return `${JSON.stringify({ run: result.runId, baseline: result.baselineId, exitCode: result.exitCode, noiseBand: result.noiseBand, mismatches: result.mismatches, verdicts: verdictsJson(result.verdicts), changes: result.changes }, null, 2)}\n`;
+}

@@ -1,0 +1,85 @@
+/**
+ * The CI gate: threshold verdicts of a run and, against a baseline, the change of each headline
+ * ratio with its bootstrap CI. A change is a regression only when its whole CI lies beyond the
+ * noise band in the worse direction.
+ */
+import { UserError, ExitCode } from './errors.js';
+import type { Run } from './run/schema.js';
+import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from './stats/bootstrap.js';
+import { MIN_ROUNDS_FOR_CI } from './stats/summary.js';
+import { runVerdicts, type MetricVerdict } from './stats/verdicts.js';
+import type { Thresholds } from './thresholds.js';
+
+/** How a metric moved against the baseline. `unclear`: the CI reaches past the noise band but not wholly. */
+export type ChangeStatus = 'regression' | 'improvement' | 'unchanged' | 'unclear';
+
+export interface Change {
+  metricId: string;
+  better: 'higher' | 'lower';
+  value: number;
+  baselineValue: number;
+  /** value ÷ baselineValue. */
+  change: number;
+  ci: [number, number] | null;
+  status: ChangeStatus;
+}
+
+export interface GateResult {
+  runId: string;
+  baselineId: string | null;
+  verdicts: MetricVerdict[];
+  changes: Change[];
+  /** Fingerprint fields that differ from the baseline's (only with --allow-mismatch). */
+  mismatches: string[];
+  noiseBand: number;
+  exitCode: number;
+}
+
+/** GPU model, driver, MIG mode and compute mode: runs that differ in these measure different things. */
+export function fingerprintMismatches(run: Run, baseline: Run): string[] {
+  const gpu = (r: Run) => r.fingerprint.gpus.find((g) => g.index === r.config.gpuIndex);
+  const fields: Array<[string, (r: Run) => unknown]> = [
+    ['GPU model', (r) => gpu(r)?.name],
+    ['driver', (r) => r.fingerprint.driverVersion],
+    ['MIG mode', (r) => gpu(r)?.migModeCurrent],
+    ['compute mode', (r) => gpu(r)?.computeMode],
+  ];
+  return fields.flatMap(([name, get]) => (get(run) === get(baseline) ? [] : [`${name}: ${String(get(baseline))} (baseline) vs ${String(get(run))}`]));
+}
+
+export function classifyChange(ci: [number, number] | null, better: 'higher' | 'lower', band: number): ChangeStatus {
+  if (ci === null) return 'unclear';
+  const [lo, hi] = ci;
+  const worse = better === 'higher' ? hi < 1 - band : lo > 1 + band;
+  const improved = better === 'higher' ? lo > 1 + band : hi < 1 - band;
+  if (worse) return 'regression';
+  if (improved) return 'improvement';
+  return lo >= 1 - band && hi <= 1 + band ? 'unchanged' : 'unclear';
+}
+
+export function gate(run: Run, baseline: Run | null, thresholds: Thresholds, options: { allowMismatch: boolean }): GateResult {
+  const mismatches = baseline ? fingerprintMismatches(run, baseline) : [];
+  if (mismatches.length > 0 && !options.allowMismatch) {
+    throw new UserError(`refusing to compare runs of different machines (${mismatches.join('; ')}): use --allow-mismatch to compare anyway`);
+  }
+  const verdicts = runVerdicts(run, thresholds);
+  const base = baseline ? new Map(runVerdicts(baseline, thresholds).map((v) => [v.metric.id, v])) : new Map<string, MetricVerdict>();
+  const changes: Change[] = verdicts.flatMap(({ metric, stats }) => {
+    const before = base.get(metric.id);
+    if (!before || stats.value === null || before.stats.value === null) return [];
+    const enough = metric.perRound.length >= MIN_ROUNDS_FOR_CI && before.metric.perRound.length >= MIN_ROUNDS_FOR_CI;
+    const ci = enough ? bootstrapRatioOfMediansCI(metric.perRound, before.metric.perRound, { ...DEFAULT_BOOTSTRAP, seed: seedOf(`change:${metric.id}`) }) : null;
+    return [{ metricId: metric.id, better: metric.better, value: stats.value, baselineValue: before.stats.value, change: stats.value / before.stats.value, ci, status: classifyChange(ci, metric.better, thresholds.noiseBand) }];
+  });
+  const failed = verdicts.some((v) => v.verdict === 'fail') || changes.some((c) => c.status === 'regression');
+  const doubtful = verdicts.some((v) => v.verdict === 'invalid' || v.verdict === 'inconclusive');
+  return {
+    runId: run.id,
+    baselineId: baseline?.id ?? null,
+    verdicts,
+    changes,
+    mismatches,
+    noiseBand: thresholds.noiseBand,
+    exitCode: failed ? ExitCode.fail : doubtful ? ExitCode.inconclusive : ExitCode.ok,
+  };
+}

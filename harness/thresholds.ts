@@ -1,0 +1,98 @@
+/**
+ * Thresholds: which ratio must lie where. Defaults grade the canonical probes (the spin workload's
+ * stream speedup, the GEMM time-slicing slowdown); a YAML or JSON file replaces them.
+ */
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { UserError } from './errors.js';
+
+const BoundsSchema = z
+  .object({ min: z.number().optional(), max: z.number().optional() })
+  .strict()
+  .refine((b) => b.min !== undefined || b.max !== undefined, 'give min, max or both')
+  .refine((b) => b.min === undefined || b.max === undefined || b.min <= b.max, 'min must not be above max');
+
+/** The thresholds file, version 1. */
+export const ThresholdsFileSchema = z
+  .object({
+    version: z.literal(1).optional(),
+    /** Gate: a change of a ratio within ±noiseBand is noise, not a regression. */
+    noiseBand: z.number().min(0).max(1).optional(),
+    /** Metric id pattern (`*` matches any run of characters) → inclusive bounds. First match wins. */
+    thresholds: z.record(z.string().min(1), BoundsSchema).optional(),
+  })
+  .strict();
+
+/** Inclusive bounds on a ratio. */
+export interface Bounds {
+  min?: number;
+  max?: number;
+}
+
+/** Thresholds in force: stored in each run's config, applied by the gate and the reports. */
+export interface Thresholds {
+  noiseBand: number;
+  rules: Array<{ pattern: string; bounds: Bounds }>;
+}
+
+export const DEFAULT_THRESHOLDS: Thresholds = {
+  noiseBand: 0.02,
+  rules: [
+    { pattern: 'streams/spin/speedup-k*', bounds: { min: 1.05 } },
+    { pattern: 'timeslice/gemm/slowdown', bounds: { min: 1.2, max: 3.5 } },
+  ],
+};
+
+function patternToRegExp(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+}
+
+/** The bounds that apply to a metric id, or null. */
+export function boundsFor(thresholds: Thresholds, metricId: string): { pattern: string; bounds: Bounds } | null {
+  return thresholds.rules.find((rule) => patternToRegExp(rule.pattern).test(metricId)) ?? null;
+}
+
+/** Parses a thresholds file's text; errors name the file, the path inside it, the bad value and what is allowed. */
+export function parseThresholds(text: string, file: string): Thresholds {
+  let data: unknown;
+  try {
+    data = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new UserError(`${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const parsed = ThresholdsFileSchema.safeParse(data ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(top level)';
+    const got = valueAt(data, issue?.path ?? []);
+    throw new UserError(`${file}: ${where}: ${issue?.message ?? 'invalid'}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`);
+  }
+  const { noiseBand, thresholds } = parsed.data;
+  return {
+    noiseBand: noiseBand ?? DEFAULT_THRESHOLDS.noiseBand,
+    rules: thresholds ? Object.entries(thresholds).map(([pattern, bounds]) => ({ pattern, bounds })) : DEFAULT_THRESHOLDS.rules,
+  };
+}
+
+export async function loadThresholds(file: string | undefined): Promise<Thresholds> {
+  if (file === undefined) return DEFAULT_THRESHOLDS;
+  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new UserError(`cannot read the thresholds file ${file} (${error.code ?? error.message})`);
+  });
+  return parseThresholds(text, file);
+}
+
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let here = data;
+  for (const key of path) {
+    if (here === null || typeof here !== 'object') return undefined;
+    here = (here as Record<PropertyKey, unknown>)[key];
+  }
+  return here;
+}
+
+export function describeBounds(bounds: Bounds): string {
+  if (bounds.min !== undefined && bounds.max !== undefined) return `${bounds.min}–${bounds.max}`;
+  return bounds.min !== undefined ? `≥ ${bounds.min}` : `≤ ${bounds.max}`;
+}
