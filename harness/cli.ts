@@ -26,6 +26,8 @@ export interface BenchArgs {
   exitTimeoutS?: string;
   python?: string;
   config?: string;
+  resume?: string;
+  allowBusy?: boolean;
   dryRun?: boolean;
   quiet?: boolean;
   json?: boolean;
@@ -85,6 +87,8 @@ function benchFlags(y: Argv) {
     .option('exit-timeout-s', { type: 'string', describe: 'how long a workload may take to exit, s', defaultDescription: '10' })
     .option('python', { type: 'string', describe: 'Python interpreter with PyTorch for the built-in workloads', defaultDescription: 'python3' })
     .option('config', { type: 'string', describe: 'thresholds file (YAML or JSON): the ratios it grades get adaptive rounds' })
+    .option('resume', { type: 'string', describe: 'continue an interrupted or killed run in this directory, with its own settings' })
+    .option('allow-busy', { type: 'boolean', describe: 'measure even if another process uses the GPU (the run is marked contaminated)' })
     .option('dry-run', { type: 'boolean', describe: 'print the plan and its estimated time; run nothing' })
     .option('quiet', { type: 'boolean', describe: 'no progress lines' })
     .option('json', { type: 'boolean', describe: 'progress and summary as JSON lines on stdout' })

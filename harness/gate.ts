@@ -4,7 +4,7 @@
  * noise band in the worse direction.
  */
 import { UserError, ExitCode } from './errors.js';
-import type { Run } from './run/schema.js';
+import type { Fingerprint, Run } from './run/schema.js';
 import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from './stats/bootstrap.js';
 import { MIN_ROUNDS_FOR_CI } from './stats/summary.js';
 import { runVerdicts, type MetricVerdict } from './stats/verdicts.js';
@@ -35,17 +35,25 @@ export interface GateResult {
   exitCode: number;
 }
 
-/** GPU model, driver, MIG mode and compute mode: runs that differ in these measure different things. */
-export function fingerprintMismatches(run: Run, baseline: Run): string[] {
-  const gpu = (r: Run) => r.fingerprint.gpus.find((g) => g.index === r.config.gpuIndex);
-  const fields: Array<[string, (r: Run) => unknown]> = [
-    ['GPU model', (r) => gpu(r)?.name],
-    ['driver', (r) => r.fingerprint.driverVersion],
-    ['MIG mode', (r) => gpu(r)?.migModeCurrent],
-    ['compute mode', (r) => gpu(r)?.computeMode],
-  ];
-  return fields.flatMap(([name, get]) => (get(run) === get(baseline) ? [] : [`${name}: ${String(get(baseline))} (baseline) vs ${String(get(run))}`]));
+/** A fingerprint and the GPU of it under test. */
+export interface Machine {
+  fingerprint: Fingerprint;
+  gpuIndex: number;
 }
+
+/** GPU model, driver, MIG mode and compute mode: runs that differ in these measure different things. */
+export function fingerprintMismatches(now: Machine, before: Machine): string[] {
+  const gpu = (m: Machine) => m.fingerprint.gpus.find((g) => g.index === m.gpuIndex);
+  const fields: Array<[string, (m: Machine) => unknown]> = [
+    ['GPU model', (m) => gpu(m)?.name],
+    ['driver', (m) => m.fingerprint.driverVersion],
+    ['MIG mode', (m) => gpu(m)?.migModeCurrent],
+    ['compute mode', (m) => gpu(m)?.computeMode],
+  ];
+  return fields.flatMap(([name, get]) => (get(now) === get(before) ? [] : [`${name}: ${String(get(before))} before vs ${String(get(now))} now`]));
+}
+
+const machine = (run: Run): Machine => ({ fingerprint: run.fingerprint, gpuIndex: run.config.gpuIndex });
 
 export function classifyChange(ci: [number, number] | null, better: 'higher' | 'lower', band: number): ChangeStatus {
   if (ci === null) return 'unclear';
@@ -58,7 +66,7 @@ export function classifyChange(ci: [number, number] | null, better: 'higher' | '
 }
 
 export function gate(run: Run, baseline: Run | null, thresholds: Thresholds, options: { allowMismatch: boolean }): GateResult {
-  const mismatches = baseline ? fingerprintMismatches(run, baseline) : [];
+  const mismatches = baseline ? fingerprintMismatches(machine(run), machine(baseline)) : [];
   if (mismatches.length > 0 && !options.allowMismatch) {
     throw new UserError(`refusing to compare runs of different machines (${mismatches.join('; ')}): use --allow-mismatch to compare anyway`);
   }

@@ -31,9 +31,19 @@ export interface BenchOptions {
   out: string | null;
   dryRun: boolean;
   style: ProgressStyle;
+  /** Run directory to continue; its own config is used. */
+  resume: string | null;
+  allowBusy: boolean;
 }
 
+/** Flags that shape what is measured: a resumed run keeps its own, so these cannot come with --resume. */
+const MEASUREMENT_FLAGS = ['modes', 'workloads', 'clients', 'rounds', 'maxRounds', 'ciTarget', 'timeBudgetS', 'windowMs', 'streams', 'set', 'gpu', 'out', 'mpsThreadPct', 'mpsMemLimit', 'minOverlap', 'sampleMs', 'readyTimeoutS', 'trialTimeoutS', 'exitTimeoutS', 'python', 'config', 'dryRun', 'allowBusy'] as const;
+
 export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DEFAULT_THRESHOLDS): BenchOptions {
+  if (args.resume !== undefined) {
+    const clash = MEASUREMENT_FLAGS.find((flag) => args[flag] !== undefined) ?? (args.command.length > 0 ? '--' : undefined);
+    if (clash) throw new UserError(`--resume continues a run with its own settings: drop --${clash.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+  }
   const python = args.python ?? DEFAULTS.python;
   const modes = list(args.modes, '--modes', DEFAULTS.modes).map((m) => oneOf(m, MODE_NAMES, '--modes', 'mode'));
   const overrides = parseSets(args.set ?? []);
@@ -71,7 +81,7 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     python,
   };
   const style: ProgressStyle = args.json ? 'json' : args.quiet ? 'quiet' : 'human';
-  return { config, out: args.out ?? null, dryRun: args.dryRun ?? false, style };
+  return { config, out: args.out ?? null, dryRun: args.dryRun ?? false, style, resume: args.resume ?? null, allowBusy: args.allowBusy ?? false };
 }
 
 function workloadSpec(name: string, python: string, overrides: Record<string, Record<string, string>>, command: string[]): WorkloadSpec {

@@ -53,7 +53,8 @@ class Scheduler {
   async runMode(record: ModeRecord): Promise<void> {
     this.deps.progress.emit({ type: 'mode', record });
     if (record.status !== 'ran') return;
-    const comparisons = this.run.plan.filter((c) => c.mode === record.mode);
+    const comparisons = this.run.plan.filter((c) => c.mode === record.mode && !this.run.stops.some((s) => s.comparisonId === c.id));
+    if (comparisons.length === 0) return; // finished before a --resume
     if (record.mode !== 'mps') {
       for (const c of comparisons) await this.runComparison(c, {}, null);
       return;
@@ -63,7 +64,7 @@ class Scheduler {
     if (!started.ok) {
       record.status = 'failed';
       record.reason = started.reason;
-      record.mps = { controlPid: null, serverPids: [], logFiles: await this.saveMpsLogs(started.logs), shutdown: 'not started' };
+      record.mps = { controlPid: null, serverPids: [], logFiles: await this.saveMpsLogs(started.logs), pipeDirectory: null, shutdown: 'not started' };
       for (const c of comparisons) {
         await this.skipRest(orderTrials(c), `the MPS daemon did not start: ${started.reason}`);
         await this.stop(c, 'aborted');
@@ -73,13 +74,16 @@ class Scheduler {
     }
     const daemon = started.daemon;
     const forget = this.deps.reaper.add(() => daemon.killNow());
+    // On disk before any client starts: a harness killed with -9 leaves the daemon, and --resume finds it here.
+    record.mps = { controlPid: daemon.controlPid, serverPids: [], logFiles: [], pipeDirectory: daemon.env.CUDA_MPS_PIPE_DIRECTORY ?? null, shutdown: 'running' };
+    await this.save();
     try {
       for (const c of comparisons) await this.runComparison(c, daemon.env, daemon);
     } finally {
       const serverPids = await daemon.serverPids();
       const shutdown = await daemon.stop();
       forget();
-      record.mps = { controlPid: daemon.controlPid, serverPids, shutdown, logFiles: await this.saveMpsLogs(await daemon.logs()) };
+      record.mps = { ...record.mps, serverPids, shutdown, logFiles: await this.saveMpsLogs(await daemon.logs()) };
       await daemon.removeDirectory();
       await this.save();
     }

@@ -1,46 +1,57 @@
 /** `gpushare bench`: fingerprint → plan → sampler → scheduler → summary, saving the run as it goes. */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { busyEvidence } from '../busy.js';
 import type { AppDeps } from '../deps.js';
 import { ExitCode, Interrupted, UserError } from '../errors.js';
+import { verdictsJson } from '../export/gate-outputs.js';
 import { summaryText } from '../export/summary.js';
-import { startMpsDaemon } from '../mps/daemon.js';
+import { fingerprintMismatches } from '../gate.js';
+import { startMpsDaemon, stopOrphanDaemon } from '../mps/daemon.js';
 import { collectFingerprint } from '../nvidia/fingerprint.js';
 import { startSmiSampler } from '../nvidia/sampler.js';
 import { estimateSeconds, type BenchOptions } from '../options.js';
 import { PACKAGE_ROOT, WORKLOADS_DIR } from '../paths.js';
 import { buildPlan, type Plan } from '../plan.js';
 import { Reaper } from '../proc/reaper.js';
-import { makeProgress } from '../progress.js';
+import { makeProgress, type ProgressStyle } from '../progress.js';
 import { RUN_SCHEMA_ID, type Config, type Fingerprint, type Run } from '../run/schema.js';
-import { openRunDirectory } from '../run/store.js';
+import { fsRunStore, loadRun, openRunDirectory, type RunStore } from '../run/store.js';
 import { executeRun } from '../scheduler.js';
 import { runMetrics } from '../stats/metrics.js';
 import { runVerdicts } from '../stats/verdicts.js';
-import { verdictsJson } from '../export/gate-outputs.js';
 import { VERSION } from '../version.js';
 import { benchBlockers } from './doctor.js';
 
 export async function bench(options: BenchOptions, deps: AppDeps): Promise<number> {
-  const { config } = options;
   if (options.dryRun) {
-    deps.out(planText(config, buildPlan(config, null)));
+    deps.out(planText(options.config, buildPlan(options.config, null)));
     return ExitCode.ok;
   }
+  const resumed = options.resume ? { dir: options.resume, run: await loadRun(options.resume) } : null;
+  const config = resumed?.run.config ?? options.config;
   const fingerprint = await collectFingerprint(deps.runner, {
     python: config.python,
     probeScript: path.join(WORKLOADS_DIR, 'probe.py'),
     clock: deps.clock,
   });
   const needsPython = [...config.streamsWorkloads, ...config.contentionWorkloads].some((w) => w.builtin);
-  const blockers = benchBlockers(fingerprint, config.gpuIndex).filter((b) => needsPython || !b.startsWith('Python') && !b.includes('PyTorch'));
+  const blockers = benchBlockers(fingerprint, config.gpuIndex).filter((b) => needsPython || (!b.startsWith('Python') && !b.includes('PyTorch')));
   if (blockers.length > 0) throw new UserError(`cannot bench here: ${blockers[0]} (run gpushare doctor for details)`);
+  const { run, store } = resumed ? await resumeRun(resumed.dir, resumed.run, fingerprint, deps) : await newRun(options, fingerprint, deps);
+  return execute(run, store, options.style, deps);
+}
 
+async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: AppDeps): Promise<{ run: Run; store: RunStore }> {
+  const { config } = options;
+  const busy = busyEvidence(fingerprint, config.gpuIndex);
+  if (busy.length > 0 && !options.allowBusy) {
+    throw new UserError(`GPU ${config.gpuIndex} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy (the run is then marked contaminated and the gate trusts none of it)`);
+  }
   const plan = buildPlan(config, fingerprint);
   const createdAt = deps.clock.nowIso();
   const id = runId(createdAt, fingerprint, config.gpuIndex);
-  const dir = options.out ?? path.join(PACKAGE_ROOT, 'results', id);
-  const store = await openRunDirectory(dir, id);
+  const store = await openRunDirectory(options.out ?? path.join(PACKAGE_ROOT, 'results', id), id);
   const run: Run = {
     schema: RUN_SCHEMA_ID,
     id,
@@ -57,12 +68,40 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
     sampler: { status: 'ok', error: null },
     warnings: [],
     stops: [],
+    contamination: busy,
+    resumes: [],
   };
   await store.saveRun(run);
+  return { run, store };
+}
 
-  const progress = makeProgress(options.style, { out: deps.out, err: deps.err });
-  const gpu = fingerprint.gpus.find((g) => g.index === config.gpuIndex);
-  progress.emit({ type: 'run-start', runId: id, dir, device: gpu?.name ?? '?', comparisons: plan.comparisons.length, trials: plan.comparisons.reduce((n, c) => n + c.rounds * c.arms.length, 0) });
+/** Continues a run whose harness was killed or interrupted: finished trials stay, the rest run. */
+async function resumeRun(dir: string, run: Run, fingerprint: Fingerprint, deps: AppDeps): Promise<{ run: Run; store: RunStore }> {
+  if (run.status === 'complete') throw new UserError(`${dir} holds a complete run: there is nothing to resume`);
+  const mismatches = fingerprintMismatches({ fingerprint, gpuIndex: run.config.gpuIndex }, { fingerprint: run.fingerprint, gpuIndex: run.config.gpuIndex });
+  if (mismatches.length > 0) throw new UserError(`cannot resume ${dir} on a different machine (${mismatches.join('; ')})`);
+  const store = fsRunStore(dir);
+  for (const record of run.modes) {
+    const mps = record.mps;
+    if (mps?.shutdown !== 'running' || mps.controlPid === null || mps.pipeDirectory === null) continue;
+    const orphan = await stopOrphanDaemon(deps.runner, deps.clock, { controlPid: mps.controlPid, serverPids: mps.serverPids, pipeDirectory: mps.pipeDirectory });
+    for (const log of orphan.logs) await store.writeText(`mps/interrupted-${log.name}`, log.content);
+    record.mps = { ...mps, shutdown: `daemon of the interrupted harness: ${orphan.outcome}`, logFiles: orphan.logs.map((l) => `mps/interrupted-${l.name}`) };
+    run.warnings.push(`MPS daemon ${mps.controlPid} left by the interrupted harness: ${orphan.outcome}`);
+  }
+  run.status = 'running';
+  run.finishedAt = null;
+  run.resumes.push({ at: deps.clock.nowIso(), trialsKept: run.trials.length });
+  await store.saveRun(run);
+  return { run, store };
+}
+
+async function execute(run: Run, store: RunStore, style: ProgressStyle, deps: AppDeps): Promise<number> {
+  const { config } = run;
+  const progress = makeProgress(style, { out: deps.out, err: deps.err });
+  const gpu = run.fingerprint.gpus.find((g) => g.index === config.gpuIndex);
+  const planned = run.plan.reduce((n, c) => n + c.rounds * c.arms.length, 0);
+  progress.emit({ type: 'run-start', runId: run.id, dir: store.dir, device: gpu?.name ?? '?', comparisons: run.plan.length, trials: planned });
 
   const reaper = new Reaper();
   const controller = new AbortController();
@@ -79,7 +118,8 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('exit', onExit);
-  const sampler = startSmiSampler(deps.runner, deps.clock, { gpuIndex: config.gpuIndex, intervalMs: config.sampleIntervalMs });
+  const sampler = startSmiSampler(deps.runner, deps.clock, { gpuIndex: config.gpuIndex, intervalMs: config.sampleIntervalMs, initial: run.samples });
+  const stopSampler = reaper.add(() => void sampler.stop());
   try {
     await executeRun(run, {
       runner: deps.runner,
@@ -98,6 +138,7 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
     throw error;
   } finally {
     await sampler.stop();
+    stopSampler();
     run.samples = sampler.samples;
     run.sampler = sampler.status();
     run.finishedAt = deps.clock.nowIso();
@@ -105,12 +146,12 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('exit', onExit);
-    if (run.status !== 'complete') deps.err(`gpushare: run ${run.status}; ${run.trials.length} finished trials are saved in ${dir}\n`);
+    if (run.status !== 'complete') deps.err(`gpushare: run ${run.status}; ${run.trials.length} finished trials are saved in ${store.dir} (continue with gpushare bench --resume ${store.dir})\n`);
   }
   const metrics = runMetrics(run);
   const verdicts = runVerdicts(run, config.thresholds);
-  if (options.style === 'json') deps.out(`${JSON.stringify({ type: 'summary', runId: id, dir, status: run.status, metrics, verdicts: verdictsJson(verdicts) })}\n`);
-  else deps.out(summaryText(run, metrics, verdicts, dir));
+  if (style === 'json') deps.out(`${JSON.stringify({ type: 'summary', runId: run.id, dir: store.dir, status: run.status, metrics, verdicts: verdictsJson(verdicts) })}\n`);
+  else deps.out(summaryText(run, metrics, verdicts, store.dir));
   return ExitCode.ok;
 }
 
@@ -134,6 +175,9 @@ function planText(config: Config, plan: Plan): string {
     }
   }
   const trials = plan.comparisons.reduce((n, c) => n + c.arms.length * c.rounds, 0);
-  lines.push('', `${plan.comparisons.length} comparisons, ${trials} trials, about ${Math.round(estimateSeconds(config, plan.comparisons))} s (estimate)`);
+  lines.push(
+    '',
+    `${plan.comparisons.length} comparisons, at least ${trials} trials, about ${Math.round(estimateSeconds(config, plan.comparisons))} s (estimate; ratios a threshold grades get up to ${config.maxRounds} rounds)`,
+  );
   return `${lines.join('\n')}\n`;
 }

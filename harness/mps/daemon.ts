@@ -125,6 +125,40 @@ export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, option
   return { ok: true, daemon };
 }
 
+/**
+ * Stops a daemon this run started before its harness was killed (kill -9): quit through its own
+ * pipe directory, then kill by PID whatever is left, then remove its private directory. Returns its
+ * logs and how it went; touches nothing that is not an MPS process.
+ */
+export async function stopOrphanDaemon(
+  runner: ProcessRunner,
+  clock: Clock,
+  orphan: { controlPid: number; serverPids: number[]; pipeDirectory: string },
+): Promise<{ outcome: string; logs: Array<{ name: string; content: string }> }> {
+  const root = path.dirname(orphan.pipeDirectory);
+  const logs: Array<{ name: string; content: string }> = [];
+  for (const name of ['control.log', 'server.log']) {
+    const file = path.join(root, 'log', name);
+    if (existsSync(file)) logs.push({ name, content: await readFile(file, 'utf8') });
+  }
+  const pids = [orphan.controlPid, ...orphan.serverPids];
+  const alive: number[] = [];
+  for (const pid of pids) if ((await isRunning(pid)) && (await readProcess(pid))?.comm.startsWith(MPS_COMM_PREFIX)) alive.push(pid);
+  let outcome = 'already gone';
+  if (alive.length > 0) {
+    const env = { CUDA_MPS_PIPE_DIRECTORY: orphan.pipeDirectory, CUDA_MPS_LOG_DIRECTORY: path.join(root, 'log') };
+    await control(runner, env, 'quit', 5000);
+    if (await waitGone(alive, 5000, clock)) outcome = 'quit on resume';
+    else {
+      for (const pid of alive) signal(pid, 'SIGKILL');
+      await waitGone(alive, 2000, clock);
+      outcome = `killed by PID (${alive.join(', ')}) on resume`;
+    }
+  }
+  await rm(root, { recursive: true, force: true });
+  return { outcome, logs };
+}
+
 async function control(
   runner: ProcessRunner,
   env: Record<string, string>,

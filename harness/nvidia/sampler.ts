@@ -14,11 +14,13 @@ export interface Sampler {
 export interface SamplerOptions {
   gpuIndex: number;
   intervalMs: number;
+  /** Samples of an earlier part of the run (--resume): new ones are appended. */
+  initial?: Sample[];
 }
 
 /** Starts `nvidia-smi --query-gpu=... -lms <ms>` and parses each line into a typed sample. */
 export function startSmiSampler(runner: ProcessRunner, clock: Clock, options: SamplerOptions): Sampler {
-  const samples: Sample[] = [];
+  const samples: Sample[] = options.initial ?? [];
   let error: string | null = null;
   let stopping = false;
   const child: ChildHandle = runner.spawn(

@@ -285,6 +285,9 @@ export const ModeRecordSchema = z.object({
       controlPid: z.number().int().nullable(),
       serverPids: z.array(z.number().int()),
       logFiles: z.array(z.string()),
+      /** Its private pipe directory: lets --resume find and quit a daemon left by a killed harness. */
+      pipeDirectory: z.string().nullable(),
+      /** How it shut down; "running" while the mode is in progress. */
       shutdown: z.string(),
     })
     .nullable(),
@@ -320,5 +323,9 @@ export const RunSchema = z.object({
   /** Things that went wrong outside any trial, e.g. a workload that had to be killed at exit. */
   warnings: z.array(z.string()),
   stops: z.array(StopSchema),
+  /** Evidence that something else used the GPU (a run started with --allow-busy): the gate trusts no ratio of it. */
+  contamination: z.array(z.string()),
+  /** Each --resume: when, and how many finished trials it kept. */
+  resumes: z.array(z.object({ at: z.string(), trialsKept: z.number().int().nonnegative() })),
 });
 export type Run = z.infer<typeof RunSchema>;

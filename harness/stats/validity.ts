@@ -29,8 +29,7 @@ export function comparisonValidity(run: Run, comparison: Comparison): Validity {
   const noOverlap = trials.filter((t) => t.status === 'invalid');
   if (noOverlap[0] && 'reason' in noOverlap[0]) invalid.push(`${noOverlap.length} trial(s) invalid: ${noOverlap[0].reason}`);
 
-  const apps = run.fingerprint.computeApps;
-  if (apps.length > 0) invalid.push(`other compute processes were on the GPU: ${apps.map((a) => `${a.pid} ${a.name}`).join(', ')}`);
+  if (run.contamination.length > 0) invalid.push(`the GPU was busy when the run started (${run.contamination.join('; ')})`);
 
   const armOf = new Map(trials.map((t) => [t.id, armGroup(comparison, t.arm)]));
   const groups = new Map<string, { clocks: number[]; reasons: Set<string> }>();

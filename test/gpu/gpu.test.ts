@@ -92,6 +92,38 @@ describe('on a real GPU', () => {
     expect(ps).not.toMatch(/workloads\/infer\.py/);
   });
 
+  it('kill -9 in the MPS arm, then --resume: workloads exit on their own, nothing lost or duplicated, nothing left', async () => {
+    const out = path.join(tempDir(), 'run');
+    const args = ['bench', '--out', out, '--modes', 'mps', '--workloads', 'infer', '--rounds', '6', '--max-rounds', '6', '--window-ms', '300', '--quiet'];
+    const child = execa(process.execPath, [CLI, ...args], { reject: false });
+    const onDisk = () => {
+      try {
+        return JSON.parse(readFileSync(path.join(out, 'run.json'), 'utf8')) as { trials: Array<{ id: string }> };
+      } catch {
+        return { trials: [] };
+      }
+    };
+    while (onDisk().trials.length < 4) await sleep(200);
+    child.kill('SIGKILL');
+    await child;
+    const kept = onDisk().trials;
+    await sleep(3000);
+    const psAfterKill = await psReport(`kill -9 of the harness (${kept.length} trials on disk)`);
+    expect(psAfterKill).not.toMatch(/workloads\/infer\.py/);
+    const resumed = await gpuCli(['bench', '--resume', out, '--quiet']);
+    expect(resumed.exitCode).toBe(0);
+    const run = await loadRun(out);
+    expect(run.status).toBe('complete');
+    const ids = run.trials.map((t) => t.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(18);
+    expect(run.trials.slice(0, kept.length)).toEqual(kept);
+    expect(run.resumes).toEqual([{ at: expect.any(String), trialsKept: kept.length }]);
+    expect(await liveMpsProcesses()).toEqual([]);
+    console.log(`resume: ${kept.length} trials kept, ${ids.length} in the end; warnings: ${run.warnings.join(' | ')}`);
+    await psReport('--resume');
+  });
+
   it('a short real run of every mode writes a valid run', async () => {
     const out = path.join(tempDir(), 'run');
     const result = await gpuCli(['bench', '--out', out, '--rounds', '2', '--window-ms', '200', '--workloads', 'spin', '--quiet']);

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { UserError } from '../../harness/errors.js';
+import { boundsFor, DEFAULT_THRESHOLDS, parseThresholds } from '../../harness/thresholds.js';
+
+function error(text: string, file = 'gates.yaml'): string {
+  try {
+    parseThresholds(text, file);
+  } catch (e) {
+    if (e instanceof UserError) return e.message;
+    throw e;
+  }
+  throw new Error('expected a UserError');
+}
+
+describe('thresholds', () => {
+  it('defaults grade the canonical probes', () => {
+    expect(boundsFor(DEFAULT_THRESHOLDS, 'streams/spin/speedup-k8')?.bounds).toEqual({ min: 1.05 });
+    expect(boundsFor(DEFAULT_THRESHOLDS, 'timeslice/gemm/slowdown')?.bounds).toEqual({ min: 1.2, max: 3.5 });
+    expect(boundsFor(DEFAULT_THRESHOLDS, 'timeslice/infer/slowdown')).toBeNull();
+    expect(boundsFor(DEFAULT_THRESHOLDS, 'streams/pipeline/pageable-speedup-k2')).toBeNull();
+  });
+
+  it('reads YAML and JSON; the first matching pattern wins', () => {
+    const yaml = parseThresholds('noiseBand: 0.05\nthresholds:\n  "timeslice/gemm/*": { max: 2 }\n  "timeslice/*/slowdown": { min: 1.1, max: 8 }\n', 'x.yaml');
+    expect(yaml.noiseBand).toBe(0.05);
+    expect(boundsFor(yaml, 'timeslice/gemm/slowdown')?.bounds).toEqual({ max: 2 });
+    expect(boundsFor(yaml, 'timeslice/infer/slowdown')?.bounds).toEqual({ min: 1.1, max: 8 });
+    expect(boundsFor(yaml, 'streams/spin/speedup-k2')).toBeNull();
+    const json = parseThresholds('{"thresholds": {"mps/*/slowdown": {"max": 1.5}}}', 'x.json');
+    expect(json.noiseBand).toBe(0.02);
+    expect(json.rules).toEqual([{ pattern: 'mps/*/slowdown', bounds: { max: 1.5 } }]);
+  });
+
+  it('an empty file keeps the defaults', () => {
+    expect(parseThresholds('', 'x.yaml')).toEqual(DEFAULT_THRESHOLDS);
+  });
+
+  it.each([
+    ['thresholds:\n  "timeslice/gemm/slowdown": { min: high }\n', 'gates.yaml: thresholds.timeslice/gemm/slowdown.min: Invalid input: expected number, received string (got "high")'],
+    ['thresholds:\n  "a": { min: 3, max: 2 }\n', 'gates.yaml: thresholds.a: min must not be above max (got {"min":3,"max":2})'],
+    ['thresholds:\n  "a": {}\n', 'gates.yaml: thresholds.a: give min, max or both (got {})'],
+    ['thresholds:\n  "a": { minimum: 3 }\n', 'gates.yaml: thresholds.a: Unrecognized key: "minimum" (got {"minimum":3})'],
+    ['noiseBand: 2\n', 'gates.yaml: noiseBand: Too big: expected number to be <=1 (got 2)'],
+    ['version: 2\n', 'gates.yaml: version: Invalid input: expected 1 (got 2)'],
+    ['limits: {}\n', 'gates.yaml: (top level): Unrecognized key: "limits" (got {"limits":{}})'],
+    ['thresholds: [\n', 'gates.yaml is not valid YAML: '],
+  ])('rejects %j with a message naming the path, the value and what is allowed', (text, message) => {
+    expect(error(text)).toContain(message);
+  });
+});
