@@ -1,7 +1,8 @@
-import { mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import type { Run } from '../harness/run/schema.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const FAKES = path.join(ROOT, 'test', 'fakes', 'bin');
@@ -39,3 +40,36 @@ export function cli(args: string[], env: Record<string, string> = {}, options: {
 
 /** The fast settings every end-to-end test uses. */
 export const QUICK = ['--rounds', '2', '--max-rounds', '2', '--window-ms', '100'];
+
+/** The committed real runs of the default suite (results/), oldest first. */
+export function committedRuns(): string[] {
+  const dir = path.join(ROOT, 'results');
+  return readdirSync(dir)
+    .map((name) => path.join(dir, name))
+    .filter((run) => existsSync(path.join(run, 'run.json')))
+    .sort();
+}
+
+/** Copies a run directory and rewrites its run.json through `edit`. */
+export function editedCopy(runDir: string, edit: (run: Run) => void): string {
+  const copy = path.join(tempDir(), path.basename(runDir));
+  cpSync(runDir, copy, { recursive: true });
+  const file = path.join(copy, 'run.json');
+  const run = JSON.parse(readFileSync(file, 'utf8')) as Run;
+  edit(run);
+  writeFileSync(file, JSON.stringify(run));
+  return copy;
+}
+
+/** Makes every headline ratio 10% worse: K-stream work 10% slower, contended clients 10% less done. */
+export function degrade(run: Run, factor = 1.1): void {
+  const modeOf = new Map(run.plan.map((c) => [c.id, c.mode]));
+  for (const trial of run.trials) {
+    if (trial.status !== 'ok') continue;
+    const streams = modeOf.get(trial.comparisonId) === 'streams';
+    for (const client of trial.clients) {
+      if (streams && client.variant.streams > 1) client.gpuMs *= factor;
+      if (!streams && trial.arm === 'contended') client.iterations = Math.round(client.iterations / factor);
+    }
+  }
+}

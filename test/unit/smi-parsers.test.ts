@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GPU_FIELDS, parseCsvRow, parseCsvRows, SAMPLE_FIELDS, throttleReasons } from '../../harness/nvidia/smi-csv.js';
 import { parseGpuList, parseMigPlacements, parseMigProfiles, parseVersions } from '../../harness/nvidia/smi-text.js';
@@ -110,5 +111,42 @@ describe('nvidia-smi text outputs', () => {
 
   it('finds no profiles in the one-line answer of a GPU without MIG', () => {
     expect(parseMigProfiles(fixture('mig-lgi-disabled.txt'))).toEqual([]);
+  });
+});
+
+describe('nvidia-smi parser properties', () => {
+  const cell = fc.oneof(
+    fc.constantFrom('[N/A]', '[Not Supported]', 'N/A'),
+    fc.double({ min: -1e6, max: 1e6, noNaN: true }).map((x) => String(x)),
+    fc.stringMatching(/^[A-Za-z0-9:./ -]{0,20}$/),
+  );
+
+  it('never throws, whatever the line (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 400 }), (line) => {
+        expect(typeof parseCsvRow(line, SAMPLE_FIELDS).ok).toBe('boolean');
+      }),
+    );
+  });
+
+  it('a row of the right width parses iff every number field is a number or missing (property)', () => {
+    fc.assert(
+      fc.property(fc.array(cell, { minLength: SAMPLE_FIELDS.length, maxLength: SAMPLE_FIELDS.length }), (cells) => {
+        const parsed = parseCsvRow(cells.join(', '), SAMPLE_FIELDS);
+        const numbersOk = SAMPLE_FIELDS.every((f, i) => {
+          const c = (cells[i] ?? '').trim();
+          return f.kind !== 'number' || ['[N/A]', '[Not Supported]', 'N/A', ''].includes(c) || Number.isFinite(Number(c));
+        });
+        expect(parsed.ok).toBe(numbersOk);
+        if (parsed.ok) {
+          for (const [i, f] of SAMPLE_FIELDS.entries()) {
+            const value = (parsed.row as Record<string, unknown>)[f.key];
+            const c = (cells[i] ?? '').trim();
+            if (['[N/A]', '[Not Supported]', 'N/A', ''].includes(c)) expect(value).toBeNull();
+            else expect(value).toBe(f.kind === 'number' ? Number(c) : c);
+          }
+        }
+      }),
+    );
   });
 });

@@ -1,0 +1,113 @@
+/** The gate and report on a committed real run (results/), and on copies of it made worse. */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { describe, expect, it } from 'vitest';
+import { cli, committedRuns, degrade, editedCopy, tempDir } from '../helpers.js';
+
+const [real] = committedRuns();
+if (!real) throw new Error('no committed run in results/');
+
+interface GateJson {
+  exitCode: number;
+  verdicts: Array<{ metric: string; verdict: string; ci: [number, number] | null }>;
+  changes: Array<{ metricId: string; status: string; change: number }>;
+}
+
+describe(`gpushare gate on ${path.basename(real)}`, () => {
+  it('passes the run against itself, and writes JUnit that validates as XML', async () => {
+    const junit = path.join(tempDir(), 'gate.xml');
+    const result = await cli(['gate', real, '--baseline', real, '--junit', junit]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^streams\/spin\/speedup-k2 +1\.99\d +\[1\.99\d, 1\.99\d\] +≥ 1\.05 +pass +[-+]0\.0% \[0\.99\d, 1\.00\d\] unchanged$/m);
+    expect(result.stdout).toContain('exit 0: pass');
+    const xml = readFileSync(junit, 'utf8');
+    expect(XMLValidator.validate(xml)).toBe(true);
+    const suite = new XMLParser({ ignoreAttributes: false }).parse(xml).testsuites.testsuite;
+    expect(suite['@_failures']).toBe('0');
+    expect(suite.testcase.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('exits 1 against a copy whose ratios were made 10% worse, naming each regression', async () => {
+    const worse = editedCopy(real, (run) => degrade(run, 1.1));
+    const junit = path.join(tempDir(), 'gate.xml');
+    const result = await cli(['gate', worse, '--baseline', real, '--json', '--junit', junit]);
+    expect(result.exitCode).toBe(1);
+    const gate = JSON.parse(result.stdout) as GateJson;
+    const status = Object.fromEntries(gate.changes.map((c) => [c.metricId, c.status]));
+    // Ratios measured to well under ±2% are caught; a noisy one may stay unclear, never unchanged.
+    for (const id of ['streams/spin/speedup-k2', 'timeslice/spin/slowdown', 'timeslice/gemm/slowdown', 'mps/spin/slowdown', 'mps/gemm/slowdown']) {
+      expect([id, status[id]]).toEqual([id, 'regression']);
+    }
+    expect(Object.values(status).filter((s) => s === 'unchanged' || s === 'improvement')).toEqual([]);
+    const xml = readFileSync(junit, 'utf8');
+    expect(XMLValidator.validate(xml)).toBe(true);
+    expect(xml).toMatch(/<failure type="regression" message="timeslice\/gemm\/slowdown regressed \+10\.\d%/);
+  });
+
+  it('a 1% change stays inside the noise band: no regression', async () => {
+    const result = await cli(['gate', editedCopy(real, (run) => degrade(run, 1.01)), '--baseline', real, '--json']);
+    const gate = JSON.parse(result.stdout) as GateJson;
+    expect(gate.changes.some((c) => c.status === 'regression')).toBe(false);
+  });
+
+  it('fails a threshold when the whole CI lies outside it', async () => {
+    const config = path.join(tempDir(), 'strict.yaml');
+    writeFileSync(config, 'thresholds:\n  "timeslice/gemm/slowdown": { max: 1.5 }\n');
+    const result = await cli(['gate', real, '--config', config]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toMatch(/timeslice\/gemm\/slowdown: fail: the whole CI \[2\.\d{3}, 2\.\d{3}\] lies outside ≤ 1\.5/);
+  });
+
+  it('refuses to compare runs of different drivers unless --allow-mismatch', async () => {
+    const other = editedCopy(real, (run) => {
+      run.fingerprint.driverVersion = '570.00.00';
+    });
+    const refused = await cli(['gate', real, '--baseline', other]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr.trim()).toBe(
+      'gpushare: refusing to compare runs of different machines (driver: 570.00.00 before vs 580.159.04 now): use --allow-mismatch to compare anyway',
+    );
+    const allowed = await cli(['gate', real, '--baseline', other, '--allow-mismatch']);
+    expect(allowed.exitCode).toBe(0);
+    expect(allowed.stdout).toContain('warning: fingerprints differ: driver');
+  });
+
+  it('appends a markdown table to $GITHUB_STEP_SUMMARY', async () => {
+    const summary = path.join(tempDir(), 'summary.md');
+    writeFileSync(summary, '# earlier step\n');
+    await cli(['gate', real, '--baseline', real], { GITHUB_STEP_SUMMARY: summary });
+    const text = readFileSync(summary, 'utf8');
+    expect(text).toMatch(/^# earlier step\n### gpushare gate: pass\n/);
+    expect(text).toMatch(/\| `timeslice\/gemm\/slowdown` \| 2\.\d{3} \| \[2\.\d{3}, 2\.\d{3}\] \| 1\.2–3\.5 \| pass \| [-+]0\.0% /);
+  });
+
+  it('a bad thresholds file: exit 2, one line naming the path and the value', async () => {
+    const config = path.join(tempDir(), 'bad.yaml');
+    writeFileSync(config, 'thresholds:\n  "timeslice/gemm/slowdown": { min: lots }\n');
+    const result = await cli(['gate', real, '--config', config]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.trim()).toBe(`gpushare: ${config}: thresholds.timeslice/gemm/slowdown.min: Invalid input: expected number, received string (got "lots")`);
+  });
+
+  it('a run directory that is not one: exit 2, one line', async () => {
+    const result = await cli(['gate', tempDir()]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/^gpushare: cannot read .*run\.json \(ENOENT\): give a run directory made by gpushare bench$/);
+  });
+});
+
+describe('gpushare report --format json', () => {
+  it('prints verdicts with value, CI, threshold and verdict, and every metric with its statistics', async () => {
+    const result = await cli(['report', real, '--format', 'json']);
+    expect(result.exitCode).toBe(0);
+    const report = JSON.parse(result.stdout) as {
+      verdicts: Array<{ metric: string; value: number; ci: [number, number]; threshold: { min?: number; max?: number } | null; verdict: string }>;
+      metrics: Array<{ metric: string; perRound: number[]; ci: [number, number] | null; mad: number; cv: number }>;
+    };
+    const gemm = report.verdicts.find((v) => v.metric === 'timeslice/gemm/slowdown');
+    expect(gemm).toMatchObject({ threshold: { min: 1.2, max: 3.5, pattern: 'timeslice/gemm/slowdown' }, verdict: 'pass' });
+    expect(gemm?.ci[0]).toBeLessThanOrEqual(gemm?.value as number);
+    expect(report.metrics.find((m) => m.metric === 'timeslice/infer/p99-latency-ratio')?.perRound).toHaveLength(5);
+  });
+});
