@@ -57,11 +57,30 @@ export interface ReportArgs {
   config?: string;
 }
 
+export interface ArtifactsArgs {
+  out: string;
+  run?: string;
+  gpu?: string;
+  replicas?: string;
+}
+
+export interface PlanArgs {
+  models: string;
+  memGib: string;
+  smPct: string;
+  latencySloMs?: string;
+  run?: string;
+  gpu?: string;
+  out?: string;
+}
+
 export type CliCommand =
   | { name: 'bench'; args: BenchArgs }
   | { name: 'doctor'; args: DoctorArgs }
   | { name: 'gate'; args: GateArgs }
-  | { name: 'report'; args: ReportArgs };
+  | { name: 'report'; args: ReportArgs }
+  | { name: 'artifacts'; args: ArtifactsArgs }
+  | { name: 'plan'; args: PlanArgs };
 
 function benchFlags(y: Argv) {
   return y
@@ -143,7 +162,36 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
         command = { name: 'report', args: args as unknown as ReportArgs };
       },
     )
-    .demandCommand(1, 'name a command: bench, doctor, gate or report (see gpushare --help)')
+    .command(
+      'artifacts',
+      'write MPS scripts, Kubernetes device-plugin configs and MIG geometries for a measured GPU',
+      (y) =>
+        y
+          .option('out', { type: 'string', demandOption: true, describe: 'directory for the files' })
+          .option('run', { type: 'string', describe: 'run directory: the GPU it measured and its costs' })
+          .option('gpu', { type: 'string', describe: 'a GPU model without a run: A100-40GB, A100-80GB, H100-80GB, H200-141GB' })
+          .option('replicas', { type: 'string', describe: 'shares per GPU in the device-plugin configs', defaultDescription: '4' }),
+      (args) => {
+        command = { name: 'artifacts', args: args as unknown as ArtifactsArgs };
+      },
+    )
+    .command(
+      'plan',
+      'can these models share one GPU, and with which mode? (writes the matching artifacts with --out)',
+      (y) =>
+        y
+          .option('models', { type: 'string', demandOption: true, describe: 'how many models (processes)' })
+          .option('mem-gib', { type: 'string', demandOption: true, describe: 'GPU memory each model needs, GiB' })
+          .option('sm-pct', { type: 'string', demandOption: true, describe: 'share of the SMs each model needs when busy, %' })
+          .option('latency-slo-ms', { type: 'string', describe: 'p99 latency target, ms (checked against the run measured contended p99)' })
+          .option('run', { type: 'string', describe: 'run directory: its GPU, MIG table and measured costs' })
+          .option('gpu', { type: 'string', describe: 'GPU model: A100-40GB, A100-80GB, H100-80GB, H200-141GB' })
+          .option('out', { type: 'string', describe: 'write the artifacts for the recommendation here' }),
+      (args) => {
+        command = { name: 'plan', args: args as unknown as PlanArgs };
+      },
+    )
+    .demandCommand(1, 'name a command: bench, doctor, gate, report, artifacts or plan (see gpushare --help)')
     .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
     .strict()
     .version(VERSION)

@@ -3,12 +3,13 @@
 import { hideBin } from 'yargs/helpers';
 import { parseCli } from './cli.js';
 import { bench } from './commands/bench.js';
+import { artifactsCommand, planCommand } from './commands/artifacts.js';
 import { doctor } from './commands/doctor.js';
 import { gateCommand } from './commands/gate.js';
 import { reportCommand } from './commands/report.js';
 import { systemDeps } from './deps.js';
 import { ExitCode, Interrupted, UserError } from './errors.js';
-import { resolveBenchOptions } from './options.js';
+import { resolveArtifactsOptions, resolveBenchOptions, resolvePlanOptions } from './options.js';
 import { loadThresholds } from './thresholds.js';
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -24,6 +25,10 @@ async function main(argv: readonly string[]): Promise<number> {
       return gateCommand(command.args, deps);
     case 'report':
       return reportCommand(command.args, deps);
+    case 'artifacts':
+      return artifactsCommand(resolveArtifactsOptions(command.args), deps);
+    case 'plan':
+      return planCommand(resolvePlanOptions(command.args), deps);
   }
 }
 

@@ -1,5 +1,6 @@
 /** Gives the parsed flags meaning: validates each one and fills in defaults, naming any bad value. */
-import type { BenchArgs } from './cli.js';
+import type { ArtifactsOptions, PlanOptions } from './commands/artifacts.js';
+import type { ArtifactsArgs, BenchArgs, PlanArgs } from './cli.js';
 import { UserError } from './errors.js';
 import type { ProgressStyle } from './progress.js';
 import { MODE_NAMES, type Config, type ModeName, type WorkloadSpec } from './run/schema.js';
@@ -148,4 +149,20 @@ export function estimateSeconds(config: Config, comparisons: ReadonlyArray<{ mod
     const perTrial = c.mode === 'streams' ? 0.3 : (config.windowMs + config.releaseLeadMs) / 1000 + 0.1;
     return total + 8 + trials * perTrial;
   }, 0);
+}
+
+export function resolveArtifactsOptions(args: ArtifactsArgs): ArtifactsOptions {
+  return { out: args.out, run: args.run, gpu: args.gpu, replicas: integer(args.replicas, '--replicas', 4, 2, 48) };
+}
+
+export function resolvePlanOptions(args: PlanArgs): PlanOptions {
+  return {
+    models: integer(args.models, '--models', 1, 1, 100_000),
+    memGiB: number(args.memGib, '--mem-gib', 1, 0.001, 10_000),
+    smPct: number(args.smPct, '--sm-pct', 10, 0.01, 100),
+    latencySloMs: args.latencySloMs === undefined ? null : number(args.latencySloMs, '--latency-slo-ms', 0, 0.001, 1e7),
+    run: args.run,
+    gpu: args.gpu,
+    out: args.out,
+  };
 }

@@ -77,11 +77,11 @@ export async function loadRun(dir: string): Promise<Run> {
   return parsed.data;
 }
 
-/** Writes an output file outside a run directory (a JUnit report), atomically. */
-export async function writeOutputFile(file: string, content: string): Promise<void> {
+/** Writes an output file outside a run directory (a JUnit report, an artifact), atomically. */
+export async function writeOutputFile(file: string, content: string, options: { mode?: number } = {}): Promise<void> {
   try {
     await mkdir(path.dirname(path.resolve(file)), { recursive: true });
-    await writeFileAtomic(file, content);
+    await writeFileAtomic(file, content, options.mode === undefined ? {} : { mode: options.mode });
   } catch (error) {
     throw new UserError(`cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another path`);
   }

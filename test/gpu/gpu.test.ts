@@ -124,6 +124,23 @@ describe('on a real GPU', () => {
     await psReport('--resume');
   });
 
+  it('the generated mps-start.sh / mps-stop.sh run for real (compute mode left alone): up, answering, then gone', async () => {
+    const out = path.join(tempDir(), 'artifacts');
+    expect((await gpuCli(['artifacts', '--gpu', 'H100-80GB', '--out', out])).exitCode).toBe(0);
+    const env = { CUDA_MPS_PIPE_DIRECTORY: path.join(tempDir(), 'pipe'), CUDA_MPS_LOG_DIRECTORY: path.join(tempDir(), 'log') };
+    const before = await liveMpsProcesses();
+    const start = await execa(path.join(out, 'gpushare-mps-start.sh'), ['--skip-compute-mode'], { env, reject: false });
+    expect([start.exitCode, String(start.stderr)]).toEqual([0, '']);
+    const answer = await execa('nvidia-cuda-mps-control', [], { env, input: 'get_server_list\n', reject: false });
+    expect(answer.exitCode).toBe(0);
+    expect((await liveMpsProcesses()).length).toBeGreaterThan(before.length);
+    const stop = await execa(path.join(out, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], { env, reject: false });
+    expect([stop.exitCode, String(stop.stdout).trim()]).toEqual([0, 'MPS control daemon stopped']);
+    await sleep(500);
+    expect(await liveMpsProcesses()).toEqual(before);
+    await psReport('the generated MPS scripts');
+  });
+
   it('a short real run of every mode writes a valid run', async () => {
     const out = path.join(tempDir(), 'run');
     const result = await gpuCli(['bench', '--out', out, '--rounds', '2', '--window-ms', '200', '--workloads', 'spin', '--quiet']);

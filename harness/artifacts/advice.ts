@@ -1,0 +1,197 @@
+/**
+ * "Can these models share one GPU, and how?" Fit is arithmetic on memory, client limits and MIG
+ * shapes; cost comes from the run's measured ratios when a run is given. Nothing is extrapolated
+ * beyond what was measured: the plan quotes the ratios at the client count they were measured at.
+ */
+import { MAX_MPS_REPLICAS } from './k8s.js';
+import type { MigGpu } from './mig-profiles.js';
+import { placeGeometry, type Geometry } from './mig-solver.js';
+
+/** Memory each process's CUDA context and libraries take besides the model (an assumption, printed with every plan). */
+export const CONTEXT_OVERHEAD_GIB = 0.5;
+
+export interface PlanRequest {
+  models: number;
+  /** Memory each model needs, GiB. */
+  memGiB: number;
+  /** Share of the GPU's SMs each model needs when busy, %. */
+  smPct: number;
+  latencySloMs: number | null;
+}
+
+export interface PlanGpu {
+  name: string;
+  memoryGiB: number;
+  mig: MigGpu | null;
+}
+
+/** What a run measured for one sharing mode, on its small-inference probe. */
+export interface MeasuredMode {
+  workload: string;
+  clients: number;
+  slowdown: number | null;
+  aggregate: number | null;
+  p99Ratio: number | null;
+  /** Median p99 request latency of the contended trials, ms. */
+  contendedP99Ms: number | null;
+}
+
+export interface Measured {
+  source: string;
+  timeslice: MeasuredMode | null;
+  mps: MeasuredMode | null;
+}
+
+export type ShareMode = 'mps' | 'timeslice' | 'mig';
+
+export interface ModeAssessment {
+  mode: ShareMode;
+  fits: boolean;
+  /** Why it fits or not: the arithmetic. */
+  reasons: string[];
+  /** What this mode costs or risks, from measurements where there are any. */
+  breaks: string[];
+  /** MIG: the geometry that would be made. */
+  geometry: Geometry | null;
+  missesSlo: boolean;
+}
+
+export interface PlanAdvice {
+  request: PlanRequest;
+  gpu: PlanGpu;
+  recommendation: ShareMode | null;
+  why: string;
+  assessments: ModeAssessment[];
+  assumptions: string[];
+  /** MPS default limits matching the request. */
+  mpsThreadPct: number;
+  mpsMemLimit: string;
+}
+
+const gib = (x: number) => `${Number(x.toFixed(2))} GiB`;
+const ratio = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(2)}×`);
+
+function measuredText(m: MeasuredMode | null, source: string): string | null {
+  if (!m) return null;
+  return `measured on ${source} with ${m.clients} ${m.workload} clients: slowdown ${ratio(m.slowdown)}, together ${ratio(m.aggregate)} the work of one alone, p99 latency ${ratio(m.p99Ratio)}`;
+}
+
+function sloCheck(m: MeasuredMode | null, slo: number | null): boolean {
+  return slo !== null && m?.contendedP99Ms !== null && m?.contendedP99Ms !== undefined && m.contendedP99Ms > slo;
+}
+
+export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | null): PlanAdvice {
+  const { models, memGiB, smPct } = request;
+  const memoryNeed = models * (memGiB + CONTEXT_OVERHEAD_GIB);
+  const memoryFits = memoryNeed <= gpu.memoryGiB;
+  const memoryLine = `${models} × (${gib(memGiB)} + ${gib(CONTEXT_OVERHEAD_GIB)} context) = ${gib(memoryNeed)} of ${gib(gpu.memoryGiB)}`;
+  const busy = models * smPct;
+  const computeLine =
+    busy <= 100 ? `all ${models} busy at once want ${busy}% of the SMs: they fit side by side` : `all ${models} busy at once want ${busy}% of the SMs: ${(busy / 100).toFixed(1)}× more than there is, so each gets about ${Math.floor(10000 / busy) / 100} of what it wants`;
+
+  const mpsMeasured = measured ? measuredText(measured.mps, measured.source) : null;
+  const mps: ModeAssessment = {
+    mode: 'mps',
+    fits: memoryFits && models <= MAX_MPS_REPLICAS,
+    reasons: [memoryLine, `${models} clients ${models <= MAX_MPS_REPLICAS ? '≤' : '>'} ${MAX_MPS_REPLICAS}, the MPS client limit per GPU`, computeLine],
+    breaks: [
+      ...(mpsMeasured ? [mpsMeasured] : ['no run given: cost not measured']),
+      'no memory or fault isolation: one client that faults (e.g. an illegal address) can take the others down with it; a pinned-memory limit per client stops only over-allocation',
+      'one daemon for every client on the GPU: if it dies, all of them lose the GPU; one trust boundary only',
+    ],
+    geometry: null,
+    missesSlo: sloCheck(measured?.mps ?? null, request.latencySloMs),
+  };
+
+  const tsMeasured = measured ? measuredText(measured.timeslice, measured.source) : null;
+  const timeslice: ModeAssessment = {
+    mode: 'timeslice',
+    fits: memoryFits,
+    reasons: [memoryLine, `the GPU runs one process at a time: ${models} busy models queue for it`],
+    breaks: [
+      ...(tsMeasured ? [tsMeasured] : ['no run given: cost not measured']),
+      'latency: each request waits while the other processes hold the GPU, and switching between them costs GPU time',
+      'no memory isolation or limits: one process can take the memory the others need',
+    ],
+    geometry: null,
+    missesSlo: sloCheck(measured?.timeslice ?? null, request.latencySloMs),
+  };
+
+  const mig = migAssessment(request, gpu);
+  const assessments = [mps, timeslice, mig];
+  const sloOk = (a: ModeAssessment) => a.fits && !a.missesSlo;
+  let recommendation: ShareMode | null = null;
+  let why: string;
+  if (sloOk(mig)) {
+    recommendation = 'mig';
+    why = `every model gets its own ${Object.keys(mig.geometry ?? {})[0]} slice: hardware isolation of memory, faults and bandwidth, and the count fits MIG's instance limit`;
+  } else if (sloOk(mps)) {
+    recommendation = 'mps';
+    why = mig.fits ? 'MIG fits but misses the latency target' : `MIG cannot give ${models} models a slice each; MPS runs them side by side in one context${measured?.mps ? `, at the measured cost below` : ''}`;
+  } else if (sloOk(timeslice)) {
+    recommendation = 'timeslice';
+    why = 'neither MIG nor MPS fits; time-slicing shares the GPU with no client limit, at the latency cost below';
+  } else {
+    const gpus = Math.ceil(memoryNeed / gpu.memoryGiB);
+    why = memoryFits ? 'every mode misses the latency target' : `the models do not fit in ${gpu.name}'s memory: they need about ${gpus} such GPUs`;
+  }
+  return {
+    request,
+    gpu,
+    recommendation,
+    why,
+    assessments,
+    assumptions: [
+      `${gib(CONTEXT_OVERHEAD_GIB)} per process for the CUDA context and libraries (not measured)`,
+      measured
+        ? `costs are those measured at ${measured.mps?.clients ?? measured.timeslice?.clients ?? 2} clients; with more clients they grow, and gpushare does not extrapolate them`
+        : 'without --run, costs are not measured',
+    ],
+    mpsThreadPct: Math.min(100, Math.max(1, Math.ceil(smPct))),
+    mpsMemLimit: `${Math.ceil((memGiB + CONTEXT_OVERHEAD_GIB) * 1024)}M`,
+  };
+}
+
+function migAssessment(request: PlanRequest, gpu: PlanGpu): ModeAssessment {
+  const breaks = [
+    'fixed shapes: a slice is whole compute and memory slices, so capacity a model does not use is stranded',
+    'changing the geometry needs the GPU drained and reset (minutes, not seconds)',
+  ];
+  const base = { mode: 'mig' as const, breaks, missesSlo: false };
+  if (!gpu.mig) return { ...base, fits: false, reasons: [`${gpu.name} has no MIG profile table (MIG unsupported, or not recorded)`], geometry: null };
+  const need = request.memGiB + CONTEXT_OVERHEAD_GIB;
+  const profile = [...gpu.mig.profiles]
+    .filter((p) => !p.name.includes('+') && p.memoryGiB >= need && (p.computeSlices / gpu.mig!.computeSlices) * 100 >= request.smPct)
+    .sort((a, b) => a.computeSlices - b.computeSlices || a.memoryGiB - b.memoryGiB)[0];
+  if (!profile) return { ...base, fits: false, reasons: [`no MIG profile of ${gpu.name} holds ${gib(need)} with ${request.smPct}% of the SMs`], geometry: null };
+  let most = 0;
+  for (let n = 1; n <= profile.maxInstances; n++) if (placeGeometry(gpu.mig, { [profile.name]: n }).ok) most = n;
+  const fits = request.models <= most;
+  return {
+    ...base,
+    fits,
+    reasons: [
+      `the smallest slice for one model is ${profile.name} (${gib(profile.memoryGiB)}, ${profile.computeSlices}/${gpu.mig.computeSlices} of the compute)`,
+      fits
+        ? `${request.models} of them fit (the placement solver finds room for ${most})`
+        : `at most ${most} fit on ${gpu.name}: ${request.models} models would need ${Math.ceil(request.models / most)} models per slice, sharing each slice by time-slicing or MPS`,
+    ],
+    geometry: { [profile.name]: fits ? request.models : most },
+  };
+}
+
+export function adviceText(a: PlanAdvice): string {
+  const r = a.request;
+  const lines = [
+    `plan: ${r.models} models × ${gib(r.memGiB)}, ${r.smPct}% of the SMs each${r.latencySloMs !== null ? `, p99 latency target ${r.latencySloMs} ms` : ''}, on one ${a.gpu.name}`,
+    '',
+    a.recommendation ? `recommendation: ${a.recommendation === 'timeslice' ? 'time-slicing' : a.recommendation.toUpperCase()} — ${a.why}` : `recommendation: none fits — ${a.why}`,
+  ];
+  for (const m of a.assessments) {
+    lines.push('', `${m.mode === 'timeslice' ? 'time-slicing' : m.mode.toUpperCase()}: ${m.fits ? 'fits' : 'does not fit'}${m.missesSlo ? ' but its measured contended p99 misses the latency target' : ''}`);
+    for (const reason of m.reasons) lines.push(`  - ${reason}`);
+    for (const cost of m.breaks) lines.push(`  ! ${cost}`);
+  }
+  lines.push('', 'assumptions:', ...a.assumptions.map((x) => `  - ${x}`));
+  return `${lines.join('\n')}\n`;
+}

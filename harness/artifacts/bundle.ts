@@ -1,0 +1,68 @@
+/** The artifact files for one GPU, as name → text: pure, so `artifacts` and `plan` share it and tests read it. */
+import type { Run } from '../run/schema.js';
+import { runMetrics } from '../stats/metrics.js';
+import { median } from 'simple-statistics';
+import type { Measured, MeasuredMode } from './advice.js';
+import { devicePluginConfig, sharingArtifacts, type DevicePluginConfig } from './k8s.js';
+import type { MigGpu } from './mig-profiles.js';
+import { migPartedConfig, migPartedYaml } from './mig-parted.js';
+import type { Geometry } from './mig-solver.js';
+import { mpsStartScript, mpsStopScript, mpsSystemdUnit, type MpsScriptSettings } from './mps-scripts.js';
+
+export interface ArtifactFile {
+  name: string;
+  content: string;
+  executable: boolean;
+}
+
+export interface BundleSpec {
+  source: string;
+  mps: Omit<MpsScriptSettings, 'source'>;
+  sharing: Record<string, DevicePluginConfig>;
+  defaultSharing: string;
+  mig: { gpu: MigGpu; geometries: Record<string, Geometry> } | null;
+}
+
+export function artifactBundle(spec: BundleSpec): ArtifactFile[] {
+  const mps = { ...spec.mps, source: spec.source };
+  const k8s = sharingArtifacts(spec.sharing, spec.defaultSharing, spec.source);
+  const files: ArtifactFile[] = [
+    { name: 'gpushare-mps-start.sh', content: mpsStartScript(mps), executable: true },
+    { name: 'gpushare-mps-stop.sh', content: mpsStopScript(mps), executable: true },
+    { name: 'gpushare-mps.service', content: mpsSystemdUnit(mps), executable: false },
+    { name: 'gpushare-device-plugin-configmap.yaml', content: k8s.configMap, executable: false },
+    { name: 'gpushare-node-label.yaml', content: k8s.selection, executable: false },
+    { name: 'gpushare-clusterpolicy-patch.yaml', content: k8s.clusterPolicyPatch, executable: false },
+    { name: 'gpushare-shared-gpu-pod.yaml', content: k8s.pod, executable: false },
+  ];
+  if (spec.mig) files.push({ name: 'gpushare-mig-parted.yaml', content: migPartedYaml(migPartedConfig(spec.mig.gpu, spec.mig.geometries), spec.mig.gpu, spec.source), executable: false });
+  return files;
+}
+
+/** The device-plugin configs for `replicas`-way sharing, one key per strategy. */
+export function sharingConfigs(replicas: number): Record<string, DevicePluginConfig> {
+  return { [`timeslicing-${replicas}`]: devicePluginConfig('timeSlicing', replicas), [`mps-${replicas}`]: devicePluginConfig('mps', Math.min(replicas, 48)) };
+}
+
+/** The small-inference probe's costs per mode, as the run measured them (infer first, then gemm, then spin). */
+export function measuredFromRun(run: Run): Measured {
+  const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
+  const metrics = runMetrics(run);
+  const forMode = (mode: 'timeslice' | 'mps'): MeasuredMode | null => {
+    const comparison = ['infer', 'gemm', 'spin'].map((w) => run.plan.find((c) => c.mode === mode && c.workload.name === w)).find(Boolean);
+    if (!comparison) return null;
+    const value = (name: string) => metrics.find((m) => m.id === `${comparison.id}/${name}`)?.value ?? null;
+    const p99s = run.trials
+      .filter((t) => t.comparisonId === comparison.id && t.arm === 'contended' && t.status === 'ok')
+      .flatMap((t) => ('clients' in t ? t.clients.flatMap((c) => (c.latency ? [c.latency.p99Ms / c.chunkIterations] : [])) : []));
+    return {
+      workload: comparison.workload.name,
+      clients: comparison.clientEnv.length,
+      slowdown: value('slowdown'),
+      aggregate: value('aggregate-throughput'),
+      p99Ratio: value('p99-latency-ratio'),
+      contendedP99Ms: p99s.length > 0 ? median(p99s) : null,
+    };
+  };
+  return { source: `run ${run.id} (${gpu?.name ?? 'GPU'}, driver ${run.fingerprint.driverVersion ?? '?'})`, timeslice: forMode('timeslice'), mps: forMode('mps') };
+}

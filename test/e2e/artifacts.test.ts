@@ -1,0 +1,68 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { cli, committedRuns, tempDir } from '../helpers.js';
+
+const [real] = committedRuns();
+
+describe('gpushare artifacts', () => {
+  it('writes the MPS scripts (executable), the Kubernetes files and the GPU\'s MIG geometries for a real run', async () => {
+    const out = path.join(tempDir(), 'artifacts');
+    const result = await cli(['artifacts', '--run', real as string, '--out', out]);
+    expect(result.exitCode).toBe(0);
+    expect(readdirSync(out).sort()).toEqual([
+      'README.md',
+      'gpushare-clusterpolicy-patch.yaml',
+      'gpushare-device-plugin-configmap.yaml',
+      'gpushare-mig-parted.yaml',
+      'gpushare-mps-start.sh',
+      'gpushare-mps-stop.sh',
+      'gpushare-mps.service',
+      'gpushare-node-label.yaml',
+      'gpushare-shared-gpu-pod.yaml',
+    ]);
+    expect(statSync(path.join(out, 'gpushare-mps-start.sh')).mode & 0o777).toBe(0o755);
+    // MPS measured cheaper than time-slicing on this run, so it is the ClusterPolicy default.
+    expect(parse(readFileSync(path.join(out, 'gpushare-clusterpolicy-patch.yaml'), 'utf8')).spec.devicePlugin.config.default).toBe('mps-4');
+    const mig = parse(readFileSync(path.join(out, 'gpushare-mig-parted.yaml'), 'utf8'));
+    expect(mig['mig-configs']['all-3g']).toEqual([{ devices: 'all', 'mig-enabled': true, 'mig-devices': { '3g.71gb': 2 } }]);
+  });
+
+  it('needs --run or --gpu, and names an unknown GPU', async () => {
+    const none = await cli(['artifacts', '--out', tempDir()]);
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr.trim()).toBe('gpushare: artifacts needs --run <run-dir> (the GPU it measured) or --gpu <model>');
+    const unknown = await cli(['artifacts', '--out', tempDir(), '--gpu', 'V100']);
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr.trim()).toBe('gpushare: unknown GPU "V100" for --gpu: choose from A100-40GB, A100-80GB, H100-80GB, H200-141GB, or give --run with a measured run');
+  });
+});
+
+describe('gpushare plan', () => {
+  it('40 small models on one A100-80GB: MPS, with the measured costs, and writes its artifacts', async () => {
+    const out = path.join(tempDir(), 'plan');
+    const result = await cli(['plan', '--models', '40', '--mem-gib', '1.5', '--sm-pct', '10', '--gpu', 'A100-80GB', '--run', real as string, '--out', out]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^recommendation: MPS — MIG cannot give 40 models a slice each/m);
+    expect(result.stdout).toMatch(/time-slicing: fits\n[\s\S]*! measured on run .* with 2 infer clients: slowdown \d\.\d\d×/);
+    expect(readdirSync(out)).toContain('gpushare-mps-start.sh');
+    const configMap = parse(readFileSync(path.join(out, 'gpushare-device-plugin-configmap.yaml'), 'utf8'));
+    expect(parse(configMap.data['mps-40']).sharing.mps.resources).toEqual([{ name: 'nvidia.com/gpu', replicas: 40 }]);
+    expect(readFileSync(path.join(out, 'gpushare-mps-start.sh'), 'utf8')).toContain('set_default_active_thread_percentage 10');
+  });
+
+  it('a few larger models get MIG slices and a mig-parted geometry', async () => {
+    const out = path.join(tempDir(), 'plan');
+    const result = await cli(['plan', '--models', '3', '--mem-gib', '12', '--sm-pct', '20', '--gpu', 'H100-80GB', '--out', out]);
+    expect(result.stdout).toMatch(/^recommendation: MIG — every model gets its own 2g\.20gb slice/m);
+    const mig = parse(readFileSync(path.join(out, 'gpushare-mig-parted.yaml'), 'utf8'));
+    expect(mig['mig-configs']['gpushare-plan']).toEqual([{ devices: 'all', 'mig-enabled': true, 'mig-devices': { '2g.20gb': 3 } }]);
+  });
+
+  it('bad numbers: exit 2, one line', async () => {
+    const result = await cli(['plan', '--models', '0', '--mem-gib', '1', '--sm-pct', '10', '--gpu', 'A100-80GB']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.trim()).toBe('gpushare: --models 0: needs a number from 1 to 100000');
+  });
+});

@@ -1,0 +1,162 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { advise, type Measured } from '../../harness/artifacts/advice.js';
+import { artifactBundle, sharingConfigs } from '../../harness/artifacts/bundle.js';
+import { devicePluginConfig, DevicePluginConfigSchema } from '../../harness/artifacts/k8s.js';
+import { builtinMigGpu, migGpuFromRun, type MigGpu } from '../../harness/artifacts/mig-profiles.js';
+import { MigPartedSpecSchema, standardGeometries } from '../../harness/artifacts/mig-parted.js';
+import { placeGeometry } from '../../harness/artifacts/mig-solver.js';
+import { parseMigPlacements, parseMigProfiles } from '../../harness/nvidia/smi-text.js';
+import type { Gpu } from '../../harness/run/schema.js';
+import { fixture, tempDir } from '../helpers.js';
+
+const h100 = builtinMigGpu('H100-80GB') as MigGpu;
+const a100 = builtinMigGpu('A100-80GB') as MigGpu;
+
+describe('MIG placement solver (H100-80GB)', () => {
+  it.each([
+    [{ '3g.40gb': 2 }, true],
+    [{ '4g.40gb': 1, '3g.40gb': 1 }, true],
+    [{ '4g.40gb': 2 }, false],
+    [{ '1g.10gb': 7 }, true],
+    [{ '1g.10gb': 8 }, false],
+    [{ '2g.20gb': 3, '1g.10gb': 1 }, true],
+    [{ '7g.80gb': 1 }, true],
+    [{ '7g.80gb': 1, '1g.10gb': 1 }, false],
+    [{ '1g.10gb+me': 2 }, false],
+  ])('%j placeable: %s', (geometry, ok) => {
+    expect(placeGeometry(h100, geometry).ok).toBe(ok);
+  });
+
+  it('places 2g.20gb only at slots 0, 2 and 4', () => {
+    const placed = placeGeometry(h100, { '2g.20gb': 3 });
+    expect(placed.ok && placed.instances.map((i) => i.start)).toEqual([0, 2, 4]);
+    expect(placeGeometry(h100, { '2g.20gb': 4 })).toMatchObject({ ok: false });
+    // 2g.20gb next to a 1g.20gb at 6: the 1g.20gb (2 slots) has start 6 free.
+    expect(placeGeometry(h100, { '2g.20gb': 3, '1g.20gb': 1 }).ok).toBe(true);
+  });
+
+  it('says why a geometry does not fit', () => {
+    expect(placeGeometry(h100, { '4g.40gb': 2 })).toEqual({ ok: false, reason: '4g.40gb allows at most 1 instance(s), 2 asked' });
+    expect(placeGeometry(h100, { '1g.10gb': 8 })).toEqual({ ok: false, reason: '1g.10gb allows at most 7 instance(s), 8 asked' });
+    expect(placeGeometry(h100, { '3g.40gb': 1, '4g.40gb': 1, '1g.10gb': 1 })).toEqual({ ok: false, reason: '8 compute slices asked, H100-80GB has 7' });
+    expect(placeGeometry(h100, { '5g.50gb': 1 })).toMatchObject({ ok: false, reason: expect.stringContaining('has no MIG profile 5g.50gb') });
+  });
+
+  it('uses the real H200 table a run recorded', () => {
+    const gpu = { name: 'NVIDIA H200', memoryTotalMiB: 143771, migProfiles: parseMigProfiles(fixture('mig-lgip.txt')), migPlacements: parseMigPlacements(fixture('mig-lgipp.txt')) } as Gpu;
+    const h200 = migGpuFromRun(gpu) as MigGpu;
+    expect(h200.memorySlots).toBe(8);
+    expect(placeGeometry(h200, { '3g.71gb': 2 }).ok).toBe(true);
+    expect(placeGeometry(h200, { '4g.71gb': 1, '3g.71gb': 1 }).ok).toBe(true);
+    expect(placeGeometry(h200, { '1g.18gb': 8 }).ok).toBe(false);
+    expect(Object.keys(standardGeometries(h200))).toEqual(['all-1g', 'all-2g', 'all-3g', '4g-3g', 'all-7g']);
+  });
+});
+
+describe('generated YAML', () => {
+  const files = artifactBundle({
+    source: 'a test',
+    mps: { gpus: [0], threadPct: 25, pinnedMemLimit: '2048M', pipeDirectory: '/tmp/nvidia-mps', logDirectory: '/var/log/nvidia-mps' },
+    sharing: sharingConfigs(4),
+    defaultSharing: 'mps-4',
+    mig: { gpu: a100, geometries: standardGeometries(a100) },
+  });
+  const text = (name: string) => files.find((f) => f.name === name)?.content ?? '';
+
+  it('every YAML file parses', () => {
+    for (const file of files.filter((f) => f.name.endsWith('.yaml'))) {
+      for (const doc of parseAllDocuments(file.content)) expect([file.name, doc.errors]).toEqual([file.name, []]);
+    }
+  });
+
+  it('the ConfigMap holds device-plugin configs that validate against the plugin fields', () => {
+    const configMap = parse(text('gpushare-device-plugin-configmap.yaml')) as { kind: string; data: Record<string, string> };
+    expect(configMap.kind).toBe('ConfigMap');
+    expect(Object.keys(configMap.data)).toEqual(['timeslicing-4', 'mps-4']);
+    for (const value of Object.values(configMap.data)) expect(DevicePluginConfigSchema.safeParse(parse(value)).success).toBe(true);
+    expect(parse(configMap.data['mps-4'] as string)).toEqual({
+      version: 'v1',
+      sharing: { mps: { renameByDefault: true, failRequestsGreaterThanOne: true, resources: [{ name: 'nvidia.com/gpu', replicas: 4 }] } },
+    });
+  });
+
+  it('rejects replica counts the plugin would: under 2, or over 48 for MPS', () => {
+    expect(() => devicePluginConfig('mps', 49)).toThrow();
+    expect(() => devicePluginConfig('timeSlicing', 1)).toThrow();
+    expect(devicePluginConfig('timeSlicing', 100).sharing.timeSlicing?.resources[0]?.replicas).toBe(100);
+  });
+
+  it('the ClusterPolicy patch, node label and pod select and use the config', () => {
+    expect(parse(text('gpushare-clusterpolicy-patch.yaml'))).toEqual({ spec: { devicePlugin: { config: { name: 'gpushare-device-plugin-config', default: 'mps-4' } } } });
+    expect(parse(text('gpushare-node-label.yaml'))).toEqual({ metadata: { labels: { 'nvidia.com/device-plugin.config': 'mps-4' } } });
+    const pod = parse(text('gpushare-shared-gpu-pod.yaml')) as { spec: { containers: Array<{ resources: { limits: Record<string, string> } }> } };
+    expect(pod.spec.containers[0]?.resources.limits).toEqual({ 'nvidia.com/gpu.shared': '1' });
+  });
+
+  it('the mig-parted config validates and every geometry is placeable', () => {
+    const spec = MigPartedSpecSchema.parse(parse(text('gpushare-mig-parted.yaml')));
+    expect(Object.keys(spec['mig-configs'])).toEqual(['all-disabled', 'all-1g', 'all-2g', 'all-3g', '4g-3g', 'all-7g']);
+    for (const [name, [entry]] of Object.entries(spec['mig-configs'])) {
+      if (entry?.['mig-enabled']) expect([name, placeGeometry(a100, entry['mig-devices'] ?? {}).ok]).toEqual([name, true]);
+    }
+  });
+
+  it('the MPS scripts and unit are shellcheck-clean and carry the limits', () => {
+    const dir = tempDir();
+    for (const name of ['gpushare-mps-start.sh', 'gpushare-mps-stop.sh']) {
+      const file = path.join(dir, name);
+      writeFileSync(file, text(name));
+      // Throws (and fails the test) on any finding; CI installs Debian's shellcheck.
+      execFileSync('shellcheck', ['--severity=style', file]);
+    }
+    expect(text('gpushare-mps-start.sh')).toContain('control "set_default_active_thread_percentage 25"');
+    expect(text('gpushare-mps-start.sh')).toContain('control "set_default_device_pinned_mem_limit $gpu 2048M"');
+    expect(text('gpushare-mps-start.sh')).toContain('nvidia-smi -i "$gpu" -c EXCLUSIVE_PROCESS');
+    expect(text('gpushare-mps-stop.sh')).toContain('echo quit | nvidia-cuda-mps-control');
+    expect(text('gpushare-mps-stop.sh')).toContain('nvidia-smi -i "$gpu" -c DEFAULT');
+    expect(text('gpushare-mps.service')).toMatch(/ExecStart=\/usr\/local\/sbin\/gpushare-mps-start\.sh\nExecStop=\/usr\/local\/sbin\/gpushare-mps-stop\.sh/);
+  });
+});
+
+const measured: Measured = {
+  source: 'a run',
+  timeslice: { workload: 'infer', clients: 2, slowdown: 5.4, aggregate: 0.37, p99Ratio: 4.1, contendedP99Ms: 0.31 },
+  mps: { workload: 'infer', clients: 2, slowdown: 1.05, aggregate: 1.9, p99Ratio: 0.97, contendedP99Ms: 0.08 },
+};
+const a100gpu = { name: 'A100-80GB', memoryGiB: a100.memoryGiB, mig: a100 };
+
+describe('plan', () => {
+  it.each([
+    ['40 small models on an A100-80GB → MPS (more than MIG has slices)', { models: 40, memGiB: 1.5, smPct: 10 }, 'mps'],
+    ['5 models that each fit a 1g slice → MIG', { models: 5, memGiB: 8, smPct: 10 }, 'mig'],
+    ['60 models: over the MPS client limit → time-slicing', { models: 60, memGiB: 0.5, smPct: 1 }, 'timeslice'],
+    ['3 × 30 GiB at 40%: 3g fits twice only, memory too small for the rest → none', { models: 3, memGiB: 30, smPct: 40 }, null],
+  ] as const)('%s', (_name, request, recommendation) => {
+    const advice = advise({ ...request, latencySloMs: null }, a100gpu, measured);
+    expect(advice.recommendation).toBe(recommendation);
+  });
+
+  it('none fits: says how many such GPUs the models need', () => {
+    expect(advise({ models: 3, memGiB: 30, smPct: 40, latencySloMs: null }, a100gpu, measured).why).toBe('the models do not fit in A100-80GB\'s memory: they need about 2 such GPUs');
+  });
+
+  it('MIG gets one slice per model, checked by the solver', () => {
+    const mig = advise({ models: 5, memGiB: 8, smPct: 10, latencySloMs: null }, a100gpu, measured).assessments.find((a) => a.mode === 'mig');
+    expect(mig?.geometry).toEqual({ '1g.10gb': 5 });
+  });
+
+  it('a latency target rules out a mode whose measured contended p99 misses it', () => {
+    const advice = advise({ models: 60, memGiB: 0.5, smPct: 1, latencySloMs: 0.2 }, a100gpu, measured);
+    expect(advice.assessments.find((a) => a.mode === 'timeslice')?.missesSlo).toBe(true);
+    expect(advice.recommendation).toBeNull();
+    expect(advice.why).toBe('every mode misses the latency target');
+  });
+
+  it('sizes MPS client limits from the request', () => {
+    expect(advise({ models: 40, memGiB: 1.5, smPct: 10, latencySloMs: null }, a100gpu, null)).toMatchObject({ mpsThreadPct: 10, mpsMemLimit: '2048M' });
+  });
+});
