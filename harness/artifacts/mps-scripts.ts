@@ -74,19 +74,33 @@ echo "MPS control daemon running (pipe $CUDA_MPS_PIPE_DIRECTORY, logs $CUDA_MPS_
 
 export function mpsStopScript(s: MpsScriptSettings): string {
   return `${header('Stop the NVIDIA MPS control daemon started by gpushare-mps-start.sh.', s)}
-if [[ -S "$CUDA_MPS_PIPE_DIRECTORY/control" ]]; then
+# The daemon forks away and leaves its control socket behind when it quits, so it is watched by
+# the PID it logs at start ("Control <pid>] Starting control daemon").
+running() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n "$state" && "$state" != Z ]]
+}
+
+pid=""
+if [[ -f "$CUDA_MPS_LOG_DIRECTORY/control.log" ]]; then
+  pid=$(sed -n 's/.*Control *\\([0-9][0-9]*\\)\\] Starting control daemon.*/\\1/p' "$CUDA_MPS_LOG_DIRECTORY/control.log" | tail -n 1)
+fi
+
+if [[ -n "$pid" ]] && running "$pid"; then
   echo quit | nvidia-cuda-mps-control
-  # quit returns at once; the daemon is gone when its control socket is.
   for _ in $(seq 1 100); do
-    if [[ ! -S "$CUDA_MPS_PIPE_DIRECTORY/control" ]]; then
+    if ! running "$pid"; then
       break
     fi
     sleep 0.1
   done
-  if [[ -S "$CUDA_MPS_PIPE_DIRECTORY/control" ]]; then
-    echo "MPS control daemon did not quit within 10 s" >&2
+  if running "$pid"; then
+    echo "MPS control daemon $pid did not quit within 10 s" >&2
     exit 1
   fi
+else
+  echo "no MPS control daemon running for $CUDA_MPS_PIPE_DIRECTORY"
 fi
 
 if [[ "$SKIP_COMPUTE_MODE" -eq 0 ]]; then

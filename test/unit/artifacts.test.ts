@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -119,6 +119,31 @@ describe('generated YAML', () => {
     expect(text('gpushare-mps-stop.sh')).toContain('echo quit | nvidia-cuda-mps-control');
     expect(text('gpushare-mps-stop.sh')).toContain('nvidia-smi -i "$gpu" -c DEFAULT');
     expect(text('gpushare-mps.service')).toMatch(/ExecStart=\/usr\/local\/sbin\/gpushare-mps-start\.sh\nExecStop=\/usr\/local\/sbin\/gpushare-mps-stop\.sh/);
+  });
+});
+
+describe('the generated MPS scripts against the fake daemon', () => {
+  it('start: up and answering; stop: quit and gone, compute mode untouched with --skip-compute-mode', async () => {
+    const { execa } = await import('execa');
+    const { findProcesses } = await import('../../harness/proc/process-table.js');
+    const { FAKES } = await import('../helpers.js');
+    const dir = tempDir();
+    const files = artifactBundle({ source: 'a test', mps: { gpus: [0], threadPct: 50, pinnedMemLimit: null, pipeDirectory: path.join(dir, 'pipe'), logDirectory: path.join(dir, 'log') }, sharing: sharingConfigs(2), defaultSharing: 'mps-2', mig: null });
+    for (const name of ['gpushare-mps-start.sh', 'gpushare-mps-stop.sh']) writeFileSync(path.join(dir, name), files.find((f) => f.name === name)?.content ?? '', { mode: 0o755 });
+    // The fake nvidia-smi refuses -c (exit 2), so a script that tried to set compute mode would fail here.
+    const env = { PATH: `${FAKES}:/usr/local/bin:/usr/bin:/bin`, FAKE_MPS: 'ok' };
+    const ours = async () => (await findProcesses('nvidia-cuda-mps')).filter((p) => p.argv.join(' ').includes('nvidia-cuda-mps'));
+    const before = (await ours()).length;
+    const start = await execa(path.join(dir, 'gpushare-mps-start.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
+    expect([start.exitCode, start.stderr]).toEqual([0, '']);
+    expect(readFileSync(path.join(dir, 'log', 'control.log'), 'utf8')).toContain('Cmd:set_default_active_thread_percentage 50');
+    expect((await ours()).length).toBeGreaterThan(before);
+    const stop = await execa(path.join(dir, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
+    expect([stop.exitCode, stop.stdout.trim()]).toEqual([0, 'MPS control daemon stopped']);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await ours()).length).toBe(before);
+    const again = await execa(path.join(dir, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
+    expect(again.stdout).toContain('no MPS control daemon running');
   });
 });
 
