@@ -53,7 +53,9 @@ export interface GateArgs {
 
 export interface ReportArgs {
   run: string;
-  format: 'json';
+  other?: string;
+  format: 'md' | 'csv' | 'json';
+  out?: string;
   config?: string;
 }
 
@@ -151,12 +153,14 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
       },
     )
     .command(
-      'report <run>',
-      'summarize a run: verdicts with 95% CIs and every metric',
+      'report <run> [other]',
+      'a run as markdown with charts (reports/<run-id>.md), CSV or JSON; with a second run, the two side by side',
       (y) =>
         y
           .positional('run', { type: 'string', demandOption: true, describe: 'run directory' })
-          .option('format', { choices: ['json'] as const, default: 'json' as const, describe: 'output format' })
+          .positional('other', { type: 'string', describe: 'a second run directory to compare with the first' })
+          .option('format', { choices: ['md', 'csv', 'json'] as const, default: 'md' as const, describe: 'output format (md is written to --out; csv and json are printed)' })
+          .option('out', { type: 'string', describe: 'directory for markdown reports', defaultDescription: 'reports/' })
           .option('config', { type: 'string', describe: 'thresholds file (YAML or JSON)' }),
       (args) => {
         command = { name: 'report', args: args as unknown as ReportArgs };

@@ -7,6 +7,7 @@ import { UserError, ExitCode } from './errors.js';
 import type { Fingerprint, Run } from './run/schema.js';
 import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from './stats/bootstrap.js';
 import { MIN_ROUNDS_FOR_CI } from './stats/summary.js';
+import type { Metric } from './stats/metrics.js';
 import { runVerdicts, type MetricVerdict } from './stats/verdicts.js';
 import type { Thresholds } from './thresholds.js';
 
@@ -65,6 +66,14 @@ export function classifyChange(ci: [number, number] | null, better: 'higher' | '
   return lo >= 1 - band && hi <= 1 + band ? 'unchanged' : 'unclear';
 }
 
+/** How `now` moved from `before`: value ratio, its bootstrap CI (ratio of medians), and the status. */
+export function metricChange(now: Metric, before: Metric, band: number): Change | null {
+  if (now.value === null || before.value === null) return null;
+  const enough = now.perRound.length >= MIN_ROUNDS_FOR_CI && before.perRound.length >= MIN_ROUNDS_FOR_CI;
+  const ci = enough ? bootstrapRatioOfMediansCI(now.perRound, before.perRound, { ...DEFAULT_BOOTSTRAP, seed: seedOf(`change:${now.id}`) }) : null;
+  return { metricId: now.id, better: now.better, value: now.value, baselineValue: before.value, change: now.value / before.value, ci, status: classifyChange(ci, now.better, band) };
+}
+
 export function gate(run: Run, baseline: Run | null, thresholds: Thresholds, options: { allowMismatch: boolean }): GateResult {
   const mismatches = baseline ? fingerprintMismatches(machine(run), machine(baseline)) : [];
   if (mismatches.length > 0 && !options.allowMismatch) {
@@ -72,12 +81,10 @@ export function gate(run: Run, baseline: Run | null, thresholds: Thresholds, opt
   }
   const verdicts = runVerdicts(run, thresholds);
   const base = baseline ? new Map(runVerdicts(baseline, thresholds).map((v) => [v.metric.id, v])) : new Map<string, MetricVerdict>();
-  const changes: Change[] = verdicts.flatMap(({ metric, stats }) => {
+  const changes: Change[] = verdicts.flatMap(({ metric }) => {
     const before = base.get(metric.id);
-    if (!before || stats.value === null || before.stats.value === null) return [];
-    const enough = metric.perRound.length >= MIN_ROUNDS_FOR_CI && before.metric.perRound.length >= MIN_ROUNDS_FOR_CI;
-    const ci = enough ? bootstrapRatioOfMediansCI(metric.perRound, before.metric.perRound, { ...DEFAULT_BOOTSTRAP, seed: seedOf(`change:${metric.id}`) }) : null;
-    return [{ metricId: metric.id, better: metric.better, value: stats.value, baselineValue: before.stats.value, change: stats.value / before.stats.value, ci, status: classifyChange(ci, metric.better, thresholds.noiseBand) }];
+    const change = before ? metricChange(metric, before.metric, thresholds.noiseBand) : null;
+    return change ? [change] : [];
   });
   const failed = verdicts.some((v) => v.verdict === 'fail') || changes.some((c) => c.status === 'regression');
   const doubtful = verdicts.some((v) => v.verdict === 'invalid' || v.verdict === 'inconclusive');

@@ -24,7 +24,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'gate':
       return gateCommand(command.args, deps);
     case 'report':
-      return reportCommand(command.args, deps);
+      return reportCommand({ ...command.args, runs: [command.args.run, ...(command.args.other ? [command.args.other] : [])] }, deps);
     case 'artifacts':
       return artifactsCommand(resolveArtifactsOptions(command.args), deps);
     case 'plan':

@@ -22,6 +22,7 @@ import { runMetrics } from '../stats/metrics.js';
 import { runVerdicts } from '../stats/verdicts.js';
 import { VERSION } from '../version.js';
 import { benchBlockers } from './doctor.js';
+import { DEFAULT_REPORTS_DIR, writeRunReport } from './report.js';
 
 export async function bench(options: BenchOptions, deps: AppDeps): Promise<number> {
   if (options.dryRun) {
@@ -39,7 +40,8 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
   const blockers = benchBlockers(fingerprint, config.gpuIndex).filter((b) => needsPython || (!b.startsWith('Python') && !b.includes('PyTorch')));
   if (blockers.length > 0) throw new UserError(`cannot bench here: ${blockers[0]} (run gpushare doctor for details)`);
   const { run, store } = resumed ? await resumeRun(resumed.dir, resumed.run, fingerprint, deps) : await newRun(options, fingerprint, deps);
-  return execute(run, store, options.style, deps);
+  const inResults = path.dirname(path.resolve(store.dir)) === path.join(PACKAGE_ROOT, 'results');
+  return execute(run, store, options.style, inResults ? DEFAULT_REPORTS_DIR : null, deps);
 }
 
 async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: AppDeps): Promise<{ run: Run; store: RunStore }> {
@@ -96,7 +98,7 @@ async function resumeRun(dir: string, run: Run, fingerprint: Fingerprint, deps: 
   return { run, store };
 }
 
-async function execute(run: Run, store: RunStore, style: ProgressStyle, deps: AppDeps): Promise<number> {
+async function execute(run: Run, store: RunStore, style: ProgressStyle, reportDir: string | null, deps: AppDeps): Promise<number> {
   const { config } = run;
   const progress = makeProgress(style, { out: deps.out, err: deps.err });
   const gpu = run.fingerprint.gpus.find((g) => g.index === config.gpuIndex);
@@ -150,8 +152,10 @@ async function execute(run: Run, store: RunStore, style: ProgressStyle, deps: Ap
   }
   const metrics = runMetrics(run);
   const verdicts = runVerdicts(run, config.thresholds);
-  if (style === 'json') deps.out(`${JSON.stringify({ type: 'summary', runId: run.id, dir: store.dir, status: run.status, metrics, verdicts: verdictsJson(verdicts) })}\n`);
-  else deps.out(summaryText(run, metrics, verdicts, store.dir));
+  // The report goes to reports/ for runs in results/, and beside the run for one given --out.
+  const report = await writeRunReport(run, config.thresholds, reportDir ?? path.join(store.dir, 'report'));
+  if (style === 'json') deps.out(`${JSON.stringify({ type: 'summary', runId: run.id, dir: store.dir, report, status: run.status, metrics, verdicts: verdictsJson(verdicts) })}\n`);
+  else deps.out(`${summaryText(run, metrics, verdicts, store.dir)}report: ${report}\n`);
   return ExitCode.ok;
 }
 

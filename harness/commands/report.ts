@@ -1,33 +1,81 @@
-/** `gpushare report <run> --format json`: the machine-readable summary users script against. */
+/** `gpushare report <run> [<run>]`: markdown with charts, CSV or JSON; two runs side by side. */
+import path from 'node:path';
 import type { AppDeps } from '../deps.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode, UserError } from '../errors.js';
 import { verdictsJson } from '../export/gate-outputs.js';
-import { loadRun } from '../run/store.js';
-import { runMetrics } from '../stats/metrics.js';
-import { metricStats } from '../stats/summary.js';
+import { metricsCsv, metricsJson } from '../export/metrics-table.js';
+import { PACKAGE_ROOT } from '../paths.js';
+import { clientsChart, renderSvg, ratiosChart, scalingChart, timelineChart } from '../report/charts.js';
+import { compareRuns, comparisonMarkdown } from '../report/compare.js';
+import { runMarkdown, type ChartLinks } from '../report/markdown.js';
+import type { Run } from '../run/schema.js';
+import { loadRun, writeOutputFile } from '../run/store.js';
 import { runVerdicts } from '../stats/verdicts.js';
-import { loadThresholds } from '../thresholds.js';
+import { loadThresholds, type Thresholds } from '../thresholds.js';
+import { VERSION } from '../version.js';
+
+export type ReportFormat = 'md' | 'csv' | 'json';
 
 export interface ReportOptions {
-  run: string;
-  format: 'json';
+  runs: string[];
+  format: ReportFormat;
+  out?: string;
   config?: string;
 }
 
+export const DEFAULT_REPORTS_DIR = path.join(PACKAGE_ROOT, 'reports');
+
+/** Writes `<out>/<run-id>.md` and its charts in `<out>/<run-id>/`; returns the markdown's path. */
+export async function writeRunReport(run: Run, thresholds: Thresholds, out: string): Promise<string> {
+  const verdicts = runVerdicts(run, thresholds);
+  const specs = { ratios: ratiosChart(verdicts), timeline: timelineChart(run), clients: clientsChart(run), scaling: scalingChart(run) };
+  const links: ChartLinks = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    if (!spec) continue;
+    await writeOutputFile(path.join(out, run.id, `${name}.svg`), await renderSvg(spec));
+    links[name as keyof ChartLinks] = `${run.id}/${name}.svg`;
+  }
+  const file = path.join(out, `${run.id}.md`);
+  await writeOutputFile(file, runMarkdown(run, verdicts, links, VERSION));
+  return file;
+}
+
 export async function reportCommand(options: ReportOptions, deps: AppDeps): Promise<number> {
-  const run = await loadRun(options.run);
-  const thresholds = options.config ? await loadThresholds(options.config) : run.config.thresholds;
-  const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
-  const summary = {
-    run: { id: run.id, status: run.status, createdAt: run.createdAt, finishedAt: run.finishedAt, gpu: gpu?.name ?? null, driver: run.fingerprint.driverVersion, cuda: run.fingerprint.cudaVersion },
-    verdicts: verdictsJson(runVerdicts(run, thresholds)),
-    metrics: runMetrics(run).map((m) => {
-      const { outliers, ...stats } = metricStats(m);
-      return { metric: m.id, description: m.description, better: m.better, headline: m.headline, perRound: m.perRound, ...stats, outlierRounds: outliers };
-    }),
-    modes: run.modes.map((m) => ({ mode: m.mode, status: m.status, reason: m.reason })),
-    stops: run.stops,
-  };
-  deps.out(`${JSON.stringify(summary, null, 2)}\n`);
-  return ExitCode.ok;
+  const runs = await Promise.all(options.runs.map((dir) => loadRun(dir)));
+  const [first, second] = runs;
+  if (!first || runs.length > 2) throw new UserError('report takes one run directory, or two to compare');
+  const thresholds = options.config ? await loadThresholds(options.config) : first.config.thresholds;
+  const out = options.out ?? DEFAULT_REPORTS_DIR;
+  if (second) {
+    if (options.format === 'csv') throw new UserError('--format csv describes one run: compare two with --format md or json');
+    if (options.format === 'json') {
+      deps.out(`${JSON.stringify({ a: first.id, b: second.id, noiseBand: thresholds.noiseBand, metrics: compareRuns(first, second, thresholds.noiseBand) }, null, 2)}\n`);
+      return ExitCode.ok;
+    }
+    const file = path.join(out, `compare-${first.id}-vs-${second.id}.md`);
+    await writeOutputFile(file, comparisonMarkdown(first, second, thresholds.noiseBand));
+    deps.out(`${file}\n`);
+    return ExitCode.ok;
+  }
+  const verdicts = runVerdicts(first, thresholds);
+  switch (options.format) {
+    case 'csv':
+      deps.out(metricsCsv(first, verdicts));
+      return ExitCode.ok;
+    case 'json': {
+      const gpu = first.fingerprint.gpus.find((g) => g.index === first.config.gpuIndex);
+      const summary = {
+        run: { id: first.id, status: first.status, createdAt: first.createdAt, finishedAt: first.finishedAt, gpu: gpu?.name ?? null, driver: first.fingerprint.driverVersion, cuda: first.fingerprint.cudaVersion },
+        verdicts: verdictsJson(verdicts),
+        metrics: metricsJson(first, verdicts),
+        modes: first.modes.map((m) => ({ mode: m.mode, status: m.status, reason: m.reason })),
+        stops: first.stops,
+      };
+      deps.out(`${JSON.stringify(summary, null, 2)}\n`);
+      return ExitCode.ok;
+    }
+    case 'md':
+      deps.out(`${await writeRunReport(first, thresholds, out)}\n`);
+      return ExitCode.ok;
+  }
 }

@@ -1,0 +1,72 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Resvg } from '@resvg/resvg-js';
+import { XMLValidator } from 'fast-xml-parser';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import { cli, committedRuns, QUICK, tempDir } from '../helpers.js';
+
+const runs = committedRuns();
+const [real] = runs;
+
+describe('gpushare report (markdown)', () => {
+  it('matches the snapshot for a committed real run, with its charts beside it', async () => {
+    const out = tempDir();
+    const result = await cli(['report', real as string, '--out', out]);
+    expect(result.exitCode).toBe(0);
+    const id = path.basename(real as string);
+    const md = readFileSync(path.join(out, `${id}.md`), 'utf8').replace(/gpushare \d+\.\d+\.\d+/, 'gpushare <version>');
+    await expect(md).toMatchFileSnapshot(`__snapshots__/report-${id}.md`);
+    expect(md.indexOf('## Verdicts')).toBeLessThan(md.indexOf('## Environment'));
+    for (const link of md.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)) expect(readdirSync(path.join(out, id))).toContain(path.basename(link[1] as string));
+  });
+
+  it('every chart of every committed run is valid XML without scripts and renders to PNG', async () => {
+    const out = tempDir();
+    for (const run of runs) expect((await cli(['report', run, '--out', out])).exitCode).toBe(0);
+    const svgs = runs.flatMap((run) => readdirSync(path.join(out, path.basename(run))).map((f) => path.join(out, path.basename(run), f)));
+    expect(svgs.length).toBeGreaterThanOrEqual(runs.length * 3);
+    for (const file of svgs) {
+      const svg = readFileSync(file, 'utf8');
+      expect([file, XMLValidator.validate(svg)]).toEqual([file, true]);
+      expect(svg).not.toMatch(/<script|javascript:/i);
+      const png = new Resvg(svg).render();
+      expect(png.width).toBeGreaterThan(300);
+      expect(png.asPng().length).toBeGreaterThan(1000);
+    }
+  });
+
+  it('compares two runs side by side with each change and its CI', async () => {
+    const out = tempDir();
+    const [a, b] = runs;
+    const result = await cli(['report', a as string, b as string, '--out', out]);
+    expect(result.exitCode).toBe(0);
+    const md = readFileSync(result.stdout.trim(), 'utf8');
+    expect(md).toMatch(/^\| `streams\/spin\/speedup-k2` \| 1\.99\d \| 1\.99\d \| [-+]0\.\d% \| \[0\.99\d, 1\.00\d\] \| unchanged \|$/m);
+  });
+});
+
+describe('gpushare report --format csv and json share their columns', () => {
+  it('CSV header = the keys of each JSON metric (plus perRound)', async () => {
+    const csv = await cli(['report', real as string, '--format', 'csv']);
+    const json = await cli(['report', real as string, '--format', 'json']);
+    const rows = parseCsv(csv.stdout, { columns: true }) as Array<Record<string, string>>;
+    const metrics = (JSON.parse(json.stdout) as { metrics: Array<Record<string, unknown>> }).metrics;
+    expect(rows).toHaveLength(metrics.length);
+    expect([...Object.keys(rows[0] ?? {}), 'perRound']).toEqual(Object.keys(metrics[0] ?? {}));
+    const gemm = rows.find((r) => r.metric === 'timeslice/gemm/slowdown');
+    expect(gemm).toMatchObject({ verdict: 'pass', threshold: '1.2–3.5', headline: 'true' });
+  });
+});
+
+describe('bench writes the report of every run', () => {
+  it('beside a run given --out', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--out', out, '--modes', 'streams,timeslice', '--workloads', 'spin', ...QUICK]);
+    expect(result.exitCode).toBe(0);
+    const reportDir = path.join(out, 'report');
+    const md = readdirSync(reportDir).find((f) => f.endsWith('.md'));
+    expect(md).toBeDefined();
+    expect(result.stdout).toContain(`report: ${path.join(reportDir, md as string)}`);
+  });
+});
