@@ -2,6 +2,8 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { expect } from 'vitest';
+import { UserError } from '../harness/errors.js';
 import type { Run } from '../harness/run/schema.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -71,5 +73,32 @@ export function degrade(run: Run, factor = 1.1): void {
       if (streams && client.variant.streams > 1) client.gpuMs *= factor;
       if (!streams && trial.arm === 'contended') client.iterations = Math.round(client.iterations / factor);
     }
+  }
+}
+
+/** A user error: one line on stderr, containing `text`, and no stack trace. */
+export function expectOneLineError(stderr: string, text: string): void {
+  expect(stderr.trim().split('\n')).toHaveLength(1);
+  expect(stderr).toContain(text);
+  expect(stderr).not.toMatch(/\n\s+at /);
+}
+
+/** The message of the UserError that `fn` throws (fails the test if it throws nothing or something else). */
+export function userErrorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof UserError) return error.message;
+    throw error;
+  }
+  throw new Error('expected a UserError');
+}
+
+/** run.json as it is on disk now, or null while it is not there yet (a run in progress). */
+export function runOnDisk(out: string): Run | null {
+  try {
+    return JSON.parse(readFileSync(path.join(out, 'run.json'), 'utf8')) as Run;
+  } catch {
+    return null;
   }
 }

@@ -1,20 +1,12 @@
 /** `gpushare gate <run> [--baseline <run>]`: verdicts and regressions, with CI-friendly outputs. */
+import type { GateArgs } from '../cli.js';
 import type { AppDeps } from '../deps.js';
 import { gateJson, gateJunit, gateMarkdown, gateText } from '../export/gate-outputs.js';
 import { gate } from '../gate.js';
 import { appendOutputFile, loadRun, writeOutputFile } from '../run/store.js';
 import { loadThresholds } from '../thresholds.js';
 
-export interface GateOptions {
-  run: string;
-  baseline?: string;
-  config?: string;
-  junit?: string;
-  json?: boolean;
-  allowMismatch?: boolean;
-}
-
-export async function gateCommand(options: GateOptions, deps: AppDeps, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function gateCommand(options: GateArgs, deps: AppDeps, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const run = await loadRun(options.run);
   // Without --config, the run is graded by the thresholds it was measured under.
   const thresholds = options.config ? await loadThresholds(options.config) : run.config.thresholds;

@@ -262,7 +262,6 @@ export const TrialSchema = z.discriminatedUnion('status', [
   z.object({ ...TrialBase, status: z.literal('skipped'), reason: z.string() }),
 ]);
 export type Trial = z.infer<typeof TrialSchema>;
-export type TrialStatus = Trial['status'];
 
 /** What happened to a mode as a whole: measured, or skipped with the exact reason. */
 export const ModeRecordSchema = z.object({

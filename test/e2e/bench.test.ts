@@ -9,19 +9,13 @@ import { isRunning } from '../../harness/proc/process-table.js';
 import type { Run } from '../../harness/run/schema.js';
 import { loadRun } from '../../harness/run/store.js';
 import { runMetrics } from '../../harness/stats/metrics.js';
-import { cli, pathWithoutNvidia, QUICK, tempDir } from '../helpers.js';
+import { cli, expectOneLineError, pathWithoutNvidia, QUICK, tempDir } from '../helpers.js';
 
 /** A metric's median; the fakes sleep for real, so their ratios carry a few percent of jitter. */
 function metricValue(run: Run, id: string): number {
   const value = runMetrics(run).find((m) => m.id === id)?.value;
   if (value === undefined || value === null) throw new Error(`no value for ${id}`);
   return value;
-}
-
-function expectOneLineError(stderr: string, fragment: string) {
-  expect(stderr.trim().split('\n')).toHaveLength(1);
-  expect(stderr).toContain(fragment);
-  expect(stderr).not.toMatch(/\n\s+at /);
 }
 
 describe('gpushare bench end to end (fakes)', () => {

@@ -6,24 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { findProcesses, isRunning } from '../../harness/proc/process-table.js';
 import type { Run } from '../../harness/run/schema.js';
 import { loadRun } from '../../harness/run/store.js';
-import { cli, QUICK, ROOT, tempDir } from '../helpers.js';
-
-function onDisk(out: string): Run | null {
-  try {
-    return JSON.parse(readFileSync(path.join(out, 'run.json'), 'utf8')) as Run;
-  } catch {
-    return null;
-  }
-}
+import { cli, expectOneLineError, QUICK, ROOT, runOnDisk, tempDir } from '../helpers.js';
 
 async function untilTrials(out: string, n: number): Promise<void> {
-  while ((onDisk(out)?.trials.length ?? 0) < n) await sleep(50);
-}
-
-function expectOneLine(stderr: string, text: string) {
-  expect(stderr.trim().split('\n')).toHaveLength(1);
-  expect(stderr).toContain(text);
-  expect(stderr).not.toMatch(/\n\s+at /);
+  while ((runOnDisk(out)?.trials.length ?? 0) < n) await sleep(50);
 }
 
 describe('kill -9 and --resume', () => {
@@ -32,10 +18,10 @@ describe('kill -9 and --resume', () => {
     const args = ['bench', '--out', out, '--modes', 'timeslice,mps', '--workloads', 'gemm', '--rounds', '3', '--max-rounds', '3', '--window-ms', '150'];
     const child = cli(args);
     // Wait until the MPS arm is under way: the daemon is on disk and trials of it are done.
-    while (!(onDisk(out)?.trials.some((t) => t.comparisonId.startsWith('mps/')) ?? false)) await sleep(50);
+    while (!(runOnDisk(out)?.trials.some((t) => t.comparisonId.startsWith('mps/')) ?? false)) await sleep(50);
     child.kill('SIGKILL');
     await child;
-    const killed = onDisk(out) as Run;
+    const killed = runOnDisk(out) as Run;
     const orphan = killed.modes.find((m) => m.mode === 'mps')?.mps;
     expect(orphan?.shutdown).toBe('running');
     expect(await isRunning(orphan?.controlPid as number)).toBe(true);
@@ -64,10 +50,10 @@ describe('kill -9 and --resume', () => {
     await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', ...QUICK]);
     const complete = await cli(['bench', '--resume', out]);
     expect(complete.exitCode).toBe(2);
-    expectOneLine(complete.stderr, `${out} holds a complete run: there is nothing to resume`);
+    expectOneLineError(complete.stderr, `${out} holds a complete run: there is nothing to resume`);
     const clash = await cli(['bench', '--resume', out, '--modes', 'mps']);
     expect(clash.exitCode).toBe(2);
-    expectOneLine(clash.stderr, '--resume continues a run with its own settings: drop --modes');
+    expectOneLineError(clash.stderr, '--resume continues a run with its own settings: drop --modes');
   });
 });
 
@@ -76,7 +62,7 @@ describe('signals', () => {
     const out = path.join(tempDir(), 'run');
     const child = cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'gemm', '--rounds', '50', '--window-ms', '300', '--exit-timeout-s', '30']);
     await untilTrials(out, 2);
-    const before = onDisk(out) as Run;
+    const before = runOnDisk(out) as Run;
     child.kill('SIGINT');
     child.kill('SIGINT');
     const result = await child;
@@ -94,7 +80,7 @@ describe('a busy GPU', () => {
   it('is refused with the evidence', async () => {
     const result = await cli(['bench', '--out', path.join(tempDir(), 'run'), ...QUICK], { FAKE_SMI: 'busy' });
     expect(result.exitCode).toBe(2);
-    expectOneLine(result.stderr, 'GPU 0 is busy (compute process 4242 (python3, 30000 MiB); utilization 97%; 30000 MiB of memory in use): wait until it is idle, or pass --allow-busy');
+    expectOneLineError(result.stderr, 'GPU 0 is busy (compute process 4242 (python3, 30000 MiB); utilization 97%; 30000 MiB of memory in use): wait until it is idle, or pass --allow-busy');
   });
 
   it('with --allow-busy is measured, marked contaminated, and the gate trusts none of it', async () => {
@@ -119,7 +105,7 @@ describe('bad input and bad environments: exit 2, one line, nothing measured los
   it('garbled nvidia-smi output', async () => {
     const result = await cli(['bench', '--out', path.join(tempDir(), 'run')], { FAKE_SMI: 'garbled-query' });
     expect(result.exitCode).toBe(2);
-    expectOneLine(result.stderr, 'nvidia-smi --query-gpu printed an unreadable line: expected 12 fields, got 3');
+    expectOneLineError(result.stderr, 'nvidia-smi --query-gpu printed an unreadable line: expected 12 fields, got 3');
   });
 
   it('an output directory that cannot be written', async () => {
@@ -127,18 +113,18 @@ describe('bad input and bad environments: exit 2, one line, nothing measured los
     writeFileSync(file, '');
     const result = await cli(['bench', '--out', path.join(file, 'run'), ...QUICK]);
     expect(result.exitCode).toBe(2);
-    expectOneLine(result.stderr, `cannot write the output directory ${file}/run (ENOTDIR): choose another with --out`);
+    expectOneLineError(result.stderr, `cannot write the output directory ${file}/run (ENOTDIR): choose another with --out`);
   });
 
   it('an unreadable or invalid thresholds file given to bench', async () => {
     const missing = await cli(['bench', '--config', '/nonexistent.yaml', ...QUICK]);
     expect(missing.exitCode).toBe(2);
-    expectOneLine(missing.stderr, 'cannot read the thresholds file /nonexistent.yaml (ENOENT)');
+    expectOneLineError(missing.stderr, 'cannot read the thresholds file /nonexistent.yaml (ENOENT)');
     const file = path.join(tempDir(), 't.json');
     writeFileSync(file, '{"thresholds": {"x": {"min": "1"}}}');
     const invalid = await cli(['bench', '--config', file, ...QUICK]);
     expect(invalid.exitCode).toBe(2);
-    expectOneLine(invalid.stderr, 'thresholds.x.min: Invalid input: expected number, received string (got "1")');
+    expectOneLineError(invalid.stderr, 'thresholds.x.min: Invalid input: expected number, received string (got "1")');
   });
 });
 

@@ -1,18 +1,10 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { isRunning } from '../../harness/proc/process-table.js';
 import { loadRun } from '../../harness/run/store.js';
-import { cli, tempDir } from '../helpers.js';
+import { cli, runOnDisk, tempDir } from '../helpers.js';
 
-async function trialsOnDisk(out: string): Promise<number> {
-  try {
-    return (JSON.parse(readFileSync(path.join(out, 'run.json'), 'utf8')) as { trials: unknown[] }).trials.length;
-  } catch {
-    return 0;
-  }
-}
 
 describe('signals during the MPS arm', () => {
   it.each([
@@ -21,7 +13,7 @@ describe('signals during the MPS arm', () => {
   ] as const)('%s: kills the workloads, quits the daemon, keeps finished trials, exits %i', async (signal, code) => {
     const out = path.join(tempDir(), 'run');
     const child = cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'gemm', '--rounds', '50', '--window-ms', '200']);
-    while ((await trialsOnDisk(out)) < 2) await sleep(50);
+    while ((runOnDisk(out)?.trials.length ?? 0) < 2) await sleep(50);
     child.kill(signal);
     const result = await child;
     expect(result.exitCode).toBe(code);

@@ -3,7 +3,6 @@
  * nvidia-smi, the real MPS daemon and real PyTorch workloads; ratios are not asserted here (those are
  * measurements, made by `npm run bench`).
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
@@ -16,7 +15,7 @@ import { loadRun } from '../../harness/run/store.js';
 import { builtinSpec } from '../../harness/workload/registry.js';
 import { WorkloadClient } from '../../harness/workload/client.js';
 import { runCommand } from '../../harness/workload/protocol.js';
-import { CLI, tempDir } from '../helpers.js';
+import { CLI, runOnDisk, tempDir } from '../helpers.js';
 
 const gpuCli = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false, timeout: 280_000 });
 
@@ -72,14 +71,7 @@ describe('on a real GPU', () => {
   it('SIGINT in the MPS arm: exit 130, finished trials kept, no MPS daemon or workload left', async () => {
     const out = path.join(tempDir(), 'run');
     const child = execa(process.execPath, [CLI, 'bench', '--out', out, '--modes', 'mps', '--workloads', 'infer', '--rounds', '50', '--window-ms', '300'], { reject: false });
-    const trials = () => {
-      try {
-        return (JSON.parse(readFileSync(path.join(out, 'run.json'), 'utf8')) as { trials: unknown[] }).trials.length;
-      } catch {
-        return 0;
-      }
-    };
-    while (trials() < 3) await sleep(200);
+    while ((runOnDisk(out)?.trials.length ?? 0) < 3) await sleep(200);
     child.kill('SIGINT');
     const result = await child;
     expect(result.exitCode).toBe(130);
@@ -96,17 +88,10 @@ describe('on a real GPU', () => {
     const out = path.join(tempDir(), 'run');
     const args = ['bench', '--out', out, '--modes', 'mps', '--workloads', 'infer', '--rounds', '6', '--max-rounds', '6', '--window-ms', '300', '--quiet'];
     const child = execa(process.execPath, [CLI, ...args], { reject: false });
-    const onDisk = () => {
-      try {
-        return JSON.parse(readFileSync(path.join(out, 'run.json'), 'utf8')) as { trials: Array<{ id: string }> };
-      } catch {
-        return { trials: [] };
-      }
-    };
-    while (onDisk().trials.length < 4) await sleep(200);
+    while ((runOnDisk(out)?.trials.length ?? 0) < 4) await sleep(200);
     child.kill('SIGKILL');
     await child;
-    const kept = onDisk().trials;
+    const kept = runOnDisk(out)?.trials ?? [];
     await sleep(3000);
     const psAfterKill = await psReport(`kill -9 of the harness (${kept.length} trials on disk)`);
     expect(psAfterKill).not.toMatch(/workloads\/infer\.py/);

@@ -1,26 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { BenchArgs } from '../../harness/cli.js';
-import { UserError } from '../../harness/errors.js';
 import { resolveBenchOptions } from '../../harness/options.js';
 import { buildPlan, orderTrials } from '../../harness/plan.js';
 import type { Fingerprint, Gpu } from '../../harness/run/schema.js';
 import { parseGpuList, parseMigPlacements, parseMigProfiles } from '../../harness/nvidia/smi-text.js';
-import { fixture } from '../helpers.js';
+import { fixture, userErrorOf } from '../helpers.js';
 import { testConfig } from './config-fixture.js';
 
 function resolve(args: Partial<BenchArgs>) {
   return resolveBenchOptions({ command: [], ...args });
 }
 
-function userError(args: Partial<BenchArgs>): string {
-  try {
-    resolve(args);
-  } catch (error) {
-    if (error instanceof UserError) return error.message;
-    throw error;
-  }
-  throw new Error('expected a UserError');
-}
+const userError = (args: Partial<BenchArgs>) => userErrorOf(() => resolve(args));
 
 describe('bench options', () => {
   it('fills in the documented defaults', () => {

@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { UserError } from '../../harness/errors.js';
+import { userErrorOf } from '../helpers.js';
 import { boundsFor, DEFAULT_THRESHOLDS, parseThresholds } from '../../harness/thresholds.js';
 
-function error(text: string, file = 'gates.yaml'): string {
-  try {
-    parseThresholds(text, file);
-  } catch (e) {
-    if (e instanceof UserError) return e.message;
-    throw e;
-  }
-  throw new Error('expected a UserError');
-}
+const error = (text: string, file = 'gates.yaml') => userErrorOf(() => parseThresholds(text, file));
 
 describe('thresholds', () => {
   it('defaults grade the canonical probes', () => {
