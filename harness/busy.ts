@@ -1,12 +1,12 @@
 /** Is someone else using the GPU? Evidence read from the fingerprint, before anything is measured. */
-import type { Fingerprint } from './run/schema.js';
+import { gpuAt, type Fingerprint } from './run/schema.js';
 
 /** Utilization above this, or this much memory in use, before a run means another tenant is busy. */
 export const BUSY_UTIL_PCT = 10;
 export const BUSY_MEMORY_MIB = 1024;
 
 export function busyEvidence(fingerprint: Fingerprint, gpuIndex: number): string[] {
-  const gpu = fingerprint.gpus.find((g) => g.index === gpuIndex);
+  const gpu = gpuAt(fingerprint, gpuIndex);
   const evidence: string[] = [];
   for (const app of fingerprint.computeApps) evidence.push(`compute process ${app.pid} (${app.name}, ${app.usedMemoryMiB ?? '?'} MiB)`);
   if (gpu?.utilGpuPct !== null && gpu?.utilGpuPct !== undefined && gpu.utilGpuPct > BUSY_UTIL_PCT) evidence.push(`utilization ${gpu.utilGpuPct}%`);

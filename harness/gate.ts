@@ -4,7 +4,7 @@
  * noise band in the worse direction.
  */
 import { UserError, ExitCode } from './errors.js';
-import type { Fingerprint, Run } from './run/schema.js';
+import { gpuAt, type Fingerprint, type Run } from './run/schema.js';
 import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from './stats/bootstrap.js';
 import { MIN_ROUNDS_FOR_CI } from './stats/summary.js';
 import type { Metric } from './stats/metrics.js';
@@ -44,7 +44,7 @@ export interface Machine {
 
 /** GPU model, driver, MIG mode and compute mode: runs that differ in these measure different things. */
 export function fingerprintMismatches(now: Machine, before: Machine): string[] {
-  const gpu = (m: Machine) => m.fingerprint.gpus.find((g) => g.index === m.gpuIndex);
+  const gpu = (m: Machine) => gpuAt(m.fingerprint, m.gpuIndex);
   const fields: Array<[string, (m: Machine) => unknown]> = [
     ['GPU model', (m) => gpu(m)?.name],
     ['driver', (m) => m.fingerprint.driverVersion],

@@ -3,7 +3,7 @@
  * modes that cannot run here into `skipped` records with their exact reason.
  */
 import { findBuiltin } from './workload/registry.js';
-import type { Arm, Comparison, Config, Fingerprint, Gpu, ModeName, ModeRecord, Variant, WorkloadSpec } from './run/schema.js';
+import { gpuAt, type Arm, type Comparison, type Config, type Fingerprint, type Gpu, type ModeName, type ModeRecord, type Variant, type WorkloadSpec } from './run/schema.js';
 
 export interface Plan {
   comparisons: Comparison[];
@@ -13,7 +13,7 @@ export interface Plan {
 
 /** `fingerprint` null (a dry run without a GPU): every mode but MIG is planned; MIG is decided at run time. */
 export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan {
-  const gpu = fingerprint ? fingerprint.gpus.find((g) => g.index === config.gpuIndex) : PLACEHOLDER_GPU;
+  const gpu = fingerprint ? gpuAt(fingerprint, config.gpuIndex) : PLACEHOLDER_GPU;
   const comparisons: Comparison[] = [];
   const modes: ModeRecord[] = [];
   for (const mode of config.modes) {

@@ -11,7 +11,7 @@ import type { Reaper } from './proc/reaper.js';
 import type { ProcessRunner } from './proc/runner.js';
 import type { Progress } from './progress.js';
 import type { RunStore } from './run/store.js';
-import type { ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './run/schema.js';
+import { gpuAt, type ClientResult, type Comparison, type ModeRecord, type Run, type Stop, type Trial } from './run/schema.js';
 import { overlap, summarizeLatencies } from './stats/measures.js';
 import { comparisonMetrics } from './stats/metrics.js';
 import { metricStats } from './stats/summary.js';
@@ -46,7 +46,7 @@ class Scheduler {
     private readonly deps: SchedulerDeps,
   ) {
     this.total = run.plan.reduce((n, c) => n + c.rounds * c.arms.length, 0);
-    this.gpuUuid = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex)?.uuid ?? String(run.config.gpuIndex);
+    this.gpuUuid = gpuAt(run.fingerprint, run.config.gpuIndex)?.uuid ?? String(run.config.gpuIndex);
     this.startedUs = deps.clock.monotonicUs();
   }
 

@@ -1,5 +1,5 @@
 /** The artifact files for one GPU, as name → text: pure, so `artifacts` and `plan` share it and tests read it. */
-import type { Run } from '../run/schema.js';
+import { gpuAt, type Run } from '../run/schema.js';
 import { runMetrics } from '../stats/metrics.js';
 import { median } from 'simple-statistics';
 import type { Measured, MeasuredMode } from './advice.js';
@@ -46,7 +46,7 @@ export function sharingConfigs(replicas: number): Record<string, DevicePluginCon
 
 /** The small-inference probe's costs per mode, as the run measured them (infer first, then gemm, then spin). */
 export function measuredFromRun(run: Run): Measured {
-  const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
+  const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   const metrics = runMetrics(run);
   const forMode = (mode: 'timeslice' | 'mps'): MeasuredMode | null => {
     const comparison = ['infer', 'gemm', 'spin'].map((w) => run.plan.find((c) => c.mode === mode && c.workload.name === w)).find(Boolean);

@@ -7,7 +7,7 @@ import { BUILTIN_MIG_GPUS, builtinMigGpu, migGpuFromRun } from '../artifacts/mig
 import { standardGeometries } from '../artifacts/mig-parted.js';
 import type { AppDeps } from '../deps.js';
 import { ExitCode, UserError } from '../errors.js';
-import type { Run } from '../run/schema.js';
+import { gpuAt, type Run } from '../run/schema.js';
 import { loadRun, writeOutputFile } from '../run/store.js';
 import { runMetrics } from '../stats/metrics.js';
 
@@ -33,7 +33,7 @@ function builtinGpu(name: string): PlanGpu {
 }
 
 function runGpu(run: Run): PlanGpu {
-  const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
+  const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   if (!gpu) throw new UserError(`run ${run.id} has no GPU ${run.config.gpuIndex} in its fingerprint`);
   return { name: gpu.name ?? 'GPU', memoryGiB: (gpu.memoryTotalMiB ?? 0) / 1024, mig: migGpuFromRun(gpu) };
 }

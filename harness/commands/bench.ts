@@ -15,7 +15,7 @@ import { PACKAGE_ROOT, WORKLOADS_DIR } from '../paths.js';
 import { buildPlan, type Plan } from '../plan.js';
 import { Reaper } from '../proc/reaper.js';
 import { makeProgress, type ProgressStyle } from '../progress.js';
-import { RUN_SCHEMA_ID, type Config, type Fingerprint, type Run } from '../run/schema.js';
+import { gpuAt, RUN_SCHEMA_ID, type Config, type Fingerprint, type Run } from '../run/schema.js';
 import { fsRunStore, loadRun, openRunDirectory, type RunStore } from '../run/store.js';
 import { executeRun } from '../scheduler.js';
 import { runMetrics } from '../stats/metrics.js';
@@ -101,7 +101,7 @@ async function resumeRun(dir: string, run: Run, fingerprint: Fingerprint, deps: 
 async function execute(run: Run, store: RunStore, style: ProgressStyle, reportDir: string | null, deps: AppDeps): Promise<number> {
   const { config } = run;
   const progress = makeProgress(style, { out: deps.out, err: deps.err });
-  const gpu = run.fingerprint.gpus.find((g) => g.index === config.gpuIndex);
+  const gpu = gpuAt(run.fingerprint, config.gpuIndex);
   const planned = run.plan.reduce((n, c) => n + c.rounds * c.arms.length, 0);
   progress.emit({ type: 'run-start', runId: run.id, dir: store.dir, device: gpu?.name ?? '?', comparisons: run.plan.length, trials: planned });
 
@@ -161,7 +161,7 @@ async function execute(run: Run, store: RunStore, style: ProgressStyle, reportDi
 
 /** `<date>-<gpu>-<6 hex>`, e.g. 2026-11-21-h200-3fa9c2. */
 function runId(createdAt: string, fingerprint: Fingerprint, gpuIndex: number): string {
-  const name = fingerprint.gpus.find((g) => g.index === gpuIndex)?.name ?? 'gpu';
+  const name = gpuAt(fingerprint, gpuIndex)?.name ?? 'gpu';
   const slug = name.toLowerCase().replace(/^nvidia\s+/, '').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'gpu';
   return `${createdAt.slice(0, 10)}-${slug}-${randomBytes(3).toString('hex')}`;
 }

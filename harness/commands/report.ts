@@ -8,7 +8,7 @@ import { PACKAGE_ROOT } from '../paths.js';
 import { clientsChart, renderSvg, ratiosChart, scalingChart, timelineChart } from '../report/charts.js';
 import { compareRuns, comparisonMarkdown } from '../report/compare.js';
 import { runMarkdown, type ChartLinks } from '../report/markdown.js';
-import type { Run } from '../run/schema.js';
+import { gpuAt, type Run } from '../run/schema.js';
 import { loadRun, writeOutputFile } from '../run/store.js';
 import { runVerdicts } from '../stats/verdicts.js';
 import { loadThresholds, type Thresholds } from '../thresholds.js';
@@ -63,7 +63,7 @@ export async function reportCommand(options: ReportOptions, deps: AppDeps): Prom
       deps.out(metricsCsv(first, verdicts));
       return ExitCode.ok;
     case 'json': {
-      const gpu = first.fingerprint.gpus.find((g) => g.index === first.config.gpuIndex);
+      const gpu = gpuAt(first.fingerprint, first.config.gpuIndex);
       const summary = {
         run: { id: first.id, status: first.status, createdAt: first.createdAt, finishedAt: first.finishedAt, gpu: gpu?.name ?? null, driver: first.fingerprint.driverVersion, cuda: first.fingerprint.cudaVersion },
         verdicts: verdictsJson(verdicts),

@@ -2,10 +2,10 @@
 import type { Metric } from '../stats/metrics.js';
 import { metricStats } from '../stats/summary.js';
 import type { MetricVerdict } from '../stats/verdicts.js';
-import type { Run } from '../run/schema.js';
+import { gpuAt, type Run } from '../run/schema.js';
 
 export function summaryText(run: Run, metrics: readonly Metric[], verdicts: readonly MetricVerdict[], dir: string): string {
-  const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
+  const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   const lines = [
     `run ${run.id} (${run.status}) on ${gpu?.name ?? 'unknown GPU'}, driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}`,
   ];

@@ -1,6 +1,6 @@
 /** Two runs side by side: each ratio in both, and its change with a bootstrap CI. */
 import { metricChange, type Change } from '../gate.js';
-import type { Run } from '../run/schema.js';
+import { gpuAt, type Run } from '../run/schema.js';
 import { runMetrics } from '../stats/metrics.js';
 
 export function compareRuns(a: Run, b: Run, band: number): Array<{ id: string; a: number | null; b: number | null; change: Change | null }> {
@@ -14,7 +14,7 @@ export function compareRuns(a: Run, b: Run, band: number): Array<{ id: string; a
 const f3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
 
 export function comparisonMarkdown(a: Run, b: Run, band: number): string {
-  const gpu = (r: Run) => r.fingerprint.gpus.find((g) => g.index === r.config.gpuIndex)?.name ?? 'GPU';
+  const gpu = (r: Run) => gpuAt(r.fingerprint, r.config.gpuIndex)?.name ?? 'GPU';
   const rows = compareRuns(a, b, band);
   const lines = [
     `# gpushare comparison: ${a.id} → ${b.id}`,

@@ -1,7 +1,7 @@
 /** The markdown report: a pure function of a run, its verdicts and the names of its chart files. */
 import { median } from 'simple-statistics';
 import { measuredFromRun } from '../artifacts/bundle.js';
-import type { Comparison, Run } from '../run/schema.js';
+import { gpuAt, type Comparison, type Run } from '../run/schema.js';
 import { throughputPerS } from '../stats/measures.js';
 import { runMetrics, type Metric } from '../stats/metrics.js';
 import { metricStats } from '../stats/summary.js';
@@ -85,7 +85,7 @@ function answer(run: Run, metrics: Metric[]): string[] {
 }
 
 export function runMarkdown(run: Run, verdicts: readonly MetricVerdict[], charts: ChartLinks, version: string): string {
-  const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
+  const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   const metrics = runMetrics(run);
   const counts = new Map<string, number>();
   for (const t of run.trials) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);

@@ -114,6 +114,11 @@ export const FingerprintSchema = z.object({
 });
 export type Fingerprint = z.infer<typeof FingerprintSchema>;
 
+/** The GPU with nvidia-smi index `index` in a fingerprint. */
+export function gpuAt(fingerprint: Fingerprint, index: number): Gpu | undefined {
+  return fingerprint.gpus.find((g) => g.index === index);
+}
+
 const ParamValue = z.union([z.string(), z.number(), z.boolean()]);
 
 /** A workload as the harness launches it: `argv` is exact (never given to a shell). */
