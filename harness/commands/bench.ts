@@ -153,7 +153,7 @@ async function execute(run: Run, store: RunStore, style: ProgressStyle, reportDi
   const metrics = runMetrics(run);
   const verdicts = runVerdicts(run, config.thresholds);
   // The report goes to reports/ for runs in results/, and beside the run for one given --out.
-  const report = await writeRunReport(run, config.thresholds, reportDir ?? path.join(store.dir, 'report'));
+  const report = await writeRunReport(run, verdicts, reportDir ?? path.join(store.dir, 'report'));
   if (style === 'json') deps.out(`${JSON.stringify({ type: 'summary', runId: run.id, dir: store.dir, report, status: run.status, metrics, verdicts: verdictsJson(verdicts) })}\n`);
   else deps.out(`${summaryText(run, metrics, verdicts, store.dir)}report: ${report}\n`);
   return ExitCode.ok;

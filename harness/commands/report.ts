@@ -10,8 +10,8 @@ import { compareRuns, comparisonMarkdown } from '../report/compare.js';
 import { runMarkdown, type ChartLinks } from '../report/markdown.js';
 import { gpuAt, type Run } from '../run/schema.js';
 import { loadRun, writeOutputFile } from '../run/store.js';
-import { runVerdicts } from '../stats/verdicts.js';
-import { loadThresholds, type Thresholds } from '../thresholds.js';
+import { runVerdicts, type MetricVerdict } from '../stats/verdicts.js';
+import { loadThresholds } from '../thresholds.js';
 import { VERSION } from '../version.js';
 
 export type ReportFormat = 'md' | 'csv' | 'json';
@@ -26,8 +26,7 @@ export interface ReportOptions {
 export const DEFAULT_REPORTS_DIR = path.join(PACKAGE_ROOT, 'reports');
 
 /** Writes `<out>/<run-id>.md` and its charts in `<out>/<run-id>/`; returns the markdown's path. */
-export async function writeRunReport(run: Run, thresholds: Thresholds, out: string): Promise<string> {
-  const verdicts = runVerdicts(run, thresholds);
+export async function writeRunReport(run: Run, verdicts: readonly MetricVerdict[], out: string): Promise<string> {
   const specs = { ratios: ratiosChart(verdicts), timeline: timelineChart(run), clients: clientsChart(run), scaling: scalingChart(run) };
   const links: ChartLinks = {};
   for (const [name, spec] of Object.entries(specs)) {
@@ -75,7 +74,7 @@ export async function reportCommand(options: ReportOptions, deps: AppDeps): Prom
       return ExitCode.ok;
     }
     case 'md':
-      deps.out(`${await writeRunReport(first, thresholds, out)}\n`);
+      deps.out(`${await writeRunReport(first, verdicts, out)}\n`);
       return ExitCode.ok;
   }
 }
