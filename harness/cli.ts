@@ -11,7 +11,9 @@ export interface BenchArgs {
   rounds?: string;
   maxRounds?: string;
   ciTarget?: string;
+  gradedCiTarget?: string;
   timeBudgetS?: string;
+  cpuPin?: string;
   windowMs?: string;
   streams?: string;
   set?: string[];
@@ -90,10 +92,12 @@ function benchFlags(y: Argv) {
     .option('modes', { type: 'string', describe: 'sharing modes to measure, comma-separated: streams, timeslice, mps, mig', defaultDescription: 'all four' })
     .option('workloads', { type: 'string', describe: 'workloads for every mode: spin, gemm, infer, pipeline, custom', defaultDescription: 'streams: spin,pipeline; others: spin,gemm,infer' })
     .option('clients', { type: 'string', describe: 'client processes that contend in timeslice, mps and mig', defaultDescription: '2' })
-    .option('rounds', { type: 'string', describe: 'interleaved rounds every comparison runs (ABBA order)', defaultDescription: '5' })
+    .option('rounds', { type: 'string', describe: 'interleaved rounds every comparison runs at least (ABBA order)', defaultDescription: '6' })
     .option('max-rounds', { type: 'string', describe: 'add rounds up to this many until each headline CI is narrow enough (= --rounds: none added)', defaultDescription: '40' })
-    .option('ci-target', { type: 'string', describe: 'stop adding rounds at this CI half-width, as a fraction of the ratio', defaultDescription: '0.01' })
-    .option('time-budget-s', { type: 'string', describe: 'after this much run time, add no more rounds', defaultDescription: '1200' })
+    .option('ci-target', { type: 'string', describe: 'stop adding rounds once every headline ratio has this CI half-width (fraction of the ratio)', defaultDescription: '0.02' })
+    .option('graded-ci-target', { type: 'string', describe: 'the CI half-width for ratios a threshold grades', defaultDescription: '0.01' })
+    .option('time-budget-s', { type: 'string', describe: 'time for rounds beyond --rounds, shared among the comparisons, s', defaultDescription: '60' })
+    .option('cpu-pin', { type: 'string', describe: 'auto: each client process on a core of its own; off: leave placement to the OS', defaultDescription: 'auto' })
     .option('window-ms', { type: 'string', describe: 'fixed-duration window of each multi-process trial, ms', defaultDescription: '500' })
     .option('streams', { type: 'string', describe: 'stream counts compared with 1 stream, e.g. 2 or 2,4,8 for a sweep', defaultDescription: '2' })
     .option('set', { type: 'string', array: true, describe: 'a workload parameter, e.g. --set gemm.size=8192 (repeatable)' })

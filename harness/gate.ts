@@ -1,18 +1,20 @@
 /**
  * The CI gate: threshold verdicts of a run and, against a baseline, the change of each headline
  * ratio with its bootstrap CI. A change is a regression only when its whole CI lies beyond the
- * noise band in the worse direction.
+ * noise band in the worse direction. Both runs are read through their analyses.
  */
-import { UserError, ExitCode } from './errors.js';
+import { analyze, type Analysis, type MetricAnalysis } from './analysis/analyze.js';
+import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from './analysis/bootstrap.js';
+import type { Metric } from './analysis/metrics.js';
+import { ExitCode, UserError } from './errors.js';
 import { gpuAt, type Fingerprint, type Run } from './run/schema.js';
-import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from './stats/bootstrap.js';
-import { MIN_ROUNDS_FOR_CI } from './stats/summary.js';
-import type { Metric } from './stats/metrics.js';
-import { runVerdicts, type MetricVerdict } from './stats/verdicts.js';
 import type { Thresholds } from './thresholds.js';
 
 /** How a metric moved against the baseline. `unclear`: the CI reaches past the noise band but not wholly. */
 export type ChangeStatus = 'regression' | 'improvement' | 'unchanged' | 'unclear';
+
+/** Rounds each run needs before the change between them gets a bootstrap CI. */
+export const MIN_ROUNDS_FOR_CHANGE = 3;
 
 export interface Change {
   metricId: string;
@@ -28,10 +30,12 @@ export interface Change {
 export interface GateResult {
   runId: string;
   baselineId: string | null;
-  verdicts: MetricVerdict[];
+  verdicts: MetricAnalysis[];
   changes: Change[];
-  /** Fingerprint fields that differ from the baseline's (only with --allow-mismatch). */
+  /** Fingerprint or setting fields that differ from the baseline's (only with --allow-mismatch). */
   mismatches: string[];
+  /** Why the run as a whole cannot pass: incomplete, or ratios of the baseline it lacks. */
+  problems: string[];
   noiseBand: number;
   exitCode: number;
 }
@@ -54,6 +58,25 @@ export function fingerprintMismatches(now: Machine, before: Machine): string[] {
   return fields.flatMap(([name, get]) => (get(now) === get(before) ? [] : [`${name}: ${String(get(before))} before vs ${String(get(now))} now`]));
 }
 
+/** Settings that change what a ratio means: windows, client counts, CPU pinning, MPS limits, and each shared comparison's workload. */
+export function settingMismatches(now: Run, before: Run): string[] {
+  const text = (x: unknown) => JSON.stringify(x);
+  const fields: Array<[string, (r: Run) => unknown]> = [
+    ['window', (r) => `${r.config.windowMs} ms`],
+    ['clients', (r) => r.config.clients],
+    ['CPU pinning', (r) => r.config.cpuPin],
+    ['MPS limits', (r) => r.config.mps],
+  ];
+  const out = fields.flatMap(([name, get]) => (text(get(now)) === text(get(before)) ? [] : [`${name}: ${text(get(before))} before vs ${text(get(now))} now`]));
+  for (const c of now.plan) {
+    const old = before.plan.find((b) => b.id === c.id);
+    // Paths differ between machines; what the workload does is its name, parameters and arguments after the script.
+    const shape = (x: typeof c) => text({ params: x.workload.params, args: x.workload.builtin ? [] : x.workload.argv, env: x.clientEnv.map((e) => Object.keys(e).sort()) });
+    if (old && shape(old) !== shape(c)) out.push(`${c.id} workload: ${shape(old)} before vs ${shape(c)} now`);
+  }
+  return out;
+}
+
 const machine = (run: Run): Machine => ({ fingerprint: run.fingerprint, gpuIndex: run.config.gpuIndex });
 
 export function classifyChange(ci: [number, number] | null, better: 'higher' | 'lower', band: number): ChangeStatus {
@@ -66,34 +89,46 @@ export function classifyChange(ci: [number, number] | null, better: 'higher' | '
   return lo >= 1 - band && hi <= 1 + band ? 'unchanged' : 'unclear';
 }
 
-/** How `now` moved from `before`: value ratio, its bootstrap CI (ratio of medians), and the status. */
+/** How `now` moved from `before`: value ratio, its bootstrap CI (ratio of medians), and the status. The one definition of a regression. */
 export function metricChange(now: Metric, before: Metric, band: number): Change | null {
   if (now.value === null || before.value === null) return null;
-  const enough = now.perRound.length >= MIN_ROUNDS_FOR_CI && before.perRound.length >= MIN_ROUNDS_FOR_CI;
+  const enough = now.perRound.length >= MIN_ROUNDS_FOR_CHANGE && before.perRound.length >= MIN_ROUNDS_FOR_CHANGE;
   const ci = enough ? bootstrapRatioOfMediansCI(now.perRound, before.perRound, { ...DEFAULT_BOOTSTRAP, seed: seedOf(`change:${now.id}`) }) : null;
   return { metricId: now.id, better: now.better, value: now.value, baselineValue: before.value, change: now.value / before.value, ci, status: classifyChange(ci, now.better, band) };
 }
 
-export function gate(run: Run, baseline: Run | null, thresholds: Thresholds, options: { allowMismatch: boolean }): GateResult {
-  const mismatches = baseline ? fingerprintMismatches(machine(run), machine(baseline)) : [];
-  if (mismatches.length > 0 && !options.allowMismatch) {
-    throw new UserError(`refusing to compare runs of different machines (${mismatches.join('; ')}): use --allow-mismatch to compare anyway`);
-  }
-  const verdicts = runVerdicts(run, thresholds);
-  const base = baseline ? new Map(runVerdicts(baseline, thresholds).map((v) => [v.metric.id, v])) : new Map<string, MetricVerdict>();
-  const changes: Change[] = verdicts.flatMap(({ metric }) => {
-    const before = base.get(metric.id);
-    const change = before ? metricChange(metric, before.metric, thresholds.noiseBand) : null;
-    return change ? [change] : [];
+/** Every metric both analyses have, with its change from `before` to `now`. */
+export function changes(now: Analysis, before: Analysis, band: number, only: (m: MetricAnalysis) => boolean = () => true): Array<{ now: MetricAnalysis; before: MetricAnalysis; change: Change | null }> {
+  const old = new Map(before.metrics.map((m) => [m.metric.id, m]));
+  return now.metrics.filter(only).flatMap((m) => {
+    const b = old.get(m.metric.id);
+    return b ? [{ now: m, before: b, change: metricChange(m.metric, b.metric, band) }] : [];
   });
-  const failed = verdicts.some((v) => v.verdict === 'fail') || changes.some((c) => c.status === 'regression');
-  const doubtful = verdicts.some((v) => v.verdict === 'invalid' || v.verdict === 'inconclusive');
+}
+
+export function gate(run: Run, baseline: Run | null, thresholds: Thresholds, options: { allowMismatch: boolean }): GateResult {
+  const mismatches = baseline ? [...fingerprintMismatches(machine(run), machine(baseline)), ...settingMismatches(run, baseline)] : [];
+  if (mismatches.length > 0 && !options.allowMismatch) {
+    throw new UserError(`refusing to compare runs measured differently (${mismatches.join('; ')}): use --allow-mismatch to compare anyway`);
+  }
+  const analysis = analyze(run, thresholds);
+  const base = baseline ? analyze(baseline, thresholds) : null;
+  const graded = new Set(analysis.verdicts.map((v) => v.metric.id));
+  const found = base ? changes(analysis, base, thresholds.noiseBand, (m) => graded.has(m.metric.id)).flatMap((c) => (c.change ? [c.change] : [])) : [];
+  const problems: string[] = [];
+  if (run.status !== 'complete') problems.push(`run ${run.id} is ${run.status}, not complete: finish it with gpushare bench --resume before gating it`);
+  const present = new Set(analysis.metrics.filter((m) => m.stats.value !== null).map((m) => m.metric.id));
+  const missing = base ? base.verdicts.filter((v) => v.stats.value !== null && !present.has(v.metric.id)).map((v) => v.metric.id) : [];
+  if (missing.length > 0) problems.push(`ratios of the baseline this run did not measure: ${missing.join(', ')}`);
+  const failed = analysis.verdicts.some((v) => v.verdict === 'fail') || found.some((c) => c.status === 'regression');
+  const doubtful = problems.length > 0 || analysis.verdicts.some((v) => v.verdict === 'invalid' || v.verdict === 'inconclusive');
   return {
     runId: run.id,
     baselineId: baseline?.id ?? null,
-    verdicts,
-    changes,
+    verdicts: analysis.verdicts,
+    changes: found,
     mismatches,
+    problems,
     noiseBand: thresholds.noiseBand,
     exitCode: failed ? ExitCode.fail : doubtful ? ExitCode.inconclusive : ExitCode.ok,
   };

@@ -12,10 +12,13 @@ export const DEFAULTS = {
   streamsWorkloads: ['spin', 'pipeline'],
   contentionWorkloads: ['spin', 'gemm', 'infer'],
   clients: 2,
-  rounds: 5,
+  /** The fewest rounds with a 95% order-statistic interval of the median. */
+  rounds: 6,
   maxRounds: 40,
-  ciTarget: 0.01,
-  timeBudgetS: 1200,
+  ciTarget: 0.02,
+  gradedCiTarget: 0.01,
+  timeBudgetS: 60,
+  cpuPin: 'auto',
   windowMs: 500,
   streamCounts: [2],
   releaseLeadMs: 100,
@@ -34,11 +37,13 @@ export interface BenchOptions {
   style: ProgressStyle;
   /** Run directory to continue; its own config is used. */
   resume: string | null;
+  /** The thresholds file given with --config: its patterns must match planned metrics. */
+  thresholdsFile: string | null;
   allowBusy: boolean;
 }
 
 /** Flags that shape what is measured: a resumed run keeps its own, so these cannot come with --resume. */
-const MEASUREMENT_FLAGS = ['modes', 'workloads', 'clients', 'rounds', 'maxRounds', 'ciTarget', 'timeBudgetS', 'windowMs', 'streams', 'set', 'gpu', 'out', 'mpsThreadPct', 'mpsMemLimit', 'minOverlap', 'sampleMs', 'readyTimeoutS', 'trialTimeoutS', 'exitTimeoutS', 'python', 'config', 'dryRun', 'allowBusy'] as const;
+const MEASUREMENT_FLAGS = ['modes', 'workloads', 'clients', 'rounds', 'maxRounds', 'ciTarget', 'gradedCiTarget', 'timeBudgetS', 'cpuPin', 'windowMs', 'streams', 'set', 'gpu', 'out', 'mpsThreadPct', 'mpsMemLimit', 'minOverlap', 'sampleMs', 'readyTimeoutS', 'trialTimeoutS', 'exitTimeoutS', 'python', 'config', 'dryRun', 'allowBusy'] as const;
 
 export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DEFAULT_THRESHOLDS): BenchOptions {
   if (args.resume !== undefined) {
@@ -58,11 +63,15 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     modes,
     clients: integer(args.clients, '--clients', DEFAULTS.clients, 2, 48),
-    rounds,
-    maxRounds: Math.max(rounds, integer(args.maxRounds, '--max-rounds', DEFAULTS.maxRounds, 1, 10_000)),
-    ciTarget: number(args.ciTarget, '--ci-target', DEFAULTS.ciTarget, 0.0001, 1),
-    timeBudgetS: number(args.timeBudgetS, '--time-budget-s', DEFAULTS.timeBudgetS, 1, 7 * 24 * 3600),
+    roundPolicy: {
+      minRounds: rounds,
+      maxRounds: Math.max(rounds, integer(args.maxRounds, '--max-rounds', DEFAULTS.maxRounds, 1, 10_000)),
+      ciTarget: number(args.ciTarget, '--ci-target', DEFAULTS.ciTarget, 0.0001, 1),
+      gradedCiTarget: number(args.gradedCiTarget, '--graded-ci-target', DEFAULTS.gradedCiTarget, 0.0001, 1),
+      timeBudgetS: number(args.timeBudgetS, '--time-budget-s', DEFAULTS.timeBudgetS, 0.001, 7 * 24 * 3600),
+    },
     thresholds,
+    cpuPin: oneOf(args.cpuPin ?? DEFAULTS.cpuPin, ['auto', 'off'] as const, '--cpu-pin', 'setting'),
     windowMs: number(args.windowMs, '--window-ms', DEFAULTS.windowMs, 50, 600_000),
     releaseLeadMs: DEFAULTS.releaseLeadMs,
     minOverlap: number(args.minOverlap, '--min-overlap', DEFAULTS.minOverlap, 0, 1),
@@ -82,7 +91,7 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     python,
   };
   const style: ProgressStyle = args.json ? 'json' : args.quiet ? 'quiet' : 'human';
-  return { config, out: args.out ?? null, dryRun: args.dryRun ?? false, style, resume: args.resume ?? null, allowBusy: args.allowBusy ?? false };
+  return { config, out: args.out ?? null, dryRun: args.dryRun ?? false, style, resume: args.resume ?? null, allowBusy: args.allowBusy ?? false, thresholdsFile: args.config ?? null };
 }
 
 function workloadSpec(name: string, python: string, overrides: Record<string, Record<string, string>>, command: string[]): WorkloadSpec {
@@ -96,7 +105,7 @@ function workloadSpec(name: string, python: string, overrides: Record<string, Re
 function parseSets(sets: readonly string[]): Record<string, Record<string, string>> {
   const out: Record<string, Record<string, string>> = {};
   for (const item of sets) {
-    const match = /^([a-z]+)\.([a-z-]+)=(.+)$/.exec(item);
+    const match = /^([a-z][a-z-]*)\.([a-z-]+)=(.+)$/.exec(item);
     if (!match) throw new UserError(`--set ${item}: expected workload.param=value, e.g. --set gemm.size=8192`);
     const [, workload = '', param = '', value = ''] = match;
     (out[workload] ??= {})[param] = value;
@@ -142,10 +151,10 @@ function memoryLimit(raw: string): string {
   return `${match[1]}${(match[2] ?? '').toUpperCase()}`;
 }
 
-/** Rough wall time of a plan: start-up per client group plus each trial's window and overheads. */
-export function estimateSeconds(config: Config, comparisons: ReadonlyArray<{ mode: ModeName; arms: unknown[]; rounds: number }>): number {
+/** Rough wall time of a plan's minimum rounds: start-up per client group plus each trial's window and overheads. */
+export function estimateSeconds(config: Config, comparisons: ReadonlyArray<{ mode: ModeName; arms: unknown[] }>): number {
   return comparisons.reduce((total, c) => {
-    const trials = c.arms.length * c.rounds;
+    const trials = c.arms.length * config.roundPolicy.minRounds;
     const perTrial = c.mode === 'streams' ? 0.3 : (config.windowMs + config.releaseLeadMs) / 1000 + 0.1;
     return total + 8 + trials * perTrial;
   }, 0);

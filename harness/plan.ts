@@ -32,10 +32,11 @@ export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan
       mps: null,
     });
     if (skip || !gpu) continue;
+    const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, mode === 'streams' ? 1 : config.clients);
     if (mode === 'streams') {
-      comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config)));
+      comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config, cpus)));
     } else {
-      const clientEnv = contentionEnv(mode, config, gpu);
+      const clientEnv = contentionEnv(mode, config, gpu).map((env, i) => ({ ...env, ...cpus[i] }));
       comparisons.push(...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv)));
     }
   }
@@ -90,6 +91,16 @@ function migRecord(gpu: Gpu): NonNullable<ModeRecord['mig']> {
   return { migModeCurrent: gpu.migModeCurrent, devices: gpu.migDevices, profiles: gpu.migProfiles, placements: gpu.migPlacements };
 }
 
+/**
+ * --cpu-pin auto: client i gets core (cpus − 1 − i) as GPUSHARE_CPUS (the workload pins itself), so
+ * clients never share a core and core 0, where the OS and most interrupts run, stays free for the
+ * harness and the sampler. Off, on an unknown host, or with fewer than clients + 2 cores: no pinning.
+ */
+export function pinnedCpus(config: Pick<Config, 'cpuPin'>, cpus: number | null, clients: number): Array<Record<string, string>> {
+  const pin = config.cpuPin === 'auto' && cpus !== null && cpus >= clients + 2;
+  return Array.from({ length: clients }, (_, i): Record<string, string> => (pin ? { GPUSHARE_CPUS: String((cpus as number) - 1 - i) } : {}));
+}
+
 /** Static per-client environment: MPS client limits, or the MIG slice each client is pinned to. */
 function contentionEnv(mode: ModeName, config: Config, gpu: Gpu): Record<string, string>[] {
   return Array.from({ length: config.clients }, (_, i) => {
@@ -103,7 +114,7 @@ function contentionEnv(mode: ModeName, config: Config, gpu: Gpu): Record<string,
   });
 }
 
-function streamsComparison(workload: WorkloadSpec, config: Config): Comparison {
+function streamsComparison(workload: WorkloadSpec, config: Config, cpus: Array<Record<string, string>>): Comparison {
   const ks = [1, ...config.streamCounts];
   const memory: Array<boolean | undefined> = findBuiltin(workload.name)?.hostMemoryVariants && workload.builtin ? [true, false] : [undefined];
   const arms: Arm[] = memory.flatMap((pinned) =>
@@ -116,7 +127,7 @@ function streamsComparison(workload: WorkloadSpec, config: Config): Comparison {
       };
     }),
   );
-  return { id: `streams/${workload.name}`, mode: 'streams', workload, clientEnv: [{}], arms, rounds: config.rounds };
+  return { id: `streams/${workload.name}`, mode: 'streams', workload, clientEnv: [cpus[0] ?? {}], arms };
 }
 
 function contentionComparison(mode: ModeName, workload: WorkloadSpec, config: Config, clientEnv: Record<string, string>[]): Comparison {
@@ -124,7 +135,7 @@ function contentionComparison(mode: ModeName, workload: WorkloadSpec, config: Co
   const variant: Variant = { streams: 1 };
   const solo: Arm[] = clientEnv.map((_, client) => ({ id: `solo-c${client}`, clients: [{ client, variant }], work }));
   const contended: Arm = { id: 'contended', clients: clientEnv.map((_, client) => ({ client, variant })), work };
-  return { id: `${mode}/${workload.name}`, mode, workload, clientEnv, arms: [...solo, contended], rounds: config.rounds };
+  return { id: `${mode}/${workload.name}`, mode, workload, clientEnv, arms: [...solo, contended] };
 }
 
 /** A trial to run: one arm of a comparison in one round. */
@@ -142,6 +153,6 @@ export function roundTrials(comparison: Comparison, round: number): PlannedTrial
 }
 
 /** The trials of the first `rounds` rounds. */
-export function orderTrials(comparison: Comparison, rounds = comparison.rounds): PlannedTrial[] {
+export function orderTrials(comparison: Comparison, rounds: number): PlannedTrial[] {
   return Array.from({ length: rounds }, (_, round) => roundTrials(comparison, round)).flat();
 }

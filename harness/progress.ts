@@ -1,12 +1,13 @@
 /** Progress of a run: a line per trial on stderr, JSON lines on stdout with --json, nothing with --quiet. */
-import type { Metric } from './stats/metrics.js';
-import type { Comparison, ModeRecord, Trial } from './run/schema.js';
+import type { Metric } from './analysis/metrics.js';
+import type { Comparison, ModeRecord, Stop, Trial } from './run/schema.js';
 
 export type ProgressEvent =
   | { type: 'run-start'; runId: string; dir: string; device: string; comparisons: number; trials: number }
   | { type: 'mode'; record: ModeRecord }
   | { type: 'comparison'; comparison: Comparison }
   | { type: 'trial'; trial: Trial; done: number; total: number; running: Metric | null }
+  | { type: 'stop'; stop: Stop }
   | { type: 'warning'; message: string };
 
 export interface Progress {
@@ -61,6 +62,10 @@ function humanLine(event: ProgressEvent): string | null {
       const why = 'reason' in trial ? ` — ${trial.reason}` : '';
       const ratio = running && running.value !== null ? `  ${running.name} ${running.value.toFixed(3)}× (median of ${running.perRound.length})` : '';
       return `${where.padEnd(52)} ${trial.status}${ratio}${why}`;
+    }
+    case 'stop': {
+      const widths = Object.entries(event.stop.halfWidths).map(([id, w]) => `${id.split('/').at(-1)} ±${w === null ? 'n/a' : `${(w * 100).toFixed(1)}%`}`);
+      return `${event.stop.comparisonId}: ${event.stop.rounds} rounds, stopped: ${event.stop.reason}${widths.length > 0 ? ` (${widths.join(', ')})` : ''}`;
     }
     case 'warning':
       return `warning: ${event.message}`;

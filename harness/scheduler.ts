@@ -12,10 +12,10 @@ import type { ProcessRunner } from './proc/runner.js';
 import type { Progress } from './progress.js';
 import type { RunStore } from './run/store.js';
 import { gpuAt, type ClientResult, type Comparison, type ModeRecord, type Run, type Stop, type Trial } from './run/schema.js';
-import { overlap, summarizeLatencies } from './stats/measures.js';
-import { comparisonMetrics } from './stats/metrics.js';
-import { metricStats } from './stats/summary.js';
-import { boundsFor } from './thresholds.js';
+import { analyzeComparison, type ComparisonAnalysis } from './analysis/analyze.js';
+import { overlap, summarizeLatencies } from './analysis/measures.js';
+import { budgetShareS, stopDecision, targeted } from './execute/policy.js';
+import { implausibleResult } from './execute/trial.js';
 import { runCommand } from './workload/protocol.js';
 import { WorkloadClient, type ClientReply } from './workload/client.js';
 
@@ -31,6 +31,11 @@ export interface SchedulerDeps {
   startMps: () => Promise<MpsStart>;
 }
 
+/** Trials of every comparison's minimum rounds: the total a progress display starts from. */
+export function plannedTrials(run: Pick<Run, 'plan' | 'config'>): number {
+  return run.plan.reduce((n, c) => n + c.arms.length * run.config.roundPolicy.minRounds, 0);
+}
+
 export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
   const scheduler = new Scheduler(run, deps);
   for (const record of run.modes) await scheduler.runMode(record);
@@ -39,15 +44,15 @@ export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
 class Scheduler {
   private total: number;
   private readonly gpuUuid: string;
-  private readonly startedUs: number;
+  /** Time spent on rounds beyond the minimum, µs: what the time budget counts. */
+  private extraUs = 0;
 
   constructor(
     private readonly run: Run,
     private readonly deps: SchedulerDeps,
   ) {
-    this.total = run.plan.reduce((n, c) => n + c.rounds * c.arms.length, 0);
+    this.total = plannedTrials(run);
     this.gpuUuid = gpuAt(run.fingerprint, run.config.gpuIndex)?.uuid ?? String(run.config.gpuIndex);
-    this.startedUs = deps.clock.monotonicUs();
   }
 
   async runMode(record: ModeRecord): Promise<void> {
@@ -66,7 +71,7 @@ class Scheduler {
       record.reason = started.reason;
       record.mps = { controlPid: null, serverPids: [], logFiles: await this.saveMpsLogs(started.logs), pipeDirectory: null, shutdown: 'not started' };
       for (const c of comparisons) {
-        await this.skipRest(orderTrials(c), `the MPS daemon did not start: ${started.reason}`);
+        await this.skipRest(orderTrials(c, this.run.config.roundPolicy.minRounds), `the MPS daemon did not start: ${started.reason}`);
         await this.stop(c, 'aborted');
       }
       this.deps.progress.emit({ type: 'mode', record });
@@ -110,13 +115,14 @@ class Scheduler {
       }),
     );
     const forget = clients.map((client) => reaper.add(() => client.kill()));
-    // Trials of the planned rounds that never ran, once the comparison has to stop early.
-    const skipPlanned = (reason: string) => this.skipRest(orderTrials(c).filter((t) => !this.run.trials.some((x) => x.id === t.id)), reason);
+    const policy = config.roundPolicy;
+    // Trials of the minimum rounds that never ran, once the comparison has to stop early.
+    const skipPlanned = (reason: string) => this.skipRest(orderTrials(c, policy.minRounds).filter((t) => !this.run.trials.some((x) => x.id === t.id)), reason);
     try {
       const ready = await Promise.all(clients.map((client) => client.awaitReady(config.timeouts.readyMs, this.deps.signal)));
       const notReady = ready.findIndex((r) => r.kind !== 'message');
       if (notReady !== -1) {
-        const first = orderTrials(c).find((t) => !done.has(t.id)) as PlannedTrial;
+        const first = orderTrials(c, policy.minRounds).find((t) => !done.has(t.id)) as PlannedTrial;
         const outcome = this.failure(first, this.deps.clock.nowIso(), ready[notReady] as ClientReply<unknown>, notReady, clients, 'ready', config.timeouts.readyMs);
         await this.record(outcome);
         await skipPlanned(`comparison stopped: ${'reason' in outcome ? outcome.reason : outcome.status}`);
@@ -124,8 +130,15 @@ class Scheduler {
         return;
       }
       if (daemon) await daemon.serverPids();
+      const left = this.run.plan.filter((x) => !this.run.stops.some((s) => s.comparisonId === x.id)).length;
+      let shareUs: number | null = null;
       for (let round = 0; ; round++) {
-        if (round >= c.rounds) this.total += c.arms.length;
+        const extra = round >= policy.minRounds;
+        if (extra) {
+          shareUs ??= budgetShareS(policy, this.extraUs / 1e6, left) * 1e6;
+          if (!roundTrials(c, round).every((t) => done.has(t.id))) this.total += c.arms.length;
+        }
+        const roundStartUs = this.deps.clock.monotonicUs();
         for (const planned of roundTrials(c, round).filter((t) => !done.has(t.id))) {
           const outcome = await this.runTrial(planned, clients);
           await this.record(outcome);
@@ -135,7 +148,11 @@ class Scheduler {
             return;
           }
         }
-        const reason = this.stopReason(c, round + 1);
+        if (extra) {
+          this.extraUs += this.deps.clock.monotonicUs() - roundStartUs;
+          shareUs = (shareUs ?? 0) - (this.deps.clock.monotonicUs() - roundStartUs);
+        }
+        const reason = stopDecision(this.analysis(c), policy, round + 1, shareUs !== null && shareUs <= 0);
         if (reason) {
           await this.stop(c, reason);
           break;
@@ -153,28 +170,16 @@ class Scheduler {
     }
   }
 
-  /** CI half-widths of the comparison's graded ratios: those a threshold in force applies to. */
-  private gradedHalfWidths(c: Comparison): Record<string, number | null> {
-    const graded = comparisonMetrics(c, this.run.trials).filter((m) => boundsFor(this.run.config.thresholds, m.id) !== null);
-    return Object.fromEntries(graded.map((m) => [m.id, metricStats(m).halfWidth]));
-  }
-
-  /** Whether a comparison that has run `rounds` rounds should stop adding more, and why. */
-  private stopReason(c: Comparison, rounds: number): Stop['reason'] | null {
-    if (rounds < c.rounds) return null;
-    const config = this.run.config;
-    const widths = Object.values(this.gradedHalfWidths(c));
-    if (widths.length === 0) return 'fixed-rounds';
-    if (widths.every((w) => w !== null && w <= config.ciTarget)) return 'ci-target';
-    if (rounds >= config.maxRounds) return 'max-rounds';
-    if (this.deps.clock.monotonicUs() - this.startedUs >= config.timeBudgetS * 1e6) return 'time-budget';
-    return null;
+  private analysis(c: Comparison): ComparisonAnalysis {
+    return analyzeComparison(this.run, c, this.run.config.thresholds);
   }
 
   private async stop(c: Comparison, reason: Stop['reason']): Promise<void> {
-    const rounds = new Set(this.run.trials.filter((t) => t.comparisonId === c.id && t.status !== 'skipped').map((t) => t.round)).size;
-    this.run.stops.push({ comparisonId: c.id, rounds, reason, halfWidths: this.gradedHalfWidths(c) });
+    const analysis = this.analysis(c);
+    const halfWidths = Object.fromEntries(targeted(analysis).map((t) => [t.id, t.halfWidth]));
+    this.run.stops.push({ comparisonId: c.id, rounds: analysis.rounds.length, reason, halfWidths });
     await this.save();
+    this.deps.progress.emit({ type: 'stop', stop: this.run.stops.at(-1) as Stop });
   }
 
   private async runTrial(planned: PlannedTrial, clients: WorkloadClient[]): Promise<Trial> {
@@ -186,8 +191,9 @@ class Scheduler {
     const startAtUs = clock.monotonicUs() + config.releaseLeadMs * 1000;
     const released = planned.arm.clients.map((a) => ({ arm: a, client: clients[a.client] as WorkloadClient }));
     const replies = await Promise.all(
-      released.map(({ arm, client }) => client.run(runCommand(planned.id, startAtUs, work, arm.variant), planned.id, timeoutMs, signal)),
+      released.map(({ arm, client }) => client.run(runCommand(planned.id, startAtUs, work, arm.variant, released.length), planned.id, timeoutMs, signal)),
     );
+    const receivedUs = clock.monotonicUs();
     const bad = replies.findIndex((r) => r.kind !== 'message');
     if (bad !== -1) {
       return this.failure(planned, startedAt, replies[bad] as ClientReply<unknown>, released[bad]?.arm.client ?? null, clients, 'window', timeoutMs);
@@ -210,6 +216,8 @@ class Scheduler {
     tagSamples(this.deps.sampler.samples, planned.id, Math.min(...results.map((r) => r.windowStartUs)), Math.max(...results.map((r) => r.windowEndUs)));
     const base = this.trialBase(planned, startedAt);
     const shared = results.length > 1 ? overlap(results) : null;
+    const implausible = results.map((r) => implausibleResult(r, startAtUs, receivedUs, work)).find((why) => why !== null);
+    if (implausible) return { ...base, status: 'invalid', reason: implausible, clients: results, overlap: shared };
     if (shared && shared.min < config.minOverlap) {
       const reason = `the contended windows overlapped ${(shared.min * 100).toFixed(1)}% of a client's window, below the ${(config.minOverlap * 100).toFixed(0)}% required`;
       return { ...base, status: 'invalid', reason, clients: results, overlap: shared };
@@ -249,7 +257,7 @@ class Scheduler {
     this.run.trials.push(trial);
     await this.save();
     const comparison = this.run.plan.find((c) => c.id === trial.comparisonId);
-    const running = comparison ? (comparisonMetrics(comparison, this.run.trials).find((m) => m.headline || m.name === 'slowdown') ?? null) : null;
+    const running = comparison ? (this.analysis(comparison).metrics.find((m) => m.metric.headline)?.metric ?? null) : null;
     this.deps.progress.emit({ type: 'trial', trial, done: this.run.trials.length, total: this.total, running });
   }
 

@@ -5,8 +5,8 @@
 import os from 'node:os';
 import { Bench } from 'tinybench';
 import { parseCsvRow, SAMPLE_FIELDS } from './nvidia/smi-csv.js';
-import { metricStats } from './stats/summary.js';
-import { summarizeLatencies } from './stats/measures.js';
+import { metricStats } from './analysis/statistics.js';
+import { summarizeLatencies } from './analysis/measures.js';
 import { parseWorkloadLine } from './workload/protocol.js';
 
 const sampleLine = '2026/11/21 07:13:38.063, 0, 100, 38, 1011, 548.20, 1980, 3201, 55, P0, 0x0000000000000000';
@@ -25,8 +25,11 @@ bench
   .add('summarize 10,000 latencies', () => {
     summarizeLatencies(latencies);
   })
-  .add('statistics of a 40-round metric (10,000 bootstrap resamples)', () => {
-    metricStats({ id: 'timeslice/gemm/slowdown', perRound: rounds });
+  .add('statistics of a 40-round metric (order-statistic CI)', () => {
+    metricStats({ id: 'timeslice/gemm/slowdown', perRound: rounds, rounds: rounds.map((_, i) => i), parts: null, value: null });
+  })
+  .add('statistics of a ratio of two 40-round medians (10,000 bootstrap resamples)', () => {
+    metricStats({ id: 'mps/gemm/gain-over-timeslice', perRound: [], rounds: [], parts: { numerator: rounds, denominator: rounds }, value: 1 });
   });
 
 await bench.run();

@@ -44,13 +44,44 @@ export const DEFAULT_THRESHOLDS: Thresholds = {
   ],
 };
 
+// Compiled once per pattern: a file of many rules must not compile a RegExp per lookup.
+const compiled = new Map<string, RegExp>();
 function patternToRegExp(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  let re = compiled.get(pattern);
+  if (!re) {
+    re = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    compiled.set(pattern, re);
+  }
+  return re;
 }
 
 /** The bounds that apply to a metric id, or null. */
 export function boundsFor(thresholds: Thresholds, metricId: string): { pattern: string; bounds: Bounds } | null {
   return thresholds.rules.find((rule) => patternToRegExp(rule.pattern).test(metricId)) ?? null;
+}
+
+/**
+ * A pattern of a thresholds file that matches none of `metricIds` is a mistake (a typo would
+ * silently turn its check off): a one-line error naming it and the nearest metric ids.
+ */
+export function checkPatterns(thresholds: Thresholds, metricIds: readonly string[], file: string): void {
+  for (const { pattern } of thresholds.rules) {
+    const re = patternToRegExp(pattern);
+    if (metricIds.some((id) => re.test(id))) continue;
+    const nearest = [...metricIds].sort((a, b) => editDistance(pattern, a) - editDistance(pattern, b)).slice(0, 3);
+    throw new UserError(`${file}: thresholds pattern "${pattern}" matches no metric of this run${nearest.length > 0 ? `; nearest: ${nearest.join(', ')}` : ''}`);
+  }
+}
+
+/** Levenshtein distance: how many single-character edits turn a into b. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length] as number;
 }
 
 /** Parses a thresholds file's text; errors name the file, the path inside it, the bad value and what is allowed. */

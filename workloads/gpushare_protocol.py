@@ -101,9 +101,17 @@ def _run(torch, step, cmd, args, lanes_by_k):
     }
 
 
+def _pin():
+    """Pins this process to GPUSHARE_CPUS (set by gpushare --cpu-pin auto), so clients never share a core."""
+    cpus = os.environ.get("GPUSHARE_CPUS")
+    if cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
+
+
 def serve(name, build, args):
     """Builds the workload, warms it up, says ready, then answers run commands until exit or EOF."""
     try:
+        _pin()
         import torch
 
         step = build()

@@ -1,7 +1,8 @@
 /** The artifact files for one GPU, as name → text: pure, so `artifacts` and `plan` share it and tests read it. */
-import { gpuAt, type Run } from '../run/schema.js';
-import { runMetrics } from '../stats/metrics.js';
 import { median } from 'simple-statistics';
+import type { Analysis } from '../analysis/analyze.js';
+import { armResults } from '../analysis/rounds.js';
+import { gpuAt, type Run } from '../run/schema.js';
 import type { Measured, MeasuredMode } from './advice.js';
 import { devicePluginConfig, sharingArtifacts, type DevicePluginConfig } from './k8s.js';
 import type { MigGpu } from './mig-profiles.js';
@@ -45,19 +46,16 @@ export function sharingConfigs(replicas: number): Record<string, DevicePluginCon
 }
 
 /** The small-inference probe's costs per mode, as the run measured them (infer first, then gemm, then spin). */
-export function measuredFromRun(run: Run): Measured {
+export function measuredFromAnalysis(run: Run, analysis: Analysis): Measured {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
-  const metrics = runMetrics(run);
   const forMode = (mode: 'timeslice' | 'mps'): MeasuredMode | null => {
-    const comparison = ['infer', 'gemm', 'spin'].map((w) => run.plan.find((c) => c.mode === mode && c.workload.name === w)).find(Boolean);
-    if (!comparison) return null;
-    const value = (name: string) => metrics.find((m) => m.id === `${comparison.id}/${name}`)?.value ?? null;
-    const p99s = run.trials
-      .filter((t) => t.comparisonId === comparison.id && t.arm === 'contended' && t.status === 'ok')
-      .flatMap((t) => ('clients' in t ? t.clients.flatMap((c) => (c.latency ? [c.latency.p99Ms / c.chunkIterations] : [])) : []));
+    const ca = ['infer', 'gemm', 'spin'].map((w) => analysis.comparisons.find((c) => c.comparison.mode === mode && c.comparison.workload.name === w)).find(Boolean);
+    if (!ca) return null;
+    const value = (name: string) => ca.metrics.find((m) => m.metric.name === name)?.stats.value ?? null;
+    const p99s = armResults(ca.rounds, 'contended').flatMap((c) => (c.latency ? [c.latency.p99Ms / c.chunkIterations] : []));
     return {
-      workload: comparison.workload.name,
-      clients: comparison.clientEnv.length,
+      workload: ca.comparison.workload.name,
+      clients: ca.comparison.clientEnv.length,
       slowdown: value('slowdown'),
       aggregate: value('aggregate-throughput'),
       p99Ratio: value('p99-latency-ratio'),
@@ -65,4 +63,12 @@ export function measuredFromRun(run: Run): Measured {
     };
   };
   return { source: `run ${run.id} (${gpu?.name ?? 'GPU'}, driver ${run.fingerprint.driverVersion ?? '?'})`, timeslice: forMode('timeslice'), mps: forMode('mps') };
+}
+
+/** The one decision "which sharing mode measured cheaper": the lower slowdown of the same probe; null when not both were measured. */
+export function cheaperMode(measured: Measured): 'mps' | 'timeslice' | null {
+  const ts = measured.timeslice?.slowdown ?? null;
+  const mps = measured.mps?.slowdown ?? null;
+  if (ts === null || mps === null || measured.timeslice?.workload !== measured.mps?.workload) return null;
+  return mps <= ts ? 'mps' : 'timeslice';
 }

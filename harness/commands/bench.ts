@@ -5,6 +5,7 @@ import { busyEvidence } from '../busy.js';
 import type { AppDeps } from '../deps.js';
 import { ExitCode, Interrupted, UserError } from '../errors.js';
 import { verdictsJson } from '../export/gate-outputs.js';
+import { metricsJson } from '../export/metrics-table.js';
 import { summaryText } from '../export/summary.js';
 import { fingerprintMismatches } from '../gate.js';
 import { startMpsDaemon, stopOrphanDaemon } from '../mps/daemon.js';
@@ -17,9 +18,10 @@ import { Reaper } from '../proc/reaper.js';
 import { makeProgress, type ProgressStyle } from '../progress.js';
 import { gpuAt, RUN_SCHEMA_ID, type Config, type Fingerprint, type Run } from '../run/schema.js';
 import { fsRunStore, loadRun, openRunDirectory, type RunStore } from '../run/store.js';
-import { executeRun } from '../scheduler.js';
-import { runMetrics } from '../stats/metrics.js';
-import { runVerdicts } from '../stats/verdicts.js';
+import { executeRun, plannedTrials } from '../scheduler.js';
+import { analyze, type Analysis } from '../analysis/analyze.js';
+import { possibleMetricIds } from '../analysis/metrics.js';
+import { checkPatterns } from '../thresholds.js';
 import { VERSION } from '../version.js';
 import { benchBlockers } from './doctor.js';
 import { DEFAULT_REPORTS_DIR, writeRunReport } from './report.js';
@@ -51,6 +53,7 @@ async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: App
     throw new UserError(`GPU ${config.gpuIndex} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy (the run is then marked contaminated and the gate trusts none of it)`);
   }
   const plan = buildPlan(config, fingerprint);
+  if (options.thresholdsFile) checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   const createdAt = deps.clock.nowIso();
   const id = runId(createdAt, fingerprint, config.gpuIndex);
   const store = await openRunDirectory(options.out ?? path.join(PACKAGE_ROOT, 'results', id), id);
@@ -102,7 +105,7 @@ async function execute(run: Run, store: RunStore, style: ProgressStyle, reportDi
   const { config } = run;
   const progress = makeProgress(style, { out: deps.out, err: deps.err });
   const gpu = gpuAt(run.fingerprint, config.gpuIndex);
-  const planned = run.plan.reduce((n, c) => n + c.rounds * c.arms.length, 0);
+  const planned = plannedTrials(run);
   progress.emit({ type: 'run-start', runId: run.id, dir: store.dir, device: gpu?.name ?? '?', comparisons: run.plan.length, trials: planned });
 
   const reaper = new Reaper();
@@ -150,13 +153,30 @@ async function execute(run: Run, store: RunStore, style: ProgressStyle, reportDi
     process.off('exit', onExit);
     if (run.status !== 'complete') deps.err(`gpushare: run ${run.status}; ${run.trials.length} finished trials are saved in ${store.dir} (continue with gpushare bench --resume ${store.dir})\n`);
   }
-  const metrics = runMetrics(run);
-  const verdicts = runVerdicts(run, config.thresholds);
+  const analysis = analyze(run);
   // The report goes to reports/ for runs in results/, and beside the run for one given --out.
-  const report = await writeRunReport(run, verdicts, reportDir ?? path.join(store.dir, 'report'));
-  if (style === 'json') deps.out(`${JSON.stringify({ type: 'summary', runId: run.id, dir: store.dir, report, status: run.status, metrics, verdicts: verdictsJson(verdicts) })}\n`);
-  else deps.out(`${summaryText(run, metrics, verdicts, store.dir)}report: ${report}\n`);
-  return ExitCode.ok;
+  const report = await writeRunReport(run, analysis, reportDir ?? path.join(store.dir, 'report'));
+  const outcome = benchOutcome(run, analysis);
+  if (style === 'json') deps.out(`${JSON.stringify({ type: 'summary', runId: run.id, dir: store.dir, report, status: run.status, exitCode: outcome.exitCode, problems: outcome.problems, metrics: metricsJson(analysis), verdicts: verdictsJson(analysis.verdicts) })}\n`);
+  else deps.out(`${summaryText(run, analysis, store.dir)}report: ${report}\n`);
+  for (const problem of outcome.problems) deps.err(`gpushare: ${problem}\n`);
+  return outcome.exitCode;
+}
+
+/**
+ * bench is the CI gate on GPU pods: 1 when a graded threshold fails; 3 when a graded ratio is
+ * inconclusive or invalid, or when a mode or comparison measured nothing; 0 otherwise.
+ */
+export function benchOutcome(run: Run, analysis: Analysis): { exitCode: number; problems: string[] } {
+  const problems = [
+    ...run.modes.filter((m) => m.status === 'failed').map((m) => `${m.mode} measured nothing: ${m.reason}`),
+    ...analysis.comparisons.filter((c) => c.completeRounds === 0).map((c) => `${c.comparison.id} measured nothing: no round completed`),
+  ];
+  const graded = analysis.verdicts.filter((v) => v.threshold !== null);
+  const doubtful = graded.filter((v) => v.verdict === 'inconclusive' || v.verdict === 'invalid');
+  problems.push(...doubtful.map((v) => `${v.metric.id} is ${v.verdict}${v.reasons[0] ? `: ${v.reasons[0]}` : ''}`));
+  if (graded.some((v) => v.verdict === 'fail')) return { exitCode: ExitCode.fail, problems: [...graded.filter((v) => v.verdict === 'fail').map((v) => `${v.metric.id} failed its threshold ${v.threshold?.text}: ${v.reasons[0] ?? ''}`), ...problems] };
+  return { exitCode: problems.length > 0 ? ExitCode.inconclusive : ExitCode.ok, problems };
 }
 
 /** `<date>-<gpu>-<6 hex>`, e.g. 2026-11-21-h200-3fa9c2. */
@@ -174,14 +194,16 @@ function planText(config: Config, plan: Plan): string {
       continue;
     }
     for (const c of plan.comparisons.filter((x) => x.mode === mode.mode)) {
-      lines.push(`${c.id}: ${c.clientEnv.length} client(s), arms ${c.arms.map((a) => a.id).join(' ')}, ${c.rounds} rounds (ABBA) = ${c.arms.length * c.rounds} trials`);
+      const rounds = config.roundPolicy.minRounds;
+      lines.push(`${c.id}: ${c.clientEnv.length} client(s), arms ${c.arms.map((a) => a.id).join(' ')}, at least ${rounds} rounds (ABBA) = ${c.arms.length * rounds} trials`);
       lines.push(`  ${c.workload.argv.join(' ')}`);
     }
   }
-  const trials = plan.comparisons.reduce((n, c) => n + c.arms.length * c.rounds, 0);
+  const trials = plannedTrials({ plan: plan.comparisons, config });
+  const policy = config.roundPolicy;
   lines.push(
     '',
-    `${plan.comparisons.length} comparisons, at least ${trials} trials, about ${Math.round(estimateSeconds(config, plan.comparisons))} s (estimate; ratios a threshold grades get up to ${config.maxRounds} rounds)`,
+    `${plan.comparisons.length} comparisons, at least ${trials} trials, about ${Math.round(estimateSeconds(config, plan.comparisons))} s (estimate), plus up to ${policy.timeBudgetS} s of extra rounds (up to ${policy.maxRounds} per comparison) until every headline CI is within ±${(policy.ciTarget * 100).toFixed(1)}% and every graded one within ±${(policy.gradedCiTarget * 100).toFixed(1)}%`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -10,8 +10,8 @@ import { compareRuns, comparisonMarkdown } from '../report/compare.js';
 import { runMarkdown, type ChartLinks } from '../report/markdown.js';
 import { gpuAt, type Run } from '../run/schema.js';
 import { loadRun, writeOutputFile } from '../run/store.js';
-import { runVerdicts, type MetricVerdict } from '../stats/verdicts.js';
-import { loadThresholds } from '../thresholds.js';
+import { analyze, type Analysis } from '../analysis/analyze.js';
+import { checkPatterns, loadThresholds } from '../thresholds.js';
 import { VERSION } from '../version.js';
 
 export type ReportFormat = 'md' | 'csv' | 'json';
@@ -26,8 +26,8 @@ export interface ReportOptions {
 export const DEFAULT_REPORTS_DIR = path.join(PACKAGE_ROOT, 'reports');
 
 /** Writes `<out>/<run-id>.md` and its charts in `<out>/<run-id>/`; returns the markdown's path. */
-export async function writeRunReport(run: Run, verdicts: readonly MetricVerdict[], out: string): Promise<string> {
-  const specs = { ratios: ratiosChart(verdicts), timeline: timelineChart(run), clients: clientsChart(run), scaling: scalingChart(run) };
+export async function writeRunReport(run: Run, analysis: Analysis, out: string): Promise<string> {
+  const specs = { ratios: ratiosChart(analysis.verdicts), timeline: timelineChart(run), clients: clientsChart(analysis), scaling: scalingChart(analysis) };
   const links: ChartLinks = {};
   for (const [name, spec] of Object.entries(specs)) {
     if (!spec) continue;
@@ -35,7 +35,7 @@ export async function writeRunReport(run: Run, verdicts: readonly MetricVerdict[
     links[name as keyof ChartLinks] = `${run.id}/${name}.svg`;
   }
   const file = path.join(out, `${run.id}.md`);
-  await writeOutputFile(file, runMarkdown(run, verdicts, links, VERSION));
+  await writeOutputFile(file, runMarkdown(run, analysis, links, VERSION));
   return file;
 }
 
@@ -56,17 +56,18 @@ export async function reportCommand(options: ReportOptions, deps: AppDeps): Prom
     deps.out(`${file}\n`);
     return ExitCode.ok;
   }
-  const verdicts = runVerdicts(first, thresholds);
+  const analysis = analyze(first, thresholds);
+  if (options.config) checkPatterns(thresholds, analysis.metrics.map((m) => m.metric.id), options.config);
   switch (options.format) {
     case 'csv':
-      deps.out(metricsCsv(first, verdicts));
+      deps.out(metricsCsv(analysis));
       return ExitCode.ok;
     case 'json': {
       const gpu = gpuAt(first.fingerprint, first.config.gpuIndex);
       const summary = {
         run: { id: first.id, status: first.status, createdAt: first.createdAt, finishedAt: first.finishedAt, gpu: gpu?.name ?? null, driver: first.fingerprint.driverVersion, cuda: first.fingerprint.cudaVersion },
-        verdicts: verdictsJson(verdicts),
-        metrics: metricsJson(first, verdicts),
+        verdicts: verdictsJson(analysis.verdicts),
+        metrics: metricsJson(analysis),
         modes: first.modes.map((m) => ({ mode: m.mode, status: m.status, reason: m.reason })),
         stops: first.stops,
       };
@@ -74,7 +75,7 @@ export async function reportCommand(options: ReportOptions, deps: AppDeps): Prom
       return ExitCode.ok;
     }
     case 'md':
-      deps.out(`${await writeRunReport(first, verdicts, out)}\n`);
+      deps.out(`${await writeRunReport(first, analysis, out)}\n`);
       return ExitCode.ok;
   }
 }

@@ -2,7 +2,7 @@
 import { stringify } from 'csv-stringify/sync';
 import { SAMPLE_FIELDS } from '../nvidia/smi-csv.js';
 import type { ClientResult, Run, Sample, Trial } from '../run/schema.js';
-import { throughputPerS } from '../stats/measures.js';
+import { throughputPerS } from '../analysis/measures.js';
 
 interface Column<Row> {
   header: string;

@@ -1,19 +1,20 @@
 /** The gate's outputs, each a pure function of its result: console text, JUnit XML, markdown, JSON. */
 import type { Change, GateResult } from '../gate.js';
-import type { MetricVerdict } from '../stats/verdicts.js';
+import type { MetricAnalysis } from '../analysis/analyze.js';
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
 const ciText = (ci: [number, number] | null) => (ci ? `[${fmt(ci[0])}, ${fmt(ci[1])}]` : 'n/a');
 const pct = (change: number) => `${change >= 1 ? '+' : ''}${((change - 1) * 100).toFixed(1)}%`;
 
-function rows(result: GateResult): Array<{ v: MetricVerdict; change: Change | undefined }> {
+function rows(result: GateResult): Array<{ v: MetricAnalysis; change: Change | undefined }> {
   const changes = new Map(result.changes.map((c) => [c.metricId, c]));
   return result.verdicts.map((v) => ({ v, change: changes.get(v.metric.id) }));
 }
 
 export function gateText(result: GateResult): string {
   const lines = [`gate: run ${result.runId}${result.baselineId ? ` against baseline ${result.baselineId} (noise band ±${(result.noiseBand * 100).toFixed(1)}%)` : ''}`];
-  for (const m of result.mismatches) lines.push(`warning: fingerprints differ: ${m}`);
+  for (const m of result.mismatches) lines.push(`warning: measured differently: ${m}`);
+  for (const p of result.problems) lines.push(`inconclusive: ${p}`);
   const table = rows(result).map(({ v, change }) => [
     v.metric.id,
     fmt(v.stats.value),
@@ -57,6 +58,10 @@ export function gateJunit(result: GateResult): string {
     const [mode, workload] = v.metric.id.split('/');
     return { kind, xml: `    <testcase classname="gpushare.${xml(mode ?? '')}.${xml(workload ?? '')}" name="${xml(v.metric.id)}" time="0">${body}</testcase>` };
   });
+  // A run that cannot be graded as a whole is an error of its own, so no CI system reads it as green.
+  cases.push(
+    ...result.problems.map((p) => ({ kind: 'error', xml: `    <testcase classname="gpushare.run" name="${xml(result.runId)}" time="0"><error type="inconclusive" message="${xml(p)}"/></testcase>` })),
+  );
   const count = (kind: string) => cases.filter((c) => c.kind === kind).length;
   const attrs = `tests="${cases.length}" failures="${count('failure')}" errors="${count('error')}" skipped="${count('skipped')}"`;
   return [
@@ -77,6 +82,8 @@ export function gateMarkdown(result: GateResult): string {
     '',
     `Run \`${result.runId}\`${result.baselineId ? ` against baseline \`${result.baselineId}\`` : ''}.`,
     '',
+    ...result.problems.map((p) => `- **inconclusive:** ${p}`),
+    ...(result.problems.length > 0 ? [''] : []),
     `| metric | value | 95% CI | threshold | verdict |${result.baselineId ? ' change vs baseline |' : ''}`,
     `|---|---|---|---|---|${result.baselineId ? '---|' : ''}`,
     ...rows(result).map(({ v, change }) => `| \`${v.metric.id}\` | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '—'} |` : ''}`),
@@ -86,7 +93,7 @@ export function gateMarkdown(result: GateResult): string {
 }
 
 /** The machine-readable verdicts, as `gpushare report --format json` and `gate --json` print them. */
-export function verdictsJson(verdicts: readonly MetricVerdict[]) {
+export function verdictsJson(verdicts: readonly MetricAnalysis[]) {
   return verdicts.map((v) => ({
     metric: v.metric.id,
     value: v.stats.value,
@@ -95,8 +102,12 @@ export function verdictsJson(verdicts: readonly MetricVerdict[]) {
     verdict: v.verdict,
     reasons: v.reasons,
     warnings: v.warnings,
+    confidence: v.stats.confidence,
+    ciMethod: v.stats.method,
     rounds: v.stats.n,
     halfWidth: v.stats.halfWidth,
+    target: v.target,
+    diagnosis: v.diagnosis,
     mad: v.stats.mad,
     cv: v.stats.cv,
     outlierRounds: v.stats.outliers,
@@ -105,5 +116,5 @@ export function verdictsJson(verdicts: readonly MetricVerdict[]) {
 }
 
 export function gateJson(result: GateResult): string {
-  return `${JSON.stringify({ run: result.runId, baseline: result.baselineId, exitCode: result.exitCode, noiseBand: result.noiseBand, mismatches: result.mismatches, verdicts: verdictsJson(result.verdicts), changes: result.changes }, null, 2)}\n`;
+  return `${JSON.stringify({ run: result.runId, baseline: result.baselineId, exitCode: result.exitCode, noiseBand: result.noiseBand, mismatches: result.mismatches, problems: result.problems, verdicts: verdictsJson(result.verdicts), changes: result.changes }, null, 2)}\n`;
 }

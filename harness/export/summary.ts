@@ -1,32 +1,32 @@
-/** The console summary: a pure function from a run and its metrics to text. */
-import type { Metric } from '../stats/metrics.js';
-import { metricStats } from '../stats/summary.js';
-import type { MetricVerdict } from '../stats/verdicts.js';
+/** The console summary: a pure function of a run's analysis. */
+import type { Analysis, MetricAnalysis } from '../analysis/analyze.js';
 import { gpuAt, type Run } from '../run/schema.js';
 
-export function summaryText(run: Run, metrics: readonly Metric[], verdicts: readonly MetricVerdict[], dir: string): string {
+const row = (m: MetricAnalysis, width: number) => {
+  const s = m.stats;
+  const ci = s.ci ? `[${s.ci[0].toFixed(3)}, ${s.ci[1].toFixed(3)}]` : 'n/a';
+  const hw = s.halfWidth === null ? 'n/a' : `${(s.halfWidth * 100).toFixed(2)}%`;
+  const verdict = m.threshold ? `${m.verdict} (${m.threshold.text})` : m.verdict === 'invalid' ? 'invalid' : '';
+  return `${m.metric.headline ? '*' : ' '} ${m.metric.id.padEnd(width)}  ${s.value === null ? '     n/a' : `${s.value.toFixed(3)}×`.padStart(8)}  ${ci.padEnd(17)}  ${hw.padStart(6)}  ${String(s.n).padStart(6)}  ${verdict}`.trimEnd();
+};
+
+/** `all`: every ratio; otherwise the headline and graded ratios, with the rest one flag or the report away. */
+export function summaryText(run: Run, analysis: Analysis, dir: string, all = false): string {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
-  const lines = [
-    `run ${run.id} (${run.status}) on ${gpu?.name ?? 'unknown GPU'}, driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}`,
-  ];
+  const lines = [`run ${run.id} (${run.status}) on ${gpu?.name ?? 'unknown GPU'}, driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}`];
   const counts = new Map<string, number>();
   for (const t of run.trials) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
   lines.push(`trials: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`);
   for (const mode of run.modes) if (mode.status !== 'ran') lines.push(`${mode.mode}: ${mode.status} — ${mode.reason}`);
-  if (metrics.length > 0) {
-    const verdictOf = new Map(verdicts.map((v) => [v.metric.id, v]));
-    const width = Math.max(...metrics.map((m) => m.id.length));
+  const shown = all ? analysis.metrics : analysis.verdicts;
+  if (shown.length > 0) {
+    const width = Math.max(...shown.map((m) => m.metric.id.length));
     lines.push('', `  ${'metric'.padEnd(width)}    median  95% CI             ±%     rounds  verdict`);
-    for (const m of metrics) {
-      const s = metricStats(m);
-      const v = verdictOf.get(m.id);
-      const ci = s.ci ? `[${s.ci[0].toFixed(3)}, ${s.ci[1].toFixed(3)}]` : 'n/a';
-      const hw = s.halfWidth === null ? 'n/a' : `${(s.halfWidth * 100).toFixed(2)}%`;
-      const verdict = v ? (v.threshold ? `${v.verdict} (${v.threshold.text})` : v.verdict === 'invalid' ? 'invalid' : '') : '';
-      lines.push(`${m.headline ? '*' : ' '} ${m.id.padEnd(width)}  ${s.value === null ? '     n/a' : `${s.value.toFixed(3)}×`.padStart(8)}  ${ci.padEnd(17)}  ${hw.padStart(6)}  ${String(s.n).padStart(6)}  ${verdict}`.trimEnd());
-    }
-    lines.push('(* headline: the primary ratio of each comparison)');
-    for (const v of verdicts) for (const reason of [...v.reasons, ...v.warnings]) lines.push(`${v.metric.id}: ${reason}`);
+    lines.push(...shown.map((m) => row(m, width)));
+    lines.push(`(* headline: the primary ratio of each comparison${all ? '' : `; ${analysis.metrics.length - shown.length} more ratios in the report`})`);
+    for (const c of analysis.comparisons) if (c.stop) lines.push(`${c.comparison.id}: ${c.stop.rounds} rounds, stopped: ${c.stop.reason}`);
+    for (const v of shown) for (const reason of [...v.reasons, ...v.warnings]) lines.push(`${v.metric.id}: ${reason}`);
+    for (const v of shown) if (v.diagnosis.length > 0) lines.push(`${v.metric.id}: wider than ±${(((v.target ?? 0.05) * 100)).toFixed(0)}%: ${v.diagnosis.join('; ')}`);
   }
   for (const warning of run.warnings) lines.push(`warning: ${warning}`);
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);

@@ -5,9 +5,7 @@
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import type { Run } from '../run/schema.js';
-import type { MetricVerdict } from '../stats/verdicts.js';
-import { runMetrics } from '../stats/metrics.js';
-import { metricStats } from '../stats/summary.js';
+import type { Analysis, MetricAnalysis } from '../analysis/analyze.js';
 
 type Spec = vl.TopLevelSpec;
 const WIDTH = 620;
@@ -22,7 +20,7 @@ export async function renderSvg(spec: Spec): Promise<string> {
 }
 
 /** Headline ratios as bars with their 95% CI as whiskers, thresholds as red ticks, 1× as a grey rule. */
-export function ratiosChart(verdicts: readonly MetricVerdict[]): Spec {
+export function ratiosChart(verdicts: readonly MetricAnalysis[]): Spec {
   const rows = verdicts
     .filter((v) => v.stats.value !== null)
     .map((v) => ({ metric: v.metric.id, mode: v.metric.mode, value: v.stats.value, lo: v.stats.ci?.[0] ?? v.stats.value, hi: v.stats.ci?.[1] ?? v.stats.value, verdict: v.verdict }));
@@ -70,13 +68,10 @@ export function timelineChart(run: Run): Spec | null {
 }
 
 /** Per-client slowdown of every contention comparison, with CIs. */
-export function clientsChart(run: Run): Spec | null {
-  const rows = runMetrics(run)
-    .filter((m) => /^slowdown-c\d+$/.test(m.name))
-    .map((m) => {
-      const s = metricStats(m);
-      return { comparison: m.comparisonId, client: `client ${m.name.slice('slowdown-c'.length)}`, value: s.value, lo: s.ci?.[0] ?? s.value, hi: s.ci?.[1] ?? s.value, mode: m.mode };
-    })
+export function clientsChart(analysis: Analysis): Spec | null {
+  const rows = analysis.metrics
+    .filter(({ metric: m }) => /^slowdown-c\d+$/.test(m.name))
+    .map(({ metric: m, stats: s }) => ({ comparison: m.comparisonId, client: `client ${m.name.slice('slowdown-c'.length)}`, value: s.value, lo: s.ci?.[0] ?? s.value, hi: s.ci?.[1] ?? s.value, mode: m.mode }))
     .filter((r) => r.value !== null);
   if (rows.length === 0) return null;
   const y = { field: 'comparison', type: 'nominal' as const, sort: null, title: null };
@@ -95,8 +90,9 @@ export function clientsChart(run: Run): Spec | null {
 }
 
 /** Stream-count sweeps: speedup against the number of streams, with the ideal (K×) dashed. */
-export function scalingChart(run: Run): Spec | null {
-  const rows = runMetrics(run)
+export function scalingChart(analysis: Analysis): Spec | null {
+  const rows = analysis.metrics
+    .map((a) => a.metric)
     .filter((m) => m.mode === 'streams' && /speedup-k\d+$/.test(m.name) && m.value !== null)
     .map((m) => ({ series: `${m.workload}${m.name.startsWith('speedup') ? '' : ` (${m.name.split('-')[0]})`}`, streams: Number(/k(\d+)$/.exec(m.name)?.[1]), speedup: m.value }));
   const series = [...new Set(rows.map((r) => r.series))];

@@ -1,14 +1,11 @@
 /** Two runs side by side: each ratio in both, and its change with a bootstrap CI. */
-import { metricChange, type Change } from '../gate.js';
+import { analyze } from '../analysis/analyze.js';
+import { changes, type Change } from '../gate.js';
 import { gpuAt, type Run } from '../run/schema.js';
-import { runMetrics } from '../stats/metrics.js';
 
+/** Every ratio both runs have, B against A, through the gate's one definition of a change. */
 export function compareRuns(a: Run, b: Run, band: number): Array<{ id: string; a: number | null; b: number | null; change: Change | null }> {
-  const before = new Map(runMetrics(a).map((m) => [m.id, m]));
-  return runMetrics(b).flatMap((m) => {
-    const old = before.get(m.id);
-    return old ? [{ id: m.id, a: old.value, b: m.value, change: metricChange(m, old, band) }] : [];
-  });
+  return changes(analyze(b), analyze(a), band).map(({ now, before, change }) => ({ id: now.metric.id, a: before.stats.value, b: now.stats.value, change }));
 }
 
 const f3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));

@@ -1,11 +1,10 @@
 /** The markdown report: a pure function of a run, its verdicts and the names of its chart files. */
 import { median } from 'simple-statistics';
-import { measuredFromRun } from '../artifacts/bundle.js';
-import { gpuAt, type Comparison, type Run } from '../run/schema.js';
-import { throughputPerS } from '../stats/measures.js';
-import { runMetrics, type Metric } from '../stats/metrics.js';
-import { metricStats } from '../stats/summary.js';
-import type { MetricVerdict } from '../stats/verdicts.js';
+import type { Analysis, ComparisonAnalysis, MetricAnalysis } from '../analysis/analyze.js';
+import { throughputPerS } from '../analysis/measures.js';
+import { armResults } from '../analysis/rounds.js';
+import { cheaperMode, measuredFromAnalysis } from '../artifacts/bundle.js';
+import { gpuAt, type Run } from '../run/schema.js';
 
 export interface ChartLinks {
   ratios?: string;
@@ -18,37 +17,36 @@ const f3 = (x: number | null | undefined) => (x === null || x === undefined ? 'n
 const ci = (c: [number, number] | null) => (c ? `[${f3(c[0])}, ${f3(c[1])}]` : 'n/a');
 const modeTitle: Record<string, string> = { streams: 'CUDA streams', timeslice: 'Time-slicing', mps: 'MPS', mig: 'MIG' };
 
-function metricRow(m: Metric): string {
-  const s = metricStats(m);
-  return `| \`${m.name}\` | ${f3(s.value)} | ${ci(s.ci)} | ${s.halfWidth === null ? 'n/a' : `±${(s.halfWidth * 100).toFixed(2)}%`} | ${s.n} | ${s.outliers.length > 0 ? `rounds ${s.outliers.join(', ')}` : '—'} | ${m.description} |`;
+const level = (m: MetricAnalysis) => (m.stats.confidence === null ? '' : ` (${(m.stats.confidence * 100).toFixed(1)}%${m.stats.method === 'bootstrap-ratio-of-medians' ? ', bootstrap' : ''})`);
+
+function metricRow(a: MetricAnalysis): string {
+  const { metric: m, stats: s } = a;
+  const width = s.halfWidth === null ? 'n/a' : `±${(s.halfWidth * 100).toFixed(2)}%`;
+  return `| \`${m.name}\` | ${f3(s.value)} | ${ci(s.ci)}${level(a)} | ${width}${a.target !== null ? ` (target ±${(a.target * 100).toFixed(0)}%)` : ''} | ${s.n} | ${s.outliers.length > 0 ? `rounds ${s.outliers.join(', ')}` : '—'} | ${m.description} |`;
 }
 
-function ok(run: Run, comparisonId: string, arm: string) {
-  return run.trials.filter((t) => t.comparisonId === comparisonId && t.arm === arm && t.status === 'ok').flatMap((t) => ('clients' in t ? t.clients : []));
-}
-
-function clientTable(run: Run, c: Comparison, metrics: Metric[]): string[] {
+function clientTable(ca: ComparisonAnalysis): string[] {
+  const c = ca.comparison;
   const lines = ['| client | alone (it/s) | contended (it/s) | slowdown | 95% CI | p50 / p99 alone (ms) | p50 / p99 contended (ms) |', '|---|---|---|---|---|---|---|'];
   for (const [i] of c.clientEnv.entries()) {
-    const solo = ok(run, c.id, `solo-c${i}`).filter((x) => x.client === i);
-    const cont = ok(run, c.id, 'contended').filter((x) => x.client === i);
+    const solo = armResults(ca.rounds, `solo-c${i}`).filter((x) => x.client === i);
+    const cont = armResults(ca.rounds, 'contended').filter((x) => x.client === i);
     const med = (xs: number[]) => (xs.length > 0 ? median(xs) : null);
     const lat = (xs: typeof solo) => {
       const p50 = med(xs.flatMap((x) => (x.latency ? [x.latency.p50Ms] : [])));
       const p99 = med(xs.flatMap((x) => (x.latency ? [x.latency.p99Ms] : [])));
       return p50 === null ? 'n/a' : `${p50.toFixed(3)} / ${f3(p99)}`;
     };
-    const m = metrics.find((x) => x.comparisonId === c.id && x.name === `slowdown-c${i}`);
-    const s = m ? metricStats(m) : null;
+    const s = ca.metrics.find((x) => x.metric.name === `slowdown-c${i}`)?.stats ?? null;
     lines.push(`| ${i} | ${f3(med(solo.map(throughputPerS)))} | ${f3(med(cont.map(throughputPerS)))} | ${f3(s?.value)} | ${ci(s?.ci ?? null)} | ${lat(solo)} | ${lat(cont)} |`);
   }
   return lines;
 }
 
-function streamsTable(run: Run, c: Comparison): string[] {
+function streamsTable(ca: ComparisonAnalysis): string[] {
   const lines = ['| arm | streams | host memory | GPU time of the fixed work, median (ms) |', '|---|---|---|---|'];
-  for (const arm of c.arms) {
-    const times = ok(run, c.id, arm.id).map((x) => x.gpuMs);
+  for (const arm of ca.comparison.arms) {
+    const times = armResults(ca.rounds, arm.id).map((x) => x.gpuMs);
     const v = arm.clients[0]?.variant;
     lines.push(`| \`${arm.id}\` | ${v?.streams ?? '?'} | ${v?.pinned === undefined ? '—' : v.pinned ? 'pinned' : 'pageable'} | ${times.length > 0 ? median(times).toFixed(2) : 'n/a'} |`);
   }
@@ -56,15 +54,16 @@ function streamsTable(run: Run, c: Comparison): string[] {
 }
 
 /** "Which mode for many small services, and what breaks in each" — answered from this run's numbers. */
-function answer(run: Run, metrics: Metric[]): string[] {
-  const measured = measuredFromRun(run);
+function answer(run: Run, analysis: Analysis): string[] {
+  const measured = measuredFromAnalysis(run, analysis);
   const ts = measured.timeslice;
   const mps = measured.mps;
   const mig = run.modes.find((m) => m.mode === 'mig');
-  const value = (id: string) => metrics.find((m) => m.id === id)?.value ?? null;
+  const value = (id: string) => analysis.metrics.find((m) => m.metric.id === id)?.stats.value ?? null;
   const lines = ['## Which mode for many small inference services on this GPU?', ''];
-  if (ts && mps && ts.slowdown !== null && mps.slowdown !== null) {
-    const better = mps.slowdown < ts.slowdown ? 'MPS' : 'time-slicing';
+  const cheaper = cheaperMode(measured);
+  if (ts && mps && cheaper) {
+    const better = cheaper === 'mps' ? 'MPS' : 'time-slicing';
     lines.push(
       `Measured with ${ts.clients} \`${ts.workload}\` clients (the small-inference probe): **${better}** shared this GPU better. Time-sliced, each client slowed ${f3(ts.slowdown)}× and together they did ${f3(ts.aggregate)}× the work of one client alone; under MPS they slowed ${f3(mps.slowdown)}× and did ${f3(mps.aggregate)}×.`,
       '',
@@ -84,9 +83,10 @@ function answer(run: Run, metrics: Metric[]): string[] {
   return lines;
 }
 
-export function runMarkdown(run: Run, verdicts: readonly MetricVerdict[], charts: ChartLinks, version: string): string {
+export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, version: string): string {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
-  const metrics = runMetrics(run);
+  const verdicts = analysis.verdicts;
+  const diagnosed = analysis.metrics.filter((m) => m.diagnosis.length > 0);
   const counts = new Map<string, number>();
   for (const t of run.trials) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
   const wall = run.finishedAt ? ((Date.parse(run.finishedAt) - Date.parse(run.createdAt)) / 1000).toFixed(0) : null;
@@ -98,14 +98,19 @@ export function runMarkdown(run: Run, verdicts: readonly MetricVerdict[], charts
     '',
     '## Verdicts',
     '',
-    '| metric | value | 95% CI | threshold | verdict |',
-    '|---|---|---|---|---|',
-    ...verdicts.map((v) => `| \`${v.metric.id}\` | ${f3(v.stats.value)} | ${ci(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |`),
+    'Each CI is an exact order-statistic interval of the median over rounds; its coverage is in brackets.',
+    '',
+    '| metric | value | CI (coverage) | half-width | rounds | threshold | verdict |',
+    '|---|---|---|---|---|---|---|',
+    ...verdicts.map((v) => `| \`${v.metric.id}\` | ${f3(v.stats.value)} | ${ci(v.stats.ci)}${level(v)} | ${v.stats.halfWidth === null ? 'n/a' : `±${(v.stats.halfWidth * 100).toFixed(2)}%`} | ${v.stats.n} | ${v.threshold?.text ?? '—'} | ${v.verdict} |`),
     '',
     ...verdicts.flatMap((v) => [...v.reasons.map((r) => `- \`${v.metric.id}\` (${v.verdict}): ${r}`), ...v.warnings.map((w) => `- \`${v.metric.id}\` (note): ${w}`)]),
+    ...(diagnosed.length > 0
+      ? ['', '### Why some intervals are wide', '', ...diagnosed.map((m) => `- \`${m.metric.id}\` ±${m.stats.halfWidth === null ? 'n/a' : (m.stats.halfWidth * 100).toFixed(1) + '%'}: ${m.diagnosis.join('; ')}`)]
+      : []),
     ...(charts.ratios ? ['', `![Headline ratios with 95% CIs](${charts.ratios})`] : []),
     '',
-    ...answer(run, metrics),
+    ...answer(run, analysis),
     '',
     '## Environment',
     '',
@@ -116,7 +121,7 @@ export function runMarkdown(run: Run, verdicts: readonly MetricVerdict[], charts
     `| Python | ${p.status === 'ok' ? `${p.version}, torch ${p.torch ?? '—'} (CUDA ${p.torchCuda ?? '—'}), triton ${p.triton ?? '—'}` : p.error} |`,
     `| MPS | control ${run.fingerprint.mps.controlPath ?? 'not found'}; ${run.fingerprint.mps.runningPids.length > 0 ? 'another daemon was running' : 'no other daemon running'} |`,
     `| host | ${run.fingerprint.host.platform} ${run.fingerprint.host.kernel}, ${run.fingerprint.host.cpus} CPUs, Node ${run.fingerprint.host.nodeVersion} |`,
-    `| settings | ${run.config.clients} clients, ${run.config.rounds}–${run.config.maxRounds} rounds (CI target ±${(run.config.ciTarget * 100).toFixed(1)}%), ${run.config.windowMs} ms windows, sampling every ${run.config.sampleIntervalMs} ms |`,
+    `| settings | ${run.config.clients} clients, ${run.config.roundPolicy.minRounds}–${run.config.roundPolicy.maxRounds} rounds (CI targets: headline ±${(run.config.roundPolicy.ciTarget * 100).toFixed(1)}%, graded ±${(run.config.roundPolicy.gradedCiTarget * 100).toFixed(1)}%; ${run.config.roundPolicy.timeBudgetS} s for extra rounds), ${run.config.windowMs} ms windows, CPU pinning ${run.config.cpuPin}, sampling every ${run.config.sampleIntervalMs} ms |`,
     ...(run.contamination.length > 0 ? [`| contaminated | ${run.contamination.join('; ')} |`] : []),
   ];
   for (const mode of ['streams', 'timeslice', 'mps', 'mig'] as const) {
@@ -135,11 +140,13 @@ export function runMarkdown(run: Run, verdicts: readonly MetricVerdict[], charts
       continue;
     }
     if (record.mps) lines.push(`MPS daemon ${record.mps.controlPid ?? '?'} (servers ${record.mps.serverPids.join(', ') || 'none'}), shut down: ${record.mps.shutdown}. Logs: ${record.mps.logFiles.map((l) => `\`${l}\``).join(', ') || 'none'}.`, '');
-    for (const c of run.plan.filter((x) => x.mode === mode)) {
-      const stop = run.stops.find((s) => s.comparisonId === c.id);
-      lines.push(`### ${c.id}`, '', `\`${c.workload.argv.slice(1).join(' ')}\` · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}`, '');
-      lines.push(...(mode === 'streams' ? streamsTable(run, c) : clientTable(run, c, metrics)), '');
-      lines.push('| ratio | median | 95% CI | half-width | rounds | outliers | meaning |', '|---|---|---|---|---|---|---|', ...metrics.filter((m) => m.comparisonId === c.id).map(metricRow), '');
+    for (const ca of analysis.comparisons.filter((x) => x.comparison.mode === mode)) {
+      const c = ca.comparison;
+      const stop = ca.stop;
+      const pinned = c.clientEnv.map((e) => e.GPUSHARE_CPUS).filter(Boolean);
+      lines.push(`### ${c.id}`, '', `\`${c.workload.argv.slice(1).join(' ')}\` · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${pinned.join(', ')}` : ''}`, '');
+      lines.push(...(mode === 'streams' ? streamsTable(ca) : clientTable(ca)), '');
+      lines.push('| ratio | median | CI (coverage) | half-width | rounds | outliers | meaning |', '|---|---|---|---|---|---|---|', ...ca.metrics.map(metricRow), '');
     }
     if (mode === 'streams' && charts.scaling) lines.push(`![Speedup against streams](${charts.scaling})`, '');
     if (mode !== 'streams' && charts.clients && mode === 'timeslice') lines.push(`![Per-client slowdown](${charts.clients})`, '');

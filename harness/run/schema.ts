@@ -5,7 +5,9 @@
 import { z } from 'zod';
 import { COMPUTE_APP_FIELDS, GPU_FIELDS, SAMPLE_FIELDS, type QueryField } from '../nvidia/smi-csv.js';
 
-export const RUN_SCHEMA_ID = 'gpushare.run/1';
+export const RUN_SCHEMA_ID = 'gpushare.run/2';
+/** The first run format: still read (see `migrate.ts`), never written. */
+export const RUN_SCHEMA_V1 = 'gpushare.run/1';
 
 type RowShape<Fs extends readonly QueryField[]> = {
   [F in Fs[number] as F['key']]: F['kind'] extends 'number' ? z.ZodNullable<z.ZodNumber> : z.ZodNullable<z.ZodString>;
@@ -137,24 +139,35 @@ export const VariantSchema = z.object({
 });
 export type Variant = z.infer<typeof VariantSchema>;
 
+/** When to stop adding rounds to a comparison. Half-widths are fractions of the ratio (0.01 = ±1%). */
+export const RoundPolicySchema = z.object({
+  /** Rounds every comparison runs before it may stop. */
+  minRounds: z.number().int().positive(),
+  /** Most rounds per comparison (equal to minRounds: a fixed count). */
+  maxRounds: z.number().int().positive(),
+  /** CI half-width every headline ratio should reach. */
+  ciTarget: z.number().positive(),
+  /** CI half-width every ratio a threshold grades should reach. */
+  gradedCiTarget: z.number().positive(),
+  /** Wall time the whole run may spend on rounds beyond minRounds, shared among comparisons. */
+  timeBudgetS: z.number().positive(),
+});
+export type RoundPolicy = z.infer<typeof RoundPolicySchema>;
+
 /** The resolved configuration of a run: every default filled in. */
 export const ConfigSchema = z.object({
   gpuIndex: z.number().int().nonnegative(),
   modes: z.array(ModeNameSchema),
   clients: z.number().int().positive(),
-  /** Rounds every comparison runs; more are added until the CIs are narrow enough. */
-  rounds: z.number().int().positive(),
-  /** Most rounds per comparison (equal to `rounds`: no adaptive rounds). */
-  maxRounds: z.number().int().positive(),
-  /** Adaptive rounds stop once every graded ratio's CI half-width is at most this fraction. */
-  ciTarget: z.number().positive(),
-  /** The thresholds in force: they choose the graded ratios that adaptive rounds narrow down. */
+  /** When a comparison stops adding rounds: a policy, never a fixed count (see harness/execute/policy.ts). */
+  roundPolicy: RoundPolicySchema,
+  /** The thresholds in force: they grade ratios, and the graded ones get the tighter CI target. */
   thresholds: z.object({
     noiseBand: z.number().min(0).max(1),
     rules: z.array(z.object({ pattern: z.string(), bounds: z.object({ min: z.number().optional(), max: z.number().optional() }) })),
   }),
-  /** After this much run time no comparison adds rounds beyond `rounds`. */
-  timeBudgetS: z.number().positive(),
+  /** auto: each client process is pinned to a core of its own (GPUSHARE_CPUS), away from core 0; off: the OS places them. */
+  cpuPin: z.enum(['auto', 'off']),
   /** Fixed-duration window of each multi-process trial. */
   windowMs: z.number().positive(),
   /** How far ahead of "now" the release time of a trial is set, so every client starts together. */
@@ -195,7 +208,6 @@ export const ComparisonSchema = z.object({
   /** Client processes started for this comparison; extra environment per client. */
   clientEnv: z.array(z.record(z.string(), z.string())),
   arms: z.array(ArmSchema),
-  rounds: z.number().int().positive(),
 });
 export type Comparison = z.infer<typeof ComparisonSchema>;
 
@@ -299,13 +311,14 @@ export const ModeRecordSchema = z.object({
 export type ModeRecord = z.infer<typeof ModeRecordSchema>;
 
 /**
- * Why a comparison stopped adding rounds, with the CI half-widths of its graded ratios then.
- * fixed-rounds: no threshold grades any of its ratios, so it ran --rounds rounds.
+ * Why a comparison stopped adding rounds, with the CI half-widths of its targeted ratios then.
+ * fixed-rounds: the policy's minimum and maximum are equal; invalid: a validity check failed, which
+ * more rounds cannot mend; aborted: a trial failed or timed out.
  */
 export const StopSchema = z.object({
   comparisonId: z.string(),
   rounds: z.number().int().nonnegative(),
-  reason: z.enum(['ci-target', 'max-rounds', 'time-budget', 'fixed-rounds', 'aborted']),
+  reason: z.enum(['ci-target', 'max-rounds', 'time-budget', 'fixed-rounds', 'invalid', 'aborted']),
   halfWidths: z.record(z.string(), z.number().nullable()),
 });
 export type Stop = z.infer<typeof StopSchema>;

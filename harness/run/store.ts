@@ -4,6 +4,7 @@ import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { UserError } from '../errors.js';
 import { samplesCsv, trialsCsv } from '../export/csv.js';
+import { upgradeRun } from './migrate.js';
 import { RunSchema, type Run } from './schema.js';
 
 /** The file-system seam: where a run goes. */
@@ -69,7 +70,7 @@ export async function loadRun(dir: string): Promise<Run> {
   } catch {
     throw new UserError(`${file} is not valid JSON: give a run directory made by gpushare bench`);
   }
-  const parsed = RunSchema.safeParse(json);
+  const parsed = RunSchema.safeParse(upgradeRun(json));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new UserError(`${file} does not match the run schema at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);

@@ -64,8 +64,8 @@ export function parseWorkloadLine(line: string): ParsedLine {
   return { ok: false, error: `printed an invalid protocol message (${where}${issue?.message ?? 'invalid'}): "${clip(line)}"` };
 }
 
-/** The run command for one trial. */
-export function runCommand(trial: string, startAtUs: number, work: Work, variant: Variant): string {
+/** The run command for one trial; `clients` is how many clients are released together (informational). */
+export function runCommand(trial: string, startAtUs: number, work: Work, variant: Variant, clients = 1): string {
   return JSON.stringify({
     cmd: 'run',
     trial,
@@ -73,6 +73,7 @@ export function runCommand(trial: string, startAtUs: number, work: Work, variant
     durationMs: work.kind === 'fixed-duration' ? work.durationMs : null,
     iterations: work.kind === 'fixed-work' ? work.iterations : null,
     variant,
+    clients,
   });
 }
 

@@ -37,6 +37,17 @@ const iterations = (value: number): ParamDef => ({
   help: 'iterations of a fixed-work trial (streams mode)',
 });
 
+function inferParams(graph: boolean): ParamDef[] {
+  return [
+    { name: 'model', type: 'choice', default: 'mlp', choices: ['mlp', 'transformer'], help: 'network' },
+    { name: 'batch', type: 'int', default: 8, help: 'requests per batch' },
+    { name: 'hidden', type: 'int', default: 1024, help: 'model width' },
+    { name: 'graph', type: 'bool', default: graph, help: 'replay a captured CUDA graph per request' },
+    iterations(2000),
+    syncEvery(1),
+  ];
+}
+
 /** The built-in workloads, defined once: the CLI, the plan and the README table read this. */
 export const BUILTIN_WORKLOADS: readonly BuiltinWorkload[] = [
   {
@@ -67,23 +78,24 @@ export const BUILTIN_WORKLOADS: readonly BuiltinWorkload[] = [
   {
     name: 'infer',
     script: 'infer.py',
-    description: 'small-batch inference of a small MLP or transformer block with random weights (one request per iteration)',
+    description: 'small-batch inference of a small MLP or transformer block with random weights, one request per iteration, replayed from a CUDA graph (GPU contention, little host noise)',
     hostMemoryVariants: false,
-    params: [
-      { name: 'model', type: 'choice', default: 'mlp', choices: ['mlp', 'transformer'], help: 'network' },
-      { name: 'batch', type: 'int', default: 8, help: 'requests per batch' },
-      { name: 'hidden', type: 'int', default: 1024, help: 'model width' },
-      { name: 'graph', type: 'bool', default: false, help: 'replay a captured CUDA graph per request' },
-      iterations(2000),
-      syncEvery(1),
-    ],
+    params: inferParams(true),
+  },
+  {
+    name: 'infer-eager',
+    script: 'infer.py',
+    description: 'the same requests launched eagerly from Python, kernel by kernel: launch-bound, as many real services are, and noisier (it follows host latency)',
+    hostMemoryVariants: false,
+    params: inferParams(false),
   },
   {
     name: 'pipeline',
     script: 'pipeline.py',
     description: 'chunks through host-to-device copy, compute and device-to-host copy',
     hostMemoryVariants: true,
-    params: [{ name: 'chunk-mib', type: 'int', default: 16, help: 'chunk size, MiB' }, iterations(48), syncEvery(4)],
+    // 96 chunks: fixed work long enough (≈ 45 ms on 2 streams) that launch and timer jitter stay small.
+    params: [{ name: 'chunk-mib', type: 'int', default: 16, help: 'chunk size, MiB' }, iterations(96), syncEvery(4)],
   },
 ];
 

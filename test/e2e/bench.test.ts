@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { isRunning } from '../../harness/proc/process-table.js';
 import type { Run } from '../../harness/run/schema.js';
 import { loadRun } from '../../harness/run/store.js';
-import { runMetrics } from '../../harness/stats/metrics.js';
+import { runMetrics } from '../../harness/analysis/metrics.js';
 import { cli, expectOneLineError, pathWithoutNvidia, QUICK, tempDir } from '../helpers.js';
 
 /** A metric's median; the fakes sleep for real, so their ratios carry a few percent of jitter. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildPlan } from '../../harness/plan.js';
 import type { ClientResult, Comparison, Trial } from '../../harness/run/schema.js';
-import { overlap, summarizeLatencies, throughputPerS } from '../../harness/stats/measures.js';
-import { comparisonMetrics } from '../../harness/stats/metrics.js';
+import { overlap, summarizeLatencies, throughputPerS } from '../../harness/analysis/measures.js';
+import { comparisonMetrics } from '../../harness/analysis/metrics.js';
 import { testConfig } from './config-fixture.js';
 
 const base = { startedAt: '2026-11-21T00:00:00Z', finishedAt: '2026-11-21T00:00:01Z' };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { classifyChange } from '../../harness/gate.js';
-import { bootstrapMedianCI, mulberry32 } from '../../harness/stats/bootstrap.js';
-import { metricStats } from '../../harness/stats/summary.js';
-import { judge } from '../../harness/stats/verdicts.js';
+import { bootstrapMedianCI, mulberry32 } from '../../harness/analysis/bootstrap.js';
+import { metricStats } from '../../harness/analysis/statistics.js';
+import { judge } from '../../harness/analysis/verdicts.js';
 
 const options = { resamples: 10_000, level: 0.95, seed: 42 };
 

@@ -2,7 +2,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/run/schema.js';
 import { loadRun } from '../../harness/run/store.js';
-import { comparisonValidity } from '../../harness/stats/validity.js';
+import { comparisonValidity } from '../../harness/analysis/validity.js';
 import { committedRuns } from '../helpers.js';
 
 let run: Run;

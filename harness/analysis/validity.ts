@@ -5,6 +5,7 @@
 import { mean } from 'simple-statistics';
 import { throttleReasons } from '../nvidia/smi-csv.js';
 import type { Comparison, Run } from '../run/schema.js';
+import type { Round } from './rounds.js';
 
 /** SM clocks of two arms that differ by more than this fraction invalidate the comparison. */
 export const MAX_CLOCK_GAP = 0.05;
@@ -19,10 +20,11 @@ function armGroup(comparison: Comparison, arm: string): string {
   return comparison.mode !== 'streams' && arm.startsWith('solo-') ? 'solo' : arm;
 }
 
-export function comparisonValidity(run: Run, comparison: Comparison): Validity {
+/** `rounds` are the comparison's (groupRounds); `run` gives the samples and the contamination evidence. */
+export function comparisonValidity(run: Pick<Run, 'samples' | 'contamination'>, comparison: Comparison, rounds: readonly Round[]): Validity {
   const invalid: string[] = [];
   const warnings: string[] = [];
-  const trials = run.trials.filter((t) => t.comparisonId === comparison.id);
+  const trials = rounds.flatMap((r) => [...r.trials.values()]);
 
   const broken = trials.filter((t) => t.status === 'failed' || t.status === 'timeout');
   if (broken[0] && 'reason' in broken[0]) invalid.push(`${broken.length} trial(s) failed or timed out: ${broken[0].reason}`);

@@ -1,0 +1,125 @@
+/**
+ * The analysis of a run, computed once: rounds (from `groupRounds` alone), metrics, statistics,
+ * validity, verdicts, CI targets and diagnoses. Every output — console, markdown, charts, CSV/JSON,
+ * gate, artifacts, advice — and the scheduler's stopping rule read this, never raw trials.
+ */
+import type { Comparison, RoundPolicy, Run, Stop } from '../run/schema.js';
+import { boundsFor, describeBounds, type Bounds, type Thresholds } from '../thresholds.js';
+import { diagnose } from './diagnosis.js';
+import { comparisonMetrics, crossModeMetrics, type Metric } from './metrics.js';
+import { groupRounds, isComplete, type Round } from './rounds.js';
+import { metricStats, MIN_ROUNDS_FOR_CI, type MetricStats } from './statistics.js';
+import { comparisonValidity, type Validity } from './validity.js';
+
+/**
+ * pass: the whole CI lies within the bounds (inclusive); fail: the whole CI lies outside them;
+ * inconclusive: the CI straddles a bound, or too few rounds for a CI; invalid: a validity check
+ * failed; none: no threshold applies.
+ */
+export type Verdict = 'pass' | 'fail' | 'inconclusive' | 'invalid' | 'none';
+
+/** Half-width above which any ratio of the full table gets a diagnosis in the report. */
+export const REPORT_HALF_WIDTH = 0.05;
+
+/** One metric, analysed. */
+export interface MetricAnalysis {
+  metric: Metric;
+  stats: MetricStats;
+  threshold: { pattern: string; bounds: Bounds; text: string } | null;
+  verdict: Verdict;
+  /** Why the verdict is not pass (validity reasons, a CI that straddles a bound…). */
+  reasons: string[];
+  warnings: string[];
+  /** The CI half-width the round policy aims this ratio at (graded, headline), or null. */
+  target: number | null;
+  /** Why its CI is wider than its target (or than REPORT_HALF_WIDTH): measured causes, not guesses. */
+  diagnosis: string[];
+}
+
+/** One comparison, analysed. */
+export interface ComparisonAnalysis {
+  comparison: Comparison;
+  rounds: Round[];
+  /** Rounds in which every arm measured: the ones the ratios use. */
+  completeRounds: number;
+  validity: Validity;
+  stop: Stop | null;
+  metrics: MetricAnalysis[];
+}
+
+export interface Analysis {
+  comparisons: ComparisonAnalysis[];
+  /** Every metric of the run, cross-mode ones included, in plan order. */
+  metrics: MetricAnalysis[];
+  /** Headline metrics and every metric a threshold grades: what verdict tables and the gate show. */
+  verdicts: MetricAnalysis[];
+  thresholds: Thresholds;
+}
+
+export function judge(stats: MetricStats, bounds: Bounds): { verdict: Verdict; reason: string | null } {
+  if (stats.value === null) return { verdict: 'inconclusive', reason: 'no usable round' };
+  if (stats.ci === null) return { verdict: 'inconclusive', reason: `${stats.n} round(s): a 95% CI of a median needs at least ${MIN_ROUNDS_FOR_CI}` };
+  const [lo, hi] = stats.ci;
+  const min = bounds.min ?? -Infinity;
+  const max = bounds.max ?? Infinity;
+  if (lo >= min && hi <= max) return { verdict: 'pass', reason: null };
+  if (hi < min || lo > max) return { verdict: 'fail', reason: `the whole CI [${lo.toFixed(3)}, ${hi.toFixed(3)}] lies outside ${describeBounds(bounds)}` };
+  return { verdict: 'inconclusive', reason: `the CI [${lo.toFixed(3)}, ${hi.toFixed(3)}] straddles ${describeBounds(bounds)}` };
+}
+
+/** The half-width a metric's rounds aim at: graded ratios the tighter target, headline ratios theirs. */
+export function targetFor(metric: Metric, thresholds: Thresholds, policy: RoundPolicy): number | null {
+  if (boundsFor(thresholds, metric.id) !== null) return Math.min(policy.gradedCiTarget, policy.ciTarget);
+  return metric.headline ? policy.ciTarget : null;
+}
+
+function analyzeMetric(run: Pick<Run, 'samples' | 'config'>, metric: Metric, c: ComparisonAnalysis | undefined, validity: Validity, thresholds: Thresholds): MetricAnalysis {
+  const stats = metricStats(metric);
+  const rule = boundsFor(thresholds, metric.id);
+  const threshold = rule ? { ...rule, text: describeBounds(rule.bounds) } : null;
+  const target = targetFor(metric, thresholds, run.config.roundPolicy);
+  const wide = stats.halfWidth === null || stats.halfWidth > (target ?? REPORT_HALF_WIDTH);
+  const diagnosis = wide && c ? diagnose(run, c, metric, stats) : [];
+  const base = { metric, stats, threshold, target, diagnosis, warnings: validity.warnings };
+  if (validity.invalid.length > 0) return { ...base, verdict: 'invalid', reasons: validity.invalid };
+  if (!rule) return { ...base, verdict: 'none', reasons: [] };
+  const { verdict, reason } = judge(stats, rule.bounds);
+  return { ...base, verdict, reasons: reason ? [reason] : [] };
+}
+
+/** One comparison: its rounds, validity and metrics. The scheduler calls this after every round. */
+export function analyzeComparison(run: Pick<Run, 'trials' | 'samples' | 'contamination' | 'stops' | 'config'>, comparison: Comparison, thresholds: Thresholds): ComparisonAnalysis {
+  const rounds = groupRounds(comparison, run.trials);
+  const validity = comparisonValidity(run, comparison, rounds);
+  const analysis: ComparisonAnalysis = {
+    comparison,
+    rounds,
+    completeRounds: rounds.filter((r) => isComplete(comparison, r)).length,
+    validity,
+    stop: run.stops.find((s) => s.comparisonId === comparison.id) ?? null,
+    metrics: [],
+  };
+  analysis.metrics = comparisonMetrics(comparison, rounds).map((m) => analyzeMetric(run, m, analysis, validity, thresholds));
+  return analysis;
+}
+
+export function analyze(run: Run, thresholds: Thresholds = run.config.thresholds): Analysis {
+  const comparisons = run.plan.map((c) => analyzeComparison(run, c, thresholds));
+  for (const mps of comparisons.filter((c) => c.comparison.mode === 'mps')) {
+    const plain = comparisons.find((c) => c.comparison.mode === 'timeslice' && c.comparison.workload.name === mps.comparison.workload.name);
+    const slowdown = (c: ComparisonAnalysis) => c.metrics.find((m) => m.metric.name === 'slowdown')?.metric;
+    const [mpsSlowdown, plainSlowdown] = [slowdown(mps), plain && slowdown(plain)];
+    if (!plain || !mpsSlowdown || !plainSlowdown) continue;
+    const invalid = [...mps.validity.invalid, ...plain.validity.invalid];
+    const validity = { invalid, warnings: [...mps.validity.warnings, ...plain.validity.warnings] };
+    const cross = crossModeMetrics(mps.comparison, mps.rounds, plain.comparison, plain.rounds, mpsSlowdown, plainSlowdown);
+    mps.metrics.push(...cross.map((m) => analyzeMetric(run, m, mps, validity, thresholds)));
+  }
+  const metrics = comparisons.flatMap((c) => c.metrics);
+  return { comparisons, metrics, verdicts: metrics.filter((m) => m.metric.headline || m.threshold !== null), thresholds };
+}
+
+/** Threshold patterns that match no metric of the analysis: a typo would otherwise turn a check off. */
+export function unmatchedPatterns(analysis: Analysis): string[] {
+  return analysis.thresholds.rules.filter((rule) => !analysis.metrics.some((m) => boundsFor({ ...analysis.thresholds, rules: [rule] }, m.metric.id))).map((r) => r.pattern);
+}
