@@ -26,10 +26,10 @@ bench
     summarizeLatencies(latencies);
   })
   .add('statistics of a 40-round metric (order-statistic CI)', () => {
-    metricStats({ id: 'timeslice/gemm/slowdown', perRound: rounds, rounds: rounds.map((_, i) => i), parts: null, value: null });
+    metricStats({ id: 'timeslice/gemm/slowdown', perRound: rounds });
   })
   .add('statistics of a ratio of two 40-round medians (10,000 bootstrap resamples)', () => {
-    metricStats({ id: 'mps/gemm/gain-over-timeslice', perRound: [], rounds: [], parts: { numerator: rounds, denominator: rounds }, value: 1 });
+    metricStats({ id: 'mps/gemm/gain-over-timeslice', perRound: [], parts: { numerator: rounds, denominator: rounds }, value: 1 });
   });
 
 await bench.run();

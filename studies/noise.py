@@ -137,6 +137,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--windows", type=int, default=30)
     p.add_argument("--window-ms", type=float, default=250)
+    p.add_argument("--graph-cores", default="", help="comma-separated cores: also run the graph loop pinned to each")
     a = p.parse_args()
     print(json.dumps({"host": {"cpus": os.cpu_count(), "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}}), flush=True)
     settings = [
@@ -146,6 +147,8 @@ def main():
         ("graph", True, None, 1),
         ("graph-pinned", True, 3, 1),
     ]
+    if a.graph_cores:
+        settings = [("graph", True, None, 1)] + [(f"graph-core{c}", True, int(c), 1) for c in a.graph_cores.split(",")]
     for name, graph, pin, sync_every in settings:
         run_setting(name, graph, pin, a.windows, a.window_ms, sync_every)
 

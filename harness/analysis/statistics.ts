@@ -64,8 +64,9 @@ export function medianInterval(values: readonly number[], level = CI_LEVEL): { c
   return { ci: [sorted[best.k - 1] as number, sorted[n - best.k] as number], confidence: best.confidence };
 }
 
-export function metricStats(metric: Pick<Metric, 'id' | 'perRound' | 'rounds' | 'parts' | 'value'>): MetricStats {
-  if (metric.parts) return ratioOfMediansStats(metric.id, metric.parts, metric.value);
+/** `rounds` name the round of each value (default: their positions); `parts` make it a ratio of two medians. */
+export function metricStats(metric: Pick<Metric, 'id' | 'perRound'> & Partial<Pick<Metric, 'rounds' | 'parts' | 'value'>>): MetricStats {
+  if (metric.parts) return ratioOfMediansStats(metric.id, metric.parts, metric.value ?? null);
   const values = metric.perRound;
   const n = values.length;
   if (n === 0) return { n, value: null, ci: null, confidence: null, method: null, halfWidth: null, mad: null, cv: null, outliers: [] };
@@ -75,7 +76,7 @@ export function metricStats(metric: Pick<Metric, 'id' | 'perRound' | 'rounds' | 
   const interval = medianInterval(values);
   const halfWidth = interval ? (interval.ci[1] - interval.ci[0]) / 2 / value : null;
   // With MAD 0 every value off the median would be an outlier: flag none instead.
-  const outliers = mad > 0 ? values.flatMap((v, i) => (Math.abs(v - value) > OUTLIER_MADS * MAD_TO_SD * mad ? [metric.rounds[i] ?? i] : [])) : [];
+  const outliers = mad > 0 ? values.flatMap((v, i) => (Math.abs(v - value) > OUTLIER_MADS * MAD_TO_SD * mad ? [metric.rounds?.[i] ?? i] : [])) : [];
   return { n, value, ci: interval?.ci ?? null, confidence: interval?.confidence ?? null, method: interval ? 'order-statistic' : null, halfWidth, mad, cv, outliers };
 }
 

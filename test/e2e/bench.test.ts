@@ -8,12 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { isRunning } from '../../harness/proc/process-table.js';
 import type { Run } from '../../harness/run/schema.js';
 import { loadRun } from '../../harness/run/store.js';
-import { runMetrics } from '../../harness/analysis/metrics.js';
+import { analyze } from '../../harness/analysis/analyze.js';
 import { cli, expectOneLineError, pathWithoutNvidia, QUICK, tempDir } from '../helpers.js';
 
 /** A metric's median; the fakes sleep for real, so their ratios carry a few percent of jitter. */
 function metricValue(run: Run, id: string): number {
-  const value = runMetrics(run).find((m) => m.id === id)?.value;
+  const value = analyze(run).metrics.find((m) => m.metric.id === id)?.stats.value;
   if (value === undefined || value === null) throw new Error(`no value for ${id}`);
   return value;
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { buildPlan } from '../../harness/plan.js';
 import type { ClientResult, Comparison, Trial } from '../../harness/run/schema.js';
 import { overlap, summarizeLatencies, throughputPerS } from '../../harness/analysis/measures.js';
-import { comparisonMetrics } from '../../harness/analysis/metrics.js';
+import { comparisonMetrics as metricsOfRounds } from '../../harness/analysis/metrics.js';
+import { groupRounds } from '../../harness/analysis/rounds.js';
 import { testConfig } from './config-fixture.js';
 
 const base = { startedAt: '2026-11-21T00:00:00Z', finishedAt: '2026-11-21T00:00:01Z' };
@@ -14,6 +15,8 @@ function client(index: number, iterations: number, gpuMs: number, startUs = 0, e
 function ok(comparisonId: string, round: number, arm: string, clients: ClientResult[]): Trial {
   return { ...base, id: `${comparisonId}#r${round}/${arm}`, comparisonId, arm, round, status: 'ok', clients, overlap: null };
 }
+
+const comparisonMetrics = (c: Comparison, trials: Trial[]) => metricsOfRounds(c, groupRounds(c, trials));
 
 const plan = buildPlan(testConfig({ modes: ['streams', 'timeslice'] }), null);
 const streams = plan.comparisons.find((c) => c.id === 'streams/spin') as Comparison;
@@ -48,7 +51,7 @@ describe('ratios', () => {
     const gpu1 = [100, 110, 90];
     const gpu2 = [50, 50, 60];
     const trials = gpu1.flatMap((ms, r) => [ok(streams.id, r, 's1', [client(0, 1, ms)]), ok(streams.id, r, 's2', [client(0, 1, gpu2[r] as number)])]);
-    const speedup = comparisonMetrics({ ...streams, rounds: 3 }, trials).find((m) => m.name === 'speedup-k2');
+    const speedup = comparisonMetrics(streams, trials).find((m) => m.name === 'speedup-k2');
     expect(speedup?.perRound).toEqual([2, 2.2, 1.5]);
     expect(speedup?.value).toBe(2);
   });
@@ -71,6 +74,14 @@ describe('ratios', () => {
     expect(metrics.slowdown).toBe(3);
     expect(metrics.fairness).toBe(2);
     expect(metrics['aggregate-throughput']).toBeCloseTo(700 / 900, 12);
+  });
+
+  it('uses every round that ran, however many the policy started with', () => {
+    // Rounds 0–11: twice the minimum of 6, as adaptive rounds leave them.
+    const trials = Array.from({ length: 12 }, (_, r) => [ok(streams.id, r, 's1', [client(0, 1, 100 + r)]), ok(streams.id, r, 's2', [client(0, 1, 50)])]).flat();
+    const speedup = comparisonMetrics(streams, trials).find((m) => m.name === 'speedup-k2');
+    expect(speedup?.rounds).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(speedup?.perRound).toHaveLength(12);
   });
 
   it('invalid and failed trials do not count', () => {

@@ -16,7 +16,7 @@ const userError = (args: Partial<BenchArgs>) => userErrorOf(() => resolve(args))
 describe('bench options', () => {
   it('fills in the documented defaults', () => {
     const { config } = resolve({});
-    expect(config).toMatchObject({ modes: ['streams', 'timeslice', 'mps', 'mig'], clients: 2, rounds: 5, windowMs: 500, streamCounts: [2], minOverlap: 0.9 });
+    expect(config).toMatchObject({ modes: ['streams', 'timeslice', 'mps', 'mig'], clients: 2, roundPolicy: { minRounds: 6, maxRounds: 40, ciTarget: 0.02, gradedCiTarget: 0.01, timeBudgetS: 20 }, cpuPin: 'off', windowMs: 500, streamCounts: [2], minOverlap: 0.9 });
     expect(config.streamsWorkloads.map((w) => w.name)).toEqual(['spin', 'pipeline']);
     expect(config.contentionWorkloads.map((w) => w.name)).toEqual(['spin', 'gemm', 'infer']);
     expect(config.contentionWorkloads[1]?.argv.slice(2)).toEqual(['--size', '4096', '--dtype', 'fp16', '--graph', 'false', '--iterations', '400', '--sync-every', '8']);
@@ -35,7 +35,7 @@ describe('bench options', () => {
 
   it.each([
     [{ modes: 'streams,warp' }, 'unknown mode "warp" in --modes: choose from streams, timeslice, mps, mig'],
-    [{ workloads: 'gemm,resnet' }, 'unknown workload "resnet": choose from spin, gemm, infer, pipeline, or give your own command after --'],
+    [{ workloads: 'gemm,resnet' }, 'unknown workload "resnet": choose from spin, gemm, infer, infer-eager, pipeline, or give your own command after --'],
     [{ workloads: 'custom' }, 'workload "custom" needs your command after --, e.g. gpushare bench -- ./my-workload --size 8'],
     [{ rounds: '-1' }, '--rounds -1: needs a number from 1 to 1000'],
     [{ rounds: '2.5' }, '--rounds 2.5: needs a whole number from 1 to 1000'],
@@ -76,10 +76,10 @@ function fingerprint(gpu: Partial<Gpu>, mpsControl: string | null = '/usr/bin/nv
 
 describe('plan', () => {
   it('orders trials ABBA: arms forward in even rounds, reversed in odd ones', () => {
-    const plan = buildPlan(testConfig({ modes: ['timeslice'], rounds: 3 }), fingerprint({}));
+    const plan = buildPlan(testConfig({ modes: ['timeslice'] }), fingerprint({}));
     const first = plan.comparisons[0];
     if (!first) throw new Error('no comparison');
-    expect(orderTrials(first).map((t) => `${t.round}:${t.arm.id}`)).toEqual([
+    expect(orderTrials(first, 3).map((t) => `${t.round}:${t.arm.id}`)).toEqual([
       '0:solo-c0', '0:solo-c1', '0:contended', '1:contended', '1:solo-c1', '1:solo-c0', '2:solo-c0', '2:solo-c1', '2:contended',
     ]);
   });

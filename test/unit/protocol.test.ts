@@ -65,10 +65,10 @@ describe('workload protocol lines', () => {
 
   it('writes run commands for both kinds of work', () => {
     expect(JSON.parse(runCommand('a#r0/s2', 123, { kind: 'fixed-work', iterations: null }, { streams: 2 }))).toEqual({
-      cmd: 'run', trial: 'a#r0/s2', startAtUs: 123, durationMs: null, iterations: null, variant: { streams: 2 },
+      cmd: 'run', trial: 'a#r0/s2', startAtUs: 123, durationMs: null, iterations: null, variant: { streams: 2 }, clients: 1,
     });
-    expect(JSON.parse(runCommand('b', 1, { kind: 'fixed-duration', durationMs: 500 }, { streams: 1, pinned: false }))).toMatchObject({
-      durationMs: 500, iterations: null, variant: { streams: 1, pinned: false },
+    expect(JSON.parse(runCommand('b', 1, { kind: 'fixed-duration', durationMs: 500 }, { streams: 1, pinned: false }, 2))).toMatchObject({
+      durationMs: 500, iterations: null, variant: { streams: 1, pinned: false }, clients: 2,
     });
   });
 });

@@ -2,13 +2,16 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/run/schema.js';
 import { loadRun } from '../../harness/run/store.js';
-import { comparisonValidity } from '../../harness/analysis/validity.js';
+import { groupRounds } from '../../harness/analysis/rounds.js';
+import { comparisonValidity as validityOf } from '../../harness/analysis/validity.js';
 import { committedRuns } from '../helpers.js';
 
 let run: Run;
 beforeEach(async () => {
   run = await loadRun(committedRuns()[0] as string);
 });
+
+const comparisonValidity = (r: Run, c: Run['plan'][number]) => validityOf(r, c, groupRounds(c, r.trials));
 
 const comparison = (id: string) => {
   const c = run.plan.find((x) => x.id === id);
