@@ -41,7 +41,7 @@ export function cli(args: string[], env: Record<string, string> = {}, options: {
 }
 
 /** The fast settings every end-to-end test uses. */
-export const QUICK = ['--rounds', '2', '--max-rounds', '2', '--window-ms', '100'];
+export const QUICK = ['--rounds', '6', '--max-rounds', '6', '--window-ms', '50'];
 
 /** The committed real runs of the default suite (results/), oldest first. */
 export function committedRuns(): string[] {
