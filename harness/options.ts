@@ -1,5 +1,6 @@
 /** Gives the parsed flags meaning: validates each one and fills in defaults, naming any bad value. */
 import type { ArtifactsOptions, PlanOptions } from './commands/artifacts.js';
+import { argText } from './argv-text.js';
 import type { ArtifactsArgs, BenchArgs, PlanArgs } from './cli.js';
 import { UserError } from './errors.js';
 import type { ProgressStyle } from './progress.js';
@@ -132,13 +133,13 @@ function number(raw: string | undefined, flag: string, fallback: number, lo: num
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!DECIMAL.test(raw) || value < lo || value > hi) {
-    throw new UserError(`${flag} ${raw}: needs a number from ${lo} to ${hi}`);
+    throw new UserError(`${flag} ${argText(raw)}: needs a number from ${lo} to ${hi}`); // argText: " 5" shows its space, a newline stays on the one line
   }
   return value;
 }
 
 function integer(raw: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
-  const whole = () => new UserError(`${flag} ${raw}: needs a whole number from ${lo} to ${hi}`);
+  const whole = () => new UserError(`${flag} ${argText(raw ?? '')}: needs a whole number from ${lo} to ${hi}`);
   // Not decimal at all (0x10, 1e1): a whole number is what it needs; out of range: number()'s message.
   if (raw !== undefined && !DECIMAL.test(raw)) throw whole();
   const value = number(raw, flag, fallback, lo, hi);
@@ -149,7 +150,7 @@ function integer(raw: string | undefined, flag: string, fallback: number, lo: nu
 /** CUDA_MPS_PINNED_DEVICE_MEM_LIMIT's size syntax: a number with a K, M or G suffix (optionally "B"). */
 function memoryLimit(raw: string): string {
   const match = /^(\d+(?:\.\d+)?)([KMG])B?$/i.exec(raw);
-  if (!match || Number(match[1]) <= 0) throw new UserError(`--mps-mem-limit ${raw}: needs a size such as 4G, 512M or 1024MB`);
+  if (!match || Number(match[1]) <= 0) throw new UserError(`--mps-mem-limit ${argText(raw)}: needs a size such as 4G, 512M or 1024MB`);
   return `${match[1]}${(match[2] ?? '').toUpperCase()}`;
 }
 
