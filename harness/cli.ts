@@ -221,6 +221,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
         command = { name: 'plan', args: args as unknown as PlanArgs };
       },
     )
+    // Runs after yargs' own checks (an unknown flag given twice still reads "Unknown argument") and before the command's handler.
     .middleware(refuseRepeatedOrEmpty)
     .demandCommand(1, 'name a command: bench, doctor, gate, report, artifacts or plan (see gpushare --help)')
     .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
