@@ -1,5 +1,6 @@
 /** Command-line parsing only: yargs turns argv into a typed command; options.ts gives it meaning. */
 import yargs, { type Argv } from 'yargs';
+import { argText } from './argv-text.js';
 import { UserError } from './errors.js';
 import { VERSION } from './version.js';
 
@@ -120,6 +121,31 @@ function benchFlags(y: Argv) {
     .option('fake-gpu', { type: 'boolean', hidden: true, describe: 'run against the fake nvidia-smi, MPS daemon and workloads of test/fakes' });
 }
 
+/** Keys yargs gives as arrays on purpose: --set is repeatable; `_` and `--` are the leftover words. */
+const REPEATABLE = new Set(['set', '_', '--']);
+/** The positional arguments of each command, named <run> rather than --run in messages. */
+const POSITIONALS: Record<string, readonly string[]> = { gate: ['run'], report: ['run', 'other'] };
+
+/**
+ * Refuses, for every command, the two flag shapes the options downstream would misread: a repeated
+ * flag, which yargs gives as an array where a string is expected (a crash, or one of the values taken
+ * without a word), and an empty value (`--out ''`, or `--out` with none), which as a path would mean
+ * the current directory.
+ */
+function refuseRepeatedOrEmpty(argv: Record<string, unknown>): void {
+  const command = String((argv._ as unknown[] | undefined)?.[0] ?? '');
+  for (const [key, value] of Object.entries(argv)) {
+    // camelCase keys are yargs' copies of the dashed ones; $0 is the script.
+    if (REPEATABLE.has(key) || key === '$0' || /[A-Z]/.test(key)) continue;
+    const name = POSITIONALS[command]?.includes(key) ? `<${key}>` : `--${key}`;
+    if (Array.isArray(value)) {
+      const times = value.length === 2 ? 'twice' : `${value.length} times`;
+      throw new UserError(`${name} given ${times} (${value.map((v) => argText(String(v))).join(', ')}): give it once`);
+    }
+    if (value === '') throw new UserError(`${name} '': needs a value, not an empty one`);
+  }
+}
+
 /** Parses argv; yargs itself answers --help and --version. Usage errors become one-line UserErrors. */
 export async function parseCli(argv: readonly string[]): Promise<CliCommand | null> {
   let command: CliCommand | null = null;
@@ -199,6 +225,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
         command = { name: 'plan', args: args as unknown as PlanArgs };
       },
     )
+    // Runs after yargs' own checks (an unknown flag given twice still reads "Unknown argument") and before the command's handler.
+    .middleware(refuseRepeatedOrEmpty)
     .demandCommand(1, 'name a command: bench, doctor, gate, report, artifacts or plan (see gpushare --help)')
     .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
     .strict()

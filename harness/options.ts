@@ -1,5 +1,6 @@
 /** Gives the parsed flags meaning: validates each one and fills in defaults, naming any bad value. */
 import type { ArtifactsOptions, PlanOptions } from './commands/artifacts.js';
+import { argText } from './argv-text.js';
 import type { ArtifactsArgs, BenchArgs, PlanArgs } from './cli.js';
 import { UserError } from './errors.js';
 import type { ProgressStyle } from './progress.js';
@@ -55,6 +56,10 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
   const overrides = parseSets(args.set ?? []);
   const workloads = (names: readonly string[]) => names.map((name) => workloadSpec(name, python, overrides, args.command));
   const explicit = args.workloads !== undefined ? list(args.workloads, '--workloads', []) : args.command.length > 0 ? ['custom'] : null;
+  // Without "custom" in --workloads the command after -- would be dropped without a word.
+  if (args.command.length > 0 && !explicit?.includes('custom')) {
+    throw new UserError(`the command after -- is the workload "custom": add custom to --workloads (--workloads ${args.workloads},custom) or drop the command`);
+  }
   for (const name of Object.keys(overrides)) {
     if (!BUILTIN_NAMES.includes(name)) throw new UserError(`--set ${name}.…: unknown workload "${name}"; choose from ${BUILTIN_NAMES.join(', ')}`);
   }
@@ -129,25 +134,32 @@ function oneOf<T extends string>(value: string, allowed: readonly T[], flag: str
   throw new UserError(`unknown ${what} "${value}" in ${flag}: choose from ${allowed.join(', ')}`);
 }
 
+/** Plain decimal only: Number() alone would also take 0x10, 1e1, " 5", "+5", ".5" or "5.". */
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+const WHOLE = /^\d+$/;
+
 function number(raw: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value) || value < lo || value > hi) {
-    throw new UserError(`${flag} ${raw}: needs a number from ${lo} to ${hi}`);
+  if (!DECIMAL.test(raw) || value < lo || value > hi) {
+    throw new UserError(`${flag} ${argText(raw)}: needs a number from ${lo} to ${hi}`); // argText: " 5" shows its space, a newline stays on the one line
   }
   return value;
 }
 
 function integer(raw: string | undefined, flag: string, fallback: number, lo: number, hi: number): number {
+  const whole = () => new UserError(`${flag} ${argText(raw ?? '')}: needs a whole number from ${lo} to ${hi}`);
+  // Not decimal at all (0x10, 1e1): a whole number is what it needs; out of range: number()'s message.
+  if (raw !== undefined && !DECIMAL.test(raw)) throw whole();
   const value = number(raw, flag, fallback, lo, hi);
-  if (!Number.isInteger(value)) throw new UserError(`${flag} ${raw}: needs a whole number from ${lo} to ${hi}`);
+  if (raw !== undefined && !WHOLE.test(raw)) throw whole();
   return value;
 }
 
 /** CUDA_MPS_PINNED_DEVICE_MEM_LIMIT's size syntax: a number with a K, M or G suffix (optionally "B"). */
 function memoryLimit(raw: string): string {
-  const match = /^(\d+(?:\.\d+)?)([KMG])B?$/i.exec(raw.trim());
-  if (!match || Number(match[1]) <= 0) throw new UserError(`--mps-mem-limit ${raw}: needs a size such as 4G, 512M or 1024MB`);
+  const match = /^(\d+(?:\.\d+)?)([KMG])B?$/i.exec(raw);
+  if (!match || Number(match[1]) <= 0) throw new UserError(`--mps-mem-limit ${argText(raw)}: needs a size such as 4G, 512M or 1024MB`);
   return `${match[1]}${(match[2] ?? '').toUpperCase()}`;
 }
 

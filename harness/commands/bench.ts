@@ -1,6 +1,7 @@
 /** `gpushare bench`: fingerprint → plan → sampler → scheduler → summary, saving the run as it goes. */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { argvText } from '../argv-text.js';
 import { busyEvidence } from '../busy.js';
 import type { AppDeps } from '../deps.js';
 import { ExitCode, Interrupted, UserError } from '../errors.js';
@@ -196,7 +197,7 @@ function planText(config: Config, plan: Plan): string {
     for (const c of plan.comparisons.filter((x) => x.mode === mode.mode)) {
       const rounds = config.roundPolicy.minRounds;
       lines.push(`${c.id}: ${c.clientEnv.length} client(s), arms ${c.arms.map((a) => a.id).join(' ')}, at least ${rounds} rounds (ABBA) = ${c.arms.length * rounds} trials`);
-      lines.push(`  ${c.workload.argv.join(' ')}`);
+      lines.push(`  ${argvText(c.workload.argv)}`); // quoted and escaped: a custom command is the user's verbatim argv
     }
   }
   const trials = plannedTrials({ plan: plan.comparisons, config });

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { argText } from '../argv-text.js';
 import { UserError } from '../errors.js';
 import { WORKLOADS_DIR } from '../paths.js';
 import type { WorkloadSpec } from '../run/schema.js';
@@ -124,16 +125,17 @@ export function builtinSpec(name: string, python: string, overrides: Record<stri
 }
 
 function parseParam(workload: string, def: ParamDef, raw: string): ParamValue {
-  const bad = (allowed: string) => new UserError(`--set ${workload}.${def.name}=${raw}: ${allowed}`);
+  const bad = (allowed: string) => new UserError(`--set ${argText(`${workload}.${def.name}=${raw}`)}: ${allowed}`);
   switch (def.type) {
+    // Plain decimal only, as for the flags: Number() alone would also take 0x10, 1e3, " 5" or "+5".
     case 'int': {
       const value = Number(raw);
-      if (!Number.isInteger(value) || value <= 0) throw bad('needs a positive whole number');
+      if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value <= 0) throw bad('needs a positive whole number');
       return value;
     }
     case 'number': {
       const value = Number(raw);
-      if (!Number.isFinite(value) || value <= 0) throw bad('needs a positive number');
+      if (!/^\d+(\.\d+)?$/.test(raw) || !Number.isFinite(value) || value <= 0) throw bad('needs a positive number');
       return value;
     }
     case 'bool':
