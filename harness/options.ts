@@ -18,7 +18,7 @@ export const DEFAULTS = {
   maxRounds: 40,
   ciTarget: 0.02,
   gradedCiTarget: 0.01,
-  timeBudgetS: 20,
+  timeBudgetS: 15,
   cpuPin: 'off',
   windowMs: 500,
   streamCounts: [2],

@@ -101,7 +101,7 @@ describe('gpushare bench end to end (fakes)', () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('timeslice/gemm: 2 client(s), arms solo-c0 solo-c1 contended, at least 6 rounds (ABBA) = 18 trials');
     expect(result.stdout).toContain('mig: decided at run time');
-    expect(result.stdout).toMatch(/8 comparisons, at least 144 trials, about \d+ s \(estimate\), plus up to 20 s of extra rounds \(up to 40 per comparison\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/);
+    expect(result.stdout).toMatch(/8 comparisons, at least 144 trials, about \d+ s \(estimate\), plus up to 15 s of extra rounds \(up to 40 per comparison\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/);
   });
 
   it.each([

@@ -16,7 +16,7 @@ const userError = (args: Partial<BenchArgs>) => userErrorOf(() => resolve(args))
 describe('bench options', () => {
   it('fills in the documented defaults', () => {
     const { config } = resolve({});
-    expect(config).toMatchObject({ modes: ['streams', 'timeslice', 'mps', 'mig'], clients: 2, roundPolicy: { minRounds: 6, maxRounds: 40, ciTarget: 0.02, gradedCiTarget: 0.01, timeBudgetS: 20 }, cpuPin: 'off', windowMs: 500, streamCounts: [2], minOverlap: 0.9 });
+    expect(config).toMatchObject({ modes: ['streams', 'timeslice', 'mps', 'mig'], clients: 2, roundPolicy: { minRounds: 6, maxRounds: 40, ciTarget: 0.02, gradedCiTarget: 0.01, timeBudgetS: 15 }, cpuPin: 'off', windowMs: 500, streamCounts: [2], minOverlap: 0.9 });
     expect(config.streamsWorkloads.map((w) => w.name)).toEqual(['spin', 'pipeline']);
     expect(config.contentionWorkloads.map((w) => w.name)).toEqual(['spin', 'gemm', 'infer']);
     expect(config.contentionWorkloads[1]?.argv.slice(2)).toEqual(['--size', '4096', '--dtype', 'fp16', '--graph', 'false', '--iterations', '400', '--sync-every', '8']);
