@@ -52,6 +52,10 @@ export function committedRuns(): string[] {
     .sort();
 }
 
+/** The committed default H100 run (run schema 2) and the repeat made straight after it. */
+export const DEFAULT_RUN = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-d4099d');
+export const REPEAT_RUN = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-f89eae');
+
 /** Copies a run directory and rewrites its run.json through `edit`. */
 export function editedCopy(runDir: string, edit: (run: Run) => void): string {
   const copy = path.join(tempDir(), path.basename(runDir));

@@ -3,10 +3,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { cli, committedRuns, degrade, editedCopy, tempDir } from '../helpers.js';
+import type { Run } from '../../harness/run/schema.js';
+import { cli, DEFAULT_RUN, degrade, editedCopy, REPEAT_RUN, tempDir } from '../helpers.js';
 
-const [real] = committedRuns();
-if (!real) throw new Error('no committed run in results/');
+const real = DEFAULT_RUN;
 
 interface GateJson {
   exitCode: number;
@@ -66,11 +66,11 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     const refused = await cli(['gate', real, '--baseline', other]);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr.trim()).toBe(
-      'gpushare: refusing to compare runs of different machines (driver: 570.00.00 before vs 580.159.04 now): use --allow-mismatch to compare anyway',
+      'gpushare: refusing to compare runs measured differently (driver: 570.00.00 before vs 580.159.04 now): use --allow-mismatch to compare anyway',
     );
     const allowed = await cli(['gate', real, '--baseline', other, '--allow-mismatch']);
     expect(allowed.exitCode).toBe(0);
-    expect(allowed.stdout).toContain('warning: fingerprints differ: driver');
+    expect(allowed.stdout).toContain('warning: measured differently: driver');
   });
 
   it('appends a markdown table to $GITHUB_STEP_SUMMARY', async () => {
@@ -88,6 +88,54 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     const result = await cli(['gate', real, '--config', config]);
     expect(result.exitCode).toBe(2);
     expect(result.stderr.trim()).toBe(`gpushare: ${config}: thresholds.timeslice/gemm/slowdown.min: Invalid input: expected number, received string (got "lots")`);
+  });
+
+  it.each([
+    ['windows', (run: Run) => void (run.config.windowMs = 300), 'window: "500 ms" before vs "300 ms" now'],
+    ['client counts', (run: Run) => void (run.config.clients = 4), 'clients: 2 before vs 4 now'],
+    ['CPU pinning', (run: Run) => void (run.config.cpuPin = 'auto'), 'CPU pinning: "off" before vs "auto" now'],
+    ['workload parameters', (run: Run) => void ((run.plan.find((c) => c.id === 'timeslice/gemm') as Run['plan'][number]).workload.params.size = 8192), 'timeslice/gemm workload:'],
+  ])('refuses a baseline measured with other %s unless --allow-mismatch', async (_, edit, message) => {
+    const other = editedCopy(real, edit);
+    const refused = await cli(['gate', other, '--baseline', real]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain(message);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect((await cli(['gate', other, '--baseline', real, '--allow-mismatch'])).stdout).toContain(`warning: measured differently: ${message}`);
+  });
+
+  it('a thresholds pattern that matches no metric is an error naming the nearest ids (a typo no longer turns the gate off)', async () => {
+    const config = path.join(tempDir(), 'typo.yaml');
+    writeFileSync(config, 'thresholds:\n  "mps/infre/slowdown": { max: 1.2 }\n');
+    const result = await cli(['gate', real, '--config', config]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.trim()).toBe(`gpushare: ${config}: thresholds pattern "mps/infre/slowdown" matches no metric of this run; nearest: mps/infer/slowdown, mps/spin/slowdown, mps/gemm/slowdown`);
+  });
+
+  it('an interrupted run is not graded: exit 3 with the reason', async () => {
+    const interrupted = editedCopy(real, (run) => {
+      run.status = 'interrupted';
+      run.trials = run.trials.slice(0, 100);
+    });
+    const result = await cli(['gate', interrupted, '--baseline', real]);
+    expect(result.exitCode).toBe(3);
+    expect(result.stdout).toContain('is interrupted, not complete: finish it with gpushare bench --resume before gating it');
+  });
+
+  it('ratios of the baseline the run lacks make it inconclusive (exit 3), named', async () => {
+    const fewer = editedCopy(real, (run) => {
+      run.trials = run.trials.filter((t) => t.comparisonId !== 'mps/infer');
+    });
+    const result = await cli(['gate', fewer, '--baseline', real]);
+    expect(result.exitCode).toBe(3);
+    expect(result.stdout).toContain('inconclusive: ratios of the baseline this run did not measure: mps/infer/slowdown');
+  });
+
+  it('the repeat run straight after the default run: no ratio regressed (exit 0)', async () => {
+    const result = await cli(['gate', REPEAT_RUN, '--baseline', real, '--json']);
+    expect(result.exitCode).toBe(0);
+    const gate = JSON.parse(result.stdout) as GateJson;
+    expect(gate.changes.filter((c) => c.status === 'regression')).toEqual([]);
   });
 
   it('a run directory that is not one: exit 2, one line', async () => {
@@ -108,6 +156,7 @@ describe('gpushare report --format json', () => {
     const gemm = report.verdicts.find((v) => v.metric === 'timeslice/gemm/slowdown');
     expect(gemm).toMatchObject({ threshold: { min: 1.2, max: 3.5, pattern: 'timeslice/gemm/slowdown' }, verdict: 'pass' });
     expect(gemm?.ci[0]).toBeLessThanOrEqual(gemm?.value as number);
-    expect(report.metrics.find((m) => m.metric === 'timeslice/infer/p99-latency-ratio')?.perRound).toHaveLength(5);
+    // timeslice/infer ran 2 rounds beyond the minimum of 6: every one of them counts.
+    expect(report.metrics.find((m) => m.metric === 'timeslice/infer/p99-latency-ratio')?.perRound).toHaveLength(8);
   });
 });

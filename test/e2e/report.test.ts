@@ -4,10 +4,10 @@ import { Resvg } from '@resvg/resvg-js';
 import { XMLValidator } from 'fast-xml-parser';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { cli, committedRuns, QUICK, tempDir } from '../helpers.js';
+import { cli, committedRuns, DEFAULT_RUN, QUICK, tempDir } from '../helpers.js';
 
 const runs = committedRuns();
-const [real] = runs;
+const real = DEFAULT_RUN;
 
 describe('gpushare report (markdown)', () => {
   it('matches the snapshot for a committed real run, with its charts beside it', async () => {
@@ -47,13 +47,13 @@ describe('gpushare report (markdown)', () => {
 });
 
 describe('gpushare report --format csv and json share their columns', () => {
-  it('CSV header = the keys of each JSON metric (plus perRound)', async () => {
+  it('CSV header = the keys of each JSON metric (plus perRound and roundIndices)', async () => {
     const csv = await cli(['report', real as string, '--format', 'csv']);
     const json = await cli(['report', real as string, '--format', 'json']);
     const rows = parseCsv(csv.stdout, { columns: true }) as Array<Record<string, string>>;
     const metrics = (JSON.parse(json.stdout) as { metrics: Array<Record<string, unknown>> }).metrics;
     expect(rows).toHaveLength(metrics.length);
-    expect([...Object.keys(rows[0] ?? {}), 'perRound']).toEqual(Object.keys(metrics[0] ?? {}));
+    expect([...Object.keys(rows[0] ?? {}), 'perRound', 'roundIndices']).toEqual(Object.keys(metrics[0] ?? {}));
     const gemm = rows.find((r) => r.metric === 'timeslice/gemm/slowdown');
     expect(gemm).toMatchObject({ verdict: 'pass', threshold: '1.2–3.5', headline: 'true' });
   });
