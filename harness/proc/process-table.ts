@@ -41,3 +41,36 @@ export async function findProcesses(prefix: string): Promise<ProcessInfo[]> {
   }
   return found;
 }
+
+/** A process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or null when it is gone. */
+export async function processStartTicks(pid: number): Promise<number | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return null;
+  // Fields after comm's closing ")" start at field 3 (state); starttime is field 22.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[22 - 3]);
+  return Number.isFinite(ticks) ? ticks : null;
+}
+
+/** Linux's USER_HZ: /proc reports times in these ticks, 100 per second on every architecture Node runs on. */
+const TICKS_PER_SECOND = 100;
+
+/** When a process started, in ms since the epoch (±1 s: the boot time is whole seconds), or null. */
+export async function processStartedAtMs(pid: number): Promise<number | null> {
+  const ticks = await processStartTicks(pid);
+  const stat = await readFile('/proc/stat', 'utf8').catch(() => '');
+  const btime = /^btime (\d+)$/m.exec(stat);
+  if (ticks === null || btime === null) return null;
+  return Number(btime[1]) * 1000 + (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+/** This boot's random id: a PID recorded under another boot id is not the same process. */
+export async function bootId(): Promise<string> {
+  return (await readFile('/proc/sys/kernel/random/boot_id', 'utf8').catch(() => 'unknown')).trim();
+}
+
+/** The process's environment as NAME=value strings, or null when it cannot be read (another user's). */
+export async function readEnviron(pid: number): Promise<string[] | null> {
+  const text = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => null);
+  return text === null ? null : text.split('\0').filter(Boolean);
+}
