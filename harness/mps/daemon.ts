@@ -167,7 +167,7 @@ export async function stopOrphanDaemon(
     if (why === null) ours.push(pid);
     else if (why !== 'not running') leftAlone.push(`PID ${pid} left alone: ${why}, so it is not provably the daemon gpushare started`);
   }
-  let outcome = 'already gone';
+  let outcome = leftAlone.length > 0 ? 'none of its processes is running (a recorded PID belongs to another process now)' : 'already gone';
   if (ours.length > 0) {
     const env = { CUDA_MPS_PIPE_DIRECTORY: orphan.pipeDirectory, CUDA_MPS_LOG_DIRECTORY: logDir };
     await control(runner, env, 'quit', 5000);
