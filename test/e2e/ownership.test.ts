@@ -3,7 +3,7 @@
  * killed while starting, forged or stale MPS records, a locked run directory, SIGHUP/SIGQUIT, a
  * forced exit, a foreign --out, a FIFO for run.json and stale temp files. All on the fakes.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -163,6 +163,7 @@ describe('--resume acts only on what it can prove is its own', () => {
     expect(resumed.exitCode).toBe(0);
     expect(existsSync(prepared.root)).toBe(true);
     expect((await loadRun(dir)).warnings.join('\n')).toContain(`.gpushare-mps belongs to run some-other-run, not ${(await loadRun(dir)).id}): nothing there was touched`);
+    rmSync(prepared.root, { recursive: true, force: true });
   });
 
   it('removes the temp files a harness killed mid-write left', async () => {
