@@ -44,6 +44,11 @@ export async function prepareMpsDirectory(runId: string, tempRoot = os.tmpdir())
   return { root, pipeDirectory, logDirectory, marker };
 }
 
+/** True when `root` has the shape of a root prepareMpsDirectory makes: `<temp>/gpushare-mps-XXXXXX`. */
+export function isMpsRootPath(root: string, tempRoot = os.tmpdir()): boolean {
+  return path.dirname(root) === path.resolve(tempRoot) && /^gpushare-mps-[A-Za-z0-9]{6}$/.test(path.basename(root));
+}
+
 /** A recorded pipe directory, checked: the root gpushare made for this run, or why not. */
 export type RootCheck = { ok: true; root: string; logDirectory: string; marker: MpsMarker } | { ok: false; reason: string };
 
@@ -53,7 +58,7 @@ export type RootCheck = { ok: true; root: string; logDirectory: string; marker: 
  */
 export async function checkMpsRoot(pipeDirectory: string, runId: string, tempRoot = os.tmpdir()): Promise<RootCheck> {
   const root = path.dirname(pipeDirectory);
-  if (path.basename(pipeDirectory) !== 'pipe' || path.dirname(root) !== path.resolve(tempRoot) || !/^gpushare-mps-[A-Za-z0-9]{6}$/.test(path.basename(root))) {
+  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) {
     return { ok: false, reason: `${pipeDirectory} is not under gpushare's ${path.join(tempRoot, `${MPS_ROOT_PREFIX}XXXXXX`)}/pipe` };
   }
   const info = await lstat(root).catch(() => null);

@@ -6,12 +6,12 @@
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MPS_MARKER, type MpsMarker } from './ownership.js';
+import { isMpsRootPath, MPS_MARKER, type MpsMarker } from './ownership.js';
 
 /** Copies control.log and server.log to `<runDir>/mps/`, removes the root, and returns the copied paths (relative). */
 export function salvageMpsLogsSync(pipeDirectory: string, runId: string, runDir: string, tempRoot = os.tmpdir()): string[] {
   const root = path.dirname(pipeDirectory);
-  if (path.dirname(root) !== path.resolve(tempRoot) || !/^gpushare-mps-[A-Za-z0-9]{6}$/.test(path.basename(root))) return [];
+  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) return [];
   try {
     if (!lstatSync(root).isDirectory()) return [];
     const marker = JSON.parse(readFileSync(path.join(root, MPS_MARKER), 'utf8')) as MpsMarker;
