@@ -74,3 +74,34 @@ export async function readEnviron(pid: number): Promise<string[] | null> {
   const text = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => null);
   return text === null ? null : text.split('\0').filter(Boolean);
 }
+
+/** A process's parent PID, or null when it is gone. */
+async function parentPid(pid: number): Promise<number | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return null;
+  const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  return Number.isFinite(ppid) ? ppid : null;
+}
+
+/**
+ * Every live descendant of `pid`, with its start time: a child that called setsid() has left the
+ * process group but is still a descendant while its parent lives, and the start time tells a
+ * reused PID apart later.
+ */
+export async function descendants(pid: number): Promise<Array<{ pid: number; startTicks: number }>> {
+  const entries = (await readdir('/proc').catch(() => [] as string[])).filter((e) => /^\d+$/.test(e)).map(Number);
+  const children = new Map<number, number[]>();
+  for (const child of entries) {
+    const parent = await parentPid(child);
+    if (parent !== null) children.set(parent, [...(children.get(parent) ?? []), child]);
+  }
+  const found: Array<{ pid: number; startTicks: number }> = [];
+  const queue = [...(children.get(pid) ?? [])];
+  while (queue.length > 0) {
+    const next = queue.shift() as number;
+    const startTicks = await processStartTicks(next);
+    if (startTicks !== null) found.push({ pid: next, startTicks });
+    queue.push(...(children.get(next) ?? []));
+  }
+  return found;
+}

@@ -275,3 +275,26 @@ describe('a run.json that is not a regular file', () => {
     expectOneLineError(result.stderr, `${dir}/run.json is not a regular file: give a run directory made by gpushare bench`);
   });
 });
+
+describe('a workload child that calls setsid()', () => {
+  /** Live processes whose environment holds `token`: every one is a descendant of this test's run. */
+  async function withToken(token: string): Promise<number[]> {
+    const pids: number[] = [];
+    for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+      const environ = await readEnviron(Number(entry));
+      if (environ?.includes(`GPUSHARE_TEST_TOKEN=${token}`) && (await isRunning(Number(entry)))) pids.push(Number(entry));
+    }
+    return pids;
+  }
+
+  it('is killed with its workload instead of outliving the run', async () => {
+    const token = `setsid-${process.pid}-${Date.now()}`;
+    try {
+      const result = await cli(['bench', '--out', path.join(tempDir(), 'run'), '--modes', 'timeslice', '--workloads', 'gemm', ...QUICK], { FAKE_WORKLOAD: 'setsid-child', GPUSHARE_TEST_TOKEN: token });
+      expect(result.exitCode).toBe(0);
+      await until(async () => (await withToken(token)).length === 0, 10_000, 'the setsid() children to be gone');
+    } finally {
+      for (const pid of await withToken(token)) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
