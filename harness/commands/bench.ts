@@ -110,7 +110,7 @@ async function resumeRun(dir: string, fingerprint: Fingerprint, deps: AppDeps): 
     }
     // Temp files of a harness killed mid-write: nobody else writes here while we hold the lock.
     await removeStaleTempFiles(dir);
-    await stopRecordedDaemons(run, store, deps, 'interrupted');
+    await stopRecordedDaemons(run, store, deps, { prefix: 'interrupted', leftBy: 'the interrupted harness' });
     run.status = 'running';
     run.finishedAt = null;
     run.resumes.push({ at: deps.clock.nowIso(), trialsKept: run.trials.length });
@@ -127,7 +127,7 @@ async function resumeRun(dir: string, fingerprint: Fingerprint, deps: AppDeps): 
  * or by an error that cut the scheduler's own shutdown short), acting only on what is provably this
  * run's; saves its logs as `mps/<prefix>-*.log` and removes its private directory once they are saved.
  */
-async function stopRecordedDaemons(run: Run, store: RunStore, deps: AppDeps, prefix: string): Promise<void> {
+async function stopRecordedDaemons(run: Run, store: RunStore, deps: AppDeps, { prefix, leftBy }: { prefix: string; leftBy: string }): Promise<void> {
   for (const record of run.modes) {
     const mps = record.mps;
     if ((mps?.shutdown !== 'running' && mps?.shutdown !== 'starting') || mps.pipeDirectory === null) continue;
@@ -145,10 +145,10 @@ async function stopRecordedDaemons(run: Run, store: RunStore, deps: AppDeps, pre
     record.mps = {
       ...mps,
       controlPid: orphan.controlPid,
-      shutdown: saved ? `daemon of the ${prefix} harness: ${orphan.outcome}` : mps.shutdown,
+      shutdown: saved ? `daemon of ${leftBy}: ${orphan.outcome}` : mps.shutdown,
       logFiles: saved ? logFiles : mps.logFiles,
     };
-    if (orphan.outcome !== 'left alone') run.warnings.push(`MPS daemon ${orphan.controlPid ?? '(no PID logged)'} left by the ${prefix} harness: ${orphan.outcome}`);
+    if (orphan.outcome !== 'left alone') run.warnings.push(`MPS daemon ${orphan.controlPid ?? '(no PID logged)'} left by ${leftBy}: ${orphan.outcome}`);
     run.warnings.push(...orphan.leftAlone);
   }
 }
@@ -219,7 +219,7 @@ async function execute(run: Run, store: RunStore, lock: RunLock, style: Progress
     run.sampler = sampler.status();
     run.finishedAt = deps.clock.nowIso();
     // Every path tries to save what it can, even when the disk is refusing writes.
-    const saved = await stopRecordedDaemons(run, store, deps, 'failed')
+    const saved = await stopRecordedDaemons(run, store, deps, { prefix: 'failed', leftBy: 'this harness, whose shutdown an error cut short' })
       .then(() => store.saveRun(run))
       .then(
         () => null,
