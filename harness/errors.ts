@@ -1,3 +1,5 @@
+import os from 'node:os';
+
 /** Exit codes, documented in the README. */
 export const ExitCode = {
   ok: 0,
@@ -10,6 +12,15 @@ export const ExitCode = {
   sigint: 130,
   sigterm: 143,
 } as const;
+
+/** The signals a run handles like SIGINT: saved as `interrupted`, every child stopped. */
+export const INTERRUPT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
+export type InterruptSignal = (typeof INTERRUPT_SIGNALS)[number];
+
+/** The shell's convention, 128 + the signal's number: SIGHUP 129, SIGINT 130, SIGQUIT 131, SIGTERM 143. */
+export function signalExitCode(signal: InterruptSignal): number {
+  return 128 + os.constants.signals[signal];
+}
 
 /**
  * The one error class for problems the user can fix: bad flags, a missing nvidia-smi, an
@@ -25,9 +36,9 @@ export class UserError extends Error {
   }
 }
 
-/** Thrown inside a run when SIGINT/SIGTERM arrived; the run is saved as `interrupted`. */
+/** Thrown inside a run when SIGINT, SIGTERM, SIGHUP or SIGQUIT arrived; the run is saved as `interrupted`. */
 export class Interrupted extends Error {
-  constructor(readonly signal: 'SIGINT' | 'SIGTERM') {
+  constructor(readonly signal: InterruptSignal) {
     super(`interrupted by ${signal}`);
     this.name = 'Interrupted';
   }

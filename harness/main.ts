@@ -8,7 +8,7 @@ import { doctor } from './commands/doctor.js';
 import { gateCommand } from './commands/gate.js';
 import { reportCommand } from './commands/report.js';
 import { systemDeps } from './deps.js';
-import { ExitCode, Interrupted, UserError } from './errors.js';
+import { ExitCode, Interrupted, signalExitCode, UserError } from './errors.js';
 import { resolveArtifactsOptions, resolveBenchOptions, resolvePlanOptions } from './options.js';
 import { loadThresholds } from './thresholds.js';
 
@@ -41,7 +41,7 @@ main(hideBin(process.argv)).then(
       process.stderr.write(`gpushare: ${error.message}\n`);
       process.exitCode = error.exitCode;
     } else if (error instanceof Interrupted) {
-      process.exitCode = error.signal === 'SIGTERM' ? ExitCode.sigterm : ExitCode.sigint;
+      process.exitCode = signalExitCode(error.signal);
     } else {
       // Not the user's fault: a bug, so the stack is worth showing.
       process.stderr.write(`gpushare: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

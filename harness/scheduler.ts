@@ -27,8 +27,8 @@ export interface SchedulerDeps {
   sampler: Sampler;
   reaper: Reaper;
   signal: AbortSignal;
-  /** The MPS daemon seam. */
-  startMps: () => Promise<MpsStart>;
+  /** The MPS daemon seam; calls `recordDirectory` with its private pipe directory before the daemon starts. */
+  startMps: (recordDirectory: (pipeDirectory: string) => Promise<void>) => Promise<MpsStart>;
 }
 
 /** Trials of every comparison's minimum rounds: the total a progress display starts from. */
@@ -65,7 +65,12 @@ class Scheduler {
       return;
     }
     this.throwIfAborted();
-    const started = await this.deps.startMps();
+    const started = await this.deps.startMps(async (pipeDirectory) => {
+      // On disk before `nvidia-cuda-mps-control -d` runs: a harness killed with -9 while the daemon
+      // starts leaves it behind, and --resume finds it through this record.
+      record.mps = { controlPid: null, serverPids: [], logFiles: [], pipeDirectory, shutdown: 'starting' };
+      await this.save();
+    });
     if (!started.ok) {
       record.status = 'failed';
       record.reason = started.reason;

@@ -1,15 +1,18 @@
 /** `gpushare bench`: fingerprint → plan → sampler → scheduler → summary, saving the run as it goes. */
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { argvText } from '../argv-text.js';
 import { busyEvidence } from '../busy.js';
 import type { AppDeps } from '../deps.js';
-import { ExitCode, Interrupted, UserError } from '../errors.js';
+import { ExitCode, Interrupted, INTERRUPT_SIGNALS, signalExitCode, UserError, type InterruptSignal } from '../errors.js';
 import { verdictsJson } from '../export/gate-outputs.js';
 import { metricsJson } from '../export/metrics-table.js';
 import { summaryText } from '../export/summary.js';
 import { fingerprintMismatches } from '../gate.js';
 import { startMpsDaemon, stopOrphanDaemon } from '../mps/daemon.js';
+import { prepareMpsDirectory } from '../mps/ownership.js';
+import { salvageMpsLogsSync } from '../mps/salvage.js';
 import { collectFingerprint } from '../nvidia/fingerprint.js';
 import { startSmiSampler } from '../nvidia/sampler.js';
 import { estimateSeconds, type BenchOptions } from '../options.js';
@@ -18,7 +21,8 @@ import { buildPlan, type Plan } from '../plan.js';
 import { Reaper } from '../proc/reaper.js';
 import { makeProgress, type ProgressStyle } from '../progress.js';
 import { gpuAt, RUN_SCHEMA_ID, type Config, type Fingerprint, type Run } from '../run/schema.js';
-import { fsRunStore, loadRun, openRunDirectory, type RunStore } from '../run/store.js';
+import { acquireRunLock, type RunLock } from '../run/lock.js';
+import { fsRunStore, loadRun, openRunDirectory, removeStaleTempFiles, type RunStore } from '../run/store.js';
 import { executeRun, plannedTrials } from '../scheduler.js';
 import { analyze, type Analysis } from '../analysis/analyze.js';
 import { possibleMetricIds } from '../analysis/metrics.js';
@@ -42,12 +46,16 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
   const needsPython = [...config.streamsWorkloads, ...config.contentionWorkloads].some((w) => w.builtin);
   const blockers = benchBlockers(fingerprint, config.gpuIndex).filter((b) => needsPython || (!b.startsWith('Python') && !b.includes('PyTorch')));
   if (blockers.length > 0) throw new UserError(`cannot bench here: ${blockers[0]} (run gpushare doctor for details)`);
-  const { run, store } = resumed ? await resumeRun(resumed.dir, resumed.run, fingerprint, deps) : await newRun(options, fingerprint, deps);
-  const inResults = path.dirname(path.resolve(store.dir)) === path.join(PACKAGE_ROOT, 'results');
-  return execute(run, store, options.style, inResults ? DEFAULT_REPORTS_DIR : null, deps);
+  const { run, store, lock } = resumed ? await resumeRun(resumed.dir, fingerprint, deps) : await newRun(options, fingerprint, deps);
+  try {
+    const inResults = path.dirname(path.resolve(store.dir)) === path.join(PACKAGE_ROOT, 'results');
+    return await execute(run, store, lock, options.style, inResults ? DEFAULT_REPORTS_DIR : null, deps);
+  } finally {
+    lock.release();
+  }
 }
 
-async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: AppDeps): Promise<{ run: Run; store: RunStore }> {
+async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: AppDeps): Promise<{ run: Run; store: RunStore; lock: RunLock }> {
   const { config } = options;
   const busy = busyEvidence(fingerprint, config.gpuIndex);
   if (busy.length > 0 && !options.allowBusy) {
@@ -57,7 +65,7 @@ async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: App
   if (options.thresholdsFile) checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   const createdAt = deps.clock.nowIso();
   const id = runId(createdAt, fingerprint, config.gpuIndex);
-  const store = await openRunDirectory(options.out ?? path.join(PACKAGE_ROOT, 'results', id), id);
+  const { store, lock } = await openRunDirectory(options.out ?? path.join(PACKAGE_ROOT, 'results', id), id);
   const run: Run = {
     schema: RUN_SCHEMA_ID,
     id,
@@ -72,37 +80,84 @@ async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: App
     trials: [],
     samples: [],
     sampler: { status: 'ok', error: null },
-    warnings: [],
+    warnings: lock.warning !== null ? [lock.warning] : [],
     stops: [],
     contamination: busy,
     resumes: [],
   };
-  await store.saveRun(run);
-  return { run, store };
+  if (lock.warning !== null) deps.err(`gpushare: warning: ${lock.warning}\n`);
+  try {
+    await store.saveRun(run);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  return { run, store, lock };
 }
 
-/** Continues a run whose harness was killed or interrupted: finished trials stay, the rest run. */
-async function resumeRun(dir: string, run: Run, fingerprint: Fingerprint, deps: AppDeps): Promise<{ run: Run; store: RunStore }> {
-  if (run.status === 'complete') throw new UserError(`${dir} holds a complete run: there is nothing to resume`);
-  const mismatches = fingerprintMismatches({ fingerprint, gpuIndex: run.config.gpuIndex }, { fingerprint: run.fingerprint, gpuIndex: run.config.gpuIndex });
-  if (mismatches.length > 0) throw new UserError(`cannot resume ${dir} on a different machine (${mismatches.join('; ')})`);
-  const store = fsRunStore(dir);
+/**
+ * Continues a run whose harness was killed or interrupted: finished trials stay, the rest run. It
+ * locks the directory first, so a harness still running it (or a second --resume) is refused.
+ */
+async function resumeRun(dir: string, fingerprint: Fingerprint, deps: AppDeps): Promise<{ run: Run; store: RunStore; lock: RunLock }> {
+  const lock = await acquireRunLock(dir);
+  try {
+    // Read again under the lock: another harness may have written it since.
+    const run = await loadRun(dir);
+    if (run.status === 'complete') throw new UserError(`${dir} holds a complete run: there is nothing to resume`);
+    const mismatches = fingerprintMismatches({ fingerprint, gpuIndex: run.config.gpuIndex }, { fingerprint: run.fingerprint, gpuIndex: run.config.gpuIndex });
+    if (mismatches.length > 0) throw new UserError(`cannot resume ${dir} on a different machine (${mismatches.join('; ')})`);
+    const store = fsRunStore(dir);
+    if (lock.warning !== null) {
+      run.warnings.push(lock.warning);
+      deps.err(`gpushare: warning: ${lock.warning}\n`);
+    }
+    // Temp files of a harness killed mid-write: nobody else writes here while we hold the lock.
+    await removeStaleTempFiles(dir);
+    await stopRecordedDaemons(run, store, deps, { prefix: 'interrupted', leftBy: 'the interrupted harness' });
+    run.status = 'running';
+    run.finishedAt = null;
+    run.resumes.push({ at: deps.clock.nowIso(), trialsKept: run.trials.length });
+    await store.saveRun(run);
+    return { run, store, lock };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+/**
+ * Stops every MPS daemon run.json still records as running or starting (left by a killed harness,
+ * or by an error that cut the scheduler's own shutdown short), acting only on what is provably this
+ * run's; saves its logs as `mps/<prefix>-*.log` and removes its private directory once they are saved.
+ */
+async function stopRecordedDaemons(run: Run, store: RunStore, deps: AppDeps, { prefix, leftBy }: { prefix: string; leftBy: string }): Promise<void> {
   for (const record of run.modes) {
     const mps = record.mps;
-    if (mps?.shutdown !== 'running' || mps.controlPid === null || mps.pipeDirectory === null) continue;
-    const orphan = await stopOrphanDaemon(deps.runner, deps.clock, { controlPid: mps.controlPid, serverPids: mps.serverPids, pipeDirectory: mps.pipeDirectory });
-    for (const log of orphan.logs) await store.writeText(`mps/interrupted-${log.name}`, log.content);
-    record.mps = { ...mps, shutdown: `daemon of the interrupted harness: ${orphan.outcome}`, logFiles: orphan.logs.map((l) => `mps/interrupted-${l.name}`) };
-    run.warnings.push(`MPS daemon ${mps.controlPid} left by the interrupted harness: ${orphan.outcome}`);
+    if ((mps?.shutdown !== 'running' && mps?.shutdown !== 'starting') || mps.pipeDirectory === null) continue;
+    const orphan = await stopOrphanDaemon(deps.runner, deps.clock, { runId: run.id, controlPid: mps.controlPid, serverPids: mps.serverPids, pipeDirectory: mps.pipeDirectory });
+    const logFiles = orphan.logs.map((l) => `mps/${prefix}-${l.name}`);
+    let saved = true;
+    for (const [i, log] of orphan.logs.entries()) {
+      saved &&= await store.writeText(logFiles[i] as string, log.content).then(
+        () => true,
+        () => false,
+      );
+    }
+    // Logs that could not be saved (a full disk) stay in the private directory for the next --resume.
+    if (saved) await orphan.removeRoot();
+    record.mps = {
+      ...mps,
+      controlPid: orphan.controlPid,
+      shutdown: saved ? `daemon of ${leftBy}: ${orphan.outcome}` : mps.shutdown,
+      logFiles: saved ? logFiles : mps.logFiles,
+    };
+    if (orphan.outcome !== 'left alone') run.warnings.push(`MPS daemon ${orphan.controlPid ?? '(no PID logged)'} left by ${leftBy}: ${orphan.outcome}`);
+    run.warnings.push(...orphan.leftAlone);
   }
-  run.status = 'running';
-  run.finishedAt = null;
-  run.resumes.push({ at: deps.clock.nowIso(), trialsKept: run.trials.length });
-  await store.saveRun(run);
-  return { run, store };
 }
 
-async function execute(run: Run, store: RunStore, style: ProgressStyle, reportDir: string | null, deps: AppDeps): Promise<number> {
+async function execute(run: Run, store: RunStore, lock: RunLock, style: ProgressStyle, reportDir: string | null, deps: AppDeps): Promise<number> {
   const { config } = run;
   const progress = makeProgress(style, { out: deps.out, err: deps.err });
   const gpu = gpuAt(run.fingerprint, config.gpuIndex);
@@ -111,21 +166,30 @@ async function execute(run: Run, store: RunStore, style: ProgressStyle, reportDi
 
   const reaper = new Reaper();
   const controller = new AbortController();
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals === 1) return controller.abort(signal);
-    // A second signal: stop waiting for a clean shutdown, but never leave processes behind.
+  let firstSignal: InterruptSignal | null = null;
+  const sampler = startSmiSampler(deps.runner, deps.clock, { gpuIndex: config.gpuIndex, intervalMs: config.sampleIntervalMs, initial: run.samples });
+  // SIGHUP (the SSH session dropped) and SIGQUIT end the run like SIGINT and SIGTERM.
+  const onSignal = (signal: InterruptSignal) => {
+    if (firstSignal === null) {
+      firstSignal = signal;
+      return controller.abort(signal);
+    }
+    // A second signal: stop waiting for a clean shutdown, but never leave processes behind, and
+    // save what can be saved synchronously: process.exit follows at once.
     reaper.killAll();
-    process.exit(signal === 'SIGTERM' ? ExitCode.sigterm : ExitCode.sigint);
+    saveForcedExitSync(run, store, sampler.samples, signal, deps);
+    lock.release();
+    process.exit(signalExitCode(signal));
   };
   // Whatever ends this process (a closed pipe, a bug), nothing it started may outlive it.
-  const onExit = () => reaper.killAll();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const onExit = () => {
+    reaper.killAll();
+    lock.release();
+  };
+  for (const signal of INTERRUPT_SIGNALS) process.on(signal, onSignal);
   process.on('exit', onExit);
-  const sampler = startSmiSampler(deps.runner, deps.clock, { gpuIndex: config.gpuIndex, intervalMs: config.sampleIntervalMs, initial: run.samples });
   const stopSampler = reaper.add(() => void sampler.stop());
+  let failure: unknown = null;
   try {
     await executeRun(run, {
       runner: deps.runner,
@@ -135,25 +199,43 @@ async function execute(run: Run, store: RunStore, style: ProgressStyle, reportDi
       sampler,
       reaper,
       signal: controller.signal,
-      startMps: () => startMpsDaemon(deps.runner, deps.clock, { visibleDevices: gpu?.uuid ?? String(config.gpuIndex), startTimeoutMs: 15_000, quitTimeoutMs: 10_000 }),
+      startMps: async (recordDirectory) => {
+        const prepared = await prepareMpsDirectory(run.id);
+        try {
+          await recordDirectory(prepared.pipeDirectory);
+        } catch (error) {
+          await rm(prepared.root, { recursive: true, force: true });
+          throw error;
+        }
+        return startMpsDaemon(deps.runner, deps.clock, { visibleDevices: gpu?.uuid ?? String(config.gpuIndex), startTimeoutMs: 15_000, quitTimeoutMs: 10_000 }, prepared);
+      },
     });
     run.status = 'complete';
   } catch (error) {
+    // The scheduler knows SIGINT and SIGTERM only: report the signal that really came.
+    failure = error instanceof Interrupted && firstSignal !== null ? new Interrupted(firstSignal) : error;
     run.status = error instanceof Interrupted ? 'interrupted' : 'failed';
-    if (!(error instanceof Interrupted)) run.warnings.push(`run stopped by an internal error: ${String(error)}`);
-    throw error;
+    if (!(error instanceof Interrupted)) run.warnings.push(`run stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof UserError ? error.message : String(error)}`);
   } finally {
     await sampler.stop();
     stopSampler();
     run.samples = sampler.samples;
     run.sampler = sampler.status();
     run.finishedAt = deps.clock.nowIso();
-    await store.saveRun(run);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    // Every path tries to save what it can, even when the disk is refusing writes.
+    const saved = await stopRecordedDaemons(run, store, deps, { prefix: 'failed', leftBy: 'this harness, whose shutdown an error cut short' })
+      .then(() => store.saveRun(run))
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    failure ??= saved;
+    for (const signal of INTERRUPT_SIGNALS) process.off(signal, onSignal);
     process.off('exit', onExit);
-    if (run.status !== 'complete') deps.err(`gpushare: run ${run.status}; ${run.trials.length} finished trials are saved in ${store.dir} (continue with gpushare bench --resume ${store.dir})\n`);
+    // A store error says where the trials are and how to continue in its one line already.
+    if (run.status !== 'complete' && !(failure instanceof UserError)) deps.err(`gpushare: run ${run.status}; ${run.trials.length} finished trials are saved in ${store.dir} (continue with gpushare bench --resume ${store.dir})\n`);
   }
+  if (failure !== null) throw failure;
   const analysis = analyze(run);
   // The report goes to reports/ for runs in results/, and beside the run for one given --out.
   const report = await writeRunReport(run, analysis, reportDir ?? path.join(store.dir, 'report'));
@@ -178,6 +260,28 @@ export function benchOutcome(run: Run, analysis: Analysis): { exitCode: number; 
   problems.push(...doubtful.map((v) => `${v.metric.id} is ${v.verdict}${v.reasons[0] ? `: ${v.reasons[0]}` : ''}`));
   if (graded.some((v) => v.verdict === 'fail')) return { exitCode: ExitCode.fail, problems: [...graded.filter((v) => v.verdict === 'fail').map((v) => `${v.metric.id} failed its threshold ${v.threshold?.text}: ${v.reasons[0] ?? ''}`), ...problems] };
   return { exitCode: problems.length > 0 ? ExitCode.inconclusive : ExitCode.ok, problems };
+}
+
+/**
+ * The forced exit's save (second signal): run.json marked `interrupted`, and the logs of an MPS
+ * daemon the reaper just killed copied into the run directory. A daemon still starting is left
+ * recorded, for --resume to stop.
+ */
+function saveForcedExitSync(run: Run, store: RunStore, samples: Run['samples'], signal: InterruptSignal, deps: AppDeps): void {
+  run.status = 'interrupted';
+  run.finishedAt = deps.clock.nowIso();
+  run.samples = samples;
+  for (const record of run.modes) {
+    const mps = record.mps;
+    if (mps?.shutdown !== 'running' || mps.pipeDirectory === null) continue;
+    const logFiles = salvageMpsLogsSync(mps.pipeDirectory, run.id, store.dir);
+    record.mps = { ...mps, shutdown: `killed by PID on a forced exit (a second ${signal})`, logFiles };
+  }
+  try {
+    store.saveRunSync(run);
+  } catch {
+    // The last save before the signal stands; --resume continues from it.
+  }
 }
 
 /** `<date>-<gpu>-<6 hex>`, e.g. 2026-11-21-h200-3fa9c2. */

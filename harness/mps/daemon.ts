@@ -4,16 +4,14 @@
  * will not quit. A daemon the harness did not start is never touched: its pipe directory differs.
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import type { ProcessRunner } from '../proc/runner.js';
 import { isRunning, readProcess } from '../proc/process-table.js';
+import { checkMpsRoot, MPS_COMM_PREFIX, prepareMpsDirectory, whyNotOurMpsProcess, type PreparedMps } from './ownership.js';
 
 const CONTROL = 'nvidia-cuda-mps-control';
-/** The kernel's 15-character command name of both MPS binaries. */
-const MPS_COMM_PREFIX = 'nvidia-cuda-mps';
 
 /** A running daemon of this harness. */
 export interface MpsDaemon {
@@ -41,13 +39,12 @@ export interface MpsOptions {
 
 export type MpsStart = { ok: true; daemon: MpsDaemon } | { ok: false; reason: string; logs: Array<{ name: string; content: string }> };
 
-export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, options: MpsOptions): Promise<MpsStart> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'gpushare-mps-'));
-  const pipeDir = path.join(root, 'pipe');
-  const logDir = path.join(root, 'log');
-  await chmod(root, 0o700);
-  await mkdir(pipeDir, { mode: 0o700 });
-  await mkdir(logDir, { mode: 0o700 });
+/**
+ * Starts the daemon in `prepared` (made by prepareMpsDirectory, and recorded in run.json first so a
+ * harness killed while the daemon starts leaves a record --resume can act on), or in a fresh root.
+ */
+export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, options: MpsOptions, prepared?: PreparedMps): Promise<MpsStart> {
+  const { root, pipeDirectory: pipeDir, logDirectory: logDir } = prepared ?? (await prepareMpsDirectory('unrecorded'));
   const env = { CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir };
   const daemonEnv = { ...env, CUDA_VISIBLE_DEVICES: options.visibleDevices };
   const readLogs = async () => {
@@ -125,38 +122,69 @@ export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, option
   return { ok: true, daemon };
 }
 
+/** What --resume knows of a daemon a killed harness left: run.json's record of it. */
+export interface OrphanRecord {
+  runId: string;
+  /** Null while the record says 'starting': the PID is then read from the daemon's control.log. */
+  controlPid: number | null;
+  serverPids: number[];
+  pipeDirectory: string;
+}
+
 /**
- * Stops a daemon this run started before its harness was killed (kill -9): quit through its own
- * pipe directory, then kill by PID whatever is left, then remove its private directory. Returns its
- * logs and how it went; touches nothing that is not an MPS process.
+ * Stops a daemon this run started before its harness was killed (kill -9), acting only on what is
+ * provably its own: the recorded root must be gpushare's with this run's marker, and each PID an MPS
+ * process tied to that pipe directory. Quits it through its pipe, kills by PID what is left, saves
+ * its logs; `removeRoot` removes the root once the caller has saved them. Anything not proven ours
+ * is left alone, and `leftAlone` says why.
  */
 export async function stopOrphanDaemon(
   runner: ProcessRunner,
   clock: Clock,
-  orphan: { controlPid: number; serverPids: number[]; pipeDirectory: string },
-): Promise<{ outcome: string; logs: Array<{ name: string; content: string }> }> {
-  const root = path.dirname(orphan.pipeDirectory);
-  const logs: Array<{ name: string; content: string }> = [];
-  for (const name of ['control.log', 'server.log']) {
-    const file = path.join(root, 'log', name);
-    if (existsSync(file)) logs.push({ name, content: await readFile(file, 'utf8') });
+  orphan: OrphanRecord,
+  tempRoot?: string,
+): Promise<{ outcome: string; controlPid: number | null; leftAlone: string[]; logs: Array<{ name: string; content: string }>; removeRoot: () => Promise<void> }> {
+  const checked = await checkMpsRoot(orphan.pipeDirectory, orphan.runId, tempRoot);
+  if (!checked.ok) return { outcome: 'left alone', controlPid: orphan.controlPid, leftAlone: [`${orphan.pipeDirectory} is not provably gpushare's (${checked.reason}): nothing there was touched`], logs: [], removeRoot: async () => undefined };
+  const logDir = checked.logDirectory;
+  const readLogs = async () => {
+    const logs: Array<{ name: string; content: string }> = [];
+    for (const name of ['control.log', 'server.log']) {
+      const file = path.join(logDir, name);
+      if (existsSync(file)) logs.push({ name, content: await readFile(file, 'utf8') });
+    }
+    return logs;
+  };
+  const before = await readLogs();
+  // A harness killed while the daemon started recorded no PID; the daemon logged it anyway.
+  const controlPid = orphan.controlPid ?? parseControlPid(before.find((l) => l.name === 'control.log')?.content ?? '');
+  const serverLog = before.find((l) => l.name === 'server.log')?.content ?? '';
+  const candidates = [...new Set([...(controlPid !== null ? [controlPid] : []), ...orphan.serverPids, ...parseServerPids(serverLog)])];
+  const ours: number[] = [];
+  const leftAlone: string[] = [];
+  for (const pid of candidates) {
+    const why = await whyNotOurMpsProcess(pid, orphan.pipeDirectory, checked.marker);
+    if (why === null) ours.push(pid);
+    else if (why !== 'not running') leftAlone.push(`PID ${pid} left alone: ${why}, so it is not provably the daemon gpushare started`);
   }
-  const pids = [orphan.controlPid, ...orphan.serverPids];
-  const alive: number[] = [];
-  for (const pid of pids) if ((await isRunning(pid)) && (await readProcess(pid))?.comm.startsWith(MPS_COMM_PREFIX)) alive.push(pid);
-  let outcome = 'already gone';
-  if (alive.length > 0) {
-    const env = { CUDA_MPS_PIPE_DIRECTORY: orphan.pipeDirectory, CUDA_MPS_LOG_DIRECTORY: path.join(root, 'log') };
+  let outcome = leftAlone.length > 0 ? 'none of its processes is running (a recorded PID belongs to another process now)' : 'already gone';
+  if (ours.length > 0) {
+    const env = { CUDA_MPS_PIPE_DIRECTORY: orphan.pipeDirectory, CUDA_MPS_LOG_DIRECTORY: logDir };
     await control(runner, env, 'quit', 5000);
-    if (await waitGone(alive, 5000, clock)) outcome = 'quit on resume';
+    if (await waitGone(ours, 5000, clock)) outcome = 'quit on resume';
     else {
-      for (const pid of alive) signal(pid, 'SIGKILL');
-      await waitGone(alive, 2000, clock);
-      outcome = `killed by PID (${alive.join(', ')}) on resume`;
+      for (const pid of ours) signal(pid, 'SIGKILL');
+      await waitGone(ours, 2000, clock);
+      outcome = `killed by PID (${ours.join(', ')}) on resume`;
     }
   }
-  await rm(root, { recursive: true, force: true });
-  return { outcome, logs };
+  const logs = await readLogs();
+  return { outcome, controlPid, leftAlone, logs, removeRoot: () => rm(checked.root, { recursive: true, force: true }) };
+}
+
+/** Server PIDs from server.log lines "[… Server 1234] …". */
+export function parseServerPids(log: string): number[] {
+  return [...log.matchAll(/Server\s+(\d+)\]/g)].map((m) => Number(m[1]));
 }
 
 async function control(

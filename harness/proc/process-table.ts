@@ -41,3 +41,67 @@ export async function findProcesses(prefix: string): Promise<ProcessInfo[]> {
   }
   return found;
 }
+
+/** A process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or null when it is gone. */
+export async function processStartTicks(pid: number): Promise<number | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return null;
+  // Fields after comm's closing ")" start at field 3 (state); starttime is field 22.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[22 - 3]);
+  return Number.isFinite(ticks) ? ticks : null;
+}
+
+/** Linux's USER_HZ: /proc reports times in these ticks, 100 per second on every architecture Node runs on. */
+const TICKS_PER_SECOND = 100;
+
+/** When a process started, in ms since the epoch (±1 s: the boot time is whole seconds), or null. */
+export async function processStartedAtMs(pid: number): Promise<number | null> {
+  const ticks = await processStartTicks(pid);
+  const stat = await readFile('/proc/stat', 'utf8').catch(() => '');
+  const btime = /^btime (\d+)$/m.exec(stat);
+  if (ticks === null || btime === null) return null;
+  return Number(btime[1]) * 1000 + (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+/** This boot's random id: a PID recorded under another boot id is not the same process. */
+export async function bootId(): Promise<string> {
+  return (await readFile('/proc/sys/kernel/random/boot_id', 'utf8').catch(() => 'unknown')).trim();
+}
+
+/** The process's environment as NAME=value strings, or null when it cannot be read (another user's). */
+export async function readEnviron(pid: number): Promise<string[] | null> {
+  const text = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => null);
+  return text === null ? null : text.split('\0').filter(Boolean);
+}
+
+/** A process's parent PID, or null when it is gone. */
+async function parentPid(pid: number): Promise<number | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return null;
+  const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  return Number.isFinite(ppid) ? ppid : null;
+}
+
+/**
+ * Every live descendant of `pid`, with its start time: a child that called setsid() has left the
+ * process group but is still a descendant while its parent lives, and the start time tells a
+ * reused PID apart later.
+ */
+export async function descendants(pid: number): Promise<Array<{ pid: number; startTicks: number }>> {
+  const entries = (await readdir('/proc').catch(() => [] as string[])).filter((e) => /^\d+$/.test(e)).map(Number);
+  const children = new Map<number, number[]>();
+  for (const child of entries) {
+    const parent = await parentPid(child);
+    if (parent !== null) children.set(parent, [...(children.get(parent) ?? []), child]);
+  }
+  const found: Array<{ pid: number; startTicks: number }> = [];
+  const queue = [...(children.get(pid) ?? [])];
+  while (queue.length > 0) {
+    const next = queue.shift() as number;
+    const startTicks = await processStartTicks(next);
+    if (startTicks !== null) found.push({ pid: next, startTicks });
+    queue.push(...(children.get(next) ?? []));
+  }
+  return found;
+}

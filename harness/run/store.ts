@@ -1,9 +1,11 @@
 /** The one writer of a run directory: every file is written atomically (temp file, then rename). */
-import { access, appendFile, constants, mkdir, readFile } from 'node:fs/promises';
+import { constants as fsConstants, mkdirSync } from 'node:fs';
+import { access, appendFile, constants, mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { UserError } from '../errors.js';
 import { samplesCsv, trialsCsv } from '../export/csv.js';
+import { acquireRunLock, LOCK_FILE, type RunLock } from './lock.js';
 import { upgradeRun } from './migrate.js';
 import { RunSchema, type Run } from './schema.js';
 
@@ -14,55 +16,106 @@ export interface RunStore {
   saveRun(run: Run): Promise<void>;
   /** Writes any other file of the run (logs), relative to the run directory. */
   writeText(relativePath: string, content: string): Promise<void>;
+  /** saveRun, synchronously: for a forced exit, where process.exit follows at once. */
+  saveRunSync(run: Run): void;
 }
+
+/** The files saveRun writes, in order. */
+const RUN_FILES = (run: Run) => [
+  ['run.json', () => `${JSON.stringify(RunSchema.parse(run))}\n`],
+  ['trials.csv', () => trialsCsv(run)],
+  ['samples.csv', () => samplesCsv(run)],
+] as const;
+
+/** Write errors the user can fix (space, quota, a read-only or failing disk, permissions): not bugs. */
+const USER_WRITE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES', 'EPERM']);
+
+/** The atomic file writer: a seam, so tests can make writes fail. */
+export type AtomicWriter = (file: string, content: string) => Promise<void>;
 
 export const RUN_FILE = 'run.json';
 
-/** Opens `dir` for a new run: creates it, and refuses one that holds another run or cannot be written. */
-export async function openRunDirectory(dir: string, runId: string): Promise<RunStore> {
+/**
+ * Opens `dir` for a new run and locks it: creates it, and refuses one that another harness holds,
+ * that holds another run, that holds files of the user's, or that cannot be written.
+ */
+export async function openRunDirectory(dir: string, runId: string): Promise<{ store: RunStore; lock: RunLock }> {
+  if (dir.trim() === '') throw new UserError('--out is empty: give the directory the run should go to');
   try {
     await mkdir(dir, { recursive: true });
     await access(dir, constants.W_OK);
   } catch (error) {
     throw new UserError(`cannot write the output directory ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another with --out`);
   }
-  const existing = await readFile(path.join(dir, RUN_FILE), 'utf8').catch(() => null);
-  if (existing !== null) {
-    const id = (() => {
-      try {
-        return (JSON.parse(existing) as { id?: unknown }).id;
-      } catch {
-        return undefined;
-      }
-    })();
-    if (id !== runId) throw new UserError(`${dir} already holds a different run (${String(id ?? 'unreadable run.json')}): choose an empty directory with --out`);
+  // Locked before looking: a second harness that started at the same moment must not pass the checks too.
+  const lock = await acquireRunLock(dir);
+  try {
+    const existing = await readFile(path.join(dir, RUN_FILE), 'utf8').catch(() => null);
+    if (existing !== null) {
+      const id = (() => {
+        try {
+          return (JSON.parse(existing) as { id?: unknown }).id;
+        } catch {
+          return undefined;
+        }
+      })();
+      if (id !== runId) throw new UserError(`${dir} already holds a different run (${String(id ?? 'unreadable run.json')}): choose an empty directory with --out`);
+    } else {
+      // Not a run: whatever is there is the user's, and a run would overwrite its trials.csv.
+      const entries = (await readdir(dir)).filter((name) => name !== LOCK_FILE);
+      if (entries.length > 0) throw new UserError(`${dir} is not empty and holds no gpushare run (it has ${entries[0]}${entries.length > 1 ? ` and ${entries.length - 1} more` : ''}): choose an empty or new directory with --out`);
+    }
+  } catch (error) {
+    lock.release();
+    throw error;
   }
-  return fsRunStore(dir);
+  return { store: fsRunStore(dir), lock };
 }
 
-export function fsRunStore(dir: string): RunStore {
+/** The run store of `dir`; `writer` is the atomic writer (a seam for tests). */
+export function fsRunStore(dir: string, writer: AtomicWriter = (file, content) => writeFileAtomic(file, content)): RunStore {
   const write = async (relativePath: string, content: string) => {
     const file = path.join(dir, relativePath);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFileAtomic(file, content);
+    try {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writer(file, content);
+    } catch (error) {
+      throw writeError(file, dir, error);
+    }
   };
   return {
     dir,
     async saveRun(run) {
-      const valid = RunSchema.parse(run);
-      await write(RUN_FILE, `${JSON.stringify(valid)}\n`);
-      await write('trials.csv', trialsCsv(valid));
-      await write('samples.csv', samplesCsv(valid));
+      for (const [name, content] of RUN_FILES(run)) await write(name, content());
     },
     writeText: write,
+    saveRunSync(run) {
+      mkdirSync(dir, { recursive: true });
+      for (const [name, content] of RUN_FILES(run)) writeFileAtomic.sync(path.join(dir, name), content());
+    },
   };
+}
+
+/** A failed write of a run file: the user's to fix (one line) where the disk refused it, else a bug. */
+function writeError(file: string, dir: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === undefined || !USER_WRITE_ERRORS.has(code)) return error;
+  return new UserError(`cannot write ${file} (${code}): the trials finished before it are kept in ${dir}; fix the disk and continue with gpushare bench --resume ${dir}`);
+}
+
+/** Removes temp files (`run.json.<n>`) that a harness killed mid-write left; only the lock holder may. */
+export async function removeStaleTempFiles(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const stale = names.filter((name) => /^(run\.json|trials\.csv|samples\.csv)\.\d+$/.test(name));
+  for (const name of stale) await unlink(path.join(dir, name)).catch(() => undefined);
+  return stale;
 }
 
 /** Reads and validates a run directory's run.json. */
 export async function loadRun(dir: string): Promise<Run> {
   const file = path.join(dir, RUN_FILE);
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new UserError(`cannot read ${file} (${error.code ?? error.message}): give a run directory made by gpushare bench`);
+  const text = await readRegularFile(file).catch((error: NodeJS.ErrnoException) => {
+    throw error instanceof UserError ? error : new UserError(`cannot read ${file} (${error.code ?? error.message}): give a run directory made by gpushare bench`);
   });
   let json: unknown;
   try {
@@ -76,6 +129,18 @@ export async function loadRun(dir: string): Promise<Run> {
     throw new UserError(`${file} does not match the run schema at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
   }
   return parsed.data;
+}
+
+/** Reads a file that must be a regular file: a FIFO or device would block the read forever. */
+async function readRegularFile(file: string): Promise<string> {
+  // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+  const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  try {
+    if (!(await handle.stat()).isFile()) throw new UserError(`${file} is not a regular file: give a run directory made by gpushare bench`);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Writes an output file outside a run directory (a JUnit report, an artifact), atomically. */

@@ -1,4 +1,5 @@
 import { Interrupted } from '../errors.js';
+import { descendants, processStartTicks } from '../proc/process-table.js';
 import type { ChildHandle, ExitInfo, ProcessRunner } from '../proc/runner.js';
 import { EXIT_COMMAND, parseWorkloadLine, type ReadyMessage, type ResultMessage, type WorkloadMessage } from './protocol.js';
 
@@ -58,14 +59,23 @@ export class WorkloadClient {
     return reply;
   }
 
-  /** Asks the workload to exit; kills its process group if it has not within `timeoutMs`. */
+  /**
+   * Asks the workload to exit; kills its process group if it has not within `timeoutMs`, and any
+   * descendant that left the group with setsid() (seen while the workload still ran).
+   */
   async close(timeoutMs: number): Promise<'exited' | 'killed'> {
     if (this.exitInfo) return 'exited';
+    // Before it exits: once it has, its setsid() children are reparented and no longer findable.
+    const spawned = this.child.pid !== undefined ? await descendants(this.child.pid) : [];
     this.child.writeLine(EXIT_COMMAND);
     this.child.closeStdin();
     const exited = await Promise.race([this.child.exited.then(() => true), delay(timeoutMs).then(() => false)]);
     // The group may hold children of the workload even when the leader exited.
     this.child.killGroup('SIGKILL');
+    for (const { pid, startTicks } of spawned) {
+      // The same start time: still the workload's descendant, not a reused PID.
+      if ((await processStartTicks(pid)) === startTicks) killQuietly(pid);
+    }
     if (!exited) await this.child.exited;
     return exited ? 'exited' : 'killed';
   }
@@ -131,4 +141,12 @@ function describeExit(exit: ExitInfo, waitingFor: string, stderr: string): strin
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Gone already.
+  }
 }

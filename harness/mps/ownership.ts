@@ -1,0 +1,98 @@
+/**
+ * What proves an MPS directory or process is gpushare's own: the private root gpushare made under
+ * the temp directory, the marker file it wrote there, and processes whose environment (or start
+ * time, in this boot) ties them to that root. --resume acts only on what this proves.
+ */
+import { lstat, mkdir, mkdtemp, chmod, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { bootId, processStartedAtMs, readEnviron, readProcess } from '../proc/process-table.js';
+
+/** mkdtemp's prefix of every private MPS root. */
+export const MPS_ROOT_PREFIX = 'gpushare-mps-';
+/** The marker file gpushare writes in every MPS root it creates. */
+export const MPS_MARKER = '.gpushare-mps';
+/** The kernel's 15-character command name of both MPS binaries. */
+export const MPS_COMM_PREFIX = 'nvidia-cuda-mps';
+
+/** What the marker file holds. */
+export interface MpsMarker {
+  runId: string;
+  harnessPid: number;
+  bootId: string;
+  createdAtMs: number;
+}
+
+/** A private MPS root made before the daemon starts, so its path can be recorded first. */
+export interface PreparedMps {
+  root: string;
+  pipeDirectory: string;
+  logDirectory: string;
+  marker: MpsMarker;
+}
+
+/** Creates a fresh 0700 root with pipe/ and log/ and the marker that proves it is this run's. */
+export async function prepareMpsDirectory(runId: string, tempRoot = os.tmpdir()): Promise<PreparedMps> {
+  const root = await mkdtemp(path.join(tempRoot, MPS_ROOT_PREFIX));
+  await chmod(root, 0o700);
+  const pipeDirectory = path.join(root, 'pipe');
+  const logDirectory = path.join(root, 'log');
+  await mkdir(pipeDirectory, { mode: 0o700 });
+  await mkdir(logDirectory, { mode: 0o700 });
+  const marker: MpsMarker = { runId, harnessPid: process.pid, bootId: await bootId(), createdAtMs: Date.now() };
+  await writeFile(path.join(root, MPS_MARKER), `${JSON.stringify(marker)}\n`, { mode: 0o600, flag: 'wx' });
+  return { root, pipeDirectory, logDirectory, marker };
+}
+
+/** True when `root` has the shape of a root prepareMpsDirectory makes: `<temp>/gpushare-mps-XXXXXX`. */
+export function isMpsRootPath(root: string, tempRoot = os.tmpdir()): boolean {
+  return path.dirname(root) === path.resolve(tempRoot) && /^gpushare-mps-[A-Za-z0-9]{6}$/.test(path.basename(root));
+}
+
+/** A recorded pipe directory, checked: the root gpushare made for this run, or why not. */
+export type RootCheck = { ok: true; root: string; logDirectory: string; marker: MpsMarker } | { ok: false; reason: string };
+
+/**
+ * Checks that `pipeDirectory` is `<temp>/gpushare-mps-XXXXXX/pipe`, that the root is a real
+ * directory owned by this user, and that it holds this run's marker. Anything else is not ours.
+ */
+export async function checkMpsRoot(pipeDirectory: string, runId: string, tempRoot = os.tmpdir()): Promise<RootCheck> {
+  const root = path.dirname(pipeDirectory);
+  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) {
+    return { ok: false, reason: `${pipeDirectory} is not under gpushare's ${path.join(tempRoot, `${MPS_ROOT_PREFIX}XXXXXX`)}/pipe` };
+  }
+  const info = await lstat(root).catch(() => null);
+  if (info === null) return { ok: false, reason: `${root} does not exist` };
+  if (!info.isDirectory()) return { ok: false, reason: `${root} is not a directory` };
+  if (info.uid !== process.getuid?.()) return { ok: false, reason: `${root} is owned by uid ${info.uid}, not this user` };
+  const markerFile = path.join(root, MPS_MARKER);
+  const markerInfo = await lstat(markerFile).catch(() => null);
+  if (markerInfo === null || !markerInfo.isFile()) return { ok: false, reason: `${root} holds no ${MPS_MARKER} marker written by gpushare` };
+  let marker: MpsMarker;
+  try {
+    marker = JSON.parse(await readFile(markerFile, 'utf8')) as MpsMarker;
+  } catch {
+    return { ok: false, reason: `${markerFile} is unreadable` };
+  }
+  if (marker.runId !== runId) return { ok: false, reason: `${markerFile} belongs to run ${String(marker.runId)}, not ${runId}` };
+  return { ok: true, root, logDirectory: path.join(root, 'log'), marker };
+}
+
+/**
+ * Whether `pid` is an MPS process started for `pipeDirectory`: an nvidia-cuda-mps* command in the
+ * boot the marker was written in, whose environment names the pipe directory or, where the
+ * environment cannot be read, which started after the marker was written. Null means proven.
+ */
+export async function whyNotOurMpsProcess(pid: number, pipeDirectory: string, marker: MpsMarker): Promise<string | null> {
+  const info = await readProcess(pid);
+  if (info === null || info.state === 'Z') return 'not running';
+  if (!info.comm.startsWith(MPS_COMM_PREFIX)) return `it is ${info.comm}, not an MPS process`;
+  if ((await bootId()) !== marker.bootId) return 'the machine has rebooted since gpushare started its daemon';
+  const environ = await readEnviron(pid);
+  if (environ !== null) {
+    return environ.includes(`CUDA_MPS_PIPE_DIRECTORY=${pipeDirectory}`) ? null : `its environment does not name ${pipeDirectory}`;
+  }
+  const startedAt = await processStartedAtMs(pid);
+  // The boot time is whole seconds: allow one second either way.
+  return startedAt !== null && startedAt + 1000 >= marker.createdAtMs ? null : 'it started before gpushare made its directory';
+}
