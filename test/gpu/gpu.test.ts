@@ -109,6 +109,41 @@ describe('on a real GPU', () => {
     await psReport('--resume');
   });
 
+  it('kill -9 while the MPS daemon starts, then --resume: the daemon is found through run.json and quit, nothing left', async () => {
+    const out = path.join(tempDir(), 'run');
+    const child = execa(process.execPath, [CLI, 'bench', '--out', out, '--modes', 'mps', '--workloads', 'spin', '--rounds', '6', '--max-rounds', '6', '--window-ms', '200', '--quiet'], { reject: false });
+    // run.json records the private pipe directory as "starting" before nvidia-cuda-mps-control -d runs.
+    const deadline = Date.now() + 120_000;
+    while (runOnDisk(out)?.modes[0]?.mps?.shutdown !== 'starting') {
+      if (Date.now() > deadline) throw new Error('run.json never recorded a starting MPS daemon');
+      await sleep(5);
+    }
+    child.kill('SIGKILL');
+    await child;
+    await sleep(1000);
+    const psAfterKill = await psReport('kill -9 during MPS start');
+    const resumed = await gpuCli(['bench', '--resume', out, '--quiet']);
+    expect(resumed.exitCode).toBe(0);
+    const run = await loadRun(out);
+    expect(run.status).toBe('complete');
+    expect(await liveMpsProcesses()).toEqual([]);
+    console.log(`kill -9 during MPS start: daemon processes right after the kill: ${psAfterKill.split('\n').filter((l) => l.includes('nvidia-cuda-mps')).length}; warnings after resume: ${run.warnings.join(' | ')}`);
+    await psReport('--resume after kill -9 during MPS start');
+  });
+
+  it('two benches into one directory: the second refuses while the first runs', async () => {
+    const out = path.join(tempDir(), 'run');
+    const first = execa(process.execPath, [CLI, 'bench', '--out', out, '--modes', 'timeslice', '--workloads', 'spin', '--rounds', '6', '--max-rounds', '6', '--quiet'], { reject: false });
+    while ((runOnDisk(out)?.trials.length ?? 0) < 1) await sleep(100);
+    const second = await gpuCli(['bench', '--out', out, '--modes', 'timeslice', '--workloads', 'spin', '--quiet']);
+    console.log(`second bench into ${out}: exit ${second.exitCode}: ${String(second.stderr).trim()}`);
+    expect(second.exitCode).toBe(2);
+    expect(String(second.stderr).trim().split('\n')).toHaveLength(1);
+    const result = await first;
+    expect(result.exitCode).toBe(0);
+    expect((await loadRun(out)).status).toBe('complete');
+  });
+
   it('the generated mps-start.sh / mps-stop.sh run for real (compute mode left alone): up, answering, then gone', async () => {
     const out = path.join(tempDir(), 'artifacts');
     expect((await gpuCli(['artifacts', '--gpu', 'H100-80GB', '--out', out])).exitCode).toBe(0);
@@ -128,7 +163,7 @@ describe('on a real GPU', () => {
 
   it('a short real run of every mode writes a valid run', async () => {
     const out = path.join(tempDir(), 'run');
-    const result = await gpuCli(['bench', '--out', out, '--rounds', '2', '--window-ms', '200', '--workloads', 'spin', '--quiet']);
+    const result = await gpuCli(['bench', '--out', out, '--rounds', '6', '--max-rounds', '6', '--window-ms', '200', '--workloads', 'spin', '--quiet']);
     expect(result.exitCode).toBe(0);
     const run = await loadRun(out);
     expect(run.status).toBe('complete');

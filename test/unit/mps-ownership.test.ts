@@ -7,7 +7,7 @@ import { checkMpsRoot, prepareMpsDirectory, whyNotOurMpsProcess } from '../../ha
 import { UserError } from '../../harness/errors.js';
 import { fsRunStore } from '../../harness/run/store.js';
 import type { Run } from '../../harness/run/schema.js';
-import { committedRuns, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, tempDir } from '../helpers.js';
 
 describe('MPS root ownership', () => {
   it('prepares a private root with a marker of the run, and accepts it for that run only', async () => {
@@ -47,7 +47,7 @@ describe('MPS root ownership', () => {
 });
 
 describe('run store write errors', () => {
-  const run = JSON.parse(readFileSync(path.join(committedRuns()[0] as string, 'run.json'), 'utf8')) as Run;
+  const run = JSON.parse(readFileSync(path.join(DEFAULT_RUN, 'run.json'), 'utf8')) as Run;
 
   it.each(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES'])('%s is a user error naming the file and how to continue', async (code) => {
     const dir = tempDir();
