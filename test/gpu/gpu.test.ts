@@ -22,7 +22,8 @@ const gpuCli = (args: string[]) => execa(process.execPath, [CLI, ...args], { rej
 /** What `ps` shows of MPS and workload processes: printed for the record, and returned. */
 async function psReport(label: string): Promise<string> {
   const ps = await execa('ps', ['-eo', 'pid,ppid,stat,comm,args'], { reject: false });
-  const lines = String(ps.stdout).split('\n').filter((l, i) => i === 0 || /nvidia-cuda-mps|workloads\/|python3/.test(l));
+  // By command name (4th column): the shell running this very test names MPS in its arguments.
+  const lines = String(ps.stdout).split('\n').filter((l, i) => i === 0 || /^(nvidia-cuda-mps|python3?)/.test(l.trim().split(/\s+/)[3] ?? ''));
   const text = lines.join('\n');
   console.log(`ps after ${label}:\n${text}`);
   return text;
@@ -112,11 +113,12 @@ describe('on a real GPU', () => {
   it('kill -9 while the MPS daemon starts, then --resume: the daemon is found through run.json and quit, nothing left', async () => {
     const out = path.join(tempDir(), 'run');
     const child = execa(process.execPath, [CLI, 'bench', '--out', out, '--modes', 'mps', '--workloads', 'spin', '--rounds', '6', '--max-rounds', '6', '--window-ms', '200', '--quiet'], { reject: false });
-    // run.json records the private pipe directory as "starting" before nvidia-cuda-mps-control -d runs.
+    // run.json records the private pipe directory as "starting" before nvidia-cuda-mps-control -d
+    // runs; the kill lands once the daemon process exists but before it has answered.
     const deadline = Date.now() + 120_000;
-    while (runOnDisk(out)?.modes[0]?.mps?.shutdown !== 'starting') {
-      if (Date.now() > deadline) throw new Error('run.json never recorded a starting MPS daemon');
-      await sleep(5);
+    while (!(runOnDisk(out)?.modes[0]?.mps?.shutdown === 'starting' && (await liveMpsProcesses()).length > 0)) {
+      if (Date.now() > deadline || runOnDisk(out)?.modes[0]?.mps?.shutdown === 'running') throw new Error('did not catch the MPS daemon while it started');
+      await sleep(1);
     }
     child.kill('SIGKILL');
     await child;
@@ -127,7 +129,7 @@ describe('on a real GPU', () => {
     const run = await loadRun(out);
     expect(run.status).toBe('complete');
     expect(await liveMpsProcesses()).toEqual([]);
-    console.log(`kill -9 during MPS start: daemon processes right after the kill: ${psAfterKill.split('\n').filter((l) => l.includes('nvidia-cuda-mps')).length}; warnings after resume: ${run.warnings.join(' | ')}`);
+    console.log(`kill -9 during MPS start: MPS processes right after the kill: ${psAfterKill.split('\n').filter((l) => / nvidia-cuda-mps /.test(l)).length}; warnings after resume: ${run.warnings.join(' | ')}`);
     await psReport('--resume after kill -9 during MPS start');
   });
 
@@ -135,10 +137,12 @@ describe('on a real GPU', () => {
     const out = path.join(tempDir(), 'run');
     const first = execa(process.execPath, [CLI, 'bench', '--out', out, '--modes', 'timeslice', '--workloads', 'spin', '--rounds', '6', '--max-rounds', '6', '--quiet'], { reject: false });
     while ((runOnDisk(out)?.trials.length ?? 0) < 1) await sleep(100);
-    const second = await gpuCli(['bench', '--out', out, '--modes', 'timeslice', '--workloads', 'spin', '--quiet']);
+    // --allow-busy: the first bench keeps the GPU busy, and the lock, not the busy check, must refuse.
+    const second = await gpuCli(['bench', '--out', out, '--modes', 'timeslice', '--workloads', 'spin', '--quiet', '--allow-busy']);
     console.log(`second bench into ${out}: exit ${second.exitCode}: ${String(second.stderr).trim()}`);
     expect(second.exitCode).toBe(2);
     expect(String(second.stderr).trim().split('\n')).toHaveLength(1);
+    expect(String(second.stderr)).toContain('is in use by another gpushare (pid');
     const result = await first;
     expect(result.exitCode).toBe(0);
     expect((await loadRun(out)).status).toBe('complete');
