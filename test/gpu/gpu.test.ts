@@ -3,6 +3,7 @@
  * nvidia-smi, the real MPS daemon and real PyTorch workloads; ratios are not asserted here (those are
  * measurements, made by `npm run bench`).
  */
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
@@ -112,23 +113,29 @@ describe('on a real GPU', () => {
 
   it('kill -9 while the MPS daemon starts, then --resume: the daemon is found through run.json and quit, nothing left', async () => {
     const out = path.join(tempDir(), 'run');
-    const child = execa(process.execPath, [CLI, 'bench', '--out', out, '--modes', 'mps', '--workloads', 'spin', '--rounds', '6', '--max-rounds', '6', '--window-ms', '200', '--quiet'], { reject: false });
-    // run.json records the private pipe directory as "starting" before nvidia-cuda-mps-control -d
-    // runs; the kill lands once the daemon process exists but before it has answered.
+    // The real daemon answers within milliseconds. A shim before it on PATH starts the real one and
+    // then holds the harness in its start-up wait for 3 s: long enough to kill it there, every time.
+    const real = String((await execa('which', ['nvidia-cuda-mps-control'])).stdout).trim();
+    const shims = tempDir('gpushare-shim-');
+    writeFileSync(path.join(shims, 'nvidia-cuda-mps-control'), `#!/bin/sh\n"${real}" "$@"\nrc=$?\nif [ "$1" = "-d" ]; then sleep 3; fi\nexit $rc\n`, { mode: 0o755 });
+    const env = { PATH: `${shims}${path.delimiter}${process.env.PATH ?? ''}` };
+    const child = execa(process.execPath, [CLI, 'bench', '--out', out, '--modes', 'mps', '--workloads', 'spin', '--rounds', '6', '--max-rounds', '6', '--window-ms', '200', '--quiet'], { reject: false, env });
     const deadline = Date.now() + 120_000;
     while (!(runOnDisk(out)?.modes[0]?.mps?.shutdown === 'starting' && (await liveMpsProcesses()).length > 0)) {
-      if (Date.now() > deadline || runOnDisk(out)?.modes[0]?.mps?.shutdown === 'running') throw new Error('did not catch the MPS daemon while it started');
-      await sleep(1);
+      if (Date.now() > deadline) throw new Error('did not catch the MPS daemon while it started');
+      await sleep(20);
     }
     child.kill('SIGKILL');
     await child;
     await sleep(1000);
     const psAfterKill = await psReport('kill -9 during MPS start');
+    expect(psAfterKill).toMatch(/ nvidia-cuda-mps /);
     const resumed = await gpuCli(['bench', '--resume', out, '--quiet']);
     expect(resumed.exitCode).toBe(0);
     const run = await loadRun(out);
     expect(run.status).toBe('complete');
     expect(await liveMpsProcesses()).toEqual([]);
+    expect(run.warnings.some((w) => /left by the interrupted harness: (quit|killed)/.test(w))).toBe(true);
     console.log(`kill -9 during MPS start: MPS processes right after the kill: ${psAfterKill.split('\n').filter((l) => / nvidia-cuda-mps /.test(l)).length}; warnings after resume: ${run.warnings.join(' | ')}`);
     await psReport('--resume after kill -9 during MPS start');
   });
