@@ -28,7 +28,7 @@ import { analyze, type Analysis } from '../analysis/analyze.js';
 import { possibleMetricIds } from '../analysis/metrics.js';
 import { checkPatterns } from '../thresholds.js';
 import { VERSION } from '../version.js';
-import { benchBlockers } from './doctor.js';
+import { benchBlockers } from '../readiness.js';
 import { DEFAULT_REPORTS_DIR, writeRunReport } from './report.js';
 
 export async function bench(options: BenchOptions, deps: AppDeps): Promise<number> {

@@ -4,7 +4,8 @@ import type { AppDeps } from '../deps.js';
 import { ExitCode } from '../errors.js';
 import { collectFingerprint } from '../nvidia/fingerprint.js';
 import { WORKLOADS_DIR } from '../paths.js';
-import { gpuAt, type Fingerprint } from '../run/schema.js';
+import { benchBlockers } from '../readiness.js';
+import type { Fingerprint } from '../run/schema.js';
 
 export async function doctor(args: { json?: boolean; python?: string }, deps: AppDeps): Promise<number> {
   const fingerprint = await collectFingerprint(deps.runner, {
@@ -16,17 +17,6 @@ export async function doctor(args: { json?: boolean; python?: string }, deps: Ap
   if (args.json) deps.out(`${JSON.stringify({ ...fingerprint, ready: blockers.length === 0, blockers }, null, 2)}\n`);
   else deps.out(doctorText(fingerprint, blockers));
   return blockers.length === 0 ? ExitCode.ok : ExitCode.usage;
-}
-
-/** What stops `bench` on this machine, each as a sentence that says what to do. */
-export function benchBlockers(f: Fingerprint, gpuIndex: number): string[] {
-  const blockers: string[] = [];
-  if (f.nvidiaSmi.error) blockers.push(`${f.nvidiaSmi.error}: install the NVIDIA driver, or run on a machine with an NVIDIA GPU`);
-  else if (!gpuAt(f, gpuIndex)) blockers.push(`no GPU with index ${gpuIndex}: nvidia-smi lists ${f.gpus.map((g) => g.index).join(', ') || 'none'}`);
-  if (f.python.status === 'error') blockers.push(`Python failed: ${f.python.error}`);
-  else if (!f.python.torch) blockers.push(`${f.python.executable} has no PyTorch: install torch with CUDA support`);
-  else if (!f.python.cudaAvailable) blockers.push(`PyTorch ${f.python.torch} sees no CUDA GPU`);
-  return blockers;
 }
 
 function doctorText(f: Fingerprint, blockers: string[]): string {

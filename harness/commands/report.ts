@@ -27,7 +27,7 @@ export const DEFAULT_REPORTS_DIR = path.join(PACKAGE_ROOT, 'reports');
 
 /** Writes `<out>/<run-id>.md` and its charts in `<out>/<run-id>/`; returns the markdown's path. */
 export async function writeRunReport(run: Run, analysis: Analysis, out: string): Promise<string> {
-  const specs = { ratios: ratiosChart(analysis.verdicts), timeline: timelineChart(run), clients: clientsChart(analysis), scaling: scalingChart(analysis) };
+  const specs = { ratios: ratiosChart(analysis.verdicts), timeline: timelineChart(run, analysis), clients: clientsChart(analysis), scaling: scalingChart(analysis) };
   const links: ChartLinks = {};
   for (const [name, spec] of Object.entries(specs)) {
     if (!spec) continue;

@@ -42,15 +42,18 @@ export function ratiosChart(verdicts: readonly MetricAnalysis[]): Spec {
 }
 
 /** GPU utilization, SM clock and power over the run, with each trial's window shaded by mode. */
-export function timelineChart(run: Run): Spec | null {
+export function timelineChart(run: Pick<Run, 'samples'>, analysis: Analysis): Spec | null {
   if (run.samples.length === 0) return null;
   const t0 = run.samples[0]?.tUs ?? 0;
-  const modeOf = new Map(run.plan.map((c) => [c.id, c.mode]));
   const samples = run.samples.map((s) => ({ t: (s.tUs - t0) / 1e6, util: s.utilGpuPct, sm: s.smClockMHz, power: s.powerW }));
-  const windows = run.trials.flatMap((t) =>
-    'clients' in t && t.clients.length > 0
-      ? [{ start: (Math.min(...t.clients.map((c) => c.windowStartUs)) - t0) / 1e6, end: (Math.max(...t.clients.map((c) => c.windowEndUs)) - t0) / 1e6, mode: modeOf.get(t.comparisonId) ?? '' }]
-      : [],
+  const windows = analysis.comparisons.flatMap(({ comparison, rounds }) =>
+    rounds.flatMap((r) =>
+      [...r.trials.values()].flatMap((t) =>
+        'clients' in t && t.clients.length > 0
+          ? [{ start: (Math.min(...t.clients.map((c) => c.windowStartUs)) - t0) / 1e6, end: (Math.max(...t.clients.map((c) => c.windowEndUs)) - t0) / 1e6, mode: comparison.mode }]
+          : [],
+      ),
+    ),
   );
   const panel = (field: string, title: string) => ({
     width: WIDTH - 80,

@@ -63,6 +63,22 @@ describe('gpushare bench end to end (fakes)', () => {
     expect(metricValue(run, 'mig/gemm/slowdown')).toBeLessThan(1.1);
   });
 
+  it('adds rounds to a headline ratio until its CI reaches the target, and every round counts', async () => {
+    const out = path.join(tempDir(), 'run');
+    // FAKE_NOISE: each window's rate moves by up to ±3% in a fixed pattern, so 6 rounds are too wide.
+    const args = ['bench', '--out', out, '--modes', 'timeslice', '--workloads', 'spin', '--rounds', '6', '--max-rounds', '40', '--ci-target', '0.03', '--time-budget-s', '600', '--window-ms', '50', '--quiet'];
+    const result = await cli(args, { FAKE_NOISE: '0.03' });
+    expect(result.exitCode).toBe(0);
+    const run = await loadRun(out);
+    expect(run.stops).toEqual([{ comparisonId: 'timeslice/spin', rounds: 16, reason: 'ci-target', halfWidths: { 'timeslice/spin/slowdown': expect.any(Number) } }]);
+    expect(run.trials).toHaveLength(16 * 3);
+    const slowdown = analyze(run).metrics.find((m) => m.metric.id === 'timeslice/spin/slowdown');
+    expect(slowdown?.metric.rounds).toEqual(Array.from({ length: 16 }, (_, r) => r));
+    expect(slowdown?.stats.halfWidth).toBeLessThanOrEqual(0.03);
+    expect(result.stdout).toMatch(/^\* timeslice\/spin\/slowdown +\d\.\d{3}× +\[[\d., ]+\] +\d\.\d\d% +16$/m);
+    expect(result.stdout).toContain('timeslice/spin: 16 rounds, stopped: ci-target');
+  });
+
   it('prints progress as JSON lines with --json', async () => {
     const out = path.join(tempDir(), 'run');
     const result = await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', '--json', ...QUICK]);
