@@ -7,7 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads"))
-from gpushare_protocol import flag, parser, serve  # noqa: E402
+from gpushare_protocol import flag, graph_replay, parser, serve  # noqa: E402
 
 
 def build(args):
@@ -18,27 +18,15 @@ def build(args):
         torch.set_grad_enabled(False)
         model = getattr(torchvision.models, args.model)(weights=None).cuda().half().eval()
         x = torch.randn(args.batch, 3, args.size, args.size, device="cuda").half()
-        graphs = {}
-
-        def graph_for(lane):
-            if lane not in graphs:
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):
-                    for _ in range(3):
-                        model(x)
-                torch.cuda.current_stream().wait_stream(side)
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g):
-                    model(x)
-                graphs[lane] = g
-            return graphs[lane]
+        replays = {}  # one graph per stream lane
 
         def step(i, lane, variant):
-            if args.graph:
-                graph_for(lane).replay()
-            else:
+            if not args.graph:
                 model(x)
+                return
+            if lane not in replays:
+                replays[lane] = graph_replay(torch, lambda: model(x))
+            replays[lane]()
 
         return step
 

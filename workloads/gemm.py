@@ -1,7 +1,7 @@
 """gemm: n×n matrix products of --dtype, optionally replayed from a CUDA graph (one per stream)."""
 import sys
 
-from gpushare_protocol import flag, parser, serve
+from gpushare_protocol import flag, graph_replay, parser, serve
 
 
 def build(args):
@@ -11,27 +11,16 @@ def build(args):
         dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
         a = torch.randn(args.size, args.size, device="cuda", dtype=dtype)
         b = torch.randn(args.size, args.size, device="cuda", dtype=dtype)
-        graphs = {}
-
-        def graph_for(lane):
-            if lane not in graphs:
-                out = torch.empty(args.size, args.size, device="cuda", dtype=dtype)
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):
-                    torch.matmul(a, b, out=out)  # warm cuBLAS outside the capture
-                torch.cuda.current_stream().wait_stream(side)
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g):
-                    torch.matmul(a, b, out=out)
-                graphs[lane] = g
-            return graphs[lane]
+        replays = {}  # one graph (and output buffer) per stream lane
 
         def step(i, lane, variant):
-            if args.graph:
-                graph_for(lane).replay()
-            else:
+            if not args.graph:
                 torch.matmul(a, b)
+                return
+            if lane not in replays:
+                out = torch.empty(args.size, args.size, device="cuda", dtype=dtype)
+                replays[lane] = graph_replay(torch, lambda: torch.matmul(a, b, out=out), warmups=1)
+            replays[lane]()
 
         return step
 

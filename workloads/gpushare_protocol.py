@@ -45,6 +45,21 @@ def parser(description):
     return p
 
 
+def graph_replay(torch, fn, warmups=3):
+    """Captures fn() in a CUDA graph and returns its replay. The warm-up runs (cuBLAS handles,
+    allocator pools) happen on a side stream first, outside the capture, as PyTorch requires."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmups):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
 def _wait_until(t_us):
     while True:
         left = t_us - now_us()

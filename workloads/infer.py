@@ -1,7 +1,7 @@
 """infer: one small-batch forward pass of a small MLP or transformer block (random fp16 weights) per iteration."""
 import sys
 
-from gpushare_protocol import flag, parser, serve
+from gpushare_protocol import flag, graph_replay, parser, serve
 
 
 def build(args):
@@ -18,27 +18,15 @@ def build(args):
             x = torch.randn(args.batch, 128, h)
         model = model.cuda().half().eval()
         x = x.cuda().half()
-        graphs = {}
-
-        def graph_for(lane):
-            if lane not in graphs:
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):
-                    for _ in range(3):
-                        model(x)
-                torch.cuda.current_stream().wait_stream(side)
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g):
-                    model(x)
-                graphs[lane] = g
-            return graphs[lane]
+        replays = {}  # one graph per stream lane
 
         def step(i, lane, variant):
-            if args.graph:
-                graph_for(lane).replay()
-            else:
+            if not args.graph:
                 model(x)
+                return
+            if lane not in replays:
+                replays[lane] = graph_replay(torch, lambda: model(x))
+            replays[lane]()
 
         return step
 

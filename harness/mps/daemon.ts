@@ -47,14 +47,7 @@ export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, option
   const { root, pipeDirectory: pipeDir, logDirectory: logDir } = prepared ?? (await prepareMpsDirectory('unrecorded'));
   const env = { CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir };
   const daemonEnv = { ...env, CUDA_VISIBLE_DEVICES: options.visibleDevices };
-  const readLogs = async () => {
-    const logs: Array<{ name: string; content: string }> = [];
-    for (const name of ['control.log', 'server.log']) {
-      const file = path.join(logDir, name);
-      if (existsSync(file)) logs.push({ name, content: await readFile(file, 'utf8') });
-    }
-    return logs;
-  };
+  const readLogs = () => readMpsLogs(logDir);
 
   const started = await runner.exec([CONTROL, '-d'], { env: daemonEnv, timeoutMs: options.startTimeoutMs });
   if (started.status !== 'exited' || started.exitCode !== 0) {
@@ -147,14 +140,7 @@ export async function stopOrphanDaemon(
   const checked = await checkMpsRoot(orphan.pipeDirectory, orphan.runId, tempRoot);
   if (!checked.ok) return { outcome: 'left alone', controlPid: orphan.controlPid, leftAlone: [`${orphan.pipeDirectory} is not provably gpushare's (${checked.reason}): nothing there was touched`], logs: [], removeRoot: async () => undefined };
   const logDir = checked.logDirectory;
-  const readLogs = async () => {
-    const logs: Array<{ name: string; content: string }> = [];
-    for (const name of ['control.log', 'server.log']) {
-      const file = path.join(logDir, name);
-      if (existsSync(file)) logs.push({ name, content: await readFile(file, 'utf8') });
-    }
-    return logs;
-  };
+  const readLogs = () => readMpsLogs(logDir);
   const before = await readLogs();
   // A harness killed while the daemon started recorded no PID; the daemon logged it anyway.
   const controlPid = orphan.controlPid ?? parseControlPid(before.find((l) => l.name === 'control.log')?.content ?? '');
@@ -185,6 +171,16 @@ export async function stopOrphanDaemon(
 /** Server PIDs from server.log lines "[… Server 1234] …". */
 export function parseServerPids(log: string): number[] {
   return [...log.matchAll(/Server\s+(\d+)\]/g)].map((m) => Number(m[1]));
+}
+
+/** control.log and server.log of a daemon's log directory, as they are now. */
+async function readMpsLogs(logDir: string): Promise<Array<{ name: string; content: string }>> {
+  const logs: Array<{ name: string; content: string }> = [];
+  for (const name of ['control.log', 'server.log']) {
+    const file = path.join(logDir, name);
+    if (existsSync(file)) logs.push({ name, content: await readFile(file, 'utf8') });
+  }
+  return logs;
 }
 
 async function control(
