@@ -193,6 +193,17 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
     expect(run.trials.slice(1).every((t) => t.status === 'skipped')).toBe(true);
   });
 
+  it.each([
+    ['wall-clock', /client 1 reported a window starting at \d+ µs, \d+ µs from the release time \d+ µs \(CLOCK_MONOTONIC µs expected\)/],
+    ['absurd', /client 1 reported 1000000000000000 iterations in 50\.0 ms/],
+  ])('a result that cannot be true (%s) makes its trial invalid, and no ratio uses it', async (behaviour, reason) => {
+    const { run, result } = await runWith({ FAKE_WORKLOAD: behaviour, FAKE_WORKLOAD_CLIENT: '1' });
+    const trials = run.trials.filter((t) => t.arm !== 'solo-c0');
+    expect(trials.every((t) => t.status === 'invalid')).toBe(true);
+    expect(trials[0]?.status === 'invalid' && trials[0].reason).toMatch(reason);
+    expect(result.stdout).toMatch(/^\* timeslice\/gemm\/slowdown +n\/a/m);
+  });
+
   it('a workload that will not exit is killed, and the run says so', async () => {
     const { run } = await runWith({ FAKE_WORKLOAD: 'slow-exit' }, ['--exit-timeout-s', '0.5'], 0);
     expect(run.trials.every((t) => t.status === 'ok')).toBe(true);

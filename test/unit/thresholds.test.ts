@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { userErrorOf } from '../helpers.js';
 import { boundsFor, DEFAULT_THRESHOLDS, parseThresholds } from '../../harness/thresholds.js';
 
@@ -38,5 +38,26 @@ describe('thresholds', () => {
     ['thresholds: [\n', 'gates.yaml is not valid YAML: '],
   ])('rejects %j with a message naming the path, the value and what is allowed', (text, message) => {
     expect(error(text)).toContain(message);
+  });
+});
+
+describe('many threshold rules', () => {
+  it('compiles each pattern once, not once per lookup (200k rules took ~55 s when every lookup compiled them all)', () => {
+    const rules = Array.from({ length: 2000 }, (_, i) => ({ pattern: `never/${i}/*`, bounds: { min: 1 } }));
+    const thresholds = { noiseBand: 0.02, rules };
+    const ids = Array.from({ length: 50 }, (_, i) => `timeslice/w${i}/slowdown`);
+    const RealRegExp = globalThis.RegExp;
+    let built = 0;
+    const spy = vi.spyOn(globalThis, 'RegExp').mockImplementation(((source: string | RegExp, flags?: string) => {
+      built += 1;
+      return new RealRegExp(source, flags);
+    }) as unknown as typeof RegExp);
+    try {
+      for (const id of ids) expect(boundsFor(thresholds, id)).toBeNull();
+      for (const id of ids) boundsFor(thresholds, id);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(built).toBe(rules.length);
   });
 });
