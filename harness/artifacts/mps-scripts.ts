@@ -2,8 +2,10 @@
  * MPS production scripts: pure functions from settings to shell text. The scripts set compute mode
  * EXCLUSIVE_PROCESS, start the control daemon, check it answers, and set default client limits;
  * stop quits the daemon and sets compute mode back to DEFAULT. `--skip-compute-mode` leaves compute
- * mode alone, for machines where it must not change, such as gpushare's own GPU tests.
+ * mode alone, for machines where it must not change, such as gpushare's own GPU tests. Every value
+ * is checked or made comment-safe first (embed.ts): run directories are not trusted.
  */
+import { checked, commentText, MEM_LIMIT, PLAIN_PATH } from './embed.js';
 
 export interface MpsScriptSettings {
   /** GPU indices the daemon serves. */
@@ -16,6 +18,18 @@ export interface MpsScriptSettings {
   logDirectory: string;
   /** Where the run that sized these came from, for the header. */
   source: string;
+}
+
+/** The settings, each checked against the shape the scripts need: a bad one is refused, not quoted. */
+function safe(s: MpsScriptSettings): MpsScriptSettings {
+  return {
+    gpus: s.gpus.map((g) => checked(g, (x) => Number.isInteger(x) && x >= 0 && x < 1024, 'the GPU index', 'a whole number from 0')),
+    threadPct: s.threadPct === null ? null : checked(s.threadPct, (x) => Number.isInteger(x) && x >= 1 && x <= 100, 'the MPS thread percentage', 'a whole number from 1 to 100'),
+    pinnedMemLimit: s.pinnedMemLimit === null ? null : checked(s.pinnedMemLimit, (x) => MEM_LIMIT.test(x), 'the MPS memory limit', 'a size such as 4G, 512M or 1024K'),
+    pipeDirectory: checked(s.pipeDirectory, (x) => PLAIN_PATH.test(x), 'the MPS pipe directory', 'an absolute path of letters, digits, ".", "_", "-" and "/"'),
+    logDirectory: checked(s.logDirectory, (x) => PLAIN_PATH.test(x), 'the MPS log directory', 'an absolute path of letters, digits, ".", "_", "-" and "/"'),
+    source: commentText(s.source),
+  };
 }
 
 const header = (what: string, s: MpsScriptSettings) => `#!/usr/bin/env bash
@@ -33,7 +47,8 @@ if [[ "\${1:-}" == "--skip-compute-mode" ]]; then
 fi
 `;
 
-export function mpsStartScript(s: MpsScriptSettings): string {
+export function mpsStartScript(settings: MpsScriptSettings): string {
+  const s = safe(settings);
   const defaults = [
     ...(s.threadPct !== null ? [`control "set_default_active_thread_percentage ${s.threadPct}"`] : []),
     ...(s.pinnedMemLimit !== null ? [`for gpu in "\${GPUS[@]}"; do\n  control "set_default_device_pinned_mem_limit $gpu ${s.pinnedMemLimit}"\ndone`] : []),
@@ -72,7 +87,8 @@ echo "MPS control daemon running (pipe $CUDA_MPS_PIPE_DIRECTORY, logs $CUDA_MPS_
 `;
 }
 
-export function mpsStopScript(s: MpsScriptSettings): string {
+export function mpsStopScript(settings: MpsScriptSettings): string {
+  const s = safe(settings);
   return `${header('Stop the NVIDIA MPS control daemon started by gpushare-mps-start.sh.', s)}
 # The daemon forks away and leaves its control socket behind when it quits, so it is watched by
 # the PID it logs at start ("Control <pid>] Starting control daemon").
@@ -112,7 +128,8 @@ echo "MPS control daemon stopped"
 `;
 }
 
-export function mpsSystemdUnit(s: MpsScriptSettings): string {
+export function mpsSystemdUnit(settings: MpsScriptSettings): string {
+  const s = safe(settings);
   return `# NVIDIA MPS control daemon, as sized by gpushare from ${s.source}.
 # Install: copy gpushare-mps-start.sh and gpushare-mps-stop.sh to /usr/local/sbin/, this file to
 # /etc/systemd/system/gpushare-mps.service, then: systemctl daemon-reload && systemctl enable --now gpushare-mps

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { advise, adviceText, type PlanGpu, type PlanRequest } from '../artifacts/advice.js';
 import { analyze } from '../analysis/analyze.js';
 import { artifactBundle, cheaperMode, measuredFromAnalysis, sharingConfigs, type ArtifactFile, type BundleSpec } from '../artifacts/bundle.js';
+import { commentText } from '../artifacts/embed.js';
 import { devicePluginConfig } from '../artifacts/k8s.js';
 import { BUILTIN_MIG_GPUS, builtinMigGpu, migGpuFromRun } from '../artifacts/mig-profiles.js';
 import { standardGeometries } from '../artifacts/mig-parted.js';
@@ -35,7 +36,8 @@ function builtinGpu(name: string): PlanGpu {
 function runGpu(run: Run): PlanGpu {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   if (!gpu) throw new UserError(`run ${run.id} has no GPU ${run.config.gpuIndex} in its fingerprint`);
-  return { name: gpu.name ?? 'GPU', memoryGiB: (gpu.memoryTotalMiB ?? 0) / 1024, mig: migGpuFromRun(gpu) };
+  // The name is free text from run.json: it reaches comments and the index, never a command.
+  return { name: commentText(gpu.name ?? 'GPU'), memoryGiB: (gpu.memoryTotalMiB ?? 0) / 1024, mig: migGpuFromRun(gpu) };
 }
 
 async function writeBundle(out: string, files: ArtifactFile[], index: string, deps: AppDeps): Promise<void> {

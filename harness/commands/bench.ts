@@ -29,7 +29,7 @@ import { possibleMetricIds } from '../analysis/metrics.js';
 import { checkPatterns } from '../thresholds.js';
 import { VERSION } from '../version.js';
 import { benchBlockers } from '../readiness.js';
-import { DEFAULT_REPORTS_DIR, writeRunReport } from './report.js';
+import { DEFAULT_REPORTS_DIR, writeRunReport } from '../report/write.js';
 
 export async function bench(options: BenchOptions, deps: AppDeps): Promise<number> {
   if (options.dryRun) {

@@ -1,18 +1,14 @@
 /** `gpushare report <run> [<run>]`: markdown with charts, CSV or JSON; two runs side by side. */
-import path from 'node:path';
 import type { AppDeps } from '../deps.js';
 import { ExitCode, UserError } from '../errors.js';
 import { verdictsJson } from '../export/gate-outputs.js';
 import { metricsCsv, metricsJson } from '../export/metrics-table.js';
-import { PACKAGE_ROOT } from '../paths.js';
-import { clientsChart, renderSvg, ratiosChart, scalingChart, timelineChart } from '../report/charts.js';
 import { compareRuns, comparisonMarkdown } from '../report/compare.js';
-import { runMarkdown, type ChartLinks } from '../report/markdown.js';
-import { gpuAt, type Run } from '../run/schema.js';
+import { DEFAULT_REPORTS_DIR, runFile, writeRunReport } from '../report/write.js';
+import { gpuAt } from '../run/schema.js';
 import { loadRun, writeOutputFile } from '../run/store.js';
-import { analyze, type Analysis } from '../analysis/analyze.js';
+import { analyze } from '../analysis/analyze.js';
 import { checkPatterns, loadThresholds } from '../thresholds.js';
-import { VERSION } from '../version.js';
 
 export type ReportFormat = 'md' | 'csv' | 'json';
 
@@ -21,22 +17,6 @@ export interface ReportOptions {
   format: ReportFormat;
   out?: string;
   config?: string;
-}
-
-export const DEFAULT_REPORTS_DIR = path.join(PACKAGE_ROOT, 'reports');
-
-/** Writes `<out>/<run-id>.md` and its charts in `<out>/<run-id>/`; returns the markdown's path. */
-export async function writeRunReport(run: Run, analysis: Analysis, out: string): Promise<string> {
-  const specs = { ratios: ratiosChart(analysis.verdicts), timeline: timelineChart(run, analysis), clients: clientsChart(analysis), scaling: scalingChart(analysis) };
-  const links: ChartLinks = {};
-  for (const [name, spec] of Object.entries(specs)) {
-    if (!spec) continue;
-    await writeOutputFile(path.join(out, run.id, `${name}.svg`), await renderSvg(spec));
-    links[name as keyof ChartLinks] = `${run.id}/${name}.svg`;
-  }
-  const file = path.join(out, `${run.id}.md`);
-  await writeOutputFile(file, runMarkdown(run, analysis, links, VERSION));
-  return file;
 }
 
 export async function reportCommand(options: ReportOptions, deps: AppDeps): Promise<number> {
@@ -51,7 +31,7 @@ export async function reportCommand(options: ReportOptions, deps: AppDeps): Prom
       deps.out(`${JSON.stringify({ a: first.id, b: second.id, noiseBand: thresholds.noiseBand, metrics: compareRuns(first, second, thresholds.noiseBand) }, null, 2)}\n`);
       return ExitCode.ok;
     }
-    const file = path.join(out, `compare-${first.id}-vs-${second.id}.md`);
+    const file = runFile(out, `compare-${first.id}-vs-${second.id}`, '.md');
     await writeOutputFile(file, comparisonMarkdown(first, second, thresholds.noiseBand));
     deps.out(`${file}\n`);
     return ExitCode.ok;

@@ -180,7 +180,11 @@ export const ConfigSchema = z.object({
   streamsWorkloads: z.array(WorkloadSpecSchema),
   contentionWorkloads: z.array(WorkloadSpecSchema),
   timeouts: z.object({ readyMs: z.number().positive(), trialMs: z.number().positive(), exitMs: z.number().positive() }),
-  mps: z.object({ threadPct: z.number().int().min(1).max(100).nullable(), memLimit: z.string().nullable() }),
+  mps: z.object({
+    threadPct: z.number().int().min(1).max(100).nullable(),
+    /** A size with its unit, as CUDA_MPS_PINNED_DEVICE_MEM_LIMIT takes it: generated scripts embed it. */
+    memLimit: z.string().regex(/^\d+(\.\d+)?[KMG]$/, 'a size such as 4G or 512M').nullable(),
+  }),
   python: z.string(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
@@ -323,9 +327,12 @@ export const StopSchema = z.object({
 });
 export type Stop = z.infer<typeof StopSchema>;
 
+/** A run id: a token that is safe as a file name, in a path and in generated files (no "/", "..", spaces or control characters). */
+export const RunIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a run id of letters, digits, ".", "_" and "-" (e.g. 2026-11-22-h100-3fa9c2)').refine((id) => !id.includes('..'), 'a run id without ".."');
+
 export const RunSchema = z.object({
   schema: z.literal(RUN_SCHEMA_ID),
-  id: z.string(),
+  id: RunIdSchema,
   status: z.enum(['running', 'complete', 'interrupted', 'failed']),
   createdAt: z.string(),
   finishedAt: z.string().nullable(),

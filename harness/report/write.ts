@@ -1,0 +1,36 @@
+/** Writes a run's report: the markdown and its SVG charts, each a pure function of the analysis. */
+import path from 'node:path';
+import type { Analysis } from '../analysis/analyze.js';
+import { UserError } from '../errors.js';
+import { PACKAGE_ROOT } from '../paths.js';
+import { RunIdSchema, type Run } from '../run/schema.js';
+import { writeOutputFile } from '../run/store.js';
+import { VERSION } from '../version.js';
+import { clientsChart, renderSvg, ratiosChart, scalingChart, timelineChart } from './charts.js';
+import { runMarkdown, type ChartLinks } from './markdown.js';
+
+export const DEFAULT_REPORTS_DIR = path.join(PACKAGE_ROOT, 'reports');
+
+/**
+ * `<dir>/<name><suffix>`, where the name comes from run ids: refused unless it is a safe token, so a
+ * run id such as "../../x" can never write outside `dir`.
+ */
+export function runFile(dir: string, name: string, suffix = ''): string {
+  if (!RunIdSchema.safeParse(name).success) throw new UserError(`refusing to use ${JSON.stringify(name)} as a file name: run ids are letters, digits, ".", "_" and "-"`);
+  return path.join(dir, `${name}${suffix}`);
+}
+
+/** Writes `<out>/<run-id>.md` and its charts in `<out>/<run-id>/`; returns the markdown's path. */
+export async function writeRunReport(run: Run, analysis: Analysis, out: string): Promise<string> {
+  const specs = { ratios: ratiosChart(analysis.verdicts), timeline: timelineChart(run, analysis), clients: clientsChart(analysis), scaling: scalingChart(analysis) };
+  const links: ChartLinks = {};
+  const charts = runFile(out, run.id);
+  for (const [name, spec] of Object.entries(specs)) {
+    if (!spec) continue;
+    await writeOutputFile(path.join(charts, `${name}.svg`), await renderSvg(spec));
+    links[name as keyof ChartLinks] = `${run.id}/${name}.svg`;
+  }
+  const file = runFile(out, run.id, '.md');
+  await writeOutputFile(file, runMarkdown(run, analysis, links, VERSION));
+  return file;
+}
