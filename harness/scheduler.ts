@@ -154,8 +154,9 @@ class Scheduler {
           }
         }
         if (extra) {
-          this.extraUs += this.deps.clock.monotonicUs() - roundStartUs;
-          shareUs = (shareUs ?? 0) - (this.deps.clock.monotonicUs() - roundStartUs);
+          const spentUs = this.deps.clock.monotonicUs() - roundStartUs;
+          this.extraUs += spentUs;
+          shareUs = (shareUs ?? 0) - spentUs;
         }
         const reason = stopDecision(this.analysis(c), policy, round + 1, shareUs !== null && shareUs <= 0);
         if (reason) {

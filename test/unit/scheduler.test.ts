@@ -33,7 +33,6 @@ function fakeClock(): Clock & { now: number } {
  * rate of its n-th window, so a test can give rounds a spread.
  */
 function fakeRunner(clock: Clock & { now: number }, wobble: (n: number) => number = () => 1): ProcessRunner {
-  let pid = 100;
   return {
     exec: async () => ({ status: 'exited', exitCode: 0, stdout: '', stderr: '' }),
     which: async () => null,
@@ -44,10 +43,11 @@ function fakeRunner(clock: Clock & { now: number }, wobble: (n: number) => numbe
       const say = (message: object) => queueMicrotask(() => listeners.forEach((l) => l(JSON.stringify(message), false)));
       let windows = 0;
       const child: ChildHandle = {
-        pid: pid++,
+        // No PID: closing a client looks for its real descendants by PID, and this one has none.
+        pid: undefined,
         onLine: (listener) => {
           listeners.push(listener);
-          say({ event: 'ready', protocol: 1, workload: 'fake', pid: child.pid });
+          say({ event: 'ready', protocol: 1, workload: 'fake', pid: 0 });
         },
         writeLine: (line) => {
           const cmd = JSON.parse(line) as { cmd: string; trial: string; startAtUs: number; durationMs: number; clients: number };
