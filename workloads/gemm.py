@@ -11,7 +11,7 @@ def build(args):
         dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
         a = torch.randn(args.size, args.size, device="cuda", dtype=dtype)
         b = torch.randn(args.size, args.size, device="cuda", dtype=dtype)
-        replays = {}  # one graph (and output buffer) per stream lane
+        replays = {}  # one graph per stream lane, with the output buffer it writes into
 
         def step(i, lane, variant):
             if not args.graph:
@@ -19,8 +19,10 @@ def build(args):
                 return
             if lane not in replays:
                 out = torch.empty(args.size, args.size, device="cuda", dtype=dtype)
-                replays[lane] = graph_replay(torch, lambda: torch.matmul(a, b, out=out), warmups=1)
-            replays[lane]()
+                # Every replay writes into `out`: it must live as long as the graph, or the
+                # allocator hands its memory to something else (an illegal address on 2 streams).
+                replays[lane] = (graph_replay(torch, lambda: torch.matmul(a, b, out=out), warmups=1), out)
+            replays[lane][0]()
 
         return step
 
