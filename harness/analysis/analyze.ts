@@ -118,8 +118,3 @@ export function analyze(run: Run, thresholds: Thresholds = run.config.thresholds
   const metrics = comparisons.flatMap((c) => c.metrics);
   return { comparisons, metrics, verdicts: metrics.filter((m) => m.metric.headline || m.threshold !== null), thresholds };
 }
-
-/** Threshold patterns that match no metric of the analysis: a typo would otherwise turn a check off. */
-export function unmatchedPatterns(analysis: Analysis): string[] {
-  return analysis.thresholds.rules.filter((rule) => !analysis.metrics.some((m) => boundsFor({ ...analysis.thresholds, rules: [rule] }, m.metric.id))).map((r) => r.pattern);
-}

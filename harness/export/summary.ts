@@ -1,5 +1,5 @@
 /** The console summary: a pure function of a run's analysis. */
-import type { Analysis, MetricAnalysis } from '../analysis/analyze.js';
+import { REPORT_HALF_WIDTH, type Analysis, type MetricAnalysis } from '../analysis/analyze.js';
 import { gpuAt, type Run } from '../run/schema.js';
 
 const row = (m: MetricAnalysis, width: number) => {
@@ -26,7 +26,7 @@ export function summaryText(run: Run, analysis: Analysis, dir: string, all = fal
     lines.push(`(* headline: the primary ratio of each comparison${all ? '' : `; ${analysis.metrics.length - shown.length} more ratios in the report`})`);
     for (const c of analysis.comparisons) if (c.stop) lines.push(`${c.comparison.id}: ${c.stop.rounds} rounds, stopped: ${c.stop.reason}`);
     for (const v of shown) for (const reason of [...v.reasons, ...v.warnings]) lines.push(`${v.metric.id}: ${reason}`);
-    for (const v of shown) if (v.diagnosis.length > 0) lines.push(`${v.metric.id}: wider than ±${(((v.target ?? 0.05) * 100)).toFixed(0)}%: ${v.diagnosis.join('; ')}`);
+    for (const v of shown) if (v.diagnosis.length > 0) lines.push(`${v.metric.id}: wider than ±${((v.target ?? REPORT_HALF_WIDTH) * 100).toFixed(0)}%: ${v.diagnosis.join('; ')}`);
   }
   for (const warning of run.warnings) lines.push(`warning: ${warning}`);
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);
