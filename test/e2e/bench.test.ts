@@ -193,6 +193,17 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
     expect(run.trials.slice(1).every((t) => t.status === 'skipped')).toBe(true);
   });
 
+  it('bench exits 3, naming what measured nothing, when the MPS daemon does not start or the custom command is not found', async () => {
+    const out = path.join(tempDir(), 'run');
+    const mps = await cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'spin', ...QUICK], { FAKE_MPS: 'no-start' });
+    expect(mps.exitCode).toBe(3);
+    expect(mps.stderr).toMatch(/^gpushare: mps measured nothing: nvidia-cuda-mps-control -d failed/m);
+    expect((await loadRun(out)).status).toBe('complete');
+    const custom = await cli(['bench', '--out', path.join(tempDir(), 'run'), '--modes', 'timeslice', ...QUICK, '--', '/nonexistent/my-service']);
+    expect(custom.exitCode).toBe(3);
+    expect(custom.stderr).toContain('gpushare: timeslice/custom measured nothing: no round completed');
+  });
+
   it.each([
     ['wall-clock', /client 1 reported a window starting at \d+ µs, \d+ µs from the release time \d+ µs \(CLOCK_MONOTONIC µs expected\)/],
     ['absurd', /client 1 reported 1000000000000000 iterations in 50\.0 ms/],
