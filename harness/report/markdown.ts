@@ -1,10 +1,11 @@
 /** The markdown report: a pure function of a run, its verdicts and the names of its chart files. */
+import path from 'node:path';
 import { median } from 'simple-statistics';
 import type { Analysis, ComparisonAnalysis, MetricAnalysis } from '../analysis/analyze.js';
 import { throughputPerS } from '../analysis/measures.js';
 import { armResults } from '../analysis/rounds.js';
 import { cheaperMode, measuredFromAnalysis } from '../artifacts/bundle.js';
-import { gpuAt, type Run } from '../run/schema.js';
+import { gpuAt, type Comparison, type Run } from '../run/schema.js';
 
 export interface ChartLinks {
   ratios?: string;
@@ -16,6 +17,12 @@ export interface ChartLinks {
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toFixed(3));
 const ci = (c: [number, number] | null) => (c ? `[${f3(c[0])}, ${f3(c[1])}]` : 'n/a');
 const modeTitle: Record<string, string> = { streams: 'CUDA streams', timeslice: 'Time-slicing', mps: 'MPS', mig: 'MIG' };
+
+/** A workload's command as a reader needs it: a built-in script by its place in the package, not the machine's absolute path. */
+function workloadText(w: Comparison['workload']): string {
+  const [, script = '', ...args] = w.argv;
+  return w.builtin ? [`workloads/${path.basename(script)}`, ...args].join(' ') : w.argv.join(' ');
+}
 
 const level = (m: MetricAnalysis) => (m.stats.confidence === null ? '' : ` (${(m.stats.confidence * 100).toFixed(1)}%${m.stats.method === 'bootstrap-ratio-of-medians' ? ', bootstrap' : ''})`);
 
@@ -144,7 +151,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
       const c = ca.comparison;
       const stop = ca.stop;
       const pinned = c.clientEnv.map((e) => e.GPUSHARE_CPUS).filter(Boolean);
-      lines.push(`### ${c.id}`, '', `\`${c.workload.argv.slice(1).join(' ')}\` · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${pinned.join(', ')}` : ''}`, '');
+      lines.push(`### ${c.id}`, '', `\`${workloadText(c.workload)}\` · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${pinned.join(', ')}` : ''}`, '');
       lines.push(...(mode === 'streams' ? streamsTable(ca) : clientTable(ca)), '');
       lines.push('| ratio | median | CI (coverage) | half-width | rounds | outliers | meaning |', '|---|---|---|---|---|---|---|', ...ca.metrics.map(metricRow), '');
     }
