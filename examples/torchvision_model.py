@@ -7,7 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads"))
-from gpushare_protocol import flag, graph_replay, parser, serve  # noqa: E402
+from gpushare_protocol import flag, forward_step, parser, serve  # noqa: E402
 
 
 def build(args):
@@ -18,17 +18,7 @@ def build(args):
         torch.set_grad_enabled(False)
         model = getattr(torchvision.models, args.model)(weights=None).cuda().half().eval()
         x = torch.randn(args.batch, 3, args.size, args.size, device="cuda").half()
-        replays = {}  # one graph per stream lane
-
-        def step(i, lane, variant):
-            if not args.graph:
-                model(x)
-                return
-            if lane not in replays:
-                replays[lane] = graph_replay(torch, lambda: model(x))
-            replays[lane]()
-
-        return step
+        return forward_step(torch, lambda: model(x), args.graph)
 
     return make
 

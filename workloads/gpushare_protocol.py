@@ -60,6 +60,22 @@ def graph_replay(torch, fn, warmups=3):
     return graph.replay
 
 
+def forward_step(torch, forward, graph):
+    """A step(i, lane, variant) that runs forward() eagerly, or replays one captured CUDA graph of
+    it per stream lane (captured on first use)."""
+    replays = {}
+
+    def step(i, lane, variant):
+        if not graph:
+            forward()
+            return
+        if lane not in replays:
+            replays[lane] = graph_replay(torch, forward)
+        replays[lane]()
+
+    return step
+
+
 def _wait_until(t_us):
     while True:
         left = t_us - now_us()

@@ -1,7 +1,7 @@
 """infer: one small-batch forward pass of a small MLP or transformer block (random fp16 weights) per iteration."""
 import sys
 
-from gpushare_protocol import flag, graph_replay, parser, serve
+from gpushare_protocol import flag, forward_step, parser, serve
 
 
 def build(args):
@@ -18,17 +18,7 @@ def build(args):
             x = torch.randn(args.batch, 128, h)
         model = model.cuda().half().eval()
         x = x.cuda().half()
-        replays = {}  # one graph per stream lane
-
-        def step(i, lane, variant):
-            if not args.graph:
-                model(x)
-                return
-            if lane not in replays:
-                replays[lane] = graph_replay(torch, lambda: model(x))
-            replays[lane]()
-
-        return step
+        return forward_step(torch, lambda: model(x), args.graph)
 
     return make
 
