@@ -287,7 +287,7 @@ function saveForcedExitSync(run: Run, store: RunStore, samples: Run['samples'], 
 /** `<date>-<gpu>-<6 hex>`, e.g. 2026-11-21-h200-3fa9c2. */
 function runId(createdAt: string, fingerprint: Fingerprint, gpuIndex: number): string {
   const name = gpuAt(fingerprint, gpuIndex)?.name ?? 'gpu';
-  const slug = name.toLowerCase().replace(/^nvidia\s+/, '').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'gpu';
+  const slug = name.toLowerCase().replace(/^nvidia\s+/, '').replace(/[^a-z0-9]+/g, '-').slice(0, 60).replace(/^-|-$/g, '') || 'gpu';
   return `${createdAt.slice(0, 10)}-${slug}-${randomBytes(3).toString('hex')}`;
 }
 
