@@ -287,6 +287,7 @@ function saveForcedExitSync(run: Run, store: RunStore, samples: Run['samples'], 
 /** `<date>-<gpu>-<6 hex>`, e.g. 2026-11-21-h200-3fa9c2. */
 function runId(createdAt: string, fingerprint: Fingerprint, gpuIndex: number): string {
   const name = gpuAt(fingerprint, gpuIndex)?.name ?? 'gpu';
+  // At most 60 characters of the name: a run id is a token of at most 128 (RunIdSchema).
   const slug = name.toLowerCase().replace(/^nvidia\s+/, '').replace(/[^a-z0-9]+/g, '-').slice(0, 60).replace(/^-|-$/g, '') || 'gpu';
   return `${createdAt.slice(0, 10)}-${slug}-${randomBytes(3).toString('hex')}`;
 }
