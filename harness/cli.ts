@@ -232,6 +232,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
     .strict()
     .version(VERSION)
     .help()
+    .alias('h', 'help')
     .wrap(Math.min(110, process.stdout.columns || 110))
     .fail((message, error) => {
       throw error instanceof UserError ? error : new UserError(`${message ?? error?.message} (see gpushare --help)`);

@@ -198,3 +198,12 @@ describe('--dry-run prints a workload argv unambiguously', () => {
     expect(result.stdout).toMatch(/\n {2}python3 \/\S+\/workloads\/gemm\.py --size 4096 --dtype fp16 --graph false --iterations 400 --sync-every 8\n/);
   });
 });
+
+describe('help', () => {
+  it.each([[['-h']], [['bench', '-h']], [['gate', '-h']]])('%j prints the usage and exits 0', async (args) => {
+    const result = await cli(args);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^gpushare /);
+    expect(result.stderr).toBe('');
+  });
+});
