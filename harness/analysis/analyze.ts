@@ -5,7 +5,7 @@
  */
 import type { Comparison, RoundPolicy, Run, Stop } from '../run/schema.js';
 import { boundsFor, describeBounds, type Bounds, type Thresholds } from '../thresholds.js';
-import { diagnose } from './diagnosis.js';
+import { comparisonNoise, diagnose } from './diagnosis.js';
 import { comparisonMetrics, crossModeMetrics, type Metric } from './metrics.js';
 import { groupRounds, isComplete, type Round } from './rounds.js';
 import { metricStats, MIN_ROUNDS_FOR_CI, type MetricStats } from './statistics.js';
@@ -73,13 +73,13 @@ export function targetFor(metric: Metric, thresholds: Thresholds, policy: RoundP
   return metric.headline ? policy.ciTarget : null;
 }
 
-function analyzeMetric(run: Pick<Run, 'samples' | 'config'>, metric: Metric, c: ComparisonAnalysis | undefined, validity: Validity, thresholds: Thresholds): MetricAnalysis {
+function analyzeMetric(run: Pick<Run, 'config'>, metric: Metric, c: ComparisonAnalysis, noise: () => string[], validity: Validity, thresholds: Thresholds): MetricAnalysis {
   const stats = metricStats(metric);
   const rule = boundsFor(thresholds, metric.id);
   const threshold = rule ? { ...rule, text: describeBounds(rule.bounds) } : null;
   const target = targetFor(metric, thresholds, run.config.roundPolicy);
   const wide = stats.halfWidth === null || stats.halfWidth > (target ?? REPORT_HALF_WIDTH);
-  const diagnosis = wide && c ? diagnose(run, c, metric, stats) : [];
+  const diagnosis = wide ? diagnose(c, metric, stats, noise) : [];
   const base = { metric, stats, threshold, target, diagnosis, warnings: validity.warnings };
   if (validity.invalid.length > 0) return { ...base, verdict: 'invalid', reasons: validity.invalid };
   if (!rule) return { ...base, verdict: 'none', reasons: [] };
@@ -99,8 +99,15 @@ export function analyzeComparison(run: Pick<Run, 'trials' | 'samples' | 'contami
     stop: run.stops.find((s) => s.comparisonId === comparison.id) ?? null,
     metrics: [],
   };
-  analysis.metrics = comparisonMetrics(comparison, rounds).map((m) => analyzeMetric(run, m, analysis, validity, thresholds));
+  const noise = noiseOnce(run, analysis);
+  analysis.metrics = comparisonMetrics(comparison, rounds).map((m) => analyzeMetric(run, m, analysis, noise, validity, thresholds));
   return analysis;
+}
+
+/** The comparison's noise evidence, measured at most once, and only if some metric needs a diagnosis. */
+function noiseOnce(run: Pick<Run, 'samples'>, c: ComparisonAnalysis): () => string[] {
+  let lines: string[] | null = null;
+  return () => (lines ??= comparisonNoise(run, c));
 }
 
 export function analyze(run: Run, thresholds: Thresholds = run.config.thresholds): Analysis {
@@ -113,7 +120,7 @@ export function analyze(run: Run, thresholds: Thresholds = run.config.thresholds
     const invalid = [...mps.validity.invalid, ...plain.validity.invalid];
     const validity = { invalid, warnings: [...mps.validity.warnings, ...plain.validity.warnings] };
     const cross = crossModeMetrics(mps.comparison, mps.rounds, plain.comparison, plain.rounds, mpsSlowdown, plainSlowdown);
-    mps.metrics.push(...cross.map((m) => analyzeMetric(run, m, mps, validity, thresholds)));
+    mps.metrics.push(...cross.map((m) => analyzeMetric(run, m, mps, noiseOnce(run, mps), validity, thresholds)));
   }
   const metrics = comparisons.flatMap((c) => c.metrics);
   return { comparisons, metrics, verdicts: metrics.filter((m) => m.metric.headline || m.threshold !== null), thresholds };

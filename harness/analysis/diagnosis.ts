@@ -18,24 +18,23 @@ const SHORT_WORK_MS = 50;
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const cv = (xs: number[]) => (xs.length >= 2 && mean(xs) > 0 ? sampleStandardDeviation(xs) / mean(xs) : 0);
 
-export function diagnose(run: Pick<Run, 'samples' | 'config'>, c: ComparisonAnalysis, metric: Metric, stats: MetricStats): string[] {
+/**
+ * What varied in a comparison, measured once for all of its metrics: each arm's spread between rounds,
+ * short fixed work, and the SM clock's range over the comparison's windows.
+ */
+export function comparisonNoise(run: Pick<Run, 'samples'>, c: Pick<ComparisonAnalysis, 'comparison' | 'rounds'>): string[] {
   const lines: string[] = [];
-  if (metric.parts) return [`a ratio of two modes' medians: its CI combines both comparisons' spread (${metric.parts.numerator.length} and ${metric.parts.denominator.length} rounds)`];
-  if (stats.n < MIN_ROUNDS_FOR_CI) lines.push(`only ${stats.n} complete round(s): a 95% interval of a median needs at least ${MIN_ROUNDS_FOR_CI}`);
-  if (c.stop && c.stop.reason !== 'ci-target') lines.push(`stopped adding rounds at ${c.stop.rounds}: ${stopText(c.stop.reason)}`);
   const comparison = c.comparison;
-  const eager = comparison.workload.params.graph === false;
   if (comparison.mode === 'streams') {
     const arms = comparison.arms.map((a) => ({ arm: a.id, ms: armResults(c.rounds, a.id).map((r) => r.gpuMs) })).filter((a) => a.ms.length > 0);
     const noisy = arms.filter((a) => cv(a.ms) > NOTABLE).map((a) => `${a.arm} ${pct(cv(a.ms))}`);
     if (noisy.length > 0) lines.push(`the fixed work's GPU time varied between rounds (CV ${noisy.join(', ')})`);
     const short = arms.filter((a) => mean(a.ms) < SHORT_WORK_MS).map((a) => `${a.arm} ${mean(a.ms).toFixed(1)} ms`);
     if (short.length > 0) lines.push(`short fixed work (${short.join(', ')}): launch and timer jitter is a large share; raise --set ${comparison.workload.name}.iterations`);
-    if (metric.name.startsWith('pageable')) lines.push('pageable host memory is staged through a CPU copy, so it varies with host memory bandwidth and load');
   } else {
-    const solo = comparison.clientEnv.map((_, i) => cv(armResults(c.rounds, `solo-c${i}`).map(throughputPerS)));
+    const eager = comparison.workload.params.graph === false;
+    const soloCv = Math.max(...comparison.clientEnv.map((_, i) => cv(armResults(c.rounds, `solo-c${i}`).map(throughputPerS))));
     const contended = cv(armResults(c.rounds, 'contended').map(throughputPerS));
-    const soloCv = Math.max(...solo);
     if (soloCv > NOTABLE && soloCv > 2 * contended) {
       lines.push(`the solo arm is the noisy one: a client alone varied ${pct(soloCv)} (CV of throughput between rounds), contended ${pct(contended)}${eager ? '; an eager loop of small kernels is launch-bound, so it follows host latency (--set ' + comparison.workload.name + '.graph=true replays a CUDA graph)' : ''}`);
     } else if (soloCv > NOTABLE || contended > NOTABLE) {
@@ -45,6 +44,17 @@ export function diagnose(run: Pick<Run, 'samples' | 'config'>, c: ComparisonAnal
   const ids = new Set(c.rounds.flatMap((r) => [...r.trials.values()].map((t) => t.id)));
   const clocks = run.samples.filter((s) => s.trialId !== null && ids.has(s.trialId) && s.smClockMHz !== null).map((s) => s.smClockMHz as number);
   if (clocks.length >= 2 && (max(clocks) - min(clocks)) / max(clocks) > NOTABLE) lines.push(`the SM clock ranged ${min(clocks)}–${max(clocks)} MHz during the comparison's windows`);
+  return lines;
+}
+
+/** Why one metric's CI is wide: its rounds and stop, what varied in its comparison (`noise`), its outliers. */
+export function diagnose(c: Pick<ComparisonAnalysis, 'stop'>, metric: Metric, stats: MetricStats, noise: () => string[]): string[] {
+  if (metric.parts) return [`a ratio of two modes' medians: its CI combines both comparisons' spread (${metric.parts.numerator.length} and ${metric.parts.denominator.length} rounds)`];
+  const lines: string[] = [];
+  if (stats.n < MIN_ROUNDS_FOR_CI) lines.push(`only ${stats.n} complete round(s): a 95% interval of a median needs at least ${MIN_ROUNDS_FOR_CI}`);
+  if (c.stop && c.stop.reason !== 'ci-target') lines.push(`stopped adding rounds at ${c.stop.rounds}: ${stopText(c.stop.reason)}`);
+  lines.push(...noise());
+  if (metric.name.startsWith('pageable')) lines.push('pageable host memory is staged through a CPU copy, so it varies with host memory bandwidth and load');
   if (stats.outliers.length > 0) lines.push(`outlier round(s) ${stats.outliers.join(', ')} (over 3 scaled MADs from the median; kept)`);
   if (lines.length === 0) lines.push(`round-to-round spread of the ratio itself: CV ${pct(stats.cv ?? 0)} over ${stats.n} rounds`);
   return lines;
