@@ -7,29 +7,7 @@ import type { ProgressStyle } from './progress.js';
 import { MODE_NAMES, type Config, type ModeName, type WorkloadSpec } from './run/schema.js';
 import { DEFAULT_THRESHOLDS, type Thresholds } from './thresholds.js';
 import { BUILTIN_NAMES, builtinSpec, customSpec } from './workload/registry.js';
-
-export const DEFAULTS = {
-  modes: MODE_NAMES,
-  streamsWorkloads: ['spin', 'pipeline'],
-  contentionWorkloads: ['spin', 'gemm', 'infer'],
-  clients: 2,
-  /** The fewest rounds with a 95% order-statistic interval of the median. */
-  rounds: 6,
-  maxRounds: 40,
-  ciTarget: 0.02,
-  gradedCiTarget: 0.01,
-  timeBudgetS: 15,
-  cpuPin: 'off',
-  windowMs: 500,
-  streamCounts: [2],
-  releaseLeadMs: 100,
-  minOverlap: 0.9,
-  sampleIntervalMs: 100,
-  readyTimeoutS: 180,
-  trialTimeoutS: 60,
-  exitTimeoutS: 10,
-  python: 'python3',
-} as const;
+import { DEFAULTS } from './defaults.js';
 
 export interface BenchOptions {
   config: Config;

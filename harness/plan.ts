@@ -116,7 +116,8 @@ function contentionEnv(mode: ModeName, config: Config, gpu: Gpu): Record<string,
 
 function streamsComparison(workload: WorkloadSpec, config: Config, cpus: Array<Record<string, string>>): Comparison {
   const ks = [1, ...config.streamCounts];
-  const memory: Array<boolean | undefined> = findBuiltin(workload.name)?.hostMemoryVariants && workload.builtin ? [true, false] : [undefined];
+  const hostMemory = workload.builtin ? findBuiltin(workload.name)?.hostMemory?.(workload.params) : undefined;
+  const memory: Array<boolean | undefined> = hostMemory ? [...hostMemory] : [undefined];
   const arms: Arm[] = memory.flatMap((pinned) =>
     ks.map((streams) => {
       const variant: Variant = pinned === undefined ? { streams } : { streams, pinned };

@@ -12,6 +12,7 @@ import time
 
 PROTOCOL = 1
 LATENCY_CAP = 20000  # latencies kept per trial; a result line stays well under the harness's 1 MiB limit
+FIXED_WORK_REPEATS = 3  # a fixed-work trial runs its work this many times and reports the median
 
 # Only protocol lines may reach stdout: keep a private handle on it and send fd 1 (library prints,
 # C-level output) to stderr, which the harness keeps.
@@ -85,50 +86,80 @@ def _wait_until(t_us):
             time.sleep((left - 1000) / 1e6)  # sleep most of it, spin the last millisecond
 
 
-def _run(torch, step, cmd, args, lanes_by_k):
-    variant = cmd.get("variant") or {}
-    k = int(variant.get("streams", 1))
-    lanes = lanes_by_k.setdefault(k, [torch.cuda.Stream() for _ in range(k)])
-    duration_ms = cmd.get("durationMs")
-    target = cmd.get("iterations") or args.iterations
+def _enqueue(torch, step, lanes, variant, first, n):
+    """Enqueues iterations first..first+n-1, round-robin over the lanes (streams)."""
+    for i in range(first, first + n):
+        lane = i % len(lanes)
+        with torch.cuda.stream(lanes[lane]):
+            step(i, lane, variant)
+
+
+def _fixed_work(torch, step, lanes, variant, target):
+    """GPU time of the fixed work, ms: the median of FIXED_WORK_REPEATS back-to-back runs, so one
+    run slowed by something outside the workload (seen on H100: +20-50 ms in 1 of 5) does not count."""
+    cur = torch.cuda.current_stream()
+    times = []
+    for _ in range(FIXED_WORK_REPEATS):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record(cur)
+        for s in lanes:
+            s.wait_stream(cur)
+        _enqueue(torch, step, lanes, variant, 0, target)
+        for s in lanes:
+            cur.wait_stream(s)
+        end.record(cur)
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def _window(torch, step, lanes, variant, deadline_us, sync_every):
+    """Runs until the deadline, synchronizing every sync_every iterations: (iterations, GPU ms, latencies)."""
     cur = torch.cuda.current_stream()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    _wait_until(cmd["startAtUs"])
-    t0 = now_us()
     start.record(cur)
     for s in lanes:
         s.wait_stream(cur)
     done, latencies = 0, []
-    deadline = t0 + duration_ms * 1000 if duration_ms else None
     while True:
-        n = args.sync_every if deadline is not None else target
         ts = now_us()
-        for _ in range(n):
-            lane = done % k
-            with torch.cuda.stream(lanes[lane]):
-                step(done, lane, variant)
-            done += 1
-        if deadline is None:
-            break
+        _enqueue(torch, step, lanes, variant, done, sync_every)
+        done += sync_every
         for s in lanes:
             s.synchronize()
         te = now_us()
         if len(latencies) < LATENCY_CAP:
             latencies.append((te - ts) / 1000.0)
-        if te >= deadline:
+        if te >= deadline_us:
             break
     for s in lanes:
         cur.wait_stream(s)
     end.record(cur)
     end.synchronize()
+    return done, start.elapsed_time(end), latencies
+
+
+def _run(torch, step, cmd, args, lanes_by_k):
+    variant = cmd.get("variant") or {}
+    k = int(variant.get("streams", 1))
+    lanes = lanes_by_k.setdefault(k, [torch.cuda.Stream() for _ in range(k)])
+    duration_ms = cmd.get("durationMs")
+    torch.cuda.synchronize()
+    _wait_until(cmd["startAtUs"])
+    t0 = now_us()
+    if duration_ms:
+        done, gpu_ms, latencies = _window(torch, step, lanes, variant, t0 + duration_ms * 1000, args.sync_every)
+        chunk = args.sync_every
+    else:
+        done = cmd.get("iterations") or args.iterations
+        gpu_ms, latencies, chunk = _fixed_work(torch, step, lanes, variant, done), [], done
     return {
         "windowStartUs": t0,
         "windowEndUs": now_us(),
         "iterations": done,
-        "gpuMs": start.elapsed_time(end),
+        "gpuMs": gpu_ms,
         "latenciesMs": latencies,
-        "chunkIterations": args.sync_every if deadline is not None else done,
+        "chunkIterations": chunk,
     }
 
 

@@ -27,7 +27,7 @@ describe('gpushare bench end to end (fakes)', () => {
     expect(run.status).toBe('complete');
     expect(run.modes.map((m) => [m.mode, m.status])).toEqual([['streams', 'ran'], ['timeslice', 'ran'], ['mps', 'ran'], ['mig', 'skipped']]);
     expect(run.modes[3]?.mig?.profiles).toHaveLength(7);
-    expect(run.trials).toHaveLength(6 * (2 + 4) + 6 * 3 * 3 * 2);
+    expect(run.trials).toHaveLength(6 * (2 + 2) + 6 * 3 * 3 * 2);
     expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     expect(run.samples.length).toBeGreaterThan(0);
     expect(run.samples.some((s) => s.trialId !== null)).toBe(true);
@@ -37,13 +37,13 @@ describe('gpushare bench end to end (fakes)', () => {
     expect(readFileSync(path.join(out, 'mps', 'control.log'), 'utf8')).toContain('Cmd:quit');
     const csv = readFileSync(path.join(out, 'trials.csv'), 'utf8').trim().split('\n');
     expect(csv[0]).toMatch(/^trialId,mode,workload,arm,round,status,client,/);
-    expect(csv).toHaveLength(1 + 6 * (2 + 4) + 6 * 3 * 2 * 4);
+    expect(csv).toHaveLength(1 + 6 * (2 + 2) + 6 * 3 * 2 * 4);
     // The fake time-slices deterministically: two clients at once run half as fast (floor(50/0.18) ÷
     // floor(50/0.36) iterations); under MPS 1.1× slower.
     expect(metricValue(run, 'timeslice/gemm/slowdown')).toBeCloseTo(277 / 138, 12);
     expect(metricValue(run, 'mps/gemm/slowdown')).toBeCloseTo(277 / 252, 12);
     expect(result.stdout).toMatch(/^\* timeslice\/gemm\/slowdown +2\.007× +\[2\.007, 2\.007\] +0\.00% +6  pass \(1\.2–3\.5\)$/m);
-    expect(result.stderr).toMatch(/\[ *1\/144\] streams\/spin r0 s1 +ok/);
+    expect(result.stderr).toMatch(/\[ *1\/132\] streams\/spin r0 s1 +ok/);
   });
 
   it('on a MIG-enabled GPU (constructed -L) pins each client to its own slice', async () => {
@@ -117,7 +117,7 @@ describe('gpushare bench end to end (fakes)', () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('timeslice/gemm: 2 client(s), arms solo-c0 solo-c1 contended, at least 6 rounds (ABBA) = 18 trials');
     expect(result.stdout).toContain('mig: decided at run time');
-    expect(result.stdout).toMatch(/8 comparisons, at least 144 trials, about \d+ s \(estimate\), plus up to 15 s of extra rounds \(up to 40 per comparison\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/);
+    expect(result.stdout).toMatch(/8 comparisons, at least 132 trials, about \d+ s \(estimate\), plus up to 45 s of extra rounds \(up to 40 per comparison\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/);
   });
 
   it.each([

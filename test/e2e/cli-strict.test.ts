@@ -207,3 +207,22 @@ describe('help', () => {
     expect(result.stderr).toBe('');
   });
 });
+
+describe('bench --help', () => {
+  it('shows the defaults the options fill in, read from the one table of them', async () => {
+    const { DEFAULTS } = await import('../../harness/defaults.js');
+    const help = String((await cli(['bench', '--help'])).stdout);
+    // The text from one flag to the next, with yargs's line wrapping folded away.
+    const about = (flag: string) => help.split(/\n\s+--/).find((part) => part.startsWith(`${flag} `) || part.startsWith(`-${flag} `))?.replace(/\s+/g, ' ') ?? '';
+    const expected: Array<[string, string]> = [
+      ['window-ms', String(DEFAULTS.windowMs)],
+      ['time-budget-s', String(DEFAULTS.timeBudgetS)],
+      ['rounds', String(DEFAULTS.rounds)],
+      ['max-rounds', String(DEFAULTS.maxRounds)],
+      ['ci-target', String(DEFAULTS.ciTarget)],
+      ['trial-timeout-s', String(DEFAULTS.trialTimeoutS)],
+      ['cpu-pin', DEFAULTS.cpuPin],
+    ];
+    for (const [flag, value] of expected) expect(about(flag), flag).toContain(`[default: ${value}]`);
+  });
+});

@@ -142,7 +142,8 @@ describe('on a real GPU', () => {
 
   it('two benches into one directory: the second refuses while the first runs', async () => {
     const out = path.join(tempDir(), 'run');
-    const first = execa(process.execPath, [CLI, 'bench', '--out', out, '--modes', 'timeslice', '--workloads', 'spin', '--rounds', '6', '--max-rounds', '6', '--quiet'], { reject: false });
+    // 30 rounds (about 30 s): the first must still hold the lock when the second, a fresh Node process, reaches it.
+    const first = execa(process.execPath, [CLI, 'bench', '--out', out, '--modes', 'timeslice', '--workloads', 'spin', '--rounds', '30', '--max-rounds', '30', '--quiet'], { reject: false });
     while ((runOnDisk(out)?.trials.length ?? 0) < 1) await sleep(100);
     // --allow-busy: the first bench keeps the GPU busy, and the lock, not the busy check, must refuse.
     const second = await gpuCli(['bench', '--out', out, '--modes', 'timeslice', '--workloads', 'spin', '--quiet', '--allow-busy']);

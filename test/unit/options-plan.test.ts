@@ -5,6 +5,7 @@ import { buildPlan, orderTrials } from '../../harness/plan.js';
 import type { Fingerprint, Gpu } from '../../harness/run/schema.js';
 import { parseGpuList, parseMigPlacements, parseMigProfiles } from '../../harness/nvidia/smi-text.js';
 import { fixture, userErrorOf } from '../helpers.js';
+import { builtinSpec } from '../../harness/workload/registry.js';
 import { testConfig } from './config-fixture.js';
 
 function resolve(args: Partial<BenchArgs>) {
@@ -16,7 +17,7 @@ const userError = (args: Partial<BenchArgs>) => userErrorOf(() => resolve(args))
 describe('bench options', () => {
   it('fills in the documented defaults', () => {
     const { config } = resolve({});
-    expect(config).toMatchObject({ modes: ['streams', 'timeslice', 'mps', 'mig'], clients: 2, roundPolicy: { minRounds: 6, maxRounds: 40, ciTarget: 0.02, gradedCiTarget: 0.01, timeBudgetS: 15 }, cpuPin: 'off', windowMs: 500, streamCounts: [2], minOverlap: 0.9 });
+    expect(config).toMatchObject({ modes: ['streams', 'timeslice', 'mps', 'mig'], clients: 2, roundPolicy: { minRounds: 6, maxRounds: 40, ciTarget: 0.02, gradedCiTarget: 0.01, timeBudgetS: 45 }, cpuPin: 'off', windowMs: 250, releaseLeadMs: 30, streamCounts: [2], minOverlap: 0.9 });
     expect(config.streamsWorkloads.map((w) => w.name)).toEqual(['spin', 'pipeline']);
     expect(config.contentionWorkloads.map((w) => w.name)).toEqual(['spin', 'gemm', 'infer']);
     expect(config.contentionWorkloads[1]?.argv.slice(2)).toEqual(['--size', '4096', '--dtype', 'fp16', '--graph', 'false', '--iterations', '400', '--sync-every', '8']);
@@ -84,12 +85,15 @@ describe('plan', () => {
     ]);
   });
 
-  it('compares pinned and pageable memory for pipeline in the streams mode', () => {
+  it('runs pipeline with pinned host memory, and adds pageable arms with pipeline.pageable=true', () => {
     const plan = buildPlan(testConfig({ modes: ['streams'], streamCounts: [4] }), fingerprint({}));
     expect(plan.comparisons.map((c) => [c.id, c.arms.map((a) => a.id)])).toEqual([
       ['streams/spin', ['s1', 's4']],
-      ['streams/pipeline', ['pinned-s1', 'pinned-s4', 'pageable-s1', 'pageable-s4']],
+      ['streams/pipeline', ['pinned-s1', 'pinned-s4']],
     ]);
+    const both = buildPlan(testConfig({ modes: ['streams'], streamCounts: [4], streamsWorkloads: [builtinSpec('pipeline', 'python3', { pageable: 'true' })] }), fingerprint({}));
+    expect(both.comparisons.map((c) => [c.id, c.arms.map((a) => a.id)])).toEqual([['streams/pipeline', ['pinned-s1', 'pinned-s4', 'pageable-s1', 'pageable-s4']]]);
+    expect(both.comparisons[0]?.workload.argv).toContain('--pageable');
   });
 
   it('skips MIG with the exact reason and records the real profile table', () => {

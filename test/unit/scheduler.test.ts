@@ -77,7 +77,7 @@ function memoryStore(): RunStore & { saves: number } {
 }
 
 function newRun(policy: Partial<Run['config']['roundPolicy']>): Run {
-  const base = testConfig({ modes: ['timeslice'], windowMs: 100 });
+  const base = testConfig({ modes: ['timeslice'], windowMs: 100, releaseLeadMs: 100 });
   const config = { ...base, contentionWorkloads: base.contentionWorkloads.filter((w) => w.name === 'spin'), roundPolicy: { ...base.roundPolicy, ...policy } };
   const plan = buildPlan(config, null);
   return { schema: 'gpushare.run/2', id: 'r', status: 'running', createdAt: '', finishedAt: null, tool: { name: 'gpushare', version: '0' }, fingerprint: { gpus: [] } as unknown as Run['fingerprint'], config, plan: plan.comparisons, modes: plan.modes, trials: [], samples: [], sampler: { status: 'ok', error: null }, warnings: [], stops: [], contamination: [], resumes: [] };

@@ -13,13 +13,13 @@ describe('thresholds', () => {
   });
 
   it('reads YAML and JSON; the first matching pattern wins', () => {
-    const yaml = parseThresholds('noiseBand: 0.05\nthresholds:\n  "timeslice/gemm/*": { max: 2 }\n  "timeslice/*/slowdown": { min: 1.1, max: 8 }\n', 'x.yaml');
-    expect(yaml.noiseBand).toBe(0.05);
+    const yaml = parseThresholds('noiseBand: 0.03\nthresholds:\n  "timeslice/gemm/*": { max: 2 }\n  "timeslice/*/slowdown": { min: 1.1, max: 8 }\n', 'x.yaml');
+    expect(yaml.noiseBand).toBe(0.03);
     expect(boundsFor(yaml, 'timeslice/gemm/slowdown')?.bounds).toEqual({ max: 2 });
     expect(boundsFor(yaml, 'timeslice/infer/slowdown')?.bounds).toEqual({ min: 1.1, max: 8 });
     expect(boundsFor(yaml, 'streams/spin/speedup-k2')).toBeNull();
     const json = parseThresholds('{"thresholds": {"mps/*/slowdown": {"max": 1.5}}}', 'x.json');
-    expect(json.noiseBand).toBe(0.02);
+    expect(json.noiseBand).toBe(0.05);
     expect(json.rules).toEqual([{ pattern: 'mps/*/slowdown', bounds: { max: 1.5 } }]);
   });
 
