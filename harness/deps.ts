@@ -9,6 +9,8 @@ export interface AppDeps {
   clock: Clock;
   out: (text: string) => void;
   err: (text: string) => void;
+  /** The working directory: default output goes under it (results/, reports/), never into the package. */
+  cwd: string;
 }
 
 /** The fake nvidia-smi, nvidia-cuda-mps-control and python3 used by --fake-gpu and the tests. */
@@ -25,5 +27,6 @@ export function systemDeps(options: { fakeGpu: boolean }): AppDeps {
     clock: systemClock,
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
+    cwd: process.cwd(),
   };
 }

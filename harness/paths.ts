@@ -14,3 +14,8 @@ export const PACKAGE_ROOT = (() => {
 })();
 
 export const WORKLOADS_DIR = path.join(PACKAGE_ROOT, 'workloads');
+
+/** Where a run goes without --out: results/<id> under the working directory. */
+export const resultsDir = (cwd: string) => path.join(cwd, 'results');
+/** Where reports go without --out: reports/ under the working directory. */
+export const reportsDir = (cwd: string) => path.join(cwd, 'reports');

@@ -16,7 +16,7 @@ import { salvageMpsLogsSync } from '../mps/salvage.js';
 import { collectFingerprint } from '../nvidia/fingerprint.js';
 import { startSmiSampler } from '../nvidia/sampler.js';
 import { estimateSeconds, type BenchOptions } from '../options.js';
-import { PACKAGE_ROOT, WORKLOADS_DIR } from '../paths.js';
+import { reportsDir, resultsDir, WORKLOADS_DIR } from '../paths.js';
 import { buildPlan, type Plan } from '../plan.js';
 import { Reaper } from '../proc/reaper.js';
 import { makeProgress, type ProgressStyle } from '../progress.js';
@@ -29,7 +29,7 @@ import { possibleMetricIds } from '../analysis/metrics.js';
 import { checkPatterns } from '../thresholds.js';
 import { VERSION } from '../version.js';
 import { benchBlockers } from '../readiness.js';
-import { DEFAULT_REPORTS_DIR, writeRunReport } from '../report/write.js';
+import { writeRunReport } from '../report/write.js';
 
 export async function bench(options: BenchOptions, deps: AppDeps): Promise<number> {
   if (options.dryRun) {
@@ -48,8 +48,8 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
   if (blockers.length > 0) throw new UserError(`cannot bench here: ${blockers[0]} (run gpushare doctor for details)`);
   const { run, store, lock } = resumed ? await resumeRun(resumed.dir, fingerprint, deps) : await newRun(options, fingerprint, deps);
   try {
-    const inResults = path.dirname(path.resolve(store.dir)) === path.join(PACKAGE_ROOT, 'results');
-    return await execute(run, store, lock, options.style, inResults ? DEFAULT_REPORTS_DIR : null, deps);
+    const inResults = path.dirname(path.resolve(deps.cwd, store.dir)) === resultsDir(deps.cwd);
+    return await execute(run, store, lock, options.style, inResults ? reportsDir(deps.cwd) : null, deps);
   } finally {
     lock.release();
   }
@@ -65,7 +65,7 @@ async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: App
   if (options.thresholdsFile) checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   const createdAt = deps.clock.nowIso();
   const id = runId(createdAt, fingerprint, config.gpuIndex);
-  const { store, lock } = await openRunDirectory(options.out ?? path.join(PACKAGE_ROOT, 'results', id), id);
+  const { store, lock } = await openRunDirectory(options.out ?? path.join(resultsDir(deps.cwd), id), id);
   const run: Run = {
     schema: RUN_SCHEMA_ID,
     id,

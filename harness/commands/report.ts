@@ -4,7 +4,8 @@ import { ExitCode, UserError } from '../errors.js';
 import { verdictsJson } from '../export/gate-outputs.js';
 import { metricsCsv, metricsJson } from '../export/metrics-table.js';
 import { compareRuns, comparisonMarkdown } from '../report/compare.js';
-import { DEFAULT_REPORTS_DIR, runFile, writeRunReport } from '../report/write.js';
+import { runFile, writeRunReport } from '../report/write.js';
+import { reportsDir } from '../paths.js';
 import { gpuAt } from '../run/schema.js';
 import { loadRun, writeOutputFile } from '../run/store.js';
 import { analyze } from '../analysis/analyze.js';
@@ -24,7 +25,7 @@ export async function reportCommand(options: ReportOptions, deps: AppDeps): Prom
   const [first, second] = runs;
   if (!first || runs.length > 2) throw new UserError('report takes one run directory, or two to compare');
   const thresholds = options.config ? await loadThresholds(options.config) : first.config.thresholds;
-  const out = options.out ?? DEFAULT_REPORTS_DIR;
+  const out = options.out ?? reportsDir(deps.cwd);
   if (second) {
     if (options.format === 'csv') throw new UserError('--format csv describes one run: compare two with --format md or json');
     if (options.format === 'json') {

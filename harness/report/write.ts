@@ -2,14 +2,11 @@
 import path from 'node:path';
 import type { Analysis } from '../analysis/analyze.js';
 import { UserError } from '../errors.js';
-import { PACKAGE_ROOT } from '../paths.js';
 import { RunIdSchema, type Run } from '../run/schema.js';
 import { writeOutputFile } from '../run/store.js';
 import { VERSION } from '../version.js';
 import { clientsChart, renderSvg, ratiosChart, scalingChart, timelineChart } from './charts.js';
 import { runMarkdown, type ChartLinks } from './markdown.js';
-
-export const DEFAULT_REPORTS_DIR = path.join(PACKAGE_ROOT, 'reports');
 
 /**
  * `<dir>/<name><suffix>`, where the name comes from run ids: refused unless it is a safe token, so a
