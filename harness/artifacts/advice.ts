@@ -3,7 +3,7 @@
  * shapes; cost comes from the run's measured ratios when a run is given. Nothing is extrapolated
  * beyond what was measured: the plan quotes the ratios at the client count they were measured at.
  */
-import { MAX_MPS_REPLICAS } from './k8s.js';
+import { MAX_MPS_REPLICAS, pluginMpsLimits } from './k8s.js';
 import type { MigGpu } from './mig-profiles.js';
 import { placeGeometry, type Geometry } from './mig-solver.js';
 
@@ -63,7 +63,10 @@ export interface PlanAdvice {
   why: string;
   assessments: ModeAssessment[];
   assumptions: string[];
-  /** MPS default limits matching the request. */
+  /**
+   * Per-client MPS limits: those the device plugin's MPS gives one of `models` replicas, so that its
+   * config and the host scripts agree (the plugin splits SMs and memory evenly by replicas).
+   */
   mpsThreadPct: number;
   mpsMemLimit: string;
 }
@@ -90,11 +93,20 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
     busy <= 100 ? `all ${models} busy at once want ${busy}% of the SMs: they fit side by side` : `all ${models} busy at once want ${busy}% of the SMs: ${(busy / 100).toFixed(1)}× more than there is, so each gets about ${Math.floor(10000 / busy) / 100} of what it wants`;
 
   const mpsMeasured = measured ? measuredText(measured.mps, measured.source) : null;
+  const limits = pluginMpsLimits(Math.max(1, models), gpu.memoryGiB * 1024);
+  const perClient = memGiB + CONTEXT_OVERHEAD_GIB;
   const mps: ModeAssessment = {
     mode: 'mps',
     fits: memoryFits && models <= MAX_MPS_REPLICAS,
-    reasons: [memoryLine, `${models} clients ${models <= MAX_MPS_REPLICAS ? '≤' : '>'} ${MAX_MPS_REPLICAS}, the MPS client limit per GPU`, computeLine],
+    reasons: [
+      memoryLine,
+      `${models} clients ${models <= MAX_MPS_REPLICAS ? '≤' : '>'} ${MAX_MPS_REPLICAS}, the MPS client limit per GPU`,
+      computeLine,
+      `with ${models} replicas the device plugin's MPS caps each client at ${limits.threadPct}% of the SMs and ${limits.memLimitMiB} MiB (an even split; the host scripts set the same)`,
+    ],
     breaks: [
+      ...(limits.threadPct < smPct ? [`each client is capped at ${limits.threadPct}% of the SMs, below the ${smPct}% asked: at ${smPct}% one GPU takes at most ${Math.floor(100 / smPct)} replicas`] : []),
+      ...(limits.memLimitMiB < perClient * 1024 ? [`each client's ${limits.memLimitMiB} MiB is less than the ${gib(perClient)} a model needs with its context`] : []),
       ...(mpsMeasured ? [mpsMeasured] : ['no run given: cost not measured']),
       'no memory or fault isolation: one client that faults (e.g. an illegal address) can take the others down with it; a pinned-memory limit per client stops only over-allocation',
       'one daemon for every client on the GPU: if it dies, all of them lose the GPU; one trust boundary only',
@@ -147,8 +159,8 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
         ? `costs are those measured at ${measured.mps?.clients ?? measured.timeslice?.clients ?? 2} clients; with more clients they grow, and gpushare does not extrapolate them`
         : 'without --run, costs are not measured',
     ],
-    mpsThreadPct: Math.min(100, Math.max(1, Math.ceil(smPct))),
-    mpsMemLimit: `${Math.ceil((memGiB + CONTEXT_OVERHEAD_GIB) * 1024)}M`,
+    mpsThreadPct: Math.max(1, limits.threadPct),
+    mpsMemLimit: `${limits.memLimitMiB}M`,
   };
 }
 

@@ -47,6 +47,15 @@ export type DevicePluginConfig = z.infer<typeof DevicePluginConfigSchema>;
 
 export type SharingStrategy = 'timeSlicing' | 'mps';
 
+/**
+ * The limits the device plugin's own MPS daemon gives each of `replicas` clients per GPU, as its
+ * mps-control-daemon computes them: `set_default_active_thread_percentage` 100 ÷ replicas and
+ * `set_default_device_pinned_mem_limit` total MiB ÷ replicas, both rounded down.
+ */
+export function pluginMpsLimits(replicas: number, gpuMemoryMiB: number): { threadPct: number; memLimitMiB: number } {
+  return { threadPct: Math.floor(100 / replicas), memLimitMiB: Math.floor(gpuMemoryMiB / replicas) };
+}
+
 /** A device-plugin config that advertises each GPU as `replicas` shared GPUs. */
 export function devicePluginConfig(strategy: SharingStrategy, replicas: number): DevicePluginConfig {
   const resources = {

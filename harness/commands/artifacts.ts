@@ -96,7 +96,11 @@ export async function planCommand(options: PlanOptions, deps: AppDeps): Promise<
       defaultSharing: key,
       mig,
     }).filter((f) => advice.recommendation === 'mps' || !f.name.startsWith('gpushare-mps'));
-    await writeBundle(options.out, files, `# gpushare plan\n\n\`\`\`\n${text}\`\`\`\n\n${files.map((f) => `- [\`${f.name}\`](${f.name})`).join('\n')}\n`, deps);
+    const pluginNote =
+      advice.recommendation === 'mps'
+        ? `\nTwo ways to run MPS, with the same limits; use one per node, never both. The device plugin's MPS sharing (\`${key}\` in the ConfigMap) starts its own daemon and splits each GPU evenly between its ${options.models} replicas: ${advice.mpsThreadPct}% of the SMs and ${advice.mpsMemLimit.replace(/M$/, ' MiB')} of memory each. The host scripts start a daemon with those same limits, for nodes whose device plugin does not share with MPS.\n`
+        : '';
+    await writeBundle(options.out, files, `# gpushare plan\n\n\`\`\`\n${text}\`\`\`\n${pluginNote}\n${files.map((f) => `- [\`${f.name}\`](${f.name})`).join('\n')}\n`, deps);
   }
   return ExitCode.ok;
 }

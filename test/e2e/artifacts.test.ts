@@ -49,7 +49,26 @@ describe('gpushare plan', () => {
     expect(readdirSync(out)).toContain('gpushare-mps-start.sh');
     const configMap = parse(readFileSync(path.join(out, 'gpushare-device-plugin-configmap.yaml'), 'utf8'));
     expect(parse(configMap.data['mps-40']).sharing.mps.resources).toEqual([{ name: 'nvidia.com/gpu', replicas: 40 }]);
-    expect(readFileSync(path.join(out, 'gpushare-mps-start.sh'), 'utf8')).toContain('set_default_active_thread_percentage 10');
+    expect(readFileSync(path.join(out, 'gpushare-mps-start.sh'), 'utf8')).toContain('set_default_active_thread_percentage 2');
+  });
+
+  it('the device-plugin config and the host scripts agree on each client\'s SM share and memory', async () => {
+    const out = path.join(tempDir(), 'plan');
+    const result = await cli(['plan', '--models', '40', '--mem-gib', '1.5', '--sm-pct', '10', '--gpu', 'A100-80GB', '--out', out]);
+    expect(result.exitCode).toBe(0);
+    const configMap = parse(readFileSync(path.join(out, 'gpushare-device-plugin-configmap.yaml'), 'utf8'));
+    const [resource] = parse(configMap.data['mps-40']).sharing.mps.resources as Array<{ replicas: number }>;
+    const replicas = resource?.replicas ?? 0;
+    // What NVIDIA's mps-control-daemon sets for its replicas (cmd/mps-control-daemon/mps/daemon.go):
+    // 100 / replicas percent of the threads, and the GPU's memory / replicas (MiB), both rounded down.
+    const a100MiB = 80 * 1024;
+    const start = readFileSync(path.join(out, 'gpushare-mps-start.sh'), 'utf8');
+    expect(start).toContain(`set_default_active_thread_percentage ${Math.floor(100 / replicas)}"`);
+    expect(start).toContain(`set_default_device_pinned_mem_limit $gpu ${Math.floor(a100MiB / replicas)}M"`);
+    // The plan says what the plugin's split costs against the 10% asked, and the README that the two never run together.
+    expect(result.stdout).toContain('each client is capped at 2% of the SMs, below the 10% asked: at 10% one GPU takes at most 10 replicas');
+    expect(readFileSync(path.join(out, 'README.md'), 'utf8')).toContain('use one per node, never both');
+    expect(start).toContain('Not on a node whose NVIDIA device plugin shares GPUs with MPS');
   });
 
   it('a few larger models get MIG slices and a mig-parted geometry', async () => {

@@ -181,7 +181,8 @@ describe('plan', () => {
     expect(advice.why).toBe('every mode misses the latency target');
   });
 
-  it('sizes MPS client limits from the request', () => {
-    expect(advise({ models: 40, memGiB: 1.5, smPct: 10, latencySloMs: null }, a100gpu, null)).toMatchObject({ mpsThreadPct: 10, mpsMemLimit: '2048M' });
+  it('sizes MPS client limits as the device plugin splits a GPU between that many replicas', () => {
+    expect(advise({ models: 40, memGiB: 1.5, smPct: 10, latencySloMs: null }, a100gpu, null)).toMatchObject({ mpsThreadPct: 2, mpsMemLimit: '2048M' });
+    expect(advise({ models: 3, memGiB: 1.5, smPct: 10, latencySloMs: null }, a100gpu, null)).toMatchObject({ mpsThreadPct: 33, mpsMemLimit: '27306M' });
   });
 });
