@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { systemClock, type Clock } from './clock.js';
 import { PACKAGE_ROOT } from './paths.js';
+import type { ProgressTerminal } from './progress.js';
 import { execaRunner, type ProcessRunner } from './proc/runner.js';
 
 export interface AppDeps {
@@ -11,6 +12,8 @@ export interface AppDeps {
   err: (text: string) => void;
   /** The working directory: default output goes under it (results/, reports/), never into the package. */
   cwd: string;
+  /** Where progress is drawn: a bar on a terminal, plain lines elsewhere. */
+  terminal: ProgressTerminal;
 }
 
 /** The fake nvidia-smi, nvidia-cuda-mps-control and python3 used by --fake-gpu and the tests. */
@@ -28,5 +31,7 @@ export function systemDeps(options: { fakeGpu: boolean }): AppDeps {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
     cwd: process.cwd(),
+    // CI logs are not terminals even when a runner allocates a pty: plain lines there.
+    terminal: { isTty: Boolean(process.stderr.isTTY) && !process.env.CI, columns: process.stderr.columns || 80, nowMs: () => systemClock.monotonicUs() / 1000 },
   };
 }

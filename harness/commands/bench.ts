@@ -159,7 +159,7 @@ async function stopRecordedDaemons(run: Run, store: RunStore, deps: AppDeps, { p
 
 async function execute(run: Run, store: RunStore, lock: RunLock, style: ProgressStyle, reportDir: string | null, deps: AppDeps): Promise<number> {
   const { config } = run;
-  const progress = makeProgress(style, { out: deps.out, err: deps.err });
+  const progress = makeProgress(style, { out: deps.out, err: deps.err }, deps.terminal);
   const gpu = gpuAt(run.fingerprint, config.gpuIndex);
   const planned = plannedTrials(run);
   progress.emit({ type: 'run-start', runId: run.id, dir: store.dir, device: gpu?.name ?? '?', comparisons: run.plan.length, trials: planned });
@@ -232,6 +232,7 @@ async function execute(run: Run, store: RunStore, lock: RunLock, style: Progress
     failure ??= saved;
     for (const signal of INTERRUPT_SIGNALS) process.off(signal, onSignal);
     process.off('exit', onExit);
+    progress.emit({ type: 'run-end', status: run.status });
     // A store error says where the trials are and how to continue in its one line already.
     if (run.status !== 'complete' && !(failure instanceof UserError)) deps.err(`gpushare: run ${run.status}; ${run.trials.length} finished trials are saved in ${store.dir} (continue with gpushare bench --resume ${store.dir})\n`);
   }
