@@ -40,6 +40,12 @@ export interface BenchArgs {
   command: string[];
 }
 
+export interface ShowArgs {
+  run: string;
+  all?: boolean;
+  config?: string;
+}
+
 export interface DoctorArgs {
   json?: boolean;
   python?: string;
@@ -85,6 +91,7 @@ export type CliCommand =
   | { name: 'doctor'; args: DoctorArgs }
   | { name: 'gate'; args: GateArgs }
   | { name: 'report'; args: ReportArgs }
+  | { name: 'show'; args: ShowArgs }
   | { name: 'artifacts'; args: ArtifactsArgs }
   | { name: 'plan'; args: PlanArgs };
 
@@ -181,6 +188,18 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           .option('allow-mismatch', { type: 'boolean', describe: 'compare runs from different GPUs, drivers, MIG or compute modes' }),
       (args) => {
         command = { name: 'gate', args: args as unknown as GateArgs };
+      },
+    )
+    .command(
+      'show <run>',
+      'print a run\'s headline ratios, verdicts and stops, as bench ends with; writes nothing',
+      (y) =>
+        y
+          .positional('run', { type: 'string', demandOption: true, describe: 'run directory' })
+          .option('all', { type: 'boolean', describe: 'every ratio of the run, not only the headline and graded ones' })
+          .option('config', { type: 'string', describe: 'thresholds file (YAML or JSON)' }),
+      (args) => {
+        command = { name: 'show', args: args as unknown as ShowArgs };
       },
     )
     .command(

@@ -7,6 +7,7 @@ import { artifactsCommand, planCommand } from './commands/artifacts.js';
 import { doctor } from './commands/doctor.js';
 import { gateCommand } from './commands/gate.js';
 import { reportCommand } from './commands/report.js';
+import { showCommand } from './commands/show.js';
 import { systemDeps } from './deps.js';
 import { ExitCode, Interrupted, signalExitCode, UserError } from './errors.js';
 import { resolveArtifactsOptions, resolveBenchOptions, resolvePlanOptions } from './options.js';
@@ -25,6 +26,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return gateCommand(command.args, deps);
     case 'report':
       return reportCommand({ ...command.args, runs: [command.args.run, ...(command.args.other ? [command.args.other] : [])] }, deps);
+    case 'show':
+      return showCommand(command.args, deps);
     case 'artifacts':
       return artifactsCommand(resolveArtifactsOptions(command.args), deps);
     case 'plan':

@@ -23,7 +23,7 @@ export function summaryText(run: Run, analysis: Analysis, dir: string, all = fal
     const width = Math.max(...shown.map((m) => m.metric.id.length));
     lines.push('', `  ${'metric'.padEnd(width)}    median  95% CI             ±%     rounds  verdict`);
     lines.push(...shown.map((m) => row(m, width)));
-    lines.push(`(* headline: the primary ratio of each comparison${all ? '' : `; ${analysis.metrics.length - shown.length} more ratios in the report`})`);
+    lines.push(`(* headline: the primary ratio of each comparison${all ? '' : `; ${analysis.metrics.length - shown.length} more ratios in the report and in gpushare show --all`})`);
     for (const c of analysis.comparisons) if (c.stop) lines.push(`${c.comparison.id}: ${c.stop.rounds} rounds, stopped: ${c.stop.reason}`);
     for (const v of shown) for (const reason of [...v.reasons, ...v.warnings]) lines.push(`${v.metric.id}: ${reason}`);
     for (const v of shown) if (v.diagnosis.length > 0) lines.push(`${v.metric.id}: wider than ±${((v.target ?? REPORT_HALF_WIDTH) * 100).toFixed(0)}%: ${v.diagnosis.join('; ')}`);

@@ -3,8 +3,9 @@ import path from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
 import { XMLValidator } from 'fast-xml-parser';
 import { parse as parseCsv } from 'csv-parse/sync';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { cli, committedRuns, DEFAULT_RUN, QUICK, tempDir } from '../helpers.js';
+import { CLI, cli, committedRuns, DEFAULT_RUN, expectOneLineError, fakePath, QUICK, tempDir } from '../helpers.js';
 
 const runs = committedRuns();
 const real = DEFAULT_RUN;
@@ -68,5 +69,22 @@ describe('bench writes the report of every run', () => {
     const md = readdirSync(reportDir).find((f) => f.endsWith('.md'));
     expect(md).toBeDefined();
     expect(result.stdout).toContain(`report: ${path.join(reportDir, md as string)}`);
+  });
+});
+
+describe('gpushare show', () => {
+  it('prints the headline summary of a saved run, every ratio with --all, and writes nothing', async () => {
+    const cwd = tempDir();
+    const show = (args: string[]) => execa(process.execPath, [CLI, 'show', ...args], { cwd, reject: false, env: { PATH: fakePath() } });
+    const run = await show([DEFAULT_RUN]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toMatch(/^\* timeslice\/gemm\/slowdown +2\.074× +\[2\.031, 2\.126\] +2\.29% +8  pass \(1\.2–3\.5\)$/m);
+    expect(run.stdout).toContain('more ratios in the report and in gpushare show --all');
+    const all = await show([DEFAULT_RUN, '--all']);
+    expect(all.stdout).toMatch(/^ {2}timeslice\/gemm\/fairness +/m);
+    expect(readdirSync(cwd)).toEqual([]);
+    const missing = await show([path.join(cwd, 'nowhere')]);
+    expect(missing.exitCode).toBe(2);
+    expectOneLineError(String(missing.stderr), `cannot read ${path.join(cwd, 'nowhere', 'run.json')}`);
   });
 });
