@@ -1,0 +1,44 @@
+/**
+ * The GitHub Actions example (examples/github-actions/gpushare.yml): valid YAML of the workflow's
+ * shape, and every gpushare command in it is one the CLI accepts, so the example cannot drift from
+ * the flags.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { parseCli } from '../../harness/cli.js';
+import { ROOT } from '../helpers.js';
+
+interface Step {
+  run?: string;
+  uses?: string;
+  if?: string;
+  with?: Record<string, string>;
+}
+
+const workflow = parse(readFileSync(path.join(ROOT, 'examples', 'github-actions', 'gpushare.yml'), 'utf8')) as {
+  on: Record<string, unknown>;
+  jobs: Record<string, { 'runs-on': string[]; steps: Step[] }>;
+};
+const steps = Object.values(workflow.jobs).flatMap((job) => job.steps);
+const commands = steps.flatMap((s) => (s.run ?? '').split('\n')).filter((line) => /\bnpx gpushare\b/.test(line));
+
+describe('the GitHub Actions example', () => {
+  it('runs on a self-hosted GPU runner, benches and gates with JUnit, and keeps the results whatever happened', () => {
+    expect(Object.values(workflow.jobs)[0]?.['runs-on']).toEqual(expect.arrayContaining(['self-hosted', 'gpu']));
+    expect(commands.map((c) => c.trim().split(/\s+/)[2])).toEqual(['bench', 'gate']);
+    const gate = commands.find((c) => c.includes(' gate ')) ?? '';
+    expect(gate).toMatch(/--baseline \S+/);
+    const junit = /--junit (\S+)/.exec(gate)?.[1];
+    const publish = steps.find((s) => s.with?.report_paths === junit);
+    expect(publish?.if).toBe('always()');
+    expect(steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))?.if).toBe('always()');
+  });
+
+  it.each(commands)('the CLI accepts: %s', async (line) => {
+    const args = line.trim().split(/\s+/).slice(2);
+    const command = await parseCli(args);
+    expect(command?.name).toBe(args[0]);
+  });
+});
