@@ -74,6 +74,8 @@ export interface ArtifactsArgs {
   run?: string;
   gpu?: string;
   replicas?: string;
+  namespace?: string;
+  clusterPolicy?: string;
 }
 
 export interface PlanArgs {
@@ -84,6 +86,8 @@ export interface PlanArgs {
   run?: string;
   gpu?: string;
   out?: string;
+  namespace?: string;
+  clusterPolicy?: string;
 }
 
 export type CliCommand =
@@ -224,7 +228,9 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           .option('out', { type: 'string', demandOption: true, describe: 'directory for the files' })
           .option('run', { type: 'string', describe: 'run directory: the GPU it measured and its costs' })
           .option('gpu', { type: 'string', describe: 'a GPU model without a run: A100-40GB, A100-80GB, H100-80GB, H200-141GB' })
-          .option('replicas', { type: 'string', describe: 'shares per GPU in the device-plugin configs', defaultDescription: '4' }),
+          .option('replicas', { type: 'string', describe: 'shares per GPU in the device-plugin configs', defaultDescription: '4' })
+          .option('namespace', { type: 'string', describe: 'the GPU Operator\'s namespace (OpenShift: nvidia-gpu-operator)', defaultDescription: 'gpu-operator' })
+          .option('cluster-policy', { type: 'string', describe: 'the ClusterPolicy\'s name (OpenShift: gpu-cluster-policy)', defaultDescription: 'cluster-policy' }),
       (args) => {
         command = { name: 'artifacts', args: args as unknown as ArtifactsArgs };
       },
@@ -240,14 +246,16 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           .option('latency-slo-ms', { type: 'string', describe: 'p99 latency target, ms (checked against the run measured contended p99)' })
           .option('run', { type: 'string', describe: 'run directory: its GPU, MIG table and measured costs' })
           .option('gpu', { type: 'string', describe: 'GPU model: A100-40GB, A100-80GB, H100-80GB, H200-141GB' })
-          .option('out', { type: 'string', describe: 'write the artifacts for the recommendation here' }),
+          .option('out', { type: 'string', describe: 'write the artifacts for the recommendation here' })
+          .option('namespace', { type: 'string', describe: 'the GPU Operator\'s namespace (OpenShift: nvidia-gpu-operator)', defaultDescription: 'gpu-operator' })
+          .option('cluster-policy', { type: 'string', describe: 'the ClusterPolicy\'s name (OpenShift: gpu-cluster-policy)', defaultDescription: 'cluster-policy' }),
       (args) => {
         command = { name: 'plan', args: args as unknown as PlanArgs };
       },
     )
     // Runs after yargs' own checks (an unknown flag given twice still reads "Unknown argument") and before the command's handler.
     .middleware(refuseRepeatedOrEmpty)
-    .demandCommand(1, 'name a command: bench, doctor, gate, report, artifacts or plan (see gpushare --help)')
+    .demandCommand(1, 'name a command: bench, doctor, gate, show, report, artifacts or plan (see gpushare --help)')
     .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
     .strict()
     .version(VERSION)

@@ -8,6 +8,7 @@ import { MODE_NAMES, type Config, type ModeName, type WorkloadSpec } from './run
 import { DEFAULT_THRESHOLDS, type Thresholds } from './thresholds.js';
 import { BUILTIN_NAMES, builtinSpec, customSpec } from './workload/registry.js';
 import { DEFAULTS } from './defaults.js';
+import { DEFAULT_OPERATOR, K8S_NAME, type Operator } from './artifacts/k8s.js';
 
 export interface BenchOptions {
   config: Config;
@@ -151,7 +152,17 @@ export function estimateSeconds(config: Config, comparisons: ReadonlyArray<{ mod
 }
 
 export function resolveArtifactsOptions(args: ArtifactsArgs): ArtifactsOptions {
-  return { out: args.out, run: args.run, gpu: args.gpu, replicas: integer(args.replicas, '--replicas', 4, 2, 48) };
+  return { out: args.out, run: args.run, gpu: args.gpu, replicas: integer(args.replicas, '--replicas', 4, 2, 48), operator: operator(args) };
+}
+
+/** The GPU Operator's namespace and ClusterPolicy name, each a Kubernetes object name. */
+function operator(args: { namespace?: string; clusterPolicy?: string }): Operator {
+  const name = (value: string | undefined, flag: string, fallback: string) => {
+    if (value === undefined) return fallback;
+    if (!K8S_NAME.test(value)) throw new UserError(`${flag} ${argText(value)}: needs a Kubernetes name (lower-case letters, digits and "-", at most 63), e.g. nvidia-gpu-operator`);
+    return value;
+  };
+  return { namespace: name(args.namespace, '--namespace', DEFAULT_OPERATOR.namespace), clusterPolicy: name(args.clusterPolicy, '--cluster-policy', DEFAULT_OPERATOR.clusterPolicy) };
 }
 
 export function resolvePlanOptions(args: PlanArgs): PlanOptions {
@@ -163,5 +174,6 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     run: args.run,
     gpu: args.gpu,
     out: args.out,
+    operator: operator(args),
   };
 }

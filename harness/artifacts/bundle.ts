@@ -4,7 +4,7 @@ import type { Analysis } from '../analysis/analyze.js';
 import { armResults } from '../analysis/rounds.js';
 import { gpuAt, type Run } from '../run/schema.js';
 import type { Measured, MeasuredMode } from './advice.js';
-import { devicePluginConfig, sharingArtifacts, type DevicePluginConfig } from './k8s.js';
+import { devicePluginConfig, sharingArtifacts, type DevicePluginConfig, type Operator } from './k8s.js';
 import type { MigGpu } from './mig-profiles.js';
 import { migPartedConfig, migPartedYaml } from './mig-parted.js';
 import type { Geometry } from './mig-solver.js';
@@ -20,13 +20,15 @@ export interface BundleSpec {
   source: string;
   mps: Omit<MpsScriptSettings, 'source'>;
   sharing: Record<string, DevicePluginConfig>;
-  defaultSharing: string;
+  /** The ClusterPolicy default config key; null when nothing measured which mode is cheaper. */
+  defaultSharing: string | null;
+  operator?: Operator;
   mig: { gpu: MigGpu; geometries: Record<string, Geometry> } | null;
 }
 
 export function artifactBundle(spec: BundleSpec): ArtifactFile[] {
   const mps = { ...spec.mps, source: spec.source };
-  const k8s = sharingArtifacts(spec.sharing, spec.defaultSharing, spec.source);
+  const k8s = sharingArtifacts(spec.sharing, spec.defaultSharing, spec.source, spec.operator);
   const files: ArtifactFile[] = [
     { name: 'gpushare-mps-start.sh', content: mpsStartScript(mps), executable: true },
     { name: 'gpushare-mps-stop.sh', content: mpsStopScript(mps), executable: true },

@@ -85,3 +85,20 @@ describe('gpushare plan', () => {
     expect(result.stderr.trim()).toBe('gpushare: --models 0: needs a number from 1 to 100000');
   });
 });
+
+describe('gpushare artifacts without a run', () => {
+  it('chooses no ClusterPolicy default, and writes the operator namespace and policy name it is given', async () => {
+    const out = path.join(tempDir(), 'artifacts');
+    const result = await cli(['artifacts', '--gpu', 'A100-80GB', '--out', out, '--namespace', 'nvidia-gpu-operator', '--cluster-policy', 'gpu-cluster-policy']);
+    expect(result.exitCode).toBe(0);
+    const read = (name: string) => readFileSync(path.join(out, name), 'utf8');
+    expect(parse(read('gpushare-clusterpolicy-patch.yaml'))).toEqual({ spec: { devicePlugin: { config: { name: 'gpushare-device-plugin-config' } } } });
+    expect(read('gpushare-clusterpolicy-patch.yaml')).toContain('kubectl patch clusterpolicies.nvidia.com/gpu-cluster-policy ');
+    expect(parse(read('gpushare-device-plugin-configmap.yaml')).metadata.namespace).toBe('nvidia-gpu-operator');
+    expect(parse(read('gpushare-node-label.yaml'))).toEqual({ metadata: { labels: {} } });
+    expect(read('README.md')).toContain('No ClusterPolicy default: no run measured which sharing mode costs less');
+    const bad = await cli(['artifacts', '--gpu', 'A100-80GB', '--out', out, '--namespace', 'GPU_Operator']);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr.trim()).toBe('gpushare: --namespace GPU_Operator: needs a Kubernetes name (lower-case letters, digits and "-", at most 63), e.g. nvidia-gpu-operator');
+  });
+});
