@@ -76,6 +76,7 @@ export interface ArtifactsArgs {
   replicas?: string;
   namespace?: string;
   clusterPolicy?: string;
+  gpus?: string;
 }
 
 export interface PlanArgs {
@@ -88,6 +89,7 @@ export interface PlanArgs {
   out?: string;
   namespace?: string;
   clusterPolicy?: string;
+  gpus?: string;
 }
 
 export type CliCommand =
@@ -230,7 +232,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           .option('gpu', { type: 'string', describe: 'a GPU model without a run: A100-40GB, A100-80GB, H100-80GB, H200-141GB' })
           .option('replicas', { type: 'string', describe: 'shares per GPU in the device-plugin configs', defaultDescription: '4' })
           .option('namespace', { type: 'string', describe: 'the GPU Operator\'s namespace (OpenShift: nvidia-gpu-operator)', defaultDescription: 'gpu-operator' })
-          .option('cluster-policy', { type: 'string', describe: 'the ClusterPolicy\'s name (OpenShift: gpu-cluster-policy)', defaultDescription: 'cluster-policy' }),
+          .option('cluster-policy', { type: 'string', describe: 'the ClusterPolicy\'s name (OpenShift: gpu-cluster-policy)', defaultDescription: 'cluster-policy' })
+          .option('gpus', { type: 'string', describe: 'GPUs of the node the MPS scripts serve: all, or indices such as 0,1', defaultDescription: 'all' }),
       (args) => {
         command = { name: 'artifacts', args: args as unknown as ArtifactsArgs };
       },
@@ -248,7 +251,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           .option('gpu', { type: 'string', describe: 'GPU model: A100-40GB, A100-80GB, H100-80GB, H200-141GB' })
           .option('out', { type: 'string', describe: 'write the artifacts for the recommendation here' })
           .option('namespace', { type: 'string', describe: 'the GPU Operator\'s namespace (OpenShift: nvidia-gpu-operator)', defaultDescription: 'gpu-operator' })
-          .option('cluster-policy', { type: 'string', describe: 'the ClusterPolicy\'s name (OpenShift: gpu-cluster-policy)', defaultDescription: 'cluster-policy' }),
+          .option('cluster-policy', { type: 'string', describe: 'the ClusterPolicy\'s name (OpenShift: gpu-cluster-policy)', defaultDescription: 'cluster-policy' })
+          .option('gpus', { type: 'string', describe: 'GPUs of the node the MPS scripts serve: all, or indices such as 0,1', defaultDescription: 'all' }),
       (args) => {
         command = { name: 'plan', args: args as unknown as PlanArgs };
       },

@@ -152,7 +152,13 @@ export function estimateSeconds(config: Config, comparisons: ReadonlyArray<{ mod
 }
 
 export function resolveArtifactsOptions(args: ArtifactsArgs): ArtifactsOptions {
-  return { out: args.out, run: args.run, gpu: args.gpu, replicas: integer(args.replicas, '--replicas', 4, 2, 48), operator: operator(args) };
+  return { out: args.out, run: args.run, gpu: args.gpu, replicas: integer(args.replicas, '--replicas', 4, 2, 48), operator: operator(args), gpus: gpuList(args.gpus) };
+}
+
+/** --gpus for the MPS scripts: all (the default: every GPU of the node) or a list of indices. */
+function gpuList(text: string | undefined): number[] | 'all' {
+  if (text === undefined || text === 'all') return 'all';
+  return unique(list(text, '--gpus', []).map((g) => integer(g, '--gpus', 0, 0, 1023)));
 }
 
 /** The GPU Operator's namespace and ClusterPolicy name, each a Kubernetes object name. */
@@ -175,5 +181,6 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     gpu: args.gpu,
     out: args.out,
     operator: operator(args),
+    gpus: gpuList(args.gpus),
   };
 }

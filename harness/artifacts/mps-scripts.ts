@@ -8,8 +8,8 @@
 import { checked, commentText, MEM_LIMIT, PLAIN_PATH } from './embed.js';
 
 export interface MpsScriptSettings {
-  /** GPU indices the daemon serves. */
-  gpus: number[];
+  /** GPU indices the daemon serves, or every GPU of the node, listed by nvidia-smi when the script runs. */
+  gpus: number[] | 'all';
   /** set_default_active_thread_percentage, or null to leave the default (100). */
   threadPct: number | null;
   /** set_default_device_pinned_mem_limit per GPU, e.g. "4G", or null for none. */
@@ -23,7 +23,7 @@ export interface MpsScriptSettings {
 /** The settings, each checked against the shape the scripts need: a bad one is refused, not quoted. */
 function safe(s: MpsScriptSettings): MpsScriptSettings {
   return {
-    gpus: s.gpus.map((g) => checked(g, (x) => Number.isInteger(x) && x >= 0 && x < 1024, 'the GPU index', 'a whole number from 0')),
+    gpus: s.gpus === 'all' ? 'all' : s.gpus.map((g) => checked(g, (x) => Number.isInteger(x) && x >= 0 && x < 1024, 'the GPU index', 'a whole number from 0')),
     threadPct: s.threadPct === null ? null : checked(s.threadPct, (x) => Number.isInteger(x) && x >= 1 && x <= 100, 'the MPS thread percentage', 'a whole number from 1 to 100'),
     pinnedMemLimit: s.pinnedMemLimit === null ? null : checked(s.pinnedMemLimit, (x) => MEM_LIMIT.test(x), 'the MPS memory limit', 'a size such as 4G, 512M or 1024K'),
     pipeDirectory: checked(s.pipeDirectory, (x) => PLAIN_PATH.test(x), 'the MPS pipe directory', 'an absolute path of letters, digits, ".", "_", "-" and "/"'),
@@ -41,7 +41,7 @@ set -euo pipefail
 
 export CUDA_MPS_PIPE_DIRECTORY="\${CUDA_MPS_PIPE_DIRECTORY:-${s.pipeDirectory}}"
 export CUDA_MPS_LOG_DIRECTORY="\${CUDA_MPS_LOG_DIRECTORY:-${s.logDirectory}}"
-GPUS=(${s.gpus.join(' ')})
+${s.gpus === 'all' ? '# Every GPU of this node.\nmapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)' : `GPUS=(${s.gpus.join(' ')})`}
 SKIP_COMPUTE_MODE=0
 if [[ "\${1:-}" == "--skip-compute-mode" ]]; then
   SKIP_COMPUTE_MODE=1
@@ -52,7 +52,8 @@ export function mpsStartScript(settings: MpsScriptSettings): string {
   const s = safe(settings);
   const defaults = [
     ...(s.threadPct !== null ? [`control "set_default_active_thread_percentage ${s.threadPct}"`] : []),
-    ...(s.pinnedMemLimit !== null ? [`for gpu in "\${GPUS[@]}"; do\n  control "set_default_device_pinned_mem_limit $gpu ${s.pinnedMemLimit}"\ndone`] : []),
+    // The daemon numbers its devices from 0 within CUDA_VISIBLE_DEVICES: limits go by position in GPUS.
+    ...(s.pinnedMemLimit !== null ? [`for i in "\${!GPUS[@]}"; do\n  control "set_default_device_pinned_mem_limit $i ${s.pinnedMemLimit}"\ndone`] : []),
   ];
   return `${header('Start the NVIDIA MPS control daemon with the limits gpushare measured with.', s)}
 control() {

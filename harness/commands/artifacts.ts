@@ -20,6 +20,8 @@ export interface ArtifactsOptions {
   gpu?: string;
   replicas: number;
   operator: Operator;
+  /** The node's GPUs the MPS scripts serve: every one, or these indices. */
+  gpus: number[] | 'all';
 }
 
 export interface PlanOptions extends PlanRequest {
@@ -27,6 +29,7 @@ export interface PlanOptions extends PlanRequest {
   gpu?: string;
   out?: string;
   operator: Operator;
+  gpus: number[] | 'all';
 }
 
 function builtinGpu(name: string): PlanGpu {
@@ -62,7 +65,7 @@ export async function artifactsCommand(options: ArtifactsOptions, deps: AppDeps)
   const cheaper = measured ? cheaperMode(measured) : null;
   const spec: BundleSpec = {
     source,
-    mps: { gpus: [run?.config.gpuIndex ?? 0], threadPct: run?.config.mps.threadPct ?? null, pinnedMemLimit: run?.config.mps.memLimit ?? null, ...MPS_DIRS },
+    mps: { gpus: options.gpus, threadPct: run?.config.mps.threadPct ?? null, pinnedMemLimit: run?.config.mps.memLimit ?? null, ...MPS_DIRS },
     sharing: sharingConfigs(options.replicas),
     defaultSharing: cheaper ? `${cheaper === 'mps' ? 'mps' : 'timeslicing'}-${options.replicas}` : null,
     operator: options.operator,
@@ -93,7 +96,7 @@ export async function planCommand(options: PlanOptions, deps: AppDeps): Promise<
     const key = advice.recommendation === 'mps' ? `mps-${options.models}` : `timeslicing-${options.models}`;
     const files = artifactBundle({
       source,
-      mps: { gpus: [0], threadPct: advice.mpsThreadPct, pinnedMemLimit: advice.mpsMemLimit, ...MPS_DIRS },
+      mps: { gpus: options.gpus, threadPct: advice.mpsThreadPct, pinnedMemLimit: advice.mpsMemLimit, ...MPS_DIRS },
       sharing: { [key]: devicePluginConfig(advice.recommendation === 'mps' ? 'mps' : 'timeSlicing', Math.max(2, options.models)) },
       // A default only from measurements: without a run nothing says which mode costs less.
       defaultSharing: run ? key : null,

@@ -64,11 +64,16 @@ describe('gpushare plan', () => {
     const a100MiB = 80 * 1024;
     const start = readFileSync(path.join(out, 'gpushare-mps-start.sh'), 'utf8');
     expect(start).toContain(`set_default_active_thread_percentage ${Math.floor(100 / replicas)}"`);
-    expect(start).toContain(`set_default_device_pinned_mem_limit $gpu ${Math.floor(a100MiB / replicas)}M"`);
+    expect(start).toContain(`set_default_device_pinned_mem_limit $i ${Math.floor(a100MiB / replicas)}M"`);
     // The plan says what the plugin's split costs against the 10% asked, and the README that the two never run together.
     expect(result.stdout).toContain('each client is capped at 2% of the SMs, below the 10% asked: at 10% one GPU takes at most 10 replicas');
     expect(readFileSync(path.join(out, 'README.md'), 'utf8')).toContain('use one per node, never both');
     expect(start).toContain('Not on a node whose NVIDIA device plugin shares GPUs with MPS');
+    // Every GPU of the node by default; a list gives those GPUs, whose limits go by position.
+    expect(start).toContain('mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)');
+    const listed = path.join(tempDir(), 'plan');
+    await cli(['plan', '--models', '40', '--mem-gib', '1.5', '--sm-pct', '10', '--gpu', 'A100-80GB', '--gpus', '1,3', '--out', listed]);
+    expect(readFileSync(path.join(listed, 'gpushare-mps-start.sh'), 'utf8')).toContain('GPUS=(1 3)');
   });
 
   it('a few larger models get MIG slices and a mig-parted geometry', async () => {

@@ -114,7 +114,7 @@ describe('generated YAML', () => {
       execFileSync('shellcheck', ['--severity=style', file]);
     }
     expect(text('gpushare-mps-start.sh')).toContain('control "set_default_active_thread_percentage 25"');
-    expect(text('gpushare-mps-start.sh')).toContain('control "set_default_device_pinned_mem_limit $gpu 2048M"');
+    expect(text('gpushare-mps-start.sh')).toContain('control "set_default_device_pinned_mem_limit $i 2048M"');
     expect(text('gpushare-mps-start.sh')).toContain('nvidia-smi -i "$gpu" -c EXCLUSIVE_PROCESS');
     expect(text('gpushare-mps-stop.sh')).toContain('echo quit | nvidia-cuda-mps-control');
     expect(text('gpushare-mps-stop.sh')).toContain('nvidia-smi -i "$gpu" -c DEFAULT');
@@ -128,7 +128,8 @@ describe('the generated MPS scripts against the fake daemon', () => {
     const { findProcesses } = await import('../../harness/proc/process-table.js');
     const { FAKES } = await import('../helpers.js');
     const dir = tempDir();
-    const files = artifactBundle({ source: 'a test', mps: { gpus: [0], threadPct: 50, pinnedMemLimit: null, pipeDirectory: path.join(dir, 'pipe'), logDirectory: path.join(dir, 'log') }, sharing: sharingConfigs(2), defaultSharing: 'mps-2', mig: null });
+    // Every GPU of the node, as the fake nvidia-smi lists them (one, index 0).
+    const files = artifactBundle({ source: 'a test', mps: { gpus: 'all', threadPct: 50, pinnedMemLimit: '1024M', pipeDirectory: path.join(dir, 'pipe'), logDirectory: path.join(dir, 'log') }, sharing: sharingConfigs(2), defaultSharing: 'mps-2', mig: null });
     for (const name of ['gpushare-mps-start.sh', 'gpushare-mps-stop.sh']) writeFileSync(path.join(dir, name), files.find((f) => f.name === name)?.content ?? '', { mode: 0o755 });
     // The fake nvidia-smi refuses -c (exit 2), so a script that tried to set compute mode would fail here.
     const env = { PATH: `${FAKES}:/usr/local/bin:/usr/bin:/bin`, FAKE_MPS: 'ok' };
@@ -137,6 +138,7 @@ describe('the generated MPS scripts against the fake daemon', () => {
     const start = await execa(path.join(dir, 'gpushare-mps-start.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
     expect([start.exitCode, start.stderr]).toEqual([0, '']);
     expect(readFileSync(path.join(dir, 'log', 'control.log'), 'utf8')).toContain('Cmd:set_default_active_thread_percentage 50');
+    expect(readFileSync(path.join(dir, 'log', 'control.log'), 'utf8')).toContain('Cmd:set_default_device_pinned_mem_limit 0 1024M');
     expect((await ours()).length).toBeGreaterThan(before);
     const stop = await execa(path.join(dir, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
     expect([stop.exitCode, stop.stdout.trim()]).toEqual([0, 'MPS control daemon stopped']);

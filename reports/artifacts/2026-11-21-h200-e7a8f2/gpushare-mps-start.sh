@@ -7,7 +7,8 @@ set -euo pipefail
 
 export CUDA_MPS_PIPE_DIRECTORY="${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}"
 export CUDA_MPS_LOG_DIRECTORY="${CUDA_MPS_LOG_DIRECTORY:-/var/log/nvidia-mps}"
-GPUS=(0)
+# Every GPU of this node.
+mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)
 SKIP_COMPUTE_MODE=0
 if [[ "${1:-}" == "--skip-compute-mode" ]]; then
   SKIP_COMPUTE_MODE=1

@@ -7,7 +7,8 @@ set -euo pipefail
 
 export CUDA_MPS_PIPE_DIRECTORY="${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}"
 export CUDA_MPS_LOG_DIRECTORY="${CUDA_MPS_LOG_DIRECTORY:-/var/log/nvidia-mps}"
-GPUS=(0)
+# Every GPU of this node.
+mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)
 SKIP_COMPUTE_MODE=0
 if [[ "${1:-}" == "--skip-compute-mode" ]]; then
   SKIP_COMPUTE_MODE=1
@@ -43,8 +44,8 @@ if ! control get_server_list >/dev/null 2>&1; then
 fi
 
 control "set_default_active_thread_percentage 2"
-for gpu in "${GPUS[@]}"; do
-  control "set_default_device_pinned_mem_limit $gpu 2048M"
+for i in "${!GPUS[@]}"; do
+  control "set_default_device_pinned_mem_limit $i 2048M"
 done
 
 echo "MPS control daemon running (pipe $CUDA_MPS_PIPE_DIRECTORY, logs $CUDA_MPS_LOG_DIRECTORY)"
