@@ -83,6 +83,7 @@ export interface PlanArgs {
   models: string;
   memGib: string;
   smPct: string;
+  gpuMemGib?: string;
   latencySloMs?: string;
   run?: string;
   gpu?: string;
@@ -248,7 +249,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           .option('sm-pct', { type: 'string', demandOption: true, describe: 'share of the SMs each model needs when busy, %' })
           .option('latency-slo-ms', { type: 'string', describe: 'p99 latency target, ms (checked against the run measured contended p99)' })
           .option('run', { type: 'string', describe: 'run directory: its GPU, MIG table and measured costs' })
-          .option('gpu', { type: 'string', describe: 'GPU model: A100-40GB, A100-80GB, H100-80GB, H200-141GB' })
+          .option('gpu', { type: 'string', describe: 'GPU model: A100-40GB, A100-80GB, H100-80GB, H200-141GB, or any with --gpu-mem-gib' })
+          .option('gpu-mem-gib', { type: 'string', describe: 'memory of a GPU model without a built-in table, GiB (time-slicing and MPS fits need no MIG table)' })
           .option('out', { type: 'string', describe: 'write the artifacts for the recommendation here' })
           .option('namespace', { type: 'string', describe: 'the GPU Operator\'s namespace (OpenShift: nvidia-gpu-operator)', defaultDescription: 'gpu-operator' })
           .option('cluster-policy', { type: 'string', describe: 'the ClusterPolicy\'s name (OpenShift: gpu-cluster-policy)', defaultDescription: 'cluster-policy' })
@@ -259,7 +261,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
     )
     // Runs after yargs' own checks (an unknown flag given twice still reads "Unknown argument") and before the command's handler.
     .middleware(refuseRepeatedOrEmpty)
-    .demandCommand(1, 'name a command: bench, doctor, gate, show, report, artifacts or plan (see gpushare --help)')
+    .demandCommand(1, 'name a command: bench, doctor, gate, show, report, artifacts or plan')
     .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
     .strict()
     .version(VERSION)

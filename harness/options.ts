@@ -179,6 +179,7 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     latencySloMs: args.latencySloMs === undefined ? null : number(args.latencySloMs, '--latency-slo-ms', 0, 0.001, 1e7),
     run: args.run,
     gpu: args.gpu,
+    gpuMemGiB: args.gpuMemGib === undefined ? null : number(args.gpuMemGib, '--gpu-mem-gib', 0, 0.001, 100_000),
     out: args.out,
     operator: operator(args),
     gpus: gpuList(args.gpus),

@@ -139,7 +139,8 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
     why = `every model gets its own ${Object.keys(mig.geometry ?? {})[0]} slice: hardware isolation of memory, faults and bandwidth, and the count fits MIG's instance limit`;
   } else if (sloOk(mps)) {
     recommendation = 'mps';
-    why = mig.fits ? 'MIG fits but misses the latency target' : `MIG cannot give ${models} models a slice each; MPS runs them side by side in one context${measured?.mps ? `, at the measured cost below` : ''}`;
+    const migWhy = mig.fits ? 'MIG fits but misses the latency target' : gpu.mig ? `MIG cannot give ${models} models a slice each` : `${gpu.name} has no MIG table here`;
+    why = `${migWhy}; MPS runs them side by side in one context${measured?.mps ? `, at the measured cost below` : ''}`;
   } else if (sloOk(timeslice)) {
     recommendation = 'timeslice';
     why = 'neither MIG nor MPS fits; time-slicing shares the GPU with no client limit, at the latency cost below';

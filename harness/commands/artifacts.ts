@@ -27,6 +27,8 @@ export interface ArtifactsOptions {
 export interface PlanOptions extends PlanRequest {
   run?: string;
   gpu?: string;
+  /** Memory of a --gpu model without a built-in table, GiB. */
+  gpuMemGiB: number | null;
   out?: string;
   operator: Operator;
   gpus: number[] | 'all';
@@ -36,6 +38,17 @@ function builtinGpu(name: string): PlanGpu {
   const table = builtinMigGpu(name);
   if (!table) throw new UserError(`unknown GPU "${name}" for --gpu: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, or give --run with a measured run`);
   return { name: table.name, memoryGiB: table.memoryGiB, mig: table };
+}
+
+/** A GPU for plan: a built-in table, or any model whose memory is given (no MIG table: MIG not assessed). */
+function planGpu(name: string, memoryGiB: number | null): PlanGpu {
+  if (builtinMigGpu(name) || memoryGiB === null) {
+    if (!builtinMigGpu(name)) {
+      throw new UserError(`unknown GPU "${name}" for --gpu: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, give its memory with --gpu-mem-gib (time-slicing and MPS need no MIG table), or give --run with a measured run`);
+    }
+    return builtinGpu(name);
+  }
+  return { name: commentText(name), memoryGiB, mig: null };
 }
 
 function runGpu(run: Run): PlanGpu {
@@ -86,7 +99,7 @@ export async function artifactsCommand(options: ArtifactsOptions, deps: AppDeps)
 export async function planCommand(options: PlanOptions, deps: AppDeps): Promise<number> {
   const run = options.run ? await loadRun(options.run) : null;
   if (!run && !options.gpu) throw new UserError('plan needs --gpu <model> (e.g. A100-80GB) or --run <run-dir>');
-  const gpu = options.gpu ? builtinGpu(options.gpu) : runGpu(run as Run);
+  const gpu = options.gpu ? planGpu(options.gpu, options.gpuMemGiB) : runGpu(run as Run);
   const advice = advise(options, gpu, run ? measuredFromAnalysis(run, analyze(run)) : null);
   const text = adviceText(advice);
   deps.out(text);

@@ -107,3 +107,18 @@ describe('gpushare artifacts without a run', () => {
     expect(bad.stderr.trim()).toBe('gpushare: --namespace GPU_Operator: needs a Kubernetes name (lower-case letters, digits and "-", at most 63), e.g. nvidia-gpu-operator');
   });
 });
+
+describe('gpushare plan for a GPU without a built-in table', () => {
+  it('fits time-slicing and MPS from the memory given, leaves MIG out, and asks for the memory when it is missing', async () => {
+    const out = path.join(tempDir(), 'plan');
+    const result = await cli(['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu', 'A10', '--gpu-mem-gib', '24', '--out', out]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^recommendation: MPS — A10 has no MIG table here/m);
+    expect(result.stdout).toContain('4 × (2 GiB + 0.5 GiB context) = 10 GiB of 24 GiB');
+    expect(result.stdout).toContain('A10 has no MIG profile table');
+    expect(readdirSync(out)).not.toContain('gpushare-mig-parted.yaml');
+    const missing = await cli(['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu', 'A10']);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr.trim()).toBe('gpushare: unknown GPU "A10" for --gpu: choose from A100-40GB, A100-80GB, H100-80GB, H200-141GB, give its memory with --gpu-mem-gib (time-slicing and MPS need no MIG table), or give --run with a measured run');
+  });
+});
