@@ -43,6 +43,7 @@ export interface BenchArgs {
 export interface ShowArgs {
   run: string;
   all?: boolean;
+  json?: boolean;
   config?: string;
 }
 
@@ -84,6 +85,7 @@ export interface PlanArgs {
   memGib: string;
   smPct: string;
   gpuMemGib?: string;
+  json?: boolean;
   latencySloMs?: string;
   run?: string;
   gpu?: string;
@@ -204,6 +206,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
         y
           .positional('run', { type: 'string', demandOption: true, describe: 'run directory' })
           .option('all', { type: 'boolean', describe: 'every ratio of the run, not only the headline and graded ones' })
+          .option('json', { type: 'boolean', describe: 'the run\'s verdicts, every ratio and its stops as JSON (as report --format json)' })
           .option('config', { type: 'string', describe: 'thresholds file (YAML or JSON)' }),
       (args) => {
         command = { name: 'show', args: args as unknown as ShowArgs };
@@ -250,6 +253,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           .option('latency-slo-ms', { type: 'string', describe: 'p99 latency target, ms (checked against the run measured contended p99)' })
           .option('run', { type: 'string', describe: 'run directory: its GPU, MIG table and measured costs' })
           .option('gpu', { type: 'string', describe: 'GPU model: A100-40GB, A100-80GB, H100-80GB, H200-141GB, or any with --gpu-mem-gib' })
+          .option('json', { type: 'boolean', describe: 'the answer as JSON: the request, each mode\'s fit, what breaks, the recommendation and the MPS limits' })
           .option('gpu-mem-gib', { type: 'string', describe: 'memory of a GPU model without a built-in table, GiB (time-slicing and MPS fits need no MIG table)' })
           .option('out', { type: 'string', describe: 'write the artifacts for the recommendation here' })
           .option('namespace', { type: 'string', describe: 'the GPU Operator\'s namespace (OpenShift: nvidia-gpu-operator)', defaultDescription: 'gpu-operator' })

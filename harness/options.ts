@@ -180,6 +180,7 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     run: args.run,
     gpu: args.gpu,
     gpuMemGiB: args.gpuMemGib === undefined ? null : number(args.gpuMemGib, '--gpu-mem-gib', 0, 0.001, 100_000),
+    json: args.json ?? false,
     out: args.out,
     operator: operator(args),
     gpus: gpuList(args.gpus),

@@ -29,6 +29,8 @@ export interface PlanOptions extends PlanRequest {
   gpu?: string;
   /** Memory of a --gpu model without a built-in table, GiB. */
   gpuMemGiB: number | null;
+  /** Print the advice as JSON instead of text. */
+  json: boolean;
   out?: string;
   operator: Operator;
   gpus: number[] | 'all';
@@ -100,9 +102,10 @@ export async function planCommand(options: PlanOptions, deps: AppDeps): Promise<
   const run = options.run ? await loadRun(options.run) : null;
   if (!run && !options.gpu) throw new UserError('plan needs --gpu <model> (e.g. A100-80GB) or --run <run-dir>');
   const gpu = options.gpu ? planGpu(options.gpu, options.gpuMemGiB) : runGpu(run as Run);
-  const advice = advise(options, gpu, run ? measuredFromAnalysis(run, analyze(run)) : null);
+  const request = { models: options.models, memGiB: options.memGiB, smPct: options.smPct, latencySloMs: options.latencySloMs };
+  const advice = advise(request, gpu, run ? measuredFromAnalysis(run, analyze(run)) : null);
   const text = adviceText(advice);
-  deps.out(text);
+  deps.out(options.json ? `${JSON.stringify(advice, null, 2)}\n` : text);
   if (options.out && advice.recommendation) {
     const source = `gpushare plan (${options.models} models × ${options.memGiB} GiB, ${options.smPct}% SMs) for ${gpu.name}${run ? `, costs from run ${run.id}` : ''}`;
     const mig = advice.recommendation === 'mig' && gpu.mig ? { gpu: gpu.mig, geometries: { 'gpushare-plan': advice.assessments.find((a) => a.mode === 'mig')?.geometry ?? {} } } : null;

@@ -1,12 +1,11 @@
 /** `gpushare report <run> [<run>]`: markdown with charts, CSV or JSON; two runs side by side. */
 import type { AppDeps } from '../deps.js';
 import { ExitCode, UserError } from '../errors.js';
-import { verdictsJson } from '../export/gate-outputs.js';
-import { metricsCsv, metricsJson } from '../export/metrics-table.js';
+import { metricsCsv } from '../export/metrics-table.js';
+import { summaryJson } from '../export/summary.js';
 import { compareRuns, comparisonMarkdown } from '../report/compare.js';
 import { runFile, writeRunReport } from '../report/write.js';
 import { reportsDir } from '../paths.js';
-import { gpuAt } from '../run/schema.js';
 import { loadRun, writeOutputFile } from '../run/store.js';
 import { analyze } from '../analysis/analyze.js';
 import { checkPatterns, loadThresholds } from '../thresholds.js';
@@ -43,18 +42,9 @@ export async function reportCommand(options: ReportOptions, deps: AppDeps): Prom
     case 'csv':
       deps.out(metricsCsv(analysis));
       return ExitCode.ok;
-    case 'json': {
-      const gpu = gpuAt(first.fingerprint, first.config.gpuIndex);
-      const summary = {
-        run: { id: first.id, status: first.status, createdAt: first.createdAt, finishedAt: first.finishedAt, gpu: gpu?.name ?? null, driver: first.fingerprint.driverVersion, cuda: first.fingerprint.cudaVersion },
-        verdicts: verdictsJson(analysis.verdicts),
-        metrics: metricsJson(analysis),
-        modes: first.modes.map((m) => ({ mode: m.mode, status: m.status, reason: m.reason })),
-        stops: first.stops,
-      };
-      deps.out(`${JSON.stringify(summary, null, 2)}\n`);
+    case 'json':
+      deps.out(`${JSON.stringify(summaryJson(first, analysis), null, 2)}\n`);
       return ExitCode.ok;
-    }
     case 'md':
       deps.out(`${await writeRunReport(first, analysis, out)}\n`);
       return ExitCode.ok;

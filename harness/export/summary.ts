@@ -1,6 +1,8 @@
 /** The console summary: a pure function of a run's analysis. */
 import { REPORT_HALF_WIDTH, type Analysis, type MetricAnalysis } from '../analysis/analyze.js';
 import { gpuAt, type Run } from '../run/schema.js';
+import { verdictsJson } from './gate-outputs.js';
+import { metricsJson } from './metrics-table.js';
 
 const row = (m: MetricAnalysis, width: number) => {
   const s = m.stats;
@@ -32,4 +34,16 @@ export function summaryText(run: Run, analysis: Analysis, dir: string, all = fal
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);
   lines.push(`results: ${dir}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** A run's analysis as JSON: `report --format json` and `show --json` print this. */
+export function summaryJson(run: Run, analysis: Analysis) {
+  const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
+  return {
+    run: { id: run.id, status: run.status, createdAt: run.createdAt, finishedAt: run.finishedAt, gpu: gpu?.name ?? null, driver: run.fingerprint.driverVersion, cuda: run.fingerprint.cudaVersion },
+    verdicts: verdictsJson(analysis.verdicts),
+    metrics: metricsJson(analysis),
+    modes: run.modes.map((m) => ({ mode: m.mode, status: m.status, reason: m.reason })),
+    stops: run.stops,
+  };
 }

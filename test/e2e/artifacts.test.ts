@@ -117,6 +117,9 @@ describe('gpushare plan for a GPU without a built-in table', () => {
     expect(result.stdout).toContain('4 × (2 GiB + 0.5 GiB context) = 10 GiB of 24 GiB');
     expect(result.stdout).toContain('A10 has no MIG profile table');
     expect(readdirSync(out)).not.toContain('gpushare-mig-parted.yaml');
+    const json = JSON.parse(String((await cli(['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu', 'A10', '--gpu-mem-gib', '24', '--json'])).stdout));
+    expect(json).toMatchObject({ request: { models: 4, memGiB: 2, smPct: 10, latencySloMs: null }, gpu: { name: 'A10', memoryGiB: 24, mig: null }, recommendation: 'mps', mpsThreadPct: 25, mpsMemLimit: '6144M' });
+    expect(json.assessments.map((a: { mode: string; fits: boolean }) => [a.mode, a.fits])).toEqual([['mps', true], ['timeslice', true], ['mig', false]]);
     const missing = await cli(['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu', 'A10']);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr.trim()).toBe('gpushare: unknown GPU "A10" for --gpu: choose from A100-40GB, A100-80GB, H100-80GB, H200-141GB, give its memory with --gpu-mem-gib (time-slicing and MPS need no MIG table), or give --run with a measured run');

@@ -82,6 +82,10 @@ describe('gpushare show', () => {
     expect(run.stdout).toContain('more ratios in the report and in gpushare show --all');
     const all = await show([DEFAULT_RUN, '--all']);
     expect(all.stdout).toMatch(/^ {2}timeslice\/gemm\/fairness +/m);
+    // --json is what report --format json prints.
+    const json = JSON.parse(String((await show([DEFAULT_RUN, '--json'])).stdout)) as unknown;
+    const report = JSON.parse(String((await cli(['report', DEFAULT_RUN, '--format', 'json'])).stdout)) as unknown;
+    expect(json).toEqual(report);
     expect(readdirSync(cwd)).toEqual([]);
     const missing = await show([path.join(cwd, 'nowhere')]);
     expect(missing.exitCode).toBe(2);
