@@ -10,7 +10,13 @@ import type { Analysis, MetricAnalysis } from '../analysis/analyze.js';
 type Spec = vl.TopLevelSpec;
 const WIDTH = 620;
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
-const MODE_COLORS = { domain: ['streams', 'timeslice', 'mps', 'mig'], range: ['#4c78a8', '#e45756', '#54a24b', '#b279a2'] };
+const MODE_COLOR: Record<string, string> = { streams: '#4c78a8', timeslice: '#e45756', mps: '#54a24b', mig: '#b279a2' };
+
+/** The colour scale for the modes a chart shows: a legend lists only modes that ran, each in its own colour. */
+function modeScale(modes: readonly string[]) {
+  const domain = Object.keys(MODE_COLOR).filter((m) => modes.includes(m));
+  return { domain, range: domain.map((m) => MODE_COLOR[m] as string) };
+}
 
 export async function renderSvg(spec: Spec): Promise<string> {
   const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
@@ -19,20 +25,24 @@ export async function renderSvg(spec: Spec): Promise<string> {
   return `${svg}\n`;
 }
 
+/** A ratio's axis label, with the direction that is better: speedups and slowdowns share the axis. */
+const label = (v: MetricAnalysis) => `${v.metric.id} ${v.metric.better === 'higher' ? '↑' : '↓'}`;
+
 /** Headline ratios as bars with their 95% CI as whiskers, thresholds as red ticks, 1× as a grey rule. */
 export function ratiosChart(verdicts: readonly MetricAnalysis[]): Spec {
   const rows = verdicts
     .filter((v) => v.stats.value !== null)
-    .map((v) => ({ metric: v.metric.id, mode: v.metric.mode, value: v.stats.value, lo: v.stats.ci?.[0] ?? v.stats.value, hi: v.stats.ci?.[1] ?? v.stats.value, verdict: v.verdict }));
-  const bounds = verdicts.flatMap((v) => [v.threshold?.bounds.min, v.threshold?.bounds.max].filter((b) => b !== undefined).map((bound) => ({ metric: v.metric.id, bound })));
+    .map((v) => ({ metric: label(v), mode: v.metric.mode, value: v.stats.value, lo: v.stats.ci?.[0] ?? v.stats.value, hi: v.stats.ci?.[1] ?? v.stats.value, verdict: v.verdict }));
+  const bounds = verdicts.flatMap((v) => [v.threshold?.bounds.min, v.threshold?.bounds.max].filter((b) => b !== undefined).map((bound) => ({ metric: label(v), bound })));
+  const colors = modeScale(rows.map((r) => r.mode));
   const y = { field: 'metric', type: 'nominal' as const, sort: null, title: null, axis: { labelLimit: 300 } };
   return {
     $schema: SCHEMA,
-    title: { text: 'Headline ratios (median, 95% bootstrap CI)', subtitle: 'black: CI · orange ticks: thresholds · dashed: 1× (no cost, no gain)', anchor: 'start' },
+    title: { text: 'Headline ratios (median, 95% CI)', subtitle: '↑ higher is better (speedups) · ↓ lower is better (slowdowns) · black: CI · orange ticks: thresholds · dashed: 1×', anchor: 'start' },
     width: WIDTH - 300,
     height: { step: 22 },
     layer: [
-      { data: { values: rows }, mark: { type: 'bar', height: { band: 0.7 } }, encoding: { y, x: { field: 'value', type: 'quantitative', title: 'ratio (×)' }, color: { field: 'mode', type: 'nominal', scale: MODE_COLORS, title: 'mode' }, tooltip: [{ field: 'value', format: '.3f' }] } },
+      { data: { values: rows }, mark: { type: 'bar', height: { band: 0.7 } }, encoding: { y, x: { field: 'value', type: 'quantitative', title: 'ratio (×)' }, color: { field: 'mode', type: 'nominal', scale: colors, title: 'mode' }, tooltip: [{ field: 'value', format: '.3f' }] } },
       { data: { values: rows }, mark: { type: 'rule', color: 'black', strokeWidth: 1.5 }, encoding: { y, x: { field: 'lo', type: 'quantitative' }, x2: { field: 'hi' } } },
       { data: { values: rows }, mark: { type: 'text', align: 'left', dx: 4, fontSize: 10 }, encoding: { y, x: { field: 'hi', type: 'quantitative' }, text: { field: 'value', format: '.2f' } } },
       { data: { values: [{ x: 1 }] }, mark: { type: 'rule', color: '#888', strokeDash: [2, 2] }, encoding: { x: { field: 'x', type: 'quantitative' } } },
@@ -50,23 +60,27 @@ export function timelineChart(run: Pick<Run, 'samples'>, analysis: Analysis): Sp
     rounds.flatMap((r) =>
       [...r.trials.values()].flatMap((t) =>
         'clients' in t && t.clients.length > 0
-          ? [{ start: (Math.min(...t.clients.map((c) => c.windowStartUs)) - t0) / 1e6, end: (Math.max(...t.clients.map((c) => c.windowEndUs)) - t0) / 1e6, mode: comparison.mode }]
+          ? [{ start: (Math.min(...t.clients.map((c) => c.windowStartUs)) - t0) / 1e6, end: (Math.max(...t.clients.map((c) => c.windowEndUs)) - t0) / 1e6, mode: comparison.mode, comparison: comparison.id }]
           : [],
       ),
     ),
   );
-  const panel = (field: string, title: string) => ({
+  // Each comparison named where its first window starts, so the shading says which workload ran.
+  const starts = [...new Set(windows.map((w) => w.comparison))].map((id) => ({ comparison: id, start: Math.min(...windows.filter((w) => w.comparison === id).map((w) => w.start)) }));
+  const colors = modeScale(windows.map((w) => w.mode));
+  const panel = (field: string, title: string, named: boolean) => ({
     width: WIDTH - 80,
     height: 110,
     layer: [
-      { data: { values: windows }, mark: { type: 'rect' as const, opacity: 0.18 }, encoding: { x: { field: 'start', type: 'quantitative' as const, title: 'seconds since the first sample' }, x2: { field: 'end' }, color: { field: 'mode', type: 'nominal' as const, scale: MODE_COLORS, title: 'trial windows' } } },
+      { data: { values: windows }, mark: { type: 'rect' as const, opacity: 0.18 }, encoding: { x: { field: 'start', type: 'quantitative' as const, title: 'seconds since the first sample' }, x2: { field: 'end' }, color: { field: 'mode', type: 'nominal' as const, scale: colors, title: 'trial windows' } } },
+      ...(named ? [{ data: { values: starts }, mark: { type: 'text' as const, angle: 270, align: 'left' as const, baseline: 'middle' as const, dx: 4, fontSize: 9, y: -4 }, encoding: { x: { field: 'start', type: 'quantitative' as const }, text: { field: 'comparison', type: 'nominal' as const } } }] : []),
       { data: { values: samples }, mark: { type: 'line' as const, color: '#333', strokeWidth: 1 }, encoding: { x: { field: 't', type: 'quantitative' as const }, y: { field, type: 'quantitative' as const, title } } },
     ],
   });
   return {
     $schema: SCHEMA,
     title: { text: 'nvidia-smi samples over the run', anchor: 'start' },
-    vconcat: [panel('util', 'GPU utilization (%)'), panel('sm', 'SM clock (MHz)'), panel('power', 'power (W)')],
+    vconcat: [panel('util', 'GPU utilization (%)', true), panel('sm', 'SM clock (MHz)', false), panel('power', 'power (W)', false)],
   };
 }
 

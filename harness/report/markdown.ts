@@ -62,6 +62,8 @@ function streamsTable(ca: ComparisonAnalysis): string[] {
 
 /** "Which mode for many small services, and what breaks in each" — answered from this run's numbers. */
 function answer(run: Run, analysis: Analysis): string[] {
+  // A run of the streams mode alone measured no sharing between processes: nothing to answer.
+  if (run.plan.every((c) => c.mode === 'streams') && run.modes.every((m) => m.mode === 'streams' || m.status === 'skipped')) return [];
   const measured = measuredFromAnalysis(run, analysis);
   const ts = measured.timeslice;
   const mps = measured.mps;

@@ -70,6 +70,21 @@ describe('bench writes the report of every run', () => {
     expect(md).toBeDefined();
     expect(result.stdout).toContain(`report: ${path.join(reportDir, md as string)}`);
   });
+
+  it('for the streams mode alone: no "which mode" section, and charts name only the modes that ran', async () => {
+    const out = path.join(tempDir(), 'run');
+    expect((await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', ...QUICK, '--quiet'])).exitCode).toBe(0);
+    const reportDir = path.join(out, 'report');
+    const md = readdirSync(reportDir).find((f) => f.endsWith('.md')) as string;
+    expect(readFileSync(path.join(reportDir, md), 'utf8')).not.toContain('Which mode');
+    const charts = path.join(reportDir, md.replace(/\.md$/, ''));
+    const texts = (file: string) => [...readFileSync(path.join(charts, file), 'utf8').matchAll(/>([^<]+)<\/text>/g)].map((m) => m[1]);
+    // The legend lists streams only; each ratio's label says which direction is better.
+    expect(texts('ratios.svg')).toEqual(expect.arrayContaining(['streams', 'streams/spin/speedup-k2 ↑']));
+    expect(texts('ratios.svg')).not.toEqual(expect.arrayContaining(['mps']));
+    expect(texts('timeline.svg')).toEqual(expect.arrayContaining(['streams/spin']));
+    expect(texts('timeline.svg')).not.toEqual(expect.arrayContaining(['timeslice']));
+  });
 });
 
 describe('gpushare show', () => {
