@@ -73,6 +73,8 @@ export interface ReportArgs {
 export interface ArtifactsArgs {
   out: string;
   run?: string;
+  gpuModel?: string;
+  /** Refused with a pointer to --gpu-model: --gpu is bench's GPU index. */
   gpu?: string;
   replicas?: string;
   namespace?: string;
@@ -88,6 +90,7 @@ export interface PlanArgs {
   json?: boolean;
   latencySloMs?: string;
   run?: string;
+  gpuModel?: string;
   gpu?: string;
   out?: string;
   namespace?: string;
@@ -233,7 +236,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
         y
           .option('out', { type: 'string', demandOption: true, describe: 'directory for the files' })
           .option('run', { type: 'string', describe: 'run directory: the GPU it measured and its costs' })
-          .option('gpu', { type: 'string', describe: 'a GPU model without a run: A100-40GB, A100-80GB, H100-80GB, H200-141GB' })
+          .option('gpu-model', { type: 'string', describe: 'a GPU model without a run: A100-40GB, A100-80GB, H100-80GB, H200-141GB' })
+          .option('gpu', { type: 'string', hidden: true })
           .option('replicas', { type: 'string', describe: 'shares per GPU in the device-plugin configs', defaultDescription: '4' })
           .option('namespace', { type: 'string', describe: 'the GPU Operator\'s namespace (OpenShift: nvidia-gpu-operator)', defaultDescription: 'gpu-operator' })
           .option('cluster-policy', { type: 'string', describe: 'the ClusterPolicy\'s name (OpenShift: gpu-cluster-policy)', defaultDescription: 'cluster-policy' })
@@ -252,7 +256,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           .option('sm-pct', { type: 'string', demandOption: true, describe: 'share of the SMs each model needs when busy, %' })
           .option('latency-slo-ms', { type: 'string', describe: 'p99 latency target, ms (checked against the run measured contended p99)' })
           .option('run', { type: 'string', describe: 'run directory: its GPU, MIG table and measured costs' })
-          .option('gpu', { type: 'string', describe: 'GPU model: A100-40GB, A100-80GB, H100-80GB, H200-141GB, or any with --gpu-mem-gib' })
+          .option('gpu-model', { type: 'string', describe: 'GPU model: A100-40GB, A100-80GB, H100-80GB, H200-141GB, or any with --gpu-mem-gib' })
+          .option('gpu', { type: 'string', hidden: true })
           .option('json', { type: 'boolean', describe: 'the answer as JSON: the request, each mode\'s fit, what breaks, the recommendation and the MPS limits' })
           .option('gpu-mem-gib', { type: 'string', describe: 'memory of a GPU model without a built-in table, GiB (time-slicing and MPS fits need no MIG table)' })
           .option('out', { type: 'string', describe: 'write the artifacts for the recommendation here' })

@@ -152,7 +152,13 @@ export function estimateSeconds(config: Config, comparisons: ReadonlyArray<{ mod
 }
 
 export function resolveArtifactsOptions(args: ArtifactsArgs): ArtifactsOptions {
-  return { out: args.out, run: args.run, gpu: args.gpu, replicas: integer(args.replicas, '--replicas', 4, 2, 48), operator: operator(args), gpus: gpuList(args.gpus) };
+  return { out: args.out, run: args.run, gpu: gpuModel(args), replicas: integer(args.replicas, '--replicas', 4, 2, 48), operator: operator(args), gpus: gpuList(args.gpus) };
+}
+
+/** --gpu-model; --gpu, which names a GPU index in bench, is refused here rather than read as a model. */
+function gpuModel(args: { gpuModel?: string; gpu?: string }): string | undefined {
+  if (args.gpu !== undefined) throw new UserError(`--gpu ${argText(args.gpu)}: --gpu is a GPU index (bench); name a GPU model with --gpu-model, e.g. --gpu-model H100-80GB`);
+  return args.gpuModel;
 }
 
 /** --gpus for the MPS scripts: all (the default: every GPU of the node) or a list of indices. */
@@ -178,7 +184,7 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     smPct: number(args.smPct, '--sm-pct', 10, 0.01, 100),
     latencySloMs: args.latencySloMs === undefined ? null : number(args.latencySloMs, '--latency-slo-ms', 0, 0.001, 1e7),
     run: args.run,
-    gpu: args.gpu,
+    gpu: gpuModel(args),
     gpuMemGiB: args.gpuMemGib === undefined ? null : number(args.gpuMemGib, '--gpu-mem-gib', 0, 0.001, 100_000),
     json: args.json ?? false,
     out: args.out,

@@ -106,3 +106,12 @@ export function runOnDisk(out: string): Run | null {
     return null;
   }
 }
+
+/** Polls `condition` every 50 ms until it holds, failing with `what` after `deadlineMs`: a condition and a deadline, never a guess at how long a loaded machine takes. */
+export async function until(condition: () => boolean | Promise<boolean>, deadlineMs: number, what: string): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!(await condition())) {
+    if (Date.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -38,7 +38,7 @@ export interface PlanOptions extends PlanRequest {
 
 function builtinGpu(name: string): PlanGpu {
   const table = builtinMigGpu(name);
-  if (!table) throw new UserError(`unknown GPU "${name}" for --gpu: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, or give --run with a measured run`);
+  if (!table) throw new UserError(`unknown GPU "${name}" for --gpu-model: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, or give --run with a measured run`);
   return { name: table.name, memoryGiB: table.memoryGiB, mig: table };
 }
 
@@ -46,7 +46,7 @@ function builtinGpu(name: string): PlanGpu {
 function planGpu(name: string, memoryGiB: number | null): PlanGpu {
   if (builtinMigGpu(name) || memoryGiB === null) {
     if (!builtinMigGpu(name)) {
-      throw new UserError(`unknown GPU "${name}" for --gpu: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, give its memory with --gpu-mem-gib (time-slicing and MPS need no MIG table), or give --run with a measured run`);
+      throw new UserError(`unknown GPU "${name}" for --gpu-model: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, give its memory with --gpu-mem-gib (time-slicing and MPS need no MIG table), or give --run with a measured run`);
     }
     return builtinGpu(name);
   }
@@ -72,7 +72,7 @@ function indexText(title: string, lines: string[], files: ArtifactFile[]): strin
 
 export async function artifactsCommand(options: ArtifactsOptions, deps: AppDeps): Promise<number> {
   const run = options.run ? await loadRun(options.run) : null;
-  if (!run && !options.gpu) throw new UserError('artifacts needs --run <run-dir> (the GPU it measured) or --gpu <model>');
+  if (!run && !options.gpu) throw new UserError('artifacts needs --run <run-dir> (the GPU it measured) or --gpu-model <model>');
   const gpu = options.gpu ? builtinGpu(options.gpu) : runGpu(run as Run);
   const source = run ? `run ${run.id} on ${gpu.name}` : `the built-in table for ${gpu.name}`;
   // The ClusterPolicy default is whichever sharing mode the run measured as cheaper; none without a measurement.
@@ -100,7 +100,7 @@ export async function artifactsCommand(options: ArtifactsOptions, deps: AppDeps)
 
 export async function planCommand(options: PlanOptions, deps: AppDeps): Promise<number> {
   const run = options.run ? await loadRun(options.run) : null;
-  if (!run && !options.gpu) throw new UserError('plan needs --gpu <model> (e.g. A100-80GB) or --run <run-dir>');
+  if (!run && !options.gpu) throw new UserError('plan needs --gpu-model <model> (e.g. A100-80GB) or --run <run-dir>');
   const gpu = options.gpu ? planGpu(options.gpu, options.gpuMemGiB) : runGpu(run as Run);
   const request = { models: options.models, memGiB: options.memGiB, smPct: options.smPct, latencySloMs: options.latencySloMs };
   const advice = advise(request, gpu, run ? measuredFromAnalysis(run, analyze(run)) : null);

@@ -4,13 +4,12 @@
  * exit 2; and --dry-run prints a workload's argv so that nothing in it reaches the terminal raw.
  */
 import { readdirSync } from 'node:fs';
-import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { CLI, cli, committedRuns, expectOneLineError, fakePath, tempDir } from '../helpers.js';
 
 const RUN = committedRuns()[0] ?? '';
-const GPU = ['--gpu', 'H100-80GB'];
+const GPU = ['--gpu-model', 'H100-80GB'];
 const PLAN = ['plan', '--models', '2', '--mem-gib', '4', '--sm-pct', '20'];
 
 /** The CLI run in a fresh empty directory, so that a path that meant "here" would show as files in it. */
@@ -35,7 +34,7 @@ describe.concurrent('a flag given twice is refused, for every command', () => {
     [['report', RUN, '--format', 'md', '--format', 'csv'], '--format given twice (md, csv): give it once'],
     [['report', RUN, '--out', 'a', '--out', 'b'], '--out given twice (a, b): give it once'],
     [['artifacts', ...GPU, '--out', 'a', '--out', 'b'], '--out given twice (a, b): give it once'],
-    [['artifacts', '--out', 'a', '--gpu', 'H100-80GB', '--gpu', 'A100-80GB'], '--gpu given twice (H100-80GB, A100-80GB): give it once'],
+    [['artifacts', '--out', 'a', '--gpu-model', 'H100-80GB', '--gpu-model', 'A100-80GB'], '--gpu-model given twice (H100-80GB, A100-80GB): give it once'],
     [[...PLAN, '--models', '3', ...GPU], '--models given twice (2, 3): give it once'],
     [['doctor', '--python', 'a', '--python', 'b'], '--python given twice (a, b): give it once'],
   ])('%j', async (args, message) => {

@@ -5,12 +5,11 @@
  */
 import { closeSync, existsSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findProcesses, readEnviron } from '../../harness/proc/process-table.js';
 import { loadRun } from '../../harness/run/store.js';
-import { cli, expectOneLineError, runOnDisk, tempDir } from '../helpers.js';
+import { cli, expectOneLineError, runOnDisk, tempDir, until } from '../helpers.js';
 
 const mnt = tempDir('gpushare-full-disk-');
 const mounted = process.getuid?.() === 0 && (await execa('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mnt], { reject: false })).exitCode === 0;
@@ -18,13 +17,6 @@ afterAll(async () => {
   if (mounted) await execa('umount', [mnt], { reject: false });
 });
 
-async function until(condition: () => boolean | Promise<boolean>, deadlineMs: number, what: string): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await condition())) {
-    if (Date.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** Writes until the file system is full. */
 function fill(file: string): void {

@@ -6,23 +6,14 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { prepareMpsDirectory } from '../../harness/mps/ownership.js';
 import { findProcesses, isRunning, readEnviron, type ProcessInfo } from '../../harness/proc/process-table.js';
 import type { Run } from '../../harness/run/schema.js';
 import { loadRun } from '../../harness/run/store.js';
-import { cli, editedCopy, expectOneLineError, fakePath, QUICK, runOnDisk, tempDir } from '../helpers.js';
+import { cli, editedCopy, expectOneLineError, fakePath, QUICK, runOnDisk, tempDir, until } from '../helpers.js';
 
-/** Polls `condition` every 50 ms until it holds, failing with `what` after `deadlineMs`. */
-async function until(condition: () => boolean | Promise<boolean>, deadlineMs: number, what: string): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await condition())) {
-    if (Date.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** The live (fake) MPS processes started for `pipeDirectory`. */
 async function mpsProcessesFor(pipeDirectory: string): Promise<ProcessInfo[]> {

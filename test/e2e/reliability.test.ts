@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { findProcesses, isRunning } from '../../harness/proc/process-table.js';
 import type { Run } from '../../harness/run/schema.js';
 import { loadRun } from '../../harness/run/store.js';
-import { cli, expectOneLineError, QUICK, ROOT, runOnDisk, tempDir } from '../helpers.js';
+import { cli, expectOneLineError, QUICK, ROOT, runOnDisk, tempDir, until } from '../helpers.js';
 
 async function untilTrials(out: string, n: number): Promise<void> {
   while ((runOnDisk(out)?.trials.length ?? 0) < n) await sleep(50);
@@ -27,8 +27,7 @@ describe('kill -9 and --resume', () => {
     expect(await isRunning(orphan?.controlPid as number)).toBe(true);
     // Workloads see their stdin close and exit by themselves.
     const workloads = [...new Set(killed.trials.flatMap((t) => ('clients' in t ? t.clients.map((c) => c.pid as number) : [])))];
-    await sleep(500);
-    for (const pid of workloads) expect(await isRunning(pid)).toBe(false);
+    await until(async () => (await Promise.all(workloads.map((pid) => isRunning(pid)))).every((running) => !running), 15_000, 'the workloads to exit');
 
     const resumed = await cli(['bench', '--resume', out, '--quiet']);
     expect(resumed.exitCode).toBe(0);
@@ -67,9 +66,8 @@ describe('signals', () => {
     child.kill('SIGINT');
     const result = await child;
     expect(result.exitCode).toBe(130);
-    await sleep(300);
     const pids = [...new Set(before.trials.flatMap((t) => ('clients' in t ? t.clients.map((c) => c.pid as number) : [])))];
-    for (const pid of pids) expect(await isRunning(pid)).toBe(false);
+    await until(async () => (await Promise.all(pids.map((pid) => isRunning(pid)))).every((running) => !running), 15_000, 'the workloads to exit');
     const mps = before.modes[0]?.mps;
     expect(await isRunning(mps?.controlPid as number)).toBe(false);
     expect((await loadRun(out)).trials.length).toBeGreaterThanOrEqual(2);

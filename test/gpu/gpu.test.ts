@@ -158,7 +158,7 @@ describe('on a real GPU', () => {
 
   it('the generated mps-start.sh / mps-stop.sh run for real (compute mode left alone): up, answering, then gone', async () => {
     const out = path.join(tempDir(), 'artifacts');
-    expect((await gpuCli(['artifacts', '--gpu', 'H100-80GB', '--out', out])).exitCode).toBe(0);
+    expect((await gpuCli(['artifacts', '--gpu-model', 'H100-80GB', '--out', out])).exitCode).toBe(0);
     const env = { CUDA_MPS_PIPE_DIRECTORY: path.join(tempDir(), 'pipe'), CUDA_MPS_LOG_DIRECTORY: path.join(tempDir(), 'log') };
     const before = await liveMpsProcesses();
     const start = await execa(path.join(out, 'gpushare-mps-start.sh'), ['--skip-compute-mode'], { env, reject: false });

@@ -14,17 +14,19 @@ afterAll(() => {
   delete process.env.FAKE_SMI;
 });
 
-async function sampleFor(ms: number, scenario: string) {
+/** Samples until `done` holds (a condition, not a guess at how long a loaded machine takes), within a deadline. */
+async function sampleUntil(scenario: string, done: (sampler: ReturnType<typeof startSmiSampler>) => boolean, deadlineMs = 20_000) {
   process.env.FAKE_SMI = scenario;
   const sampler = startSmiSampler(execaRunner, systemClock, { gpuIndex: 0, intervalMs: 20 });
-  await new Promise((r) => setTimeout(r, ms));
+  const deadline = Date.now() + deadlineMs;
+  while (!done(sampler) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   await sampler.stop();
   return sampler;
 }
 
 describe('nvidia-smi sampler (fake nvidia-smi -lms)', () => {
   it('turns the recorded rows into typed samples in arrival order', async () => {
-    const sampler = await sampleFor(400, 'h200');
+    const sampler = await sampleUntil('h200', (x) => x.samples.length > 3);
     expect(sampler.samples.length).toBeGreaterThan(3);
     expect(sampler.status()).toEqual({ status: 'ok', error: null });
     expect(sampler.samples[0]).toMatchObject({ gpuIndex: 0, memClockMHz: 3201, pstate: 'P0', trialId: null });
@@ -33,12 +35,12 @@ describe('nvidia-smi sampler (fake nvidia-smi -lms)', () => {
   });
 
   it('keeps [N/A] fields as null', async () => {
-    const sampler = await sampleFor(200, 'na');
+    const sampler = await sampleUntil('na', (x) => x.samples.length > 0);
     expect(sampler.samples[0]).toMatchObject({ powerW: null, smClockMHz: null, clocksEventReasons: null });
   });
 
   it('skips garbled lines and says so', async () => {
-    const sampler = await sampleFor(300, 'garbled');
+    const sampler = await sampleUntil('garbled', (x) => x.samples.length > 0 && x.status().error !== null);
     expect(sampler.samples.length).toBeGreaterThan(0);
     expect(sampler.status().error).toMatch(/^nvidia-smi sampler printed an unreadable line \(expected 11 fields, got 2/);
   });
