@@ -3,6 +3,7 @@ import yargs, { type Argv } from 'yargs';
 import { argText } from './argv-text.js';
 import { UserError } from './errors.js';
 import { DEFAULTS } from './defaults.js';
+import { PROBES } from './run/probe-record.js';
 import { VERSION } from './version.js';
 
 /** Raw bench flags as typed on the command line; numbers stay strings so errors can quote them. */
@@ -45,6 +46,16 @@ export interface ShowArgs {
   all?: boolean;
   json?: boolean;
   config?: string;
+}
+
+export interface ProbeArgs {
+  probes?: string;
+  gpu?: string;
+  out?: string;
+  python?: string;
+  allowBusy?: boolean;
+  json?: boolean;
+  fakeGpu?: boolean;
 }
 
 export interface DoctorArgs {
@@ -104,6 +115,7 @@ export type CliCommand =
   | { name: 'gate'; args: GateArgs }
   | { name: 'report'; args: ReportArgs }
   | { name: 'show'; args: ShowArgs }
+  | { name: 'probe'; args: ProbeArgs }
   | { name: 'artifacts'; args: ArtifactsArgs }
   | { name: 'plan'; args: PlanArgs };
 
@@ -185,6 +197,22 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           .option('fake-gpu', { type: 'boolean', hidden: true }),
       (args) => {
         command = { name: 'doctor', args: args as DoctorArgs };
+      },
+    )
+    .command(
+      'probe',
+      'test what breaks when processes share the GPU (memory, SM caps, faults, client limit, time slices, streams, green contexts) and grade the claims made about it',
+      (y) =>
+        y
+          .option('probes', { type: 'string', describe: `probes to run, comma-separated: ${PROBES.join(', ')}`, defaultDescription: 'all' })
+          .option('gpu', { type: 'string', describe: 'index of the GPU to probe', defaultDescription: '0' })
+          .option('out', { type: 'string', describe: 'run directory', defaultDescription: 'results/<date>-<gpu>-probe-<id>' })
+          .option('python', { type: 'string', describe: 'Python interpreter with PyTorch', defaultDescription: DEFAULTS.python })
+          .option('allow-busy', { type: 'boolean', describe: 'probe even if another process uses the GPU' })
+          .option('json', { type: 'boolean', describe: 'print the claims ledger as JSON' })
+          .option('fake-gpu', { type: 'boolean', hidden: true }),
+      (args) => {
+        command = { name: 'probe', args: args as unknown as ProbeArgs };
       },
     )
     .command(
@@ -270,7 +298,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
     )
     // Runs after yargs' own checks (an unknown flag given twice still reads "Unknown argument") and before the command's handler.
     .middleware(refuseRepeatedOrEmpty)
-    .demandCommand(1, 'name a command: bench, doctor, gate, show, report, artifacts or plan')
+    .demandCommand(1, 'name a command: bench, probe, doctor, gate, show, report, artifacts or plan')
     .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
     .strict()
     .version(VERSION)

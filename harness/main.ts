@@ -7,10 +7,11 @@ import { artifactsCommand, planCommand } from './commands/artifacts.js';
 import { doctor } from './commands/doctor.js';
 import { gateCommand } from './commands/gate.js';
 import { reportCommand } from './commands/report.js';
+import { probeCommand } from './commands/probe.js';
 import { showCommand } from './commands/show.js';
 import { systemDeps } from './deps.js';
 import { ExitCode, Interrupted, signalExitCode, UserError } from './errors.js';
-import { resolveArtifactsOptions, resolveBenchOptions, resolvePlanOptions } from './options.js';
+import { resolveArtifactsOptions, resolveBenchOptions, resolvePlanOptions, resolveProbeOptions } from './options.js';
 import { loadThresholds } from './thresholds.js';
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -20,6 +21,8 @@ async function main(argv: readonly string[]): Promise<number> {
   switch (command.name) {
     case 'bench':
       return bench(resolveBenchOptions(command.args, await loadThresholds(command.args.config)), deps);
+    case 'probe':
+      return probeCommand(resolveProbeOptions(command.args), deps);
     case 'doctor':
       return doctor(command.args, deps);
     case 'gate':

@@ -1,9 +1,10 @@
 /** Gives the parsed flags meaning: validates each one and fills in defaults, naming any bad value. */
 import type { ArtifactsOptions, PlanOptions } from './commands/artifacts.js';
 import { argText } from './argv-text.js';
-import type { ArtifactsArgs, BenchArgs, PlanArgs } from './cli.js';
+import type { ArtifactsArgs, BenchArgs, PlanArgs, ProbeArgs } from './cli.js';
 import { UserError } from './errors.js';
 import type { ProgressStyle } from './progress.js';
+import { PROBES, type ProbeName } from './run/probe-record.js';
 import { MODE_NAMES, type Config, type ModeName, type WorkloadSpec } from './run/schema.js';
 import { DEFAULT_THRESHOLDS, type Thresholds } from './thresholds.js';
 import { BUILTIN_NAMES, builtinSpec, customSpec } from './workload/registry.js';
@@ -190,5 +191,28 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     out: args.out,
     operator: operator(args),
     gpus: gpuList(args.gpus),
+  };
+}
+
+/** What `gpushare probe` runs, where, and how it prints. */
+export interface ProbeOptions {
+  probes: ProbeName[];
+  gpuIndex: number;
+  out: string | null;
+  python: string;
+  allowBusy: boolean;
+  json: boolean;
+}
+
+export function resolveProbeOptions(args: ProbeArgs): ProbeOptions {
+  const chosen = list(args.probes, '--probes', PROBES).map((p) => oneOf(p, PROBES, '--probes', 'probe'));
+  return {
+    // In the documented order whatever order they were given in: cheap, independent probes first.
+    probes: PROBES.filter((p) => chosen.includes(p)),
+    gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
+    out: args.out ?? null,
+    python: args.python ?? DEFAULTS.python,
+    allowBusy: args.allowBusy ?? false,
+    json: args.json ?? false,
   };
 }

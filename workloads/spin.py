@@ -4,20 +4,27 @@ import sys
 from gpushare_protocol import parser, serve
 
 
+def spin_kernel():
+    """A Triton kernel spin[(blocks,)](out, ns, num_warps=1): each block spins ns on %globaltimer."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def spin(out_ptr, ns):
+        start = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+        now = start
+        while now - start < ns:
+            now = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+        tl.store(out_ptr + tl.program_id(0), now - start)
+
+    return spin
+
+
 def build(args):
     def make():
         import torch
-        import triton
-        import triton.language as tl
 
-        @triton.jit
-        def spin(out_ptr, ns):
-            start = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
-            now = start
-            while now - start < ns:
-                now = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
-            tl.store(out_ptr + tl.program_id(0), now - start)
-
+        spin = spin_kernel()
         out = torch.zeros(args.blocks, dtype=torch.int64, device="cuda")
         ns = int(args.spin_us * 1000)
 

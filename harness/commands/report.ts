@@ -7,6 +7,10 @@ import { compareRuns, comparisonMarkdown } from '../report/compare.js';
 import { runFile, writeRunReport } from '../report/write.js';
 import { reportsDir } from '../paths.js';
 import { loadRun, writeOutputFile } from '../run/store.js';
+import { claimsLedger } from '../analysis/claims.js';
+import { probeMarkdown } from '../report/probe-markdown.js';
+import { loadProbeRun, type ProbeRun } from '../run/probe-record.js';
+import { VERSION } from '../version.js';
 import { analyze } from '../analysis/analyze.js';
 import { checkPatterns, loadThresholds } from '../thresholds.js';
 
@@ -20,6 +24,8 @@ export interface ReportOptions {
 }
 
 export async function reportCommand(options: ReportOptions, deps: AppDeps): Promise<number> {
+  const probe = options.runs.length === 1 ? await loadProbeRun(options.runs[0] as string) : null;
+  if (probe !== null) return probeReport(probe, options, deps);
   const runs = await Promise.all(options.runs.map((dir) => loadRun(dir)));
   const [first, second] = runs;
   if (!first || runs.length > 2) throw new UserError('report takes one run directory, or two to compare');
@@ -49,4 +55,17 @@ export async function reportCommand(options: ReportOptions, deps: AppDeps): Prom
       deps.out(`${await writeRunReport(first, analysis, out)}\n`);
       return ExitCode.ok;
   }
+}
+
+/** A probe run's report: its markdown, or its claims ledger as JSON (CSV has no table to give). */
+async function probeReport(run: ProbeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
+  if (options.format === 'csv') throw new UserError('--format csv describes a bench run: a probe run has --format md or json');
+  if (options.format === 'json') {
+    deps.out(`${JSON.stringify({ runId: run.id, status: run.status, claims: claimsLedger(run), cleanup: run.cleanup }, null, 2)}\n`);
+    return ExitCode.ok;
+  }
+  const file = runFile(options.out ?? reportsDir(deps.cwd), run.id, '.md');
+  await writeOutputFile(file, probeMarkdown(run, VERSION));
+  deps.out(`${file}\n`);
+  return ExitCode.ok;
 }

@@ -20,6 +20,8 @@ export interface MpsDaemon {
   readonly controlPid: number | null;
   /** Server PIDs answered by get_server_list (empty until a client has connected). */
   serverPids(): Promise<number[]>;
+  /** One control command's answer (e.g. get_server_status 1234 → ACTIVE), or null when it failed. */
+  ask(command: string): Promise<string | null>;
   /** Quits the daemon and confirms it is gone; says how it went. Safe to call twice. */
   stop(): Promise<string>;
   /** Kills by PID at once, synchronously: for a forced exit (second Ctrl-C). */
@@ -79,6 +81,10 @@ export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, option
       const answer = await control(runner, env, 'get_server_list');
       if (answer.ok) for (const pid of parsePids(answer.stdout)) knownServers.add(pid);
       return [...knownServers];
+    },
+    async ask(command) {
+      const answer = await control(runner, env, command);
+      return answer.ok ? answer.stdout.trim() : null;
     },
     async stop() {
       if (stopped !== null) return stopped;

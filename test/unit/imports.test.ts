@@ -26,6 +26,7 @@ const FORBIDDEN: Record<string, string[]> = {
   'run/': ['analysis/', 'execute/', 'report/', 'artifacts/', 'commands/', 'scheduler', 'gate'],
   'export/': ['commands/', 'execute/', 'mps/', 'proc/', 'workload/', 'scheduler'],
   'report/': ['commands/', 'execute/', 'mps/', 'proc/', 'workload/', 'scheduler'],
+  'probe/': ['commands/', 'execute/', 'analysis/', 'report/', 'export/', 'artifacts/', 'workload/', 'scheduler'],
   'artifacts/': ['commands/', 'execute/', 'mps/', 'proc/', 'workload/', 'scheduler', 'report/', 'export/'],
 };
 
