@@ -62,6 +62,11 @@ describe('the packed package, installed in another project', () => {
     expect(artifacts.exitCode, String(artifacts.stderr)).toBe(0);
     expect(readdirSync(path.join(project, 'artifacts'))).toContain('README.md');
 
+    const probe = await gpushare(['probe', '--probes', 'sm-cap,default-stream']);
+    expect(probe.exitCode, String(probe.stderr)).toBe(0);
+    const [probeRun] = readdirSync(path.join(project, 'results')).filter((name) => name.includes('-probe-'));
+    expect(readdirSync(path.join(project, 'reports'))).toContain(`${probeRun}.md`);
+
     expect(listing(installed)).toEqual(before);
   }, 300_000);
 });
