@@ -58,6 +58,24 @@ export interface ProbeArgs {
   fakeGpu?: boolean;
 }
 
+export interface CapacityArgs {
+  sloP99Ms?: string;
+  modes?: string;
+  clients?: string;
+  workload?: string;
+  set?: string[];
+  load?: string;
+  windowMs?: string;
+  startQps?: string;
+  maxSteps?: string;
+  gpu?: string;
+  out?: string;
+  python?: string;
+  allowBusy?: boolean;
+  json?: boolean;
+  fakeGpu?: boolean;
+}
+
 export interface DoctorArgs {
   json?: boolean;
   python?: string;
@@ -116,6 +134,7 @@ export type CliCommand =
   | { name: 'report'; args: ReportArgs }
   | { name: 'show'; args: ShowArgs }
   | { name: 'probe'; args: ProbeArgs }
+  | { name: 'capacity'; args: CapacityArgs }
   | { name: 'artifacts'; args: ArtifactsArgs }
   | { name: 'plan'; args: PlanArgs };
 
@@ -124,7 +143,7 @@ function benchFlags(y: Argv) {
     .usage('$0 bench [options] [-- <your workload command>]')
     .option('modes', { type: 'string', describe: 'sharing modes to measure, comma-separated: streams, timeslice, mps, mig', defaultDescription: 'all four' })
     .option('workloads', { type: 'string', describe: 'workloads for every mode: spin, gemm, infer, pipeline, custom', defaultDescription: 'streams: spin,pipeline; others: spin,gemm,infer' })
-    .option('clients', { type: 'string', describe: 'client processes that contend in timeslice, mps and mig', defaultDescription: String(DEFAULTS.clients) })
+    .option('clients', { type: 'string', describe: 'client processes that contend in timeslice, mps and mig; a list (2,4,8) is a sweep, each count its own comparison', defaultDescription: String(DEFAULTS.clients) })
     .option('rounds', { type: 'string', describe: 'interleaved rounds every comparison runs at least (ABBA order)', defaultDescription: String(DEFAULTS.rounds) })
     .option('max-rounds', { type: 'string', describe: 'add rounds up to this many until each headline CI is narrow enough (= --rounds: none added)', defaultDescription: String(DEFAULTS.maxRounds) })
     .option('ci-target', { type: 'string', describe: 'stop adding rounds once every headline ratio has this CI half-width (fraction of the ratio)', defaultDescription: String(DEFAULTS.ciTarget) })
@@ -216,6 +235,31 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
       },
     )
     .command(
+      'capacity',
+      'the highest request rate each mode carries at N clients while p99 stays within a target (open-loop arrivals)',
+      (y) =>
+        y
+          .option('slo-p99-ms', { type: 'string', describe: 'the p99 latency target, ms (required)' })
+          .option('modes', { type: 'string', describe: 'timeslice, mps or both', defaultDescription: 'timeslice,mps' })
+          .option('clients', { type: 'string', describe: 'client counts, comma-separated', defaultDescription: '1,2,4' })
+          .option('workload', { type: 'string', describe: 'a built-in workload', defaultDescription: 'infer' })
+          .option('set', { type: 'string', array: true, describe: 'a workload parameter, e.g. --set infer.batch=4 (repeatable)' })
+          .option('load', { type: 'string', describe: 'arrivals: poisson or constant', defaultDescription: 'poisson' })
+          .option('window-ms', { type: 'string', describe: 'length of each rate step, ms', defaultDescription: '2000' })
+          .option('start-qps', { type: 'string', describe: 'first rate per client, req/s (doubled while it passes)', defaultDescription: '100' })
+          .option('max-steps', { type: 'string', describe: 'rates tried at most per mode and client count', defaultDescription: '12' })
+          .option('gpu', { type: 'string', describe: 'index of the GPU', defaultDescription: '0' })
+          .option('out', { type: 'string', describe: 'run directory', defaultDescription: 'results/<date>-<gpu>-capacity-<id>' })
+          .option('python', { type: 'string', describe: 'Python interpreter with PyTorch', defaultDescription: DEFAULTS.python })
+          .option('allow-busy', { type: 'boolean', describe: 'measure even if another process uses the GPU' })
+          .option('json', { type: 'boolean', describe: 'print the capacity table as JSON' })
+          .option('fake-gpu', { type: 'boolean', hidden: true }),
+      (args) => {
+        const { set, ...rest } = args as unknown as CapacityArgs;
+        command = { name: 'capacity', args: { ...rest, ...(set ? { set: set.map(String) } : {}) } };
+      },
+    )
+    .command(
       'gate <run>',
       'grade a run against thresholds and, with --baseline, detect regressions (exit 0 pass, 1 fail, 3 inconclusive)',
       (y) =>
@@ -298,7 +342,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
     )
     // Runs after yargs' own checks (an unknown flag given twice still reads "Unknown argument") and before the command's handler.
     .middleware(refuseRepeatedOrEmpty)
-    .demandCommand(1, 'name a command: bench, probe, doctor, gate, show, report, artifacts or plan')
+    .demandCommand(1, 'name a command: bench, probe, capacity, doctor, gate, show, report, artifacts or plan')
     .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
     .strict()
     .version(VERSION)

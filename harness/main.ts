@@ -7,11 +7,12 @@ import { artifactsCommand, planCommand } from './commands/artifacts.js';
 import { doctor } from './commands/doctor.js';
 import { gateCommand } from './commands/gate.js';
 import { reportCommand } from './commands/report.js';
+import { capacityCommand } from './commands/capacity.js';
 import { probeCommand } from './commands/probe.js';
 import { showCommand } from './commands/show.js';
 import { systemDeps } from './deps.js';
 import { ExitCode, Interrupted, signalExitCode, UserError } from './errors.js';
-import { resolveArtifactsOptions, resolveBenchOptions, resolvePlanOptions, resolveProbeOptions } from './options.js';
+import { resolveArtifactsOptions, resolveBenchOptions, resolveCapacityOptions, resolvePlanOptions, resolveProbeOptions } from './options.js';
 import { loadThresholds } from './thresholds.js';
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -21,6 +22,8 @@ async function main(argv: readonly string[]): Promise<number> {
   switch (command.name) {
     case 'bench':
       return bench(resolveBenchOptions(command.args, await loadThresholds(command.args.config)), deps);
+    case 'capacity':
+      return capacityCommand(resolveCapacityOptions(command.args), deps);
     case 'probe':
       return probeCommand(resolveProbeOptions(command.args), deps);
     case 'doctor':

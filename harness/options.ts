@@ -1,11 +1,13 @@
 /** Gives the parsed flags meaning: validates each one and fills in defaults, naming any bad value. */
 import type { ArtifactsOptions, PlanOptions } from './commands/artifacts.js';
 import { argText } from './argv-text.js';
-import type { ArtifactsArgs, BenchArgs, PlanArgs, ProbeArgs } from './cli.js';
+import type { ArtifactsArgs, BenchArgs, CapacityArgs, PlanArgs, ProbeArgs } from './cli.js';
+import type { CapacitySettings } from './run/capacity-record.js';
 import { UserError } from './errors.js';
 import type { ProgressStyle } from './progress.js';
 import { PROBES, type ProbeName } from './run/probe-record.js';
-import { MODE_NAMES, type Config, type ModeName, type WorkloadSpec } from './run/schema.js';
+import { MODE_NAMES, type Comparison, type Config, type ModeName, type WorkloadSpec } from './run/schema.js';
+import { releaseLeadMs } from './plan.js';
 import { DEFAULT_THRESHOLDS, type Thresholds } from './thresholds.js';
 import { BUILTIN_NAMES, builtinSpec, customSpec } from './workload/registry.js';
 import { DEFAULTS } from './defaults.js';
@@ -47,7 +49,7 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
   const config: Config = {
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     modes,
-    clients: integer(args.clients, '--clients', DEFAULTS.clients, 2, 48),
+    ...clientCounts(args.clients),
     roundPolicy: {
       minRounds: rounds,
       maxRounds: Math.max(rounds, integer(args.maxRounds, '--max-rounds', DEFAULTS.maxRounds, 1, 10_000)),
@@ -105,6 +107,13 @@ function list(raw: string | undefined, flag: string, fallback: readonly string[]
   return unique(items);
 }
 
+/** --clients: one count, or a sweep of several (sorted); 64 at most, so an MPS limit can be found. */
+function clientCounts(raw: string | undefined): Pick<Config, 'clients' | 'clientCounts'> {
+  // Each count as typed (not trimmed): " 4" or "4\n" is refused like any other malformed number.
+  const counts = unique((raw ?? String(DEFAULTS.clients)).split(',').map((c) => integer(c, '--clients', DEFAULTS.clients, 2, 64))).sort((a, b) => a - b);
+  return counts.length === 1 ? { clients: counts[0] as number } : { clients: counts[0] as number, clientCounts: counts };
+}
+
 function unique<T>(items: T[]): T[] {
   return [...new Set(items)];
 }
@@ -144,11 +153,10 @@ function memoryLimit(raw: string): string {
 }
 
 /** Rough wall time of a plan's minimum rounds: start-up per client group plus each trial's window and overheads. */
-export function estimateSeconds(config: Config, comparisons: ReadonlyArray<{ mode: ModeName; arms: unknown[] }>): number {
+export function estimateSeconds(config: Config, comparisons: ReadonlyArray<Pick<Comparison, 'mode' | 'arms'>>): number {
   return comparisons.reduce((total, c) => {
-    const trials = c.arms.length * config.roundPolicy.minRounds;
-    const perTrial = c.mode === 'streams' ? 0.3 : (config.windowMs + config.releaseLeadMs) / 1000 + 0.1;
-    return total + 8 + trials * perTrial;
+    const perRound = c.arms.reduce((sum, arm) => sum + (arm.work.kind === 'fixed-duration' ? (arm.work.durationMs + releaseLeadMs(config.releaseLeadMs, arm.clients.length)) / 1000 + 0.1 : 0.3), 0);
+    return total + 8 + perRound * config.roundPolicy.minRounds;
   }, 0);
 }
 
@@ -212,6 +220,44 @@ export function resolveProbeOptions(args: ProbeArgs): ProbeOptions {
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     out: args.out ?? null,
     python: args.python ?? DEFAULTS.python,
+    allowBusy: args.allowBusy ?? false,
+    json: args.json ?? false,
+  };
+}
+
+/** What `gpushare capacity` measures, where, and how it prints. */
+export interface CapacityOptions {
+  settings: CapacitySettings;
+  gpuIndex: number;
+  out: string | null;
+  python: string;
+  readyTimeoutMs: number;
+  allowBusy: boolean;
+  json: boolean;
+}
+
+export function resolveCapacityOptions(args: CapacityArgs): CapacityOptions {
+  if (args.sloP99Ms === undefined) throw new UserError('--slo-p99-ms is required: the p99 latency target in ms, e.g. --slo-p99-ms 10');
+  const python = args.python ?? DEFAULTS.python;
+  const name = args.workload ?? 'infer';
+  if (name === 'custom') throw new UserError('capacity runs a built-in workload (--workload infer, gemm, spin…); a custom command must speak protocol 2 and is not supported here yet');
+  const counts = unique(list(args.clients, '--clients', ['1', '2', '4']).map((c) => integer(c, '--clients', 1, 1, 64))).sort((a, b) => a - b);
+  return {
+    settings: {
+      sloP99Ms: number(args.sloP99Ms, '--slo-p99-ms', 10, 0.01, 600_000),
+      modes: list(args.modes, '--modes', ['timeslice', 'mps']).map((m) => oneOf(m, ['timeslice', 'mps'] as const, '--modes', 'mode (capacity measures timeslice and mps)')),
+      clientCounts: counts,
+      workload: builtinSpec(name, python, parseSets(args.set ?? [])[name] ?? {}),
+      load: oneOf(args.load ?? 'poisson', ['poisson', 'constant'] as const, '--load', 'arrival process'),
+      windowMs: number(args.windowMs, '--window-ms', 2000, 100, 600_000),
+      startQps: number(args.startQps, '--start-qps', 100, 0.1, 1e7),
+      tolerance: 0.05,
+      maxSteps: integer(args.maxSteps, '--max-steps', 12, 2, 100),
+    },
+    gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
+    out: args.out ?? null,
+    python,
+    readyTimeoutMs: DEFAULTS.readyTimeoutS * 1000,
     allowBusy: args.allowBusy ?? false,
     json: args.json ?? false,
   };

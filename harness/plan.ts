@@ -3,7 +3,7 @@
  * modes that cannot run here into `skipped` records with their exact reason.
  */
 import { findBuiltin } from './workload/registry.js';
-import { gpuAt, type Arm, type Comparison, type Config, type Fingerprint, type Gpu, type ModeName, type ModeRecord, type Variant, type WorkloadSpec } from './run/schema.js';
+import { clientCounts, gpuAt, type Arm, type Comparison, type Config, type Fingerprint, type Gpu, type ModeName, type ModeRecord, type Variant, type WorkloadSpec } from './run/schema.js';
 
 export interface Plan {
   comparisons: Comparison[];
@@ -32,12 +32,16 @@ export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan
       mps: null,
     });
     if (skip || !gpu) continue;
-    const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, mode === 'streams' ? 1 : config.clients);
     if (mode === 'streams') {
+      const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, 1);
       comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config, cpus)));
-    } else {
-      const clientEnv = contentionEnv(mode, config, gpu).map((env, i) => ({ ...env, ...cpus[i] }));
-      comparisons.push(...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv)));
+      continue;
+    }
+    const sweep = config.clientCounts !== undefined;
+    for (const count of clientCounts(config)) {
+      const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, count);
+      const clientEnv = contentionEnv(mode, config, gpu, count).map((env, i) => ({ ...env, ...cpus[i] }));
+      comparisons.push(...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)));
     }
   }
   return { comparisons, modes };
@@ -79,8 +83,9 @@ function skipReason(mode: ModeName, config: Config, fingerprint: Fingerprint, gp
           'administrator (nvidia-smi -i N -mig 1) and a GPU reset, which gpushare never does'
         );
       }
-      if (gpu.migDevices.length < config.clients) {
-        return `MIG is enabled on GPU ${gpu.index} but it has ${gpu.migDevices.length} MIG devices; ${config.clients} clients need one each`;
+      const most = Math.max(...clientCounts(config));
+      if (gpu.migDevices.length < most) {
+        return `MIG is enabled on GPU ${gpu.index} but it has ${gpu.migDevices.length} MIG devices; ${most} clients need one each`;
       }
       return null;
     }
@@ -102,8 +107,8 @@ export function pinnedCpus(config: Pick<Config, 'cpuPin'>, cpus: number | null, 
 }
 
 /** Static per-client environment: MPS client limits, or the MIG slice each client is pinned to. */
-function contentionEnv(mode: ModeName, config: Config, gpu: Gpu): Record<string, string>[] {
-  return Array.from({ length: config.clients }, (_, i) => {
+function contentionEnv(mode: ModeName, config: Config, gpu: Gpu, count: number): Record<string, string>[] {
+  return Array.from({ length: count }, (_, i) => {
     if (mode === 'mig') return { CUDA_VISIBLE_DEVICES: gpu.migDevices[i]?.uuid ?? '' };
     if (mode !== 'mps') return {};
     const env: Record<string, string> = {};
@@ -131,12 +136,35 @@ function streamsComparison(workload: WorkloadSpec, config: Config, cpus: Array<R
   return { id: `streams/${workload.name}`, mode: 'streams', workload, clientEnv: [cpus[0] ?? {}], arms };
 }
 
-function contentionComparison(mode: ModeName, workload: WorkloadSpec, config: Config, clientEnv: Record<string, string>[]): Comparison {
-  const work = { kind: 'fixed-duration' as const, durationMs: config.windowMs };
+/**
+ * Each client alone, then all at once. Beyond 2 clients outside MIG the clients are identical
+ * processes (same argv, same GPU, no slice of their own), so one solo arm (client 0) stands for every
+ * client's solo throughput: each client's expected solo rate is the same, and one solo trial per round
+ * keeps a 48-client point at 2 trials a round instead of 49. MIG slices can differ: a solo per client.
+ */
+function contentionComparison(mode: ModeName, workload: WorkloadSpec, config: Config, clientEnv: Record<string, string>[], sweep: boolean): Comparison {
+  const work = { kind: 'fixed-duration' as const, durationMs: Math.max(config.windowMs, WINDOW_MS_PER_CLIENT * clientEnv.length) };
   const variant: Variant = { streams: 1 };
-  const solo: Arm[] = clientEnv.map((_, client) => ({ id: `solo-c${client}`, clients: [{ client, variant }], work }));
+  const soloClients = clientEnv.length > 2 && mode !== 'mig' ? [0] : clientEnv.map((_, client) => client);
+  const solo: Arm[] = soloClients.map((client) => ({ id: `solo-c${client}`, clients: [{ client, variant }], work }));
   const contended: Arm = { id: 'contended', clients: clientEnv.map((_, client) => ({ client, variant })), work };
-  return { id: `${mode}/${workload.name}`, mode, workload, clientEnv, arms: [...solo, contended] };
+  return { id: `${mode}/${workload.name}${sweep ? `@${clientEnv.length}` : ''}`, mode, workload, clientEnv, arms: [...solo, contended] };
+}
+
+/**
+ * The shortest window per client released together. Time-sliced, a client's last request of a
+ * window can end a whole rotation late (one ~2-3 ms slice per co-tenant, measured by gpushare probe
+ * on an H100), so its window outlasts the others' by up to N slices; 25 ms per client keeps that
+ * under a tenth of the window, as the overlap check needs. 2-8 clients keep the default 250 ms.
+ */
+export const WINDOW_MS_PER_CLIENT = 25;
+
+/**
+ * How far ahead a trial's release is set: the configured lead, or 2 ms per released client when
+ * more (a wake-up for each of 48 processes on 16 cores takes longer than 30 ms).
+ */
+export function releaseLeadMs(configured: number, clients: number): number {
+  return Math.max(configured, 2 * clients);
 }
 
 /** A trial to run: one arm of a comparison in one round. */

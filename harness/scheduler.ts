@@ -6,7 +6,7 @@ import type { Clock } from './clock.js';
 import { Interrupted } from './errors.js';
 import type { MpsDaemon, MpsStart } from './mps/daemon.js';
 import { tagSamples, type Sampler } from './nvidia/sampler.js';
-import { orderTrials, roundTrials, type PlannedTrial } from './plan.js';
+import { releaseLeadMs, orderTrials, roundTrials, type PlannedTrial } from './plan.js';
 import type { Reaper } from './proc/reaper.js';
 import type { ProcessRunner } from './proc/runner.js';
 import type { Progress } from './progress.js';
@@ -110,6 +110,7 @@ class Scheduler {
     this.throwIfAborted();
     this.deps.progress.emit({ type: 'comparison', comparison: c });
     const { runner, reaper, config } = { ...this.deps, config: this.run.config };
+    const startedUs = this.deps.clock.monotonicUs();
     const clients = c.clientEnv.map((env, i) =>
       WorkloadClient.start(runner, i, `workload "${c.workload.name}" (client ${i})`, c.workload.argv, {
         CUDA_VISIBLE_DEVICES: this.gpuUuid,
@@ -134,6 +135,7 @@ class Scheduler {
         await this.stop(c, 'aborted');
         return;
       }
+      (this.run.clientStarts ??= []).push({ comparisonId: c.id, startedUs, readyUs: this.deps.clock.monotonicUs() });
       if (daemon) await daemon.serverPids();
       const left = this.run.plan.filter((x) => !this.run.stops.some((s) => s.comparisonId === x.id)).length;
       let shareUs: number | null = null;
@@ -193,8 +195,9 @@ class Scheduler {
     const config = this.run.config;
     const startedAt = clock.nowIso();
     const work = planned.arm.work;
-    const timeoutMs = (work.kind === 'fixed-duration' ? work.durationMs : 0) + config.releaseLeadMs + config.timeouts.trialMs;
-    const startAtUs = clock.monotonicUs() + config.releaseLeadMs * 1000;
+    const leadMs = releaseLeadMs(config.releaseLeadMs, planned.arm.clients.length);
+    const timeoutMs = (work.kind === 'fixed-duration' ? work.durationMs : 0) + leadMs + config.timeouts.trialMs;
+    const startAtUs = clock.monotonicUs() + leadMs * 1000;
     const released = planned.arm.clients.map((a) => ({ arm: a, client: clients[a.client] as WorkloadClient }));
     const replies = await Promise.all(
       released.map(({ arm, client }) => client.run(runCommand(planned.id, startAtUs, work, arm.variant, released.length), planned.id, timeoutMs, signal)),

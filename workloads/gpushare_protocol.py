@@ -1,4 +1,4 @@
-"""gpushare workload protocol, version 1 (see the README's "Workload protocol").
+"""gpushare workload protocol, version 2 (see the README's "Workload protocol").
 
 A workload prints JSON lines on stdout and nothing else; it reads JSON commands on stdin.
 Times are CLOCK_MONOTONIC microseconds (time.monotonic_ns), comparable across processes.
@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2 adds open-loop load ("load" in a run command); the harness still accepts 1
 LATENCY_CAP = 20000  # latencies kept per trial; a result line stays well under the harness's 1 MiB limit
 FIXED_WORK_REPEATS = 3  # a fixed-work trial runs its work this many times and reports the median
 
@@ -139,6 +139,41 @@ def _window(torch, step, lanes, variant, deadline_us, sync_every):
     return done, start.elapsed_time(end), latencies
 
 
+def _arrivals(load, t0_us, end_us, seed):
+    """The scheduled times of a window's requests, made here and not by the harness: constant spacing,
+    or Poisson arrivals (exponential gaps) from a generator seeded by the trial, so a rerun repeats them."""
+    import random
+
+    rng, gap_us, t, times = random.Random(seed), 1e6 / load["qps"], t0_us, []
+    while True:
+        t += rng.expovariate(1.0 / gap_us) if load["kind"] == "poisson" else gap_us
+        if t >= end_us:
+            return times
+        times.append(t)
+
+
+def _open_loop(torch, step, lanes, variant, t0_us, end_us, load, seed):
+    """One worker serving requests at their scheduled times: a request due while the one before is
+    still running waits (a queue), and its latency counts from its scheduled time, so that wait counts
+    too (no coordinated omission). The lags returned are the generator's own: how late requests started
+    although the worker was idle when they were due (host wake-up, not queueing), as p99 and max."""
+    latencies, lags, done, free_at = [], [], 0, t0_us
+    for due in _arrivals(load, t0_us, end_us, seed):
+        _wait_until(due)
+        start = now_us()
+        if free_at <= due:
+            lags.append((start - due) / 1000.0)
+        _enqueue(torch, step, lanes, variant, done, 1)
+        for s in lanes:
+            s.synchronize()
+        free_at = now_us()
+        done += 1
+        if len(latencies) < LATENCY_CAP:
+            latencies.append((free_at - due) / 1000.0)
+    lags.sort()
+    return done, latencies, (lags[int(0.99 * (len(lags) - 1))] if lags else 0.0), (lags[-1] if lags else 0.0)
+
+
 def _run(torch, step, cmd, args, lanes_by_k):
     variant = cmd.get("variant") or {}
     k = int(variant.get("streams", 1))
@@ -147,6 +182,11 @@ def _run(torch, step, cmd, args, lanes_by_k):
     torch.cuda.synchronize()
     _wait_until(cmd["startAtUs"])
     t0 = now_us()
+    if cmd.get("load"):
+        end = t0 + duration_ms * 1000
+        done, latencies, lag_p99, lag_max = _open_loop(torch, step, lanes, variant, t0, end, cmd["load"], cmd["trial"])
+        return {"windowStartUs": t0, "windowEndUs": max(end, now_us()), "iterations": done, "gpuMs": 0.0,
+                "latenciesMs": latencies, "chunkIterations": 1, "scheduleLagMs": lag_p99, "scheduleLagMaxMs": lag_max}
     if duration_ms:
         done, gpu_ms, latencies = _window(torch, step, lanes, variant, t0 + duration_ms * 1000, args.sync_every)
         chunk = args.sync_every

@@ -6,6 +6,7 @@
 import type { Comparison, RoundPolicy, Run, Stop } from '../run/schema.js';
 import { boundsFor, describeBounds, type Bounds, type Thresholds } from '../thresholds.js';
 import { comparisonNoise, diagnose } from './diagnosis.js';
+import { memoryPerClientMiB } from './memory.js';
 import { comparisonMetrics, crossModeMetrics, type Metric } from './metrics.js';
 import { groupRounds, isComplete, type Round } from './rounds.js';
 import { metricStats, MIN_ROUNDS_FOR_CI, type MetricStats } from './statistics.js';
@@ -45,6 +46,8 @@ export interface ComparisonAnalysis {
   validity: Validity;
   stop: Stop | null;
   metrics: MetricAnalysis[];
+  /** GPU memory each client held (context and workload), MiB; null where the samples cannot say. */
+  memoryPerClientMiB: number | null;
 }
 
 export interface Analysis {
@@ -88,7 +91,7 @@ function analyzeMetric(run: Pick<Run, 'config'>, metric: Metric, c: ComparisonAn
 }
 
 /** One comparison: its rounds, validity and metrics. The scheduler calls this after every round. */
-export function analyzeComparison(run: Pick<Run, 'trials' | 'samples' | 'contamination' | 'stops' | 'config'>, comparison: Comparison, thresholds: Thresholds): ComparisonAnalysis {
+export function analyzeComparison(run: Pick<Run, 'trials' | 'samples' | 'contamination' | 'stops' | 'config' | 'clientStarts'>, comparison: Comparison, thresholds: Thresholds): ComparisonAnalysis {
   const rounds = groupRounds(comparison, run.trials);
   const validity = comparisonValidity(run, comparison, rounds);
   const analysis: ComparisonAnalysis = {
@@ -98,6 +101,7 @@ export function analyzeComparison(run: Pick<Run, 'trials' | 'samples' | 'contami
     validity,
     stop: run.stops.find((s) => s.comparisonId === comparison.id) ?? null,
     metrics: [],
+    memoryPerClientMiB: memoryPerClientMiB(run, comparison),
   };
   const noise = noiseOnce(run, analysis);
   analysis.metrics = comparisonMetrics(comparison, rounds).map((m) => analyzeMetric(run, m, analysis, noise, validity, thresholds));
@@ -113,7 +117,7 @@ function noiseOnce(run: Pick<Run, 'samples'>, c: ComparisonAnalysis): () => stri
 export function analyze(run: Run, thresholds: Thresholds = run.config.thresholds): Analysis {
   const comparisons = run.plan.map((c) => analyzeComparison(run, c, thresholds));
   for (const mps of comparisons.filter((c) => c.comparison.mode === 'mps')) {
-    const plain = comparisons.find((c) => c.comparison.mode === 'timeslice' && c.comparison.workload.name === mps.comparison.workload.name);
+    const plain = comparisons.find((c) => c.comparison.mode === 'timeslice' && c.comparison.workload.name === mps.comparison.workload.name && c.comparison.clientEnv.length === mps.comparison.clientEnv.length);
     const slowdown = (c: ComparisonAnalysis) => c.metrics.find((m) => m.metric.name === 'slowdown')?.metric;
     const [mpsSlowdown, plainSlowdown] = [slowdown(mps), plain && slowdown(plain)];
     if (!plain || !mpsSlowdown || !plainSlowdown) continue;

@@ -92,9 +92,11 @@ export interface ContentionRound {
 }
 
 export function contentionRounds(c: Comparison, rounds: readonly Round[]): ContentionRound[] {
+  // Identical clients share one solo arm (see plan.ts): client 0's solo stands for each of them.
+  const soloArm = (i: number) => (c.arms.some((a) => a.id === `solo-c${i}`) ? `solo-c${i}` : 'solo-c0');
   return rounds.map((r) => {
     const contended = [...(okTrial(r, 'contended')?.clients ?? [])].sort((a, b) => a.client - b.client);
-    const solo = c.clientEnv.map((_, i) => okTrial(r, `solo-c${i}`)?.clients[0] as ClientResult);
+    const solo = c.clientEnv.map((_, i) => okTrial(r, soloArm(i))?.clients[0] as ClientResult);
     return { index: r.index, solo, contended };
   });
 }
@@ -111,7 +113,8 @@ function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
     metric(c, 'slowdown', `throughput alone ÷ throughput with ${n} clients at once, mean over clients (1 = no cost)`, true, each((r) => mean(slowdowns(r)))),
     metric(c, 'fairness', 'largest ÷ smallest per-client slowdown (1 = fair)', false, each((r) => max(slowdowns(r)) / min(slowdowns(r)))),
     metric(c, 'aggregate-throughput', `sum of the ${n} clients' contended throughput ÷ mean solo throughput (how many GPUs' worth of work)`, false, each((r) => r.contended.reduce((s, x) => s + throughputPerS(x), 0) / mean(r.solo.map(throughputPerS)))),
-    ...Array.from({ length: n }, (_, i) => metric(c, `slowdown-c${i}`, `client ${i}: throughput alone ÷ contended`, false, each((r) => slowdowns(r)[i] as number))),
+    // Per-client ratios up to 4 clients; beyond, fairness says how far apart they are.
+    ...Array.from({ length: n <= 4 ? n : 0 }, (_, i) => metric(c, `slowdown-c${i}`, `client ${i}: throughput alone ÷ contended`, false, each((r) => slowdowns(r)[i] as number))),
   ];
   const perRequest = usable.every((r) => [...r.solo, ...r.contended].every((x) => x.chunkIterations === 1 && x.latency !== null));
   if (usable.length > 0 && perRequest) {
@@ -156,7 +159,7 @@ export function crossModeMetrics(mps: Comparison, mpsRounds: readonly Round[], p
 export function possibleMetricIds(plan: readonly Comparison[]): string[] {
   const ids = plan.flatMap((c) => [...comparisonMetrics(c, []).map((m) => m.id), ...(c.mode === 'streams' ? [] : [`${c.id}/p99-latency-ratio`])]);
   for (const mps of plan.filter((c) => c.mode === 'mps')) {
-    if (plan.some((c) => c.mode === 'timeslice' && c.workload.name === mps.workload.name)) {
+    if (plan.some((c) => c.mode === 'timeslice' && c.workload.name === mps.workload.name && c.clientEnv.length === mps.clientEnv.length)) {
       ids.push(...['slowdown-vs-plain-solo', 'solo-overhead', 'gain-over-timeslice'].map((name) => `${mps.id}/${name}`));
     }
   }

@@ -34,6 +34,12 @@ export interface MeasuredMode {
   p99Ratio: number | null;
   /** Median p99 request latency of the contended trials, ms. */
   contendedP99Ms: number | null;
+  /** GPU memory each client held (context and probe workload), MiB; null where not measured. */
+  memoryPerClientMiB?: number | null;
+  /** Measured at fewer clients than the plan asks for: its costs are a floor, not a measurement at that count. */
+  extrapolated?: boolean;
+  /** The contended p99 at every client count the run measured (a sweep), ms. */
+  p99ByClients?: Array<{ clients: number; p99Ms: number | null }>;
 }
 
 export interface Measured {
@@ -76,7 +82,41 @@ const ratio = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(2)}×`);
 
 function measuredText(m: MeasuredMode | null, source: string): string | null {
   if (!m) return null;
-  return `measured on ${source} with ${m.clients} ${m.workload} clients: slowdown ${ratio(m.slowdown)}, together ${ratio(m.aggregate)} the work of one alone, p99 latency ${ratio(m.p99Ratio)}`;
+  const memory = m.memoryPerClientMiB !== null && m.memoryPerClientMiB !== undefined ? `, ${m.memoryPerClientMiB.toFixed(0)} MiB of GPU memory per client` : '';
+  const p99 = m.contendedP99Ms !== null ? ` (${m.contendedP99Ms.toFixed(2)} ms)` : '';
+  return `measured on ${source} with ${m.clients} ${m.workload} clients${m.extrapolated ? ' (EXTRAPOLATED: the most clients measured; more cost more)' : ''}: slowdown ${ratio(m.slowdown)}, together ${ratio(m.aggregate)} the work of one alone, p99 latency ${ratio(m.p99Ratio)}${p99}${memory}`;
+}
+
+/** Per-process overhead besides the model: measured per-client memory where the run has it, else the assumed constant. */
+function overheadGiB(measured: Measured | null, mode: 'mps' | 'timeslice'): { gib: number; measured: boolean } {
+  const mib = measured?.[mode]?.memoryPerClientMiB;
+  return mib !== null && mib !== undefined && mib > 0 ? { gib: mib / 1024, measured: true } : { gib: CONTEXT_OVERHEAD_GIB, measured: false };
+}
+
+/**
+ * Which hard limit binds first for a mode: each limit's most models, the smallest named. Memory from
+ * the per-client memory (measured or assumed), the MPS client limit, and the latency target against
+ * the measured contended p99 (at the client count quoted). Throughput (SMs with every model busy) is
+ * a soft limit, named beside it when it comes first.
+ */
+export function bindingLimit(request: PlanRequest, gpu: PlanGpu, measured: Measured | null, mode: 'mps' | 'timeslice'): string {
+  const over = overheadGiB(measured, mode);
+  const limits: Array<[string, number]> = [[`memory (${gib(request.memGiB)} + ${gib(over.gib)} ${over.measured ? 'measured' : 'assumed'} per client of ${gib(gpu.memoryGiB)})`, Math.floor(gpu.memoryGiB / (request.memGiB + over.gib))]];
+  if (mode === 'mps') limits.push([`the MPS client limit`, MAX_MPS_REPLICAS]);
+  const m = measured?.[mode];
+  const slo = request.latencySloMs;
+  if (slo !== null && m) {
+    // The most clients measured within the target (a sweep gives several counts; one run, one).
+    const points = (m.p99ByClients ?? [{ clients: m.clients, p99Ms: m.contendedP99Ms }]).filter((p) => p.p99Ms !== null);
+    const within = points.filter((p) => (p.p99Ms as number) <= slo).map((p) => p.clients);
+    const most = within.length > 0 ? Math.max(...within) : 0;
+    const text = points.map((p) => `${(p.p99Ms as number).toFixed(1)} ms at ${p.clients}`).join(', ');
+    if (points.length > 0) limits.push([`the ${slo} ms p99 target (measured contended p99: ${text} clients)`, most]);
+  }
+  const [name, most] = limits.reduce((a, b) => (b[1] < a[1] ? b : a));
+  const busy = Math.floor(100 / request.smPct);
+  const throughput = busy < most ? `; before it, throughput: with every model busy at once only ${busy} get their ${request.smPct}% of the SMs` : '';
+  return `binding limit: ${name}, at ${most} models${most < request.models ? ` (fewer than the ${request.models} asked)` : ''}${throughput}`;
 }
 
 function sloCheck(m: MeasuredMode | null, slo: number | null): boolean {
@@ -85,16 +125,17 @@ function sloCheck(m: MeasuredMode | null, slo: number | null): boolean {
 
 export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | null): PlanAdvice {
   const { models, memGiB, smPct } = request;
-  const memoryNeed = models * (memGiB + CONTEXT_OVERHEAD_GIB);
+  const over = overheadGiB(measured, 'mps').measured ? overheadGiB(measured, 'mps') : overheadGiB(measured, 'timeslice');
+  const memoryNeed = models * (memGiB + over.gib);
   const memoryFits = memoryNeed <= gpu.memoryGiB;
-  const memoryLine = `${models} × (${gib(memGiB)} + ${gib(CONTEXT_OVERHEAD_GIB)} context) = ${gib(memoryNeed)} of ${gib(gpu.memoryGiB)}`;
+  const memoryLine = `${models} × (${gib(memGiB)} + ${gib(over.gib)} ${over.measured ? 'measured per client' : 'context, assumed'}) = ${gib(memoryNeed)} of ${gib(gpu.memoryGiB)}`;
   const busy = models * smPct;
   const computeLine =
     busy <= 100 ? `all ${models} busy at once want ${busy}% of the SMs: they fit side by side` : `all ${models} busy at once want ${busy}% of the SMs: ${(busy / 100).toFixed(1)}× more than there is, so each gets about ${Math.floor(10000 / busy) / 100} of what it wants`;
 
   const mpsMeasured = measured ? measuredText(measured.mps, measured.source) : null;
   const limits = pluginMpsLimits(Math.max(1, models), gpu.memoryGiB * 1024);
-  const perClient = memGiB + CONTEXT_OVERHEAD_GIB;
+  const perClient = memGiB + over.gib;
   const mps: ModeAssessment = {
     mode: 'mps',
     fits: memoryFits && models <= MAX_MPS_REPLICAS,
@@ -103,6 +144,7 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
       `${models} clients ${models <= MAX_MPS_REPLICAS ? '≤' : '>'} ${MAX_MPS_REPLICAS}, the MPS client limit per GPU`,
       computeLine,
       `with ${models} replicas the device plugin's MPS caps each client at ${limits.threadPct}% of the SMs and ${limits.memLimitMiB} MiB (an even split; the host scripts set the same)`,
+      bindingLimit(request, gpu, measured, 'mps'),
     ],
     breaks: [
       ...(limits.threadPct < smPct ? [`each client is capped at ${limits.threadPct}% of the SMs, below the ${smPct}% asked: at ${smPct}% one GPU takes at most ${Math.floor(100 / smPct)} replicas`] : []),
@@ -119,7 +161,7 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
   const timeslice: ModeAssessment = {
     mode: 'timeslice',
     fits: memoryFits,
-    reasons: [memoryLine, `the GPU runs one process at a time: ${models} busy models queue for it`],
+    reasons: [memoryLine, `the GPU runs one process at a time: ${models} busy models queue for it`, bindingLimit(request, gpu, measured, 'timeslice')],
     breaks: [
       ...(tsMeasured ? [tsMeasured] : ['no run given: cost not measured']),
       'latency: each request waits while the other processes hold the GPU, and switching between them costs GPU time',
@@ -155,9 +197,11 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
     why,
     assessments,
     assumptions: [
-      `${gib(CONTEXT_OVERHEAD_GIB)} per process for the CUDA context and libraries (not measured)`,
+      over.measured ? `${gib(over.gib)} per process besides the model: GPU memory per client measured by the run (context and its probe workload)` : `${gib(CONTEXT_OVERHEAD_GIB)} per process for the CUDA context and libraries (not measured)`,
       measured
-        ? `costs are those measured at ${measured.mps?.clients ?? measured.timeslice?.clients ?? 2} clients; with more clients they grow, and gpushare does not extrapolate them`
+        ? [measured.mps, measured.timeslice].some((m) => m?.extrapolated)
+          ? `costs are those measured at the most clients the run has (${measured.mps?.clients ?? measured.timeslice?.clients}), fewer than ${models}: marked EXTRAPOLATED; with more clients they grow`
+          : `costs are those measured at ${measured.mps?.clients ?? measured.timeslice?.clients ?? 2} clients${(measured.mps?.clients ?? 0) >= models ? `, the fewest measured at or above ${models}` : ''}`
         : 'without --run, costs are not measured',
     ],
     mpsThreadPct: Math.max(1, limits.threadPct),

@@ -48,20 +48,33 @@ export function sharingConfigs(replicas: number): Record<string, DevicePluginCon
 }
 
 /** The small-inference probe's costs per mode, as the run measured them (infer first, then gemm, then spin). */
-export function measuredFromAnalysis(run: Run, analysis: Analysis): Measured {
+/**
+ * What the run measured for each mode on its small-inference probe. With a client sweep and `models`
+ * given: the point at the fewest measured clients ≥ models, or the most measured clients when none
+ * reaches it (then `extrapolated`: the plan says it quotes fewer clients than asked).
+ */
+export function measuredFromAnalysis(run: Run, analysis: Analysis, models: number | null = null): Measured {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   const forMode = (mode: 'timeslice' | 'mps'): MeasuredMode | null => {
-    const ca = ['infer', 'gemm', 'spin'].map((w) => analysis.comparisons.find((c) => c.comparison.mode === mode && c.comparison.workload.name === w)).find(Boolean);
+    const workload = ['infer', 'gemm', 'spin'].find((w) => analysis.comparisons.some((c) => c.comparison.mode === mode && c.comparison.workload.name === w && c.completeRounds > 0));
+    const points = analysis.comparisons.filter((c) => c.comparison.mode === mode && c.comparison.workload.name === workload && c.completeRounds > 0).sort((a, b) => a.comparison.clientEnv.length - b.comparison.clientEnv.length);
+    const ca = models === null ? points[0] : (points.find((c) => c.comparison.clientEnv.length >= models) ?? points.at(-1));
     if (!ca) return null;
     const value = (name: string) => ca.metrics.find((m) => m.metric.name === name)?.stats.value ?? null;
-    const p99s = armResults(ca.rounds, 'contended').flatMap((c) => (c.latency ? [c.latency.p99Ms / c.chunkIterations] : []));
+    const contendedP99 = (c: typeof ca) => {
+      const p99s = armResults(c.rounds, 'contended').flatMap((r) => (r.latency ? [r.latency.p99Ms / r.chunkIterations] : []));
+      return p99s.length > 0 ? median(p99s) : null;
+    };
     return {
       workload: ca.comparison.workload.name,
       clients: ca.comparison.clientEnv.length,
       slowdown: value('slowdown'),
       aggregate: value('aggregate-throughput'),
       p99Ratio: value('p99-latency-ratio'),
-      contendedP99Ms: p99s.length > 0 ? median(p99s) : null,
+      contendedP99Ms: contendedP99(ca),
+      p99ByClients: points.map((c) => ({ clients: c.comparison.clientEnv.length, p99Ms: contendedP99(c) })),
+      memoryPerClientMiB: ca.memoryPerClientMiB,
+      extrapolated: models !== null && ca.comparison.clientEnv.length < models,
     };
   };
   return { source: `run ${run.id} (${gpu?.name ?? 'GPU'}, driver ${run.fingerprint.driverVersion ?? '?'})`, timeslice: forMode('timeslice'), mps: forMode('mps') };

@@ -103,7 +103,7 @@ export async function planCommand(options: PlanOptions, deps: AppDeps): Promise<
   if (!run && !options.gpu) throw new UserError('plan needs --gpu-model <model> (e.g. A100-80GB) or --run <run-dir>');
   const gpu = options.gpu ? planGpu(options.gpu, options.gpuMemGiB) : runGpu(run as Run);
   const request = { models: options.models, memGiB: options.memGiB, smPct: options.smPct, latencySloMs: options.latencySloMs };
-  const advice = advise(request, gpu, run ? measuredFromAnalysis(run, analyze(run)) : null);
+  const advice = advise(request, gpu, run ? measuredFromAnalysis(run, analyze(run), options.models) : null);
   const text = adviceText(advice);
   deps.out(options.json ? `${JSON.stringify(advice, null, 2)}\n` : text);
   if (options.out && advice.recommendation) {

@@ -10,6 +10,9 @@ import { loadRun, writeOutputFile } from '../run/store.js';
 import { claimsLedger } from '../analysis/claims.js';
 import { probeMarkdown } from '../report/probe-markdown.js';
 import { loadProbeRun, type ProbeRun } from '../run/probe-record.js';
+import { loadCapacityRun, type CapacityRun } from '../run/capacity-record.js';
+import { capacityMarkdown } from '../report/capacity-markdown.js';
+import { capacityTable } from '../analysis/capacity-table.js';
 import { VERSION } from '../version.js';
 import { analyze } from '../analysis/analyze.js';
 import { checkPatterns, loadThresholds } from '../thresholds.js';
@@ -26,6 +29,8 @@ export interface ReportOptions {
 export async function reportCommand(options: ReportOptions, deps: AppDeps): Promise<number> {
   const probe = options.runs.length === 1 ? await loadProbeRun(options.runs[0] as string) : null;
   if (probe !== null) return probeReport(probe, options, deps);
+  const capacity = options.runs.length === 1 ? await loadCapacityRun(options.runs[0] as string) : null;
+  if (capacity !== null) return capacityReport(capacity, options, deps);
   const runs = await Promise.all(options.runs.map((dir) => loadRun(dir)));
   const [first, second] = runs;
   if (!first || runs.length > 2) throw new UserError('report takes one run directory, or two to compare');
@@ -66,6 +71,19 @@ async function probeReport(run: ProbeRun, options: ReportOptions, deps: AppDeps)
   }
   const file = runFile(options.out ?? reportsDir(deps.cwd), run.id, '.md');
   await writeOutputFile(file, probeMarkdown(run, VERSION));
+  deps.out(`${file}\n`);
+  return ExitCode.ok;
+}
+
+/** A capacity run's report: its markdown, or its capacity table as JSON. */
+async function capacityReport(run: CapacityRun, options: ReportOptions, deps: AppDeps): Promise<number> {
+  if (options.format === 'csv') throw new UserError('--format csv describes a bench run: a capacity run has --format md or json');
+  if (options.format === 'json') {
+    deps.out(`${JSON.stringify({ runId: run.id, status: run.status, settings: run.settings, rows: capacityTable(run).map(({ steps: _steps, ...row }) => row) }, null, 2)}\n`);
+    return ExitCode.ok;
+  }
+  const file = runFile(options.out ?? reportsDir(deps.cwd), run.id, '.md');
+  await writeOutputFile(file, capacityMarkdown(run, VERSION));
   deps.out(`${file}\n`);
   return ExitCode.ok;
 }

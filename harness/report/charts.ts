@@ -6,6 +6,7 @@ import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import type { Run } from '../run/schema.js';
 import type { Analysis, MetricAnalysis } from '../analysis/analyze.js';
+import type { ScalingPoint } from './scaling.js';
 
 type Spec = vl.TopLevelSpec;
 const WIDTH = 620;
@@ -127,4 +128,41 @@ export function scalingChart(analysis: Analysis): Spec | null {
       { data: { values: withOne }, mark: { type: 'line', point: true }, encoding: { x: { field: 'streams', type: 'quantitative' }, y: { field: 'speedup', type: 'quantitative', title: 'speedup (×)' }, color: { field: 'series', type: 'nominal', title: null } } },
     ],
   };
+}
+
+/**
+ * A client sweep: per-client slowdown (left) and aggregate throughput (right) against the number of
+ * clients, one line per mode and workload; dashed, what a fair time split would give (N× and 1×).
+ */
+export function clientScalingChart(points: readonly ScalingPoint[]): Spec | null {
+  const measured = points.filter((p) => p.slowdown !== null);
+  const counts = [...new Set(measured.map((p) => p.clients))].sort((a, b) => a - b);
+  if (counts.length < 2) return null;
+  const rows = measured.flatMap((p) => [
+    { panel: 'per-client slowdown (×, lower is better)', series: `${p.mode}/${p.workload}`, clients: p.clients, value: p.slowdown },
+    { panel: 'aggregate throughput (GPUs of work, higher is better)', series: `${p.mode}/${p.workload}`, clients: p.clients, value: p.aggregate },
+  ]);
+  const fair = counts.flatMap((n) => [
+    { panel: 'per-client slowdown (×, lower is better)', clients: n, value: n },
+    { panel: 'aggregate throughput (GPUs of work, higher is better)', clients: n, value: 1 },
+  ]);
+  const xAxis = { field: 'clients', type: 'quantitative' as const, scale: { type: 'log' as const, base: 2 }, axis: { values: counts, format: 'd' }, title: 'clients (dashed: a fair time split)' };
+  return {
+    $schema: SCHEMA,
+    title: { text: 'Scaling with the number of clients (medians)', anchor: 'start' },
+    data: { values: [...rows, ...fair.map((r) => ({ ...r, series: 'fair split' }))] },
+    facet: { column: { field: 'panel', type: 'nominal', title: null, sort: null } },
+    resolve: { scale: { y: 'independent' } },
+    spec: {
+      width: 280,
+      height: 220,
+      mark: { type: 'line', point: true },
+      encoding: {
+        x: xAxis,
+        y: { field: 'value', type: 'quantitative', scale: { type: 'log', base: 2 }, title: null },
+        color: { field: 'series', type: 'nominal', title: null },
+        strokeDash: { condition: { test: "datum.series === 'fair split'", value: [4, 3] }, value: [1, 0] },
+      },
+    },
+  } as Spec;
 }

@@ -5,13 +5,16 @@ import type { Analysis, ComparisonAnalysis, MetricAnalysis } from '../analysis/a
 import { throughputPerS } from '../analysis/measures.js';
 import { armResults } from '../analysis/rounds.js';
 import { cheaperMode, measuredFromAnalysis } from '../artifacts/bundle.js';
-import { gpuAt, type Comparison, type Run } from '../run/schema.js';
+import { scalingPoints, scalingTable } from './scaling.js';
+import { clientCounts, gpuAt, type Comparison, type Run } from '../run/schema.js';
 
 export interface ChartLinks {
   ratios?: string;
   timeline?: string;
   clients?: string;
   scaling?: string;
+  /** The client sweep's chart. */
+  clientScaling?: string;
 }
 
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toFixed(3));
@@ -19,7 +22,8 @@ const ci = (c: [number, number] | null) => (c ? `[${f3(c[0])}, ${f3(c[1])}]` : '
 const modeTitle: Record<string, string> = { streams: 'CUDA streams', timeslice: 'Time-slicing', mps: 'MPS', mig: 'MIG' };
 
 /** A workload's command as a reader needs it: a built-in script by its place in the package, not the machine's absolute path. */
-function workloadText(w: Comparison['workload']): string {
+/** A workload's command as a report shows it: built-in scripts by their place in the package, never a machine's absolute path. */
+export function workloadText(w: Comparison['workload']): string {
   const [, script = '', ...args] = w.argv;
   return w.builtin ? [`workloads/${path.basename(script)}`, ...args].join(' ') : w.argv.join(' ');
 }
@@ -92,6 +96,12 @@ function answer(run: Run, analysis: Analysis): string[] {
   return lines;
 }
 
+/** Why a comparison measured nothing: its first failed trial's reason (a client that never became ready). */
+export function pointFailure(run: Pick<Run, 'trials'>, comparisonId: string): string | null {
+  const failed = run.trials.find((t) => t.comparisonId === comparisonId && (t.status === 'failed' || t.status === 'timeout'));
+  return failed && 'reason' in failed ? failed.reason : null;
+}
+
 export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, version: string): string {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   const verdicts = analysis.verdicts;
@@ -130,7 +140,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     `| Python | ${p.status === 'ok' ? `${p.version}, torch ${p.torch ?? '—'} (CUDA ${p.torchCuda ?? '—'}), triton ${p.triton ?? '—'}` : p.error} |`,
     `| MPS | control ${run.fingerprint.mps.controlPath ?? 'not found'}; ${run.fingerprint.mps.runningPids.length > 0 ? 'another daemon was running' : 'no other daemon running'} |`,
     `| host | ${run.fingerprint.host.platform} ${run.fingerprint.host.kernel}, ${run.fingerprint.host.cpus} CPUs, Node ${run.fingerprint.host.nodeVersion} |`,
-    `| settings | ${run.config.clients} clients, ${run.config.roundPolicy.minRounds}–${run.config.roundPolicy.maxRounds} rounds (CI targets: headline ±${(run.config.roundPolicy.ciTarget * 100).toFixed(1)}%, graded ±${(run.config.roundPolicy.gradedCiTarget * 100).toFixed(1)}%; ${run.config.roundPolicy.timeBudgetS} s for extra rounds), ${run.config.windowMs} ms windows, CPU pinning ${run.config.cpuPin}, sampling every ${run.config.sampleIntervalMs} ms |`,
+    `| settings | ${clientCounts(run.config).join(', ')} clients, ${run.config.roundPolicy.minRounds}–${run.config.roundPolicy.maxRounds} rounds (CI targets: headline ±${(run.config.roundPolicy.ciTarget * 100).toFixed(1)}%, graded ±${(run.config.roundPolicy.gradedCiTarget * 100).toFixed(1)}%; ${run.config.roundPolicy.timeBudgetS} s for extra rounds), ${run.config.windowMs} ms windows, CPU pinning ${run.config.cpuPin}, sampling every ${run.config.sampleIntervalMs} ms |`,
     ...(run.contamination.length > 0 ? [`| contaminated | ${run.contamination.join('; ')} |`] : []),
   ];
   for (const mode of ['streams', 'timeslice', 'mps', 'mig'] as const) {
@@ -159,6 +169,11 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     }
     if (mode === 'streams' && charts.scaling) lines.push(`![Speedup against streams](${charts.scaling})`, '');
     if (mode !== 'streams' && charts.clients && mode === 'timeslice') lines.push(`![Per-client slowdown](${charts.clients})`, '');
+  }
+  if (run.config.clientCounts !== undefined) {
+    lines.push('## Scaling with the number of clients', '', `Each point is a comparison of its own (rounds, CI); one solo arm stands for every client beyond 2 (identical processes). Memory per client: memory.used while the trials ran, less before the clients started, over the clients (context and workload; under MPS with the server's share).`, '');
+    lines.push(...scalingTable(scalingPoints(analysis, (c) => pointFailure(run, c.comparison.id))), '');
+    if (charts.clientScaling) lines.push(`![Scaling with the number of clients](${charts.clientScaling})`, '');
   }
   if (charts.timeline) lines.push('## Timeline', '', `![GPU utilization, SM clock and power with trial windows](${charts.timeline})`, '');
   for (const w of [...run.warnings, ...(run.sampler.error ? [run.sampler.error] : [])]) lines.push(`- warning: ${w}`);

@@ -5,8 +5,9 @@ import { UserError } from '../errors.js';
 import { RunIdSchema, type Run } from '../run/schema.js';
 import { writeOutputFile } from '../run/store.js';
 import { VERSION } from '../version.js';
-import { clientsChart, renderSvg, ratiosChart, scalingChart, timelineChart } from './charts.js';
-import { runMarkdown, type ChartLinks } from './markdown.js';
+import { clientScalingChart, clientsChart, renderSvg, ratiosChart, scalingChart, timelineChart } from './charts.js';
+import { scalingPoints } from './scaling.js';
+import { pointFailure, runMarkdown, type ChartLinks } from './markdown.js';
 
 /**
  * `<dir>/<name><suffix>`, where the name comes from run ids: refused unless it is a safe token, so a
@@ -19,7 +20,13 @@ export function runFile(dir: string, name: string, suffix = ''): string {
 
 /** Writes `<out>/<run-id>.md` and its charts in `<out>/<run-id>/`; returns the markdown's path. */
 export async function writeRunReport(run: Run, analysis: Analysis, out: string): Promise<string> {
-  const specs = { ratios: ratiosChart(analysis.verdicts), timeline: timelineChart(run, analysis), clients: clientsChart(analysis), scaling: scalingChart(analysis) };
+  const specs = {
+    ratios: ratiosChart(analysis.verdicts),
+    timeline: timelineChart(run, analysis),
+    clients: clientsChart(analysis),
+    scaling: scalingChart(analysis),
+    clientScaling: run.config.clientCounts !== undefined ? clientScalingChart(scalingPoints(analysis, (c) => pointFailure(run, c.comparison.id))) : null,
+  };
   const links: ChartLinks = {};
   const charts = runFile(out, run.id);
   for (const [name, spec] of Object.entries(specs)) {

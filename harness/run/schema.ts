@@ -116,6 +116,11 @@ export const FingerprintSchema = z.object({
 });
 export type Fingerprint = z.infer<typeof FingerprintSchema>;
 
+/** The client counts of a run: the sweep's, or the one count. */
+export function clientCounts(config: Pick<Config, 'clients' | 'clientCounts'>): number[] {
+  return config.clientCounts ?? [config.clients];
+}
+
 /** The GPU with nvidia-smi index `index` in a fingerprint. */
 export function gpuAt(fingerprint: Fingerprint, index: number): Gpu | undefined {
   return fingerprint.gpus.find((g) => g.index === index);
@@ -159,6 +164,11 @@ export const ConfigSchema = z.object({
   gpuIndex: z.number().int().nonnegative(),
   modes: z.array(ModeNameSchema),
   clients: z.number().int().positive(),
+  /**
+   * A client sweep (--clients 2,4,8): one comparison per count for each contention mode and workload,
+   * ids `<mode>/<workload>@<count>`. Absent for one count, which is `clients`.
+   */
+  clientCounts: z.array(z.number().int().min(2)).optional(),
   /** When a comparison stops adding rounds: a policy, never a fixed count (see harness/execute/policy.ts). */
   roundPolicy: RoundPolicySchema,
   /** The thresholds in force: they grade ratios, and the graded ones get the tighter CI target. */
@@ -351,5 +361,10 @@ export const RunSchema = z.object({
   contamination: z.array(z.string()),
   /** Each --resume: when, and how many finished trials it kept. */
   resumes: z.array(z.object({ at: z.string(), trialsKept: z.number().int().nonnegative() })),
+  /**
+   * When each comparison's clients were started and all said ready (CLOCK_MONOTONIC µs): with the
+   * samples' memory.used, what the clients hold on the GPU. Absent in runs made before 2026-11-23.
+   */
+  clientStarts: z.array(z.object({ comparisonId: z.string(), startedUs: z.number(), readyUs: z.number() })).optional(),
 });
 export type Run = z.infer<typeof RunSchema>;

@@ -1,10 +1,11 @@
 /**
- * The workload protocol, version 1 (documented in the README). A workload prints JSON lines on
+ * The workload protocol, version 2 (documented in the README; version 1 workloads are still accepted). A workload prints JSON lines on
  * stdout and nothing else; the harness writes JSON lines to its stdin.
  *
  *   workload → harness  {"event":"ready","protocol":1,"workload":"gemm","pid":123,...}
- *   harness → workload  {"cmd":"run","trial":"…","startAtUs":…,"durationMs":500|null,"iterations":N|null,"variant":{…}}
+ *   harness → workload  {"cmd":"run","trial":"…","startAtUs":…,"durationMs":500|null,"iterations":N|null,"variant":{…},"load":null|{"kind":"poisson"|"constant","qps":…}}
  *   workload → harness  {"event":"result","trial":"…","windowStartUs":…,"windowEndUs":…,"iterations":…,"gpuMs":…,…}
+ *                       with a load (version 2): latenciesMs from each request's scheduled time, and scheduleLagMs
  *   harness → workload  {"cmd":"exit"}   (or stdin closes: the workload exits either way)
  *   workload → harness  {"event":"error","message":"…"}   (then exits non-zero)
  *
@@ -13,13 +14,15 @@
 import { z } from 'zod';
 import type { Variant, Work } from '../run/schema.js';
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
+/** Versions a workload may speak: 1 knows no open-loop load. */
+export const PROTOCOL_VERSIONS = [1, 2] as const;
 
 const finite = z.number().refine(Number.isFinite, 'must be a finite number');
 
 export const ReadyMessageSchema = z.object({
   event: z.literal('ready'),
-  protocol: z.literal(PROTOCOL_VERSION),
+  protocol: z.union([z.literal(1), z.literal(2)]),
   workload: z.string(),
   pid: z.number().int(),
   device: z.string().nullish(),
@@ -36,6 +39,9 @@ export const ResultMessageSchema = z
     gpuMs: finite.pipe(z.number().nonnegative()),
     latenciesMs: z.array(finite.pipe(z.number().nonnegative())).default([]),
     chunkIterations: z.number().int().positive().default(1),
+    /** Open loop only: how late the generator issued requests while its worker was idle, ms: p99 and max. */
+    scheduleLagMs: finite.pipe(z.number().nonnegative()).optional(),
+    scheduleLagMaxMs: finite.pipe(z.number().nonnegative()).optional(),
   })
   .refine((m) => m.windowEndUs >= m.windowStartUs, 'windowEndUs is before windowStartUs');
 
@@ -65,7 +71,7 @@ export function parseWorkloadLine(line: string): ParsedLine {
 }
 
 /** The run command for one trial; `clients` is how many clients are released together (informational). */
-export function runCommand(trial: string, startAtUs: number, work: Work, variant: Variant, clients = 1): string {
+export function runCommand(trial: string, startAtUs: number, work: Work, variant: Variant, clients = 1, load: Load | null = null): string {
   return JSON.stringify({
     cmd: 'run',
     trial,
@@ -74,7 +80,14 @@ export function runCommand(trial: string, startAtUs: number, work: Work, variant
     iterations: work.kind === 'fixed-work' ? work.iterations : null,
     variant,
     clients,
+    ...(load !== null ? { load } : {}),
   });
+}
+
+/** Open-loop arrivals for one client: Poisson (exponential gaps) or evenly spaced, requests per second. */
+export interface Load {
+  kind: 'poisson' | 'constant';
+  qps: number;
 }
 
 export const EXIT_COMMAND = JSON.stringify({ cmd: 'exit' });

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { advise, type Measured } from '../../harness/artifacts/advice.js';
+import { advise, bindingLimit, type Measured } from '../../harness/artifacts/advice.js';
 import { artifactBundle, sharingConfigs } from '../../harness/artifacts/bundle.js';
 import { devicePluginConfig, DevicePluginConfigSchema } from '../../harness/artifacts/k8s.js';
 import { builtinMigGpu, migGpuFromRun, type MigGpu } from '../../harness/artifacts/mig-profiles.js';
@@ -181,6 +181,20 @@ describe('plan', () => {
     expect(advice.assessments.find((a) => a.mode === 'timeslice')?.missesSlo).toBe(true);
     expect(advice.recommendation).toBeNull();
     expect(advice.why).toBe('every mode misses the latency target');
+  });
+
+  it('names the hard limit that binds first: measured memory per client, the MPS client limit, or the latency target over a sweep', () => {
+    const sweep: Measured = {
+      source: 'a sweep',
+      timeslice: null,
+      mps: { workload: 'infer', clients: 48, slowdown: 44, aggregate: 1.1, p99Ratio: 50, contendedP99Ms: 22, memoryPerClientMiB: 900, p99ByClients: [{ clients: 8, p99Ms: 4 }, { clients: 16, p99Ms: 8 }, { clients: 48, p99Ms: 22 }] },
+    };
+    // 80 GiB ÷ (1.5 GiB + 900 MiB measured) = 33 models.
+    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, latencySloMs: null }, a100gpu, sweep, 'mps')).toBe('binding limit: memory (1.5 GiB + 0.88 GiB measured per client of 80 GiB), at 33 models (fewer than the 40 asked)');
+    expect(bindingLimit({ models: 40, memGiB: 0.1, smPct: 1, latencySloMs: null }, a100gpu, sweep, 'mps')).toBe('binding limit: the MPS client limit, at 48 models');
+    expect(bindingLimit({ models: 40, memGiB: 0.1, smPct: 1, latencySloMs: 10 }, a100gpu, sweep, 'mps')).toMatch(/^binding limit: the 10 ms p99 target \(measured contended p99: 4\.0 ms at 8, 8\.0 ms at 16, 22\.0 ms at 48 clients\), at 16 models \(fewer than the 40 asked\)$/);
+    // Without a measurement, the assumed context overhead, and said so.
+    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, latencySloMs: null }, a100gpu, null, 'timeslice')).toBe('binding limit: memory (1.5 GiB + 0.5 GiB assumed per client of 80 GiB), at 40 models');
   });
 
   it('sizes MPS client limits as the device plugin splits a GPU between that many replicas', () => {

@@ -40,7 +40,8 @@ describe('bench options', () => {
     [{ workloads: 'custom' }, 'workload "custom" needs your command after --, e.g. gpushare bench -- ./my-workload --size 8'],
     [{ rounds: '-1' }, '--rounds -1: needs a number from 1 to 1000'],
     [{ rounds: '2.5' }, '--rounds 2.5: needs a whole number from 1 to 1000'],
-    [{ clients: '1' }, '--clients 1: needs a number from 2 to 48'],
+    [{ clients: '1' }, '--clients 1: needs a number from 2 to 64'],
+    [{ clients: '2,65' }, '--clients 65: needs a number from 2 to 64'],
     [{ windowMs: 'abc' }, '--window-ms abc: needs a number from 50 to 600000'],
     [{ mpsThreadPct: '0' }, '--mps-thread-pct 0: needs a number from 1 to 100'],
     [{ mpsThreadPct: '101' }, '--mps-thread-pct 101: needs a number from 1 to 100'],
@@ -117,6 +118,22 @@ describe('plan', () => {
       { CUDA_VISIBLE_DEVICES: 'MIG-9d2f4b61-7a3c-5e29-8c14-62d0a5f3b7e2' },
     ]);
     expect(plan.modes[0]?.mig?.devices.map((d) => d.profile)).toEqual(['3g.71gb', '3g.71gb']);
+  });
+
+  it('a client sweep: one comparison per count, sorted, with one shared solo arm beyond 2 clients', () => {
+    const { config } = resolve({ modes: 'timeslice,mps', workloads: 'infer', clients: '8,2,48,8' });
+    expect([config.clients, config.clientCounts]).toEqual([2, [2, 8, 48]]);
+    const plan = buildPlan(config, fingerprint({}));
+    expect(plan.comparisons.map((c) => `${c.id}: ${c.clientEnv.length} clients, ${c.arms.map((a) => a.id).join(' ')}`)).toEqual([
+      'timeslice/infer@2: 2 clients, solo-c0 solo-c1 contended',
+      'timeslice/infer@8: 8 clients, solo-c0 contended',
+      'timeslice/infer@48: 48 clients, solo-c0 contended',
+      'mps/infer@2: 2 clients, solo-c0 solo-c1 contended',
+      'mps/infer@8: 8 clients, solo-c0 contended',
+      'mps/infer@48: 48 clients, solo-c0 contended',
+    ]);
+    // One count is not a sweep: the ids stay as they were.
+    expect(buildPlan(resolve({ modes: 'timeslice', workloads: 'infer', clients: '4' }).config, fingerprint({})).comparisons.map((c) => c.id)).toEqual(['timeslice/infer']);
   });
 
   it('skips MIG when there are fewer MIG devices than clients', () => {

@@ -1,0 +1,36 @@
+/** A client sweep end to end with the fakes: a comparison per count, and a point past the MPS client limit that fails cleanly. */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, QUICK, runOnDisk, tempDir } from '../helpers.js';
+
+describe('gpushare bench --clients 2,4 (fake GPU)', () => {
+  it('measures each count as its own comparison; the MPS point past the client limit is not measured, with the error quoted', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--modes', 'timeslice,mps', '--workloads', 'spin', '--clients', '4,2', ...QUICK, '--out', out, '--quiet'], { FAKE_MPS_CLIENTS: '3' });
+    // mps/spin@4 measured nothing: bench says so and exits 3.
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain('mps/spin@4 measured nothing');
+    const run = runOnDisk(out);
+    expect(run?.plan.map((c) => c.id)).toEqual(['timeslice/spin@2', 'timeslice/spin@4', 'mps/spin@2', 'mps/spin@4']);
+    expect(run?.stops.map((s) => `${s.comparisonId} ${s.reason}`)).toEqual(['timeslice/spin@2 fixed-rounds', 'timeslice/spin@4 fixed-rounds', 'mps/spin@2 fixed-rounds', 'mps/spin@4 aborted']);
+    // Every count's clients were timed from start to ready, for the memory they hold.
+    expect(run?.clientStarts?.map((s) => s.comparisonId)).toEqual(['timeslice/spin@2', 'timeslice/spin@4', 'mps/spin@2']);
+
+    const reports = path.join(out, 'report');
+    const md = readFileSync(path.join(reports, `${run?.id}.md`), 'utf8');
+    expect(md).toContain('## Scaling with the number of clients');
+    // The fake time-slices 4 clients 4 ways: each client's slowdown against the one shared solo arm is 4.
+    expect(md).toMatch(/\| timeslice \| spin \| 4 \| 4\.00× ±0\.0% \| 1\.00× \| 1\.00× \|/);
+    expect(md).toMatch(/\| mps \| spin \| 4 \| not measured: .*busy or unavailable \(fake MPS client limit\)/);
+    expect(existsSync(path.join(reports, run?.id ?? '', 'clientScaling.svg'))).toBe(true);
+    expect(readdirSync(path.join(reports, run?.id ?? ''))).toContain('clientScaling.svg');
+
+    // plan quotes the sweep at the fewest measured clients at or above the count asked, else marks it.
+    const at3 = await cli(['plan', '--models', '3', '--mem-gib', '1', '--sm-pct', '10', '--run', out]);
+    expect(at3.stdout).toMatch(/measured on run .* with 4 spin clients: slowdown 4\.00×/);
+    const at40 = await cli(['plan', '--models', '40', '--mem-gib', '1', '--sm-pct', '10', '--run', out]);
+    expect(at40.stdout).toMatch(/with 4 spin clients \(EXTRAPOLATED: the most clients measured; more cost more\)/);
+    expect(at40.stdout).toContain('binding limit:');
+  });
+});
