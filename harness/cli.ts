@@ -172,6 +172,18 @@ function benchFlags(y: Argv) {
     .option('fake-gpu', { type: 'boolean', hidden: true, describe: 'run against the fake nvidia-smi, MPS daemon and workloads of test/fakes' });
 }
 
+/** The flags probe and capacity share: where they run, where they write, and how they print. */
+function runFlags(kind: string, printed: string) {
+  return {
+    gpu: { type: 'string', describe: 'index of the GPU', defaultDescription: '0' },
+    out: { type: 'string', describe: 'run directory', defaultDescription: `results/<date>-<gpu>-${kind}-<id>` },
+    python: { type: 'string', describe: 'Python interpreter with PyTorch', defaultDescription: DEFAULTS.python },
+    'allow-busy': { type: 'boolean', describe: 'measure even if another process uses the GPU' },
+    json: { type: 'boolean', describe: `print ${printed} as JSON` },
+    'fake-gpu': { type: 'boolean', hidden: true },
+  } as const;
+}
+
 /** Keys yargs gives as arrays on purpose: --set is repeatable; `_` and `--` are the leftover words. */
 const REPEATABLE = new Set(['set', '_', '--']);
 /** The positional arguments of each command, named <run> rather than --run in messages. */
@@ -224,12 +236,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
       (y) =>
         y
           .option('probes', { type: 'string', describe: `probes to run, comma-separated: ${PROBES.join(', ')}`, defaultDescription: 'all' })
-          .option('gpu', { type: 'string', describe: 'index of the GPU to probe', defaultDescription: '0' })
-          .option('out', { type: 'string', describe: 'run directory', defaultDescription: 'results/<date>-<gpu>-probe-<id>' })
-          .option('python', { type: 'string', describe: 'Python interpreter with PyTorch', defaultDescription: DEFAULTS.python })
-          .option('allow-busy', { type: 'boolean', describe: 'probe even if another process uses the GPU' })
-          .option('json', { type: 'boolean', describe: 'print the claims ledger as JSON' })
-          .option('fake-gpu', { type: 'boolean', hidden: true }),
+          .options(runFlags('probe', 'the claims ledger')),
       (args) => {
         command = { name: 'probe', args: args as unknown as ProbeArgs };
       },
@@ -248,12 +255,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           .option('window-ms', { type: 'string', describe: 'length of each rate step, ms', defaultDescription: '2000' })
           .option('start-qps', { type: 'string', describe: 'first rate per client, req/s (doubled while it passes)', defaultDescription: '100' })
           .option('max-steps', { type: 'string', describe: 'rates tried at most per mode and client count', defaultDescription: '12' })
-          .option('gpu', { type: 'string', describe: 'index of the GPU', defaultDescription: '0' })
-          .option('out', { type: 'string', describe: 'run directory', defaultDescription: 'results/<date>-<gpu>-capacity-<id>' })
-          .option('python', { type: 'string', describe: 'Python interpreter with PyTorch', defaultDescription: DEFAULTS.python })
-          .option('allow-busy', { type: 'boolean', describe: 'measure even if another process uses the GPU' })
-          .option('json', { type: 'boolean', describe: 'print the capacity table as JSON' })
-          .option('fake-gpu', { type: 'boolean', hidden: true }),
+          .options(runFlags('capacity', 'the capacity table')),
       (args) => {
         const { set, ...rest } = args as unknown as CapacityArgs;
         command = { name: 'capacity', args: { ...rest, ...(set ? { set: set.map(String) } : {}) } };

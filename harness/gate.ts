@@ -7,7 +7,7 @@ import { analyze, type Analysis, type MetricAnalysis } from './analysis/analyze.
 import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from './analysis/bootstrap.js';
 import type { Metric } from './analysis/metrics.js';
 import { ExitCode, UserError } from './errors.js';
-import { clientCounts, gpuAt, type Fingerprint, type Run } from './run/schema.js';
+import { gpuAt, type Fingerprint, type Run } from './run/schema.js';
 import type { Thresholds } from './thresholds.js';
 
 /** How a metric moved against the baseline. `unclear`: the CI reaches past the noise band but not wholly. */
@@ -63,7 +63,7 @@ export function settingMismatches(now: Run, before: Run): string[] {
   const text = (x: unknown) => JSON.stringify(x);
   const fields: Array<[string, (r: Run) => unknown]> = [
     ['window', (r) => `${r.config.windowMs} ms`],
-    ['clients', (r) => clientCounts(r.config).join(',')],
+    ['clients', (r) => r.config.clientCounts ?? r.config.clients],
     ['CPU pinning', (r) => r.config.cpuPin],
     ['MPS limits', (r) => r.config.mps],
   ];

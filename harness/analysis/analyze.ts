@@ -6,7 +6,7 @@
 import type { Comparison, RoundPolicy, Run, Stop } from '../run/schema.js';
 import { boundsFor, describeBounds, type Bounds, type Thresholds } from '../thresholds.js';
 import { comparisonNoise, diagnose } from './diagnosis.js';
-import { memoryPerClientMiB } from './memory.js';
+import { memoryPerClientMiB, roundsFailure } from './clients.js';
 import { comparisonMetrics, crossModeMetrics, type Metric } from './metrics.js';
 import { groupRounds, isComplete, type Round } from './rounds.js';
 import { metricStats, MIN_ROUNDS_FOR_CI, type MetricStats } from './statistics.js';
@@ -48,6 +48,8 @@ export interface ComparisonAnalysis {
   metrics: MetricAnalysis[];
   /** GPU memory each client held (context and workload), MiB; null where the samples cannot say. */
   memoryPerClientMiB: number | null;
+  /** The first failed trial's reason: why a comparison with no complete round measured nothing. */
+  failure: string | null;
 }
 
 export interface Analysis {
@@ -102,6 +104,7 @@ export function analyzeComparison(run: Pick<Run, 'trials' | 'samples' | 'contami
     stop: run.stops.find((s) => s.comparisonId === comparison.id) ?? null,
     metrics: [],
     memoryPerClientMiB: memoryPerClientMiB(run, comparison),
+    failure: roundsFailure(rounds),
   };
   const noise = noiseOnce(run, analysis);
   analysis.metrics = comparisonMetrics(comparison, rounds).map((m) => analyzeMetric(run, m, analysis, noise, validity, thresholds));

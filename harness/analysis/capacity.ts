@@ -4,25 +4,9 @@
  * claim, and the search for the highest passing rate. Pure functions of the recorded steps.
  */
 import * as hdr from 'hdr-histogram-js';
+import type { Step } from '../run/capacity-record.js';
 
-/** One client's share of a step, as recorded: its latency histogram (µs, compressed HdrHistogram). */
-export interface ClientStep {
-  requests: number;
-  /** Its requests slower than the target, counted exactly from the raw latencies when recorded. */
-  overTarget: number;
-  /** How late the generator issued requests while its worker was idle, ms, p99 (its own lag, not queueing). */
-  scheduleLagMs: number;
-  /** The same, the worst request. */
-  scheduleLagMaxMs?: number;
-  histogram: string;
-}
-
-/** One rate tried: the total request rate, split evenly over the clients. */
-export interface Step {
-  totalQps: number;
-  windowS: number;
-  clients: ClientStep[];
-}
+export type { ClientStep, Step } from '../run/capacity-record.js';
 
 export type StepVerdict = 'pass' | 'fail' | 'invalid';
 

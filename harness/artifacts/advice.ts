@@ -128,7 +128,7 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
   const over = overheadGiB(measured, 'mps').measured ? overheadGiB(measured, 'mps') : overheadGiB(measured, 'timeslice');
   const memoryNeed = models * (memGiB + over.gib);
   const memoryFits = memoryNeed <= gpu.memoryGiB;
-  const memoryLine = `${models} × (${gib(memGiB)} + ${gib(over.gib)} ${over.measured ? 'measured per client' : 'context, assumed'}) = ${gib(memoryNeed)} of ${gib(gpu.memoryGiB)}`;
+  const memoryLine = `${models} × (${gib(memGiB)} + ${gib(over.gib)} ${over.measured ? 'measured per client' : 'context'}) = ${gib(memoryNeed)} of ${gib(gpu.memoryGiB)}`;
   const busy = models * smPct;
   const computeLine =
     busy <= 100 ? `all ${models} busy at once want ${busy}% of the SMs: they fit side by side` : `all ${models} busy at once want ${busy}% of the SMs: ${(busy / 100).toFixed(1)}× more than there is, so each gets about ${Math.floor(10000 / busy) / 100} of what it wants`;

@@ -1,5 +1,4 @@
 /** `gpushare bench`: fingerprint → plan → sampler → scheduler → summary, saving the run as it goes. */
-import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { argvText } from '../argv-text.js';
@@ -22,6 +21,7 @@ import { Reaper } from '../proc/reaper.js';
 import { makeProgress, type ProgressStyle } from '../progress.js';
 import { gpuAt, RUN_SCHEMA_ID, type Config, type Fingerprint, type Run } from '../run/schema.js';
 import { acquireRunLock, type RunLock } from '../run/lock.js';
+import { newRunId } from '../run/record-file.js';
 import { fsRunStore, loadRun, openRunDirectory, removeStaleTempFiles, type RunStore } from '../run/store.js';
 import { executeRun, plannedTrials } from '../scheduler.js';
 import { analyze, type Analysis } from '../analysis/analyze.js';
@@ -64,7 +64,7 @@ async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: App
   const plan = buildPlan(config, fingerprint);
   if (options.thresholdsFile) checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   const createdAt = deps.clock.nowIso();
-  const id = runId(createdAt, fingerprint, config.gpuIndex);
+  const id = newRunId(createdAt, gpuAt(fingerprint, config.gpuIndex)?.name);
   const { store, lock } = await openRunDirectory(options.out ?? path.join(resultsDir(deps.cwd), id), id);
   const run: Run = {
     schema: RUN_SCHEMA_ID,
@@ -283,14 +283,6 @@ function saveForcedExitSync(run: Run, store: RunStore, samples: Run['samples'], 
   } catch {
     // The last save before the signal stands; --resume continues from it.
   }
-}
-
-/** `<date>-<gpu>-<6 hex>`, e.g. 2026-11-21-h200-3fa9c2. */
-function runId(createdAt: string, fingerprint: Fingerprint, gpuIndex: number): string {
-  const name = gpuAt(fingerprint, gpuIndex)?.name ?? 'gpu';
-  // At most 60 characters of the name: a run id is a token of at most 128 (RunIdSchema).
-  const slug = name.toLowerCase().replace(/^nvidia\s+/, '').replace(/[^a-z0-9]+/g, '-').slice(0, 60).replace(/^-|-$/g, '') || 'gpu';
-  return `${createdAt.slice(0, 10)}-${slug}-${randomBytes(3).toString('hex')}`;
 }
 
 function planText(config: Config, plan: Plan): string {

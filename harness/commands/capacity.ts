@@ -2,13 +2,13 @@
  * `gpushare capacity`: per mode and client count, the highest total request rate (open-loop arrivals
  * made inside each workload) whose merged p99 stays within the target, found by a rate search.
  */
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { encodeLatencies, nextRate, type ClientStep, type Step } from '../analysis/capacity.js';
 import { capacityTable } from '../analysis/capacity-table.js';
 import { busyEvidence } from '../busy.js';
 import type { AppDeps } from '../deps.js';
-import { ExitCode, INTERRUPT_SIGNALS, signalExitCode, UserError, type InterruptSignal } from '../errors.js';
+import { ExitCode, signalExitCode, UserError } from '../errors.js';
+import { watchInterrupts } from '../interrupts.js';
 import { startMpsDaemon, type MpsDaemon } from '../mps/daemon.js';
 import { prepareMpsDirectory } from '../mps/ownership.js';
 import { collectFingerprint } from '../nvidia/fingerprint.js';
@@ -20,6 +20,7 @@ import { capacityMarkdown } from '../report/capacity-markdown.js';
 import { benchBlockers } from '../readiness.js';
 import { CAPACITY_FILE, CAPACITY_SCHEMA_ID, type CapacityPoint, type CapacityRun } from '../run/capacity-record.js';
 import { gpuAt } from '../run/schema.js';
+import { newRunId } from '../run/record-file.js';
 import { openRunDirectory, writeOutputFile } from '../run/store.js';
 import { VERSION } from '../version.js';
 import { WorkloadClient } from '../workload/client.js';
@@ -34,28 +35,14 @@ export async function capacityCommand(options: CapacityOptions, deps: AppDeps): 
   if (busy.length > 0 && !options.allowBusy) throw new UserError(`GPU ${options.gpuIndex} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy`);
   const gpu = gpuAt(fingerprint, options.gpuIndex);
   const createdAt = deps.clock.nowIso();
-  const slug = (gpu?.name ?? 'gpu').toLowerCase().replace(/^nvidia\s+/, '').replace(/[^a-z0-9]+/g, '-').slice(0, 50).replace(/^-|-$/g, '') || 'gpu';
-  const id = `${createdAt.slice(0, 10)}-${slug}-capacity-${randomBytes(3).toString('hex')}`;
+  const id = newRunId(createdAt, gpu?.name, 'capacity');
   const { store, lock } = await openRunDirectory(options.out ?? path.join(resultsDir(deps.cwd), id), id);
   const run: CapacityRun = { schema: CAPACITY_SCHEMA_ID, id, status: 'running', createdAt, finishedAt: null, fingerprint, gpuIndex: options.gpuIndex, settings, points: [], warnings: [] };
   const save = () => store.writeText(CAPACITY_FILE, `${JSON.stringify(run)}\n`);
   const visible = gpu?.uuid ?? String(options.gpuIndex);
 
   const reaper = new Reaper();
-  const controller = new AbortController();
-  let interrupted: InterruptSignal | null = null;
-  const onSignal = (signal: InterruptSignal) => {
-    if (interrupted === null) {
-      interrupted = signal;
-      return controller.abort(signal);
-    }
-    reaper.killAll();
-    lock.release();
-    process.exit(signalExitCode(signal));
-  };
-  const onExit = () => reaper.killAll();
-  for (const signal of INTERRUPT_SIGNALS) process.on(signal, onSignal);
-  process.on('exit', onExit);
+  const interrupts = watchInterrupts(reaper, () => lock.release());
   try {
     await save();
     deps.err(`gpushare capacity ${id}: p99 ≤ ${settings.sloP99Ms} ms, ${settings.workload.name}, ${settings.modes.join(', ')} at ${settings.clientCounts.join(', ')} clients\n`);
@@ -73,8 +60,8 @@ export async function capacityCommand(options: CapacityOptions, deps: AppDeps): 
       const forgetDaemon = daemon !== null ? reaper.add(() => daemon.killNow()) : () => undefined;
       try {
         for (const clients of settings.clientCounts) {
-          if (controller.signal.aborted) break;
-          const point = await measurePoint(mode, clients, { ...(daemon?.env ?? {}), CUDA_VISIBLE_DEVICES: visible }, options, deps, reaper, controller.signal, run, save);
+          if (interrupts.abort.aborted) break;
+          const point = await measurePoint(mode, clients, { ...(daemon?.env ?? {}), CUDA_VISIBLE_DEVICES: visible }, options, deps, reaper, interrupts.abort, run, save);
           deps.err(`  ${mode} × ${clients}: ${point.status === 'measured' ? `${point.steps.length} steps` : `${point.status}: ${point.reason}`}\n`);
         }
       } finally {
@@ -85,7 +72,7 @@ export async function capacityCommand(options: CapacityOptions, deps: AppDeps): 
         forgetDaemon();
       }
     }
-    run.status = interrupted !== null ? 'interrupted' : 'complete';
+    run.status = interrupts.signal !== null ? 'interrupted' : 'complete';
   } catch (error) {
     run.status = 'failed';
     run.warnings.push(`stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof Error ? error.message : String(error)}`);
@@ -93,8 +80,7 @@ export async function capacityCommand(options: CapacityOptions, deps: AppDeps): 
   } finally {
     run.finishedAt = deps.clock.nowIso();
     await save().catch(() => undefined);
-    for (const signal of INTERRUPT_SIGNALS) process.off(signal, onSignal);
-    process.off('exit', onExit);
+    interrupts.dispose();
     lock.release();
   }
   const report = options.out === null ? path.join(reportsDir(deps.cwd), `${id}.md`) : path.join(store.dir, 'report.md');
@@ -102,7 +88,7 @@ export async function capacityCommand(options: CapacityOptions, deps: AppDeps): 
   const rows = capacityTable(run);
   if (options.json) deps.out(`${JSON.stringify({ runId: id, dir: store.dir, report, status: run.status, rows: rows.map(({ steps: _steps, ...row }) => row) }, null, 2)}\n`);
   else deps.out(`${rows.map((r) => `${r.mode.padEnd(10)} ${String(r.clients).padStart(3)} clients  ${r.capacityQps !== null ? `${r.capacityQps.toFixed(0)} req/s (p99 ${r.at?.p99Ms.toFixed(2)} ms over ${r.at?.requests} requests)` : r.reason ?? 'nothing passed'}`).join('\n')}\nrun: ${store.dir}\nreport: ${report}\n`);
-  if (interrupted !== null) return signalExitCode(interrupted);
+  if (interrupts.signal !== null) return signalExitCode(interrupts.signal);
   return rows.some((r) => r.status === 'failed') ? ExitCode.inconclusive : ExitCode.ok;
 }
 

@@ -1,10 +1,10 @@
 /** `gpushare probe`: fingerprint → each probe in turn (saved after each) → claims ledger → report. */
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { claimsLedger } from '../analysis/claims.js';
 import { busyEvidence } from '../busy.js';
 import type { AppDeps } from '../deps.js';
-import { ExitCode, INTERRUPT_SIGNALS, signalExitCode, UserError, type InterruptSignal } from '../errors.js';
+import { ExitCode, signalExitCode, UserError } from '../errors.js';
+import { watchInterrupts } from '../interrupts.js';
 import { startMpsDaemon } from '../mps/daemon.js';
 import { prepareMpsDirectory } from '../mps/ownership.js';
 import { collectFingerprint } from '../nvidia/fingerprint.js';
@@ -16,6 +16,7 @@ import { probeMarkdown } from '../report/probe-markdown.js';
 import { benchBlockers } from '../readiness.js';
 import { PROBE_FILE, PROBE_SCHEMA_ID, type ProbeRun } from '../run/probe-record.js';
 import { gpuAt } from '../run/schema.js';
+import { newRunId } from '../run/record-file.js';
 import { openRunDirectory, writeOutputFile } from '../run/store.js';
 import { VERSION } from '../version.js';
 
@@ -27,36 +28,19 @@ export async function probeCommand(options: ProbeOptions, deps: AppDeps): Promis
   if (busy.length > 0 && !options.allowBusy) throw new UserError(`GPU ${options.gpuIndex} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy`);
   const gpu = gpuAt(fingerprint, options.gpuIndex);
   const createdAt = deps.clock.nowIso();
-  const slug = (gpu?.name ?? 'gpu').toLowerCase().replace(/^nvidia\s+/, '').replace(/[^a-z0-9]+/g, '-').slice(0, 50).replace(/^-|-$/g, '') || 'gpu';
-  const id = `${createdAt.slice(0, 10)}-${slug}-probe-${randomBytes(3).toString('hex')}`;
+  const id = newRunId(createdAt, gpu?.name, 'probe');
   const inResults = options.out === null;
   const { store, lock } = await openRunDirectory(options.out ?? path.join(resultsDir(deps.cwd), id), id);
   const run: ProbeRun = { schema: PROBE_SCHEMA_ID, id, status: 'running', createdAt, finishedAt: null, fingerprint, gpuIndex: options.gpuIndex, probes: [], cleanup: [], warnings: busy.map((b) => `the GPU was busy before the probes: ${b}`) };
   const save = () => store.writeText(PROBE_FILE, `${JSON.stringify(run, null, 2)}\n`);
 
   const reaper = new Reaper();
-  let interrupted: InterruptSignal | null = null;
-  const onSignal = (signal: InterruptSignal) => {
-    if (interrupted === null) {
-      interrupted = signal;
-      deps.err(`gpushare: ${signal}: finishing the current probe, then stopping (again to stop at once)\n`);
-      return;
-    }
-    reaper.killAll();
-    lock.release();
-    process.exit(signalExitCode(signal));
-  };
-  const onExit = () => {
-    reaper.killAll();
-    lock.release();
-  };
-  for (const signal of INTERRUPT_SIGNALS) process.on(signal, onSignal);
-  process.on('exit', onExit);
+  const interrupts = watchInterrupts(reaper, () => lock.release(), (signal) => deps.err(`gpushare: ${signal}: finishing the current probe, then stopping (again to stop at once)\n`));
   try {
     await save();
     deps.err(`gpushare probe ${id}: ${options.probes.join(', ')} on ${gpu?.name ?? `GPU ${options.gpuIndex}`}\n`);
     for (const name of options.probes) {
-      if (interrupted !== null) break;
+      if (interrupts.signal !== null) break;
       const results = await runProbe(name, {
         runner: deps.runner,
         clock: deps.clock,
@@ -73,7 +57,7 @@ export async function probeCommand(options: ProbeOptions, deps: AppDeps): Promis
       }
       await save();
     }
-    run.status = interrupted !== null ? 'interrupted' : 'complete';
+    run.status = interrupts.signal !== null ? 'interrupted' : 'complete';
   } catch (error) {
     run.status = 'failed';
     run.warnings.push(`probe stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof Error ? error.message : String(error)}`);
@@ -81,8 +65,7 @@ export async function probeCommand(options: ProbeOptions, deps: AppDeps): Promis
   } finally {
     run.finishedAt = deps.clock.nowIso();
     await save().catch(() => undefined);
-    for (const signal of INTERRUPT_SIGNALS) process.off(signal, onSignal);
-    process.off('exit', onExit);
+    interrupts.dispose();
     lock.release();
   }
   const report = inResults ? path.join(reportsDir(deps.cwd), `${id}.md`) : path.join(store.dir, 'report.md');
@@ -90,7 +73,7 @@ export async function probeCommand(options: ProbeOptions, deps: AppDeps): Promis
   const ledger = claimsLedger(run);
   if (options.json) deps.out(`${JSON.stringify({ runId: id, dir: store.dir, report, status: run.status, claims: ledger, cleanup: run.cleanup }, null, 2)}\n`);
   else deps.out(`${ledger.map((c) => `${c.verdict.padEnd(13)} ${c.claim}\n${' '.repeat(14)}${c.measured}`).join('\n')}\nrun: ${store.dir}\nreport: ${report}\n`);
-  if (interrupted !== null) return signalExitCode(interrupted);
+  if (interrupts.signal !== null) return signalExitCode(interrupts.signal);
   const troubles = run.probes.some((o) => o.status === 'failed') || run.cleanup.some((c) => c.leftPids.length > 0);
   return troubles ? ExitCode.inconclusive : ExitCode.ok;
 }

@@ -96,12 +96,6 @@ function answer(run: Run, analysis: Analysis): string[] {
   return lines;
 }
 
-/** Why a comparison measured nothing: its first failed trial's reason (a client that never became ready). */
-export function pointFailure(run: Pick<Run, 'trials'>, comparisonId: string): string | null {
-  const failed = run.trials.find((t) => t.comparisonId === comparisonId && (t.status === 'failed' || t.status === 'timeout'));
-  return failed && 'reason' in failed ? failed.reason : null;
-}
-
 export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, version: string): string {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   const verdicts = analysis.verdicts;
@@ -172,7 +166,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
   }
   if (run.config.clientCounts !== undefined) {
     lines.push('## Scaling with the number of clients', '', `Each point is a comparison of its own (rounds, CI); one solo arm stands for every client beyond 2 (identical processes). Memory per client: memory.used while the trials ran, less before the clients started, over the clients (context and workload; under MPS with the server's share).`, '');
-    lines.push(...scalingTable(scalingPoints(analysis, (c) => pointFailure(run, c.comparison.id))), '');
+    lines.push(...scalingTable(scalingPoints(analysis)), '');
     if (charts.clientScaling) lines.push(`![Scaling with the number of clients](${charts.clientScaling})`, '');
   }
   if (charts.timeline) lines.push('## Timeline', '', `![GPU utilization, SM clock and power with trial windows](${charts.timeline})`, '');

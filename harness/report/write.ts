@@ -7,7 +7,7 @@ import { writeOutputFile } from '../run/store.js';
 import { VERSION } from '../version.js';
 import { clientScalingChart, clientsChart, renderSvg, ratiosChart, scalingChart, timelineChart } from './charts.js';
 import { scalingPoints } from './scaling.js';
-import { pointFailure, runMarkdown, type ChartLinks } from './markdown.js';
+import { runMarkdown, type ChartLinks } from './markdown.js';
 
 /**
  * `<dir>/<name><suffix>`, where the name comes from run ids: refused unless it is a safe token, so a
@@ -25,7 +25,7 @@ export async function writeRunReport(run: Run, analysis: Analysis, out: string):
     timeline: timelineChart(run, analysis),
     clients: clientsChart(analysis),
     scaling: scalingChart(analysis),
-    clientScaling: run.config.clientCounts !== undefined ? clientScalingChart(scalingPoints(analysis, (c) => pointFailure(run, c.comparison.id))) : null,
+    clientScaling: run.config.clientCounts !== undefined ? clientScalingChart(scalingPoints(analysis)) : null,
   };
   const links: ChartLinks = {};
   const charts = runFile(out, run.id);

@@ -1,9 +1,25 @@
 /** What `gpushare capacity` records (capacity.json): every step of every search, as measured. */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import type { Step } from '../analysis/capacity.js';
-import { UserError } from '../errors.js';
+import { loadRecord } from './record-file.js';
 import type { Fingerprint, WorkloadSpec } from './schema.js';
+
+/** One client's share of a step, as recorded: its latency histogram (µs, compressed HdrHistogram). */
+export interface ClientStep {
+  requests: number;
+  /** Its requests slower than the target, counted exactly from the raw latencies when recorded. */
+  overTarget: number;
+  /** How late the generator issued requests while its worker was idle, ms, p99 (its own lag, not queueing). */
+  scheduleLagMs: number;
+  /** The same, the worst request. */
+  scheduleLagMaxMs?: number;
+  histogram: string;
+}
+
+/** One rate tried: the total request rate, split evenly over the clients. */
+export interface Step {
+  totalQps: number;
+  windowS: number;
+  clients: ClientStep[];
+}
 
 export const CAPACITY_SCHEMA_ID = 'gpushare-capacity/1';
 export const CAPACITY_FILE = 'capacity.json';
@@ -38,15 +54,6 @@ export interface CapacityRun {
 }
 
 /** The capacity run saved in `dir`, or null when `dir` holds none. */
-export async function loadCapacityRun(dir: string): Promise<CapacityRun | null> {
-  const text = await readFile(path.join(dir, CAPACITY_FILE), 'utf8').catch(() => null);
-  if (text === null) return null;
-  let run: unknown;
-  try {
-    run = JSON.parse(text);
-  } catch {
-    throw new UserError(`${path.join(dir, CAPACITY_FILE)} is not JSON: it was cut short or edited; run gpushare capacity again`);
-  }
-  if ((run as { schema?: unknown }).schema !== CAPACITY_SCHEMA_ID) throw new UserError(`${path.join(dir, CAPACITY_FILE)} is not a ${CAPACITY_SCHEMA_ID} record`);
-  return run as CapacityRun;
+export function loadCapacityRun(dir: string): Promise<CapacityRun | null> {
+  return loadRecord<CapacityRun>(dir, CAPACITY_FILE, CAPACITY_SCHEMA_ID, 'gpushare capacity');
 }

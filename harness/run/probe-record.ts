@@ -2,9 +2,7 @@
  * What `gpushare probe` records (probe.json): each probe's typed outcome with its raw measurements.
  * The claims ledger and the report are computed from it (analysis/claims.ts), never stored.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { UserError } from '../errors.js';
+import { loadRecord } from './record-file.js';
 import type { Fingerprint } from './schema.js';
 
 export const PROBE_SCHEMA_ID = 'gpushare-probe/1';
@@ -104,15 +102,6 @@ export interface ProbeRun {
 }
 
 /** The probe run saved in `dir`, or null when `dir` holds none (a bench run, or nothing). */
-export async function loadProbeRun(dir: string): Promise<ProbeRun | null> {
-  const text = await readFile(path.join(dir, PROBE_FILE), 'utf8').catch(() => null);
-  if (text === null) return null;
-  let run: unknown;
-  try {
-    run = JSON.parse(text);
-  } catch {
-    throw new UserError(`${path.join(dir, PROBE_FILE)} is not JSON: it was cut short or edited; run gpushare probe again`);
-  }
-  if ((run as { schema?: unknown }).schema !== PROBE_SCHEMA_ID) throw new UserError(`${path.join(dir, PROBE_FILE)} is not a ${PROBE_SCHEMA_ID} record`);
-  return run as ProbeRun;
+export function loadProbeRun(dir: string): Promise<ProbeRun | null> {
+  return loadRecord<ProbeRun>(dir, PROBE_FILE, PROBE_SCHEMA_ID, 'gpushare probe');
 }

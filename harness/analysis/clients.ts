@@ -1,6 +1,7 @@
-/** What a comparison's clients hold on the GPU, from nvidia-smi's memory.used around their start. */
+/** What a comparison's clients held on the GPU, from nvidia-smi's memory.used around their start, and why a comparison measured nothing. */
 import { median } from 'simple-statistics';
 import type { Comparison, Run } from '../run/schema.js';
+import type { Round } from './rounds.js';
 
 /**
  * MiB per client: memory.used while the comparison's trials ran (median of the samples inside its
@@ -14,4 +15,10 @@ export function memoryPerClientMiB(run: Pick<Run, 'samples' | 'clientStarts'>, c
   const during = run.samples.filter((s) => s.trialId?.startsWith(`${comparison.id}#`) && s.memoryUsedMiB !== null).map((s) => s.memoryUsedMiB as number);
   if (before === undefined || before === null || during.length === 0) return null;
   return (median(during) - before) / comparison.clientEnv.length;
+}
+
+/** Why a comparison's rounds measured nothing: the first failed trial's reason (a client that never became ready). */
+export function roundsFailure(rounds: readonly Round[]): string | null {
+  for (const round of rounds) for (const t of round.trials.values()) if (t.status === 'failed' || t.status === 'timeout') return t.reason;
+  return null;
 }

@@ -1,0 +1,29 @@
+/** Run ids and the JSON records of probe and capacity runs (bench runs have their own store and schema). */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { UserError } from '../errors.js';
+
+/**
+ * `<date>-<gpu>-[<kind>-]<6 hex>`, e.g. 2026-11-21-h200-3fa9c2 or 2026-11-23-h100-80gb-hbm3-probe-b4717a.
+ * At most 60 characters of the GPU's name: a run id is a token of at most 128 (RunIdSchema).
+ */
+export function newRunId(createdAt: string, gpuName: string | null | undefined, kind: string | null = null): string {
+  const slug = (gpuName ?? 'gpu').toLowerCase().replace(/^nvidia\s+/, '').replace(/[^a-z0-9]+/g, '-').slice(0, 60).replace(/^-|-$/g, '') || 'gpu';
+  return `${createdAt.slice(0, 10)}-${slug}-${kind !== null ? `${kind}-` : ''}${randomBytes(3).toString('hex')}`;
+}
+
+/** The record `file` in `dir` if it is there, checked to carry `schemaId`; null when `dir` has no such file. */
+export async function loadRecord<T>(dir: string, file: string, schemaId: string, rerun: string): Promise<T | null> {
+  const where = path.join(dir, file);
+  const text = await readFile(where, 'utf8').catch(() => null);
+  if (text === null) return null;
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch {
+    throw new UserError(`${where} is not JSON: it was cut short or edited; run ${rerun} again`);
+  }
+  if ((record as { schema?: unknown }).schema !== schemaId) throw new UserError(`${where} is not a ${schemaId} record`);
+  return record as T;
+}
