@@ -6,6 +6,7 @@ import path from 'node:path';
 import { encodeLatencies, nextRate, type ClientStep, type Step } from '../analysis/capacity.js';
 import { capacityTable } from '../analysis/capacity-table.js';
 import { busyEvidence } from '../busy.js';
+import { DEFAULTS } from '../defaults.js';
 import type { AppDeps } from '../deps.js';
 import { ExitCode, signalExitCode, UserError } from '../errors.js';
 import { watchInterrupts } from '../interrupts.js';
@@ -156,7 +157,7 @@ const MAX_STEP_MS = 20_000;
 /** One rate: every client open-loop at rate ÷ clients for the window; a string says why it failed. */
 async function runStep(clients: WorkloadClient[], totalQps: number, trialId: string, options: CapacityOptions, deps: AppDeps, signal: AbortSignal): Promise<Step | string> {
   const { settings } = options;
-  const leadMs = releaseLeadMs(30, clients.length);
+  const leadMs = releaseLeadMs(DEFAULTS.releaseLeadMs, clients.length);
   const startAtUs = deps.clock.monotonicUs() + leadMs * 1000;
   // Long enough for STEP_REQUESTS requests: a p99 claim needs 299 with none over the target, 628 with 2.
   const work = { kind: 'fixed-duration' as const, durationMs: Math.max(settings.windowMs, Math.min(MAX_STEP_MS, Math.ceil((STEP_REQUESTS / totalQps) * 1000))) };
