@@ -139,12 +139,14 @@ def _window(torch, step, lanes, variant, deadline_us, sync_every):
     return done, start.elapsed_time(end), latencies
 
 
-def _arrivals(load, t0_us, end_us, seed):
-    """The scheduled times of a window's requests, made here and not by the harness: constant spacing,
-    or Poisson arrivals (exponential gaps) from a generator seeded by the trial, so a rerun repeats them."""
+def _arrivals(load, t0_us, end_us, seed, phase):
+    """The scheduled times of a window's requests, made here and not by the harness: constant spacing
+    (shifted by `phase` of a gap, so clients do not fire together), or Poisson arrivals (exponential
+    gaps) from a generator seeded by the trial and client, so a rerun repeats them and clients differ."""
     import random
 
-    rng, gap_us, t, times = random.Random(seed), 1e6 / load["qps"], t0_us, []
+    rng, gap_us = random.Random(seed), 1e6 / load["qps"]
+    t, times = t0_us - (1 - phase) * gap_us if load["kind"] != "poisson" else t0_us, []
     while True:
         t += rng.expovariate(1.0 / gap_us) if load["kind"] == "poisson" else gap_us
         if t >= end_us:
@@ -152,13 +154,17 @@ def _arrivals(load, t0_us, end_us, seed):
         times.append(t)
 
 
-def _open_loop(torch, step, lanes, variant, t0_us, end_us, load, seed):
+def _open_loop(torch, step, lanes, variant, t0_us, end_us, load, seed, phase):
     """One worker serving requests at their scheduled times: a request due while the one before is
     still running waits (a queue), and its latency counts from its scheduled time, so that wait counts
     too (no coordinated omission). The lags returned are the generator's own: how late requests started
     although the worker was idle when they were due (host wake-up, not queueing), as p99 and max."""
     latencies, lags, done, free_at = [], [], 0, t0_us
-    for due in _arrivals(load, t0_us, end_us, seed):
+    arrivals = _arrivals(load, t0_us, end_us, seed, phase)
+    give_up = end_us + (end_us - t0_us)  # a backlog longer than the window again is not served
+    for due in arrivals:
+        if now_us() > give_up:
+            break
         _wait_until(due)
         start = now_us()
         if free_at <= due:
@@ -171,7 +177,7 @@ def _open_loop(torch, step, lanes, variant, t0_us, end_us, load, seed):
         if len(latencies) < LATENCY_CAP:
             latencies.append((free_at - due) / 1000.0)
     lags.sort()
-    return done, latencies, (lags[int(0.99 * (len(lags) - 1))] if lags else 0.0), (lags[-1] if lags else 0.0)
+    return done, len(arrivals) - done, latencies, (lags[int(0.99 * (len(lags) - 1))] if lags else 0.0), (lags[-1] if lags else 0.0)
 
 
 def _run(torch, step, cmd, args, lanes_by_k):
@@ -184,9 +190,12 @@ def _run(torch, step, cmd, args, lanes_by_k):
     t0 = now_us()
     if cmd.get("load"):
         end = t0 + duration_ms * 1000
-        done, latencies, lag_p99, lag_max = _open_loop(torch, step, lanes, variant, t0, end, cmd["load"], cmd["trial"])
+        client = int(os.environ.get("GPUSHARE_CLIENT_INDEX", "0"))
+        phase = client / max(1, int(cmd.get("clients") or 1))
+        done, dropped, latencies, lag_p99, lag_max = _open_loop(torch, step, lanes, variant, t0, end, cmd["load"], f'{cmd["trial"]}/{client}', phase)
         return {"windowStartUs": t0, "windowEndUs": max(end, now_us()), "iterations": done, "gpuMs": 0.0,
-                "latenciesMs": latencies, "chunkIterations": 1, "scheduleLagMs": lag_p99, "scheduleLagMaxMs": lag_max}
+                "latenciesMs": latencies, "chunkIterations": 1, "scheduleLagMs": lag_p99, "scheduleLagMaxMs": lag_max,
+                "droppedRequests": dropped}
     if duration_ms:
         done, gpu_ms, latencies = _window(torch, step, lanes, variant, t0 + duration_ms * 1000, args.sync_every)
         chunk = args.sync_every

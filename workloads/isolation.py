@@ -210,7 +210,10 @@ def schedule(args, send, between=None):
             between()
         while now_us() < due:
             left = due - now_us()
-            if left > 1500:
+            if between is not None:
+                between()  # keep the background fed while waiting, not only once per request
+                time.sleep(min(left, 200) / 1e6)
+            elif left > 1500:
                 time.sleep((left - 1000) / 1e6)
         late += now_us() - due > period_us  # sent over a period after it was due: the generator fell behind
         send()

@@ -96,7 +96,8 @@ export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
     h.destroy();
   }
   const at = (p: number) => merged.getValueAtPercentile(p) / 1000;
-  const requests = merged.totalCount;
+  // Every request of the step, those never served (counted over the target) included; percentiles are of the served ones.
+  const requests = step.clients.reduce((sum, c) => sum + c.requests, 0);
   const overTarget = step.clients.reduce((sum, c) => sum + c.overTarget, 0);
   const within = requests - overTarget;
   const maxLagMs = Math.max(0, ...step.clients.map((c) => c.scheduleLagMs));
@@ -114,6 +115,8 @@ export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
   };
   merged.destroy();
   if (requests === 0) return { ...analysis, verdict: 'invalid', reason: 'no request completed' };
+  const unreported = step.clients.reduce((sum, c) => sum + (c.unreported ?? 0), 0);
+  if (unreported > 0) return { ...analysis, verdict: 'invalid', reason: `${unreported} requests served without a reported latency (the workload's cap per window): shorten --window-ms` };
   if (maxLagMs > maxScheduleLagMs(targetMs)) return { ...analysis, verdict: 'invalid', reason: `a generator issued requests ${maxLagMs.toFixed(1)} ms late (p99) while its worker was idle (over ${maxScheduleLagMs(targetMs)} ms): the host, not the GPU, set the pace` };
   if (p99Holds(requests, overTarget)) return { ...analysis, verdict: 'pass', reason: `p99 ≤ ${targetMs} ms holds at ${P99_CONFIDENCE * 100}% confidence: ${overTarget} of ${requests} requests over` };
   if (overTarget > requests / 100) return { ...analysis, verdict: 'fail', reason: `${overTarget} of ${requests} requests over ${targetMs} ms (over 1%)` };

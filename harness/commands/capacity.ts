@@ -8,7 +8,7 @@ import { capacityTable } from '../analysis/capacity-table.js';
 import { busyEvidence } from '../busy.js';
 import { DEFAULTS } from '../defaults.js';
 import type { AppDeps } from '../deps.js';
-import { ExitCode, signalExitCode, UserError } from '../errors.js';
+import { ExitCode, Interrupted, signalExitCode, UserError } from '../errors.js';
 import { watchInterrupts } from '../interrupts.js';
 import { startMpsDaemon, type MpsDaemon } from '../mps/daemon.js';
 import { prepareMpsDirectory } from '../mps/ownership.js';
@@ -75,9 +75,13 @@ export async function capacityCommand(options: CapacityOptions, deps: AppDeps): 
     }
     run.status = interrupts.signal !== null ? 'interrupted' : 'complete';
   } catch (error) {
-    run.status = 'failed';
-    run.warnings.push(`stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof Error ? error.message : String(error)}`);
-    throw error;
+    // Ctrl-C while clients start or a step runs: the steps so far stand and are reported.
+    if (!(error instanceof Interrupted)) {
+      run.status = 'failed';
+      run.warnings.push(`stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof Error ? error.message : String(error)}`);
+      throw error;
+    }
+    run.status = 'interrupted';
   } finally {
     run.finishedAt = deps.clock.nowIso();
     await save().catch(() => undefined);
@@ -89,7 +93,7 @@ export async function capacityCommand(options: CapacityOptions, deps: AppDeps): 
   const rows = capacityTable(run);
   if (options.json) deps.out(`${JSON.stringify({ runId: id, dir: store.dir, report, status: run.status, rows: rows.map(({ steps: _steps, ...row }) => row) }, null, 2)}\n`);
   else deps.out(`${rows.map((r) => `${r.mode.padEnd(10)} ${String(r.clients).padStart(3)} clients  ${r.capacityQps !== null ? `${r.capacityQps.toFixed(0)} req/s (p99 ${r.at?.p99Ms.toFixed(2)} ms over ${r.at?.requests} requests)` : r.reason ?? 'nothing passed'}`).join('\n')}\nrun: ${store.dir}\nreport: ${report}\n`);
-  if (interrupts.signal !== null) return signalExitCode(interrupts.signal);
+  if (interrupts.signal !== null || run.status === 'interrupted') return signalExitCode(interrupts.signal ?? 'SIGINT');
   return rows.some((r) => r.status === 'failed') ? ExitCode.inconclusive : ExitCode.ok;
 }
 
@@ -167,7 +171,9 @@ async function runStep(clients: WorkloadClient[], totalQps: number, trialId: str
   for (const [i, reply] of replies.entries()) {
     if (reply.kind !== 'message') return `client ${i} at ${totalQps.toFixed(0)} req/s: ${reply.kind === 'failed' ? reply.reason : 'no result in time'}`;
     const m = reply.message;
-    steps.push({ requests: m.latenciesMs.length, overTarget: m.latenciesMs.filter((ms) => ms > settings.sloP99Ms).length, scheduleLagMs: m.scheduleLagMs ?? 0, scheduleLagMaxMs: m.scheduleLagMaxMs ?? 0, histogram: encodeLatencies(m.latenciesMs) });
+    // Requests never served (a backlog past a second window) count as over the target.
+    const dropped = m.droppedRequests ?? 0;
+    steps.push({ requests: m.latenciesMs.length + dropped, overTarget: m.latenciesMs.filter((ms) => ms > settings.sloP99Ms).length + dropped, unreported: Math.max(0, m.iterations - m.latenciesMs.length), scheduleLagMs: m.scheduleLagMs ?? 0, scheduleLagMaxMs: m.scheduleLagMaxMs ?? 0, histogram: encodeLatencies(m.latenciesMs) });
   }
   return { totalQps, windowS: work.durationMs / 1000, clients: steps };
 }

@@ -3,7 +3,7 @@
  * is stopped (stop command, then its process group killed) however its probe ended.
  */
 import type { ChildHandle, ExitInfo, ProcessRunner } from '../proc/runner.js';
-import { isRunning } from '../proc/process-table.js';
+import { descendants, isRunning, processStartTicks } from '../proc/process-table.js';
 
 /** A line a role printed: `event` says which (ready, result, failed, alloc, status). */
 export type RoleMessage = { event: string } & Record<string, unknown>;
@@ -15,6 +15,8 @@ export class RoleProcess {
   private readonly messages: RoleMessage[] = [];
   private exit: ExitInfo | null = null;
   private wake: (() => void) | null = null;
+  /** PIDs a stop found still running, kept for every later stop to report again. */
+  private leaked: number[] = [];
 
   constructor(
     readonly label: string,
@@ -65,19 +67,28 @@ export class RoleProcess {
     }
   }
 
-  /** Asks it to stop and waits up to `timeoutMs`; kills its process group either way. Its last lines stay readable. */
-  async stop(timeoutMs: number): Promise<'exited' | 'killed'> {
+  /**
+   * Asks it to stop and waits up to `timeoutMs`; then kills its process group and every descendant
+   * seen before (one that left the group with setsid()). Returns the PIDs of those still running a
+   * moment later: none, or a leak (a process stuck in the driver cannot even be killed). Bounded:
+   * it never waits on a pipe that a stray descendant holds open.
+   */
+  async stop(timeoutMs: number): Promise<number[]> {
+    const spawned = this.child.pid !== undefined && this.exit === null ? await descendants(this.child.pid) : [];
     if (this.exit === null) {
       this.send({ cmd: 'stop' });
       this.child.closeStdin();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.child.exited, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
-      clearTimeout(timer); // a pending timer would keep the harness alive after its last probe
+      await raceDelay(this.child.exited, timeoutMs);
     }
-    const exited = this.exit !== null;
     this.child.killGroup('SIGKILL');
-    await this.child.exited;
-    return exited ? 'exited' : 'killed';
+    for (const { pid, startTicks } of spawned) if ((await processStartTicks(pid)) === startTicks) killQuietly(pid);
+    await raceDelay(this.child.exited, 2000);
+    const left: number[] = [];
+    const leader = this.child.pid;
+    if (leader !== undefined && this.exit === null && (await isRunning(leader))) left.push(leader);
+    for (const { pid, startTicks } of spawned) if ((await processStartTicks(pid)) === startTicks) left.push(pid);
+    this.leaked = [...new Set([...this.leaked, ...left])];
+    return this.leaked;
   }
 
   /** Synchronous kill of its group: for a forced exit. */
@@ -119,13 +130,25 @@ export class Cast {
 
   /** Stops every process (in parallel) and returns the PIDs still running afterwards: none, or a leak. */
   async stopAll(timeoutMs: number): Promise<number[]> {
-    await Promise.all(this.roles.map((r) => r.stop(timeoutMs)));
-    const left: number[] = [];
-    for (const r of this.roles) if (r.pid !== null && (await isRunning(r.pid))) left.push(r.pid);
-    return left;
+    return (await Promise.all(this.roles.map((r) => r.stop(timeoutMs)))).flat();
   }
 
   killNow(): void {
     for (const r of this.roles) r.killNow();
+  }
+}
+
+/** Waits for `promise` or `ms`, whichever comes first; the timer never keeps the process alive. */
+async function raceDelay(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Gone already.
   }
 }

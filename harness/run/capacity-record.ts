@@ -5,8 +5,10 @@ import type { Fingerprint, WorkloadSpec } from './schema.js';
 /** One client's share of a step, as recorded: its latency histogram (µs, compressed HdrHistogram). */
 export interface ClientStep {
   requests: number;
-  /** Its requests slower than the target, counted exactly from the raw latencies when recorded. */
+  /** Its requests slower than the target, counted exactly from the raw latencies when recorded, with those never served. */
   overTarget: number;
+  /** Requests served whose latency the workload did not report (over its cap of latencies per window): the step is then invalid. */
+  unreported?: number;
   /** How late the generator issued requests while its worker was idle, ms, p99 (its own lag, not queueing). */
   scheduleLagMs: number;
   /** The same, the worst request. */

@@ -42,6 +42,8 @@ export const ResultMessageSchema = z
     /** Open loop only: how late the generator issued requests while its worker was idle, ms: p99 and max. */
     scheduleLagMs: finite.pipe(z.number().nonnegative()).optional(),
     scheduleLagMaxMs: finite.pipe(z.number().nonnegative()).optional(),
+    /** Open loop only: requests still queued a window after the window ended, not served. */
+    droppedRequests: z.number().int().nonnegative().optional(),
   })
   .refine((m) => m.windowEndUs >= m.windowStartUs, 'windowEndUs is before windowStartUs');
 
