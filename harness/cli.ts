@@ -127,6 +127,24 @@ export interface PlanArgs {
   gpus?: string;
 }
 
+/** `gpushare fleet job`: an Indexed Job that benches every GPU node (or GPU) of a pool. */
+export interface FleetJobArgs {
+  nodes: string;
+  image: string;
+  modes?: string;
+  out?: string;
+  // fleet-job flags: helper A adds its own here
+}
+
+/** `gpushare fleet report`: many runs merged into one report. */
+export interface FleetReportArgs {
+  dir: string;
+  out?: string;
+  junit?: string;
+  json?: boolean;
+  // fleet-report flags: helper B adds its own here
+}
+
 export type CliCommand =
   | { name: 'bench'; args: BenchArgs }
   | { name: 'doctor'; args: DoctorArgs }
@@ -136,7 +154,9 @@ export type CliCommand =
   | { name: 'probe'; args: ProbeArgs }
   | { name: 'capacity'; args: CapacityArgs }
   | { name: 'artifacts'; args: ArtifactsArgs }
-  | { name: 'plan'; args: PlanArgs };
+  | { name: 'plan'; args: PlanArgs }
+  | { name: 'fleet job'; args: FleetJobArgs }
+  | { name: 'fleet report'; args: FleetReportArgs };
 
 function benchFlags(y: Argv) {
   return y
@@ -187,7 +207,7 @@ function runFlags(kind: string, printed: string) {
 /** Keys yargs gives as arrays on purpose: --set is repeatable; `_` and `--` are the leftover words. */
 const REPEATABLE = new Set(['set', '_', '--']);
 /** The positional arguments of each command, named <run> rather than --run in messages. */
-const POSITIONALS: Record<string, readonly string[]> = { gate: ['run'], report: ['run', 'other'] };
+const POSITIONALS: Record<string, readonly string[]> = { gate: ['run'], report: ['run', 'other'], fleet: ['dir'] };
 
 /**
  * Refuses, for every command, the two flag shapes the options downstream would misread: a repeated
@@ -342,9 +362,41 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
         command = { name: 'plan', args: args as unknown as PlanArgs };
       },
     )
+    .command('fleet', 'many GPUs and nodes: a Kubernetes Job that benches a node pool, and one report over many runs', (y) =>
+      y
+        .command(
+          'job',
+          'write an Indexed Job that runs gpushare bench on every GPU node of a pool (kubectl apply -f)',
+          (j) =>
+            j
+              // fleet job flags (helper A)
+              .option('nodes', { type: 'string', demandOption: true, describe: 'node selector of the pool, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3' })
+              .option('image', { type: 'string', demandOption: true, describe: 'container image with gpushare (see the Dockerfile)' })
+              .option('modes', { type: 'string', describe: 'modes each pod benches', defaultDescription: 'timeslice,mps' })
+              .option('out', { type: 'string', describe: 'write the manifest here', defaultDescription: 'stdout' }),
+          (args) => {
+            command = { name: 'fleet job', args: args as unknown as FleetJobArgs };
+          },
+        )
+        .command(
+          'report <dir>',
+          'merge the runs under a directory into one report: each ratio across nodes, outliers, per-node verdicts, JUnit',
+          (r) =>
+            r
+              // fleet report flags (helper B)
+              .positional('dir', { type: 'string', demandOption: true, describe: 'directory holding run directories (searched recursively)' })
+              .option('out', { type: 'string', describe: 'directory for the markdown report', defaultDescription: 'reports/' })
+              .option('junit', { type: 'string', describe: 'write a JUnit XML report here: one testcase per node and ratio' })
+              .option('json', { type: 'boolean', describe: 'print the fleet analysis as JSON' }),
+          (args) => {
+            command = { name: 'fleet report', args: args as unknown as FleetReportArgs };
+          },
+        )
+        .demandCommand(1, 'name a fleet command: job or report'),
+    )
     // Runs after yargs' own checks (an unknown flag given twice still reads "Unknown argument") and before the command's handler.
     .middleware(refuseRepeatedOrEmpty)
-    .demandCommand(1, 'name a command: bench, probe, capacity, doctor, gate, show, report, artifacts or plan')
+    .demandCommand(1, 'name a command: bench, probe, capacity, doctor, gate, show, report, artifacts, plan or fleet')
     .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
     .strict()
     .version(VERSION)

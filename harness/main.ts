@@ -10,6 +10,8 @@ import { reportCommand } from './commands/report.js';
 import { capacityCommand } from './commands/capacity.js';
 import { probeCommand } from './commands/probe.js';
 import { showCommand } from './commands/show.js';
+import { fleetJobCommand } from './commands/fleet-job.js';
+import { fleetReportCommand } from './commands/fleet-report.js';
 import { systemDeps } from './deps.js';
 import { ExitCode, Interrupted, signalExitCode, UserError } from './errors.js';
 import { resolveArtifactsOptions, resolveBenchOptions, resolveCapacityOptions, resolvePlanOptions, resolveProbeOptions } from './options.js';
@@ -38,6 +40,10 @@ async function main(argv: readonly string[]): Promise<number> {
       return artifactsCommand(resolveArtifactsOptions(command.args), deps);
     case 'plan':
       return planCommand(resolvePlanOptions(command.args), deps);
+    case 'fleet job':
+      return fleetJobCommand(command.args, deps);
+    case 'fleet report':
+      return fleetReportCommand(command.args, deps);
   }
 }
 
