@@ -208,11 +208,10 @@ def schedule(args, send, between=None):
         due = t0 + i * period_us
         if between is not None:
             between()
-        while now_us() < due:
-            left = due - now_us()
+        while (left := due - now_us()) > 0:
             if between is not None:
                 between()  # keep the background fed while waiting, not only once per request
-                time.sleep(min(left, 200) / 1e6)
+                time.sleep(max(0, min(left, 200)) / 1e6)
             elif left > 1500:
                 time.sleep((left - 1000) / 1e6)
         late += now_us() - due > period_us  # sent over a period after it was due: the generator fell behind

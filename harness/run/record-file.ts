@@ -5,7 +5,7 @@ import path from 'node:path';
 import { UserError } from '../errors.js';
 
 /**
- * `<date>-<gpu>-[<kind>-]<6 hex>`, e.g. 2026-11-21-h200-3fa9c2 or 2026-11-23-h100-80gb-hbm3-probe-b4717a.
+ * `<date>-<gpu>-[<kind>-]<6 hex>`, e.g. 2026-11-21-h200-3fa9c2 or 2026-11-23-h100-80gb-hbm3-probe-84e6b8.
  * At most 60 characters of the GPU's name: a run id is a token of at most 128 (RunIdSchema).
  */
 export function newRunId(createdAt: string, gpuName: string | null | undefined, kind: string | null = null): string {
