@@ -8,7 +8,8 @@ export const BUSY_MEMORY_MIB = 1024;
 export function busyEvidence(fingerprint: Fingerprint, gpuIndex: number): string[] {
   const gpu = gpuAt(fingerprint, gpuIndex);
   const evidence: string[] = [];
-  for (const app of fingerprint.computeApps) evidence.push(`compute process ${app.pid} (${app.name}, ${app.usedMemoryMiB ?? '?'} MiB)`);
+  // A process on another GPU of the host is no tenant of this one (nvidia-smi names each process's GPU).
+  for (const app of fingerprint.computeApps.filter((a) => a.gpuUuid === null || gpu === undefined || a.gpuUuid === gpu.uuid)) evidence.push(`compute process ${app.pid} (${app.name}, ${app.usedMemoryMiB ?? '?'} MiB)`);
   if (gpu?.utilGpuPct !== null && gpu?.utilGpuPct !== undefined && gpu.utilGpuPct > BUSY_UTIL_PCT) evidence.push(`utilization ${gpu.utilGpuPct}%`);
   if (gpu?.memoryUsedMiB !== null && gpu?.memoryUsedMiB !== undefined && gpu.memoryUsedMiB > BUSY_MEMORY_MIB) evidence.push(`${gpu.memoryUsedMiB} MiB of memory in use`);
   return evidence;

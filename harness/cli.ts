@@ -21,6 +21,7 @@ export interface BenchArgs {
   streams?: string;
   set?: string[];
   gpu?: string;
+  gpus?: string;
   out?: string;
   mpsThreadPct?: string;
   mpsMemLimit?: string;
@@ -134,6 +135,18 @@ export interface FleetJobArgs {
   modes?: string;
   out?: string;
   // fleet-job flags: helper A adds its own here
+  /** Numbers stay strings, as typed, so errors can quote them. */
+  count: string;
+  per?: string;
+  gpusPerNode?: string;
+  results?: string;
+  pvc?: string;
+  name?: string;
+  namespace?: string;
+  backoffLimit?: string;
+  activeDeadlineS?: string;
+  runtimeClass?: string;
+  allowSharedPool?: boolean;
 }
 
 /** `gpushare fleet report`: many runs merged into one report. */
@@ -143,6 +156,8 @@ export interface FleetReportArgs {
   junit?: string;
   json?: boolean;
   // fleet-report flags: helper B adds its own here
+  /** The report's name: <out>/fleet-<name>.md; the directory's name without it. */
+  name?: string;
 }
 
 export type CliCommand =
@@ -174,7 +189,8 @@ function benchFlags(y: Argv) {
     .option('streams', { type: 'string', describe: 'stream counts compared with 1 stream, e.g. 2 or 2,4,8 for a sweep', defaultDescription: DEFAULTS.streamCounts.join(',') })
     .option('set', { type: 'string', array: true, describe: 'a workload parameter, e.g. --set gemm.size=8192 (repeatable)' })
     .option('gpu', { type: 'string', describe: 'index of the GPU to measure', defaultDescription: '0' })
-    .option('out', { type: 'string', describe: 'run directory', defaultDescription: 'results/<date>-<gpu>-<id>' })
+    .option('gpus', { type: 'string', describe: 'bench several GPUs, each in a run of its own under one parent directory, after a cross-GPU check: all, or indices such as 0,1' })
+    .option('out', { type: 'string', describe: 'run directory (with --gpus: the parent directory)', defaultDescription: 'results/<date>-<gpu>-<id>' })
     .option('mps-thread-pct', { type: 'string', describe: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE for each MPS client (1-100)' })
     .option('mps-mem-limit', { type: 'string', describe: 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for each MPS client, e.g. 4G or 512M' })
     .option('min-overlap', { type: 'string', describe: 'fraction of each window the contended windows must share', defaultDescription: String(DEFAULTS.minOverlap) })
@@ -373,7 +389,18 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
               .option('nodes', { type: 'string', demandOption: true, describe: 'node selector of the pool, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3' })
               .option('image', { type: 'string', demandOption: true, describe: 'container image with gpushare (see the Dockerfile)' })
               .option('modes', { type: 'string', describe: 'modes each pod benches', defaultDescription: 'timeslice,mps' })
-              .option('out', { type: 'string', describe: 'write the manifest here', defaultDescription: 'stdout' }),
+              .option('out', { type: 'string', describe: 'write the manifest here', defaultDescription: 'stdout' })
+              .option('count', { type: 'string', demandOption: true, describe: 'GPU nodes in the pool: the Job runs one pod on each (--per node) or one per GPU of each (--per gpu)' })
+              .option('per', { type: 'string', describe: 'node: one pod holds all --gpus-per-node GPUs of a node and benches them with bench --gpus all; gpu: one pod per GPU, benches on a node in parallel', defaultDescription: 'node' })
+              .option('gpus-per-node', { type: 'string', describe: 'GPUs of each node: per node, the pod requests them all (give the real count to hold the node); needed with --per gpu', defaultDescription: '1' })
+              .option('results', { type: 'string', describe: 'logs: each pod prints its runs as base64 tar.gz in its log, read back with kubectl logs (no storage needed, hence the default); pvc: written to --pvc', defaultDescription: 'logs' })
+              .option('pvc', { type: 'string', describe: 'PersistentVolumeClaim for --results pvc, mounted at /results; must be ReadWriteMany (pods on many nodes write at once)' })
+              .option('name', { type: 'string', describe: 'the Job\'s name (pods are <name>-<index>-…)', defaultDescription: 'gpushare-fleet' })
+              .option('namespace', { type: 'string', describe: 'the Job\'s namespace', defaultDescription: 'kubectl\'s current namespace' })
+              .option('backoff-limit', { type: 'string', describe: 'failed pods the Job retries in all before it fails (evictions not counted)', defaultDescription: 'one per pod' })
+              .option('active-deadline-s', { type: 'string', describe: 'seconds the whole Job may take, pods waiting for a node included', defaultDescription: '1800 + 900 per GPU a pod benches' })
+              .option('runtime-class', { type: 'string', describe: 'RuntimeClass of the pods, e.g. nvidia where the NVIDIA runtime is not the default' })
+              .option('allow-shared-pool', { type: 'boolean', describe: 'also schedule onto nodes whose device plugin shares GPUs (nvidia.com/gpu.sharing-strategy mps or time-slicing): a pod there gets a share, not a whole GPU' }),
           (args) => {
             command = { name: 'fleet job', args: args as unknown as FleetJobArgs };
           },
@@ -387,7 +414,9 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
               .positional('dir', { type: 'string', demandOption: true, describe: 'directory holding run directories (searched recursively)' })
               .option('out', { type: 'string', describe: 'directory for the markdown report', defaultDescription: 'reports/' })
               .option('junit', { type: 'string', describe: 'write a JUnit XML report here: one testcase per node and ratio' })
-              .option('json', { type: 'boolean', describe: 'print the fleet analysis as JSON' }),
+              .option('json', { type: 'boolean', describe: 'print the fleet analysis as JSON (the markdown is then written only with --out)' })
+              .option('name', { type: 'string', describe: 'name of the report: <out>/fleet-<name>.md', defaultDescription: 'the directory\'s name' })
+              .epilogue('exit 0: no outlier and no failing node; 1: a node is an outlier, or fails (contaminated, throttled, incomplete, different software or settings, a failing or invalid verdict), or a run.json is unreadable; 2: no bench run under <dir>, or a usage error'),
           (args) => {
             command = { name: 'fleet report', args: args as unknown as FleetReportArgs };
           },

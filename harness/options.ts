@@ -23,10 +23,12 @@ export interface BenchOptions {
   /** The thresholds file given with --config: its patterns must match planned metrics. */
   thresholdsFile: string | null;
   allowBusy: boolean;
+  /** --gpus: every GPU of the host, or these indices, each benched in a run of its own; null: one GPU (--gpu). */
+  gpus: 'all' | number[] | null;
 }
 
 /** Flags that shape what is measured: a resumed run keeps its own, so these cannot come with --resume. */
-const MEASUREMENT_FLAGS = ['modes', 'workloads', 'clients', 'rounds', 'maxRounds', 'ciTarget', 'gradedCiTarget', 'timeBudgetS', 'cpuPin', 'windowMs', 'streams', 'set', 'gpu', 'out', 'mpsThreadPct', 'mpsMemLimit', 'minOverlap', 'sampleMs', 'readyTimeoutS', 'trialTimeoutS', 'exitTimeoutS', 'python', 'config', 'dryRun', 'allowBusy'] as const;
+const MEASUREMENT_FLAGS = ['modes', 'workloads', 'clients', 'rounds', 'maxRounds', 'ciTarget', 'gradedCiTarget', 'timeBudgetS', 'cpuPin', 'windowMs', 'streams', 'set', 'gpu', 'gpus', 'out', 'mpsThreadPct', 'mpsMemLimit', 'minOverlap', 'sampleMs', 'readyTimeoutS', 'trialTimeoutS', 'exitTimeoutS', 'python', 'config', 'dryRun', 'allowBusy'] as const;
 
 export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DEFAULT_THRESHOLDS): BenchOptions {
   if (args.resume !== undefined) {
@@ -78,7 +80,16 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     python,
   };
   const style: ProgressStyle = args.json ? 'json' : args.quiet ? 'quiet' : 'human';
-  return { config, out: args.out ?? null, dryRun: args.dryRun ?? false, style, resume: args.resume ?? null, allowBusy: args.allowBusy ?? false, thresholdsFile: args.config ?? null };
+  return { config, out: args.out ?? null, dryRun: args.dryRun ?? false, style, resume: args.resume ?? null, allowBusy: args.allowBusy ?? false, thresholdsFile: args.config ?? null, gpus: benchGpus(args) };
+}
+
+/** --gpus all or 0,1,…: never with --gpu, which names the one GPU of a single run. */
+function benchGpus(args: Pick<BenchArgs, 'gpu' | 'gpus' | 'dryRun'>): BenchOptions['gpus'] {
+  if (args.gpus === undefined) return null;
+  if (args.gpu !== undefined) throw new UserError(`--gpu ${argText(args.gpu)} and --gpus ${argText(args.gpus)}: give one (--gpu benches one GPU, --gpus several)`);
+  if (args.dryRun) throw new UserError('--dry-run with --gpus: drop --gpus to see the plan, which is the same on every GPU');
+  const gpus = gpuList(args.gpus);
+  return gpus === 'all' ? gpus : gpus.sort((a, b) => a - b);
 }
 
 function workloadSpec(name: string, python: string, overrides: Record<string, Record<string, string>>, command: string[]): WorkloadSpec {

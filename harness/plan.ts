@@ -151,6 +151,31 @@ function contentionComparison(mode: ModeName, workload: WorkloadSpec, config: Co
   return { id: `${mode}/${workload.name}${sweep ? `@${clientEnv.length}` : ''}`, mode, workload, clientEnv, arms: [...solo, contended] };
 }
 
+/** Time-sliced clients that load each neighbouring GPU in a cross-GPU check: enough to keep it busy. */
+export const CROSS_GPU_LOADERS = 2;
+
+/**
+ * The cross-GPU check of `bench --gpus`: for each GPU in turn, one client of the first contention
+ * workload (infer where it is planned: launch-bound work feels the host first) alone, and again while
+ * CROSS_GPU_LOADERS time-sliced clients of it load every other GPU. Paired ABBA rounds as any
+ * comparison; the ratio is the victim's throughput idle ÷ loaded. Clients carry GPUSHARE_CROSS_ROLE
+ * (victim or loader) so a reader of the record, and the fake workload, can tell them apart.
+ */
+export function crossGpuPlan(config: Config, fingerprint: Fingerprint, gpuIndices: readonly number[]): Comparison[] {
+  const workload = config.contentionWorkloads.find((w) => w.name === 'infer') ?? config.contentionWorkloads[0];
+  if (!workload || gpuIndices.length < 2) return [];
+  const uuid = (index: number) => gpuAt(fingerprint, index)?.uuid ?? String(index);
+  return gpuIndices.map((victim) => {
+    const loaded = gpuIndices.filter((g) => g !== victim);
+    const clientEnv = [
+      { CUDA_VISIBLE_DEVICES: uuid(victim), GPUSHARE_CROSS_ROLE: 'victim' },
+      ...loaded.flatMap((g) => Array.from({ length: CROSS_GPU_LOADERS }, () => ({ CUDA_VISIBLE_DEVICES: uuid(g), GPUSHARE_CROSS_ROLE: 'loader' }))),
+    ];
+    const comparison = contentionComparison('timeslice', workload, config, clientEnv, false);
+    return { ...comparison, id: `cross/${workload.name}@gpu${victim}`, crossGpu: { victimGpu: victim, loadedGpus: loaded, loadersPerGpu: CROSS_GPU_LOADERS } };
+  });
+}
+
 /**
  * The shortest window per client released together. Time-sliced, a client's last request of a
  * window can end a whole rotation late (one ~2-3 ms slice per co-tenant, measured by gpushare probe

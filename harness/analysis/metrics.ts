@@ -34,6 +34,9 @@ export interface Metric {
 
 const HIGHER_IS_BETTER = /speedup|gain|aggregate-throughput/;
 
+/** The one ratio of a cross-GPU check: a client's throughput with the other GPUs idle ÷ loaded. */
+export const CROSS_GPU_METRIC = 'cross-gpu-slowdown';
+
 function metric(c: Comparison, name: string, description: string, headline: boolean, values: Array<{ round: number; value: number }>): Metric {
   const perRound = values.map((v) => v.value);
   return {
@@ -109,6 +112,12 @@ function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
   const usable = contentionRounds(c, rounds);
   const n = c.clientEnv.length;
   const each = (value: (r: ContentionRound) => number) => usable.flatMap((r) => (Number.isFinite(value(r)) ? [{ round: r.index, value: value(r) }] : []));
+  if (c.crossGpu) {
+    // The loaders run on other GPUs: only client 0's ratio means anything.
+    const { victimGpu, loadedGpus, loadersPerGpu } = c.crossGpu;
+    const description = `GPU ${victimGpu}'s client alone ÷ while ${loadersPerGpu} time-sliced clients load GPU ${loadedGpus.join(', ')} (1 = the GPUs do not interfere)`;
+    return [metric(c, CROSS_GPU_METRIC, description, true, each((r) => slowdowns(r)[0] as number))];
+  }
   const metrics = [
     metric(c, 'slowdown', `throughput alone ÷ throughput with ${n} clients at once, mean over clients (1 = no cost)`, true, each((r) => mean(slowdowns(r)))),
     metric(c, 'fairness', 'largest ÷ smallest per-client slowdown (1 = fair)', false, each((r) => max(slowdowns(r)) / min(slowdowns(r)))),
@@ -157,7 +166,7 @@ export function crossModeMetrics(mps: Comparison, mpsRounds: readonly Round[], p
 
 /** Every metric id a plan can produce (before anything ran): thresholds patterns are checked against these. */
 export function possibleMetricIds(plan: readonly Comparison[]): string[] {
-  const ids = plan.flatMap((c) => [...comparisonMetrics(c, []).map((m) => m.id), ...(c.mode === 'streams' ? [] : [`${c.id}/p99-latency-ratio`])]);
+  const ids = plan.flatMap((c) => [...comparisonMetrics(c, []).map((m) => m.id), ...(c.mode === 'streams' || c.crossGpu ? [] : [`${c.id}/p99-latency-ratio`])]);
   for (const mps of plan.filter((c) => c.mode === 'mps')) {
     if (plan.some((c) => c.mode === 'timeslice' && c.workload.name === mps.workload.name && c.clientEnv.length === mps.clientEnv.length)) {
       ids.push(...['slowdown-vs-plain-solo', 'solo-overhead', 'gain-over-timeslice'].map((name) => `${mps.id}/${name}`));

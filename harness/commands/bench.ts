@@ -16,36 +16,33 @@ import { collectFingerprint } from '../nvidia/fingerprint.js';
 import { startSmiSampler } from '../nvidia/sampler.js';
 import { estimateSeconds, type BenchOptions } from '../options.js';
 import { reportsDir, resultsDir, WORKLOADS_DIR } from '../paths.js';
-import { buildPlan, type Plan } from '../plan.js';
+import { buildPlan, crossGpuPlan, type Plan } from '../plan.js';
+import { CROSS_GPU_TOLERANCE, crossGpuResults, gpuSchedule } from '../analysis/cross-gpu.js';
+import { HOST_FILE, HOST_SCHEMA_ID, loadHostRun, type HostGpu, type HostRun } from '../run/host-record.js';
 import { Reaper } from '../proc/reaper.js';
 import { makeProgress, type ProgressStyle } from '../progress.js';
 import { gpuAt, RUN_SCHEMA_ID, type Config, type Fingerprint, type Run } from '../run/schema.js';
 import { acquireRunLock, type RunLock } from '../run/lock.js';
 import { newRunId } from '../run/record-file.js';
-import { fsRunStore, loadRun, openRunDirectory, removeStaleTempFiles, type RunStore } from '../run/store.js';
+import { fsRunStore, loadRun, openRunDirectory, removeStaleTempFiles, writeOutputFile, type RunStore } from '../run/store.js';
 import { executeRun, plannedTrials } from '../scheduler.js';
 import { analyze, type Analysis } from '../analysis/analyze.js';
 import { possibleMetricIds } from '../analysis/metrics.js';
 import { checkPatterns } from '../thresholds.js';
 import { VERSION } from '../version.js';
 import { benchBlockers } from '../readiness.js';
-import { writeRunReport } from '../report/write.js';
+import { writeHostReport, writeRunReport } from '../report/write.js';
 
 export async function bench(options: BenchOptions, deps: AppDeps): Promise<number> {
   if (options.dryRun) {
     deps.out(planText(options.config, buildPlan(options.config, null)));
     return ExitCode.ok;
   }
+  if (options.gpus !== null) return benchGpus(options, options.gpus, deps);
   const resumed = options.resume ? { dir: options.resume, run: await loadRun(options.resume) } : null;
   const config = resumed?.run.config ?? options.config;
-  const fingerprint = await collectFingerprint(deps.runner, {
-    python: config.python,
-    probeScript: path.join(WORKLOADS_DIR, 'probe.py'),
-    clock: deps.clock,
-  });
-  const needsPython = [...config.streamsWorkloads, ...config.contentionWorkloads].some((w) => w.builtin);
-  const blockers = benchBlockers(fingerprint, config.gpuIndex).filter((b) => needsPython || (!b.startsWith('Python') && !b.includes('PyTorch')));
-  if (blockers.length > 0) throw new UserError(`cannot bench here: ${blockers[0]} (run gpushare doctor for details)`);
+  const fingerprint = await benchFingerprint(config, deps);
+  refuseBlocked(config, fingerprint, [config.gpuIndex]);
   const { run, store, lock } = resumed ? await resumeRun(resumed.dir, fingerprint, deps) : await newRun(options, fingerprint, deps);
   try {
     const inResults = path.dirname(path.resolve(deps.cwd, store.dir)) === resultsDir(deps.cwd);
@@ -55,16 +52,121 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
   }
 }
 
-async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: AppDeps): Promise<{ run: Run; store: RunStore; lock: RunLock }> {
+function benchFingerprint(config: Config, deps: AppDeps): Promise<Fingerprint> {
+  return collectFingerprint(deps.runner, { python: config.python, probeScript: path.join(WORKLOADS_DIR, 'probe.py'), clock: deps.clock });
+}
+
+/** Refuses, with the first blocker, to bench any of `gpuIndices` on this machine. */
+function refuseBlocked(config: Config, fingerprint: Fingerprint, gpuIndices: readonly number[]): void {
+  const needsPython = [...config.streamsWorkloads, ...config.contentionWorkloads].some((w) => w.builtin);
+  const blockers = gpuIndices.flatMap((i) => benchBlockers(fingerprint, i)).filter((b) => needsPython || (!b.startsWith('Python') && !b.includes('PyTorch')));
+  if (blockers.length > 0) throw new UserError(`cannot bench here: ${blockers[0]} (run gpushare doctor for details)`);
+}
+
+/**
+ * bench --gpus: the cross-GPU check first (in cross/), then one ordinary run per GPU (gpu<N>/),
+ * side by side only where the check showed the GPUs do not interfere, then the combined report.
+ * host.json in the parent directory records all of it.
+ */
+async function benchGpus(options: BenchOptions, which: 'all' | number[], deps: AppDeps): Promise<number> {
+  const { config } = options;
+  const probe = await benchFingerprint(config, deps);
+  const indices = which === 'all' ? probe.gpus.flatMap((g) => (g.index === null ? [] : [g.index])) : which;
+  refuseBlocked(config, probe, indices.length > 0 ? indices : [0]);
+  for (const index of indices) {
+    const busy = busyEvidence(probe, index);
+    if (busy.length > 0 && !options.allowBusy) throw new UserError(`GPU ${index} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy (its run is then marked contaminated)`);
+  }
+  const createdAt = deps.clock.nowIso();
+  const first = gpuAt(probe, indices[0] as number);
+  const id = newRunId(createdAt, first?.name, `x${indices.length}`);
+  const parent = options.out ?? path.join(resultsDir(deps.cwd), id);
+  if ((await loadHostRun(parent)) !== null) throw new UserError(`${parent} holds a multi-GPU run already: give --out a new directory`);
+  const reportDir = path.dirname(path.resolve(deps.cwd, parent)) === resultsDir(deps.cwd) ? reportsDir(deps.cwd) : path.join(parent, 'report');
+  const host: HostRun = {
+    schema: HOST_SCHEMA_ID,
+    id,
+    createdAt,
+    finishedAt: null,
+    status: 'running',
+    gpus: indices.map((index) => ({ index, uuid: gpuAt(probe, index)?.uuid ?? String(index), name: gpuAt(probe, index)?.name ?? null, dir: `gpu${index}`, exitCode: null })),
+    crossDir: indices.length > 1 ? 'cross' : null,
+    schedule: null,
+  };
+  const saveHost = () => writeOutputFile(path.join(parent, HOST_FILE), `${JSON.stringify(host, null, 2)}\n`);
+  await saveHost();
+  // Each run is an ordinary bench run with the one fingerprint taken before any of them started.
+  const benchOne = async (runOptions: BenchOptions, runDeps: AppDeps, planned?: PlannedRun): Promise<{ code: number; run: Run }> => {
+    const { run, store, lock } = await newRun(runOptions, probe, runDeps, planned);
+    try {
+      return { code: await execute(run, store, lock, runOptions.style, reportDir, runDeps), run };
+    } finally {
+      lock.release();
+    }
+  };
+  try {
+    if (host.crossDir !== null) {
+      // Its CIs aim at half the tolerance, so a GPU free of interference can be shown to be.
+      const roundPolicy = { ...config.roundPolicy, ciTarget: Math.min(config.roundPolicy.ciTarget, CROSS_GPU_TOLERANCE / 2) };
+      const crossConfig: Config = { ...config, gpuIndex: indices[0] as number, modes: ['timeslice'], clients: config.clients, roundPolicy };
+      delete crossConfig.clientCounts;
+      const comparisons = crossGpuPlan(config, probe, indices);
+      const modes: Run['modes'] = [{ mode: 'timeslice', status: 'ran', reason: null, mig: null, mps: null }];
+      const cross = await benchOne({ ...options, config: crossConfig, out: path.join(parent, host.crossDir), thresholdsFile: null }, deps, { plan: { comparisons, modes }, kind: 'cross' });
+      host.schedule = gpuSchedule(crossGpuResults(analyze(cross.run)));
+    } else {
+      host.schedule = { parallel: false, reason: 'one GPU: nothing to run beside it' };
+    }
+    await saveHost();
+    deps.err(`gpushare: ${host.schedule.reason}\n`);
+    const runGpu = async (gpu: HostGpu) => {
+      const gpuDeps = host.schedule?.parallel ? prefixedDeps(deps, `[GPU ${gpu.index}] `) : deps;
+      gpu.exitCode = (await benchOne({ ...options, config: { ...config, gpuIndex: gpu.index }, out: path.join(parent, gpu.dir) }, gpuDeps)).code;
+      await saveHost();
+    };
+    if (host.schedule.parallel) {
+      const settled = await Promise.allSettled(host.gpus.map(runGpu));
+      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) throw failed.reason;
+    } else {
+      for (const gpu of host.gpus) await runGpu(gpu);
+    }
+    host.status = 'complete';
+  } catch (error) {
+    host.status = error instanceof Interrupted ? 'interrupted' : 'failed';
+    throw error;
+  } finally {
+    host.finishedAt = deps.clock.nowIso();
+    await saveHost();
+  }
+  deps.out(`combined report: ${await writeHostReport(parent, host, reportDir, false)}\n`);
+  // The worst GPU decides: a failed threshold (1) over an inconclusive one (3) over a pass (0).
+  const codes = host.gpus.map((g) => g.exitCode ?? ExitCode.inconclusive);
+  return codes.includes(ExitCode.fail) ? ExitCode.fail : codes.includes(ExitCode.inconclusive) ? ExitCode.inconclusive : ExitCode.ok;
+}
+
+/** Output of one of several runs side by side: every line starts with `prefix`, and progress is plain lines. */
+function prefixedDeps(deps: AppDeps, prefix: string): AppDeps {
+  const prefixed = (write: (text: string) => void) => (text: string) => write(text.replace(/^(?=.)/gm, prefix));
+  return { ...deps, out: prefixed(deps.out), err: prefixed(deps.err), terminal: { ...deps.terminal, isTty: false } };
+}
+
+/** A plan made elsewhere (the cross-GPU check's), and the kind its run id names. */
+interface PlannedRun {
+  plan: Plan;
+  kind: string;
+}
+
+async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: AppDeps, planned?: PlannedRun): Promise<{ run: Run; store: RunStore; lock: RunLock }> {
   const { config } = options;
   const busy = busyEvidence(fingerprint, config.gpuIndex);
   if (busy.length > 0 && !options.allowBusy) {
     throw new UserError(`GPU ${config.gpuIndex} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy (the run is then marked contaminated and the gate trusts none of it)`);
   }
-  const plan = buildPlan(config, fingerprint);
+  const plan = planned?.plan ?? buildPlan(config, fingerprint);
   if (options.thresholdsFile) checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   const createdAt = deps.clock.nowIso();
-  const id = newRunId(createdAt, gpuAt(fingerprint, config.gpuIndex)?.name);
+  const id = newRunId(createdAt, gpuAt(fingerprint, config.gpuIndex)?.name, planned?.kind ?? null);
   const { store, lock } = await openRunDirectory(options.out ?? path.join(resultsDir(deps.cwd), id), id);
   const run: Run = {
     schema: RUN_SCHEMA_ID,

@@ -4,7 +4,8 @@ import { ExitCode, UserError } from '../errors.js';
 import { metricsCsv } from '../export/metrics-table.js';
 import { summaryJson } from '../export/summary.js';
 import { compareRuns, comparisonMarkdown } from '../report/compare.js';
-import { runFile, writeRunReport } from '../report/write.js';
+import { runFile, writeHostReport, writeRunReport } from '../report/write.js';
+import { loadHostRun } from '../run/host-record.js';
 import { reportsDir } from '../paths.js';
 import { loadRun, writeOutputFile } from '../run/store.js';
 import { claimsLedger } from '../analysis/claims.js';
@@ -31,6 +32,12 @@ export async function reportCommand(options: ReportOptions, deps: AppDeps): Prom
   if (probe !== null) return probeReport(probe, options, deps);
   const capacity = options.runs.length === 1 ? await loadCapacityRun(options.runs[0] as string) : null;
   if (capacity !== null) return capacityReport(capacity, options, deps);
+  const host = options.runs.length === 1 ? await loadHostRun(options.runs[0] as string) : null;
+  if (host !== null) {
+    if (options.format !== 'md') throw new UserError(`${options.runs[0]} is a multi-GPU run: --format ${options.format} describes one run, so give one of its run directories (${host.gpus.map((g) => g.dir).join(', ')})`);
+    deps.out(`${await writeHostReport(options.runs[0] as string, host, options.out ?? reportsDir(deps.cwd), true)}\n`);
+    return ExitCode.ok;
+  }
   const runs = await Promise.all(options.runs.map((dir) => loadRun(dir)));
   const [first, second] = runs;
   if (!first || runs.length > 2) throw new UserError('report takes one run directory, or two to compare');

@@ -34,7 +34,8 @@ export function gateText(result: GateResult): string {
   return `${lines.join('\n')}\n`;
 }
 
-function xml(text: string): string {
+/** Escapes text for an XML attribute or element. */
+export function xml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }
 

@@ -28,7 +28,7 @@ export async function collectFingerprint(runner: ProcessRunner, options: Fingerp
   ]);
   return {
     collectedAt: options.clock.nowIso(),
-    host: { platform: os.platform(), kernel: os.release(), arch: os.arch(), cpus: os.cpus().length, nodeVersion: process.version },
+    host: { platform: os.platform(), kernel: os.release(), arch: os.arch(), cpus: os.cpus().length, nodeVersion: process.version, hostname: os.hostname() },
     nvidiaSmi: { path: smiPath, error: smi.error },
     driverVersion: smi.driverVersion,
     cudaVersion: smi.cudaVersion,

@@ -3,7 +3,10 @@ import path from 'node:path';
 import type { Analysis } from '../analysis/analyze.js';
 import { UserError } from '../errors.js';
 import { RunIdSchema, type Run } from '../run/schema.js';
-import { writeOutputFile } from '../run/store.js';
+import { loadRun, writeOutputFile } from '../run/store.js';
+import type { HostRun } from '../run/host-record.js';
+import { analyze } from '../analysis/analyze.js';
+import { hostMarkdown, type HostGpuRun } from './host-markdown.js';
 import { VERSION } from '../version.js';
 import { clientScalingChart, clientsChart, renderSvg, ratiosChart, scalingChart, timelineChart } from './charts.js';
 import { scalingPoints } from './scaling.js';
@@ -36,5 +39,25 @@ export async function writeRunReport(run: Run, analysis: Analysis, out: string):
   }
   const file = runFile(out, run.id, '.md');
   await writeOutputFile(file, runMarkdown(run, analysis, links, VERSION));
+  return file;
+}
+
+/**
+ * Writes a multi-GPU bench's combined report `<out>/<host-id>.md`, and, with `runReports`, each of
+ * its runs' own reports beside it; returns the combined report's path.
+ */
+export async function writeHostReport(parent: string, host: HostRun, out: string, runReports: boolean): Promise<string> {
+  const load = async (dir: string) => {
+    const run = await loadRun(path.join(parent, dir)).catch(() => null);
+    return run === null ? null : { run, analysis: analyze(run) };
+  };
+  const gpus: HostGpuRun[] = [];
+  for (const gpu of host.gpus) gpus.push({ gpu, ...((await load(gpu.dir)) ?? { run: null, analysis: null }) });
+  const cross = host.crossDir === null ? null : await load(host.crossDir);
+  if (runReports) {
+    for (const r of [...gpus, ...(cross ? [cross] : [])]) if (r.run && r.analysis) await writeRunReport(r.run, r.analysis, out);
+  }
+  const file = runFile(out, host.id, '.md');
+  await writeOutputFile(file, hostMarkdown(host, gpus, cross, (run) => `${run.id}.md`, VERSION));
   return file;
 }

@@ -95,6 +95,8 @@ export const FingerprintSchema = z.object({
     arch: z.string(),
     cpus: z.number().int(),
     nodeVersion: z.string(),
+    /** The machine's host name (on Kubernetes, the pod's); absent in runs before gpushare recorded it. */
+    hostname: z.string().optional(),
   }),
   nvidiaSmi: z.object({ path: z.string().nullable(), error: z.string().nullable() }),
   driverVersion: z.string().nullable(),
@@ -222,6 +224,11 @@ export const ComparisonSchema = z.object({
   /** Client processes started for this comparison; extra environment per client. */
   clientEnv: z.array(z.record(z.string(), z.string())),
   arms: z.array(ArmSchema),
+  /**
+   * A cross-GPU check (bench --gpus): client 0 runs on GPU `victimGpu`, alone and while
+   * `loadersPerGpu` time-sliced clients load each of `loadedGpus`.
+   */
+  crossGpu: z.object({ victimGpu: z.number().int().nonnegative(), loadedGpus: z.array(z.number().int().nonnegative()).min(1), loadersPerGpu: z.number().int().positive() }).optional(),
 });
 export type Comparison = z.infer<typeof ComparisonSchema>;
 
