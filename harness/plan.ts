@@ -155,15 +155,23 @@ function contentionComparison(mode: ModeName, workload: WorkloadSpec, config: Co
 export const CROSS_GPU_LOADERS = 2;
 
 /**
- * The cross-GPU check of `bench --gpus`: for each GPU in turn, one client of the first contention
- * workload (infer where it is planned: launch-bound work feels the host first) alone, and again while
- * CROSS_GPU_LOADERS time-sliced clients of it load every other GPU. Paired ABBA rounds as any
- * comparison; the ratio is the victim's throughput idle ÷ loaded. Clients carry GPUSHARE_CROSS_ROLE
- * (victim or loader) so a reader of the record, and the fake workload, can tell them apart.
+ * The cross-GPU check of `bench --gpus`: for each GPU in turn, one client alone, and again while
+ * CROSS_GPU_LOADERS time-sliced clients of the same workload load every other GPU. Two workloads where
+ * planned, for the two ways GPUs of a host meet: infer (launch-bound, it feels the host CPU first;
+ * else the first contention workload) and pipeline (copy-bound, it feels PCIe and host memory).
+ * Paired ABBA rounds as any comparison; the ratio is the victim's throughput idle ÷ loaded. Clients
+ * carry GPUSHARE_CROSS_ROLE (victim or loader) so a reader of the record, and the fake workload, can
+ * tell them apart.
  */
 export function crossGpuPlan(config: Config, fingerprint: Fingerprint, gpuIndices: readonly number[]): Comparison[] {
-  const workload = config.contentionWorkloads.find((w) => w.name === 'infer') ?? config.contentionWorkloads[0];
-  if (!workload || gpuIndices.length < 2) return [];
+  const launchBound = config.contentionWorkloads.find((w) => w.name === 'infer') ?? config.contentionWorkloads[0];
+  const copyBound = [...config.streamsWorkloads, ...config.contentionWorkloads].find((w) => w.name === 'pipeline');
+  const workloads = [launchBound, copyBound].filter((w, i, all): w is WorkloadSpec => w !== undefined && all.indexOf(w) === i);
+  if (gpuIndices.length < 2) return [];
+  return workloads.flatMap((workload) => crossGpuComparisons(workload, config, fingerprint, gpuIndices));
+}
+
+function crossGpuComparisons(workload: WorkloadSpec, config: Config, fingerprint: Fingerprint, gpuIndices: readonly number[]): Comparison[] {
   const uuid = (index: number) => gpuAt(fingerprint, index)?.uuid ?? String(index);
   return gpuIndices.map((victim) => {
     const loaded = gpuIndices.filter((g) => g !== victim);

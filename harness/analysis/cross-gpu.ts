@@ -28,7 +28,7 @@ export function crossGpuResults(analysis: Analysis): CrossGpuResult[] {
 function described(r: CrossGpuResult): string {
   const { value, ci } = r.metric.stats;
   const interval = ci ? ` (95% CI ${ci[0].toFixed(3)}–${ci[1].toFixed(3)})` : ' (no CI)';
-  return `GPU ${r.victimGpu} ${value === null ? 'unmeasured' : `${value.toFixed(3)}×`}${interval}`;
+  return `GPU ${r.victimGpu} ${r.metric.metric.workload} ${value === null ? 'unmeasured' : `${value.toFixed(3)}×`}${interval}`;
 }
 
 /**
@@ -41,7 +41,8 @@ export function gpuSchedule(results: readonly CrossGpuResult[]): GpuSchedule {
   if (results.length === 0) return { parallel: false, reason: 'no cross-GPU check ran, so the GPUs run one after another' };
   const limit = 1 + CROSS_GPU_TOLERANCE;
   const doubtful = results.filter((r) => r.metric.verdict === 'invalid' || r.metric.stats.ci === null || r.metric.stats.ci[1] > limit);
+  const gpus = [...new Set(doubtful.map((r) => `GPU ${r.victimGpu}`))];
   const all = results.map(described).join('; ');
   if (doubtful.length === 0) return { parallel: true, reason: `a loaded neighbour costs every GPU under ${CROSS_GPU_TOLERANCE * 100}% (${all}): the GPUs run in parallel` };
-  return { parallel: false, reason: `a loaded neighbour may cost ${doubtful.map((r) => `GPU ${r.victimGpu}`).join(' and ')} over ${CROSS_GPU_TOLERANCE * 100}% (${all}): the GPUs run one after another` };
+  return { parallel: false, reason: `a loaded neighbour may cost ${gpus.join(' and ')} over ${CROSS_GPU_TOLERANCE * 100}% (${all}): the GPUs run one after another` };
 }

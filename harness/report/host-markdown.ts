@@ -31,18 +31,18 @@ export function hostMarkdown(host: HostRun, gpus: readonly HostGpuRun[], cross: 
     lines.push(host.gpus.length < 2 ? 'One GPU: there is no neighbour to check.' : 'The cross-GPU check did not run.');
   } else {
     const results = crossGpuResults(cross.analysis);
-    const comparison = (victim: number) => cross.analysis.comparisons.find((c) => c.comparison.crossGpu?.victimGpu === victim);
+    const comparison = (r: (typeof results)[number]) => cross.analysis.comparisons.find((c) => c.metrics.includes(r.metric));
     lines.push(
       'Each GPU ran one client alone, and again while time-sliced clients of the same workload loaded every other GPU (paired ABBA rounds, the window released to all clients together). The ratio is its throughput alone ÷ loaded: 1 means a busy neighbour costs nothing (host CPU, PCIe, NVLink and power shared on this host included).',
       '',
-      `Workload: \`${workloadText((cross.run.plan[0] as Run['plan'][number]).workload)}\`; run [\`${cross.run.id}\`](${reportOf(cross.run)}).`,
+      `Workloads: ${[...new Map(cross.run.plan.map((c) => [c.workload.name, c.workload])).values()].map((w) => `\`${workloadText(w)}\``).join('; ')}; run [\`${cross.run.id}\`](${reportOf(cross.run)}).`,
       '',
-      '| GPU | loaded neighbours | cross-GPU slowdown | 95% CI | half-width | rounds | stopped | valid |',
-      '|---|---|---|---|---|---|---|---|',
+      '| GPU | workload | loaded neighbours | cross-GPU slowdown | 95% CI | half-width | rounds | stopped | valid |',
+      '|---|---|---|---|---|---|---|---|---|',
       ...results.map((r) => {
         const s = r.metric.stats;
-        const c = comparison(r.victimGpu);
-        return `| ${r.victimGpu} | GPU ${r.loadedGpus.join(', ')} × ${c?.comparison.crossGpu?.loadersPerGpu ?? '?'} clients | ${f3(s.value)} | ${s.ci ? `[${f3(s.ci[0])}, ${f3(s.ci[1])}]` : 'n/a'} | ${width(s.halfWidth)} | ${s.n} | ${c?.stop?.reason ?? '—'} | ${r.metric.verdict === 'invalid' ? `no: ${r.metric.reasons.join('; ')}` : 'yes'} |`;
+        const c = comparison(r);
+        return `| ${r.victimGpu} | ${r.metric.metric.workload} | GPU ${r.loadedGpus.join(', ')} × ${c?.comparison.crossGpu?.loadersPerGpu ?? '?'} clients | ${f3(s.value)} | ${s.ci ? `[${f3(s.ci[0])}, ${f3(s.ci[1])}]` : 'n/a'} | ${width(s.halfWidth)} | ${s.n} | ${c?.stop?.reason ?? '—'} | ${r.metric.verdict === 'invalid' ? `no: ${r.metric.reasons.join('; ')}` : 'yes'} |`;
       }),
     );
   }

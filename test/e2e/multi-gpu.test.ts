@@ -40,8 +40,8 @@ describe('gpushare bench --gpus (fake two-GPU host)', () => {
     }
 
     const report = readFileSync(path.join(parent, 'report', `${record.id}.md`), 'utf8');
-    expect(report).toMatch(/\| 0 \| GPU 1 × 2 clients \| 1\.000 \| \[1\.000, 1\.000\] \|/);
-    expect(report).toMatch(/\| 1 \| GPU 0 × 2 clients \| 1\.000 \|/);
+    expect(report).toMatch(/\| 0 \| infer \| GPU 1 × 2 clients \| 1\.000 \| \[1\.000, 1\.000\] \|/);
+    expect(report).toMatch(/\| 1 \| infer \| GPU 0 × 2 clients \| 1\.000 \|/);
     expect(report).toContain('the GPUs run in parallel');
     // The fake time-slices 2 clients 2 ways on either GPU: the same ratio, no spread.
     expect(report).toMatch(/\| `timeslice\/infer\/slowdown` \| 2\.000 ±0\.00% \| 2\.000 ±0\.00% \| 0\.0% \|/);
@@ -53,7 +53,7 @@ describe('gpushare bench --gpus (fake two-GPU host)', () => {
     expect(result.exitCode).toBe(0);
     const record = host(parent);
     expect(record.schedule?.parallel).toBe(false);
-    expect(record.schedule?.reason).toContain('may cost GPU 0 and GPU 1 over 2% (GPU 0 1.250×');
+    expect(record.schedule?.reason).toContain('may cost GPU 0 and GPU 1 over 2% (GPU 0 infer 1.250×');
     expect(result.stdout).not.toContain('[GPU ');
     expect(record.gpus.map((g) => g.exitCode)).toEqual([0, 0]);
 
@@ -62,7 +62,7 @@ describe('gpushare bench --gpus (fake two-GPU host)', () => {
     expect(again.exitCode).toBe(0);
     expect(again.stdout.trim()).toBe(path.join(out, `${record.id}.md`));
     const report = readFileSync(path.join(out, `${record.id}.md`), 'utf8');
-    expect(report).toMatch(/\| 0 \| GPU 1 × 2 clients \| 1\.250 \|/);
+    expect(report).toMatch(/\| 0 \| infer \| GPU 1 × 2 clients \| 1\.250 \|/);
     expect(report).toContain('the GPUs run one after another');
     // The links to each run's own report resolve: report wrote them beside the combined one.
     for (const gpu of record.gpus) expect(readFileSync(path.join(out, `${runOnDisk(path.join(parent, gpu.dir))?.id}.md`), 'utf8')).toContain('# ');

@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import type { MetricAnalysis } from '../../harness/analysis/analyze.js';
 import { gpuSchedule, type CrossGpuResult } from '../../harness/analysis/cross-gpu.js';
 import { busyEvidence } from '../../harness/busy.js';
+import { crossGpuPlan } from '../../harness/plan.js';
 import type { Fingerprint } from '../../harness/run/schema.js';
+import { testConfig } from './config-fixture.js';
 
 function result(victimGpu: number, value: number | null, ci: [number, number] | null, verdict: MetricAnalysis['verdict'] = 'none'): CrossGpuResult {
-  const metric = { stats: { value, ci }, verdict, reasons: verdict === 'invalid' ? ['overlap too short'] : [] } as unknown as MetricAnalysis;
+  const metric = { metric: { workload: 'infer' }, stats: { value, ci }, verdict, reasons: verdict === 'invalid' ? ['overlap too short'] : [] } as unknown as MetricAnalysis;
   return { victimGpu, loadedGpus: [1 - victimGpu], metric };
 }
 
@@ -24,7 +26,7 @@ describe('gpuSchedule', () => {
 
   it('names the GPUs that may be disturbed, with their numbers', () => {
     const { reason } = gpuSchedule([result(0, 1.003, [0.996, 1.021]), result(1, 1.004, [1.0, 1.012])]);
-    expect(reason).toBe('a loaded neighbour may cost GPU 0 over 2% (GPU 0 1.003× (95% CI 0.996–1.021); GPU 1 1.004× (95% CI 1.000–1.012)): the GPUs run one after another');
+    expect(reason).toBe('a loaded neighbour may cost GPU 0 over 2% (GPU 0 infer 1.003× (95% CI 0.996–1.021); GPU 1 infer 1.004× (95% CI 1.000–1.012)): the GPUs run one after another');
   });
 });
 
@@ -38,5 +40,21 @@ describe('busyEvidence', () => {
   it('counts a process only against the GPU it runs on', () => {
     expect(busyEvidence(fingerprint, 0)).toEqual([]);
     expect(busyEvidence(fingerprint, 1)).toEqual(['compute process 7 (python3, 874 MiB)']);
+  });
+});
+
+describe('crossGpuPlan', () => {
+  const fingerprint = { gpus: [{ index: 0, uuid: 'GPU-a' }, { index: 1, uuid: 'GPU-b' }, { index: 2, uuid: 'GPU-c' }] } as unknown as Fingerprint;
+
+  it('checks each GPU with a launch-bound and a copy-bound workload, loading every other GPU', () => {
+    const plan = crossGpuPlan(testConfig(), fingerprint, [0, 1, 2]);
+    expect(plan.map((c) => c.id)).toEqual(['cross/infer@gpu0', 'cross/infer@gpu1', 'cross/infer@gpu2', 'cross/pipeline@gpu0', 'cross/pipeline@gpu1', 'cross/pipeline@gpu2']);
+    const gpu1 = plan.find((c) => c.id === 'cross/pipeline@gpu1');
+    expect(gpu1?.clientEnv.map((e) => e.CUDA_VISIBLE_DEVICES)).toEqual(['GPU-b', 'GPU-a', 'GPU-a', 'GPU-c', 'GPU-c']);
+    expect(gpu1?.arms.map((a) => a.id)).toEqual(['solo-c0', 'contended']);
+  });
+
+  it('has nothing to check on one GPU', () => {
+    expect(crossGpuPlan(testConfig(), fingerprint, [0])).toEqual([]);
   });
 });
