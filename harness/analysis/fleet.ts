@@ -442,12 +442,16 @@ function groupOf(
   }
   const software = usual ? softwareOf((usual[0] as FleetMember).run) : commonSoftware(cohort.map((m) => m.run));
 
+  // GPUs, not runs: repeat runs of one GPU are not a majority against another GPU.
+  const gpus = new Set(cohort.map(gpuKey)).size;
   const untested =
     cohort.length === 1
       ? 'a group of 1 run cannot have outliers: there is no other run to differ from'
       : cohort.length < MIN_RUNS_FOR_OUTLIERS
         ? `a group of ${cohort.length} runs cannot have outliers: with two, neither is the odd one`
-        : null;
+        : gpus < MIN_RUNS_FOR_OUTLIERS
+          ? `a group of ${cohort.length} runs on ${gpus} GPUs cannot have outliers: with two GPUs, neither is the odd one`
+          : null;
   let setAside: string | null = null;
   if (cohort.length === 1) {
     const m = cohort[0] as FleetMember;
@@ -478,5 +482,5 @@ function groupOf(
     return [{ metricId, better: held[0]?.r.better ?? 'lower', n: held.length, median: mid, min: lo, max: hi, spread: mid === 0 ? 0 : (hi - lo) / Math.abs(mid), band, points }];
   });
 
-  return { id, gpuModel: model, settings: settingsText((cohort[0] as FleetMember).run), nodes: cohort.map((m) => nameOf.get(m) as string), gpus: new Set(cohort.map(gpuKey)).size, software, untested, setAside, ratios };
+  return { id, gpuModel: model, settings: settingsText((cohort[0] as FleetMember).run), nodes: cohort.map((m) => nameOf.get(m) as string), gpus, software, untested, setAside, ratios };
 }

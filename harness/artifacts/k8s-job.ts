@@ -96,8 +96,14 @@ export function podScript(spec: FleetJobSpec): string {
   const retry = spec.results.kind === 'pvc' ? ['if [ -e "/results/$run" ]; then run="$run-retry-$(date -u +%Y%m%dT%H%M%SZ)"; fi'] : [];
   const one = (indent: string, gpuFlag: string) => [
     ...retry,
-    bench(gpuFlag),
+    // The shell is PID 1, which ignores SIGTERM: pass an eviction's or the deadline's SIGTERM on to
+    // bench, so it stops its clients and MPS daemon and saves its run, and wait for it to finish.
+    `${bench(gpuFlag)} &`,
+    'pid=$!',
+    'trap \'kill -TERM "$pid" 2>/dev/null\' TERM INT',
+    'wait "$pid"',
     'code=$?',
+    'if [ "$code" -gt 128 ] && kill -0 "$pid" 2>/dev/null; then wait "$pid"; code=$?; fi',
     'echo "gpushare-bench-exit $run $code"',
     // 1 (a threshold failed) and 3 (inconclusive) are measurements: the run is kept and graded by `fleet report`.
     'case "$code" in 0|1|3) ;; *) status=$code ;; esac',
@@ -143,7 +149,7 @@ export function fleetJob(spec: FleetJobSpec): Job {
     ...(spec.allowSharedPool ? {} : { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: wholeGpuNodeTerms() } } }),
     ...(spec.per === 'node' ? { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: labels }, topologyKey: 'kubernetes.io/hostname' }] } } : {}),
   };
-  const spread: TopologySpreadConstraint[] = [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: labels } }];
+  const spread: TopologySpreadConstraint[] = [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: labels } }];
   const podSpec: PodSpec = {
     restartPolicy: 'Never',
     // The MPS daemon, its server and its clients all run in this one container: no host IPC namespace needed.
@@ -207,7 +213,7 @@ function header(spec: FleetJobSpec): string {
         (gpus > 1
           ? `holding all ${gpus} GPUs of its node (nvidia.com/gpu: ${gpus}) and benching them with gpushare bench --gpus all (a cross-GPU check, then a run per GPU, side by side only where the check shows the GPUs do not disturb each other), so no bench shares the node with another pod.`
           : 'holding 1 whole GPU (nvidia.com/gpu: 1). On nodes with more GPUs the others stay free for other pods: give --gpus-per-node <the nodes\' GPU count> to hold whole nodes.')
-      : `An Indexed Job that runs gpushare bench --modes ${spec.modes.join(',')} on every GPU of ${plural(spec.count, 'node')}: ${pods} pods, one per GPU with 1 whole GPU each (nvidia.com/gpu: 1), ${spec.gpusPerNode} per node, spread evenly by topologySpreadConstraints. The benches on one node run at the same time and share its CPUs, PCIe and power.`;
+      : `An Indexed Job that runs gpushare bench --modes ${spec.modes.join(',')} on every GPU of ${plural(spec.count, 'node')}: ${pods} pods, one per GPU with 1 whole GPU each (nvidia.com/gpu: 1), ${spec.gpusPerNode} per node, spread over the pool's nodes by a preferred topologySpreadConstraint (ScheduleAnyway: a full node, or a pool larger than --count, does not stall the Job). The benches on one node run at the same time and share its CPUs, PCIe and power.`;
   const sharing = spec.allowSharedPool
     ? `--allow-shared-pool: no affinity on ${SHARING_STRATEGY_LABEL}. On a node whose device plugin shares its GPUs (${SHARING_STRATEGY_LABEL} mps or time-slicing, ${REPLICAS_LABEL} > 1), nvidia.com/gpu: 1 is one replica of a GPU that other pods use too: the bench measures a GPU that is already shared, and the plugin refuses a pod more than 1 replica.`
     : `Whole GPUs only: a node whose device plugin advertises its GPUs as shared replicas (GPU Feature Discovery's ${SHARING_STRATEGY_LABEL} = mps or time-slicing, ${REPLICAS_LABEL} > 1) cannot give a pod a whole GPU through nvidia.com/gpu: a request there gets one replica of a GPU other pods use too, and the bench would measure their sharing, not the modes. So a required nodeAffinity keeps the pods to nodes whose ${SHARING_STRATEGY_LABEL} is none, or that have no such label and ${REPLICAS_LABEL} below 2 or absent (device plugins before the strategy label; clusters without GFD). Labels as NVIDIA/k8s-device-plugin writes them (internal/lm/resource.go, api/config/v1/sharing.go). --allow-shared-pool drops the affinity.`;

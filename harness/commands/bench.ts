@@ -117,11 +117,21 @@ async function benchGpus(options: BenchOptions, which: 'all' | number[], deps: A
     } else {
       host.schedule = { parallel: false, reason: 'one GPU: nothing to run beside it' };
     }
+    // Pinned clients of runs side by side would share cores: client i of every GPU gets core N-1-i.
+    if (host.schedule.parallel && config.cpuPin === 'auto') host.schedule = { parallel: false, reason: `${host.schedule.reason.replace(/: the GPUs run in parallel$/, '')}, but --cpu-pin auto would give each GPU's clients the same cores: the GPUs run one after another` };
     await saveHost();
     deps.err(`gpushare: ${host.schedule.reason}\n`);
+    // One GPU's error (a full disk, a daemon that will not start) is that GPU's outcome: the others
+    // still run, and the combined report says which failed. An interruption stops them all.
     const runGpu = async (gpu: HostGpu) => {
-      const gpuDeps = host.schedule?.parallel ? prefixedDeps(deps, `[GPU ${gpu.index}] `) : deps;
-      gpu.exitCode = (await benchOne({ ...options, config: { ...config, gpuIndex: gpu.index }, out: path.join(parent, gpu.dir) }, gpuDeps)).code;
+      const gpuDeps = host.schedule?.parallel && options.style !== 'json' ? prefixedDeps(deps, `[GPU ${gpu.index}] `) : deps;
+      try {
+        gpu.exitCode = (await benchOne({ ...options, config: { ...config, gpuIndex: gpu.index }, out: path.join(parent, gpu.dir) }, gpuDeps)).code;
+      } catch (error) {
+        if (error instanceof Interrupted || !(error instanceof UserError)) throw error;
+        gpu.exitCode = error.exitCode;
+        deps.err(`gpushare: GPU ${gpu.index}: ${error.message}\n`);
+      }
       await saveHost();
     };
     if (host.schedule.parallel) {
@@ -131,7 +141,7 @@ async function benchGpus(options: BenchOptions, which: 'all' | number[], deps: A
     } else {
       for (const gpu of host.gpus) await runGpu(gpu);
     }
-    host.status = 'complete';
+    host.status = host.gpus.every((g) => g.exitCode !== null && g.exitCode !== ExitCode.usage) ? 'complete' : 'failed';
   } catch (error) {
     host.status = error instanceof Interrupted ? 'interrupted' : 'failed';
     throw error;
@@ -139,10 +149,11 @@ async function benchGpus(options: BenchOptions, which: 'all' | number[], deps: A
     host.finishedAt = deps.clock.nowIso();
     await saveHost();
   }
-  deps.out(`combined report: ${await writeHostReport(parent, host, reportDir, false)}\n`);
-  // The worst GPU decides: a failed threshold (1) over an inconclusive one (3) over a pass (0).
+  const report = await writeHostReport(parent, host, reportDir, false);
+  deps.out(options.style === 'json' ? `${JSON.stringify({ type: 'host-summary', hostId: host.id, dir: parent, report, status: host.status, gpus: host.gpus, schedule: host.schedule })}\n` : `combined report: ${report}\n`);
+  // The worst GPU decides: one that could not run (2) over a failed threshold (1) over an inconclusive one (3) over a pass (0).
   const codes = host.gpus.map((g) => g.exitCode ?? ExitCode.inconclusive);
-  return codes.includes(ExitCode.fail) ? ExitCode.fail : codes.includes(ExitCode.inconclusive) ? ExitCode.inconclusive : ExitCode.ok;
+  return [ExitCode.usage, ExitCode.fail, ExitCode.inconclusive].find((code) => codes.includes(code)) ?? ExitCode.ok;
 }
 
 /** Output of one of several runs side by side: every line starts with `prefix`, and progress is plain lines. */
@@ -277,11 +288,12 @@ async function execute(run: Run, store: RunStore, lock: RunLock, style: Progress
       return controller.abort(signal);
     }
     // A second signal: stop waiting for a clean shutdown, but never leave processes behind, and
-    // save what can be saved synchronously: process.exit follows at once.
+    // save what can be saved synchronously. process.exit follows once every listener has run, so a
+    // run beside this one (bench --gpus) saves its own too.
     reaper.killAll();
     saveForcedExitSync(run, store, sampler.samples, signal, deps);
     lock.release();
-    process.exit(signalExitCode(signal));
+    setImmediate(() => process.exit(signalExitCode(signal)));
   };
   // Whatever ends this process (a closed pipe, a bug), nothing it started may outlive it.
   const onExit = () => {

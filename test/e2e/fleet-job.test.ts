@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { collectCommand, EXTRACT_PIPELINE, fleetJob, podScript, type FleetJobSpec } from '../../harness/artifacts/k8s-job.js';
 import { resolveFleetJobOptions } from '../../harness/fleet-job-options.js';
-import { cli, expectOneLineError, ROOT, tempDir } from '../helpers.js';
+import { cli, expectOneLineError, ROOT, tempDir, until } from '../helpers.js';
 
 const POOL = ['--nodes', 'nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3', '--count', '3', '--image', 'ghcr.io/gpushare/gpushare:0.1.0'];
 const COMMITTED = path.join(ROOT, 'reports', 'fleet', 'job-3-node-h100-pool.yaml');
@@ -155,6 +155,8 @@ function fakeTools(dir: string): void {
       '  mkdir -p "$out" && printf \'{"gpu":"0","node":"%s"}\\n\' "$NODE_NAME" > "$out/run.json"',
       'fi',
       'echo "bench progress on stderr" >&2',
+      // FAKE_WAIT: a bench still measuring, which on SIGTERM saves its run and exits 143.
+      'if [ -n "$FAKE_WAIT" ]; then trap \'echo saved > "$out/stopped"; exit 143\' TERM; touch "$out/measuring"; sleep 30 & wait; fi',
       'exit "${FAKE_EXIT:-0}"',
       '',
     ].join('\n'),
@@ -192,6 +194,21 @@ describe('results in the logs: the pod prints its runs, the documented one-liner
     expect(readdirSync(path.join(work, 'fleet-results', 'node-a')).sort()).toEqual(['gpu0', 'gpu1', 'host.json']);
     expect(JSON.parse(readFileSync(path.join(work, 'fleet-results', 'node-a', 'gpu1', 'run.json'), 'utf8'))).toEqual({ gpu: '1', node: 'node-a' });
     expect(collectCommand({ name: 'gpushare-fleet', namespace: null })).toContain(EXTRACT_PIPELINE);
+  });
+
+  it('passes the SIGTERM of an eviction or the deadline on to bench (the shell is PID 1), waits for it, and fails the pod', async () => {
+    const root = tempDir('gpushare-pod-');
+    const bin = path.join(root, 'bin');
+    fakeTools(bin);
+    const results = path.join(root, 'results');
+    mkdirSync(results);
+    const pod = execa('/bin/sh', ['-c', podScript(spec()).replaceAll('/results', results)], { reject: false, env: { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '0', FAKE_WAIT: '1' } });
+    await until(() => existsSync(path.join(results, 'node-a', 'gpu0', 'measuring')), 10_000, 'bench to start measuring');
+    pod.kill('SIGTERM');
+    const ended = await pod;
+    expect(readFileSync(path.join(results, 'node-a', 'gpu0', 'stopped'), 'utf8')).toBe('saved\n');
+    expect(ended.stdout).toContain('gpushare-bench-exit node-a/gpu0 143\n');
+    expect(ended.exitCode).toBe(143);
   });
 
   it('a measured run (bench exit 1 or 3) succeeds the pod; exit 2 fails it, and still prints what there is', async () => {

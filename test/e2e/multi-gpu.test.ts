@@ -1,5 +1,5 @@
 /** bench --gpus end to end on a fake two-GPU host: the cross-GPU check, one run per GPU, the combined report. */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HostRun } from '../../harness/run/host-record.js';
@@ -66,6 +66,29 @@ describe('gpushare bench --gpus (fake two-GPU host)', () => {
     expect(report).toContain('the GPUs run one after another');
     // The links to each run's own report resolve: report wrote them beside the combined one.
     for (const gpu of record.gpus) expect(readFileSync(path.join(out, `${runOnDisk(path.join(parent, gpu.dir))?.id}.md`), 'utf8')).toContain('# ');
+  });
+
+  it('one GPU that cannot run is that GPU\'s outcome: the other is benched, the combined report written, and the exit code is 2', async () => {
+    const parent = path.join(tempDir(), 'host');
+    // GPU 1's run directory is taken by somebody else's file: its run is refused, GPU 0's is not.
+    mkdirSync(path.join(parent, 'gpu1'), { recursive: true });
+    writeFileSync(path.join(parent, 'gpu1', 'notes.txt'), 'mine');
+    const result = await cli(['bench', '--gpus', 'all', '--modes', 'timeslice', '--workloads', 'infer', ...QUICK, '--out', parent, '--quiet'], TWO_GPUS);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/^gpushare: GPU 1: .*gpu1/m);
+    const record = host(parent);
+    expect(record.status).toBe('failed');
+    expect(record.gpus.map((g) => g.exitCode)).toEqual([0, 2]);
+    expect(runOnDisk(path.join(parent, 'gpu0'))?.status).toBe('complete');
+    expect(readFileSync(path.join(parent, 'gpu1', 'notes.txt'), 'utf8')).toBe('mine');
+    expect(readFileSync(path.join(parent, 'report', `${record.id}.md`), 'utf8')).toMatch(/\| 1 \| NVIDIA H200 \| .* \| `gpu1` \(no run\) \| missing \| 2 \|/);
+  });
+
+  it('--cpu-pin auto keeps the GPUs one after another: side by side, their clients would share cores', async () => {
+    const parent = path.join(tempDir(), 'host');
+    const result = await cli(['bench', '--gpus', 'all', '--cpu-pin', 'auto', '--modes', 'timeslice', '--workloads', 'infer', ...QUICK, '--out', parent, '--quiet'], TWO_GPUS);
+    expect(result.exitCode).toBe(0);
+    expect(host(parent).schedule).toEqual({ parallel: false, reason: expect.stringMatching(/under 2% .*, but --cpu-pin auto would give each GPU's clients the same cores: the GPUs run one after another$/) });
   });
 
   it('with one GPU, benches it without a cross-GPU check', async () => {
