@@ -125,16 +125,24 @@ describe('generated YAML', () => {
 describe('the generated MPS scripts against the fake daemon', () => {
   it('start: up and answering; stop: quit and gone, compute mode untouched with --skip-compute-mode', async () => {
     const { execa } = await import('execa');
-    const { findProcesses } = await import('../../harness/proc/process-table.js');
-    const { FAKES } = await import('../helpers.js');
+    const { findProcesses, readEnviron } = await import('../../harness/proc/process-table.js');
+    const { FAKES, until } = await import('../helpers.js');
     const dir = tempDir();
     // Every GPU of the node, as the fake nvidia-smi lists them (one, index 0).
     const files = artifactBundle({ source: 'a test', mps: { gpus: 'all', threadPct: 50, pinnedMemLimit: '1024M', pipeDirectory: path.join(dir, 'pipe'), logDirectory: path.join(dir, 'log') }, sharing: sharingConfigs(2), defaultSharing: 'mps-2', mig: null });
     for (const name of ['gpushare-mps-start.sh', 'gpushare-mps-stop.sh']) writeFileSync(path.join(dir, name), files.find((f) => f.name === name)?.content ?? '', { mode: 0o755 });
     // The fake nvidia-smi refuses -c (exit 2), so a script that tried to set compute mode would fail here.
     const env = { PATH: `${FAKES}:/usr/local/bin:/usr/bin:/bin`, FAKE_MPS: 'ok' };
-    const ours = async () => (await findProcesses('nvidia-cuda-mps')).filter((p) => p.argv.join(' ').includes('nvidia-cuda-mps'));
+    // This test's daemon and server only (by their pipe directory): other tests, or another suite on
+    // the machine, start fake daemons of their own at the same time.
+    const pipe = `CUDA_MPS_PIPE_DIRECTORY=${path.join(dir, 'pipe')}`;
+    const ours = async () => {
+      const found = (await findProcesses('nvidia-cuda-mps')).filter((p) => p.argv.join(' ').includes('nvidia-cuda-mps'));
+      const environs = await Promise.all(found.map((p) => readEnviron(p.pid)));
+      return found.filter((_, i) => environs[i]?.includes(pipe));
+    };
     const before = (await ours()).length;
+    expect(before).toBe(0);
     const start = await execa(path.join(dir, 'gpushare-mps-start.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
     expect([start.exitCode, start.stderr]).toEqual([0, '']);
     expect(readFileSync(path.join(dir, 'log', 'control.log'), 'utf8')).toContain('Cmd:set_default_active_thread_percentage 50');
@@ -142,8 +150,7 @@ describe('the generated MPS scripts against the fake daemon', () => {
     expect((await ours()).length).toBeGreaterThan(before);
     const stop = await execa(path.join(dir, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
     expect([stop.exitCode, stop.stdout.trim()]).toEqual([0, 'MPS control daemon stopped']);
-    await new Promise((r) => setTimeout(r, 300));
-    expect((await ours()).length).toBe(before);
+    await until(async () => (await ours()).length === 0, 10_000, 'the fake daemon and server to exit');
     const again = await execa(path.join(dir, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
     expect(again.stdout).toContain('no MPS control daemon running');
   });
