@@ -134,7 +134,6 @@ export interface FleetJobArgs {
   image: string;
   modes?: string;
   out?: string;
-  // fleet-job flags: helper A adds its own here
   /** Numbers stay strings, as typed, so errors can quote them. */
   count: string;
   per?: string;
@@ -155,7 +154,6 @@ export interface FleetReportArgs {
   out?: string;
   junit?: string;
   json?: boolean;
-  // fleet-report flags: helper B adds its own here
   /** The report's name: <out>/fleet-<name>.md; the directory's name without it. */
   name?: string;
 }
@@ -385,7 +383,6 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           'write an Indexed Job that runs gpushare bench on every GPU node of a pool (kubectl apply -f)',
           (j) =>
             j
-              // fleet job flags (helper A)
               .option('nodes', { type: 'string', demandOption: true, describe: 'node selector of the pool, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3' })
               .option('image', { type: 'string', demandOption: true, describe: 'container image with gpushare (see the Dockerfile)' })
               .option('modes', { type: 'string', describe: 'modes each pod benches', defaultDescription: 'timeslice,mps' })
@@ -410,7 +407,6 @@ export async function parseCli(argv: readonly string[]): Promise<CliCommand | nu
           'merge the runs under a directory into one report: each ratio across nodes, outliers, per-node verdicts, JUnit',
           (r) =>
             r
-              // fleet report flags (helper B)
               .positional('dir', { type: 'string', demandOption: true, describe: 'directory holding run directories (searched recursively)' })
               .option('out', { type: 'string', describe: 'directory for the markdown report', defaultDescription: 'reports/' })
               .option('junit', { type: 'string', describe: 'write a JUnit XML report here: one testcase per node and ratio' })

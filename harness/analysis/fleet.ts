@@ -10,7 +10,7 @@ import { throttleReasons } from '../nvidia/smi-csv.js';
 import { clientCounts, gpuAt, type Run } from '../run/schema.js';
 import { DEFAULT_THRESHOLDS } from '../thresholds.js';
 import type { Analysis, MetricAnalysis, Verdict } from './analyze.js';
-import { OUTLIER_MADS } from './statistics.js';
+import { MAD_TO_SD, OUTLIER_MADS } from './statistics.js';
 
 /** How many robust standard deviations (1.4826 × MAD) from the group's median the band reaches: the per-round outlier rule's 3. */
 export const FLEET_K = OUTLIER_MADS;
@@ -18,8 +18,6 @@ export const FLEET_K = OUTLIER_MADS;
 export const FLEET_FLOOR = DEFAULT_THRESHOLDS.noiseBand;
 /** The fewest runs a group needs before any of them can be an outlier: with 2, neither is the odd one. */
 export const MIN_RUNS_FOR_OUTLIERS = 3;
-/** MAD × 1.4826 estimates the standard deviation of normal data. */
-const MAD_TO_SD = 1.4826;
 /** Throttle reasons that do not flag a node: a GPU at full load holds its power cap in every arm (validity.ts checks that the arms agree). */
 const EXPECTED_THROTTLE = new Set(['sw_power_cap']);
 

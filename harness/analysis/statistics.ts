@@ -13,7 +13,7 @@ export const MIN_ROUNDS_FOR_CI = 6;
 /** A round is an outlier when it lies further than this many scaled MADs from the median. */
 export const OUTLIER_MADS = 3;
 /** MAD × 1.4826 estimates the standard deviation of normal data. */
-const MAD_TO_SD = 1.4826;
+export const MAD_TO_SD = 1.4826;
 
 /** Statistics of one metric's per-round ratios. */
 export interface MetricStats {

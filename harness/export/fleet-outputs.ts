@@ -1,6 +1,6 @@
 /** The fleet report's console text, JUnit XML and JSON: pure functions of the fleet analysis. */
 import type { FleetAnalysis, FleetNode, NodeRatio } from '../analysis/fleet.js';
-import { xml } from './gate-outputs.js';
+import { junitDocument, type JunitCase } from './junit.js';
 
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toFixed(3));
 const ciText = (ci: readonly [number, number] | null) => (ci ? `[${f3(ci[0])}, ${f3(ci[1])}]` : 'n/a');
@@ -48,47 +48,29 @@ export function fleetText(fleet: FleetAnalysis, reportFile: string | null): stri
 
 /** One testcase per node and ratio, and one per node for its checks, so CI systems list each failing node. */
 export function fleetJunit(fleet: FleetAnalysis, name: string): string {
-  const cases: Array<{ kind: 'failure' | 'error' | 'skipped' | 'passed'; xml: string }> = [];
+  const cases: JunitCase[] = [];
   for (const node of fleet.nodes) {
-    const classname = `gpushare.fleet.${xml(node.name)}`;
+    const classname = `gpushare.fleet.${node.name}`;
     for (const r of node.ratios) {
       const summary = `${node.name} ${r.metricId} = ${f3(r.value)} CI ${ciText(r.ci)}, threshold ${r.threshold ?? 'none'}, verdict ${r.verdict}`;
-      const detail = xml(r.reasons.join('\n'));
-      let body = '';
-      let kind: (typeof cases)[number]['kind'] = 'passed';
-      if (r.outlier !== null) {
-        kind = 'failure';
-        body = `<failure type="outlier" message="${xml(`${node.name}: ${outlierText(fleet, node, r)}`)}">${detail}</failure>`;
-      } else if (r.verdict === 'fail') {
-        kind = 'failure';
-        body = `<failure type="threshold" message="${xml(`${summary}: fail`)}">${detail}</failure>`;
-      } else if (r.verdict === 'invalid') {
-        kind = 'error';
-        body = `<error type="invalid" message="${xml(summary)}">${detail}</error>`;
-      } else if (r.verdict === 'inconclusive') {
-        kind = 'skipped';
-        body = `<skipped message="${xml(summary)}"/>`;
-      }
-      cases.push({ kind, xml: `    <testcase classname="${classname}" name="${xml(r.metricId)}" time="0">${body}</testcase>` });
+      const detail = r.reasons.join('\n');
+      const at = { classname, name: r.metricId };
+      if (r.outlier !== null) cases.push({ ...at, outcome: 'failure', type: 'outlier', message: `${node.name}: ${outlierText(fleet, node, r)}`, detail });
+      else if (r.verdict === 'fail') cases.push({ ...at, outcome: 'failure', type: 'threshold', message: `${summary}: fail`, detail });
+      else if (r.verdict === 'invalid') cases.push({ ...at, outcome: 'error', type: 'invalid', message: summary, detail });
+      else if (r.verdict === 'inconclusive') cases.push({ ...at, outcome: 'skipped', message: summary });
+      else cases.push({ ...at, outcome: 'passed' });
     }
     const flags = node.flags;
-    const body = flags.length > 0 ? `<failure type="${xml([...new Set(flags.map((f) => f.kind))].join(','))}" message="${xml(flags.map((f) => `${f.kind}: ${f.text}`).join('; '))}"/>` : '';
-    cases.push({ kind: flags.length > 0 ? 'failure' : 'passed', xml: `    <testcase classname="${classname}" name="node checks" time="0">${body}</testcase>` });
+    const checks = { classname, name: 'node checks' };
+    cases.push(
+      flags.length > 0
+        ? { ...checks, outcome: 'failure', type: [...new Set(flags.map((f) => f.kind))].join(','), message: flags.map((f) => `${f.kind}: ${f.text}`).join('; '), detail: null }
+        : { ...checks, outcome: 'passed' },
+    );
   }
-  for (const x of fleet.notCompared.filter((n) => n.fails)) {
-    cases.push({ kind: 'error', xml: `    <testcase classname="gpushare.fleet" name="${xml(x.path)}" time="0"><error type="unreadable" message="${xml(x.reason)}"/></testcase>` });
-  }
-  const count = (kind: string) => cases.filter((c) => c.kind === kind).length;
-  const attrs = `tests="${cases.length}" failures="${count('failure')}" errors="${count('error')}" skipped="${count('skipped')}"`;
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="gpushare fleet" ${attrs}>`,
-    `  <testsuite name="${xml(`gpushare fleet ${name}`)}" ${attrs}>`,
-    ...cases.map((c) => c.xml),
-    '  </testsuite>',
-    '</testsuites>',
-    '',
-  ].join('\n');
+  for (const x of fleet.notCompared.filter((n) => n.fails)) cases.push({ classname: 'gpushare.fleet', name: x.path, outcome: 'error', type: 'unreadable', message: x.reason, detail: null });
+  return junitDocument('gpushare fleet', `gpushare fleet ${name}`, cases);
 }
 
 /** The fleet analysis as `fleet report --json` prints it, with the exit code. */

@@ -1,6 +1,7 @@
 /** The gate's outputs, each a pure function of its result: console text, JUnit XML, markdown, JSON. */
 import type { Change, GateResult } from '../gate.js';
 import type { MetricAnalysis } from '../analysis/analyze.js';
+import { junitDocument, type JunitCase } from './junit.js';
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
 const ciText = (ci: [number, number] | null) => (ci ? `[${fmt(ci[0])}, ${fmt(ci[1])}]` : 'n/a');
@@ -34,46 +35,22 @@ export function gateText(result: GateResult): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Escapes text for an XML attribute or element. */
-export function xml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
-}
-
 /** One testcase per metric, so CI systems list each failing ratio. */
 export function gateJunit(result: GateResult): string {
-  const cases = rows(result).map(({ v, change }) => {
+  const cases = rows(result).map(({ v, change }): JunitCase => {
     const summary = `${v.metric.id} = ${fmt(v.stats.value)} CI ${ciText(v.stats.ci)}, threshold ${v.threshold?.text ?? 'none'}`;
-    const detail = xml([...v.reasons, ...v.warnings, change ? `change vs baseline ${pct(change.change)} CI ${ciText(change.ci)}: ${change.status}` : ''].filter(Boolean).join('\n'));
-    const kind =
-      v.verdict === 'fail' || change?.status === 'regression' ? 'failure' : v.verdict === 'invalid' ? 'error' : v.verdict === 'inconclusive' ? 'skipped' : 'passed';
-    const message =
-      v.verdict === 'fail' ? `${summary}: fail` : change?.status === 'regression' ? `${v.metric.id} regressed ${pct(change.change)} CI ${ciText(change.ci)}` : `${summary}: ${v.verdict}`;
-    const body =
-      kind === 'failure'
-        ? `<failure type="${v.verdict === 'fail' ? 'threshold' : 'regression'}" message="${xml(message)}">${detail}</failure>`
-        : kind === 'error'
-          ? `<error type="invalid" message="${xml(message)}">${detail}</error>`
-          : kind === 'skipped'
-            ? `<skipped message="${xml(message)}"/>`
-            : '';
+    const detail = [...v.reasons, ...v.warnings, change ? `change vs baseline ${pct(change.change)} CI ${ciText(change.ci)}: ${change.status}` : ''].filter(Boolean).join('\n');
     const [mode, workload] = v.metric.id.split('/');
-    return { kind, xml: `    <testcase classname="gpushare.${xml(mode ?? '')}.${xml(workload ?? '')}" name="${xml(v.metric.id)}" time="0">${body}</testcase>` };
+    const at = { classname: `gpushare.${mode ?? ''}.${workload ?? ''}`, name: v.metric.id };
+    if (v.verdict === 'fail') return { ...at, outcome: 'failure', type: 'threshold', message: `${summary}: fail`, detail };
+    if (change?.status === 'regression') return { ...at, outcome: 'failure', type: 'regression', message: `${v.metric.id} regressed ${pct(change.change)} CI ${ciText(change.ci)}`, detail };
+    if (v.verdict === 'invalid') return { ...at, outcome: 'error', type: 'invalid', message: `${summary}: ${v.verdict}`, detail };
+    if (v.verdict === 'inconclusive') return { ...at, outcome: 'skipped', message: `${summary}: ${v.verdict}` };
+    return { ...at, outcome: 'passed' };
   });
   // A run that cannot be graded as a whole is an error of its own, so no CI system reads it as green.
-  cases.push(
-    ...result.problems.map((p) => ({ kind: 'error', xml: `    <testcase classname="gpushare.run" name="${xml(result.runId)}" time="0"><error type="inconclusive" message="${xml(p)}"/></testcase>` })),
-  );
-  const count = (kind: string) => cases.filter((c) => c.kind === kind).length;
-  const attrs = `tests="${cases.length}" failures="${count('failure')}" errors="${count('error')}" skipped="${count('skipped')}"`;
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="gpushare gate" ${attrs}>`,
-    `  <testsuite name="${xml(`gpushare gate ${result.runId}`)}" ${attrs}>`,
-    ...cases.map((c) => c.xml),
-    '  </testsuite>',
-    '</testsuites>',
-    '',
-  ].join('\n');
+  cases.push(...result.problems.map((p): JunitCase => ({ classname: 'gpushare.run', name: result.runId, outcome: 'error', type: 'inconclusive', message: p, detail: null })));
+  return junitDocument('gpushare gate', `gpushare gate ${result.runId}`, cases);
 }
 
 /** Markdown for $GITHUB_STEP_SUMMARY. */

@@ -31,7 +31,6 @@ export function hostMarkdown(host: HostRun, gpus: readonly HostGpuRun[], cross: 
     lines.push(host.gpus.length < 2 ? 'One GPU: there is no neighbour to check.' : 'The cross-GPU check did not run.');
   } else {
     const results = crossGpuResults(cross.analysis);
-    const comparison = (r: (typeof results)[number]) => cross.analysis.comparisons.find((c) => c.metrics.includes(r.metric));
     lines.push(
       'Each GPU ran one client alone, and again while time-sliced clients of the same workload loaded every other GPU (paired ABBA rounds, the window released to all clients together). The ratio is its throughput alone ÷ loaded: 1 means a busy neighbour costs nothing (host CPU, PCIe, NVLink and power shared on this host included).',
       '',
@@ -41,8 +40,8 @@ export function hostMarkdown(host: HostRun, gpus: readonly HostGpuRun[], cross: 
       '|---|---|---|---|---|---|---|---|---|',
       ...results.map((r) => {
         const s = r.metric.stats;
-        const c = comparison(r);
-        return `| ${r.victimGpu} | ${r.metric.metric.workload} | GPU ${r.loadedGpus.join(', ')} × ${c?.comparison.crossGpu?.loadersPerGpu ?? '?'} clients | ${f3(s.value)} | ${s.ci ? `[${f3(s.ci[0])}, ${f3(s.ci[1])}]` : 'n/a'} | ${width(s.halfWidth)} | ${s.n} | ${c?.stop?.reason ?? '—'} | ${r.metric.verdict === 'invalid' ? `no: ${r.metric.reasons.join('; ')}` : 'yes'} |`;
+        const { victimGpu, loadedGpus, loadersPerGpu } = r.crossGpu;
+        return `| ${victimGpu} | ${r.metric.metric.workload} | GPU ${loadedGpus.join(', ')} × ${loadersPerGpu} clients | ${f3(s.value)} | ${s.ci ? `[${f3(s.ci[0])}, ${f3(s.ci[1])}]` : 'n/a'} | ${width(s.halfWidth)} | ${s.n} | ${r.comparison.stop?.reason ?? '—'} | ${r.metric.verdict === 'invalid' ? `no: ${r.metric.reasons.join('; ')}` : 'yes'} |`;
       }),
     );
   }

@@ -1,5 +1,5 @@
 /** What `gpushare capacity` records (capacity.json): every step of every search, as measured. */
-import { loadRecord } from './record-file.js';
+import { loadRecord, type RecordHeader } from './record-file.js';
 import type { Fingerprint, WorkloadSpec } from './schema.js';
 
 /** One client's share of a step, as recorded: its latency histogram (µs, compressed HdrHistogram). */
@@ -42,12 +42,7 @@ export interface CapacitySettings {
 /** One mode and client count: its steps, or why it could not run (a client that never became ready). */
 export type CapacityPoint = { mode: 'timeslice' | 'mps'; clients: number } & ({ status: 'measured'; steps: Step[] } | { status: 'skipped' | 'failed'; reason: string; steps: Step[] });
 
-export interface CapacityRun {
-  schema: typeof CAPACITY_SCHEMA_ID;
-  id: string;
-  status: 'running' | 'complete' | 'interrupted' | 'failed';
-  createdAt: string;
-  finishedAt: string | null;
+export interface CapacityRun extends RecordHeader<typeof CAPACITY_SCHEMA_ID> {
   fingerprint: Fingerprint;
   gpuIndex: number;
   settings: CapacitySettings;

@@ -2,7 +2,7 @@
  * The record of a multi-GPU bench (bench --gpus): host.json in a parent directory that holds one
  * ordinary run directory per GPU (gpu<N>/) and the cross-GPU check's run (cross/).
  */
-import { loadRecord } from './record-file.js';
+import { loadRecord, type RecordHeader } from './record-file.js';
 
 export const HOST_SCHEMA_ID = 'gpushare-host/1';
 export const HOST_FILE = 'host.json';
@@ -18,12 +18,7 @@ export interface HostGpu {
   exitCode: number | null;
 }
 
-export interface HostRun {
-  schema: typeof HOST_SCHEMA_ID;
-  id: string;
-  createdAt: string;
-  finishedAt: string | null;
-  status: 'running' | 'complete' | 'failed' | 'interrupted';
+export interface HostRun extends RecordHeader<typeof HOST_SCHEMA_ID> {
   gpus: HostGpu[];
   /** The cross-GPU check's run directory, relative to the parent; null with a single GPU. */
   crossDir: string | null;

@@ -2,7 +2,7 @@
  * What `gpushare probe` records (probe.json): each probe's typed outcome with its raw measurements.
  * The claims ledger and the report are computed from it (analysis/claims.ts), never stored.
  */
-import { loadRecord } from './record-file.js';
+import { loadRecord, type RecordHeader } from './record-file.js';
 import type { Fingerprint } from './schema.js';
 
 export const PROBE_SCHEMA_ID = 'gpushare-probe/1';
@@ -87,12 +87,7 @@ export const PROBES = ['memory', 'sm-cap', 'fault', 'client-limit', 'context', '
 export type ProbeName = (typeof PROBES)[number];
 
 /** A probe run as saved: every outcome so far, and what was left behind (nothing, if all went well). */
-export interface ProbeRun {
-  schema: typeof PROBE_SCHEMA_ID;
-  id: string;
-  status: 'running' | 'complete' | 'interrupted' | 'failed';
-  createdAt: string;
-  finishedAt: string | null;
+export interface ProbeRun extends RecordHeader<typeof PROBE_SCHEMA_ID> {
   fingerprint: Fingerprint;
   gpuIndex: number;
   probes: ProbeOutcome[];

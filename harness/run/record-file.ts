@@ -13,6 +13,15 @@ export function newRunId(createdAt: string, gpuName: string | null | undefined, 
   return `${createdAt.slice(0, 10)}-${slug}-${kind !== null ? `${kind}-` : ''}${randomBytes(3).toString('hex')}`;
 }
 
+/** What every probe, capacity and multi-GPU record starts with: its kind, id, state and times (ISO 8601). */
+export interface RecordHeader<Schema extends string> {
+  schema: Schema;
+  id: string;
+  status: 'running' | 'complete' | 'interrupted' | 'failed';
+  createdAt: string;
+  finishedAt: string | null;
+}
+
 /** The record `file` in `dir` if it is there, checked to carry `schemaId`; null when `dir` has no such file. */
 export async function loadRecord<T>(dir: string, file: string, schemaId: string, rerun: string): Promise<T | null> {
   const where = path.join(dir, file);

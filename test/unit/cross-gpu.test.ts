@@ -1,6 +1,6 @@
 /** The cross-GPU schedule policy and the busy check's per-GPU view of processes. */
 import { describe, expect, it } from 'vitest';
-import type { MetricAnalysis } from '../../harness/analysis/analyze.js';
+import type { ComparisonAnalysis, MetricAnalysis } from '../../harness/analysis/analyze.js';
 import { gpuSchedule, type CrossGpuResult } from '../../harness/analysis/cross-gpu.js';
 import { busyEvidence } from '../../harness/busy.js';
 import { crossGpuPlan } from '../../harness/plan.js';
@@ -9,7 +9,7 @@ import { testConfig } from './config-fixture.js';
 
 function result(victimGpu: number, value: number | null, ci: [number, number] | null, verdict: MetricAnalysis['verdict'] = 'none'): CrossGpuResult {
   const metric = { metric: { workload: 'infer' }, stats: { value, ci }, verdict, reasons: verdict === 'invalid' ? ['overlap too short'] : [] } as unknown as MetricAnalysis;
-  return { victimGpu, loadedGpus: [1 - victimGpu], metric };
+  return { crossGpu: { victimGpu, loadedGpus: [1 - victimGpu], loadersPerGpu: 2 }, comparison: {} as ComparisonAnalysis, metric };
 }
 
 describe('gpuSchedule', () => {
