@@ -7,16 +7,17 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { ProbeRun } from '../../harness/run/probe-record.js';
-import { cli, expectOneLineError, tempDir } from '../helpers.js';
+import { cli, expectOneLineError, ROOT, tempDir } from '../helpers.js';
 
 function probeRun(out: string): ProbeRun {
   return JSON.parse(readFileSync(path.join(out, 'probe.json'), 'utf8')) as ProbeRun;
 }
 
 /** Fake roles still running: their argv names workloads/isolation.py. */
+/** This checkout's probe roles still running: another suite on the machine has roles of its own. */
 async function isolationProcesses(): Promise<string[]> {
   const ps = await execa('ps', ['-eo', 'pid,args'], { reject: false });
-  return String(ps.stdout).split('\n').filter((l) => l.includes('workloads/isolation.py'));
+  return String(ps.stdout).split('\n').filter((l) => l.includes(path.join(ROOT, 'workloads', 'isolation.py')));
 }
 
 describe('gpushare probe (fake GPU)', () => {
