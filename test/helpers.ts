@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { expect } from 'vitest';
-import { UserError } from '../harness/errors.js';
-import type { Run } from '../harness/run/schema.js';
+import { UserError } from '../harness/core/errors.js';
+import type { Run } from '../harness/bench/record/schema.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const FAKES = path.join(ROOT, 'test', 'fakes', 'bin');

@@ -3,10 +3,10 @@
  * time-slicing or a fresh MPS daemon of its own, records what happened as a typed outcome, and
  * always stops every process and the daemon (what was left running is recorded too).
  */
-import type { Clock } from '../clock.js';
-import type { MpsDaemon, MpsStart } from '../mps/daemon.js';
-import type { ProcessRunner } from '../proc/runner.js';
-import type { AllocReply, LatencySeries, ProbeMode, ProbeName, ProbeOutcome, Victim } from '../run/probe-record.js';
+import type { Clock } from '../core/clock.js';
+import type { MpsDaemon, MpsStart } from '../system/mps/daemon.js';
+import type { ProcessRunner } from '../core/process.js';
+import type { AllocReply, LatencySeries, ProbeMode, ProbeName, ProbeOutcome, Victim } from './record.js';
 import { Cast, type RoleMessage, type RoleProcess } from './role.js';
 
 /** The fixed settings every probe uses; recorded with the run. */

@@ -2,8 +2,8 @@
  * One process of workloads/isolation.py playing a role: it prints JSON lines, reads commands, and
  * is stopped (stop command, then its process group killed) however its probe ended.
  */
-import type { ChildHandle, ExitInfo, ProcessRunner } from '../proc/runner.js';
-import { descendants, isRunning, processStartTicks } from '../proc/process-table.js';
+import type { ChildHandle, ExitInfo, ProcessRunner } from '../core/process.js';
+import { descendants, isRunning, processStartTicks } from '../system/proc/process-table.js';
 
 /** A line a role printed: `event` says which (ready, result, failed, alloc, status). */
 export type RoleMessage = { event: string } & Record<string, unknown>;

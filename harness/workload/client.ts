@@ -1,7 +1,10 @@
-import { Interrupted } from '../errors.js';
-import { descendants, processStartTicks } from '../proc/process-table.js';
-import type { ChildHandle, ExitInfo, ProcessRunner } from '../proc/runner.js';
+import { Interrupted } from '../core/errors.js';
+import { descendants, processStartTicks } from '../system/proc/process-table.js';
+import type { ChildHandle, ExitInfo, ProcessRunner } from '../core/process.js';
 import { EXIT_COMMAND, parseWorkloadLine, type ReadyMessage, type ResultMessage, type WorkloadMessage } from './protocol.js';
+
+/** How long a workload may take to say ready (import, CUDA start-up, build and warm-up) unless told otherwise, s. */
+export const READY_TIMEOUT_S = 180;
 
 /** What waiting on a client gave: the expected message, or why not. */
 export type ClientReply<M> =

@@ -12,7 +12,7 @@
  * Times are CLOCK_MONOTONIC microseconds, comparable across processes of one host.
  */
 import { z } from 'zod';
-import type { Variant, Work } from '../run/schema.js';
+import type { Variant, Work } from './spec.js';
 
 export const PROTOCOL_VERSION = 2;
 /** Versions a workload may speak: 1 knows no open-loop load. */

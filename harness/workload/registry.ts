@@ -1,10 +1,13 @@
 import path from 'node:path';
-import { argText } from '../argv-text.js';
-import { UserError } from '../errors.js';
-import { WORKLOADS_DIR } from '../paths.js';
-import type { WorkloadSpec } from '../run/schema.js';
+import { argText } from '../core/argv-text.js';
+import { UserError } from '../core/errors.js';
+import { WORKLOADS_DIR } from '../core/paths.js';
+import type { WorkloadSpec } from './spec.js';
 
 type ParamValue = string | number | boolean;
+
+/** The Python interpreter the built-in workloads run with unless --python names another. */
+export const DEFAULT_PYTHON = 'python3';
 
 /** A parameter of a built-in workload: passed to its script as `--<name> <value>`. */
 export interface ParamDef {
@@ -157,4 +160,16 @@ function parseParam(workload: string, def: ParamDef, raw: string): ParamValue {
 /** A user's own workload command: taken verbatim as argv, never given to a shell. */
 export function customSpec(argv: readonly string[]): WorkloadSpec {
   return { name: 'custom', builtin: false, argv: [...argv], params: {} };
+}
+
+/** --set workload.param=value, repeatable: the parameters given for each workload by name. */
+export function parseSets(sets: readonly string[]): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const item of sets) {
+    const match = /^([a-z][a-z-]*)\.([a-z-]+)=(.+)$/.exec(item);
+    if (!match) throw new UserError(`--set ${item}: expected workload.param=value, e.g. --set gemm.size=8192`);
+    const [, workload = '', param = '', value = ''] = match;
+    (out[workload] ??= {})[param] = value;
+  }
+  return out;
 }

@@ -5,10 +5,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isRunning } from '../../harness/proc/process-table.js';
-import type { Run } from '../../harness/run/schema.js';
-import { loadRun } from '../../harness/run/store.js';
-import { analyze } from '../../harness/analysis/analyze.js';
+import { isRunning } from '../../harness/system/proc/process-table.js';
+import type { Run } from '../../harness/bench/record/schema.js';
+import { loadRun } from '../../harness/bench/record/store.js';
+import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { cli, expectOneLineError, pathWithoutNvidia, QUICK, tempDir } from '../helpers.js';
 
 /** A metric's median; the fakes sleep for real, so their ratios carry a few percent of jitter. */
@@ -123,7 +123,7 @@ describe('gpushare bench end to end (fakes)', () => {
   it.each([
     [['--modes', 'warp'], 'unknown mode "warp" in --modes'],
     [['--rounds', '-1'], '--rounds -1: needs a number from 1 to 1000'],
-    [['--bogus'], 'Unknown argument: bogus'],
+    [['--bogus'], 'unknown flag --bogus for bench (see gpushare bench --help)'],
   ])('bad input %j: exit 2, one line, no stack trace', async (args, message) => {
     const result = await cli(['bench', ...args]);
     expect(result.exitCode).toBe(2);

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CapacityRun } from '../../harness/run/capacity-record.js';
+import type { CapacityRun } from '../../harness/capacity/record.js';
 import { cli, expectOneLineError, tempDir } from '../helpers.js';
 
 const FAST = ['--window-ms', '200', '--start-qps', '1000', '--max-steps', '14'];

@@ -209,7 +209,7 @@ describe('help', () => {
 
 describe('bench --help', () => {
   it('shows the defaults the options fill in, read from the one table of them', async () => {
-    const { DEFAULTS } = await import('../../harness/defaults.js');
+    const { DEFAULTS } = await import('../../harness/bench/defaults.js');
     const help = String((await cli(['bench', '--help'])).stdout);
     // The text from one flag to the next, with yargs's line wrapping folded away.
     const about = (flag: string) => help.split(/\n\s+--/).find((part) => part.startsWith(`${flag} `) || part.startsWith(`-${flag} `))?.replace(/\s+/g, ' ') ?? '';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FingerprintSchema } from '../../harness/run/schema.js';
+import { FingerprintSchema } from '../../harness/system/nvidia/schema.js';
 import { cli, pathWithoutNvidia } from '../helpers.js';
 
 describe('gpushare doctor', () => {

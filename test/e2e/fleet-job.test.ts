@@ -11,8 +11,8 @@ import type { Job as JobType } from 'kubernetes-types/batch/v1.js';
 import { Job } from 'kubernetes-models/batch/v1';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { collectCommand, EXTRACT_PIPELINE, fleetJob, podScript, type FleetJobSpec } from '../../harness/artifacts/k8s-job.js';
-import { resolveFleetJobOptions } from '../../harness/fleet-job-options.js';
+import { collectCommand, EXTRACT_PIPELINE, fleetJob, podScript, type FleetJobSpec } from '../../harness/fleet/job/manifest.js';
+import { resolveFleetJobOptions } from '../../harness/fleet/job/options.js';
 import { cli, expectOneLineError, ROOT, tempDir, until } from '../helpers.js';
 
 const POOL = ['--nodes', 'nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3', '--count', '3', '--image', 'ghcr.io/gpushare/gpushare:0.1.0'];
@@ -268,7 +268,7 @@ describe.concurrent('bad flags: one line naming the flag, the value and the fix;
     [['--nodes', 'a=b', '--count', '3', '--image', 'gpushare:1 --privileged'], `--image 'gpushare:1 --privileged': needs an image reference`],
     [[...POOL, '--modes', 'timeslice,vgpu'], 'unknown mode "vgpu" in --modes: choose from streams, timeslice, mps, mig'],
     [[...POOL, '--modes', ','], "--modes ,: give at least one mode"],
-    [['--nodes', 'a=b', '--image', 'x/y:1'], 'Missing required argument: count'],
+    [['--nodes', 'a=b', '--image', 'x/y:1'], 'fleet job needs --count (see gpushare fleet job --help)'],
     [[...POOL, '--count', '4'], '--count given twice (3, 4): give it once'],
     [[...POOL, '--out', ''], "--out '': needs a value, not an empty one"],
   ])('%j', async (args, message) => {

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { FleetAnalysis } from '../../harness/analysis/fleet.js';
-import type { Run } from '../../harness/run/schema.js';
+import type { FleetAnalysis } from '../../harness/fleet/report/analyze.js';
+import type { Run } from '../../harness/bench/record/schema.js';
 import { cli, degrade, expectOneLineError, ROOT, tempDir } from '../helpers.js';
 
 const H100 = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-e4176e');

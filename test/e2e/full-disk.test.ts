@@ -7,8 +7,8 @@ import { closeSync, existsSync, openSync, readdirSync, rmSync, writeSync } from 
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findProcesses, readEnviron } from '../../harness/proc/process-table.js';
-import { loadRun } from '../../harness/run/store.js';
+import { findProcesses, readEnviron } from '../../harness/system/proc/process-table.js';
+import { loadRun } from '../../harness/bench/record/store.js';
 import { cli, expectOneLineError, runOnDisk, tempDir, until } from '../helpers.js';
 
 const mnt = tempDir('gpushare-full-disk-');

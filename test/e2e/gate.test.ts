@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import type { Run } from '../../harness/run/schema.js';
+import type { Run } from '../../harness/bench/record/schema.js';
 import { cli, DEFAULT_RUN, degrade, editedCopy, REPEAT_RUN, tempDir } from '../helpers.js';
 
 const real = DEFAULT_RUN;

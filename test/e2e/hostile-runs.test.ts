@@ -8,9 +8,9 @@ import { execa } from 'execa';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { checked, commentText } from '../../harness/artifacts/embed.js';
-import { mpsStartScript } from '../../harness/artifacts/mps-scripts.js';
-import type { Run } from '../../harness/run/schema.js';
+import { checked, commentText } from '../../harness/core/embed.js';
+import { mpsStartScript } from '../../harness/deploy/mps-scripts.js';
+import type { Run } from '../../harness/bench/record/schema.js';
 import { cli, DEFAULT_RUN, editedCopy, expectOneLineError, fakePath, tempDir, userErrorOf } from '../helpers.js';
 
 const gpuOf = (run: Run) => run.fingerprint.gpus[run.config.gpuIndex] as Run['fingerprint']['gpus'][number];

@@ -2,7 +2,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HostRun } from '../../harness/run/host-record.js';
+import type { HostRun } from '../../harness/bench/record/host-record.js';
 import { cli, expectOneLineError, QUICK, runOnDisk, tempDir } from '../helpers.js';
 
 const TWO_GPUS = { FAKE_GPUS: '2' };

@@ -8,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prepareMpsDirectory } from '../../harness/mps/ownership.js';
-import { findProcesses, isRunning, readEnviron, type ProcessInfo } from '../../harness/proc/process-table.js';
-import type { Run } from '../../harness/run/schema.js';
-import { loadRun } from '../../harness/run/store.js';
+import { prepareMpsDirectory } from '../../harness/system/mps/ownership.js';
+import { findProcesses, isRunning, readEnviron, type ProcessInfo } from '../../harness/system/proc/process-table.js';
+import type { Run } from '../../harness/bench/record/schema.js';
+import { loadRun } from '../../harness/bench/record/store.js';
 import { cli, editedCopy, expectOneLineError, fakePath, QUICK, runOnDisk, tempDir, until } from '../helpers.js';
 
 

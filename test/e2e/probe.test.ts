@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import type { ProbeRun } from '../../harness/run/probe-record.js';
+import type { ProbeRun } from '../../harness/probe/record.js';
 import { cli, expectOneLineError, ROOT, tempDir } from '../helpers.js';
 
 function probeRun(out: string): ProbeRun {

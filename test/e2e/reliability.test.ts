@@ -3,9 +3,9 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { findProcesses, isRunning } from '../../harness/proc/process-table.js';
-import type { Run } from '../../harness/run/schema.js';
-import { loadRun } from '../../harness/run/store.js';
+import { findProcesses, isRunning } from '../../harness/system/proc/process-table.js';
+import type { Run } from '../../harness/bench/record/schema.js';
+import { loadRun } from '../../harness/bench/record/store.js';
 import { cli, expectOneLineError, QUICK, ROOT, runOnDisk, tempDir, until } from '../helpers.js';
 
 async function untilTrials(out: string, n: number): Promise<void> {

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { isRunning } from '../../harness/proc/process-table.js';
-import { loadRun } from '../../harness/run/store.js';
+import { isRunning } from '../../harness/system/proc/process-table.js';
+import { loadRun } from '../../harness/bench/record/store.js';
 import { cli, runOnDisk, tempDir } from '../helpers.js';
 
 

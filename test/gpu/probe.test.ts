@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { findProcesses } from '../../harness/proc/process-table.js';
-import type { ProbeRun } from '../../harness/run/probe-record.js';
+import { findProcesses } from '../../harness/system/proc/process-table.js';
+import type { ProbeRun } from '../../harness/probe/record.js';
 import { CLI, tempDir } from '../helpers.js';
 
 describe('gpushare probe on a real GPU', () => {

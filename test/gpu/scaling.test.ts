@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import type { CapacityRun } from '../../harness/run/capacity-record.js';
+import type { CapacityRun } from '../../harness/capacity/record.js';
 import { CLI, runOnDisk, tempDir } from '../helpers.js';
 
 const gpuCli = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false, timeout: 280_000 });

@@ -1,14 +1,14 @@
 /** The one analysis: rounds grouped once, every metric counting exactly the complete rounds, the stop rule reading it. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { analyze, analyzeComparison } from '../../harness/analysis/analyze.js';
-import { groupRounds, isComplete } from '../../harness/analysis/rounds.js';
-import { budgetShareS, stopDecision } from '../../harness/execute/policy.js';
-import { implausibleResult } from '../../harness/execute/trial.js';
-import { buildPlan } from '../../harness/plan.js';
-import type { ClientResult, Comparison, RoundPolicy, Run, Trial } from '../../harness/run/schema.js';
-import { loadRun } from '../../harness/run/store.js';
-import { checkPatterns, DEFAULT_THRESHOLDS } from '../../harness/thresholds.js';
+import { analyze, analyzeComparison } from '../../harness/bench/analysis/analyze.js';
+import { groupRounds, isComplete } from '../../harness/bench/analysis/rounds.js';
+import { budgetShareS, stopDecision } from '../../harness/bench/policy.js';
+import { implausibleResult } from '../../harness/bench/trial-checks.js';
+import { buildPlan } from '../../harness/bench/plan.js';
+import type { ClientResult, Comparison, RoundPolicy, Run, Trial } from '../../harness/bench/record/schema.js';
+import { loadRun } from '../../harness/bench/record/store.js';
+import { checkPatterns, DEFAULT_THRESHOLDS } from '../../harness/bench/gate/thresholds.js';
 import { committedRuns, userErrorOf } from '../helpers.js';
 import { testConfig } from './config-fixture.js';
 

@@ -3,14 +3,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { advise, bindingLimit, type Measured } from '../../harness/artifacts/advice.js';
-import { artifactBundle, sharingConfigs } from '../../harness/artifacts/bundle.js';
-import { devicePluginConfig, DevicePluginConfigSchema } from '../../harness/artifacts/k8s.js';
-import { builtinMigGpu, migGpuFromRun, type MigGpu } from '../../harness/artifacts/mig-profiles.js';
-import { MigPartedSpecSchema, standardGeometries } from '../../harness/artifacts/mig-parted.js';
-import { placeGeometry } from '../../harness/artifacts/mig-solver.js';
-import { parseMigPlacements, parseMigProfiles } from '../../harness/nvidia/smi-text.js';
-import type { Gpu } from '../../harness/run/schema.js';
+import { advise, bindingLimit } from '../../harness/deploy/advice.js';
+import type { Measured } from '../../harness/bench/analysis/which-mode.js';
+import { artifactBundle, sharingConfigs } from '../../harness/deploy/bundle.js';
+import { devicePluginConfig, DevicePluginConfigSchema } from '../../harness/deploy/k8s.js';
+import { builtinMigGpu, migGpuFromRun, type MigGpu } from '../../harness/deploy/mig-profiles.js';
+import { MigPartedSpecSchema, standardGeometries } from '../../harness/deploy/mig-parted.js';
+import { placeGeometry } from '../../harness/deploy/mig-solver.js';
+import { parseMigPlacements, parseMigProfiles } from '../../harness/system/nvidia/smi-text.js';
+import type { Gpu } from '../../harness/system/nvidia/schema.js';
 import { fixture, tempDir } from '../helpers.js';
 
 const h100 = builtinMigGpu('H100-80GB') as MigGpu;
@@ -125,7 +126,7 @@ describe('generated YAML', () => {
 describe('the generated MPS scripts against the fake daemon', () => {
   it('start: up and answering; stop: quit and gone, compute mode untouched with --skip-compute-mode', async () => {
     const { execa } = await import('execa');
-    const { findProcesses, readEnviron } = await import('../../harness/proc/process-table.js');
+    const { findProcesses, readEnviron } = await import('../../harness/system/proc/process-table.js');
     const { FAKES, until } = await import('../helpers.js');
     const dir = tempDir();
     // Every GPU of the node, as the fake nvidia-smi lists them (one, index 0).

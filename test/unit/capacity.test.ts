@@ -1,6 +1,6 @@
 /** Capacity at a latency target: the p99 claim's early-stopping test, histogram merging, and the rate search. */
 import { describe, expect, it } from 'vitest';
-import { analyzeStep, capacityOf, encodeLatencies, nextRate, p99Holds, requestsNeeded, type StepVerdict } from '../../harness/analysis/capacity.js';
+import { analyzeStep, capacityOf, encodeLatencies, nextRate, p99Holds, requestsNeeded, type StepVerdict } from '../../harness/capacity/search.js';
 
 const client = (latenciesMs: number[], targetMs: number, scheduleLagMs = 0) => ({ requests: latenciesMs.length, overTarget: latenciesMs.filter((v) => v > targetMs).length, scheduleLagMs, histogram: encodeLatencies(latenciesMs) });
 

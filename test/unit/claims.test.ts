@@ -1,7 +1,7 @@
 /** The claims ledger: verdicts by their stated rules, from typed probe outcomes (no GPU, no processes). */
 import { describe, expect, it } from 'vitest';
-import { claimsLedger, latencySummary, perClientMib } from '../../harness/analysis/claims.js';
-import type { LatencySeries, ProbeOutcome, ProbeRun } from '../../harness/run/probe-record.js';
+import { claimsLedger, latencySummary, perClientMib } from '../../harness/probe/claims.js';
+import type { LatencySeries, ProbeOutcome, ProbeRun } from '../../harness/probe/record.js';
 
 function run(probes: ProbeOutcome[]): ProbeRun {
   return { schema: 'gpushare-probe/1', id: 'x', status: 'complete', createdAt: '2026-11-23T00:00:00Z', finishedAt: null, fingerprint: {} as ProbeRun['fingerprint'], gpuIndex: 0, probes, cleanup: [], warnings: [] };

@@ -1,7 +1,7 @@
-import { resolveBenchOptions } from '../../harness/options.js';
-import type { Config } from '../../harness/run/schema.js';
+import { resolveBenchOptions } from '../../harness/bench/options.js';
+import type { Config } from '../../harness/bench/record/schema.js';
 
 /** A resolved default config with some fields replaced. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...resolveBenchOptions({ command: [] }).config, ...overrides };
+  return { ...resolveBenchOptions({ rest: [] }).config, ...overrides };
 }

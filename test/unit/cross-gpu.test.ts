@@ -1,10 +1,10 @@
 /** The cross-GPU schedule policy and the busy check's per-GPU view of processes. */
 import { describe, expect, it } from 'vitest';
-import type { ComparisonAnalysis, MetricAnalysis } from '../../harness/analysis/analyze.js';
-import { gpuSchedule, type CrossGpuResult } from '../../harness/analysis/cross-gpu.js';
-import { busyEvidence } from '../../harness/busy.js';
-import { crossGpuPlan } from '../../harness/plan.js';
-import type { Fingerprint } from '../../harness/run/schema.js';
+import type { ComparisonAnalysis, MetricAnalysis } from '../../harness/bench/analysis/types.js';
+import { gpuSchedule, type CrossGpuResult } from '../../harness/bench/analysis/cross-gpu.js';
+import { busyEvidence } from '../../harness/session/busy.js';
+import { crossGpuPlan } from '../../harness/bench/plan.js';
+import type { Fingerprint } from '../../harness/system/nvidia/schema.js';
 import { testConfig } from './config-fixture.js';
 
 function result(victimGpu: number, value: number | null, ci: [number, number] | null, verdict: MetricAnalysis['verdict'] = 'none'): CrossGpuResult {

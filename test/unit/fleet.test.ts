@@ -2,11 +2,11 @@
 import path from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { analyze } from '../../harness/analysis/analyze.js';
-import { analyzeFleet, FLEET_FLOOR, FLEET_K, outlierSide, robustBand, type FleetMember, type FleetRules } from '../../harness/analysis/fleet.js';
-import { fingerprintMismatches, settingMismatches } from '../../harness/gate.js';
-import type { Run } from '../../harness/run/schema.js';
-import { loadRun } from '../../harness/run/store.js';
+import { analyze } from '../../harness/bench/analysis/analyze.js';
+import { analyzeFleet, FLEET_FLOOR, FLEET_K, outlierSide, robustBand, type FleetMember, type FleetRules } from '../../harness/fleet/report/analyze.js';
+import { fingerprintMismatches, settingMismatches } from '../../harness/bench/gate/gate.js';
+import type { Run } from '../../harness/bench/record/schema.js';
+import { loadRun } from '../../harness/bench/record/store.js';
 import { degrade, ROOT } from '../helpers.js';
 
 const rules: FleetRules = {

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { acquireRunLock, LOCK_FILE } from '../../harness/run/lock.js';
-import { bootId, processStartTicks } from '../../harness/proc/process-table.js';
+import { acquireRunLock, LOCK_FILE } from '../../harness/record/lock.js';
+import { bootId, processStartTicks } from '../../harness/system/proc/process-table.js';
 import { tempDir } from '../helpers.js';
 
 async function owner(pid: number, startTicks: number | null, boot?: string) {

@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../harness/clock.js';
-import { parseControlPid, startMpsDaemon, type MpsDaemon } from '../../harness/mps/daemon.js';
-import { isRunning, readProcess } from '../../harness/proc/process-table.js';
-import { execaRunner } from '../../harness/proc/runner.js';
+import { systemClock } from '../../harness/core/clock.js';
+import { parseControlPid, startMpsDaemon, type MpsDaemon } from '../../harness/system/mps/daemon.js';
+import { isRunning, readProcess } from '../../harness/system/proc/process-table.js';
+import { execaRunner } from '../../harness/system/proc/runner.js';
 import { fakePath, fixture } from '../helpers.js';
 
 const savedPath = process.env.PATH;

@@ -1,12 +1,12 @@
 /** What proves an MPS directory and process are gpushare's own, and store write errors as user errors. */
-import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkMpsRoot, prepareMpsDirectory, whyNotOurMpsProcess } from '../../harness/mps/ownership.js';
-import { UserError } from '../../harness/errors.js';
-import { fsRunStore } from '../../harness/run/store.js';
-import type { Run } from '../../harness/run/schema.js';
+import { checkMpsRoot, prepareMpsDirectory, whyNotOurMpsProcess } from '../../harness/system/mps/ownership.js';
+import { UserError } from '../../harness/core/errors.js';
+import { fsRunStore } from '../../harness/bench/record/store.js';
+import type { Run } from '../../harness/bench/record/schema.js';
 import { DEFAULT_RUN, tempDir } from '../helpers.js';
 
 describe('MPS root ownership', () => {
@@ -51,17 +51,14 @@ describe('run store write errors', () => {
 
   it.each(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES'])('%s is a user error naming the file and how to continue', async (code) => {
     const dir = tempDir();
-    let writes = 0;
-    // The disk fills after the first file.
-    const store = fsRunStore(dir, async (file, content) => {
-      writes += 1;
-      if (writes > 1) throw Object.assign(new Error(`${code}: no`), { code });
-      writeFileSync(file, content);
+    // The disk is full.
+    const store = fsRunStore(dir, async () => {
+      throw Object.assign(new Error(`${code}: no`), { code });
     });
     const error = await store.saveRun(run).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UserError);
     expect((error as UserError).message).toBe(
-      `cannot write ${dir}/trials.csv (${code}): the trials finished before it are kept in ${dir}; fix the disk and continue with gpushare bench --resume ${dir}`,
+      `cannot write ${dir}/run.json (${code}): the trials finished before it are kept in ${dir}; fix the disk and continue with gpushare bench --resume ${dir}`,
     );
   });
 

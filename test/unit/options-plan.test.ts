@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { BenchArgs } from '../../harness/cli.js';
-import { resolveBenchOptions } from '../../harness/options.js';
-import { buildPlan, orderTrials } from '../../harness/plan.js';
-import type { Fingerprint, Gpu } from '../../harness/run/schema.js';
-import { parseGpuList, parseMigPlacements, parseMigProfiles } from '../../harness/nvidia/smi-text.js';
+import { resolveBenchOptions, type BenchArgs } from '../../harness/bench/options.js';
+import { buildPlan, orderTrials } from '../../harness/bench/plan.js';
+import type { Fingerprint, Gpu } from '../../harness/system/nvidia/schema.js';
+import { parseGpuList, parseMigPlacements, parseMigProfiles } from '../../harness/system/nvidia/smi-text.js';
 import { fixture, userErrorOf } from '../helpers.js';
 import { builtinSpec } from '../../harness/workload/registry.js';
 import { testConfig } from './config-fixture.js';
 
 function resolve(args: Partial<BenchArgs>) {
-  return resolveBenchOptions({ command: [], ...args });
+  return resolveBenchOptions({ rest: [], ...args });
 }
 
 const userError = (args: Partial<BenchArgs>) => userErrorOf(() => resolve(args));
@@ -30,7 +29,7 @@ describe('bench options', () => {
   });
 
   it('takes the user command after -- as argv, untouched', () => {
-    const { config } = resolve({ command: ['./my workload', '--x', '$(rm -rf /)'] });
+    const { config } = resolve({ rest: ['./my workload', '--x', '$(rm -rf /)'] });
     expect(config.contentionWorkloads).toEqual([{ name: 'custom', builtin: false, argv: ['./my workload', '--x', '$(rm -rf /)'], params: {} }]);
   });
 

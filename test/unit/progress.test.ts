@@ -1,8 +1,8 @@
 /** Progress: the bar a terminal gets, and the plain lines everything else gets. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { barLine, makeProgress, type BarState, type ProgressEvent } from '../../harness/progress.js';
-import type { Trial } from '../../harness/run/schema.js';
+import { barLine, makeProgress, type BarState, type ProgressEvent } from '../../harness/bench/progress.js';
+import type { Trial } from '../../harness/bench/record/schema.js';
 
 const trial = (round: number, arm: string, status: 'ok' | 'skipped' = 'ok'): Trial =>
   ({ id: `timeslice/gemm#r${round}/${arm}`, comparisonId: 'timeslice/gemm', arm, round, startedAt: '', finishedAt: '', status, ...(status === 'skipped' ? { reason: 'the MPS daemon did not start' } : { clients: [], overlap: null }) }) as unknown as Trial;

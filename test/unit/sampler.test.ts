@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../harness/clock.js';
-import { startSmiSampler, tagSamples } from '../../harness/nvidia/sampler.js';
-import { execaRunner } from '../../harness/proc/runner.js';
-import type { Sample } from '../../harness/run/schema.js';
+import { systemClock } from '../../harness/core/clock.js';
+import { startSmiSampler, tagSamples } from '../../harness/system/nvidia/sampler.js';
+import { execaRunner } from '../../harness/system/proc/runner.js';
+import type { Sample } from '../../harness/system/nvidia/schema.js';
 import { fakePath } from '../helpers.js';
 
 const savedPath = process.env.PATH;

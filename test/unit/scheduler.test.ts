@@ -4,15 +4,15 @@
  * fake clock. No processes, no sleeps: the same inputs give the same run.
  */
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../harness/clock.js';
-import { analyze } from '../../harness/analysis/analyze.js';
-import { buildPlan } from '../../harness/plan.js';
-import { Reaper } from '../../harness/proc/reaper.js';
-import type { ChildHandle, ProcessRunner } from '../../harness/proc/runner.js';
-import type { ProgressEvent } from '../../harness/progress.js';
-import type { Run } from '../../harness/run/schema.js';
-import type { RunStore } from '../../harness/run/store.js';
-import { executeRun } from '../../harness/scheduler.js';
+import type { Clock } from '../../harness/core/clock.js';
+import { analyze } from '../../harness/bench/analysis/analyze.js';
+import { buildPlan } from '../../harness/bench/plan.js';
+import { Reaper } from '../../harness/system/proc/reaper.js';
+import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
+import type { ProgressEvent } from '../../harness/bench/progress.js';
+import type { Run } from '../../harness/bench/record/schema.js';
+import type { RunStore } from '../../harness/bench/record/store.js';
+import { executeRun } from '../../harness/bench/scheduler.js';
 import { testConfig } from './config-fixture.js';
 
 /** A clock that only moves when told: the fake client moves it to the end of each window it reports. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GPU_FIELDS, parseCsvRow, parseCsvRows, SAMPLE_FIELDS, throttleReasons } from '../../harness/nvidia/smi-csv.js';
-import { parseGpuList, parseMigPlacements, parseMigProfiles, parseVersions } from '../../harness/nvidia/smi-text.js';
+import { GPU_FIELDS, parseCsvRow, parseCsvRows, SAMPLE_FIELDS, throttleReasons } from '../../harness/system/nvidia/smi-csv.js';
+import { parseGpuList, parseMigPlacements, parseMigProfiles, parseVersions } from '../../harness/system/nvidia/smi-text.js';
 import { fixture } from '../helpers.js';
 
 /** The recorded sampler output has a header and more fields: pick ours by name, in our order. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { classifyChange } from '../../harness/gate.js';
-import { bootstrapMedianCI, mulberry32 } from '../../harness/analysis/bootstrap.js';
-import { medianInterval, metricStats } from '../../harness/analysis/statistics.js';
-import { judge } from '../../harness/analysis/analyze.js';
+import { classifyChange } from '../../harness/bench/gate/gate.js';
+import { bootstrapMedianCI, mulberry32 } from '../../harness/stats/bootstrap.js';
+import { medianInterval, metricStats } from '../../harness/stats/statistics.js';
+import { judge } from '../../harness/bench/analysis/analyze.js';
 
 const options = { resamples: 10_000, level: 0.95, seed: 42 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { userErrorOf } from '../helpers.js';
-import { boundsFor, DEFAULT_THRESHOLDS, parseThresholds } from '../../harness/thresholds.js';
+import { boundsFor, DEFAULT_THRESHOLDS, parseThresholds } from '../../harness/bench/gate/thresholds.js';
 
 const error = (text: string, file = 'gates.yaml') => userErrorOf(() => parseThresholds(text, file));
 

@@ -1,9 +1,9 @@
 /** Validity checks on the committed real run, mutated in memory one way at a time. */
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Run } from '../../harness/run/schema.js';
-import { loadRun } from '../../harness/run/store.js';
-import { groupRounds } from '../../harness/analysis/rounds.js';
-import { comparisonValidity as validityOf } from '../../harness/analysis/validity.js';
+import type { Run } from '../../harness/bench/record/schema.js';
+import { loadRun } from '../../harness/bench/record/store.js';
+import { groupRounds } from '../../harness/bench/analysis/rounds.js';
+import { comparisonValidity as validityOf } from '../../harness/bench/analysis/validity.js';
 import { committedRuns } from '../helpers.js';
 
 let run: Run;

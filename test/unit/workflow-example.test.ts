@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseCli } from '../../harness/cli.js';
+import { parseArgv } from '../../harness/cli/parse.js';
 import { ROOT } from '../helpers.js';
 
 interface Step {
@@ -38,7 +38,7 @@ describe('the GitHub Actions example', () => {
 
   it.each(commands)('the CLI accepts: %s', async (line) => {
     const args = line.trim().split(/\s+/).slice(2);
-    const command = await parseCli(args);
-    expect(command?.name).toBe(args[0]);
+    const parsed = await parseArgv(args, 80);
+    expect(parsed.kind === 'command' ? parsed.entry.name : null).toBe(args[0]);
   });
 });

@@ -1,0 +1,176 @@
+/**
+ * Ratios per comparison, computed per round from paired trials (each treatment arm against the
+ * baseline arm of the same round) over every complete round, and summarized by their median.
+ */
+import { max, mean, median, min } from 'simple-statistics';
+import type { ClientResult, Comparison, ModeName } from '../record/schema.js';
+import { throughputPerS } from './measures.js';
+import { isComplete, okTrial, type Round } from './rounds.js';
+
+/** A ratio measured in each round; `value` is the median over rounds (null when no round was usable). */
+export interface Metric {
+  id: string;
+  comparisonId: string;
+  mode: ModeName;
+  workload: string;
+  name: string;
+  /** What the number means, with its direction. */
+  description: string;
+  /** Headline metrics (each comparison's primary ratio) get verdicts and a CI target of their own. */
+  headline: boolean;
+  /** Which way is better: a speedup should be high, a slowdown low. */
+  better: 'higher' | 'lower';
+  /** The paired per-round values, one per complete round, in round order. */
+  perRound: number[];
+  /** The round index of each value of `perRound`. */
+  rounds: number[];
+  /**
+   * Set for a ratio of two independent samples (two modes' rounds are not paired): value is
+   * median(numerator) ÷ median(denominator), and its CI a bootstrap of that ratio.
+   */
+  parts: { numerator: number[]; denominator: number[] } | null;
+  value: number | null;
+}
+
+const HIGHER_IS_BETTER = /speedup|gain|aggregate-throughput/;
+
+/** The one ratio of a cross-GPU check: a client's throughput with the other GPUs idle ÷ loaded. */
+export const CROSS_GPU_METRIC = 'cross-gpu-slowdown';
+
+function metric(c: Comparison, name: string, description: string, headline: boolean, values: Array<{ round: number; value: number }>): Metric {
+  const perRound = values.map((v) => v.value);
+  return {
+    better: HIGHER_IS_BETTER.test(name) ? 'higher' : 'lower',
+    id: `${c.id}/${name}`,
+    comparisonId: c.id,
+    mode: c.mode,
+    workload: c.workload.name,
+    name,
+    description,
+    headline,
+    perRound,
+    rounds: values.map((v) => v.round),
+    parts: null,
+    value: perRound.length > 0 ? median(perRound) : null,
+  };
+}
+
+/** The first client's GPU time of a fixed-work trial. */
+function gpuMs(round: Round, arm: string): number {
+  return okTrial(round, arm)?.clients[0]?.gpuMs ?? Number.NaN;
+}
+
+/** One value per round, dropping rounds where it is not a finite number (e.g. a zero GPU time). */
+function perRound(rounds: readonly Round[], value: (r: Round) => number): Array<{ round: number; value: number }> {
+  return rounds.flatMap((r) => {
+    const v = value(r);
+    return Number.isFinite(v) ? [{ round: r.index, value: v }] : [];
+  });
+}
+
+function streamsMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
+  const prefixes = [...new Set(c.arms.map((a) => a.id.replace(/s\d+$/, '')))];
+  const ks = [...new Set(c.arms.map((a) => Number(/s(\d+)$/.exec(a.id)?.[1])))].filter((k) => k > 1);
+  const ratio = (num: string, den: string) => perRound(rounds, (r) => gpuMs(r, num) / gpuMs(r, den));
+  const metrics: Metric[] = [];
+  for (const prefix of prefixes) {
+    const memory = prefix ? ` with ${prefix.slice(0, -1)} host memory` : '';
+    for (const k of ks) {
+      metrics.push(metric(c, `${prefix}speedup-k${k}`, `time of the work on 1 stream ÷ on ${k} streams${memory} (higher is better)`, prefix !== 'pageable-', ratio(`${prefix}s1`, `${prefix}s${k}`)));
+    }
+  }
+  if (prefixes.includes('pinned-') && prefixes.includes('pageable-')) {
+    for (const k of [1, ...ks]) {
+      metrics.push(metric(c, `pinned-gain-s${k}`, `time with pageable ÷ with pinned host memory, ${k} stream(s) (higher: pinned helps)`, false, ratio(`pageable-s${k}`, `pinned-s${k}`)));
+    }
+  }
+  return metrics;
+}
+
+/** A complete contention round: each client alone, and all of them at once (sorted by client). */
+export interface ContentionRound {
+  index: number;
+  solo: ClientResult[];
+  contended: ClientResult[];
+}
+
+export function contentionRounds(c: Comparison, rounds: readonly Round[]): ContentionRound[] {
+  // Identical clients share one solo arm (see plan.ts): client 0's solo stands for each of them.
+  const soloArm = (i: number) => (c.arms.some((a) => a.id === `solo-c${i}`) ? `solo-c${i}` : 'solo-c0');
+  return rounds.map((r) => {
+    const contended = [...(okTrial(r, 'contended')?.clients ?? [])].sort((a, b) => a.client - b.client);
+    const solo = c.clientEnv.map((_, i) => okTrial(r, soloArm(i))?.clients[0] as ClientResult);
+    return { index: r.index, solo, contended };
+  });
+}
+
+function slowdowns(round: ContentionRound): number[] {
+  return round.solo.map((s, i) => throughputPerS(s) / throughputPerS(round.contended[i] as ClientResult));
+}
+
+function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
+  const usable = contentionRounds(c, rounds);
+  const n = c.clientEnv.length;
+  const each = (value: (r: ContentionRound) => number) => usable.flatMap((r) => (Number.isFinite(value(r)) ? [{ round: r.index, value: value(r) }] : []));
+  if (c.crossGpu) {
+    // The loaders run on other GPUs: only client 0's ratio means anything.
+    const { victimGpu, loadedGpus, loadersPerGpu } = c.crossGpu;
+    const description = `GPU ${victimGpu}'s client alone ÷ while ${loadersPerGpu} time-sliced clients load GPU ${loadedGpus.join(', ')} (1 = the GPUs do not interfere)`;
+    return [metric(c, CROSS_GPU_METRIC, description, true, each((r) => slowdowns(r)[0] as number))];
+  }
+  const metrics = [
+    metric(c, 'slowdown', `throughput alone ÷ throughput with ${n} clients at once, mean over clients (1 = no cost)`, true, each((r) => mean(slowdowns(r)))),
+    metric(c, 'fairness', 'largest ÷ smallest per-client slowdown (1 = fair)', false, each((r) => max(slowdowns(r)) / min(slowdowns(r)))),
+    metric(c, 'aggregate-throughput', `sum of the ${n} clients' contended throughput ÷ mean solo throughput (how many GPUs' worth of work)`, false, each((r) => r.contended.reduce((s, x) => s + throughputPerS(x), 0) / mean(r.solo.map(throughputPerS)))),
+    // Per-client ratios up to 4 clients; beyond, fairness says how far apart they are.
+    ...Array.from({ length: n <= 4 ? n : 0 }, (_, i) => metric(c, `slowdown-c${i}`, `client ${i}: throughput alone ÷ contended`, false, each((r) => slowdowns(r)[i] as number))),
+  ];
+  const perRequest = usable.every((r) => [...r.solo, ...r.contended].every((x) => x.chunkIterations === 1 && x.latency !== null));
+  if (usable.length > 0 && perRequest) {
+    const p99 = (x: ClientResult) => x.latency?.p99Ms ?? Number.NaN;
+    metrics.push(metric(c, 'p99-latency-ratio', 'p99 request latency contended ÷ alone, mean over clients (1 = no cost)', false, each((r) => mean(r.solo.map((s, i) => p99(r.contended[i] as ClientResult) / p99(s))))));
+  }
+  return metrics;
+}
+
+/** Every metric of a comparison from its complete rounds (every arm measured). */
+export function comparisonMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
+  const complete = rounds.filter((r) => isComplete(c, r));
+  return c.mode === 'streams' ? streamsMetrics(c, complete) : contentionMetrics(c, complete);
+}
+
+/**
+ * What MPS buys over time-slicing for one workload measured in both modes. The two comparisons'
+ * rounds are not paired, so the gain is a ratio of medians; the others pair each MPS round with
+ * the plain solo throughput (median over the timeslice rounds).
+ */
+export function crossModeMetrics(mps: Comparison, mpsRounds: readonly Round[], plain: Comparison, plainRounds: readonly Round[], mpsSlowdown: Metric, plainSlowdown: Metric): Metric[] {
+  const metrics: Metric[] = [];
+  const plainSolo = contentionRounds(plain, plainRounds.filter((r) => isComplete(plain, r)));
+  const mpsComplete = contentionRounds(mps, mpsRounds.filter((r) => isComplete(mps, r)));
+  if (plainSolo.length > 0 && mps.clientEnv.length === plain.clientEnv.length) {
+    const soloTput = mps.clientEnv.map((_, i) => median(plainSolo.map((r) => throughputPerS(r.solo[i] as ClientResult))));
+    const vs = (pick: (r: ContentionRound) => ClientResult[]) => mpsComplete.map((r) => ({ round: r.index, value: mean(pick(r).map((x, i) => (soloTput[i] as number) / throughputPerS(x))) }));
+    metrics.push(metric(mps, 'slowdown-vs-plain-solo', 'throughput alone without MPS (median of the timeslice rounds) ÷ contended under MPS', false, vs((r) => r.contended)));
+    metrics.push(metric(mps, 'solo-overhead', 'throughput alone without MPS ÷ alone under MPS (above 1: MPS costs a lone client)', false, vs((r) => r.solo)));
+  }
+  if (plainSlowdown.value !== null && mpsSlowdown.value !== null) {
+    metrics.push({
+      ...metric(mps, 'gain-over-timeslice', 'time-slicing slowdown ÷ MPS slowdown, ratio of the medians (above 1: MPS shares better)', false, []),
+      parts: { numerator: plainSlowdown.perRound, denominator: mpsSlowdown.perRound },
+      value: plainSlowdown.value / mpsSlowdown.value,
+    });
+  }
+  return metrics;
+}
+
+/** Every metric id a plan can produce (before anything ran): thresholds patterns are checked against these. */
+export function possibleMetricIds(plan: readonly Comparison[]): string[] {
+  const ids = plan.flatMap((c) => [...comparisonMetrics(c, []).map((m) => m.id), ...(c.mode === 'streams' || c.crossGpu ? [] : [`${c.id}/p99-latency-ratio`])]);
+  for (const mps of plan.filter((c) => c.mode === 'mps')) {
+    if (plan.some((c) => c.mode === 'timeslice' && c.workload.name === mps.workload.name && c.clientEnv.length === mps.clientEnv.length)) {
+      ids.push(...['slowdown-vs-plain-solo', 'solo-overhead', 'gain-over-timeslice'].map((name) => `${mps.id}/${name}`));
+    }
+  }
+  return ids;
+}

@@ -1,0 +1,56 @@
+/** The shape of a run's analysis: what `analyze` computes and every output reads. */
+import type { Comparison, Stop } from '../record/schema.js';
+import type { Bounds, Thresholds } from '../gate/thresholds.js';
+import type { Metric } from './metrics.js';
+import type { Round } from './rounds.js';
+import type { MetricStats } from '../../stats/statistics.js';
+import type { Validity } from './validity.js';
+
+/**
+ * pass: the whole CI lies within the bounds (inclusive); fail: the whole CI lies outside them;
+ * inconclusive: the CI straddles a bound, or too few rounds for a CI; invalid: a validity check
+ * failed; none: no threshold applies.
+ */
+export type Verdict = 'pass' | 'fail' | 'inconclusive' | 'invalid' | 'none';
+
+/** Half-width above which any ratio of the full table gets a diagnosis in the report. */
+export const REPORT_HALF_WIDTH = 0.05;
+
+/** One metric, analysed. */
+export interface MetricAnalysis {
+  metric: Metric;
+  stats: MetricStats;
+  threshold: { pattern: string; bounds: Bounds; text: string } | null;
+  verdict: Verdict;
+  /** Why the verdict is not pass (validity reasons, a CI that straddles a bound…). */
+  reasons: string[];
+  warnings: string[];
+  /** The CI half-width the round policy aims this ratio at (graded, headline), or null. */
+  target: number | null;
+  /** Why its CI is wider than its target (or than REPORT_HALF_WIDTH): measured causes, not guesses. */
+  diagnosis: string[];
+}
+
+/** One comparison, analysed. */
+export interface ComparisonAnalysis {
+  comparison: Comparison;
+  rounds: Round[];
+  /** Rounds in which every arm measured: the ones the ratios use. */
+  completeRounds: number;
+  validity: Validity;
+  stop: Stop | null;
+  metrics: MetricAnalysis[];
+  /** GPU memory each client held (context and workload), MiB; null where the samples cannot say. */
+  memoryPerClientMiB: number | null;
+  /** The first failed trial's reason: why a comparison with no complete round measured nothing. */
+  failure: string | null;
+}
+
+export interface Analysis {
+  comparisons: ComparisonAnalysis[];
+  /** Every metric of the run, cross-mode ones included, in plan order. */
+  metrics: MetricAnalysis[];
+  /** Headline metrics and every metric a threshold grades: what verdict tables and the gate show. */
+  verdicts: MetricAnalysis[];
+  thresholds: Thresholds;
+}

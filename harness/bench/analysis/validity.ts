@@ -1,0 +1,68 @@
+/**
+ * Validity checks of a comparison: reasons its ratios cannot be trusted (invalid), and things a
+ * reader should know that do not invalidate them (warnings).
+ */
+import { mean } from 'simple-statistics';
+import { throttleReasons } from '../../system/nvidia/smi-csv.js';
+import type { Comparison, Run } from '../record/schema.js';
+import type { Round } from './rounds.js';
+
+/** SM clocks of two arms that differ by more than this fraction invalidate the comparison. */
+export const MAX_CLOCK_GAP = 0.05;
+
+export interface Validity {
+  invalid: string[];
+  warnings: string[];
+}
+
+/** Contended and solo arms are compared as two groups; streams arms one by one. */
+function armGroup(comparison: Comparison, arm: string): string {
+  return comparison.mode !== 'streams' && arm.startsWith('solo-') ? 'solo' : arm;
+}
+
+/** `rounds` are the comparison's (groupRounds); `run` gives the samples and the contamination evidence. */
+export function comparisonValidity(run: Pick<Run, 'samples' | 'contamination'>, comparison: Comparison, rounds: readonly Round[]): Validity {
+  const invalid: string[] = [];
+  const warnings: string[] = [];
+  const trials = rounds.flatMap((r) => [...r.trials.values()]);
+
+  const broken = trials.filter((t) => t.status === 'failed' || t.status === 'timeout');
+  if (broken[0] && 'reason' in broken[0]) invalid.push(`${broken.length} trial(s) failed or timed out: ${broken[0].reason}`);
+  const noOverlap = trials.filter((t) => t.status === 'invalid');
+  if (noOverlap[0] && 'reason' in noOverlap[0]) invalid.push(`${noOverlap.length} trial(s) invalid: ${noOverlap[0].reason}`);
+
+  if (run.contamination.length > 0) invalid.push(`the GPU was busy when the run started (${run.contamination.join('; ')})`);
+
+  const armOf = new Map(trials.map((t) => [t.id, armGroup(comparison, t.arm)]));
+  const groups = new Map<string, { clocks: number[]; reasons: Set<string> }>();
+  for (const sample of run.samples) {
+    const group = sample.trialId ? armOf.get(sample.trialId) : undefined;
+    if (group === undefined) continue;
+    const entry = groups.get(group) ?? { clocks: [], reasons: new Set<string>() };
+    if (sample.smClockMHz !== null) entry.clocks.push(sample.smClockMHz);
+    for (const reason of throttleReasons(sample.clocksEventReasons)) entry.reasons.add(reason);
+    groups.set(group, entry);
+  }
+  const measured = [...groups].filter(([, g]) => g.clocks.length > 0);
+  if (measured.length < 2) return { invalid, warnings };
+
+  const allReasons = new Set(measured.flatMap(([, g]) => [...g.reasons]));
+  for (const reason of allReasons) {
+    const without = measured.filter(([, g]) => !g.reasons.has(reason)).map(([arm]) => arm);
+    if (without.length > 0) {
+      const within = measured.filter(([, g]) => g.reasons.has(reason)).map(([arm]) => arm);
+      invalid.push(`throttling in one arm: ${reason} in ${within.join(', ')} but not in ${without.join(', ')}`);
+    }
+  }
+  const clocks = measured.map(([arm, g]) => ({ arm, mhz: mean(g.clocks) }));
+  const hi = clocks.reduce((a, b) => (b.mhz > a.mhz ? b : a));
+  const lo = clocks.reduce((a, b) => (b.mhz < a.mhz ? b : a));
+  const gap = (hi.mhz - lo.mhz) / hi.mhz;
+  if (gap > MAX_CLOCK_GAP) {
+    const text = `SM clock differed ${(gap * 100).toFixed(1)}% between arms (${lo.arm} ${lo.mhz.toFixed(0)} MHz, ${hi.arm} ${hi.mhz.toFixed(0)} MHz)`;
+    // Capped alike in every arm, the gap is the GPU's answer to the load itself, not a disturbance.
+    if (allReasons.size > 0 && invalid.every((r) => !r.startsWith('throttling'))) warnings.push(`${text}; every arm was capped by ${[...allReasons].join(', ')}`);
+    else invalid.push(text);
+  }
+  return { invalid, warnings };
+}

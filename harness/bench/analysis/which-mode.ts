@@ -1,0 +1,69 @@
+/** "Which sharing mode measured cheaper?": what a run measured per mode, and the one function that decides. */
+import { median } from 'simple-statistics';
+import type { Analysis } from './types.js';
+import { armResults } from './rounds.js';
+import { gpuAt } from '../../system/nvidia/schema.js';
+import type { Run } from '../record/schema.js';
+
+/** What a run measured for one sharing mode, on its small-inference probe. */
+export interface MeasuredMode {
+  workload: string;
+  clients: number;
+  slowdown: number | null;
+  aggregate: number | null;
+  p99Ratio: number | null;
+  /** Median p99 request latency of the contended trials, ms. */
+  contendedP99Ms: number | null;
+  /** GPU memory each client held (context and probe workload), MiB; null where not measured. */
+  memoryPerClientMiB?: number | null;
+  /** Measured at fewer clients than the plan asks for: its costs are a floor, not a measurement at that count. */
+  extrapolated?: boolean;
+  /** The contended p99 at every client count the run measured (a sweep), ms. */
+  p99ByClients?: Array<{ clients: number; p99Ms: number | null }>;
+}
+
+export interface Measured {
+  source: string;
+  timeslice: MeasuredMode | null;
+  mps: MeasuredMode | null;
+}
+
+/**
+ * What the run measured for each mode on its small-inference probe. With a client sweep and `models`
+ * given: the point at the fewest measured clients ≥ models, or the most measured clients when none
+ * reaches it (then `extrapolated`: the plan says it quotes fewer clients than asked).
+ */
+export function measuredFromAnalysis(run: Run, analysis: Analysis, models: number | null = null): Measured {
+  const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
+  const forMode = (mode: 'timeslice' | 'mps'): MeasuredMode | null => {
+    const workload = ['infer', 'gemm', 'spin'].find((w) => analysis.comparisons.some((c) => c.comparison.mode === mode && c.comparison.workload.name === w && c.completeRounds > 0));
+    const points = analysis.comparisons.filter((c) => c.comparison.mode === mode && c.comparison.workload.name === workload && c.completeRounds > 0).sort((a, b) => a.comparison.clientEnv.length - b.comparison.clientEnv.length);
+    const ca = models === null ? points[0] : (points.find((c) => c.comparison.clientEnv.length >= models) ?? points.at(-1));
+    if (!ca) return null;
+    const value = (name: string) => ca.metrics.find((m) => m.metric.name === name)?.stats.value ?? null;
+    const contendedP99 = (c: typeof ca) => {
+      const p99s = armResults(c.rounds, 'contended').flatMap((r) => (r.latency ? [r.latency.p99Ms / r.chunkIterations] : []));
+      return p99s.length > 0 ? median(p99s) : null;
+    };
+    return {
+      workload: ca.comparison.workload.name,
+      clients: ca.comparison.clientEnv.length,
+      slowdown: value('slowdown'),
+      aggregate: value('aggregate-throughput'),
+      p99Ratio: value('p99-latency-ratio'),
+      contendedP99Ms: contendedP99(ca),
+      p99ByClients: points.map((c) => ({ clients: c.comparison.clientEnv.length, p99Ms: contendedP99(c) })),
+      memoryPerClientMiB: ca.memoryPerClientMiB,
+      extrapolated: models !== null && ca.comparison.clientEnv.length < models,
+    };
+  };
+  return { source: `run ${run.id} (${gpu?.name ?? 'GPU'}, driver ${run.fingerprint.driverVersion ?? '?'})`, timeslice: forMode('timeslice'), mps: forMode('mps') };
+}
+
+/** The one decision "which sharing mode measured cheaper": the lower slowdown of the same probe; null when not both were measured. */
+export function cheaperMode(measured: Measured): 'mps' | 'timeslice' | null {
+  const ts = measured.timeslice?.slowdown ?? null;
+  const mps = measured.mps?.slowdown ?? null;
+  if (ts === null || mps === null || measured.timeslice?.workload !== measured.mps?.workload) return null;
+  return mps <= ts ? 'mps' : 'timeslice';
+}

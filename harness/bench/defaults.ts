@@ -1,0 +1,28 @@
+/** The bench defaults, defined once: options fill them in and the help text shows them. */
+import { MODE_NAMES } from './record/schema.js';
+import { RELEASE_LEAD_MS } from '../workload/release.js';
+import { DEFAULT_PYTHON } from '../workload/registry.js';
+import { READY_TIMEOUT_S } from '../workload/client.js';
+
+export const DEFAULTS = {
+  modes: MODE_NAMES,
+  streamsWorkloads: ['spin', 'pipeline'],
+  contentionWorkloads: ['spin', 'gemm', 'infer'],
+  clients: 2,
+  /** The fewest rounds with a 95% order-statistic interval of the median. */
+  rounds: 6,
+  maxRounds: 40,
+  ciTarget: 0.02,
+  gradedCiTarget: 0.01,
+  timeBudgetS: 45,
+  cpuPin: 'off',
+  windowMs: 250,
+  streamCounts: [2],
+  releaseLeadMs: RELEASE_LEAD_MS,
+  minOverlap: 0.9,
+  sampleIntervalMs: 100,
+  readyTimeoutS: READY_TIMEOUT_S,
+  trialTimeoutS: 60,
+  exitTimeoutS: 10,
+  python: DEFAULT_PYTHON,
+} as const;

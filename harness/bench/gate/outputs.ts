@@ -1,0 +1,98 @@
+/** The gate's outputs, each a pure function of its result: console text, JUnit XML, markdown, JSON. */
+import type { Change, GateResult } from './gate.js';
+import type { MetricAnalysis } from '../analysis/types.js';
+import { junitDocument, type JunitCase } from '../../core/junit.js';
+
+const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
+const ciText = (ci: [number, number] | null) => (ci ? `[${fmt(ci[0])}, ${fmt(ci[1])}]` : 'n/a');
+const pct = (change: number) => `${change >= 1 ? '+' : ''}${((change - 1) * 100).toFixed(1)}%`;
+
+function rows(result: GateResult): Array<{ v: MetricAnalysis; change: Change | undefined }> {
+  const changes = new Map(result.changes.map((c) => [c.metricId, c]));
+  return result.verdicts.map((v) => ({ v, change: changes.get(v.metric.id) }));
+}
+
+export function gateText(result: GateResult): string {
+  const lines = [`gate: run ${result.runId}${result.baselineId ? ` against baseline ${result.baselineId} (noise band ±${(result.noiseBand * 100).toFixed(1)}%)` : ''}`];
+  for (const m of result.mismatches) lines.push(`warning: measured differently: ${m}`);
+  for (const p of result.problems) lines.push(`inconclusive: ${p}`);
+  const table = rows(result).map(({ v, change }) => [
+    v.metric.id,
+    fmt(v.stats.value),
+    ciText(v.stats.ci),
+    v.threshold?.text ?? '—',
+    v.verdict,
+    change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '',
+  ]);
+  const header = ['metric', 'value', '95% CI', 'threshold', 'verdict', result.baselineId ? 'change vs baseline' : ''];
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => (r[i] ?? '').length)));
+  for (const row of [header, ...table]) lines.push(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+  for (const { v } of rows(result)) {
+    for (const reason of v.reasons) lines.push(`${v.metric.id}: ${v.verdict}: ${reason}`);
+    for (const warning of v.warnings) lines.push(`${v.metric.id}: note: ${warning}`);
+  }
+  lines.push(`exit ${result.exitCode}: ${result.exitCode === 0 ? 'pass' : result.exitCode === 1 ? 'a threshold failed or a ratio regressed' : 'inconclusive or invalid measurements'}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** One testcase per metric, so CI systems list each failing ratio. */
+export function gateJunit(result: GateResult): string {
+  const cases = rows(result).map(({ v, change }): JunitCase => {
+    const summary = `${v.metric.id} = ${fmt(v.stats.value)} CI ${ciText(v.stats.ci)}, threshold ${v.threshold?.text ?? 'none'}`;
+    const detail = [...v.reasons, ...v.warnings, change ? `change vs baseline ${pct(change.change)} CI ${ciText(change.ci)}: ${change.status}` : ''].filter(Boolean).join('\n');
+    const [mode, workload] = v.metric.id.split('/');
+    const at = { classname: `gpushare.${mode ?? ''}.${workload ?? ''}`, name: v.metric.id };
+    if (v.verdict === 'fail') return { ...at, outcome: 'failure', type: 'threshold', message: `${summary}: fail`, detail };
+    if (change?.status === 'regression') return { ...at, outcome: 'failure', type: 'regression', message: `${v.metric.id} regressed ${pct(change.change)} CI ${ciText(change.ci)}`, detail };
+    if (v.verdict === 'invalid') return { ...at, outcome: 'error', type: 'invalid', message: `${summary}: ${v.verdict}`, detail };
+    if (v.verdict === 'inconclusive') return { ...at, outcome: 'skipped', message: `${summary}: ${v.verdict}` };
+    return { ...at, outcome: 'passed' };
+  });
+  // A run that cannot be graded as a whole is an error of its own, so no CI system reads it as green.
+  cases.push(...result.problems.map((p): JunitCase => ({ classname: 'gpushare.run', name: result.runId, outcome: 'error', type: 'inconclusive', message: p, detail: null })));
+  return junitDocument('gpushare gate', `gpushare gate ${result.runId}`, cases);
+}
+
+/** Markdown for $GITHUB_STEP_SUMMARY. */
+export function gateMarkdown(result: GateResult): string {
+  const lines = [
+    `### gpushare gate: ${result.exitCode === 0 ? 'pass' : result.exitCode === 1 ? 'FAIL' : 'inconclusive'}`,
+    '',
+    `Run \`${result.runId}\`${result.baselineId ? ` against baseline \`${result.baselineId}\`` : ''}.`,
+    '',
+    ...result.problems.map((p) => `- **inconclusive:** ${p}`),
+    ...(result.problems.length > 0 ? [''] : []),
+    `| metric | value | 95% CI | threshold | verdict |${result.baselineId ? ' change vs baseline |' : ''}`,
+    `|---|---|---|---|---|${result.baselineId ? '---|' : ''}`,
+    ...rows(result).map(({ v, change }) => `| \`${v.metric.id}\` | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '—'} |` : ''}`),
+    '',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** The machine-readable verdicts, as `gpushare report --format json` and `gate --json` print them. */
+export function verdictsJson(verdicts: readonly MetricAnalysis[]) {
+  return verdicts.map((v) => ({
+    metric: v.metric.id,
+    value: v.stats.value,
+    ci: v.stats.ci,
+    threshold: v.threshold ? { ...v.threshold.bounds, pattern: v.threshold.pattern } : null,
+    verdict: v.verdict,
+    reasons: v.reasons,
+    warnings: v.warnings,
+    confidence: v.stats.confidence,
+    ciMethod: v.stats.method,
+    rounds: v.stats.n,
+    halfWidth: v.stats.halfWidth,
+    target: v.target,
+    diagnosis: v.diagnosis,
+    mad: v.stats.mad,
+    cv: v.stats.cv,
+    outlierRounds: v.stats.outliers,
+    better: v.metric.better,
+  }));
+}
+
+export function gateJson(result: GateResult): string {
+  return `${JSON.stringify({ run: result.runId, baseline: result.baselineId, exitCode: result.exitCode, noiseBand: result.noiseBand, mismatches: result.mismatches, problems: result.problems, verdicts: verdictsJson(result.verdicts), changes: result.changes }, null, 2)}\n`;
+}

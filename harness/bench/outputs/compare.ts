@@ -1,0 +1,34 @@
+/** Two runs side by side: each ratio in both, and its change with a bootstrap CI. */
+import { analyze } from '../analysis/analyze.js';
+import { changes, type Change } from '../gate/gate.js';
+import { gpuAt } from '../../system/nvidia/schema.js';
+import type { Run } from '../record/schema.js';
+
+/** Every ratio both runs have, B against A, through the gate's one definition of a change. */
+export function compareRuns(a: Run, b: Run, band: number): Array<{ id: string; a: number | null; b: number | null; change: Change | null }> {
+  return changes(analyze(b), analyze(a), band).map(({ now, before, change }) => ({ id: now.metric.id, a: before.stats.value, b: now.stats.value, change }));
+}
+
+const f3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
+
+export function comparisonMarkdown(a: Run, b: Run, band: number): string {
+  const gpu = (r: Run) => gpuAt(r.fingerprint, r.config.gpuIndex)?.name ?? 'GPU';
+  const rows = compareRuns(a, b, band);
+  const lines = [
+    `# gpushare comparison: ${a.id} → ${b.id}`,
+    '',
+    '| | A | B |',
+    '|---|---|---|',
+    `| run | [\`${a.id}\`](${a.id}.md) | [\`${b.id}\`](${b.id}.md) |`,
+    `| GPU | ${gpu(a)} | ${gpu(b)} |`,
+    `| driver / CUDA | ${a.fingerprint.driverVersion} / ${a.fingerprint.cudaVersion} | ${b.fingerprint.driverVersion} / ${b.fingerprint.cudaVersion} |`,
+    `| measured | ${a.createdAt} | ${b.createdAt} |`,
+    '',
+    `Change = B ÷ A, with a 95% bootstrap CI of the ratio of medians. A change counts as a regression or an improvement only when its whole CI lies beyond ±${(band * 100).toFixed(1)}% in that direction.`,
+    '',
+    '| metric | A | B | change | 95% CI | status |',
+    '|---|---|---|---|---|---|',
+    ...rows.map(({ id, a: va, b: vb, change }) => `| \`${id}\` | ${f3(va)} | ${f3(vb)} | ${change ? `${change.change >= 1 ? '+' : ''}${((change.change - 1) * 100).toFixed(1)}%` : 'n/a'} | ${change?.ci ? `[${change.ci[0].toFixed(3)}, ${change.ci[1].toFixed(3)}]` : 'n/a'} | ${change?.status ?? 'n/a'} |`),
+  ];
+  return `${lines.join('\n')}\n`;
+}

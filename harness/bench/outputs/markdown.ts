@@ -1,0 +1,169 @@
+/** The markdown report: a pure function of a run, its verdicts and the names of its chart files. */
+import { median } from 'simple-statistics';
+import type { Analysis, ComparisonAnalysis, MetricAnalysis } from '../analysis/types.js';
+import { throughputPerS } from '../analysis/measures.js';
+import { armResults } from '../analysis/rounds.js';
+import { cheaperMode, measuredFromAnalysis } from '../analysis/which-mode.js';
+import { workloadText } from '../../workload/spec.js';
+import { scalingPoints, scalingTable } from './scaling.js';
+import { clientCounts, type Run } from '../record/schema.js';
+import { gpuAt } from '../../system/nvidia/schema.js';
+
+export interface ChartLinks {
+  ratios?: string;
+  timeline?: string;
+  clients?: string;
+  scaling?: string;
+  /** The client sweep's chart. */
+  clientScaling?: string;
+}
+
+const f3 = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toFixed(3));
+const ci = (c: [number, number] | null) => (c ? `[${f3(c[0])}, ${f3(c[1])}]` : 'n/a');
+const modeTitle: Record<string, string> = { streams: 'CUDA streams', timeslice: 'Time-slicing', mps: 'MPS', mig: 'MIG' };
+
+const level = (m: MetricAnalysis) => (m.stats.confidence === null ? '' : ` (${(m.stats.confidence * 100).toFixed(1)}%${m.stats.method === 'bootstrap-ratio-of-medians' ? ', bootstrap' : ''})`);
+
+function metricRow(a: MetricAnalysis): string {
+  const { metric: m, stats: s } = a;
+  const width = s.halfWidth === null ? 'n/a' : `±${(s.halfWidth * 100).toFixed(2)}%`;
+  return `| \`${m.name}\` | ${f3(s.value)} | ${ci(s.ci)}${level(a)} | ${width}${a.target !== null ? ` (target ±${(a.target * 100).toFixed(0)}%)` : ''} | ${s.n} | ${s.outliers.length > 0 ? `rounds ${s.outliers.join(', ')}` : '—'} | ${m.description} |`;
+}
+
+function clientTable(ca: ComparisonAnalysis): string[] {
+  const c = ca.comparison;
+  const lines = ['| client | alone (it/s) | contended (it/s) | slowdown | 95% CI | p50 / p99 alone (ms) | p50 / p99 contended (ms) |', '|---|---|---|---|---|---|---|'];
+  for (const [i] of c.clientEnv.entries()) {
+    const solo = armResults(ca.rounds, `solo-c${i}`).filter((x) => x.client === i);
+    const cont = armResults(ca.rounds, 'contended').filter((x) => x.client === i);
+    const med = (xs: number[]) => (xs.length > 0 ? median(xs) : null);
+    const lat = (xs: typeof solo) => {
+      const p50 = med(xs.flatMap((x) => (x.latency ? [x.latency.p50Ms] : [])));
+      const p99 = med(xs.flatMap((x) => (x.latency ? [x.latency.p99Ms] : [])));
+      return p50 === null ? 'n/a' : `${p50.toFixed(3)} / ${f3(p99)}`;
+    };
+    const s = ca.metrics.find((x) => x.metric.name === `slowdown-c${i}`)?.stats ?? null;
+    lines.push(`| ${i} | ${f3(med(solo.map(throughputPerS)))} | ${f3(med(cont.map(throughputPerS)))} | ${f3(s?.value)} | ${ci(s?.ci ?? null)} | ${lat(solo)} | ${lat(cont)} |`);
+  }
+  return lines;
+}
+
+function streamsTable(ca: ComparisonAnalysis): string[] {
+  const lines = ['| arm | streams | host memory | GPU time of the fixed work, median (ms) |', '|---|---|---|---|'];
+  for (const arm of ca.comparison.arms) {
+    const times = armResults(ca.rounds, arm.id).map((x) => x.gpuMs);
+    const v = arm.clients[0]?.variant;
+    lines.push(`| \`${arm.id}\` | ${v?.streams ?? '?'} | ${v?.pinned === undefined ? '—' : v.pinned ? 'pinned' : 'pageable'} | ${times.length > 0 ? median(times).toFixed(2) : 'n/a'} |`);
+  }
+  return lines;
+}
+
+/** "Which mode for many small services, and what breaks in each" — answered from this run's numbers. */
+function answer(run: Run, analysis: Analysis): string[] {
+  // A run of the streams mode alone measured no sharing between processes: nothing to answer.
+  if (run.plan.every((c) => c.mode === 'streams') && run.modes.every((m) => m.mode === 'streams' || m.status === 'skipped')) return [];
+  const measured = measuredFromAnalysis(run, analysis);
+  const ts = measured.timeslice;
+  const mps = measured.mps;
+  const mig = run.modes.find((m) => m.mode === 'mig');
+  const value = (id: string) => analysis.metrics.find((m) => m.metric.id === id)?.stats.value ?? null;
+  const lines = ['## Which mode for many small inference services on this GPU?', ''];
+  const cheaper = cheaperMode(measured);
+  if (ts && mps && cheaper) {
+    const better = cheaper === 'mps' ? 'MPS' : 'time-slicing';
+    lines.push(
+      `Measured with ${ts.clients} \`${ts.workload}\` clients (the small-inference probe): **${better}** shared this GPU better. Time-sliced, each client slowed ${f3(ts.slowdown)}× and together they did ${f3(ts.aggregate)}× the work of one client alone; under MPS they slowed ${f3(mps.slowdown)}× and did ${f3(mps.aggregate)}×.`,
+      '',
+      `- **Time-slicing** breaks latency. The p99 request latency grew ${f3(ts.p99Ratio)}× (median contended p99 ${f3(ts.contendedP99Ms)} ms), because each process waits while the others hold the GPU. It also gives no memory isolation or limits.`,
+      `- **MPS** kept p99 at ${f3(mps.p99Ratio)}× of a client alone, but it isolates neither memory nor faults: one client's fatal fault can end the others, and one daemon serves every client. Set \`CUDA_MPS_PINNED_DEVICE_MEM_LIMIT\` when you cannot trust the workload mix.`,
+    );
+  } else {
+    lines.push('This run did not measure both time-slicing and MPS on a contention workload, so it cannot compare them.');
+  }
+  if (mig?.status === 'ran') {
+    const slow = value(`mig/${ts?.workload ?? 'infer'}/slowdown`);
+    lines.push(`- **MIG** ran here: each client on its own slice slowed ${f3(slow)}×. Slices come in fixed shapes (at most 7), and changing them needs the GPU drained and reset.`);
+  } else {
+    const profiles = mig?.mig?.profiles.map((p) => p.name).join(', ');
+    lines.push(`- **MIG** was not measured: ${mig?.reason ?? 'not part of this run'}.${profiles ? ` This GPU offers ${profiles}: at most 7 fixed-shape slices, each with its own memory and compute, and changing them needs the GPU drained and reset.` : ''}`);
+  }
+  return lines;
+}
+
+export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, version: string): string {
+  const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
+  const verdicts = analysis.verdicts;
+  const diagnosed = analysis.metrics.filter((m) => m.diagnosis.length > 0);
+  const counts = new Map<string, number>();
+  for (const t of run.trials) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
+  const wall = run.finishedAt ? ((Date.parse(run.finishedAt) - Date.parse(run.createdAt)) / 1000).toFixed(0) : null;
+  const p = run.fingerprint.python;
+  const lines = [
+    `# gpushare report: ${run.id}`,
+    '',
+    `${gpu?.name ?? 'GPU'} · driver ${run.fingerprint.driverVersion ?? '?'} · CUDA ${run.fingerprint.cudaVersion ?? '?'} · ${run.createdAt.slice(0, 10)} · run ${run.status}${wall ? ` in ${wall} s` : ''} · trials: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')} · gpushare ${version}`,
+    '',
+    '## Verdicts',
+    '',
+    'Each CI is an exact order-statistic interval of the median over rounds; its coverage is in brackets.',
+    '',
+    '| metric | value | CI (coverage) | half-width | rounds | threshold | verdict |',
+    '|---|---|---|---|---|---|---|',
+    ...verdicts.map((v) => `| \`${v.metric.id}\` | ${f3(v.stats.value)} | ${ci(v.stats.ci)}${level(v)} | ${v.stats.halfWidth === null ? 'n/a' : `±${(v.stats.halfWidth * 100).toFixed(2)}%`} | ${v.stats.n} | ${v.threshold?.text ?? '—'} | ${v.verdict} |`),
+    '',
+    ...verdicts.flatMap((v) => [...v.reasons.map((r) => `- \`${v.metric.id}\` (${v.verdict}): ${r}`), ...v.warnings.map((w) => `- \`${v.metric.id}\` (note): ${w}`)]),
+    ...(diagnosed.length > 0
+      ? ['', '### Why some intervals are wide', '', ...diagnosed.map((m) => `- \`${m.metric.id}\` ±${m.stats.halfWidth === null ? 'n/a' : (m.stats.halfWidth * 100).toFixed(1) + '%'}: ${m.diagnosis.join('; ')}`)]
+      : []),
+    ...(charts.ratios ? ['', `![Headline ratios with 95% CIs](${charts.ratios})`] : []),
+    '',
+    ...answer(run, analysis),
+    '',
+    '## Environment',
+    '',
+    '| | |',
+    '|---|---|',
+    `| GPU ${gpu?.index ?? '?'} | ${gpu?.name ?? '?'}, ${gpu?.memoryTotalMiB ?? '?'} MiB, compute mode ${gpu?.computeMode ?? '?'}, persistence ${gpu?.persistenceMode ?? '?'}, MIG ${gpu?.migModeCurrent ?? '?'} |`,
+    `| driver / CUDA | ${run.fingerprint.driverVersion ?? '?'} / ${run.fingerprint.cudaVersion ?? '?'} |`,
+    `| Python | ${p.status === 'ok' ? `${p.version}, torch ${p.torch ?? '—'} (CUDA ${p.torchCuda ?? '—'}), triton ${p.triton ?? '—'}` : p.error} |`,
+    `| MPS | control ${run.fingerprint.mps.controlPath ?? 'not found'}; ${run.fingerprint.mps.runningPids.length > 0 ? 'another daemon was running' : 'no other daemon running'} |`,
+    `| host | ${run.fingerprint.host.platform} ${run.fingerprint.host.kernel}, ${run.fingerprint.host.cpus} CPUs, Node ${run.fingerprint.host.nodeVersion} |`,
+    `| settings | ${clientCounts(run.config).join(', ')} clients, ${run.config.roundPolicy.minRounds}–${run.config.roundPolicy.maxRounds} rounds (CI targets: headline ±${(run.config.roundPolicy.ciTarget * 100).toFixed(1)}%, graded ±${(run.config.roundPolicy.gradedCiTarget * 100).toFixed(1)}%; ${run.config.roundPolicy.timeBudgetS} s for extra rounds), ${run.config.windowMs} ms windows, CPU pinning ${run.config.cpuPin}, sampling every ${run.config.sampleIntervalMs} ms |`,
+    ...(run.contamination.length > 0 ? [`| contaminated | ${run.contamination.join('; ')} |`] : []),
+  ];
+  for (const mode of ['streams', 'timeslice', 'mps', 'mig'] as const) {
+    const record = run.modes.find((m) => m.mode === mode);
+    if (!record) continue;
+    lines.push('', `## ${modeTitle[mode]}`, '');
+    if (record.status !== 'ran') {
+      lines.push(`${record.status}: ${record.reason}`);
+      if (record.mig && record.mig.profiles.length > 0) {
+        lines.push('', '| profile | id | SMs | memory (GiB) | instances | placements |', '|---|---|---|---|---|---|');
+        for (const prof of record.mig.profiles) {
+          const place = record.mig.placements.find((pl) => pl.profileId === prof.profileId);
+          lines.push(`| ${prof.name} | ${prof.profileId} | ${prof.smCount} | ${prof.memoryGiB} | ${prof.instancesFree}/${prof.instancesTotal} | ${place ? `{${place.starts.join(',')}}:${place.size}` : '?'} |`);
+        }
+      }
+      continue;
+    }
+    if (record.mps) lines.push(`MPS daemon ${record.mps.controlPid ?? '?'} (servers ${record.mps.serverPids.join(', ') || 'none'}), shut down: ${record.mps.shutdown}. Logs: ${record.mps.logFiles.map((l) => `\`${l}\``).join(', ') || 'none'}.`, '');
+    for (const ca of analysis.comparisons.filter((x) => x.comparison.mode === mode)) {
+      const c = ca.comparison;
+      const stop = ca.stop;
+      const pinned = c.clientEnv.map((e) => e.GPUSHARE_CPUS).filter(Boolean);
+      lines.push(`### ${c.id}`, '', `\`${workloadText(c.workload)}\` · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${pinned.join(', ')}` : ''}`, '');
+      lines.push(...(mode === 'streams' ? streamsTable(ca) : clientTable(ca)), '');
+      lines.push('| ratio | median | CI (coverage) | half-width | rounds | outliers | meaning |', '|---|---|---|---|---|---|---|', ...ca.metrics.map(metricRow), '');
+    }
+    if (mode === 'streams' && charts.scaling) lines.push(`![Speedup against streams](${charts.scaling})`, '');
+    if (mode !== 'streams' && charts.clients && mode === 'timeslice') lines.push(`![Per-client slowdown](${charts.clients})`, '');
+  }
+  if (run.config.clientCounts !== undefined) {
+    lines.push('## Scaling with the number of clients', '', `Each point is a comparison of its own (rounds, CI); one solo arm stands for every client beyond 2 (identical processes). Memory per client: memory.used while the trials ran, less before the clients started, over the clients (context and workload; under MPS with the server's share).`, '');
+    lines.push(...scalingTable(scalingPoints(analysis)), '');
+    if (charts.clientScaling) lines.push(`![Scaling with the number of clients](${charts.clientScaling})`, '');
+  }
+  if (charts.timeline) lines.push('## Timeline', '', `![GPU utilization, SM clock and power with trial windows](${charts.timeline})`, '');
+  for (const w of [...run.warnings, ...(run.sampler.error ? [run.sampler.error] : [])]) lines.push(`- warning: ${w}`);
+  return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+}

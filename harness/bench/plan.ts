@@ -1,0 +1,214 @@
+/**
+ * Turns a resolved config and the machine's fingerprint into the comparisons to measure, and the
+ * modes that cannot run here into `skipped` records with their exact reason.
+ */
+import { findBuiltin } from '../workload/registry.js';
+import { clientCounts, type Arm, type Comparison, type Config, type ModeName, type ModeRecord } from './record/schema.js';
+import { gpuAt, type Fingerprint, type Gpu } from '../system/nvidia/schema.js';
+import type { Variant, WorkloadSpec } from '../workload/spec.js';
+
+export interface Plan {
+  comparisons: Comparison[];
+  /** Modes decided before anything runs: skipped ones carry their reason; MIG always carries its table. */
+  modes: ModeRecord[];
+}
+
+/** `fingerprint` null (a dry run without a GPU): every mode but MIG is planned; MIG is decided at run time. */
+export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan {
+  const gpu = fingerprint ? gpuAt(fingerprint, config.gpuIndex) : PLACEHOLDER_GPU;
+  const comparisons: Comparison[] = [];
+  const modes: ModeRecord[] = [];
+  for (const mode of config.modes) {
+    const skip = !gpu
+      ? `GPU ${config.gpuIndex} not found`
+      : fingerprint
+        ? skipReason(mode, config, fingerprint, gpu)
+        : mode === 'mig'
+          ? 'decided at run time: runs only where MIG is enabled with a MIG device per client'
+          : null;
+    modes.push({
+      mode,
+      status: skip ? 'skipped' : 'ran',
+      reason: skip,
+      mig: mode === 'mig' && gpu ? migRecord(gpu) : null,
+      mps: null,
+    });
+    if (skip || !gpu) continue;
+    if (mode === 'streams') {
+      const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, 1);
+      comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config, cpus)));
+      continue;
+    }
+    const sweep = config.clientCounts !== undefined;
+    for (const count of clientCounts(config)) {
+      const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, count);
+      const clientEnv = contentionEnv(mode, config, gpu, count).map((env, i) => ({ ...env, ...cpus[i] }));
+      comparisons.push(...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)));
+    }
+  }
+  return { comparisons, modes };
+}
+
+/** Stands in for the GPU in a dry run, where nvidia-smi may be missing. */
+const PLACEHOLDER_GPU: Gpu = {
+  index: 0,
+  uuid: 'GPU-?',
+  name: null,
+  busId: null,
+  driverVersion: null,
+  memoryTotalMiB: null,
+  memoryUsedMiB: null,
+  utilGpuPct: null,
+  computeMode: null,
+  persistenceMode: null,
+  migModeCurrent: null,
+  migModePending: null,
+  migDevices: [],
+  migProfiles: [],
+  migPlacements: [],
+};
+
+function skipReason(mode: ModeName, config: Config, fingerprint: Fingerprint, gpu: Gpu): string | null {
+  switch (mode) {
+    case 'streams':
+    case 'timeslice':
+      return null;
+    case 'mps':
+      if (!fingerprint.mps.controlPath) return 'nvidia-cuda-mps-control is not on PATH (it ships with the NVIDIA driver)';
+      if (gpu.computeMode === 'Prohibited') return `GPU ${gpu.index} is in compute mode Prohibited`;
+      return null;
+    case 'mig': {
+      if (gpu.migModeCurrent !== 'Enabled') {
+        const profiles = gpu.migProfiles.length > 0 ? ` (it supports ${gpu.migProfiles.length} MIG profiles, recorded here)` : '';
+        return (
+          `MIG is ${gpu.migModeCurrent ?? 'not supported'} on GPU ${gpu.index}${profiles}; enabling it needs an ` +
+          'administrator (nvidia-smi -i N -mig 1) and a GPU reset, which gpushare never does'
+        );
+      }
+      const most = Math.max(...clientCounts(config));
+      if (gpu.migDevices.length < most) {
+        return `MIG is enabled on GPU ${gpu.index} but it has ${gpu.migDevices.length} MIG devices; ${most} clients need one each`;
+      }
+      return null;
+    }
+  }
+}
+
+function migRecord(gpu: Gpu): NonNullable<ModeRecord['mig']> {
+  return { migModeCurrent: gpu.migModeCurrent, devices: gpu.migDevices, profiles: gpu.migProfiles, placements: gpu.migPlacements };
+}
+
+/**
+ * --cpu-pin auto: client i gets core (cpus − 1 − i) as GPUSHARE_CPUS (the workload pins itself), so
+ * clients never share a core and core 0, where the OS and most interrupts run, stays free for the
+ * harness and the sampler. Off, on an unknown host, or with fewer than clients + 2 cores: no pinning.
+ */
+export function pinnedCpus(config: Pick<Config, 'cpuPin'>, cpus: number | null, clients: number): Array<Record<string, string>> {
+  const pin = config.cpuPin === 'auto' && cpus !== null && cpus >= clients + 2;
+  return Array.from({ length: clients }, (_, i): Record<string, string> => (pin ? { GPUSHARE_CPUS: String((cpus as number) - 1 - i) } : {}));
+}
+
+/** Static per-client environment: MPS client limits, or the MIG slice each client is pinned to. */
+function contentionEnv(mode: ModeName, config: Config, gpu: Gpu, count: number): Record<string, string>[] {
+  return Array.from({ length: count }, (_, i) => {
+    if (mode === 'mig') return { CUDA_VISIBLE_DEVICES: gpu.migDevices[i]?.uuid ?? '' };
+    if (mode !== 'mps') return {};
+    const env: Record<string, string> = {};
+    if (config.mps.threadPct !== null) env.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = String(config.mps.threadPct);
+    // Devices are renumbered from 0 inside CUDA_VISIBLE_DEVICES, which names the one GPU under test.
+    if (config.mps.memLimit !== null) env.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = `0=${config.mps.memLimit}`;
+    return env;
+  });
+}
+
+function streamsComparison(workload: WorkloadSpec, config: Config, cpus: Array<Record<string, string>>): Comparison {
+  const ks = [1, ...config.streamCounts];
+  const hostMemory = workload.builtin ? findBuiltin(workload.name)?.hostMemory?.(workload.params) : undefined;
+  const memory: Array<boolean | undefined> = hostMemory ? [...hostMemory] : [undefined];
+  const arms: Arm[] = memory.flatMap((pinned) =>
+    ks.map((streams) => {
+      const variant: Variant = pinned === undefined ? { streams } : { streams, pinned };
+      return {
+        id: `${pinned === undefined ? '' : pinned ? 'pinned-' : 'pageable-'}s${streams}`,
+        clients: [{ client: 0, variant }],
+        work: { kind: 'fixed-work' as const, iterations: null },
+      };
+    }),
+  );
+  return { id: `streams/${workload.name}`, mode: 'streams', workload, clientEnv: [cpus[0] ?? {}], arms };
+}
+
+/**
+ * Each client alone, then all at once. Beyond 2 clients outside MIG the clients are identical
+ * processes (same argv, same GPU, no slice of their own), so one solo arm (client 0) stands for every
+ * client's solo throughput: each client's expected solo rate is the same, and one solo trial per round
+ * keeps a 48-client point at 2 trials a round instead of 49. MIG slices can differ: a solo per client.
+ */
+function contentionComparison(mode: ModeName, workload: WorkloadSpec, config: Config, clientEnv: Record<string, string>[], sweep: boolean): Comparison {
+  const work = { kind: 'fixed-duration' as const, durationMs: Math.max(config.windowMs, WINDOW_MS_PER_CLIENT * clientEnv.length) };
+  const variant: Variant = { streams: 1 };
+  const soloClients = clientEnv.length > 2 && mode !== 'mig' ? [0] : clientEnv.map((_, client) => client);
+  const solo: Arm[] = soloClients.map((client) => ({ id: `solo-c${client}`, clients: [{ client, variant }], work }));
+  const contended: Arm = { id: 'contended', clients: clientEnv.map((_, client) => ({ client, variant })), work };
+  return { id: `${mode}/${workload.name}${sweep ? `@${clientEnv.length}` : ''}`, mode, workload, clientEnv, arms: [...solo, contended] };
+}
+
+/** Time-sliced clients that load each neighbouring GPU in a cross-GPU check: enough to keep it busy. */
+export const CROSS_GPU_LOADERS = 2;
+
+/**
+ * The cross-GPU check of `bench --gpus`: for each GPU in turn, one client alone, and again while
+ * CROSS_GPU_LOADERS time-sliced clients of the same workload load every other GPU. Two workloads where
+ * planned, for the two ways GPUs of a host meet: infer (launch-bound, it feels the host CPU first;
+ * else the first contention workload) and pipeline (copy-bound, it feels PCIe and host memory).
+ * Paired ABBA rounds as any comparison; the ratio is the victim's throughput idle ÷ loaded. Clients
+ * carry GPUSHARE_CROSS_ROLE (victim or loader) so a reader of the record, and the fake workload, can
+ * tell them apart.
+ */
+export function crossGpuPlan(config: Config, fingerprint: Fingerprint, gpuIndices: readonly number[]): Comparison[] {
+  const launchBound = config.contentionWorkloads.find((w) => w.name === 'infer') ?? config.contentionWorkloads[0];
+  const copyBound = [...config.streamsWorkloads, ...config.contentionWorkloads].find((w) => w.name === 'pipeline');
+  const workloads = [launchBound, copyBound].filter((w, i, all): w is WorkloadSpec => w !== undefined && all.indexOf(w) === i);
+  if (gpuIndices.length < 2) return [];
+  return workloads.flatMap((workload) => crossGpuComparisons(workload, config, fingerprint, gpuIndices));
+}
+
+function crossGpuComparisons(workload: WorkloadSpec, config: Config, fingerprint: Fingerprint, gpuIndices: readonly number[]): Comparison[] {
+  const uuid = (index: number) => gpuAt(fingerprint, index)?.uuid ?? String(index);
+  return gpuIndices.map((victim) => {
+    const loaded = gpuIndices.filter((g) => g !== victim);
+    const clientEnv = [
+      { CUDA_VISIBLE_DEVICES: uuid(victim), GPUSHARE_CROSS_ROLE: 'victim' },
+      ...loaded.flatMap((g) => Array.from({ length: CROSS_GPU_LOADERS }, () => ({ CUDA_VISIBLE_DEVICES: uuid(g), GPUSHARE_CROSS_ROLE: 'loader' }))),
+    ];
+    const comparison = contentionComparison('timeslice', workload, config, clientEnv, false);
+    return { ...comparison, id: `cross/${workload.name}@gpu${victim}`, crossGpu: { victimGpu: victim, loadedGpus: loaded, loadersPerGpu: CROSS_GPU_LOADERS } };
+  });
+}
+
+/**
+ * The shortest window per client released together. Time-sliced, a client's last request of a
+ * window can end a whole rotation late (one ~2-3 ms slice per co-tenant, measured by gpushare probe
+ * on an H100), so its window outlasts the others' by up to N slices; 25 ms per client keeps that
+ * under a tenth of the window, as the overlap check needs. 2-8 clients keep the default 250 ms.
+ */
+export const WINDOW_MS_PER_CLIENT = 25;
+
+/** A trial to run: one arm of a comparison in one round. */
+export interface PlannedTrial {
+  id: string;
+  comparison: Comparison;
+  arm: Arm;
+  round: number;
+}
+
+/** One round's trials in ABBA order: arms forward in even rounds, reversed in odd ones. */
+export function roundTrials(comparison: Comparison, round: number): PlannedTrial[] {
+  const arms = round % 2 === 0 ? comparison.arms : [...comparison.arms].reverse();
+  return arms.map((arm) => ({ id: `${comparison.id}#r${round}/${arm.id}`, comparison, arm, round }));
+}
+
+/** The trials of the first `rounds` rounds. */
+export function orderTrials(comparison: Comparison, rounds: number): PlannedTrial[] {
+  return Array.from({ length: rounds }, (_, round) => roundTrials(comparison, round)).flat();
+}

@@ -1,0 +1,225 @@
+/**
+ * The run format, defined once: run.json is validated against `RunSchema` when written and read,
+ * and the TypeScript types of the whole harness are inferred from these schemas.
+ */
+import { z } from 'zod';
+import { FingerprintSchema, MigDeviceSchema, MigPlacementSchema, MigProfileSchema, SampleSchema } from '../../system/nvidia/schema.js';
+import { RunIdSchema } from '../../record/record-file.js';
+import { LatencySummarySchema, VariantSchema, WorkloadSpecSchema, WorkSchema } from '../../workload/spec.js';
+
+export const RUN_SCHEMA_ID = 'gpushare.run/2';
+/** The first run format: still read (see `migrate.ts`), never written. */
+export const RUN_SCHEMA_V1 = 'gpushare.run/1';
+export const MODE_NAMES = ['streams', 'timeslice', 'mps', 'mig'] as const;
+export const ModeNameSchema = z.enum(MODE_NAMES);
+/** A way of sharing the GPU that gpushare measures. */
+export type ModeName = z.infer<typeof ModeNameSchema>;
+/** The client counts of a run: the sweep's, or the one count. */
+export function clientCounts(config: Pick<Config, 'clients' | 'clientCounts'>): number[] {
+  return config.clientCounts ?? [config.clients];
+}
+/** When to stop adding rounds to a comparison. Half-widths are fractions of the ratio (0.01 = ±1%). */
+export const RoundPolicySchema = z.object({
+  /** Rounds every comparison runs before it may stop. */
+  minRounds: z.number().int().positive(),
+  /** Most rounds per comparison (equal to minRounds: a fixed count). */
+  maxRounds: z.number().int().positive(),
+  /** CI half-width every headline ratio should reach. */
+  ciTarget: z.number().positive(),
+  /** CI half-width every ratio a threshold grades should reach. */
+  gradedCiTarget: z.number().positive(),
+  /** Wall time the whole run may spend on rounds beyond minRounds, shared among comparisons. */
+  timeBudgetS: z.number().positive(),
+});
+export type RoundPolicy = z.infer<typeof RoundPolicySchema>;
+
+/** The resolved configuration of a run: every default filled in. */
+export const ConfigSchema = z.object({
+  gpuIndex: z.number().int().nonnegative(),
+  modes: z.array(ModeNameSchema),
+  clients: z.number().int().positive(),
+  /**
+   * A client sweep (--clients 2,4,8): one comparison per count for each contention mode and workload,
+   * ids `<mode>/<workload>@<count>`. Absent for one count, which is `clients`.
+   */
+  clientCounts: z.array(z.number().int().min(2)).optional(),
+  /** When a comparison stops adding rounds: a policy, never a fixed count (see harness/execute/policy.ts). */
+  roundPolicy: RoundPolicySchema,
+  /** The thresholds in force: they grade ratios, and the graded ones get the tighter CI target. */
+  thresholds: z.object({
+    noiseBand: z.number().min(0).max(1),
+    rules: z.array(z.object({ pattern: z.string(), bounds: z.object({ min: z.number().optional(), max: z.number().optional() }) })),
+  }),
+  /** auto: each client process is pinned to a core of its own (GPUSHARE_CPUS), away from core 0; off: the OS places them. */
+  cpuPin: z.enum(['auto', 'off']),
+  /** Fixed-duration window of each multi-process trial. */
+  windowMs: z.number().positive(),
+  /** How far ahead of "now" the release time of a trial is set, so every client starts together. */
+  releaseLeadMs: z.number().nonnegative(),
+  /** Fraction of each client's window the contended windows must share for a valid trial. */
+  minOverlap: z.number().min(0).max(1),
+  sampleIntervalMs: z.number().int().positive(),
+  /** Stream counts compared against 1 stream in the streams mode. */
+  streamCounts: z.array(z.number().int().min(2)),
+  streamsWorkloads: z.array(WorkloadSpecSchema),
+  contentionWorkloads: z.array(WorkloadSpecSchema),
+  timeouts: z.object({ readyMs: z.number().positive(), trialMs: z.number().positive(), exitMs: z.number().positive() }),
+  mps: z.object({
+    threadPct: z.number().int().min(1).max(100).nullable(),
+    /** A size with its unit, as CUDA_MPS_PINNED_DEVICE_MEM_LIMIT takes it: generated scripts embed it. */
+    memLimit: z.string().regex(/^\d+(\.\d+)?[KMG]$/, 'a size such as 4G or 512M').nullable(),
+  }),
+  python: z.string(),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+export const ArmSchema = z.object({
+  id: z.string(),
+  /** The clients released in this arm's trials, each with its variant. */
+  clients: z.array(z.object({ client: z.number().int().nonnegative(), variant: VariantSchema })),
+  work: WorkSchema,
+});
+export type Arm = z.infer<typeof ArmSchema>;
+
+/** A set of arms measured against each other over interleaved rounds, by one group of client processes. */
+export const ComparisonSchema = z.object({
+  id: z.string(),
+  mode: ModeNameSchema,
+  workload: WorkloadSpecSchema,
+  /** Client processes started for this comparison; extra environment per client. */
+  clientEnv: z.array(z.record(z.string(), z.string())),
+  arms: z.array(ArmSchema),
+  /**
+   * A cross-GPU check (bench --gpus): client 0 runs on GPU `victimGpu`, alone and while
+   * `loadersPerGpu` time-sliced clients load each of `loadedGpus`.
+   */
+  crossGpu: z.object({ victimGpu: z.number().int().nonnegative(), loadedGpus: z.array(z.number().int().nonnegative()).min(1), loadersPerGpu: z.number().int().positive() }).optional(),
+});
+export type Comparison = z.infer<typeof ComparisonSchema>;
+/** One client's measurement in one trial. Times are CLOCK_MONOTONIC µs. */
+export const ClientResultSchema = z.object({
+  client: z.number().int().nonnegative(),
+  pid: z.number().int().nullable(),
+  variant: VariantSchema,
+  windowStartUs: z.number(),
+  windowEndUs: z.number(),
+  iterations: z.number().int().nonnegative(),
+  /** GPU time of the window from CUDA events. */
+  gpuMs: z.number().nonnegative(),
+  /** Latency of the synchronized chunks of `chunkIterations` iterations; null for fixed-work trials. */
+  latency: LatencySummarySchema.nullable(),
+  chunkIterations: z.number().int().positive(),
+});
+export type ClientResult = z.infer<typeof ClientResultSchema>;
+
+/** How much the released clients' windows overlapped: the shared span over each client's own window. */
+export const OverlapSchema = z.object({ perClient: z.array(z.number()), min: z.number() });
+export type Overlap = z.infer<typeof OverlapSchema>;
+
+const TrialBase = {
+  id: z.string(),
+  comparisonId: z.string(),
+  arm: z.string(),
+  round: z.number().int().nonnegative(),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+};
+
+/** A trial's outcome: data, never an exception. */
+export const TrialSchema = z.discriminatedUnion('status', [
+  z.object({ ...TrialBase, status: z.literal('ok'), clients: z.array(ClientResultSchema), overlap: OverlapSchema.nullable() }),
+  z.object({
+    ...TrialBase,
+    status: z.literal('invalid'),
+    reason: z.string(),
+    clients: z.array(ClientResultSchema),
+    overlap: OverlapSchema.nullable(),
+  }),
+  z.object({
+    ...TrialBase,
+    status: z.literal('failed'),
+    reason: z.string(),
+    client: z.number().int().nullable(),
+    exitCode: z.number().int().nullable(),
+    stderrTail: z.string(),
+  }),
+  z.object({
+    ...TrialBase,
+    status: z.literal('timeout'),
+    reason: z.string(),
+    phase: z.enum(['ready', 'window', 'exit']),
+    client: z.number().int().nullable(),
+  }),
+  z.object({ ...TrialBase, status: z.literal('skipped'), reason: z.string() }),
+]);
+export type Trial = z.infer<typeof TrialSchema>;
+
+/** What happened to a mode as a whole: measured, or skipped with the exact reason. */
+export const ModeRecordSchema = z.object({
+  mode: ModeNameSchema,
+  /** failed: the mode could not be set up (e.g. the MPS daemon did not start); its trials are skipped. */
+  status: z.enum(['ran', 'skipped', 'failed']),
+  reason: z.string().nullable(),
+  /** MIG: the GPU's profile table and devices, recorded whether or not the mode ran. */
+  mig: z
+    .object({
+      migModeCurrent: z.string().nullable(),
+      devices: z.array(MigDeviceSchema),
+      profiles: z.array(MigProfileSchema),
+      placements: z.array(MigPlacementSchema),
+    })
+    .nullable(),
+  /** MPS: the daemon the harness started, and its logs in the run directory. */
+  mps: z
+    .object({
+      controlPid: z.number().int().nullable(),
+      serverPids: z.array(z.number().int()),
+      logFiles: z.array(z.string()),
+      /** Its private pipe directory: lets --resume find and quit a daemon left by a killed harness. */
+      pipeDirectory: z.string().nullable(),
+      /** How it shut down; "running" while the mode is in progress. */
+      shutdown: z.string(),
+    })
+    .nullable(),
+});
+export type ModeRecord = z.infer<typeof ModeRecordSchema>;
+
+/**
+ * Why a comparison stopped adding rounds, with the CI half-widths of its targeted ratios then.
+ * fixed-rounds: the policy's minimum and maximum are equal; invalid: a validity check failed, which
+ * more rounds cannot mend; aborted: a trial failed or timed out.
+ */
+export const StopSchema = z.object({
+  comparisonId: z.string(),
+  rounds: z.number().int().nonnegative(),
+  reason: z.enum(['ci-target', 'max-rounds', 'time-budget', 'fixed-rounds', 'invalid', 'aborted']),
+  halfWidths: z.record(z.string(), z.number().nullable()),
+});
+export type Stop = z.infer<typeof StopSchema>;
+export const RunSchema = z.object({
+  schema: z.literal(RUN_SCHEMA_ID),
+  id: RunIdSchema,
+  status: z.enum(['running', 'complete', 'interrupted', 'failed']),
+  createdAt: z.string(),
+  finishedAt: z.string().nullable(),
+  tool: z.object({ name: z.literal('gpushare'), version: z.string() }),
+  fingerprint: FingerprintSchema,
+  config: ConfigSchema,
+  plan: z.array(ComparisonSchema),
+  modes: z.array(ModeRecordSchema),
+  trials: z.array(TrialSchema),
+  samples: z.array(SampleSchema),
+  sampler: z.object({ status: z.enum(['ok', 'failed']), error: z.string().nullable() }),
+  /** Things that went wrong outside any trial, e.g. a workload that had to be killed at exit. */
+  warnings: z.array(z.string()),
+  stops: z.array(StopSchema),
+  /** Evidence that something else used the GPU (a run started with --allow-busy): the gate trusts no ratio of it. */
+  contamination: z.array(z.string()),
+  /** Each --resume: when, and how many finished trials it kept. */
+  resumes: z.array(z.object({ at: z.string(), trialsKept: z.number().int().nonnegative() })),
+  /**
+   * When each comparison's clients were started and all said ready (CLOCK_MONOTONIC µs): with the
+   * samples' memory.used, what the clients hold on the GPU. Absent in runs made before 2026-11-23.
+   */
+  clientStarts: z.array(z.object({ comparisonId: z.string(), startedUs: z.number(), readyUs: z.number() })).optional(),
+});
+export type Run = z.infer<typeof RunSchema>;

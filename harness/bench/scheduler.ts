@@ -1,0 +1,290 @@
+/**
+ * Runs a planned run: per mode (with its MPS daemon where needed), per comparison a group of client
+ * processes, and their trials in ABBA order. Every finished trial is saved before the next starts.
+ */
+import type { Clock } from '../core/clock.js';
+import { Interrupted } from '../core/errors.js';
+import type { MpsDaemon, MpsStart } from '../system/mps/daemon.js';
+import { tagSamples, type Sampler } from '../system/nvidia/sampler.js';
+import { releaseLeadMs } from '../workload/release.js';
+import { orderTrials, roundTrials, type PlannedTrial } from './plan.js';
+import type { Reaper } from '../system/proc/reaper.js';
+import type { ProcessRunner } from '../core/process.js';
+import type { Progress } from './progress.js';
+import type { RunStore } from './record/store.js';
+import { gpuAt } from '../system/nvidia/schema.js';
+import type { ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
+import { analyzeComparison } from './analysis/analyze.js';
+import type { ComparisonAnalysis } from './analysis/types.js';
+import { overlap, summarizeLatencies } from './analysis/measures.js';
+import { budgetShareS, stopDecision, targeted } from './policy.js';
+import { implausibleResult } from './trial-checks.js';
+import { runCommand } from '../workload/protocol.js';
+import { WorkloadClient, type ClientReply } from '../workload/client.js';
+
+export interface SchedulerDeps {
+  runner: ProcessRunner;
+  clock: Clock;
+  store: RunStore;
+  progress: Progress;
+  sampler: Sampler;
+  reaper: Reaper;
+  signal: AbortSignal;
+  /** The MPS daemon seam; calls `recordDirectory` with its private pipe directory before the daemon starts. */
+  startMps: (recordDirectory: (pipeDirectory: string) => Promise<void>) => Promise<MpsStart>;
+}
+
+/** Trials of every comparison's minimum rounds: the total a progress display starts from. */
+export function plannedTrials(run: Pick<Run, 'plan' | 'config'>): number {
+  return run.plan.reduce((n, c) => n + c.arms.length * run.config.roundPolicy.minRounds, 0);
+}
+
+export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
+  const scheduler = new Scheduler(run, deps);
+  for (const record of run.modes) await scheduler.runMode(record);
+}
+
+class Scheduler {
+  private total: number;
+  private readonly gpuUuid: string;
+  /** Time spent on rounds beyond the minimum, µs: what the time budget counts. */
+  private extraUs = 0;
+
+  constructor(
+    private readonly run: Run,
+    private readonly deps: SchedulerDeps,
+  ) {
+    this.total = plannedTrials(run);
+    this.gpuUuid = gpuAt(run.fingerprint, run.config.gpuIndex)?.uuid ?? String(run.config.gpuIndex);
+  }
+
+  async runMode(record: ModeRecord): Promise<void> {
+    this.deps.progress.emit({ type: 'mode', record });
+    if (record.status !== 'ran') return;
+    const comparisons = this.run.plan.filter((c) => c.mode === record.mode && !this.run.stops.some((s) => s.comparisonId === c.id));
+    if (comparisons.length === 0) return; // finished before a --resume
+    if (record.mode !== 'mps') {
+      for (const c of comparisons) await this.runComparison(c, {}, null);
+      return;
+    }
+    this.throwIfAborted();
+    const started = await this.deps.startMps(async (pipeDirectory) => {
+      // On disk before `nvidia-cuda-mps-control -d` runs: a harness killed with -9 while the daemon
+      // starts leaves it behind, and --resume finds it through this record.
+      record.mps = { controlPid: null, serverPids: [], logFiles: [], pipeDirectory, shutdown: 'starting' };
+      await this.save();
+    });
+    if (!started.ok) {
+      record.status = 'failed';
+      record.reason = started.reason;
+      record.mps = { controlPid: null, serverPids: [], logFiles: await this.saveMpsLogs(started.logs), pipeDirectory: null, shutdown: 'not started' };
+      for (const c of comparisons) {
+        await this.skipRest(orderTrials(c, this.run.config.roundPolicy.minRounds), `the MPS daemon did not start: ${started.reason}`);
+        await this.stop(c, 'aborted');
+      }
+      this.deps.progress.emit({ type: 'mode', record });
+      return;
+    }
+    const daemon = started.daemon;
+    const forget = this.deps.reaper.add(() => daemon.killNow());
+    // On disk before any client starts: a harness killed with -9 leaves the daemon, and --resume finds it here.
+    record.mps = { controlPid: daemon.controlPid, serverPids: [], logFiles: [], pipeDirectory: daemon.env.CUDA_MPS_PIPE_DIRECTORY ?? null, shutdown: 'running' };
+    await this.save();
+    try {
+      for (const c of comparisons) await this.runComparison(c, daemon.env, daemon);
+    } finally {
+      const serverPids = await daemon.serverPids();
+      const shutdown = await daemon.stop();
+      forget();
+      record.mps = { ...record.mps, serverPids, shutdown, logFiles: await this.saveMpsLogs(await daemon.logs()) };
+      await daemon.removeDirectory();
+      await this.save();
+    }
+  }
+
+  private async saveMpsLogs(logs: Array<{ name: string; content: string }>): Promise<string[]> {
+    for (const log of logs) await this.deps.store.writeText(`mps/${log.name}`, log.content);
+    return logs.map((log) => `mps/${log.name}`);
+  }
+
+  private async runComparison(c: Comparison, modeEnv: Record<string, string>, daemon: MpsDaemon | null): Promise<void> {
+    if (this.run.stops.some((stop) => stop.comparisonId === c.id)) return;
+    const done = new Set(this.run.trials.map((t) => t.id));
+    this.throwIfAborted();
+    this.deps.progress.emit({ type: 'comparison', comparison: c });
+    const { runner, reaper, config } = { ...this.deps, config: this.run.config };
+    const startedUs = this.deps.clock.monotonicUs();
+    const clients = c.clientEnv.map((env, i) =>
+      WorkloadClient.start(runner, i, `workload "${c.workload.name}" (client ${i})`, c.workload.argv, {
+        CUDA_VISIBLE_DEVICES: this.gpuUuid,
+        GPUSHARE_CLIENT_INDEX: String(i),
+        PYTHONUNBUFFERED: '1',
+        ...modeEnv,
+        ...env,
+      }),
+    );
+    const forget = clients.map((client) => reaper.add(() => client.kill()));
+    const policy = config.roundPolicy;
+    // Trials of the minimum rounds that never ran, once the comparison has to stop early.
+    const skipPlanned = (reason: string) => this.skipRest(orderTrials(c, policy.minRounds).filter((t) => !this.run.trials.some((x) => x.id === t.id)), reason);
+    try {
+      const ready = await Promise.all(clients.map((client) => client.awaitReady(config.timeouts.readyMs, this.deps.signal)));
+      const notReady = ready.findIndex((r) => r.kind !== 'message');
+      if (notReady !== -1) {
+        const first = orderTrials(c, policy.minRounds).find((t) => !done.has(t.id)) as PlannedTrial;
+        const outcome = this.failure(first, this.deps.clock.nowIso(), ready[notReady] as ClientReply<unknown>, notReady, clients, 'ready', config.timeouts.readyMs);
+        await this.record(outcome);
+        await skipPlanned(`comparison stopped: ${'reason' in outcome ? outcome.reason : outcome.status}`);
+        await this.stop(c, 'aborted');
+        return;
+      }
+      (this.run.clientStarts ??= []).push({ comparisonId: c.id, startedUs, readyUs: this.deps.clock.monotonicUs() });
+      if (daemon) await daemon.serverPids();
+      const left = this.run.plan.filter((x) => !this.run.stops.some((s) => s.comparisonId === x.id)).length;
+      let shareUs: number | null = null;
+      for (let round = 0; ; round++) {
+        const extra = round >= policy.minRounds;
+        if (extra) {
+          shareUs ??= budgetShareS(policy, this.extraUs / 1e6, left) * 1e6;
+          if (!roundTrials(c, round).every((t) => done.has(t.id))) this.total += c.arms.length;
+        }
+        const roundStartUs = this.deps.clock.monotonicUs();
+        for (const planned of roundTrials(c, round).filter((t) => !done.has(t.id))) {
+          const outcome = await this.runTrial(planned, clients);
+          await this.record(outcome);
+          if (outcome.status === 'failed' || outcome.status === 'timeout') {
+            await skipPlanned(`comparison stopped after ${planned.id}: ${outcome.reason}`);
+            await this.stop(c, 'aborted');
+            return;
+          }
+        }
+        if (extra) {
+          const spentUs = this.deps.clock.monotonicUs() - roundStartUs;
+          this.extraUs += spentUs;
+          shareUs = (shareUs ?? 0) - spentUs;
+        }
+        const reason = stopDecision(this.analysis(c), policy, round + 1, shareUs !== null && shareUs <= 0);
+        if (reason) {
+          await this.stop(c, reason);
+          break;
+        }
+      }
+    } finally {
+      const exitMs = this.deps.signal.aborted ? 0 : config.timeouts.exitMs;
+      const closed = await Promise.all(clients.map((client) => client.close(exitMs)));
+      forget.forEach((f) => f());
+      for (const [i, client] of clients.entries()) {
+        if (closed[i] === 'killed' && !this.deps.signal.aborted) this.warn(`${client.label} did not exit within ${exitMs} ms of the exit command and was killed`);
+        const stderr = client.stderrTail();
+        if (stderr) await this.deps.store.writeText(`logs/${c.id.replace(/\//g, '-')}-c${i}.stderr.log`, stderr);
+      }
+    }
+  }
+
+  private analysis(c: Comparison): ComparisonAnalysis {
+    return analyzeComparison(this.run, c, this.run.config.thresholds);
+  }
+
+  private async stop(c: Comparison, reason: Stop['reason']): Promise<void> {
+    const analysis = this.analysis(c);
+    const halfWidths = Object.fromEntries(targeted(analysis).map((t) => [t.id, t.halfWidth]));
+    this.run.stops.push({ comparisonId: c.id, rounds: analysis.rounds.length, reason, halfWidths });
+    await this.save();
+    this.deps.progress.emit({ type: 'stop', stop: this.run.stops.at(-1) as Stop });
+  }
+
+  private async runTrial(planned: PlannedTrial, clients: WorkloadClient[]): Promise<Trial> {
+    const { clock, signal } = this.deps;
+    const config = this.run.config;
+    const startedAt = clock.nowIso();
+    const work = planned.arm.work;
+    const leadMs = releaseLeadMs(config.releaseLeadMs, planned.arm.clients.length);
+    const timeoutMs = (work.kind === 'fixed-duration' ? work.durationMs : 0) + leadMs + config.timeouts.trialMs;
+    const startAtUs = clock.monotonicUs() + leadMs * 1000;
+    const released = planned.arm.clients.map((a) => ({ arm: a, client: clients[a.client] as WorkloadClient }));
+    const replies = await Promise.all(
+      released.map(({ arm, client }) => client.run(runCommand(planned.id, startAtUs, work, arm.variant, released.length), planned.id, timeoutMs, signal)),
+    );
+    const receivedUs = clock.monotonicUs();
+    const bad = replies.findIndex((r) => r.kind !== 'message');
+    if (bad !== -1) {
+      return this.failure(planned, startedAt, replies[bad] as ClientReply<unknown>, released[bad]?.arm.client ?? null, clients, 'window', timeoutMs);
+    }
+    const results: ClientResult[] = replies.map((reply, i) => {
+      const message = (reply as Extract<typeof reply, { kind: 'message' }>).message;
+      const { arm, client } = released[i] as (typeof released)[number];
+      return {
+        client: arm.client,
+        pid: client.pid,
+        variant: arm.variant,
+        windowStartUs: message.windowStartUs,
+        windowEndUs: message.windowEndUs,
+        iterations: message.iterations,
+        gpuMs: message.gpuMs,
+        latency: summarizeLatencies(message.latenciesMs),
+        chunkIterations: message.chunkIterations,
+      };
+    });
+    tagSamples(this.deps.sampler.samples, planned.id, Math.min(...results.map((r) => r.windowStartUs)), Math.max(...results.map((r) => r.windowEndUs)));
+    const base = this.trialBase(planned, startedAt);
+    const shared = results.length > 1 ? overlap(results) : null;
+    const implausible = results.map((r) => implausibleResult(r, startAtUs, receivedUs, work)).find((why) => why !== null);
+    if (implausible) return { ...base, status: 'invalid', reason: implausible, clients: results, overlap: shared };
+    if (shared && shared.min < config.minOverlap) {
+      const reason = `the contended windows overlapped ${(shared.min * 100).toFixed(1)}% of a client's window, below the ${(config.minOverlap * 100).toFixed(0)}% required`;
+      return { ...base, status: 'invalid', reason, clients: results, overlap: shared };
+    }
+    return { ...base, status: 'ok', clients: results, overlap: shared };
+  }
+
+  private failure(
+    planned: PlannedTrial,
+    startedAt: string,
+    reply: ClientReply<unknown>,
+    client: number | null,
+    clients: WorkloadClient[],
+    phase: 'ready' | 'window',
+    timeoutMs: number,
+  ): Trial {
+    const base = this.trialBase(planned, startedAt);
+    const label = client !== null ? (clients[client]?.label ?? `client ${client}`) : 'a client';
+    if (reply.kind === 'failed') {
+      return { ...base, status: 'failed', reason: reply.reason, client, exitCode: reply.exitCode, stderrTail: client !== null ? (clients[client]?.stderrTail().slice(-4000) ?? '') : '' };
+    }
+    const what = phase === 'ready' ? 'did not say ready' : 'sent no result';
+    return { ...base, status: 'timeout', phase, reason: `${label} ${what} within ${Math.round(timeoutMs / 1000)} s`, client };
+  }
+
+  private trialBase(planned: PlannedTrial, startedAt: string) {
+    return { id: planned.id, comparisonId: planned.comparison.id, arm: planned.arm.id, round: planned.round, startedAt, finishedAt: this.deps.clock.nowIso() };
+  }
+
+  private async skipRest(trials: PlannedTrial[], reason: string): Promise<void> {
+    const now = this.deps.clock.nowIso();
+    for (const planned of trials) this.run.trials.push({ ...this.trialBase(planned, now), status: 'skipped', reason });
+    if (trials.length > 0) await this.save();
+  }
+
+  private async record(trial: Trial): Promise<void> {
+    this.run.trials.push(trial);
+    await this.save();
+    const comparison = this.run.plan.find((c) => c.id === trial.comparisonId);
+    const running = comparison ? (this.analysis(comparison).metrics.find((m) => m.metric.headline)?.metric ?? null) : null;
+    this.deps.progress.emit({ type: 'trial', trial, done: this.run.trials.length, total: this.total, running });
+  }
+
+  private warn(message: string): void {
+    this.run.warnings.push(message);
+    this.deps.progress.emit({ type: 'warning', message });
+  }
+
+  private async save(): Promise<void> {
+    this.run.samples = this.deps.sampler.samples;
+    this.run.sampler = this.deps.sampler.status();
+    await this.deps.store.saveRun(this.run);
+  }
+
+  private throwIfAborted(): void {
+    if (this.deps.signal.aborted) throw new Interrupted(this.deps.signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * argv → one command and its raw arguments: yargs reads the flags the chosen command declares, and
+ * answers --help and --version; every usage error becomes one line that names the fix.
+ */
+import yargs, { type Argv } from 'yargs';
+import { Parser } from 'yargs/helpers';
+import { argText } from '../core/argv-text.js';
+import { UserError } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
+import type { AnyCommand, Flags, Positionals } from '../core/command.js';
+import { COMMANDS, GROUPS, type CommandEntry } from './registry.js';
+
+/** What argv asked for: a command and its raw arguments, or text yargs already wrote (help, version). */
+export type Parsed = { kind: 'command'; entry: CommandEntry; command: AnyCommand; args: Record<string, unknown> } | { kind: 'printed'; text: string };
+
+/** Keys yargs gives as arrays on purpose: --set is repeatable; `_` and `--` are the leftover words. */
+const LEFTOVER = new Set(['_', '--', '$0']);
+
+export async function parseArgv(argv: readonly string[], columns: number): Promise<Parsed> {
+  const entry = chosenEntry(argv);
+  const command = entry ? await entry.load() : null;
+  let chosen: Record<string, unknown> | null = null;
+  const y = yargs([...argv])
+    .scriptName('gpushare')
+    .exitProcess(false)
+    .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
+    .strict()
+    .version(VERSION)
+    .help()
+    .alias('h', 'help')
+    .wrap(Math.min(110, columns || 110))
+    .fail((message, error) => {
+      throw error instanceof UserError ? error : usageError(message ?? error?.message ?? 'bad arguments', argv, entry, command);
+    });
+  const register = (parent: Argv, e: CommandEntry, word: string) =>
+    parent.command(
+      `${word}${e.args ? ` ${e.args}` : ''}`,
+      e.describe,
+      (b) => (e === entry && command ? declare(b, command) : b),
+      (args) => {
+        chosen = args;
+      },
+    );
+  for (const e of COMMANDS.filter((c) => !c.name.includes(' '))) register(y, e, e.name);
+  for (const [group, describe] of Object.entries(GROUPS)) {
+    const members = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
+    y.command(group, describe, (g) => {
+      for (const e of members) register(g, e, e.name.slice(group.length + 1));
+      return g.demandCommand(1, `name a ${group} command: ${members.map((m) => m.name.slice(group.length + 1)).join(' or ')}`);
+    });
+  }
+  y.demandCommand(1, `name a command: ${[...new Set(COMMANDS.map((c) => c.name.split(' ')[0]))].join(', ')}`);
+  let printed = '';
+  await y.parse([...argv], {}, (_error, _args, output) => {
+    printed = output;
+  });
+  if (chosen === null || entry === null || command === null) return { kind: 'printed', text: printed };
+  const args = withRawNumbers(chosen, argv, command.flags);
+  refuseRepeatedOrEmpty(args, command);
+  return { kind: 'command', entry, command, args };
+}
+
+/** The registered command argv names, found before yargs runs so only its module is loaded. */
+function chosenEntry(argv: readonly string[]): CommandEntry | null {
+  const firstFlag = argv.findIndex((a) => a.startsWith('-'));
+  const [first, second] = firstFlag === -1 ? argv : argv.slice(0, firstFlag);
+  if (first === undefined) return null;
+  return COMMANDS.find((c) => c.name === first || c.name === `${first} ${second ?? ''}`) ?? null;
+}
+
+function declare(b: Argv, command: AnyCommand): Argv {
+  for (const [name, positional] of Object.entries((command.positionals ?? {}) as Positionals)) b.positional(name, positional);
+  b.options(command.flags);
+  if (command.epilogue) b.epilogue(command.epilogue);
+  return b;
+}
+
+/**
+ * A number flag's value as typed: yargs turns `0x10` into 16 and ` 5` into 5, so the same argv is
+ * read again with those flags as strings, for `resolve` to check and quote.
+ */
+function withRawNumbers(args: Record<string, unknown>, argv: readonly string[], flags: Flags): Record<string, unknown> {
+  const numbers = Object.entries(flags).filter(([, f]) => f.type === 'number');
+  if (numbers.length === 0) return args;
+  const raw = Parser([...argv], {
+    string: [...numbers.map(([n]) => n), ...Object.entries(flags).filter(([, f]) => f.type === 'string').map(([n]) => n)],
+    boolean: Object.entries(flags).filter(([, f]) => f.type === 'boolean').map(([n]) => n),
+    configuration: { 'populate--': true, 'camel-case-expansion': true },
+  });
+  const out = { ...args };
+  for (const [name] of numbers) {
+    for (const key of [name, camel(name)]) {
+      if (raw[key] === undefined) delete out[key];
+      else out[key] = raw[key];
+    }
+  }
+  return out;
+}
+
+const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * Refuses, for every command, the two flag shapes the options downstream would misread: a repeated
+ * flag, which yargs gives as an array where a string is expected (a crash, or one of the values taken
+ * without a word), and an empty value (`--out ''`, or `--out` with none), which as a path would mean
+ * the current directory.
+ */
+function refuseRepeatedOrEmpty(args: Record<string, unknown>, command: AnyCommand): void {
+  const positionals = Object.keys(command.positionals ?? {});
+  for (const [key, value] of Object.entries(args)) {
+    // camelCase keys are yargs' copies of the dashed ones.
+    if (LEFTOVER.has(key) || /[A-Z]/.test(key) || (command.flags as Flags)[key]?.array) continue;
+    const name = positionals.includes(key) ? `<${key}>` : `--${key}`;
+    if (Array.isArray(value)) {
+      const times = value.length === 2 ? 'twice' : `${value.length} times`;
+      throw new UserError(`${name} given ${times} (${value.map((v) => argText(String(v))).join(', ')}): give it once`);
+    }
+    if (value === '') throw new UserError(`${name} '': needs a value, not an empty one`);
+  }
+}
+
+/** yargs' own usage messages, made one line that names the fix (and the nearest flag or command). */
+function usageError(message: string, argv: readonly string[], entry: CommandEntry | null, command: AnyCommand | null): UserError {
+  const help = entry ? `gpushare ${entry.name} --help` : 'gpushare --help';
+  const unknown = /^Unknown arguments?: (.+)$/.exec(message);
+  if (unknown && entry === null && !argv[0]?.startsWith('-')) return unknownCommand(argv[0] ?? '', argv[1]);
+  if (unknown) {
+    const word = (unknown[1] ?? '').split(', ')[0] ?? '';
+    const given = argv.find((a) => a.replace(/^-+/, '').split('=')[0] === word) ?? word;
+    if (!given.startsWith('-')) return new UserError(`unexpected argument ${argText(given)}${entry ? ` for ${entry.name}` : ''} (see ${help})`);
+    const flags = command ? Object.keys(command.flags as Flags) : ['help', 'version'];
+    const near = nearest(word, flags);
+    return new UserError(`unknown flag --${word}${entry ? ` for ${entry.name}` : ''}${near ? `: did you mean --${near}?` : ''} (see ${help})`);
+  }
+  const missing = /^Missing required arguments?: (.+)$/.exec(message);
+  if (missing) {
+    const names = (missing[1] ?? '').split(', ');
+    return new UserError(`${entry?.name ?? 'this command'} needs ${names.map((n) => `--${n}`).join(', ')} (see ${help})`);
+  }
+  if (/^Not enough non-option arguments/.test(message) && entry) {
+    const needed = Object.keys((command?.positionals ?? {}) as Positionals).filter((p) => (command?.positionals as Positionals)[p]?.demandOption);
+    if (needed.length > 0) return new UserError(`${entry.name} needs ${needed.map((n) => `<${n}>`).join(' ')} (see ${help})`);
+  }
+  if (/^Not enough non-option arguments/.test(message) && argv.length === 0) return new UserError(`name a command (see gpushare --help)`);
+  return new UserError(`${message} (see ${help})`);
+}
+
+function unknownCommand(word: string, next: string | undefined): UserError {
+  const group = GROUPS[word] !== undefined ? word : null;
+  if (group) {
+    const members = COMMANDS.filter((c) => c.name.startsWith(`${group} `)).map((c) => c.name.slice(group.length + 1));
+    const near = nearest(next ?? '', members);
+    return new UserError(`unknown ${group} command ${argText(next ?? '')}${near ? `: did you mean ${group} ${near}?` : `: choose ${members.join(' or ')}`} (see gpushare ${group} --help)`);
+  }
+  const names = [...new Set(COMMANDS.map((c) => c.name.split(' ')[0] as string))];
+  const near = nearest(word, names);
+  return new UserError(`unknown command ${argText(word)}${near ? `: did you mean ${near}?` : ''} (see gpushare --help)`);
+}
+
+/** The candidate nearest `word` (edit distance ≤ 2, or a prefix either way), or null. */
+export function nearest(word: string, candidates: readonly string[]): string | null {
+  let best: { name: string; distance: number } | null = null;
+  for (const name of candidates) {
+    const distance = name.startsWith(word) || word.startsWith(name) ? Math.min(1, editDistance(word, name)) : editDistance(word, name);
+    if (distance <= 2 && (best === null || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name ?? null;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j] as number;
+      row[j] = Math.min(above + 1, (row[j - 1] as number) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length] as number;
+}

@@ -1,0 +1,485 @@
+/**
+ * The analysis of a fleet: many runs, each already analysed by `analyze`, grouped so that like is
+ * compared with like (one GPU model, the same settings), each headline ratio's distribution across
+ * the group's nodes, the outlier rule, and every node's checks: contamination, throttling, software
+ * that differs from its group's majority, incomplete runs and the run's own verdicts. A pure function
+ * of the runs and their analyses: the markdown, JUnit, console text and JSON read this, never a run.
+ */
+import { median, medianAbsoluteDeviation } from 'simple-statistics';
+import { throttleReasons } from '../../system/nvidia/smi-csv.js';
+import { clientCounts, type Run } from '../../bench/record/schema.js';
+import { gpuAt } from '../../system/nvidia/schema.js';
+import { DEFAULT_THRESHOLDS } from '../../bench/gate/thresholds.js';
+import type { Analysis, MetricAnalysis, Verdict } from '../../bench/analysis/types.js';
+import { MAD_TO_SD, OUTLIER_MADS } from '../../stats/statistics.js';
+
+/** How many robust standard deviations (1.4826 × MAD) from the group's median the band reaches: the per-round outlier rule's 3. */
+export const FLEET_K = OUTLIER_MADS;
+/** The band's least half-width, a fraction of the group's median: the gate's noise band (±5%). */
+export const FLEET_FLOOR = DEFAULT_THRESHOLDS.noiseBand;
+/** The fewest runs a group needs before any of them can be an outlier: with 2, neither is the odd one. */
+export const MIN_RUNS_FOR_OUTLIERS = 3;
+/** Throttle reasons that do not flag a node: a GPU at full load holds its power cap in every arm (validity.ts checks that the arms agree). */
+const EXPECTED_THROTTLE = new Set(['sw_power_cap']);
+
+/** The outlier rule in words, as the reports print it. */
+export const OUTLIER_RULE =
+  `A node is an outlier for a ratio when that ratio's whole 95% CI lies outside its group's band: the median of the group's values ± max(${FLEET_K} × 1.4826 × MAD, ${FLEET_FLOOR * 100}% of the median). ` +
+  `1.4826 × MAD estimates the standard deviation of normal data, so ${FLEET_K} of them is the per-round outlier rule's reach (99.7% of identical nodes fall inside), and the median and MAD are not moved by the outlier itself. ` +
+  `The ${FLEET_FLOOR * 100}% floor is the gate's noise band: repeat runs on one H100 moved every headline ratio by −0.6% to +1.6%, so nodes that agree to within a few tenths of a percent (MAD near 0) are not flagged for differences no decision depends on. ` +
+  `A ratio without a CI (fewer than 6 rounds) is not tested; groups of fewer than ${MIN_RUNS_FOR_OUTLIERS} runs have no outliers (a group of 1 has nothing to differ from; of 2, neither is the odd one).`;
+
+/**
+ * How two runs differ, passed in: the gate's fingerprintMismatches (GPU model, driver, MIG mode,
+ * compute mode) and settingMismatches (window, clients, CPU pinning, MPS limits, each shared
+ * comparison's workload). Each returns lines "<field>: <before's> before vs <now's> now".
+ */
+export interface FleetRules {
+  machineDifferences(now: Run, before: Run): string[];
+  settingDifferences(now: Run, before: Run): string[];
+}
+
+/** One bench run found under the fleet directory, analysed. */
+export interface FleetMember {
+  /** The run directory relative to the fleet directory (e.g. "node-a/gpu0"). */
+  path: string;
+  /** The host's name: the fingerprint's, else one a host.json above the run names; null when neither does. */
+  host: string | null;
+  run: Run;
+  analysis: Analysis;
+}
+
+/** Something under the fleet directory that is not compared: a probe or capacity record, an unreadable or superseded run. */
+export interface NotCompared {
+  path: string;
+  reason: string;
+  /** An unreadable run.json fails the fleet; a probe or capacity record does not. */
+  fails: boolean;
+}
+
+/** The band of a ratio in a group: values outside it are far from the group. Values in the ratio's unit (×). */
+export interface Band {
+  median: number;
+  /** 1.4826 × MAD of the group's values: a robust standard deviation. */
+  scale: number;
+  /** max(FLEET_K × scale, FLEET_FLOOR × |median|). */
+  halfWidth: number;
+  lo: number;
+  hi: number;
+  /** True when the floor, not the spread, set the half-width. */
+  floored: boolean;
+}
+
+/** Which side of the band a node's whole CI lies on; null: inside or straddling it, or no CI. */
+export type OutlierSide = 'above' | 'below' | null;
+
+/** The median ± max(k × 1.4826 × MAD, floor × |median|) band of `values` (at least one value). */
+export function robustBand(values: readonly number[], k = FLEET_K, floor = FLEET_FLOOR): Band {
+  const mid = median([...values]);
+  const scale = MAD_TO_SD * medianAbsoluteDeviation([...values]);
+  const spread = k * scale;
+  const least = floor * Math.abs(mid);
+  const halfWidth = Math.max(spread, least);
+  return { median: mid, scale, halfWidth, lo: mid - halfWidth, hi: mid + halfWidth, floored: least >= spread };
+}
+
+/** The outlier rule: a CI wholly above or below the band. */
+export function outlierSide(ci: readonly [number, number] | null, band: Pick<Band, 'lo' | 'hi'>): OutlierSide {
+  if (ci === null) return null;
+  if (ci[0] > band.hi) return 'above';
+  if (ci[1] < band.lo) return 'below';
+  return null;
+}
+
+/** One ratio of one node, with the run's own verdict. */
+export interface NodeRatio {
+  metricId: string;
+  better: 'higher' | 'lower';
+  /** Median over the run's rounds, ×. */
+  value: number | null;
+  ci: [number, number] | null;
+  /** CI half-width as a fraction of the value. */
+  halfWidth: number | null;
+  rounds: number;
+  /** The run's verdict (analyze's): pass, fail, inconclusive, invalid or none. */
+  verdict: Verdict;
+  threshold: string | null;
+  reasons: string[];
+  /** Outside its group's band (only in groups that test outliers). */
+  outlier: OutlierSide;
+  /** "worse" or "better" than the group, by the ratio's direction; null when not an outlier. */
+  direction: 'worse' | 'better' | null;
+}
+
+/** Why a node fails, other than an outlier ratio. */
+export interface NodeFlag {
+  kind: 'contaminated' | 'throttled' | 'fingerprint' | 'settings' | 'incomplete' | 'invalid' | 'fail';
+  text: string;
+}
+
+/** The software a run measured with (null: not recorded, or in a group's summary, not agreed on). */
+export interface Software {
+  driver: string | null;
+  cuda: string | null;
+  torch: string | null;
+  gpushare: string | null;
+  computeMode: string | null;
+  mig: string | null;
+}
+
+/** One node: one run on one GPU. */
+export interface FleetNode {
+  /** The run's directory under the fleet directory (a fleet job's <node>/gpu<i>): unique. */
+  name: string;
+  path: string;
+  /** The host's name as the run recorded it (fingerprint) or a host.json above it names it; null when neither does. */
+  host: string | null;
+  runId: string;
+  runStatus: Run['status'];
+  gpuIndex: number;
+  gpuUuid: string | null;
+  gpuName: string;
+  software: Software;
+  /** The id of its group. */
+  group: string;
+  ratios: NodeRatio[];
+  flags: NodeFlag[];
+  /** Metric ids of its outlier ratios. */
+  outliers: string[];
+  /** No outlier ratio and no flag. */
+  pass: boolean;
+}
+
+/** One node's value of a ratio in the distribution. */
+export interface RatioPoint {
+  node: string;
+  value: number;
+  ci: [number, number] | null;
+  outlier: OutlierSide;
+}
+
+/** A ratio across a group's nodes. */
+export interface RatioDistribution {
+  metricId: string;
+  better: 'higher' | 'lower';
+  /** Nodes with a value. */
+  n: number;
+  median: number;
+  min: number;
+  max: number;
+  /** (max − min) ÷ median: how far apart the nodes are, a fraction. */
+  spread: number;
+  /** Null when the group does not test outliers (fewer than MIN_RUNS_FOR_OUTLIERS runs). */
+  band: Band | null;
+  points: RatioPoint[];
+}
+
+/** Runs on one GPU model with the same settings: the only runs compared with each other. */
+export interface FleetGroup {
+  id: string;
+  gpuModel: string;
+  /** The settings in words: clients, window, pinning, MPS limits, comparisons. */
+  settings: string;
+  nodes: string[];
+  /** Distinct GPUs (by UUID) among its runs. */
+  gpus: number;
+  /** The software most of its GPUs ran; a field is null where no value has a majority. */
+  software: Software;
+  /** Why outliers are not tested in it, or null when they are. */
+  untested: string | null;
+  /** Set when the group is a single run: it is set aside, with why no other run compares. */
+  setAside: string | null;
+  ratios: RatioDistribution[];
+}
+
+export interface FleetAnalysis {
+  rule: { k: number; floor: number; minRuns: number; text: string };
+  groups: FleetGroup[];
+  nodes: FleetNode[];
+  notCompared: NotCompared[];
+  gpuModels: string[];
+  /** Distinct GPUs (by UUID) among all runs. */
+  gpus: number;
+  /** Nodes with at least one outlier ratio. */
+  outlierNodes: string[];
+  /** Nodes that fail for any reason (outliers included). */
+  failingNodes: string[];
+  /** No node fails and every run could be read. */
+  pass: boolean;
+}
+
+const gpuOf = (run: Run) => gpuAt(run.fingerprint, run.config.gpuIndex);
+const gpuKey = (m: FleetMember) => gpuOf(m.run)?.uuid ?? m.path;
+const modelOf = (m: FleetMember) => gpuOf(m.run)?.name ?? 'unknown GPU';
+
+export function softwareOf(run: Run): Software {
+  const gpu = gpuOf(run);
+  const p = run.fingerprint.python;
+  return {
+    driver: run.fingerprint.driverVersion,
+    cuda: run.fingerprint.cudaVersion,
+    torch: p.status === 'ok' ? p.torch : null,
+    gpushare: run.tool.version,
+    computeMode: gpu?.computeMode ?? null,
+    mig: gpu?.migModeCurrent ?? null,
+  };
+}
+
+/** Each field the runs agree on, null where they differ. */
+function commonSoftware(runs: readonly Run[]): Software {
+  const all = runs.map(softwareOf);
+  const first = all[0] as Software;
+  const keys = Object.keys(first) as Array<keyof Software>;
+  return Object.fromEntries(keys.map((k) => [k, all.every((x) => x[k] === first[k]) ? first[k] : null])) as unknown as Software;
+}
+
+/** Software the gate's fingerprint comparison does not cover, in its words. */
+function softwareDifferences(now: Run, before: Run): string[] {
+  const [a, b] = [softwareOf(now), softwareOf(before)];
+  const fields: Array<[string, keyof Software]> = [['CUDA', 'cuda'], ['PyTorch', 'torch'], ['gpushare', 'gpushare']];
+  return fields.flatMap(([name, key]) => (a[key] === b[key] ? [] : [`${name}: ${String(b[key])} before vs ${String(a[key])} now`]));
+}
+
+const comparisonIds = (run: Run) => run.plan.map((c) => c.id).sort();
+
+/** Comparisons one run has and the other (`reference`) lacks. */
+function planDifferences(now: Run, before: Run, reference: string): string[] {
+  const [a, b] = [comparisonIds(now), comparisonIds(before)];
+  const list = (xs: string[]) => (xs.length > 4 ? `${xs.slice(0, 4).join(', ')} and ${xs.length - 4} more` : xs.join(', '));
+  const here = a.filter((x) => !b.includes(x));
+  const there = b.filter((x) => !a.includes(x));
+  return [...(here.length > 0 ? [`comparisons only here: ${list(here)}`] : []), ...(there.length > 0 ? [`comparisons only in ${reference}: ${list(there)}`] : [])];
+}
+
+/** The gate's "X: a before vs b now" as the fleet says it: the node's value against its reference's. */
+function reword(line: string, reference: string): string {
+  const m = /^(.*?): (.*) before vs (.*) now$/s.exec(line);
+  return m ? `${m[1]}: ${m[3]} here, ${m[2]} in ${reference}` : line;
+}
+
+/** Partitions items into classes of equals (`same` is an equivalence), in first-seen order. */
+function classes<T>(items: readonly T[], same: (a: T, b: T) => boolean): T[][] {
+  const out: T[][] = [];
+  for (const item of items) {
+    const home = out.find((c) => same(c[0] as T, item));
+    if (home) home.push(item);
+    else out.push([item]);
+  }
+  return out;
+}
+
+/** The class held by more than half of the distinct GPUs, or null: repeat runs of one GPU do not outvote another GPU. */
+function majority(cls: readonly FleetMember[][]): FleetMember[] | null {
+  const total = new Set(cls.flat().map(gpuKey)).size;
+  const weight = (c: readonly FleetMember[]) => new Set(c.map(gpuKey)).size;
+  const best = [...cls].sort((a, b) => weight(b) - weight(a))[0];
+  return best && weight(best) * 2 > total ? best : null;
+}
+
+function settingsText(run: Run): string {
+  const c = run.config;
+  const mps = [c.mps.threadPct !== null ? `MPS ${c.mps.threadPct}% threads` : '', c.mps.memLimit !== null ? `MPS memory ${c.mps.memLimit}` : ''].filter(Boolean);
+  return [`${clientCounts(c).join(', ')} client(s)`, `${c.windowMs} ms windows`, `CPU pinning ${c.cpuPin}`, ...mps, `comparisons ${run.plan.map((p) => p.id).join(', ')}`].join(' · ');
+}
+
+/** Throttle reasons other than the power cap seen while trials ran, with how many samples showed each. */
+function throttling(run: Run): string | null {
+  const during = run.samples.filter((s) => s.trialId !== null);
+  const counts = new Map<string, number>();
+  for (const s of during) for (const reason of throttleReasons(s.clocksEventReasons)) if (!EXPECTED_THROTTLE.has(reason)) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  if (counts.size === 0) return null;
+  return `${[...counts].map(([r, n]) => `${r} in ${n}`).join(', ')} of ${during.length} samples taken during trials`;
+}
+
+/** What a run lacks to be complete: its status, a mode that could not be set up, a comparison with no complete round. */
+function incompleteness(m: FleetMember): string[] {
+  const out: string[] = [];
+  if (m.run.status !== 'complete') out.push(`the run is ${m.run.status}, not complete`);
+  for (const mode of m.run.modes) if (mode.status === 'failed') out.push(`${mode.mode} failed: ${mode.reason ?? 'no reason recorded'}`);
+  for (const c of m.analysis.comparisons) {
+    const ran = m.run.modes.find((x) => x.mode === c.comparison.mode)?.status !== 'skipped';
+    if (ran && c.completeRounds === 0) out.push(`${c.comparison.id} has no complete round${c.failure ? `: ${c.failure}` : ''}`);
+  }
+  return out;
+}
+
+function nodeRatio(v: MetricAnalysis): NodeRatio {
+  return {
+    metricId: v.metric.id,
+    better: v.metric.better,
+    value: v.stats.value,
+    ci: v.stats.ci,
+    halfWidth: v.stats.halfWidth,
+    rounds: v.stats.n,
+    verdict: v.verdict,
+    threshold: v.threshold?.text ?? null,
+    reasons: v.reasons,
+    outlier: null,
+    direction: null,
+  };
+}
+
+/**
+ * Runs that another run replaced: an unfinished run of a GPU (by UUID) with a complete run of the same
+ * GPU made after it, as a fleet job's retry after a pod was evicted leaves them.
+ */
+function superseded(members: readonly FleetMember[]): Map<FleetMember, FleetMember> {
+  const out = new Map<FleetMember, FleetMember>();
+  for (const m of members.filter((x) => x.run.status !== 'complete')) {
+    const uuid = gpuOf(m.run)?.uuid;
+    const later = members.find((x) => x !== m && x.run.status === 'complete' && uuid && gpuOf(x.run)?.uuid === uuid && x.run.createdAt > m.run.createdAt);
+    if (later) out.set(m, later);
+  }
+  return out;
+}
+
+/** The fleet analysis: groups, distributions, outliers and node checks. `members` in the order the report lists them. */
+export function analyzeFleet(all: readonly FleetMember[], unread: readonly NotCompared[], rules: FleetRules): FleetAnalysis {
+  const replaced = superseded(all);
+  const members = all.filter((m) => !replaced.has(m));
+  const notCompared = [
+    ...unread,
+    ...[...replaced].map(([m, by]) => ({ path: m.path, reason: `superseded: ${m.run.status}, and ${by.path} is a complete run of the same GPU (${gpuOf(m.run)?.uuid}) made after it`, fails: false })),
+  ];
+  // The run's path names the node: a fleet job writes <node>/gpu<i>, a multi-GPU host <run>/gpu<i>.
+  const nameOf = new Map(members.map((m) => [m, m.path || m.run.id]));
+  const nodes = new Map<FleetMember, FleetNode>();
+  for (const m of members) {
+    const gpu = gpuOf(m.run);
+    const flags: NodeFlag[] = [];
+    if (m.run.contamination.length > 0) flags.push({ kind: 'contaminated', text: `the GPU was busy when the run started: ${m.run.contamination.join('; ')}` });
+    const throttled = throttling(m.run);
+    if (throttled) flags.push({ kind: 'throttled', text: throttled });
+    for (const text of incompleteness(m)) flags.push({ kind: 'incomplete', text });
+    const invalid = m.analysis.verdicts.filter((v) => v.verdict === 'invalid');
+    if (invalid.length > 0) flags.push({ kind: 'invalid', text: `${invalid.map((v) => v.metric.id).join(', ')}: ${invalid[0]?.reasons[0] ?? 'a validity check failed'}` });
+    for (const v of m.analysis.verdicts.filter((x) => x.verdict === 'fail')) flags.push({ kind: 'fail', text: `${v.metric.id}: ${v.reasons[0] ?? 'fails its threshold'}` });
+    nodes.set(m, {
+      name: nameOf.get(m) as string,
+      path: m.path,
+      host: m.host,
+      runId: m.run.id,
+      runStatus: m.run.status,
+      gpuIndex: m.run.config.gpuIndex,
+      gpuUuid: gpu?.uuid ?? null,
+      gpuName: modelOf(m),
+      software: softwareOf(m.run),
+      group: '',
+      ratios: m.analysis.verdicts.map(nodeRatio),
+      flags,
+      outliers: [],
+      pass: false,
+    });
+  }
+
+  const sameSettings = (a: FleetMember, b: FleetMember) => comparisonIds(a.run).join() === comparisonIds(b.run).join() && rules.settingDifferences(a.run, b.run).length === 0 && rules.settingDifferences(b.run, a.run).length === 0;
+  /** How `a`'s settings differ from `b`'s, `b` named as `where`. */
+  const settingLines = (a: FleetMember, b: FleetMember, where: string) => [...planDifferences(a.run, b.run, where), ...rules.settingDifferences(a.run, b.run).map((l) => reword(l, where))];
+  const machineLines = (a: FleetMember, b: FleetMember, where: string) => [...rules.machineDifferences(a.run, b.run), ...softwareDifferences(a.run, b.run)].map((l) => reword(l, where));
+
+  const groups: FleetGroup[] = [];
+  const models = [...new Set(members.map(modelOf))];
+  for (const model of models) {
+    const ofModel = members.filter((m) => modelOf(m) === model);
+    const cohorts = classes(ofModel, sameSettings).sort((a, b) => b.length - a.length);
+    // Settings are chosen per run: only where most of the model's GPUs share one is a run with others misconfigured.
+    const usual = cohorts.length > 1 ? majority(cohorts) : null;
+    if (usual) {
+      const ref = usual[0] as FleetMember;
+      for (const m of ofModel.filter((x) => !usual.includes(x))) {
+        nodes.get(m)?.flags.push({ kind: 'settings', text: `settings differ from those most ${model} GPUs ran with (as ${nameOf.get(ref)}): ${settingLines(m, ref, nameOf.get(ref) as string).join('; ')}` });
+      }
+    }
+    for (const cohort of cohorts) {
+      groups.push(groupOf(`g${groups.length + 1}`, model, cohort, ofModel, nameOf, nodes, settingLines, machineLines));
+    }
+  }
+
+  const list = [...nodes.values()];
+  for (const node of list) {
+    node.outliers = node.ratios.filter((r) => r.outlier !== null).map((r) => r.metricId);
+    node.pass = node.outliers.length === 0 && node.flags.length === 0;
+  }
+  const failingNodes = list.filter((n) => !n.pass).map((n) => n.name);
+  return {
+    rule: { k: FLEET_K, floor: FLEET_FLOOR, minRuns: MIN_RUNS_FOR_OUTLIERS, text: OUTLIER_RULE },
+    groups,
+    nodes: list,
+    notCompared,
+    gpuModels: models,
+    gpus: new Set(members.map(gpuKey)).size,
+    outlierNodes: list.filter((n) => n.outliers.length > 0).map((n) => n.name),
+    failingNodes,
+    pass: failingNodes.length === 0 && notCompared.every((x) => !x.fails),
+  };
+}
+
+/** One cohort as a group: software majority, ratio distributions and outliers, marked on its nodes. */
+function groupOf(
+  id: string,
+  model: string,
+  cohort: FleetMember[],
+  ofModel: FleetMember[],
+  nameOf: Map<FleetMember, string>,
+  nodes: Map<FleetMember, FleetNode>,
+  settingLines: (a: FleetMember, b: FleetMember, where: string) => string[],
+  machineLines: (a: FleetMember, b: FleetMember, where: string) => string[],
+): FleetGroup {
+  const nodeOf = (m: FleetMember) => nodes.get(m) as FleetNode;
+  for (const m of cohort) nodeOf(m).group = id;
+
+  // Software: runs with the same settings are compared only if they measured with the same software.
+  const kinds = classes(cohort, (a, b) => machineLines(a, b, '').length === 0);
+  const usual = majority(kinds);
+  if (kinds.length > 1) {
+    for (const m of cohort.filter((x) => !usual?.includes(x))) {
+      const ref = (usual ?? kinds.find((k) => !k.includes(m)))?.[0] as FleetMember;
+      const where = usual ? `${nameOf.get(ref)} and most of the group` : `${nameOf.get(ref)}`;
+      const lines = machineLines(m, ref, where);
+      nodeOf(m).flags.push({ kind: 'fingerprint', text: `${usual ? 'differs from the group\'s majority' : 'the group\'s GPUs ran different software and none has a majority'}: ${lines.join('; ')}` });
+    }
+  }
+  const software = usual ? softwareOf((usual[0] as FleetMember).run) : commonSoftware(cohort.map((m) => m.run));
+
+  // GPUs, not runs: repeat runs of one GPU are not a majority against another GPU.
+  const gpus = new Set(cohort.map(gpuKey)).size;
+  const untested =
+    cohort.length === 1
+      ? 'a group of 1 run cannot have outliers: there is no other run to differ from'
+      : cohort.length < MIN_RUNS_FOR_OUTLIERS
+        ? `a group of ${cohort.length} runs cannot have outliers: with two, neither is the odd one`
+        : gpus < MIN_RUNS_FOR_OUTLIERS
+          ? `a group of ${cohort.length} runs on ${gpus} GPUs cannot have outliers: with two GPUs, neither is the odd one`
+          : null;
+  let setAside: string | null = null;
+  if (cohort.length === 1) {
+    const m = cohort[0] as FleetMember;
+    const others = ofModel.filter((x) => x !== m);
+    const nearest = others.map((x) => ({ x, lines: settingLines(m, x, 'it') })).sort((a, b) => a.lines.length - b.lines.length)[0];
+    setAside = nearest
+      ? `no other ${model} run has its settings; the nearest, ${nameOf.get(nearest.x)}, differs: ${nearest.lines.join('; ')}`
+      : `the only run on ${model}`;
+  }
+
+  const ids = [...new Set(cohort.flatMap((m) => nodeOf(m).ratios.map((r) => r.metricId)))];
+  const ratios = ids.flatMap((metricId): RatioDistribution[] => {
+    const held = cohort.flatMap((m) => {
+      const r = nodeOf(m).ratios.find((x) => x.metricId === metricId);
+      return r && r.value !== null ? [{ m, r: r as NodeRatio & { value: number } }] : [];
+    });
+    if (held.length === 0) return [];
+    const values = held.map((h) => h.r.value);
+    const band = untested === null ? robustBand(values) : null;
+    const points = held.map(({ m, r }) => {
+      const side = band ? outlierSide(r.ci, band) : null;
+      r.outlier = side;
+      r.direction = side === null ? null : (side === 'above') === (r.better === 'higher') ? 'better' : 'worse';
+      return { node: nameOf.get(m) as string, value: r.value, ci: r.ci, outlier: side };
+    });
+    const mid = median(values);
+    const [lo, hi] = [Math.min(...values), Math.max(...values)];
+    return [{ metricId, better: held[0]?.r.better ?? 'lower', n: held.length, median: mid, min: lo, max: hi, spread: mid === 0 ? 0 : (hi - lo) / Math.abs(mid), band, points }];
+  });
+
+  return { id, gpuModel: model, settings: settingsText((cohort[0] as FleetMember).run), nodes: cohort.map((m) => nameOf.get(m) as string), gpus, software, untested, setAside, ratios };
+}

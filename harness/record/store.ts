@@ -1,0 +1,113 @@
+/** Run directories and output files: opened and locked, written atomically (temp file, then rename), read without blocking. */
+import { RUN_FILE } from './kinds.js';
+import { constants as fsConstants } from 'node:fs';
+import { access, appendFile, constants, mkdir, open, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import { UserError } from '../core/errors.js';
+import { acquireRunLock, LOCK_FILE, type RunLock } from './lock.js';
+
+/** Write errors the user can fix (space, quota, a read-only or failing disk, permissions): not bugs. */
+const USER_WRITE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES', 'EPERM']);
+
+/** The atomic file writer: a seam, so tests can make writes fail. */
+export type AtomicWriter = (file: string, content: string) => Promise<void>;
+
+/** The default atomic writer: a temp file beside the target, then rename. */
+export const atomicWrite: AtomicWriter = (file, content) => writeFileAtomic(file, content);
+
+
+/** The file-system seam of one run directory: writes any file of it, relative to the directory. */
+export interface RecordWriter {
+  readonly dir: string;
+  writeText(relativePath: string, content: string): Promise<void>;
+}
+
+/** The writer of `dir`; `writer` is the atomic writer (a seam for tests). */
+export function directoryWriter(dir: string, writer: AtomicWriter = atomicWrite): RecordWriter {
+  return {
+    dir,
+    async writeText(relativePath, content) {
+      const file = path.join(dir, relativePath);
+      try {
+        await mkdir(path.dirname(file), { recursive: true });
+        await writer(file, content);
+      } catch (error) {
+        throw writeError(file, dir, error);
+      }
+    },
+  };
+}
+
+/**
+ * Opens `dir` for a new run and locks it: creates it, and refuses one that another harness holds,
+ * that holds another run, that holds files of the user's, or that cannot be written.
+ */
+export async function openRunDirectory(dir: string, runId: string): Promise<RunLock> {
+  if (dir.trim() === '') throw new UserError('--out is empty: give the directory the run should go to');
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK);
+  } catch (error) {
+    throw new UserError(`cannot write the output directory ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another with --out`);
+  }
+  // Locked before looking: a second harness that started at the same moment must not pass the checks too.
+  const lock = await acquireRunLock(dir);
+  try {
+    const existing = await readFile(path.join(dir, RUN_FILE), 'utf8').catch(() => null);
+    if (existing !== null) {
+      const id = (() => {
+        try {
+          return (JSON.parse(existing) as { id?: unknown }).id;
+        } catch {
+          return undefined;
+        }
+      })();
+      if (id !== runId) throw new UserError(`${dir} already holds a different run (${String(id ?? 'unreadable run.json')}): choose an empty directory with --out`);
+    } else {
+      // Not a run: whatever is there is the user's, and a run would overwrite its trials.csv.
+      const entries = (await readdir(dir)).filter((name) => name !== LOCK_FILE);
+      if (entries.length > 0) throw new UserError(`${dir} is not empty and holds no gpushare run (it has ${entries[0]}${entries.length > 1 ? ` and ${entries.length - 1} more` : ''}): choose an empty or new directory with --out`);
+    }
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  return lock;
+}
+
+/** A failed write of a run file: the user's to fix (one line) where the disk refused it, else a bug. */
+function writeError(file: string, dir: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === undefined || !USER_WRITE_ERRORS.has(code)) return error;
+  return new UserError(`cannot write ${file} (${code}): the trials finished before it are kept in ${dir}; fix the disk and continue with gpushare bench --resume ${dir}`);
+}
+
+/** Reads a file that must be a regular file: a FIFO or device would block the read forever. */
+export async function readRegularFile(file: string): Promise<string> {
+  // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+  const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  try {
+    if (!(await handle.stat()).isFile()) throw new UserError(`${file} is not a regular file: give a run directory made by gpushare bench`);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes an output file outside a run directory (a JUnit report, an artifact), atomically. */
+export async function writeOutputFile(file: string, content: string, options: { mode?: number } = {}): Promise<void> {
+  try {
+    await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+    await writeFileAtomic(file, content, options.mode === undefined ? {} : { mode: options.mode });
+  } catch (error) {
+    throw new UserError(`cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another path`);
+  }
+}
+
+/** Appends to a file that others also write to (GitHub's step summary). */
+export async function appendOutputFile(file: string, content: string): Promise<void> {
+  await appendFile(file, content).catch((error: NodeJS.ErrnoException) => {
+    throw new UserError(`cannot append to ${file} (${error.code ?? error.message})`);
+  });
+}
