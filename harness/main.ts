@@ -9,7 +9,9 @@ run(hideBin(process.argv), systemDeps()).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`gpushare: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `gpushare: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exitCode = 70;
   },
 );

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { expect } from 'vitest';
-import { UserError } from '../harness/core/errors.js';
 import type { Run } from '../harness/bench/record/schema.js';
+import { UserError } from '../harness/core/errors.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const FAKES = path.join(ROOT, 'test', 'fakes', 'bin');
@@ -32,7 +32,11 @@ export function pathWithoutNvidia(): string {
 }
 
 /** Runs the built CLI as a user would, with the given PATH and extra environment. */
-export function cli(args: string[], env: Record<string, string> = {}, options: { path?: string; timeoutMs?: number } = {}) {
+export function cli(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { path?: string; timeoutMs?: number } = {},
+) {
   return execa(process.execPath, [CLI, ...args], {
     reject: false,
     env: { ...env, PATH: options.path ?? fakePath() },
@@ -108,7 +112,11 @@ export function runOnDisk(out: string): Run | null {
 }
 
 /** Polls `condition` every 50 ms until it holds, failing with `what` after `deadlineMs`: a condition and a deadline, never a guess at how long a loaded machine takes. */
-export async function until(condition: () => boolean | Promise<boolean>, deadlineMs: number, what: string): Promise<void> {
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  deadlineMs: number,
+  what: string,
+): Promise<void> {
   const end = Date.now() + deadlineMs;
   while (!(await condition())) {
     if (Date.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);

@@ -2,48 +2,56 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { argvText } from '../core/argv-text.js';
-import { busyEvidence } from '../session/busy.js';
+import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
-import { ExitCode, Interrupted, INTERRUPT_SIGNALS, signalExitCode, UserError, type InterruptSignal } from '../core/errors.js';
-import { verdictsJson } from './gate/outputs.js';
-import { metricsJson } from './outputs/metrics-table.js';
-import { writeTables, writeTablesSync } from './outputs/csv.js';
-import { summaryText } from './outputs/summary.js';
-import { fingerprintMismatches } from './gate/gate.js';
+import {
+  ExitCode,
+  INTERRUPT_SIGNALS,
+  Interrupted,
+  type InterruptSignal,
+  signalExitCode,
+  UserError,
+} from '../core/errors.js';
+import { reportsDir, resultsDir, WORKLOADS_DIR } from '../core/paths.js';
+import { VERSION } from '../core/version.js';
+import { HOST_FILE } from '../record/kinds.js';
+import { acquireRunLock, type RunLock } from '../record/lock.js';
+import { newRunId } from '../record/record-file.js';
+import { openRunDirectory, writeOutputFile } from '../record/store.js';
+import { busyEvidence } from '../session/busy.js';
+import { benchBlockers } from '../session/readiness.js';
 import { startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
 import { prepareMpsDirectory } from '../system/mps/ownership.js';
 import { salvageMpsLogsSync } from '../system/mps/salvage.js';
 import { collectFingerprint } from '../system/nvidia/fingerprint.js';
 import { startSmiSampler } from '../system/nvidia/sampler.js';
-import { BENCH_FLAGS, estimateSeconds, resolveBenchOptions, type BenchOptions } from './options.js';
-import { defineCommand } from '../core/command.js';
-import { reportsDir, resultsDir, WORKLOADS_DIR } from '../core/paths.js';
-import { buildPlan, crossGpuPlan, type Plan } from './plan.js';
-import { CROSS_GPU_TOLERANCE, crossGpuResults, gpuSchedule } from './analysis/cross-gpu.js';
-import { HOST_FILE } from '../record/kinds.js';
-import { HOST_SCHEMA_ID, loadHostRun, type HostGpu, type HostRun } from './record/host-record.js';
+import { type Fingerprint, gpuAt } from '../system/nvidia/schema.js';
 import { Reaper } from '../system/proc/reaper.js';
-import { makeProgress, type ProgressStyle } from './progress.js';
-import { gpuAt, type Fingerprint } from '../system/nvidia/schema.js';
-import { RUN_SCHEMA_ID, type Config, type Run } from './record/schema.js';
-import { acquireRunLock, type RunLock } from '../record/lock.js';
-import { newRunId } from '../record/record-file.js';
-import { fsRunStore, loadRun, removeStaleTempFiles, type RunStore } from './record/store.js';
-import { openRunDirectory, writeOutputFile } from '../record/store.js';
-import { executeRun, plannedTrials } from './scheduler.js';
 import { analyze } from './analysis/analyze.js';
-import type { Analysis } from './analysis/types.js';
+import { CROSS_GPU_TOLERANCE, crossGpuResults, gpuSchedule } from './analysis/cross-gpu.js';
 import { possibleMetricIds } from './analysis/metrics.js';
+import type { Analysis } from './analysis/types.js';
+import { fingerprintMismatches } from './gate/gate.js';
+import { verdictsJson } from './gate/outputs.js';
 import { checkPatterns, loadThresholds } from './gate/thresholds.js';
-import { VERSION } from '../core/version.js';
-import { benchBlockers } from '../session/readiness.js';
+import { BENCH_FLAGS, type BenchOptions, estimateSeconds, resolveBenchOptions } from './options.js';
+import { writeTables, writeTablesSync } from './outputs/csv.js';
+import { metricsJson } from './outputs/metrics-table.js';
+import { summaryText } from './outputs/summary.js';
 import { writeHostReport, writeRunReport } from './outputs/write.js';
+import { buildPlan, crossGpuPlan, type Plan } from './plan.js';
+import { makeProgress, type ProgressStyle } from './progress.js';
+import { HOST_SCHEMA_ID, type HostGpu, type HostRun, loadHostRun } from './record/host-record.js';
+import { type Config, RUN_SCHEMA_ID, type Run } from './record/schema.js';
+import { fsRunStore, loadRun, type RunStore, removeStaleTempFiles } from './record/store.js';
+import { executeRun, plannedTrials } from './scheduler.js';
 
 /** `gpushare bench`: flags, options, run. */
 export const benchCommand = defineCommand({
   flags: BENCH_FLAGS,
   rest: true,
-  epilogue: 'exit 0: measured, and every graded ratio passed its threshold; 1: a graded ratio failed its threshold; 2: a usage error, or this machine cannot bench; 3: a graded ratio is inconclusive or invalid, or a mode or comparison measured nothing; 129/130/131/143: interrupted by SIGHUP/SIGINT/SIGQUIT/SIGTERM (continue with --resume <dir>)',
+  epilogue:
+    'exit 0: measured, and every graded ratio passed its threshold; 1: a graded ratio failed its threshold; 2: a usage error, or this machine cannot bench; 3: a graded ratio is inconclusive or invalid, or a mode or comparison measured nothing; 129/130/131/143: interrupted by SIGHUP/SIGINT/SIGQUIT/SIGTERM (continue with --resume <dir>)',
   resolve: async (args) => resolveBenchOptions(args, await loadThresholds(args.config)),
   run: bench,
 });
@@ -58,7 +66,9 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
   const config = resumed?.run.config ?? options.config;
   const fingerprint = await benchFingerprint(config, deps);
   refuseBlocked(config, fingerprint, [config.gpuIndex]);
-  const { run, store, lock } = resumed ? await resumeRun(resumed.dir, fingerprint, deps) : await newRun(options, fingerprint, deps);
+  const { run, store, lock } = resumed
+    ? await resumeRun(resumed.dir, fingerprint, deps)
+    : await newRun(options, fingerprint, deps);
   try {
     const inResults = path.dirname(path.resolve(deps.cwd, store.dir)) === resultsDir(deps.cwd);
     return await execute(run, store, lock, options.style, inResults ? reportsDir(deps.cwd) : null, deps);
@@ -68,13 +78,19 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
 }
 
 function benchFingerprint(config: Config, deps: AppDeps): Promise<Fingerprint> {
-  return collectFingerprint(deps.runner, { python: config.python, probeScript: path.join(WORKLOADS_DIR, 'probe.py'), clock: deps.clock });
+  return collectFingerprint(deps.runner, {
+    python: config.python,
+    probeScript: path.join(WORKLOADS_DIR, 'probe.py'),
+    clock: deps.clock,
+  });
 }
 
 /** Refuses, with the first blocker, to bench any of `gpuIndices` on this machine. */
 function refuseBlocked(config: Config, fingerprint: Fingerprint, gpuIndices: readonly number[]): void {
   const needsPython = [...config.streamsWorkloads, ...config.contentionWorkloads].some((w) => w.builtin);
-  const blockers = gpuIndices.flatMap((i) => benchBlockers(fingerprint, i)).filter((b) => needsPython || (!b.startsWith('Python') && !b.includes('PyTorch')));
+  const blockers = gpuIndices
+    .flatMap((i) => benchBlockers(fingerprint, i))
+    .filter((b) => needsPython || (!b.startsWith('Python') && !b.includes('PyTorch')));
   if (blockers.length > 0) throw new UserError(`cannot bench here: ${blockers[0]} (run gpushare doctor for details)`);
 }
 
@@ -90,28 +106,45 @@ async function benchGpus(options: BenchOptions, which: 'all' | number[], deps: A
   refuseBlocked(config, probe, indices.length > 0 ? indices : [0]);
   for (const index of indices) {
     const busy = busyEvidence(probe, index);
-    if (busy.length > 0 && !options.allowBusy) throw new UserError(`GPU ${index} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy (its run is then marked contaminated)`);
+    if (busy.length > 0 && !options.allowBusy)
+      throw new UserError(
+        `GPU ${index} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy (its run is then marked contaminated)`,
+      );
   }
   const createdAt = deps.clock.nowIso();
   const first = gpuAt(probe, indices[0] as number);
   const id = newRunId(createdAt, first?.name, `x${indices.length}`);
   const parent = options.out ?? path.join(resultsDir(deps.cwd), id);
-  if ((await loadHostRun(parent)) !== null) throw new UserError(`${parent} holds a multi-GPU run already: give --out a new directory`);
-  const reportDir = path.dirname(path.resolve(deps.cwd, parent)) === resultsDir(deps.cwd) ? reportsDir(deps.cwd) : path.join(parent, 'report');
+  if ((await loadHostRun(parent)) !== null)
+    throw new UserError(`${parent} holds a multi-GPU run already: give --out a new directory`);
+  const reportDir =
+    path.dirname(path.resolve(deps.cwd, parent)) === resultsDir(deps.cwd)
+      ? reportsDir(deps.cwd)
+      : path.join(parent, 'report');
   const host: HostRun = {
     schema: HOST_SCHEMA_ID,
     id,
     createdAt,
     finishedAt: null,
     status: 'running',
-    gpus: indices.map((index) => ({ index, uuid: gpuAt(probe, index)?.uuid ?? String(index), name: gpuAt(probe, index)?.name ?? null, dir: `gpu${index}`, exitCode: null })),
+    gpus: indices.map((index) => ({
+      index,
+      uuid: gpuAt(probe, index)?.uuid ?? String(index),
+      name: gpuAt(probe, index)?.name ?? null,
+      dir: `gpu${index}`,
+      exitCode: null,
+    })),
     crossDir: indices.length > 1 ? 'cross' : null,
     schedule: null,
   };
   const saveHost = () => writeOutputFile(path.join(parent, HOST_FILE), `${JSON.stringify(host, null, 2)}\n`);
   await saveHost();
   // Each run is an ordinary bench run with the one fingerprint taken before any of them started.
-  const benchOne = async (runOptions: BenchOptions, runDeps: AppDeps, planned?: PlannedRun): Promise<{ code: number; run: Run }> => {
+  const benchOne = async (
+    runOptions: BenchOptions,
+    runDeps: AppDeps,
+    planned?: PlannedRun,
+  ): Promise<{ code: number; run: Run }> => {
     const { run, store, lock } = await newRun(runOptions, probe, runDeps, planned);
     try {
       return { code: await execute(run, store, lock, runOptions.style, reportDir, runDeps), run };
@@ -122,26 +155,49 @@ async function benchGpus(options: BenchOptions, which: 'all' | number[], deps: A
   try {
     if (host.crossDir !== null) {
       // Its CIs aim at half the tolerance, so a GPU free of interference can be shown to be.
-      const roundPolicy = { ...config.roundPolicy, ciTarget: Math.min(config.roundPolicy.ciTarget, CROSS_GPU_TOLERANCE / 2) };
-      const crossConfig: Config = { ...config, gpuIndex: indices[0] as number, modes: ['timeslice'], clients: config.clients, roundPolicy };
+      const roundPolicy = {
+        ...config.roundPolicy,
+        ciTarget: Math.min(config.roundPolicy.ciTarget, CROSS_GPU_TOLERANCE / 2),
+      };
+      const crossConfig: Config = {
+        ...config,
+        gpuIndex: indices[0] as number,
+        modes: ['timeslice'],
+        clients: config.clients,
+        roundPolicy,
+      };
       delete crossConfig.clientCounts;
       const comparisons = crossGpuPlan(config, probe, indices);
       const modes: Run['modes'] = [{ mode: 'timeslice', status: 'ran', reason: null, mig: null, mps: null }];
-      const cross = await benchOne({ ...options, config: crossConfig, out: path.join(parent, host.crossDir), thresholdsFile: null }, deps, { plan: { comparisons, modes }, kind: 'cross' });
+      const cross = await benchOne(
+        { ...options, config: crossConfig, out: path.join(parent, host.crossDir), thresholdsFile: null },
+        deps,
+        { plan: { comparisons, modes }, kind: 'cross' },
+      );
       host.schedule = gpuSchedule(crossGpuResults(analyze(cross.run)));
     } else {
       host.schedule = { parallel: false, reason: 'one GPU: nothing to run beside it' };
     }
     // Pinned clients of runs side by side would share cores: client i of every GPU gets core N-1-i.
-    if (host.schedule.parallel && config.cpuPin === 'auto') host.schedule = { parallel: false, reason: `${host.schedule.reason.replace(/: the GPUs run in parallel$/, '')}, but --cpu-pin auto would give each GPU's clients the same cores: the GPUs run one after another` };
+    if (host.schedule.parallel && config.cpuPin === 'auto')
+      host.schedule = {
+        parallel: false,
+        reason: `${host.schedule.reason.replace(/: the GPUs run in parallel$/, '')}, but --cpu-pin auto would give each GPU's clients the same cores: the GPUs run one after another`,
+      };
     await saveHost();
     deps.err(`gpushare: ${host.schedule.reason}\n`);
     // One GPU's error (a full disk, a daemon that will not start) is that GPU's outcome: the others
     // still run, and the combined report says which failed. An interruption stops them all.
     const runGpu = async (gpu: HostGpu) => {
-      const gpuDeps = host.schedule?.parallel && options.style !== 'json' ? prefixedDeps(deps, `[GPU ${gpu.index}] `) : deps;
+      const gpuDeps =
+        host.schedule?.parallel && options.style !== 'json' ? prefixedDeps(deps, `[GPU ${gpu.index}] `) : deps;
       try {
-        gpu.exitCode = (await benchOne({ ...options, config: { ...config, gpuIndex: gpu.index }, out: path.join(parent, gpu.dir) }, gpuDeps)).code;
+        gpu.exitCode = (
+          await benchOne(
+            { ...options, config: { ...config, gpuIndex: gpu.index }, out: path.join(parent, gpu.dir) },
+            gpuDeps,
+          )
+        ).code;
       } catch (error) {
         if (error instanceof Interrupted || !(error instanceof UserError)) throw error;
         gpu.exitCode = error.exitCode;
@@ -165,7 +221,11 @@ async function benchGpus(options: BenchOptions, which: 'all' | number[], deps: A
     await saveHost();
   }
   const report = await writeHostReport(parent, host, reportDir, false);
-  deps.out(options.style === 'json' ? `${JSON.stringify({ type: 'host-summary', hostId: host.id, dir: parent, report, status: host.status, gpus: host.gpus, schedule: host.schedule })}\n` : `combined report: ${report}\n`);
+  deps.out(
+    options.style === 'json'
+      ? `${JSON.stringify({ type: 'host-summary', hostId: host.id, dir: parent, report, status: host.status, gpus: host.gpus, schedule: host.schedule })}\n`
+      : `combined report: ${report}\n`,
+  );
   // The worst GPU decides: one that could not run (2) over a failed threshold (1) over an inconclusive one (3) over a pass (0).
   const codes = host.gpus.map((g) => g.exitCode ?? ExitCode.inconclusive);
   return [ExitCode.usage, ExitCode.fail, ExitCode.inconclusive].find((code) => codes.includes(code)) ?? ExitCode.ok;
@@ -183,14 +243,22 @@ interface PlannedRun {
   kind: string;
 }
 
-async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: AppDeps, planned?: PlannedRun): Promise<{ run: Run; store: RunStore; lock: RunLock }> {
+async function newRun(
+  options: BenchOptions,
+  fingerprint: Fingerprint,
+  deps: AppDeps,
+  planned?: PlannedRun,
+): Promise<{ run: Run; store: RunStore; lock: RunLock }> {
   const { config } = options;
   const busy = busyEvidence(fingerprint, config.gpuIndex);
   if (busy.length > 0 && !options.allowBusy) {
-    throw new UserError(`GPU ${config.gpuIndex} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy (the run is then marked contaminated and the gate trusts none of it)`);
+    throw new UserError(
+      `GPU ${config.gpuIndex} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy (the run is then marked contaminated and the gate trusts none of it)`,
+    );
   }
   const plan = planned?.plan ?? buildPlan(config, fingerprint);
-  if (options.thresholdsFile) checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
+  if (options.thresholdsFile)
+    checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   const createdAt = deps.clock.nowIso();
   const id = newRunId(createdAt, gpuAt(fingerprint, config.gpuIndex)?.name, planned?.kind ?? null);
   const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
@@ -229,14 +297,22 @@ async function newRun(options: BenchOptions, fingerprint: Fingerprint, deps: App
  * Continues a run whose harness was killed or interrupted: finished trials stay, the rest run. It
  * locks the directory first, so a harness still running it (or a second --resume) is refused.
  */
-async function resumeRun(dir: string, fingerprint: Fingerprint, deps: AppDeps): Promise<{ run: Run; store: RunStore; lock: RunLock }> {
+async function resumeRun(
+  dir: string,
+  fingerprint: Fingerprint,
+  deps: AppDeps,
+): Promise<{ run: Run; store: RunStore; lock: RunLock }> {
   const lock = await acquireRunLock(dir);
   try {
     // Read again under the lock: another harness may have written it since.
     const run = await loadRun(dir);
     if (run.status === 'complete') throw new UserError(`${dir} holds a complete run: there is nothing to resume`);
-    const mismatches = fingerprintMismatches({ fingerprint, gpuIndex: run.config.gpuIndex }, { fingerprint: run.fingerprint, gpuIndex: run.config.gpuIndex });
-    if (mismatches.length > 0) throw new UserError(`cannot resume ${dir} on a different machine (${mismatches.join('; ')})`);
+    const mismatches = fingerprintMismatches(
+      { fingerprint, gpuIndex: run.config.gpuIndex },
+      { fingerprint: run.fingerprint, gpuIndex: run.config.gpuIndex },
+    );
+    if (mismatches.length > 0)
+      throw new UserError(`cannot resume ${dir} on a different machine (${mismatches.join('; ')})`);
     const store = fsRunStore(dir);
     if (lock.warning !== null) {
       run.warnings.push(lock.warning);
@@ -261,11 +337,21 @@ async function resumeRun(dir: string, fingerprint: Fingerprint, deps: AppDeps): 
  * or by an error that cut the scheduler's own shutdown short), acting only on what is provably this
  * run's; saves its logs as `mps/<prefix>-*.log` and removes its private directory once they are saved.
  */
-async function stopRecordedDaemons(run: Run, store: RunStore, deps: AppDeps, { prefix, leftBy }: { prefix: string; leftBy: string }): Promise<void> {
+async function stopRecordedDaemons(
+  run: Run,
+  store: RunStore,
+  deps: AppDeps,
+  { prefix, leftBy }: { prefix: string; leftBy: string },
+): Promise<void> {
   for (const record of run.modes) {
     const mps = record.mps;
     if ((mps?.shutdown !== 'running' && mps?.shutdown !== 'starting') || mps.pipeDirectory === null) continue;
-    const orphan = await stopOrphanDaemon(deps.runner, deps.clock, { runId: run.id, controlPid: mps.controlPid, serverPids: mps.serverPids, pipeDirectory: mps.pipeDirectory });
+    const orphan = await stopOrphanDaemon(deps.runner, deps.clock, {
+      runId: run.id,
+      controlPid: mps.controlPid,
+      serverPids: mps.serverPids,
+      pipeDirectory: mps.pipeDirectory,
+    });
     const logFiles = orphan.logs.map((l) => `mps/${prefix}-${l.name}`);
     let saved = true;
     for (const [i, log] of orphan.logs.entries()) {
@@ -282,22 +368,41 @@ async function stopRecordedDaemons(run: Run, store: RunStore, deps: AppDeps, { p
       shutdown: saved ? `daemon of ${leftBy}: ${orphan.outcome}` : mps.shutdown,
       logFiles: saved ? logFiles : mps.logFiles,
     };
-    if (orphan.outcome !== 'left alone') run.warnings.push(`MPS daemon ${orphan.controlPid ?? '(no PID logged)'} left by ${leftBy}: ${orphan.outcome}`);
+    if (orphan.outcome !== 'left alone')
+      run.warnings.push(`MPS daemon ${orphan.controlPid ?? '(no PID logged)'} left by ${leftBy}: ${orphan.outcome}`);
     run.warnings.push(...orphan.leftAlone);
   }
 }
 
-async function execute(run: Run, store: RunStore, lock: RunLock, style: ProgressStyle, reportDir: string | null, deps: AppDeps): Promise<number> {
+async function execute(
+  run: Run,
+  store: RunStore,
+  lock: RunLock,
+  style: ProgressStyle,
+  reportDir: string | null,
+  deps: AppDeps,
+): Promise<number> {
   const { config } = run;
   const progress = makeProgress(style, { out: deps.out, err: deps.err }, deps.terminal);
   const gpu = gpuAt(run.fingerprint, config.gpuIndex);
   const planned = plannedTrials(run);
-  progress.emit({ type: 'run-start', runId: run.id, dir: store.dir, device: gpu?.name ?? '?', comparisons: run.plan.length, trials: planned });
+  progress.emit({
+    type: 'run-start',
+    runId: run.id,
+    dir: store.dir,
+    device: gpu?.name ?? '?',
+    comparisons: run.plan.length,
+    trials: planned,
+  });
 
   const reaper = new Reaper();
   const controller = new AbortController();
   let firstSignal: InterruptSignal | null = null;
-  const sampler = startSmiSampler(deps.runner, deps.clock, { gpuIndex: config.gpuIndex, intervalMs: config.sampleIntervalMs, initial: run.samples });
+  const sampler = startSmiSampler(deps.runner, deps.clock, {
+    gpuIndex: config.gpuIndex,
+    intervalMs: config.sampleIntervalMs,
+    initial: run.samples,
+  });
   // SIGHUP (the SSH session dropped) and SIGQUIT end the run like SIGINT and SIGTERM.
   const onSignal = (signal: InterruptSignal) => {
     if (firstSignal === null) {
@@ -338,7 +443,12 @@ async function execute(run: Run, store: RunStore, lock: RunLock, style: Progress
           await rm(prepared.root, { recursive: true, force: true });
           throw error;
         }
-        return startMpsDaemon(deps.runner, deps.clock, { visibleDevices: gpu?.uuid ?? String(config.gpuIndex), startTimeoutMs: 15_000, quitTimeoutMs: 10_000 }, prepared);
+        return startMpsDaemon(
+          deps.runner,
+          deps.clock,
+          { visibleDevices: gpu?.uuid ?? String(config.gpuIndex), startTimeoutMs: 15_000, quitTimeoutMs: 10_000 },
+          prepared,
+        );
       },
     });
     run.status = 'complete';
@@ -346,7 +456,10 @@ async function execute(run: Run, store: RunStore, lock: RunLock, style: Progress
     // The scheduler knows SIGINT and SIGTERM only: report the signal that really came.
     failure = error instanceof Interrupted && firstSignal !== null ? new Interrupted(firstSignal) : error;
     run.status = error instanceof Interrupted ? 'interrupted' : 'failed';
-    if (!(error instanceof Interrupted)) run.warnings.push(`run stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof UserError ? error.message : String(error)}`);
+    if (!(error instanceof Interrupted))
+      run.warnings.push(
+        `run stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof UserError ? error.message : String(error)}`,
+      );
   } finally {
     await sampler.stop();
     stopSampler();
@@ -354,7 +467,10 @@ async function execute(run: Run, store: RunStore, lock: RunLock, style: Progress
     run.sampler = sampler.status();
     run.finishedAt = deps.clock.nowIso();
     // Every path tries to save what it can, even when the disk is refusing writes.
-    const saved = await stopRecordedDaemons(run, store, deps, { prefix: 'failed', leftBy: 'this harness, whose shutdown an error cut short' })
+    const saved = await stopRecordedDaemons(run, store, deps, {
+      prefix: 'failed',
+      leftBy: 'this harness, whose shutdown an error cut short',
+    })
       .then(() => store.saveRun(run))
       .then(() => writeTables(run, store))
       .then(
@@ -366,14 +482,20 @@ async function execute(run: Run, store: RunStore, lock: RunLock, style: Progress
     process.off('exit', onExit);
     progress.emit({ type: 'run-end', status: run.status });
     // A store error says where the trials are and how to continue in its one line already.
-    if (run.status !== 'complete' && !(failure instanceof UserError)) deps.err(`gpushare: run ${run.status}; ${run.trials.length} finished trials are saved in ${store.dir} (continue with gpushare bench --resume ${store.dir})\n`);
+    if (run.status !== 'complete' && !(failure instanceof UserError))
+      deps.err(
+        `gpushare: run ${run.status}; ${run.trials.length} finished trials are saved in ${store.dir} (continue with gpushare bench --resume ${store.dir})\n`,
+      );
   }
   if (failure !== null) throw failure;
   const analysis = analyze(run);
   // The report goes to reports/ for runs in results/, and beside the run for one given --out.
   const report = await writeRunReport(run, analysis, reportDir ?? path.join(store.dir, 'report'));
   const outcome = benchOutcome(run, analysis);
-  if (style === 'json') deps.out(`${JSON.stringify({ type: 'summary', runId: run.id, dir: store.dir, report, status: run.status, exitCode: outcome.exitCode, problems: outcome.problems, metrics: metricsJson(analysis), verdicts: verdictsJson(analysis.verdicts) })}\n`);
+  if (style === 'json')
+    deps.out(
+      `${JSON.stringify({ type: 'summary', runId: run.id, dir: store.dir, report, status: run.status, exitCode: outcome.exitCode, problems: outcome.problems, metrics: metricsJson(analysis), verdicts: verdictsJson(analysis.verdicts) })}\n`,
+    );
   else deps.out(`${summaryText(run, analysis, store.dir)}report: ${report}\n`);
   for (const problem of outcome.problems) deps.err(`gpushare: ${problem}\n`);
   return outcome.exitCode;
@@ -386,12 +508,23 @@ async function execute(run: Run, store: RunStore, lock: RunLock, style: Progress
 export function benchOutcome(run: Run, analysis: Analysis): { exitCode: number; problems: string[] } {
   const problems = [
     ...run.modes.filter((m) => m.status === 'failed').map((m) => `${m.mode} measured nothing: ${m.reason}`),
-    ...analysis.comparisons.filter((c) => c.completeRounds === 0).map((c) => `${c.comparison.id} measured nothing: no round completed`),
+    ...analysis.comparisons
+      .filter((c) => c.completeRounds === 0)
+      .map((c) => `${c.comparison.id} measured nothing: no round completed`),
   ];
   const graded = analysis.verdicts.filter((v) => v.threshold !== null);
   const doubtful = graded.filter((v) => v.verdict === 'inconclusive' || v.verdict === 'invalid');
   problems.push(...doubtful.map((v) => `${v.metric.id} is ${v.verdict}${v.reasons[0] ? `: ${v.reasons[0]}` : ''}`));
-  if (graded.some((v) => v.verdict === 'fail')) return { exitCode: ExitCode.fail, problems: [...graded.filter((v) => v.verdict === 'fail').map((v) => `${v.metric.id} failed its threshold ${v.threshold?.text}: ${v.reasons[0] ?? ''}`), ...problems] };
+  if (graded.some((v) => v.verdict === 'fail'))
+    return {
+      exitCode: ExitCode.fail,
+      problems: [
+        ...graded
+          .filter((v) => v.verdict === 'fail')
+          .map((v) => `${v.metric.id} failed its threshold ${v.threshold?.text}: ${v.reasons[0] ?? ''}`),
+        ...problems,
+      ],
+    };
   return { exitCode: problems.length > 0 ? ExitCode.inconclusive : ExitCode.ok, problems };
 }
 
@@ -400,7 +533,13 @@ export function benchOutcome(run: Run, analysis: Analysis): { exitCode: number; 
  * daemon the reaper just killed copied into the run directory. A daemon still starting is left
  * recorded, for --resume to stop.
  */
-function saveForcedExitSync(run: Run, store: RunStore, samples: Run['samples'], signal: InterruptSignal, deps: AppDeps): void {
+function saveForcedExitSync(
+  run: Run,
+  store: RunStore,
+  samples: Run['samples'],
+  signal: InterruptSignal,
+  deps: AppDeps,
+): void {
   run.status = 'interrupted';
   run.finishedAt = deps.clock.nowIso();
   run.samples = samples;
@@ -427,7 +566,9 @@ function planText(config: Config, plan: Plan): string {
     }
     for (const c of plan.comparisons.filter((x) => x.mode === mode.mode)) {
       const rounds = config.roundPolicy.minRounds;
-      lines.push(`${c.id}: ${c.clientEnv.length} client(s), arms ${c.arms.map((a) => a.id).join(' ')}, at least ${rounds} rounds (ABBA) = ${c.arms.length * rounds} trials`);
+      lines.push(
+        `${c.id}: ${c.clientEnv.length} client(s), arms ${c.arms.map((a) => a.id).join(' ')}, at least ${rounds} rounds (ABBA) = ${c.arms.length * rounds} trials`,
+      );
       lines.push(`  ${argvText(c.workload.argv)}`); // quoted and escaped: a custom command is the user's verbatim argv
     }
   }

@@ -1,8 +1,9 @@
 /** The bench defaults, defined once: options fill them in and the help text shows them. */
-import { MODE_NAMES } from './record/schema.js';
-import { RELEASE_LEAD_MS } from '../workload/release.js';
-import { DEFAULT_PYTHON } from '../workload/registry.js';
+
 import { READY_TIMEOUT_S } from '../workload/client.js';
+import { DEFAULT_PYTHON } from '../workload/registry.js';
+import { RELEASE_LEAD_MS } from '../workload/release.js';
+import { MODE_NAMES } from './record/schema.js';
 
 export const DEFAULTS = {
   modes: MODE_NAMES,

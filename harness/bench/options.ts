@@ -3,42 +3,128 @@ import { argText } from '../core/argv-text.js';
 import type { ArgsOf } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { gpuList, integer, list, number, oneOf, unique } from '../core/flags.js';
-import type { ProgressStyle } from './progress.js';
-import { MODE_NAMES, type Comparison, type Config } from './record/schema.js';
-import type { WorkloadSpec } from '../workload/spec.js';
-import { releaseLeadMs } from '../workload/release.js';
-import { DEFAULT_THRESHOLDS, type Thresholds } from './gate/thresholds.js';
 import { BUILTIN_NAMES, builtinSpec, customSpec, parseSets } from '../workload/registry.js';
+import { releaseLeadMs } from '../workload/release.js';
+import type { WorkloadSpec } from '../workload/spec.js';
 import { DEFAULTS } from './defaults.js';
+import { DEFAULT_THRESHOLDS, type Thresholds } from './gate/thresholds.js';
+import type { ProgressStyle } from './progress.js';
+import { type Comparison, type Config, MODE_NAMES } from './record/schema.js';
 
 /** bench's flags: the one source of their names, types, help and (through `ArgsOf`) the types `resolve` reads. */
 export const BENCH_FLAGS = {
-  modes: { type: 'string', describe: 'sharing modes to measure, comma-separated: streams, timeslice, mps, mig', defaultDescription: 'all four' },
-  workloads: { type: 'string', describe: 'workloads for every mode: spin, gemm, infer, pipeline, custom', defaultDescription: 'streams: spin,pipeline; others: spin,gemm,infer' },
-  clients: { type: 'string', describe: 'client processes that contend in timeslice, mps and mig; a list (2,4,8) is a sweep, each count its own comparison', defaultDescription: String(DEFAULTS.clients) },
-  rounds: { type: 'number', describe: 'interleaved rounds every comparison runs at least (ABBA order)', defaultDescription: String(DEFAULTS.rounds) },
-  'max-rounds': { type: 'number', describe: 'add rounds up to this many until each headline CI is narrow enough (= --rounds: none added)', defaultDescription: String(DEFAULTS.maxRounds) },
-  'ci-target': { type: 'number', describe: 'stop adding rounds once every headline ratio has this CI half-width (fraction of the ratio)', defaultDescription: String(DEFAULTS.ciTarget) },
-  'graded-ci-target': { type: 'number', describe: 'the CI half-width for ratios a threshold grades', defaultDescription: String(DEFAULTS.gradedCiTarget) },
-  'time-budget-s': { type: 'number', describe: 'time for rounds beyond --rounds, shared among the comparisons, s', defaultDescription: String(DEFAULTS.timeBudgetS) },
-  'cpu-pin': { type: 'string', describe: 'auto: each client process on a core of its own; off: leave placement to the OS', defaultDescription: DEFAULTS.cpuPin },
-  'window-ms': { type: 'number', describe: 'fixed-duration window of each multi-process trial, ms', defaultDescription: String(DEFAULTS.windowMs) },
-  streams: { type: 'string', describe: 'stream counts compared with 1 stream, e.g. 2 or 2,4,8 for a sweep', defaultDescription: DEFAULTS.streamCounts.join(',') },
+  modes: {
+    type: 'string',
+    describe: 'sharing modes to measure, comma-separated: streams, timeslice, mps, mig',
+    defaultDescription: 'all four',
+  },
+  workloads: {
+    type: 'string',
+    describe: 'workloads for every mode: spin, gemm, infer, pipeline, custom',
+    defaultDescription: 'streams: spin,pipeline; others: spin,gemm,infer',
+  },
+  clients: {
+    type: 'string',
+    describe:
+      'client processes that contend in timeslice, mps and mig; a list (2,4,8) is a sweep, each count its own comparison',
+    defaultDescription: String(DEFAULTS.clients),
+  },
+  rounds: {
+    type: 'number',
+    describe: 'interleaved rounds every comparison runs at least (ABBA order)',
+    defaultDescription: String(DEFAULTS.rounds),
+  },
+  'max-rounds': {
+    type: 'number',
+    describe: 'add rounds up to this many until each headline CI is narrow enough (= --rounds: none added)',
+    defaultDescription: String(DEFAULTS.maxRounds),
+  },
+  'ci-target': {
+    type: 'number',
+    describe: 'stop adding rounds once every headline ratio has this CI half-width (fraction of the ratio)',
+    defaultDescription: String(DEFAULTS.ciTarget),
+  },
+  'graded-ci-target': {
+    type: 'number',
+    describe: 'the CI half-width for ratios a threshold grades',
+    defaultDescription: String(DEFAULTS.gradedCiTarget),
+  },
+  'time-budget-s': {
+    type: 'number',
+    describe: 'time for rounds beyond --rounds, shared among the comparisons, s',
+    defaultDescription: String(DEFAULTS.timeBudgetS),
+  },
+  'cpu-pin': {
+    type: 'string',
+    describe: 'auto: each client process on a core of its own; off: leave placement to the OS',
+    defaultDescription: DEFAULTS.cpuPin,
+  },
+  'window-ms': {
+    type: 'number',
+    describe: 'fixed-duration window of each multi-process trial, ms',
+    defaultDescription: String(DEFAULTS.windowMs),
+  },
+  streams: {
+    type: 'string',
+    describe: 'stream counts compared with 1 stream, e.g. 2 or 2,4,8 for a sweep',
+    defaultDescription: DEFAULTS.streamCounts.join(','),
+  },
   set: { type: 'string', array: true, describe: 'a workload parameter, e.g. --set gemm.size=8192 (repeatable)' },
   gpu: { type: 'number', describe: 'index of the GPU to measure', defaultDescription: '0' },
-  gpus: { type: 'string', describe: 'bench several GPUs, each in a run of its own under one parent directory, after a cross-GPU check: all, or indices such as 0,1' },
-  out: { type: 'string', describe: 'run directory (with --gpus: the parent directory)', defaultDescription: 'results/<date>-<gpu>-<id>' },
+  gpus: {
+    type: 'string',
+    describe:
+      'bench several GPUs, each in a run of its own under one parent directory, after a cross-GPU check: all, or indices such as 0,1',
+  },
+  out: {
+    type: 'string',
+    describe: 'run directory (with --gpus: the parent directory)',
+    defaultDescription: 'results/<date>-<gpu>-<id>',
+  },
   'mps-thread-pct': { type: 'number', describe: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE for each MPS client (1-100)' },
-  'mps-mem-limit': { type: 'string', describe: 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for each MPS client, e.g. 4G or 512M' },
-  'min-overlap': { type: 'number', describe: 'fraction of each window the contended windows must share', defaultDescription: String(DEFAULTS.minOverlap) },
-  'sample-ms': { type: 'number', describe: 'nvidia-smi sampling interval, ms', defaultDescription: String(DEFAULTS.sampleIntervalMs) },
-  'ready-timeout-s': { type: 'number', describe: 'how long a workload may take to become ready, s', defaultDescription: String(DEFAULTS.readyTimeoutS) },
-  'trial-timeout-s': { type: 'number', describe: 'slack beyond its window for a trial to report, s', defaultDescription: String(DEFAULTS.trialTimeoutS) },
-  'exit-timeout-s': { type: 'number', describe: 'how long a workload may take to exit, s', defaultDescription: String(DEFAULTS.exitTimeoutS) },
-  python: { type: 'string', describe: 'Python interpreter with PyTorch for the built-in workloads', defaultDescription: DEFAULTS.python },
+  'mps-mem-limit': {
+    type: 'string',
+    describe: 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for each MPS client, e.g. 4G or 512M',
+  },
+  'min-overlap': {
+    type: 'number',
+    describe: 'fraction of each window the contended windows must share',
+    defaultDescription: String(DEFAULTS.minOverlap),
+  },
+  'sample-ms': {
+    type: 'number',
+    describe: 'nvidia-smi sampling interval, ms',
+    defaultDescription: String(DEFAULTS.sampleIntervalMs),
+  },
+  'ready-timeout-s': {
+    type: 'number',
+    describe: 'how long a workload may take to become ready, s',
+    defaultDescription: String(DEFAULTS.readyTimeoutS),
+  },
+  'trial-timeout-s': {
+    type: 'number',
+    describe: 'slack beyond its window for a trial to report, s',
+    defaultDescription: String(DEFAULTS.trialTimeoutS),
+  },
+  'exit-timeout-s': {
+    type: 'number',
+    describe: 'how long a workload may take to exit, s',
+    defaultDescription: String(DEFAULTS.exitTimeoutS),
+  },
+  python: {
+    type: 'string',
+    describe: 'Python interpreter with PyTorch for the built-in workloads',
+    defaultDescription: DEFAULTS.python,
+  },
   config: { type: 'string', describe: 'thresholds file (YAML or JSON): the ratios it grades get adaptive rounds' },
-  resume: { type: 'string', describe: 'continue an interrupted or killed run in this directory, with its own settings' },
-  'allow-busy': { type: 'boolean', describe: 'measure even if another process uses the GPU (the run is marked contaminated)' },
+  resume: {
+    type: 'string',
+    describe: 'continue an interrupted or killed run in this directory, with its own settings',
+  },
+  'allow-busy': {
+    type: 'boolean',
+    describe: 'measure even if another process uses the GPU (the run is marked contaminated)',
+  },
   'dry-run': { type: 'boolean', describe: 'print the plan and its estimated time; run nothing' },
   quiet: { type: 'boolean', describe: 'no progress lines' },
   json: { type: 'boolean', describe: 'progress and summary as JSON lines on stdout' },
@@ -62,24 +148,59 @@ export interface BenchOptions {
 }
 
 /** Flags that shape what is measured: a resumed run keeps its own, so these cannot come with --resume. */
-const MEASUREMENT_FLAGS = ['modes', 'workloads', 'clients', 'rounds', 'maxRounds', 'ciTarget', 'gradedCiTarget', 'timeBudgetS', 'cpuPin', 'windowMs', 'streams', 'set', 'gpu', 'gpus', 'out', 'mpsThreadPct', 'mpsMemLimit', 'minOverlap', 'sampleMs', 'readyTimeoutS', 'trialTimeoutS', 'exitTimeoutS', 'python', 'config', 'dryRun', 'allowBusy'] as const;
+const MEASUREMENT_FLAGS = [
+  'modes',
+  'workloads',
+  'clients',
+  'rounds',
+  'maxRounds',
+  'ciTarget',
+  'gradedCiTarget',
+  'timeBudgetS',
+  'cpuPin',
+  'windowMs',
+  'streams',
+  'set',
+  'gpu',
+  'gpus',
+  'out',
+  'mpsThreadPct',
+  'mpsMemLimit',
+  'minOverlap',
+  'sampleMs',
+  'readyTimeoutS',
+  'trialTimeoutS',
+  'exitTimeoutS',
+  'python',
+  'config',
+  'dryRun',
+  'allowBusy',
+] as const;
 
 export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DEFAULT_THRESHOLDS): BenchOptions {
   if (args.resume !== undefined) {
-    const clash = MEASUREMENT_FLAGS.find((flag) => args[flag] !== undefined) ?? (args.rest.length > 0 ? '--' : undefined);
-    if (clash) throw new UserError(`--resume continues a run with its own settings: drop --${clash.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+    const clash =
+      MEASUREMENT_FLAGS.find((flag) => args[flag] !== undefined) ?? (args.rest.length > 0 ? '--' : undefined);
+    if (clash)
+      throw new UserError(
+        `--resume continues a run with its own settings: drop --${clash.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+      );
   }
   const python = args.python ?? DEFAULTS.python;
   const modes = list(args.modes, '--modes', DEFAULTS.modes).map((m) => oneOf(m, MODE_NAMES, '--modes', 'mode'));
   const overrides = parseSets(args.set ?? []);
   const workloads = (names: readonly string[]) => names.map((name) => workloadSpec(name, python, overrides, args.rest));
-  const explicit = args.workloads !== undefined ? list(args.workloads, '--workloads', []) : args.rest.length > 0 ? ['custom'] : null;
+  const explicit =
+    args.workloads !== undefined ? list(args.workloads, '--workloads', []) : args.rest.length > 0 ? ['custom'] : null;
   // Without "custom" in --workloads the command after -- would be dropped without a word.
   if (args.rest.length > 0 && !explicit?.includes('custom')) {
-    throw new UserError(`the command after -- is the workload "custom": add custom to --workloads (--workloads ${args.workloads},custom) or drop the command`);
+    throw new UserError(
+      `the command after -- is the workload "custom": add custom to --workloads (--workloads ${args.workloads},custom) or drop the command`,
+    );
   }
   for (const name of Object.keys(overrides)) {
-    if (!BUILTIN_NAMES.includes(name)) throw new UserError(`--set ${name}.…: unknown workload "${name}"; choose from ${BUILTIN_NAMES.join(', ')}`);
+    if (!BUILTIN_NAMES.includes(name))
+      throw new UserError(`--set ${name}.…: unknown workload "${name}"; choose from ${BUILTIN_NAMES.join(', ')}`);
   }
   const rounds = integer(args.rounds, '--rounds', DEFAULTS.rounds, 1, 1000);
   const config: Config = {
@@ -99,7 +220,10 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     releaseLeadMs: DEFAULTS.releaseLeadMs,
     minOverlap: number(args.minOverlap, '--min-overlap', DEFAULTS.minOverlap, 0, 1),
     sampleIntervalMs: integer(args.sampleMs, '--sample-ms', DEFAULTS.sampleIntervalMs, 20, 60_000),
-    streamCounts: args.streams === undefined ? [...DEFAULTS.streamCounts] : unique(list(args.streams, '--streams', []).map((s) => integer(s, '--streams', 0, 2, 64))),
+    streamCounts:
+      args.streams === undefined
+        ? [...DEFAULTS.streamCounts]
+        : unique(list(args.streams, '--streams', []).map((s) => integer(s, '--streams', 0, 2, 64))),
     streamsWorkloads: workloads(explicit ?? DEFAULTS.streamsWorkloads),
     contentionWorkloads: workloads(explicit ?? DEFAULTS.contentionWorkloads),
     timeouts: {
@@ -114,21 +238,42 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     python,
   };
   const style: ProgressStyle = args.json ? 'json' : args.quiet ? 'quiet' : 'human';
-  return { config, out: args.out ?? null, dryRun: args.dryRun ?? false, style, resume: args.resume ?? null, allowBusy: args.allowBusy ?? false, thresholdsFile: args.config ?? null, gpus: benchGpus(args) };
+  return {
+    config,
+    out: args.out ?? null,
+    dryRun: args.dryRun ?? false,
+    style,
+    resume: args.resume ?? null,
+    allowBusy: args.allowBusy ?? false,
+    thresholdsFile: args.config ?? null,
+    gpus: benchGpus(args),
+  };
 }
 
 /** --gpus all or 0,1,…: never with --gpu, which names the one GPU of a single run. */
 function benchGpus(args: Pick<BenchArgs, 'gpu' | 'gpus' | 'dryRun'>): BenchOptions['gpus'] {
   if (args.gpus === undefined) return null;
-  if (args.gpu !== undefined) throw new UserError(`--gpu ${argText(args.gpu)} and --gpus ${argText(args.gpus)}: give one (--gpu benches one GPU, --gpus several)`);
-  if (args.dryRun) throw new UserError('--dry-run with --gpus: drop --gpus to see the plan, which is the same on every GPU');
+  if (args.gpu !== undefined)
+    throw new UserError(
+      `--gpu ${argText(args.gpu)} and --gpus ${argText(args.gpus)}: give one (--gpu benches one GPU, --gpus several)`,
+    );
+  if (args.dryRun)
+    throw new UserError('--dry-run with --gpus: drop --gpus to see the plan, which is the same on every GPU');
   const gpus = gpuList(args.gpus);
   return gpus === 'all' ? gpus : gpus.sort((a, b) => a - b);
 }
 
-function workloadSpec(name: string, python: string, overrides: Record<string, Record<string, string>>, command: string[]): WorkloadSpec {
+function workloadSpec(
+  name: string,
+  python: string,
+  overrides: Record<string, Record<string, string>>,
+  command: string[],
+): WorkloadSpec {
   if (name === 'custom') {
-    if (command.length === 0) throw new UserError('workload "custom" needs your command after --, e.g. gpushare bench -- ./my-workload --size 8');
+    if (command.length === 0)
+      throw new UserError(
+        'workload "custom" needs your command after --, e.g. gpushare bench -- ./my-workload --size 8',
+      );
     return customSpec(command);
   }
   return builtinSpec(name, python, overrides[name] ?? {});
@@ -137,22 +282,33 @@ function workloadSpec(name: string, python: string, overrides: Record<string, Re
 /** --clients: one count, or a sweep of several (sorted); 64 at most, so an MPS limit can be found. */
 function clientCounts(raw: string | undefined): Pick<Config, 'clients' | 'clientCounts'> {
   // Each count as typed (not trimmed): " 4" or "4\n" is refused like any other malformed number.
-  const counts = unique((raw ?? String(DEFAULTS.clients)).split(',').map((c) => integer(c, '--clients', DEFAULTS.clients, 2, 64))).sort((a, b) => a - b);
-  return counts.length === 1 ? { clients: counts[0] as number } : { clients: counts[0] as number, clientCounts: counts };
+  const counts = unique(
+    (raw ?? String(DEFAULTS.clients)).split(',').map((c) => integer(c, '--clients', DEFAULTS.clients, 2, 64)),
+  ).sort((a, b) => a - b);
+  return counts.length === 1
+    ? { clients: counts[0] as number }
+    : { clients: counts[0] as number, clientCounts: counts };
 }
 
 /** CUDA_MPS_PINNED_DEVICE_MEM_LIMIT's size syntax: a number with a K, M or G suffix (optionally "B"). */
 function memoryLimit(raw: string): string {
   const match = /^(\d+(?:\.\d+)?)([KMG])B?$/i.exec(raw);
-  if (!match || Number(match[1]) <= 0) throw new UserError(`--mps-mem-limit ${argText(raw)}: needs a size such as 4G, 512M or 1024MB`);
+  if (!match || Number(match[1]) <= 0)
+    throw new UserError(`--mps-mem-limit ${argText(raw)}: needs a size such as 4G, 512M or 1024MB`);
   return `${match[1]}${(match[2] ?? '').toUpperCase()}`;
 }
 
 /** Rough wall time of a plan's minimum rounds: start-up per client group plus each trial's window and overheads. */
 export function estimateSeconds(config: Config, comparisons: ReadonlyArray<Pick<Comparison, 'mode' | 'arms'>>): number {
   return comparisons.reduce((total, c) => {
-    const perRound = c.arms.reduce((sum, arm) => sum + (arm.work.kind === 'fixed-duration' ? (arm.work.durationMs + releaseLeadMs(config.releaseLeadMs, arm.clients.length)) / 1000 + 0.1 : 0.3), 0);
+    const perRound = c.arms.reduce(
+      (sum, arm) =>
+        sum +
+        (arm.work.kind === 'fixed-duration'
+          ? (arm.work.durationMs + releaseLeadMs(config.releaseLeadMs, arm.clients.length)) / 1000 + 0.1
+          : 0.3),
+      0,
+    );
     return total + 8 + perRound * config.roundPolicy.minRounds;
   }, 0);
 }
-

@@ -2,10 +2,18 @@
  * Turns a resolved config and the machine's fingerprint into the comparisons to measure, and the
  * modes that cannot run here into `skipped` records with their exact reason.
  */
+
+import { type Fingerprint, type Gpu, gpuAt } from '../system/nvidia/schema.js';
 import { findBuiltin } from '../workload/registry.js';
-import { clientCounts, type Arm, type Comparison, type Config, type ModeName, type ModeRecord } from './record/schema.js';
-import { gpuAt, type Fingerprint, type Gpu } from '../system/nvidia/schema.js';
 import type { Variant, WorkloadSpec } from '../workload/spec.js';
+import {
+  type Arm,
+  type Comparison,
+  type Config,
+  clientCounts,
+  type ModeName,
+  type ModeRecord,
+} from './record/schema.js';
 
 export interface Plan {
   comparisons: Comparison[];
@@ -43,7 +51,9 @@ export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan
     for (const count of clientCounts(config)) {
       const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, count);
       const clientEnv = contentionEnv(mode, config, gpu, count).map((env, i) => ({ ...env, ...cpus[i] }));
-      comparisons.push(...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)));
+      comparisons.push(
+        ...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)),
+      );
     }
   }
   return { comparisons, modes };
@@ -74,12 +84,14 @@ function skipReason(mode: ModeName, config: Config, fingerprint: Fingerprint, gp
     case 'timeslice':
       return null;
     case 'mps':
-      if (!fingerprint.mps.controlPath) return 'nvidia-cuda-mps-control is not on PATH (it ships with the NVIDIA driver)';
+      if (!fingerprint.mps.controlPath)
+        return 'nvidia-cuda-mps-control is not on PATH (it ships with the NVIDIA driver)';
       if (gpu.computeMode === 'Prohibited') return `GPU ${gpu.index} is in compute mode Prohibited`;
       return null;
     case 'mig': {
       if (gpu.migModeCurrent !== 'Enabled') {
-        const profiles = gpu.migProfiles.length > 0 ? ` (it supports ${gpu.migProfiles.length} MIG profiles, recorded here)` : '';
+        const profiles =
+          gpu.migProfiles.length > 0 ? ` (it supports ${gpu.migProfiles.length} MIG profiles, recorded here)` : '';
         return (
           `MIG is ${gpu.migModeCurrent ?? 'not supported'} on GPU ${gpu.index}${profiles}; enabling it needs an ` +
           'administrator (nvidia-smi -i N -mig 1) and a GPU reset, which gpushare never does'
@@ -95,7 +107,12 @@ function skipReason(mode: ModeName, config: Config, fingerprint: Fingerprint, gp
 }
 
 function migRecord(gpu: Gpu): NonNullable<ModeRecord['mig']> {
-  return { migModeCurrent: gpu.migModeCurrent, devices: gpu.migDevices, profiles: gpu.migProfiles, placements: gpu.migPlacements };
+  return {
+    migModeCurrent: gpu.migModeCurrent,
+    devices: gpu.migDevices,
+    profiles: gpu.migProfiles,
+    placements: gpu.migPlacements,
+  };
 }
 
 /**
@@ -103,9 +120,16 @@ function migRecord(gpu: Gpu): NonNullable<ModeRecord['mig']> {
  * clients never share a core and core 0, where the OS and most interrupts run, stays free for the
  * harness and the sampler. Off, on an unknown host, or with fewer than clients + 2 cores: no pinning.
  */
-export function pinnedCpus(config: Pick<Config, 'cpuPin'>, cpus: number | null, clients: number): Array<Record<string, string>> {
+export function pinnedCpus(
+  config: Pick<Config, 'cpuPin'>,
+  cpus: number | null,
+  clients: number,
+): Array<Record<string, string>> {
   const pin = config.cpuPin === 'auto' && cpus !== null && cpus >= clients + 2;
-  return Array.from({ length: clients }, (_, i): Record<string, string> => (pin ? { GPUSHARE_CPUS: String((cpus as number) - 1 - i) } : {}));
+  return Array.from(
+    { length: clients },
+    (_, i): Record<string, string> => (pin ? { GPUSHARE_CPUS: String((cpus as number) - 1 - i) } : {}),
+  );
 }
 
 /** Static per-client environment: MPS client limits, or the MIG slice each client is pinned to. */
@@ -144,13 +168,28 @@ function streamsComparison(workload: WorkloadSpec, config: Config, cpus: Array<R
  * client's solo throughput: each client's expected solo rate is the same, and one solo trial per round
  * keeps a 48-client point at 2 trials a round instead of 49. MIG slices can differ: a solo per client.
  */
-function contentionComparison(mode: ModeName, workload: WorkloadSpec, config: Config, clientEnv: Record<string, string>[], sweep: boolean): Comparison {
-  const work = { kind: 'fixed-duration' as const, durationMs: Math.max(config.windowMs, WINDOW_MS_PER_CLIENT * clientEnv.length) };
+function contentionComparison(
+  mode: ModeName,
+  workload: WorkloadSpec,
+  config: Config,
+  clientEnv: Record<string, string>[],
+  sweep: boolean,
+): Comparison {
+  const work = {
+    kind: 'fixed-duration' as const,
+    durationMs: Math.max(config.windowMs, WINDOW_MS_PER_CLIENT * clientEnv.length),
+  };
   const variant: Variant = { streams: 1 };
   const soloClients = clientEnv.length > 2 && mode !== 'mig' ? [0] : clientEnv.map((_, client) => client);
   const solo: Arm[] = soloClients.map((client) => ({ id: `solo-c${client}`, clients: [{ client, variant }], work }));
   const contended: Arm = { id: 'contended', clients: clientEnv.map((_, client) => ({ client, variant })), work };
-  return { id: `${mode}/${workload.name}${sweep ? `@${clientEnv.length}` : ''}`, mode, workload, clientEnv, arms: [...solo, contended] };
+  return {
+    id: `${mode}/${workload.name}${sweep ? `@${clientEnv.length}` : ''}`,
+    mode,
+    workload,
+    clientEnv,
+    arms: [...solo, contended],
+  };
 }
 
 /** Time-sliced clients that load each neighbouring GPU in a cross-GPU check: enough to keep it busy. */
@@ -168,21 +207,37 @@ export const CROSS_GPU_LOADERS = 2;
 export function crossGpuPlan(config: Config, fingerprint: Fingerprint, gpuIndices: readonly number[]): Comparison[] {
   const launchBound = config.contentionWorkloads.find((w) => w.name === 'infer') ?? config.contentionWorkloads[0];
   const copyBound = [...config.streamsWorkloads, ...config.contentionWorkloads].find((w) => w.name === 'pipeline');
-  const workloads = [launchBound, copyBound].filter((w, i, all): w is WorkloadSpec => w !== undefined && all.indexOf(w) === i);
+  const workloads = [launchBound, copyBound].filter(
+    (w, i, all): w is WorkloadSpec => w !== undefined && all.indexOf(w) === i,
+  );
   if (gpuIndices.length < 2) return [];
   return workloads.flatMap((workload) => crossGpuComparisons(workload, config, fingerprint, gpuIndices));
 }
 
-function crossGpuComparisons(workload: WorkloadSpec, config: Config, fingerprint: Fingerprint, gpuIndices: readonly number[]): Comparison[] {
+function crossGpuComparisons(
+  workload: WorkloadSpec,
+  config: Config,
+  fingerprint: Fingerprint,
+  gpuIndices: readonly number[],
+): Comparison[] {
   const uuid = (index: number) => gpuAt(fingerprint, index)?.uuid ?? String(index);
   return gpuIndices.map((victim) => {
     const loaded = gpuIndices.filter((g) => g !== victim);
     const clientEnv = [
       { CUDA_VISIBLE_DEVICES: uuid(victim), GPUSHARE_CROSS_ROLE: 'victim' },
-      ...loaded.flatMap((g) => Array.from({ length: CROSS_GPU_LOADERS }, () => ({ CUDA_VISIBLE_DEVICES: uuid(g), GPUSHARE_CROSS_ROLE: 'loader' }))),
+      ...loaded.flatMap((g) =>
+        Array.from({ length: CROSS_GPU_LOADERS }, () => ({
+          CUDA_VISIBLE_DEVICES: uuid(g),
+          GPUSHARE_CROSS_ROLE: 'loader',
+        })),
+      ),
     ];
     const comparison = contentionComparison('timeslice', workload, config, clientEnv, false);
-    return { ...comparison, id: `cross/${workload.name}@gpu${victim}`, crossGpu: { victimGpu: victim, loadedGpus: loaded, loadersPerGpu: CROSS_GPU_LOADERS } };
+    return {
+      ...comparison,
+      id: `cross/${workload.name}@gpu${victim}`,
+      crossGpu: { victimGpu: victim, loadedGpus: loaded, loadersPerGpu: CROSS_GPU_LOADERS },
+    };
   });
 }
 

@@ -6,15 +6,24 @@ import type { ComparisonAnalysis } from './analysis/types.js';
 import type { RoundPolicy, Stop } from './record/schema.js';
 
 /** The ratios whose CI the rounds aim at, with their half-width now (null: no CI yet). */
-export function targeted(analysis: ComparisonAnalysis): Array<{ id: string; halfWidth: number | null; target: number }> {
-  return analysis.metrics.flatMap((m) => (m.target === null ? [] : [{ id: m.metric.id, halfWidth: m.stats.halfWidth, target: m.target }]));
+export function targeted(
+  analysis: ComparisonAnalysis,
+): Array<{ id: string; halfWidth: number | null; target: number }> {
+  return analysis.metrics.flatMap((m) =>
+    m.target === null ? [] : [{ id: m.metric.id, halfWidth: m.stats.halfWidth, target: m.target }],
+  );
 }
 
 /**
  * After `roundsRun` rounds: null to run another, or why to stop. `overBudget`: this comparison has
  * used its share of the time budget for rounds beyond the minimum.
  */
-export function stopDecision(analysis: ComparisonAnalysis, policy: RoundPolicy, roundsRun: number, overBudget: boolean): Stop['reason'] | null {
+export function stopDecision(
+  analysis: ComparisonAnalysis,
+  policy: RoundPolicy,
+  roundsRun: number,
+  overBudget: boolean,
+): Stop['reason'] | null {
   if (roundsRun < policy.minRounds) return null;
   if (policy.maxRounds <= policy.minRounds) return 'fixed-rounds';
   // More rounds cannot make an invalid comparison valid (a failed trial, throttling in one arm…).

@@ -26,7 +26,11 @@ export type ProgressStyle = 'human' | 'json' | 'quiet';
 
 const PLAIN: Terminal = { isTty: false, columns: 80, nowMs: () => 0 };
 
-export function makeProgress(style: ProgressStyle, write: { out: (s: string) => void; err: (s: string) => void }, terminal: Terminal = PLAIN): Progress {
+export function makeProgress(
+  style: ProgressStyle,
+  write: { out: (s: string) => void; err: (s: string) => void },
+  terminal: Terminal = PLAIN,
+): Progress {
   if (style === 'human' && terminal.isTty) return barProgress(write.err, terminal);
   return {
     emit(event) {
@@ -67,7 +71,11 @@ export function barLine(state: BarState, columns: number): string {
   const head = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${counts} ${times} ${state.at}`;
   const max = Math.max(20, columns - 1);
   // The ratio's name goes first when space is short, then its value.
-  const line = [state.running ? `${head} ${state.running.name} ${state.running.value}` : head, state.running ? `${head} ${state.running.value}` : head, head].find((l) => l.length <= max);
+  const line = [
+    state.running ? `${head} ${state.running.name} ${state.running.value}` : head,
+    state.running ? `${head} ${state.running.value}` : head,
+    head,
+  ].find((l) => l.length <= max);
   return line ?? `${head.slice(0, max - 1)}…`;
 }
 
@@ -105,7 +113,8 @@ function barProgress(err: (s: string) => void, terminal: Terminal): Progress {
         elapsedMs,
         etaMs: done > 0 ? (elapsedMs / done) * (total - done) : null,
         at: `${trial.comparisonId} r${trial.round} ${trial.arm}`,
-        running: running && running.value !== null ? { name: running.name, value: `${running.value.toFixed(3)}×` } : null,
+        running:
+          running && running.value !== null ? { name: running.name, value: `${running.value.toFixed(3)}×` } : null,
       };
       // A trial that did not measure is worth a line of its own; an ok one only moves the bar.
       if (trial.status !== 'ok') print(humanLine(event) ?? '');
@@ -117,7 +126,12 @@ function barProgress(err: (s: string) => void, terminal: Terminal): Progress {
 function jsonEvent(event: ProgressEvent): unknown {
   switch (event.type) {
     case 'comparison':
-      return { type: event.type, comparison: event.comparison.id, clients: event.comparison.clientEnv.length, arms: event.comparison.arms.map((a) => a.id) };
+      return {
+        type: event.type,
+        comparison: event.comparison.id,
+        clients: event.comparison.clientEnv.length,
+        arms: event.comparison.arms.map((a) => a.id),
+      };
     case 'trial': {
       const { trial, running } = event;
       return {
@@ -140,18 +154,25 @@ function humanLine(event: ProgressEvent): string | null {
     case 'run-start':
       return `gpushare: ${event.comparisons} comparisons, ${event.trials} trials on ${event.device} → ${event.dir}`;
     case 'mode':
-      return event.record.status === 'ran' ? null : `${event.record.mode}: ${event.record.status} — ${event.record.reason}`;
+      return event.record.status === 'ran'
+        ? null
+        : `${event.record.mode}: ${event.record.status} — ${event.record.reason}`;
     case 'comparison':
       return `${event.comparison.id}: starting ${event.comparison.clientEnv.length} client(s)`;
     case 'trial': {
       const { trial, running } = event;
       const where = `[${String(event.done).padStart(String(event.total).length)}/${event.total}] ${trial.comparisonId} r${trial.round} ${trial.arm}`;
       const why = 'reason' in trial ? ` — ${trial.reason}` : '';
-      const ratio = running && running.value !== null ? `  ${running.name} ${running.value.toFixed(3)}× (median of ${running.perRound.length})` : '';
+      const ratio =
+        running && running.value !== null
+          ? `  ${running.name} ${running.value.toFixed(3)}× (median of ${running.perRound.length})`
+          : '';
       return `${where.padEnd(52)} ${trial.status}${ratio}${why}`;
     }
     case 'stop': {
-      const widths = Object.entries(event.stop.halfWidths).map(([id, w]) => `${id.split('/').at(-1)} ±${w === null ? 'n/a' : `${(w * 100).toFixed(1)}%`}`);
+      const widths = Object.entries(event.stop.halfWidths).map(
+        ([id, w]) => `${id.split('/').at(-1)} ±${w === null ? 'n/a' : `${(w * 100).toFixed(1)}%`}`,
+      );
       return `${event.stop.comparisonId}: ${event.stop.rounds} rounds, stopped: ${event.stop.reason}${widths.length > 0 ? ` (${widths.join(', ')})` : ''}`;
     }
     case 'warning':

@@ -4,23 +4,23 @@
  */
 import type { Clock } from '../core/clock.js';
 import { Interrupted } from '../core/errors.js';
-import type { MpsDaemon, MpsStart } from '../system/mps/daemon.js';
-import { tagSamples, type Sampler } from '../system/nvidia/sampler.js';
-import { releaseLeadMs } from '../workload/release.js';
-import { orderTrials, roundTrials, type PlannedTrial } from './plan.js';
-import type { Reaper } from '../system/proc/reaper.js';
 import type { ProcessRunner } from '../core/process.js';
-import type { Progress } from './progress.js';
-import type { RunStore } from './record/store.js';
+import type { MpsDaemon, MpsStart } from '../system/mps/daemon.js';
+import { type Sampler, tagSamples } from '../system/nvidia/sampler.js';
 import { gpuAt } from '../system/nvidia/schema.js';
-import type { ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
-import { analyzeComparison } from './analysis/analyze.js';
-import type { ComparisonAnalysis } from './analysis/types.js';
-import { overlap, summarizeLatencies } from './analysis/measures.js';
-import { budgetShareS, stopDecision, targeted } from './policy.js';
-import { implausibleResult } from './trial-checks.js';
+import type { Reaper } from '../system/proc/reaper.js';
+import { type ClientReply, WorkloadClient } from '../workload/client.js';
 import { runCommand } from '../workload/protocol.js';
-import { WorkloadClient, type ClientReply } from '../workload/client.js';
+import { releaseLeadMs } from '../workload/release.js';
+import { analyzeComparison } from './analysis/analyze.js';
+import { overlap, summarizeLatencies } from './analysis/measures.js';
+import type { ComparisonAnalysis } from './analysis/types.js';
+import { orderTrials, type PlannedTrial, roundTrials } from './plan.js';
+import { budgetShareS, stopDecision, targeted } from './policy.js';
+import type { Progress } from './progress.js';
+import type { ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
+import type { RunStore } from './record/store.js';
+import { implausibleResult } from './trial-checks.js';
 
 export interface SchedulerDeps {
   runner: ProcessRunner;
@@ -61,7 +61,9 @@ class Scheduler {
   async runMode(record: ModeRecord): Promise<void> {
     this.deps.progress.emit({ type: 'mode', record });
     if (record.status !== 'ran') return;
-    const comparisons = this.run.plan.filter((c) => c.mode === record.mode && !this.run.stops.some((s) => s.comparisonId === c.id));
+    const comparisons = this.run.plan.filter(
+      (c) => c.mode === record.mode && !this.run.stops.some((s) => s.comparisonId === c.id),
+    );
     if (comparisons.length === 0) return; // finished before a --resume
     if (record.mode !== 'mps') {
       for (const c of comparisons) await this.runComparison(c, {}, null);
@@ -77,9 +79,18 @@ class Scheduler {
     if (!started.ok) {
       record.status = 'failed';
       record.reason = started.reason;
-      record.mps = { controlPid: null, serverPids: [], logFiles: await this.saveMpsLogs(started.logs), pipeDirectory: null, shutdown: 'not started' };
+      record.mps = {
+        controlPid: null,
+        serverPids: [],
+        logFiles: await this.saveMpsLogs(started.logs),
+        pipeDirectory: null,
+        shutdown: 'not started',
+      };
       for (const c of comparisons) {
-        await this.skipRest(orderTrials(c, this.run.config.roundPolicy.minRounds), `the MPS daemon did not start: ${started.reason}`);
+        await this.skipRest(
+          orderTrials(c, this.run.config.roundPolicy.minRounds),
+          `the MPS daemon did not start: ${started.reason}`,
+        );
         await this.stop(c, 'aborted');
       }
       this.deps.progress.emit({ type: 'mode', record });
@@ -88,7 +99,13 @@ class Scheduler {
     const daemon = started.daemon;
     const forget = this.deps.reaper.add(() => daemon.killNow());
     // On disk before any client starts: a harness killed with -9 leaves the daemon, and --resume finds it here.
-    record.mps = { controlPid: daemon.controlPid, serverPids: [], logFiles: [], pipeDirectory: daemon.env.CUDA_MPS_PIPE_DIRECTORY ?? null, shutdown: 'running' };
+    record.mps = {
+      controlPid: daemon.controlPid,
+      serverPids: [],
+      logFiles: [],
+      pipeDirectory: daemon.env.CUDA_MPS_PIPE_DIRECTORY ?? null,
+      shutdown: 'running',
+    };
     await this.save();
     try {
       for (const c of comparisons) await this.runComparison(c, daemon.env, daemon);
@@ -126,13 +143,27 @@ class Scheduler {
     const forget = clients.map((client) => reaper.add(() => client.kill()));
     const policy = config.roundPolicy;
     // Trials of the minimum rounds that never ran, once the comparison has to stop early.
-    const skipPlanned = (reason: string) => this.skipRest(orderTrials(c, policy.minRounds).filter((t) => !this.run.trials.some((x) => x.id === t.id)), reason);
+    const skipPlanned = (reason: string) =>
+      this.skipRest(
+        orderTrials(c, policy.minRounds).filter((t) => !this.run.trials.some((x) => x.id === t.id)),
+        reason,
+      );
     try {
-      const ready = await Promise.all(clients.map((client) => client.awaitReady(config.timeouts.readyMs, this.deps.signal)));
+      const ready = await Promise.all(
+        clients.map((client) => client.awaitReady(config.timeouts.readyMs, this.deps.signal)),
+      );
       const notReady = ready.findIndex((r) => r.kind !== 'message');
       if (notReady !== -1) {
         const first = orderTrials(c, policy.minRounds).find((t) => !done.has(t.id)) as PlannedTrial;
-        const outcome = this.failure(first, this.deps.clock.nowIso(), ready[notReady] as ClientReply<unknown>, notReady, clients, 'ready', config.timeouts.readyMs);
+        const outcome = this.failure(
+          first,
+          this.deps.clock.nowIso(),
+          ready[notReady] as ClientReply<unknown>,
+          notReady,
+          clients,
+          'ready',
+          config.timeouts.readyMs,
+        );
         await this.record(outcome);
         await skipPlanned(`comparison stopped: ${'reason' in outcome ? outcome.reason : outcome.status}`);
         await this.stop(c, 'aborted');
@@ -172,9 +203,10 @@ class Scheduler {
     } finally {
       const exitMs = this.deps.signal.aborted ? 0 : config.timeouts.exitMs;
       const closed = await Promise.all(clients.map((client) => client.close(exitMs)));
-      forget.forEach((f) => f());
+      for (const f of forget) f();
       for (const [i, client] of clients.entries()) {
-        if (closed[i] === 'killed' && !this.deps.signal.aborted) this.warn(`${client.label} did not exit within ${exitMs} ms of the exit command and was killed`);
+        if (closed[i] === 'killed' && !this.deps.signal.aborted)
+          this.warn(`${client.label} did not exit within ${exitMs} ms of the exit command and was killed`);
         const stderr = client.stderrTail();
         if (stderr) await this.deps.store.writeText(`logs/${c.id.replace(/\//g, '-')}-c${i}.stderr.log`, stderr);
       }
@@ -203,12 +235,27 @@ class Scheduler {
     const startAtUs = clock.monotonicUs() + leadMs * 1000;
     const released = planned.arm.clients.map((a) => ({ arm: a, client: clients[a.client] as WorkloadClient }));
     const replies = await Promise.all(
-      released.map(({ arm, client }) => client.run(runCommand(planned.id, startAtUs, work, arm.variant, released.length), planned.id, timeoutMs, signal)),
+      released.map(({ arm, client }) =>
+        client.run(
+          runCommand(planned.id, startAtUs, work, arm.variant, released.length),
+          planned.id,
+          timeoutMs,
+          signal,
+        ),
+      ),
     );
     const receivedUs = clock.monotonicUs();
     const bad = replies.findIndex((r) => r.kind !== 'message');
     if (bad !== -1) {
-      return this.failure(planned, startedAt, replies[bad] as ClientReply<unknown>, released[bad]?.arm.client ?? null, clients, 'window', timeoutMs);
+      return this.failure(
+        planned,
+        startedAt,
+        replies[bad] as ClientReply<unknown>,
+        released[bad]?.arm.client ?? null,
+        clients,
+        'window',
+        timeoutMs,
+      );
     }
     const results: ClientResult[] = replies.map((reply, i) => {
       const message = (reply as Extract<typeof reply, { kind: 'message' }>).message;
@@ -225,10 +272,17 @@ class Scheduler {
         chunkIterations: message.chunkIterations,
       };
     });
-    tagSamples(this.deps.sampler.samples, planned.id, Math.min(...results.map((r) => r.windowStartUs)), Math.max(...results.map((r) => r.windowEndUs)));
+    tagSamples(
+      this.deps.sampler.samples,
+      planned.id,
+      Math.min(...results.map((r) => r.windowStartUs)),
+      Math.max(...results.map((r) => r.windowEndUs)),
+    );
     const base = this.trialBase(planned, startedAt);
     const shared = results.length > 1 ? overlap(results) : null;
-    const implausible = results.map((r) => implausibleResult(r, startAtUs, receivedUs, work)).find((why) => why !== null);
+    const implausible = results
+      .map((r) => implausibleResult(r, startAtUs, receivedUs, work))
+      .find((why) => why !== null);
     if (implausible) return { ...base, status: 'invalid', reason: implausible, clients: results, overlap: shared };
     if (shared && shared.min < config.minOverlap) {
       const reason = `the contended windows overlapped ${(shared.min * 100).toFixed(1)}% of a client's window, below the ${(config.minOverlap * 100).toFixed(0)}% required`;
@@ -249,14 +303,34 @@ class Scheduler {
     const base = this.trialBase(planned, startedAt);
     const label = client !== null ? (clients[client]?.label ?? `client ${client}`) : 'a client';
     if (reply.kind === 'failed') {
-      return { ...base, status: 'failed', reason: reply.reason, client, exitCode: reply.exitCode, stderrTail: client !== null ? (clients[client]?.stderrTail().slice(-4000) ?? '') : '' };
+      return {
+        ...base,
+        status: 'failed',
+        reason: reply.reason,
+        client,
+        exitCode: reply.exitCode,
+        stderrTail: client !== null ? (clients[client]?.stderrTail().slice(-4000) ?? '') : '',
+      };
     }
     const what = phase === 'ready' ? 'did not say ready' : 'sent no result';
-    return { ...base, status: 'timeout', phase, reason: `${label} ${what} within ${Math.round(timeoutMs / 1000)} s`, client };
+    return {
+      ...base,
+      status: 'timeout',
+      phase,
+      reason: `${label} ${what} within ${Math.round(timeoutMs / 1000)} s`,
+      client,
+    };
   }
 
   private trialBase(planned: PlannedTrial, startedAt: string) {
-    return { id: planned.id, comparisonId: planned.comparison.id, arm: planned.arm.id, round: planned.round, startedAt, finishedAt: this.deps.clock.nowIso() };
+    return {
+      id: planned.id,
+      comparisonId: planned.comparison.id,
+      arm: planned.arm.id,
+      round: planned.round,
+      startedAt,
+      finishedAt: this.deps.clock.nowIso(),
+    };
   }
 
   private async skipRest(trials: PlannedTrial[], reason: string): Promise<void> {
@@ -269,7 +343,9 @@ class Scheduler {
     this.run.trials.push(trial);
     await this.save();
     const comparison = this.run.plan.find((c) => c.id === trial.comparisonId);
-    const running = comparison ? (this.analysis(comparison).metrics.find((m) => m.metric.headline)?.metric ?? null) : null;
+    const running = comparison
+      ? (this.analysis(comparison).metrics.find((m) => m.metric.headline)?.metric ?? null)
+      : null;
     this.deps.progress.emit({ type: 'trial', trial, done: this.run.trials.length, total: this.total, running });
   }
 

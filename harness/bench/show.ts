@@ -1,27 +1,45 @@
 /** `gpushare show <run>`: the summary bench ends with, for any saved run, printed (or as JSON) and nothing written. */
-import { analyze } from './analysis/analyze.js';
-import { defineCommand, type ArgsOf } from '../core/command.js';
+
+import { type ArgsOf, defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
+import { analyze } from './analysis/analyze.js';
+import { checkPatterns, loadThresholds } from './gate/thresholds.js';
 import { summaryJson, summaryText } from './outputs/summary.js';
 import { loadRun } from './record/store.js';
-import { checkPatterns, loadThresholds } from './gate/thresholds.js';
 
 const SHOW_POSITIONALS = { run: { type: 'string', demandOption: true, describe: 'run directory' } } as const;
 const SHOW_FLAGS = {
   all: { type: 'boolean', describe: 'every ratio of the run, not only the headline and graded ones' },
-  json: { type: 'boolean', describe: "the run's verdicts, every ratio and its stops as JSON (as report --format json)" },
+  json: {
+    type: 'boolean',
+    describe: "the run's verdicts, every ratio and its stops as JSON (as report --format json)",
+  },
   config: { type: 'string', describe: 'thresholds file (YAML or JSON)' },
 } as const;
 
 /** `gpushare show`: flags, options, run. */
-export const showCommand = defineCommand({ flags: SHOW_FLAGS, positionals: SHOW_POSITIONALS, resolve: (args) => args, run: show });
+export const showCommand = defineCommand({
+  flags: SHOW_FLAGS,
+  positionals: SHOW_POSITIONALS,
+  resolve: (args) => args,
+  run: show,
+});
 
 async function show(args: ArgsOf<typeof SHOW_FLAGS> & ArgsOf<typeof SHOW_POSITIONALS>, deps: AppDeps): Promise<number> {
   const run = await loadRun(args.run);
   const thresholds = args.config ? await loadThresholds(args.config) : run.config.thresholds;
   const analysis = analyze(run, thresholds);
-  if (args.config) checkPatterns(thresholds, analysis.metrics.map((m) => m.metric.id), args.config);
-  deps.out(args.json ? `${JSON.stringify(summaryJson(run, analysis), null, 2)}\n` : summaryText(run, analysis, args.run, args.all ?? false));
+  if (args.config)
+    checkPatterns(
+      thresholds,
+      analysis.metrics.map((m) => m.metric.id),
+      args.config,
+    );
+  deps.out(
+    args.json
+      ? `${JSON.stringify(summaryJson(run, analysis), null, 2)}\n`
+      : summaryText(run, analysis, args.run, args.all ?? false),
+  );
   return ExitCode.ok;
 }

@@ -1,9 +1,10 @@
 /** The capacity report: mode × clients → capacity at the p99 target, and every step of each search. A pure function of the run. */
-import { capacityTable, type CapacityRow } from './table.js';
-import { maxScheduleLagMs, P99_CONFIDENCE } from './search.js';
-import type { CapacityRun } from './record.js';
+
 import { gpuAt } from '../system/nvidia/schema.js';
 import { workloadText } from '../workload/spec.js';
+import type { CapacityRun } from './record.js';
+import { maxScheduleLagMs, P99_CONFIDENCE } from './search.js';
+import { type CapacityRow, capacityTable } from './table.js';
 
 const ms = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(2));
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -29,13 +30,21 @@ export function capacityMarkdown(run: CapacityRun, version: string): string {
     '',
     '| mode | clients | capacity (req/s, total) | p50 / p99 / p99.9 ms at capacity | requests behind the p99 | over target | goodput (req/s) | fairness (max/min client p99) | steps |',
     '|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.mode} | ${r.clients} | ${capacityCell(r)} | ${r.at ? `${ms(r.at.p50Ms)} / ${ms(r.at.p99Ms)} / ${ms(r.at.p999Ms)}` : '—'} | ${r.at?.requests ?? '—'} | ${r.at?.overTarget ?? '—'} | ${r.at ? r.at.goodputQps.toFixed(0) : '—'} | ${r.at ? r.at.fairness.toFixed(2) : '—'} | ${r.steps.length} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.mode} | ${r.clients} | ${capacityCell(r)} | ${r.at ? `${ms(r.at.p50Ms)} / ${ms(r.at.p99Ms)} / ${ms(r.at.p999Ms)}` : '—'} | ${r.at?.requests ?? '—'} | ${r.at?.overTarget ?? '—'} | ${r.at ? r.at.goodputQps.toFixed(0) : '—'} | ${r.at ? r.at.fairness.toFixed(2) : '—'} | ${r.steps.length} |`,
+    ),
     '',
     '## Steps',
     '',
     '| mode | clients | rate (req/s) | requests | p50 ms | p99 ms | p99.9 ms | over target | generator lag p99 ms | verdict |',
     '|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.flatMap((r) => r.steps.map((st) => `| ${r.mode} | ${r.clients} | ${st.totalQps.toFixed(0)} | ${st.requests} | ${ms(st.p50Ms)} | ${ms(st.p99Ms)} | ${ms(st.p999Ms)} | ${st.overTarget} | ${st.maxLagMs.toFixed(2)} | ${st.verdict}: ${cell(st.reason)} |`)),
+    ...rows.flatMap((r) =>
+      r.steps.map(
+        (st) =>
+          `| ${r.mode} | ${r.clients} | ${st.totalQps.toFixed(0)} | ${st.requests} | ${ms(st.p50Ms)} | ${ms(st.p99Ms)} | ${ms(st.p999Ms)} | ${st.overTarget} | ${st.maxLagMs.toFixed(2)} | ${st.verdict}: ${cell(st.reason)} |`,
+      ),
+    ),
     ...(run.warnings.length > 0 ? ['', '## Warnings', '', ...run.warnings.map((w) => `- ${w}`)] : []),
     '',
   ];

@@ -1,11 +1,11 @@
 /** `gpushare capacity`'s flags given meaning. */
 import type { ArgsOf } from '../core/command.js';
-import { runFlags } from '../session/flags.js';
 import { UserError } from '../core/errors.js';
 import { integer, list, number, oneOf, unique } from '../core/flags.js';
-import type { CapacitySettings } from './record.js';
+import { runFlags } from '../session/flags.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { builtinSpec, DEFAULT_PYTHON, parseSets } from '../workload/registry.js';
+import type { CapacitySettings } from './record.js';
 
 /** capacity's flags. */
 export const CAPACITY_FLAGS = {
@@ -16,7 +16,11 @@ export const CAPACITY_FLAGS = {
   set: { type: 'string', array: true, describe: 'a workload parameter, e.g. --set infer.batch=4 (repeatable)' },
   load: { type: 'string', describe: 'arrivals: poisson or constant', defaultDescription: 'poisson' },
   'window-ms': { type: 'number', describe: 'length of each rate step, ms', defaultDescription: '2000' },
-  'start-qps': { type: 'number', describe: 'first rate per client, req/s (doubled while it passes)', defaultDescription: '100' },
+  'start-qps': {
+    type: 'number',
+    describe: 'first rate per client, req/s (doubled while it passes)',
+    defaultDescription: '100',
+  },
   'max-steps': { type: 'number', describe: 'rates tried at most per mode and client count', defaultDescription: '12' },
   ...runFlags('capacity', 'the capacity table'),
 } as const;
@@ -34,15 +38,23 @@ export interface CapacityOptions {
 }
 
 export function resolveCapacityOptions(args: CapacityArgs): CapacityOptions {
-  if (args.sloP99Ms === undefined) throw new UserError('--slo-p99-ms is required: the p99 latency target in ms, e.g. --slo-p99-ms 10');
+  if (args.sloP99Ms === undefined)
+    throw new UserError('--slo-p99-ms is required: the p99 latency target in ms, e.g. --slo-p99-ms 10');
   const python = args.python ?? DEFAULT_PYTHON;
   const name = args.workload ?? 'infer';
-  if (name === 'custom') throw new UserError('capacity runs a built-in workload (--workload infer, gemm, spin…); a custom command must speak protocol 2 and is not supported here yet');
-  const counts = unique(list(args.clients, '--clients', ['1', '2', '4']).map((c) => integer(c, '--clients', 1, 1, 64))).sort((a, b) => a - b);
+  if (name === 'custom')
+    throw new UserError(
+      'capacity runs a built-in workload (--workload infer, gemm, spin…); a custom command must speak protocol 2 and is not supported here yet',
+    );
+  const counts = unique(
+    list(args.clients, '--clients', ['1', '2', '4']).map((c) => integer(c, '--clients', 1, 1, 64)),
+  ).sort((a, b) => a - b);
   return {
     settings: {
       sloP99Ms: number(args.sloP99Ms, '--slo-p99-ms', 10, 0.01, 600_000),
-      modes: list(args.modes, '--modes', ['timeslice', 'mps']).map((m) => oneOf(m, ['timeslice', 'mps'] as const, '--modes', 'mode (capacity measures timeslice and mps)')),
+      modes: list(args.modes, '--modes', ['timeslice', 'mps']).map((m) =>
+        oneOf(m, ['timeslice', 'mps'] as const, '--modes', 'mode (capacity measures timeslice and mps)'),
+      ),
       clientCounts: counts,
       workload: builtinSpec(name, python, parseSets(args.set ?? [])[name] ?? {}),
       load: oneOf(args.load ?? 'poisson', ['poisson', 'constant'] as const, '--load', 'arrival process'),

@@ -41,7 +41,10 @@ export interface CapacitySettings {
 }
 
 /** One mode and client count: its steps, or why it could not run (a client that never became ready). */
-export type CapacityPoint = { mode: 'timeslice' | 'mps'; clients: number } & ({ status: 'measured'; steps: Step[] } | { status: 'skipped' | 'failed'; reason: string; steps: Step[] });
+export type CapacityPoint = { mode: 'timeslice' | 'mps'; clients: number } & (
+  | { status: 'measured'; steps: Step[] }
+  | { status: 'skipped' | 'failed'; reason: string; steps: Step[] }
+);
 
 export interface CapacityRun extends RecordHeader<typeof CAPACITY_SCHEMA_ID> {
   fingerprint: Fingerprint;

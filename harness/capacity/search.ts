@@ -42,7 +42,12 @@ export const P99_CONFIDENCE = 0.95;
 
 /** Records latencies (ms) into a histogram of µs, 3 significant digits, as a workload's step is stored. */
 export function encodeLatencies(latenciesMs: readonly number[]): string {
-  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, useWebAssembly: false });
+  const h = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 3_600_000_000,
+    numberOfSignificantValueDigits: 3,
+    useWebAssembly: false,
+  });
   for (const ms of latenciesMs) h.recordValue(Math.max(1, Math.ceil(ms * 1000)));
   const text = hdr.encodeIntoCompressedBase64(h);
   h.destroy();
@@ -87,7 +92,12 @@ function binomialCdf(k: number, n: number, p: number): number {
 }
 
 export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
-  const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, useWebAssembly: false });
+  const merged = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 3_600_000_000,
+    numberOfSignificantValueDigits: 3,
+    useWebAssembly: false,
+  });
   const perClientP99: number[] = [];
   for (const c of step.clients) {
     const h = decode(c.histogram);
@@ -116,11 +126,35 @@ export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
   merged.destroy();
   if (requests === 0) return { ...analysis, verdict: 'invalid', reason: 'no request completed' };
   const unreported = step.clients.reduce((sum, c) => sum + (c.unreported ?? 0), 0);
-  if (unreported > 0) return { ...analysis, verdict: 'invalid', reason: `${unreported} requests served without a reported latency (the workload's cap per window): shorten --window-ms` };
-  if (maxLagMs > maxScheduleLagMs(targetMs)) return { ...analysis, verdict: 'invalid', reason: `a generator issued requests ${maxLagMs.toFixed(1)} ms late (p99) while its worker was idle (over ${maxScheduleLagMs(targetMs)} ms): the host, not the GPU, set the pace` };
-  if (p99Holds(requests, overTarget)) return { ...analysis, verdict: 'pass', reason: `p99 ≤ ${targetMs} ms holds at ${P99_CONFIDENCE * 100}% confidence: ${overTarget} of ${requests} requests over` };
-  if (overTarget > requests / 100) return { ...analysis, verdict: 'fail', reason: `${overTarget} of ${requests} requests over ${targetMs} ms (over 1%)` };
-  return { ...analysis, verdict: 'fail', reason: `${overTarget} of ${requests} requests over ${targetMs} ms: too few requests to claim p99 at ${P99_CONFIDENCE * 100}% (${requestsNeeded(overTarget)} needed)` };
+  if (unreported > 0)
+    return {
+      ...analysis,
+      verdict: 'invalid',
+      reason: `${unreported} requests served without a reported latency (the workload's cap per window): shorten --window-ms`,
+    };
+  if (maxLagMs > maxScheduleLagMs(targetMs))
+    return {
+      ...analysis,
+      verdict: 'invalid',
+      reason: `a generator issued requests ${maxLagMs.toFixed(1)} ms late (p99) while its worker was idle (over ${maxScheduleLagMs(targetMs)} ms): the host, not the GPU, set the pace`,
+    };
+  if (p99Holds(requests, overTarget))
+    return {
+      ...analysis,
+      verdict: 'pass',
+      reason: `p99 ≤ ${targetMs} ms holds at ${P99_CONFIDENCE * 100}% confidence: ${overTarget} of ${requests} requests over`,
+    };
+  if (overTarget > requests / 100)
+    return {
+      ...analysis,
+      verdict: 'fail',
+      reason: `${overTarget} of ${requests} requests over ${targetMs} ms (over 1%)`,
+    };
+  return {
+    ...analysis,
+    verdict: 'fail',
+    reason: `${overTarget} of ${requests} requests over ${targetMs} ms: too few requests to claim p99 at ${P99_CONFIDENCE * 100}% (${requestsNeeded(overTarget)} needed)`,
+  };
 }
 
 /** How the rate search goes: where it starts, how close the bracket must get, how many steps at most. */
@@ -137,7 +171,10 @@ export interface SearchPolicy {
  * The next total rate to try, or null to stop. Doubles from the start while steps pass; halves while
  * they fail; then bisects between the highest passing and the lowest failing (or invalid) rate.
  */
-export function nextRate(steps: ReadonlyArray<{ totalQps: number; verdict: StepVerdict }>, policy: SearchPolicy): number | null {
+export function nextRate(
+  steps: ReadonlyArray<{ totalQps: number; verdict: StepVerdict }>,
+  policy: SearchPolicy,
+): number | null {
   if (steps.length === 0) return policy.startQps;
   if (steps.length >= policy.maxSteps) return null;
   const passing = steps.filter((s) => s.verdict === 'pass').map((s) => s.totalQps);
@@ -150,9 +187,15 @@ export function nextRate(steps: ReadonlyArray<{ totalQps: number; verdict: StepV
 }
 
 /** The capacity a search found: the highest passing rate and the lowest rate above it that did not pass. */
-export function capacityOf(steps: ReadonlyArray<StepAnalysis>): { capacityQps: number | null; failedAtQps: number | null; at: StepAnalysis | null } {
+export function capacityOf(steps: ReadonlyArray<StepAnalysis>): {
+  capacityQps: number | null;
+  failedAtQps: number | null;
+  at: StepAnalysis | null;
+} {
   const passing = steps.filter((s) => s.verdict === 'pass');
   const at = passing.length > 0 ? passing.reduce((a, b) => (b.totalQps > a.totalQps ? b : a)) : null;
-  const above = steps.filter((s) => s.verdict !== 'pass' && (at === null || s.totalQps > at.totalQps)).map((s) => s.totalQps);
+  const above = steps
+    .filter((s) => s.verdict !== 'pass' && (at === null || s.totalQps > at.totalQps))
+    .map((s) => s.totalQps);
   return { capacityQps: at?.totalQps ?? null, failedAtQps: above.length > 0 ? Math.min(...above) : null, at };
 }

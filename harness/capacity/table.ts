@@ -19,6 +19,13 @@ export function capacityTable(run: CapacityRun): CapacityRow[] {
   return run.points.map((p) => {
     const steps = p.steps.map((s) => analyzeStep(s, run.settings.sloP99Ms));
     const found = capacityOf(steps);
-    return { mode: p.mode, clients: p.clients, status: p.status, reason: p.status === 'measured' ? null : p.reason, ...found, steps };
+    return {
+      mode: p.mode,
+      clients: p.clients,
+      status: p.status,
+      reason: p.status === 'measured' ? null : p.reason,
+      ...found,
+      steps,
+    };
   });
 }

@@ -5,13 +5,15 @@
 import yargs, { type Argv } from 'yargs';
 import { Parser } from 'yargs/helpers';
 import { argText } from '../core/argv-text.js';
+import type { AnyCommand, Flags, Positionals } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { VERSION } from '../core/version.js';
-import type { AnyCommand, Flags, Positionals } from '../core/command.js';
-import { COMMANDS, GROUPS, type CommandEntry } from './registry.js';
+import { COMMANDS, type CommandEntry, GROUPS } from './registry.js';
 
 /** What argv asked for: a command and its raw arguments, or text yargs already wrote (help, version). */
-export type Parsed = { kind: 'command'; entry: CommandEntry; command: AnyCommand; args: Record<string, unknown> } | { kind: 'printed'; text: string };
+export type Parsed =
+  | { kind: 'command'; entry: CommandEntry; command: AnyCommand; args: Record<string, unknown> }
+  | { kind: 'printed'; text: string };
 
 /** Keys yargs gives as arrays on purpose: --set is repeatable; `_` and `--` are the leftover words. */
 const LEFTOVER = new Set(['_', '--', '$0']);
@@ -30,7 +32,9 @@ export async function parseArgv(argv: readonly string[], columns: number): Promi
     .alias('h', 'help')
     .wrap(Math.min(110, columns || 110))
     .fail((message, error) => {
-      throw error instanceof UserError ? error : usageError(message ?? error?.message ?? 'bad arguments', argv, entry, command);
+      throw error instanceof UserError
+        ? error
+        : usageError(message ?? error?.message ?? 'bad arguments', argv, entry, command);
     });
   const register = (parent: Argv, e: CommandEntry, word: string) =>
     parent.command(
@@ -46,7 +50,10 @@ export async function parseArgv(argv: readonly string[], columns: number): Promi
     const members = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
     y.command(group, describe, (g) => {
       for (const e of members) register(g, e, e.name.slice(group.length + 1));
-      return g.demandCommand(1, `name a ${group} command: ${members.map((m) => m.name.slice(group.length + 1)).join(' or ')}`);
+      return g.demandCommand(
+        1,
+        `name a ${group} command: ${members.map((m) => m.name.slice(group.length + 1)).join(' or ')}`,
+      );
     });
   }
   y.demandCommand(1, `name a command: ${[...new Set(COMMANDS.map((c) => c.name.split(' ')[0]))].join(', ')}`);
@@ -69,7 +76,8 @@ function chosenEntry(argv: readonly string[]): CommandEntry | null {
 }
 
 function declare(b: Argv, command: AnyCommand): Argv {
-  for (const [name, positional] of Object.entries((command.positionals ?? {}) as Positionals)) b.positional(name, positional);
+  for (const [name, positional] of Object.entries((command.positionals ?? {}) as Positionals))
+    b.positional(name, positional);
   b.options(command.flags);
   if (command.epilogue) b.epilogue(command.epilogue);
   return b;
@@ -83,8 +91,15 @@ function withRawNumbers(args: Record<string, unknown>, argv: readonly string[], 
   const numbers = Object.entries(flags).filter(([, f]) => f.type === 'number');
   if (numbers.length === 0) return args;
   const raw = Parser([...argv], {
-    string: [...numbers.map(([n]) => n), ...Object.entries(flags).filter(([, f]) => f.type === 'string').map(([n]) => n)],
-    boolean: Object.entries(flags).filter(([, f]) => f.type === 'boolean').map(([n]) => n),
+    string: [
+      ...numbers.map(([n]) => n),
+      ...Object.entries(flags)
+        .filter(([, f]) => f.type === 'string')
+        .map(([n]) => n),
+    ],
+    boolean: Object.entries(flags)
+      .filter(([, f]) => f.type === 'boolean')
+      .map(([n]) => n),
     configuration: { 'populate--': true, 'camel-case-expansion': true },
   });
   const out = { ...args };
@@ -120,28 +135,41 @@ function refuseRepeatedOrEmpty(args: Record<string, unknown>, command: AnyComman
 }
 
 /** yargs' own usage messages, made one line that names the fix (and the nearest flag or command). */
-function usageError(message: string, argv: readonly string[], entry: CommandEntry | null, command: AnyCommand | null): UserError {
+function usageError(
+  message: string,
+  argv: readonly string[],
+  entry: CommandEntry | null,
+  command: AnyCommand | null,
+): UserError {
   const help = entry ? `gpushare ${entry.name} --help` : 'gpushare --help';
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
   if (unknown && entry === null && !argv[0]?.startsWith('-')) return unknownCommand(argv[0] ?? '', argv[1]);
   if (unknown) {
     const word = (unknown[1] ?? '').split(', ')[0] ?? '';
     const given = argv.find((a) => a.replace(/^-+/, '').split('=')[0] === word) ?? word;
-    if (!given.startsWith('-')) return new UserError(`unexpected argument ${argText(given)}${entry ? ` for ${entry.name}` : ''} (see ${help})`);
+    if (!given.startsWith('-'))
+      return new UserError(`unexpected argument ${argText(given)}${entry ? ` for ${entry.name}` : ''} (see ${help})`);
     const flags = command ? Object.keys(command.flags as Flags) : ['help', 'version'];
     const near = nearest(word, flags);
-    return new UserError(`unknown flag --${word}${entry ? ` for ${entry.name}` : ''}${near ? `: did you mean --${near}?` : ''} (see ${help})`);
+    return new UserError(
+      `unknown flag --${word}${entry ? ` for ${entry.name}` : ''}${near ? `: did you mean --${near}?` : ''} (see ${help})`,
+    );
   }
   const missing = /^Missing required arguments?: (.+)$/.exec(message);
   if (missing) {
     const names = (missing[1] ?? '').split(', ');
-    return new UserError(`${entry?.name ?? 'this command'} needs ${names.map((n) => `--${n}`).join(', ')} (see ${help})`);
+    return new UserError(
+      `${entry?.name ?? 'this command'} needs ${names.map((n) => `--${n}`).join(', ')} (see ${help})`,
+    );
   }
   if (/^Not enough non-option arguments/.test(message) && entry) {
-    const needed = Object.keys((command?.positionals ?? {}) as Positionals).filter((p) => (command?.positionals as Positionals)[p]?.demandOption);
-    if (needed.length > 0) return new UserError(`${entry.name} needs ${needed.map((n) => `<${n}>`).join(' ')} (see ${help})`);
+    const positionals: Positionals = command?.positionals ?? {};
+    const needed = Object.keys(positionals).filter((p) => positionals[p]?.demandOption);
+    if (needed.length > 0)
+      return new UserError(`${entry.name} needs ${needed.map((n) => `<${n}>`).join(' ')} (see ${help})`);
   }
-  if (/^Not enough non-option arguments/.test(message) && argv.length === 0) return new UserError(`name a command (see gpushare --help)`);
+  if (/^Not enough non-option arguments/.test(message) && argv.length === 0)
+    return new UserError(`name a command (see gpushare --help)`);
   return new UserError(`${message} (see ${help})`);
 }
 
@@ -150,18 +178,23 @@ function unknownCommand(word: string, next: string | undefined): UserError {
   if (group) {
     const members = COMMANDS.filter((c) => c.name.startsWith(`${group} `)).map((c) => c.name.slice(group.length + 1));
     const near = nearest(next ?? '', members);
-    return new UserError(`unknown ${group} command ${argText(next ?? '')}${near ? `: did you mean ${group} ${near}?` : `: choose ${members.join(' or ')}`} (see gpushare ${group} --help)`);
+    return new UserError(
+      `unknown ${group} command ${argText(next ?? '')}${near ? `: did you mean ${group} ${near}?` : `: choose ${members.join(' or ')}`} (see gpushare ${group} --help)`,
+    );
   }
   const names = [...new Set(COMMANDS.map((c) => c.name.split(' ')[0] as string))];
   const near = nearest(word, names);
-  return new UserError(`unknown command ${argText(word)}${near ? `: did you mean ${near}?` : ''} (see gpushare --help)`);
+  return new UserError(
+    `unknown command ${argText(word)}${near ? `: did you mean ${near}?` : ''} (see gpushare --help)`,
+  );
 }
 
 /** The candidate nearest `word` (edit distance ≤ 2, or a prefix either way), or null. */
 export function nearest(word: string, candidates: readonly string[]): string | null {
   let best: { name: string; distance: number } | null = null;
   for (const name of candidates) {
-    const distance = name.startsWith(word) || word.startsWith(name) ? Math.min(1, editDistance(word, name)) : editDistance(word, name);
+    const distance =
+      name.startsWith(word) || word.startsWith(name) ? Math.min(1, editDistance(word, name)) : editDistance(word, name);
     if (distance <= 2 && (best === null || distance < best.distance)) best = { name, distance };
   }
   return best?.name ?? null;

@@ -15,33 +15,58 @@ export interface CommandEntry {
 }
 
 export const COMMANDS: readonly CommandEntry[] = [
-  { name: 'bench', describe: 'measure GPU sharing on this machine and write a run directory', load: async () => (await import('../bench/command.js')).benchCommand },
-  { name: 'doctor', describe: 'show what the harness relies on: GPUs, driver, MIG, MPS, Python and PyTorch', load: async () => (await import('../doctor/command.js')).doctorCommand },
+  {
+    name: 'bench',
+    describe: 'measure GPU sharing on this machine and write a run directory',
+    load: async () => (await import('../bench/command.js')).benchCommand,
+  },
+  {
+    name: 'doctor',
+    describe: 'show what the harness relies on: GPUs, driver, MIG, MPS, Python and PyTorch',
+    load: async () => (await import('../doctor/command.js')).doctorCommand,
+  },
   {
     name: 'probe',
-    describe: 'test what breaks when processes share the GPU (memory, SM caps, faults, client limit, time slices, streams, green contexts) and grade the claims made about it',
+    describe:
+      'test what breaks when processes share the GPU (memory, SM caps, faults, client limit, time slices, streams, green contexts) and grade the claims made about it',
     load: async () => (await import('../probe/command.js')).probeCommand,
   },
   {
     name: 'capacity',
-    describe: 'the highest request rate each mode carries at N clients while p99 stays within a target (open-loop arrivals)',
+    describe:
+      'the highest request rate each mode carries at N clients while p99 stays within a target (open-loop arrivals)',
     load: async () => (await import('../capacity/command.js')).capacityCommand,
   },
   {
     name: 'gate',
     args: '<run>',
-    describe: 'grade a run against thresholds and, with --baseline, detect regressions (exit 0 pass, 1 fail, 3 inconclusive)',
+    describe:
+      'grade a run against thresholds and, with --baseline, detect regressions (exit 0 pass, 1 fail, 3 inconclusive)',
     load: async () => (await import('../bench/gate/command.js')).gateCommand,
   },
-  { name: 'show', args: '<run>', describe: "print a run's headline ratios, verdicts and stops, as bench ends with; writes nothing", load: async () => (await import('../bench/show.js')).showCommand },
+  {
+    name: 'show',
+    args: '<run>',
+    describe: "print a run's headline ratios, verdicts and stops, as bench ends with; writes nothing",
+    load: async () => (await import('../bench/show.js')).showCommand,
+  },
   {
     name: 'report',
     args: '<run> [other]',
-    describe: 'a run as markdown with charts (reports/<run-id>.md), CSV or JSON; with a second run, the two side by side',
+    describe:
+      'a run as markdown with charts (reports/<run-id>.md), CSV or JSON; with a second run, the two side by side',
     load: async () => (await import('./report.js')).reportCommand,
   },
-  { name: 'artifacts', describe: 'write MPS scripts, Kubernetes device-plugin configs and MIG geometries for a measured GPU', load: async () => (await import('../deploy/command.js')).artifactsCommand },
-  { name: 'plan', describe: 'can these models share one GPU, and with which mode? (writes the matching artifacts with --out)', load: async () => (await import('../deploy/command.js')).planCommand },
+  {
+    name: 'artifacts',
+    describe: 'write MPS scripts, Kubernetes device-plugin configs and MIG geometries for a measured GPU',
+    load: async () => (await import('../deploy/command.js')).artifactsCommand,
+  },
+  {
+    name: 'plan',
+    describe: 'can these models share one GPU, and with which mode? (writes the matching artifacts with --out)',
+    load: async () => (await import('../deploy/command.js')).planCommand,
+  },
   {
     name: 'fleet job',
     describe: 'write an Indexed Job that runs gpushare bench on every GPU node of a pool (kubectl apply -f)',
@@ -50,7 +75,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'fleet report',
     args: '<dir>',
-    describe: 'merge the runs under a directory into one report: each ratio across nodes, outliers, per-node verdicts, JUnit',
+    describe:
+      'merge the runs under a directory into one report: each ratio across nodes, outliers, per-node verdicts, JUnit',
     load: async () => (await import('../fleet/report/command.js')).fleetReportCommand,
   },
 ];

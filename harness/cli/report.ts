@@ -1,24 +1,25 @@
 /** `gpushare report <run> [<run>]`: markdown with charts, CSV or JSON; two runs side by side. */
-import type { AppDeps } from '../core/deps.js';
-import { defineCommand } from '../core/command.js';
-import { ExitCode, UserError } from '../core/errors.js';
+
+import { analyze } from '../bench/analysis/analyze.js';
+import { checkPatterns, loadThresholds } from '../bench/gate/thresholds.js';
+import { compareRuns, comparisonMarkdown } from '../bench/outputs/compare.js';
 import { metricsCsv } from '../bench/outputs/metrics-table.js';
 import { summaryJson } from '../bench/outputs/summary.js';
-import { compareRuns, comparisonMarkdown } from '../bench/outputs/compare.js';
 import { runFile, writeHostReport, writeRunReport } from '../bench/outputs/write.js';
 import { loadHostRun } from '../bench/record/host-record.js';
-import { reportsDir } from '../core/paths.js';
 import { loadRun } from '../bench/record/store.js';
-import { writeOutputFile } from '../record/store.js';
+import { capacityMarkdown } from '../capacity/markdown.js';
+import { type CapacityRun, loadCapacityRun } from '../capacity/record.js';
+import { capacityTable } from '../capacity/table.js';
+import { defineCommand } from '../core/command.js';
+import type { AppDeps } from '../core/deps.js';
+import { ExitCode, UserError } from '../core/errors.js';
+import { reportsDir } from '../core/paths.js';
+import { VERSION } from '../core/version.js';
 import { claimsLedger } from '../probe/claims.js';
 import { probeMarkdown } from '../probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../probe/record.js';
-import { loadCapacityRun, type CapacityRun } from '../capacity/record.js';
-import { capacityMarkdown } from '../capacity/markdown.js';
-import { capacityTable } from '../capacity/table.js';
-import { VERSION } from '../core/version.js';
-import { analyze } from '../bench/analysis/analyze.js';
-import { checkPatterns, loadThresholds } from '../bench/gate/thresholds.js';
+import { writeOutputFile } from '../record/store.js';
 
 export type ReportFormat = 'md' | 'csv' | 'json';
 
@@ -34,7 +35,12 @@ const REPORT_POSITIONALS = {
   other: { type: 'string', describe: 'a second run directory to compare with the first' },
 } as const;
 const REPORT_FLAGS = {
-  format: { type: 'string', choices: ['md', 'csv', 'json'], default: 'md', describe: 'output format (md is written to --out; csv and json are printed)' },
+  format: {
+    type: 'string',
+    choices: ['md', 'csv', 'json'],
+    default: 'md',
+    describe: 'output format (md is written to --out; csv and json are printed)',
+  },
   out: { type: 'string', describe: 'directory for markdown reports', defaultDescription: 'reports/' },
   config: { type: 'string', describe: 'thresholds file (YAML or JSON)' },
 } as const;
@@ -43,7 +49,12 @@ const REPORT_FLAGS = {
 export const reportCommand = defineCommand({
   flags: REPORT_FLAGS,
   positionals: REPORT_POSITIONALS,
-  resolve: (args): ReportOptions => ({ runs: [args.run, ...(args.other !== undefined ? [args.other] : [])], format: args.format, ...(args.out !== undefined ? { out: args.out } : {}), ...(args.config !== undefined ? { config: args.config } : {}) }),
+  resolve: (args): ReportOptions => ({
+    runs: [args.run, ...(args.other !== undefined ? [args.other] : [])],
+    format: args.format,
+    ...(args.out !== undefined ? { out: args.out } : {}),
+    ...(args.config !== undefined ? { config: args.config } : {}),
+  }),
   run: report,
 });
 
@@ -54,7 +65,10 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
   if (capacity !== null) return capacityReport(capacity, options, deps);
   const host = options.runs.length === 1 ? await loadHostRun(options.runs[0] as string) : null;
   if (host !== null) {
-    if (options.format !== 'md') throw new UserError(`${options.runs[0]} is a multi-GPU run: --format ${options.format} describes one run, so give one of its run directories (${host.gpus.map((g) => g.dir).join(', ')})`);
+    if (options.format !== 'md')
+      throw new UserError(
+        `${options.runs[0]} is a multi-GPU run: --format ${options.format} describes one run, so give one of its run directories (${host.gpus.map((g) => g.dir).join(', ')})`,
+      );
     deps.out(`${await writeHostReport(options.runs[0] as string, host, options.out ?? reportsDir(deps.cwd), true)}\n`);
     return ExitCode.ok;
   }
@@ -64,9 +78,12 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
   const thresholds = options.config ? await loadThresholds(options.config) : first.config.thresholds;
   const out = options.out ?? reportsDir(deps.cwd);
   if (second) {
-    if (options.format === 'csv') throw new UserError('--format csv describes one run: compare two with --format md or json');
+    if (options.format === 'csv')
+      throw new UserError('--format csv describes one run: compare two with --format md or json');
     if (options.format === 'json') {
-      deps.out(`${JSON.stringify({ a: first.id, b: second.id, noiseBand: thresholds.noiseBand, metrics: compareRuns(first, second, thresholds.noiseBand) }, null, 2)}\n`);
+      deps.out(
+        `${JSON.stringify({ a: first.id, b: second.id, noiseBand: thresholds.noiseBand, metrics: compareRuns(first, second, thresholds.noiseBand) }, null, 2)}\n`,
+      );
       return ExitCode.ok;
     }
     const file = runFile(out, `compare-${first.id}-vs-${second.id}`, '.md');
@@ -75,7 +92,12 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
     return ExitCode.ok;
   }
   const analysis = analyze(first, thresholds);
-  if (options.config) checkPatterns(thresholds, analysis.metrics.map((m) => m.metric.id), options.config);
+  if (options.config)
+    checkPatterns(
+      thresholds,
+      analysis.metrics.map((m) => m.metric.id),
+      options.config,
+    );
   switch (options.format) {
     case 'csv':
       deps.out(metricsCsv(analysis));
@@ -91,9 +113,12 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
 
 /** A probe run's report: its markdown, or its claims ledger as JSON (CSV has no table to give). */
 async function probeReport(run: ProbeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
-  if (options.format === 'csv') throw new UserError('--format csv describes a bench run: a probe run has --format md or json');
+  if (options.format === 'csv')
+    throw new UserError('--format csv describes a bench run: a probe run has --format md or json');
   if (options.format === 'json') {
-    deps.out(`${JSON.stringify({ runId: run.id, status: run.status, claims: claimsLedger(run), cleanup: run.cleanup }, null, 2)}\n`);
+    deps.out(
+      `${JSON.stringify({ runId: run.id, status: run.status, claims: claimsLedger(run), cleanup: run.cleanup }, null, 2)}\n`,
+    );
     return ExitCode.ok;
   }
   const file = runFile(options.out ?? reportsDir(deps.cwd), run.id, '.md');
@@ -104,9 +129,12 @@ async function probeReport(run: ProbeRun, options: ReportOptions, deps: AppDeps)
 
 /** A capacity run's report: its markdown, or its capacity table as JSON. */
 async function capacityReport(run: CapacityRun, options: ReportOptions, deps: AppDeps): Promise<number> {
-  if (options.format === 'csv') throw new UserError('--format csv describes a bench run: a capacity run has --format md or json');
+  if (options.format === 'csv')
+    throw new UserError('--format csv describes a bench run: a capacity run has --format md or json');
   if (options.format === 'json') {
-    deps.out(`${JSON.stringify({ runId: run.id, status: run.status, settings: run.settings, rows: capacityTable(run).map(({ steps: _steps, ...row }) => row) }, null, 2)}\n`);
+    deps.out(
+      `${JSON.stringify({ runId: run.id, status: run.status, settings: run.settings, rows: capacityTable(run).map(({ steps: _steps, ...row }) => row) }, null, 2)}\n`,
+    );
     return ExitCode.ok;
   }
   const file = runFile(options.out ?? reportsDir(deps.cwd), run.id, '.md');

@@ -2,8 +2,9 @@
  * The one boundary between argv and a command: parse, resolve, run, and turn a user's error into one
  * line and its exit code. Tests drive the CLI in process through `run(argv, deps)`.
  */
-import { ExitCode, Interrupted, signalExitCode, UserError } from '../core/errors.js';
+
 import type { AppDeps } from '../core/deps.js';
+import { ExitCode, Interrupted, signalExitCode, UserError } from '../core/errors.js';
 import { parseArgv } from './parse.js';
 
 /** Runs argv as `gpushare` would and returns its exit code; errors that are not the user's propagate. */
@@ -16,7 +17,10 @@ export async function run(argv: readonly string[], deps: AppDeps): Promise<numbe
     }
     const { command, args } = parsed;
     const rest = ((args['--'] as unknown[] | undefined) ?? []).map(String);
-    if (rest.length > 0 && !command.rest) throw new UserError(`${parsed.entry.name} takes no command after --: drop "-- ${rest.join(' ')}" (see gpushare ${parsed.entry.name} --help)`);
+    if (rest.length > 0 && !command.rest)
+      throw new UserError(
+        `${parsed.entry.name} takes no command after --: drop "-- ${rest.join(' ')}" (see gpushare ${parsed.entry.name} --help)`,
+      );
     const options = await command.resolve({ ...args, rest });
     return await command.run(options, deps);
   } catch (error) {

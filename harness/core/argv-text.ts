@@ -17,14 +17,14 @@ export function argText(arg: string): string {
   if (PLAIN.test(arg)) return arg;
   if (!UNPRINTABLE.test(arg)) return `'${arg.replaceAll("'", "'\\''")}'`;
   // $'…' (bash, zsh, ksh) keeps the escapes visible as text, and pasted back gives the same argument.
-  return `$'${arg.replace(/[\\']/g, '\\$&').replace(new RegExp(UNPRINTABLE, 'gu'), escape)}'`;
+  return `$'${arg.replace(/[\\']/g, '\\$&').replace(new RegExp(UNPRINTABLE, 'gu'), escaped)}'`;
 }
 
 export function argvText(argv: readonly string[]): string {
   return argv.map(argText).join(' ');
 }
 
-function escape(char: string): string {
+function escaped(char: string): string {
   const code = char.codePointAt(0) ?? 0;
   return code > 0xffff ? `\\U${code.toString(16).padStart(8, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }

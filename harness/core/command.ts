@@ -14,8 +14,16 @@ export type Flags = Readonly<Record<string, Flag>>;
 export type Positional = PositionalOptions & { type: 'string' };
 export type Positionals = Readonly<Record<string, Positional>>;
 
-type CamelCase<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
-type ValueOf<F> = F extends { type: 'boolean' } ? boolean : F extends { array: true } ? string[] : F extends { choices: ReadonlyArray<infer C> } ? C : string;
+type CamelCase<S extends string> = S extends `${infer Head}-${infer Tail}`
+  ? `${Head}${Capitalize<CamelCase<Tail>>}`
+  : S;
+type ValueOf<F> = F extends { type: 'boolean' }
+  ? boolean
+  : F extends { array: true }
+    ? string[]
+    : F extends { choices: ReadonlyArray<infer C> }
+      ? C
+      : string;
 type Given<F> = F extends { demandOption: true } ? true : F extends { default: unknown } ? true : false;
 
 /** What `resolve` receives for a set of flags: camelCase keys, optional unless required or defaulted. */
@@ -40,7 +48,9 @@ export interface Command<F extends Flags = Flags, P extends Positionals = Positi
 }
 
 /** Defines a command with its argument types inferred from its flags. */
-export function defineCommand<const F extends Flags, const P extends Positionals, O>(command: Command<F, P, O>): Command<F, P, O> {
+export function defineCommand<const F extends Flags, const P extends Positionals, O>(
+  command: Command<F, P, O>,
+): Command<F, P, O> {
   return command;
 }
 

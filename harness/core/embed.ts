@@ -19,6 +19,7 @@ export const PLAIN_PATH = /^\/[A-Za-z0-9._/-]*$/;
 
 /** Refuses (one line, exit 2) a value that does not have the shape a generated file needs. */
 export function checked<T>(value: T, ok: (v: T) => boolean, what: string, allowed: string): T {
-  if (!ok(value)) throw new UserError(`refusing to write ${what} ${JSON.stringify(value)} into a generated file: ${allowed}`);
+  if (!ok(value))
+    throw new UserError(`refusing to write ${what} ${JSON.stringify(value)} into a generated file: ${allowed}`);
   return value;
 }

@@ -7,7 +7,10 @@ import { UserError } from './errors.js';
 
 export function list(raw: string | undefined, flag: string, fallback: readonly string[]): string[] {
   if (raw === undefined) return [...fallback];
-  const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (items.length === 0) throw new UserError(`${flag} "${raw}": give at least one value, comma-separated`);
   return unique(items);
 }
@@ -48,4 +51,3 @@ export function gpuList(text: string | undefined): number[] | 'all' {
   if (text === undefined || text === 'all') return 'all';
   return unique(list(text, '--gpus', []).map((g) => integer(g, '--gpus', 0, 0, 1023)));
 }
-

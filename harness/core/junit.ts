@@ -2,7 +2,12 @@
 
 /** Escapes text for an XML attribute or element. */
 export function xml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
 }
 
 /** One testcase: its outcome, and for a failure, error or skip why (`detail` null: an empty element). */
@@ -26,5 +31,13 @@ function testcase(c: JunitCase): string {
 export function junitDocument(title: string, suite: string, cases: readonly JunitCase[]): string {
   const count = (outcome: JunitCase['outcome']) => cases.filter((c) => c.outcome === outcome).length;
   const attrs = `tests="${cases.length}" failures="${count('failure')}" errors="${count('error')}" skipped="${count('skipped')}"`;
-  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="${xml(title)}" ${attrs}>`, `  <testsuite name="${xml(suite)}" ${attrs}>`, ...cases.map(testcase), '  </testsuite>', '</testsuites>', ''].join('\n');
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="${xml(title)}" ${attrs}>`,
+    `  <testsuite name="${xml(suite)}" ${attrs}>`,
+    ...cases.map(testcase),
+    '  </testsuite>',
+    '</testsuites>',
+    '',
+  ].join('\n');
 }

@@ -1,9 +1,9 @@
 /** The artifact files for one GPU, as name → text: pure, so `artifacts` and `plan` share it and tests read it. */
-import { devicePluginConfig, sharingArtifacts, type DevicePluginConfig, type Operator } from './k8s.js';
-import type { MigGpu } from './mig-profiles.js';
+import { type DevicePluginConfig, devicePluginConfig, type Operator, sharingArtifacts } from './k8s.js';
 import { migPartedConfig, migPartedYaml } from './mig-parted.js';
+import type { MigGpu } from './mig-profiles.js';
 import type { Geometry } from './mig-solver.js';
-import { mpsStartScript, mpsStopScript, mpsSystemdUnit, type MpsScriptSettings } from './mps-scripts.js';
+import { type MpsScriptSettings, mpsStartScript, mpsStopScript, mpsSystemdUnit } from './mps-scripts.js';
 
 export interface ArtifactFile {
   name: string;
@@ -33,11 +33,19 @@ export function artifactBundle(spec: BundleSpec): ArtifactFile[] {
     { name: 'gpushare-clusterpolicy-patch.yaml', content: k8s.clusterPolicyPatch, executable: false },
     { name: 'gpushare-shared-gpu-pod.yaml', content: k8s.pod, executable: false },
   ];
-  if (spec.mig) files.push({ name: 'gpushare-mig-parted.yaml', content: migPartedYaml(migPartedConfig(spec.mig.gpu, spec.mig.geometries), spec.mig.gpu, spec.source), executable: false });
+  if (spec.mig)
+    files.push({
+      name: 'gpushare-mig-parted.yaml',
+      content: migPartedYaml(migPartedConfig(spec.mig.gpu, spec.mig.geometries), spec.mig.gpu, spec.source),
+      executable: false,
+    });
   return files;
 }
 
 /** The device-plugin configs for `replicas`-way sharing, one key per strategy. */
 export function sharingConfigs(replicas: number): Record<string, DevicePluginConfig> {
-  return { [`timeslicing-${replicas}`]: devicePluginConfig('timeSlicing', replicas), [`mps-${replicas}`]: devicePluginConfig('mps', Math.min(replicas, 48)) };
+  return {
+    [`timeslicing-${replicas}`]: devicePluginConfig('timeSlicing', replicas),
+    [`mps-${replicas}`]: devicePluginConfig('mps', Math.min(replicas, 48)),
+  };
 }

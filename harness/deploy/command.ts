@@ -1,21 +1,21 @@
 /** `gpushare artifacts` and `gpushare plan`: production files for a GPU, and the answer to "which mode?". */
 import path from 'node:path';
-import { defineCommand } from '../core/command.js';
-import { ARTIFACTS_FLAGS, PLAN_FLAGS, resolveArtifactsOptions, resolvePlanOptions } from './options.js';
-import { advise, adviceText, type PlanGpu, type PlanRequest } from './advice.js';
 import { analyze } from '../bench/analysis/analyze.js';
-import { artifactBundle, sharingConfigs, type ArtifactFile, type BundleSpec } from './bundle.js';
 import { cheaperMode, measuredFromAnalysis } from '../bench/analysis/which-mode.js';
-import { commentText } from '../core/embed.js';
-import { devicePluginConfig, type Operator } from './k8s.js';
-import { BUILTIN_MIG_GPUS, builtinMigGpu, migGpuFromRun } from './mig-profiles.js';
-import { standardGeometries } from './mig-parted.js';
-import type { AppDeps } from '../core/deps.js';
-import { ExitCode, UserError } from '../core/errors.js';
-import { gpuAt } from '../system/nvidia/schema.js';
 import type { Run } from '../bench/record/schema.js';
 import { loadRun } from '../bench/record/store.js';
+import { defineCommand } from '../core/command.js';
+import type { AppDeps } from '../core/deps.js';
+import { commentText } from '../core/embed.js';
+import { ExitCode, UserError } from '../core/errors.js';
 import { writeOutputFile } from '../record/store.js';
+import { gpuAt } from '../system/nvidia/schema.js';
+import { adviceText, advise, type PlanGpu, type PlanRequest } from './advice.js';
+import { type ArtifactFile, artifactBundle, type BundleSpec, sharingConfigs } from './bundle.js';
+import { devicePluginConfig, type Operator } from './k8s.js';
+import { standardGeometries } from './mig-parted.js';
+import { BUILTIN_MIG_GPUS, builtinMigGpu, migGpuFromRun } from './mig-profiles.js';
+import { ARTIFACTS_FLAGS, PLAN_FLAGS, resolveArtifactsOptions, resolvePlanOptions } from './options.js';
 
 const MPS_DIRS = { pipeDirectory: '/tmp/nvidia-mps', logDirectory: '/var/log/nvidia-mps' };
 
@@ -43,7 +43,10 @@ export interface PlanOptions extends PlanRequest {
 
 function builtinGpu(name: string): PlanGpu {
   const table = builtinMigGpu(name);
-  if (!table) throw new UserError(`unknown GPU "${name}" for --gpu-model: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, or give --run with a measured run`);
+  if (!table)
+    throw new UserError(
+      `unknown GPU "${name}" for --gpu-model: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, or give --run with a measured run`,
+    );
   return { name: table.name, memoryGiB: table.memoryGiB, mig: table };
 }
 
@@ -51,7 +54,9 @@ function builtinGpu(name: string): PlanGpu {
 function planGpu(name: string, memoryGiB: number | null): PlanGpu {
   if (builtinMigGpu(name) || memoryGiB === null) {
     if (!builtinMigGpu(name)) {
-      throw new UserError(`unknown GPU "${name}" for --gpu-model: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, give its memory with --gpu-mem-gib (time-slicing and MPS need no MIG table), or give --run with a measured run`);
+      throw new UserError(
+        `unknown GPU "${name}" for --gpu-model: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, give its memory with --gpu-mem-gib (time-slicing and MPS need no MIG table), or give --run with a measured run`,
+      );
     }
     return builtinGpu(name);
   }
@@ -66,7 +71,8 @@ function runGpu(run: Run): PlanGpu {
 }
 
 async function writeBundle(out: string, files: ArtifactFile[], index: string, deps: AppDeps): Promise<void> {
-  for (const file of files) await writeOutputFile(path.join(out, file.name), file.content, { mode: file.executable ? 0o755 : 0o644 });
+  for (const file of files)
+    await writeOutputFile(path.join(out, file.name), file.content, { mode: file.executable ? 0o755 : 0o644 });
   await writeOutputFile(path.join(out, 'README.md'), index);
   deps.err(`wrote ${files.length + 1} files to ${out}\n`);
 }
@@ -76,14 +82,19 @@ function indexText(title: string, lines: string[], files: ArtifactFile[]): strin
 }
 
 /** `gpushare artifacts`: flags, options, run. */
-export const artifactsCommand = defineCommand({ flags: ARTIFACTS_FLAGS, resolve: resolveArtifactsOptions, run: artifacts });
+export const artifactsCommand = defineCommand({
+  flags: ARTIFACTS_FLAGS,
+  resolve: resolveArtifactsOptions,
+  run: artifacts,
+});
 
 /** `gpushare plan`: flags, options, run. */
 export const planCommand = defineCommand({ flags: PLAN_FLAGS, resolve: resolvePlanOptions, run: plan });
 
 async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<number> {
   const run = options.run ? await loadRun(options.run) : null;
-  if (!run && !options.gpu) throw new UserError('artifacts needs --run <run-dir> (the GPU it measured) or --gpu-model <model>');
+  if (!run && !options.gpu)
+    throw new UserError('artifacts needs --run <run-dir> (the GPU it measured) or --gpu-model <model>');
   const gpu = options.gpu ? builtinGpu(options.gpu) : runGpu(run as Run);
   const source = run ? `run ${run.id} on ${gpu.name}` : `the built-in table for ${gpu.name}`;
   // The ClusterPolicy default is whichever sharing mode the run measured as cheaper; none without a measurement.
@@ -91,7 +102,12 @@ async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<numb
   const cheaper = measured ? cheaperMode(measured) : null;
   const spec: BundleSpec = {
     source,
-    mps: { gpus: options.gpus, threadPct: run?.config.mps.threadPct ?? null, pinnedMemLimit: run?.config.mps.memLimit ?? null, ...MPS_DIRS },
+    mps: {
+      gpus: options.gpus,
+      threadPct: run?.config.mps.threadPct ?? null,
+      pinnedMemLimit: run?.config.mps.memLimit ?? null,
+      ...MPS_DIRS,
+    },
     sharing: sharingConfigs(options.replicas),
     defaultSharing: cheaper ? `${cheaper === 'mps' ? 'mps' : 'timeslicing'}-${options.replicas}` : null,
     operator: options.operator,
@@ -103,7 +119,9 @@ async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<numb
     cheaper && measured?.timeslice && measured.mps
       ? `The ClusterPolicy default is \`${spec.defaultSharing}\`: on this GPU the ${measured.mps.workload} probe slowed ${measured.timeslice.slowdown?.toFixed(2)}× time-sliced and ${measured.mps.slowdown?.toFixed(2)}× under MPS (${measured.mps.clients} clients).`
       : 'No ClusterPolicy default: no run measured which sharing mode costs less on this GPU. Label each node with the config it should use, or measure with gpushare bench and give --run.',
-    gpu.mig ? `MIG geometries (each checked by the placement solver): ${Object.keys(standardGeometries(gpu.mig)).join(', ')}.` : 'No MIG table: no mig-parted config.',
+    gpu.mig
+      ? `MIG geometries (each checked by the placement solver): ${Object.keys(standardGeometries(gpu.mig)).join(', ')}.`
+      : 'No MIG table: no mig-parted config.',
   ];
   await writeBundle(options.out, files, indexText(`gpushare artifacts for ${gpu.name}`, lines, files), deps);
   return ExitCode.ok;
@@ -113,18 +131,31 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
   const run = options.run ? await loadRun(options.run) : null;
   if (!run && !options.gpu) throw new UserError('plan needs --gpu-model <model> (e.g. A100-80GB) or --run <run-dir>');
   const gpu = options.gpu ? planGpu(options.gpu, options.gpuMemGiB) : runGpu(run as Run);
-  const request = { models: options.models, memGiB: options.memGiB, smPct: options.smPct, latencySloMs: options.latencySloMs };
+  const request = {
+    models: options.models,
+    memGiB: options.memGiB,
+    smPct: options.smPct,
+    latencySloMs: options.latencySloMs,
+  };
   const advice = advise(request, gpu, run ? measuredFromAnalysis(run, analyze(run), options.models) : null);
   const text = adviceText(advice);
   deps.out(options.json ? `${JSON.stringify(advice, null, 2)}\n` : text);
   if (options.out && advice.recommendation) {
     const source = `gpushare plan (${options.models} models × ${options.memGiB} GiB, ${options.smPct}% SMs) for ${gpu.name}${run ? `, costs from run ${run.id}` : ''}`;
-    const mig = advice.recommendation === 'mig' && gpu.mig ? { gpu: gpu.mig, geometries: { 'gpushare-plan': advice.assessments.find((a) => a.mode === 'mig')?.geometry ?? {} } } : null;
+    const mig =
+      advice.recommendation === 'mig' && gpu.mig
+        ? {
+            gpu: gpu.mig,
+            geometries: { 'gpushare-plan': advice.assessments.find((a) => a.mode === 'mig')?.geometry ?? {} },
+          }
+        : null;
     const key = advice.recommendation === 'mps' ? `mps-${options.models}` : `timeslicing-${options.models}`;
     const files = artifactBundle({
       source,
       mps: { gpus: options.gpus, threadPct: advice.mpsThreadPct, pinnedMemLimit: advice.mpsMemLimit, ...MPS_DIRS },
-      sharing: { [key]: devicePluginConfig(advice.recommendation === 'mps' ? 'mps' : 'timeSlicing', Math.max(2, options.models)) },
+      sharing: {
+        [key]: devicePluginConfig(advice.recommendation === 'mps' ? 'mps' : 'timeSlicing', Math.max(2, options.models)),
+      },
       // A default only from measurements: without a run nothing says which mode costs less.
       defaultSharing: run ? key : null,
       operator: options.operator,
@@ -134,7 +165,12 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
       advice.recommendation === 'mps'
         ? `\nTwo ways to run MPS, with the same limits; use one per node, never both. The device plugin's MPS sharing (\`${key}\` in the ConfigMap) starts its own daemon and splits each GPU evenly between its ${options.models} replicas: ${advice.mpsThreadPct}% of the SMs and ${advice.mpsMemLimit.replace(/M$/, ' MiB')} of memory each. The host scripts start a daemon with those same limits, for nodes whose device plugin does not share with MPS.\n`
         : '';
-    await writeBundle(options.out, files, `# gpushare plan\n\n\`\`\`\n${text}\`\`\`\n${pluginNote}\n${files.map((f) => `- [\`${f.name}\`](${f.name})`).join('\n')}\n`, deps);
+    await writeBundle(
+      options.out,
+      files,
+      `# gpushare plan\n\n\`\`\`\n${text}\`\`\`\n${pluginNote}\n${files.map((f) => `- [\`${f.name}\`](${f.name})`).join('\n')}\n`,
+      deps,
+    );
   }
   return ExitCode.ok;
 }

@@ -1,9 +1,9 @@
 /** mig-parted configs (version v1), with a schema mirroring its spec (api/spec/v1: Spec, MigConfigSpec). */
 import { stringify } from 'yaml';
 import { z } from 'zod';
-import type { MigGpu } from './mig-profiles.js';
-import { placeGeometry, type Geometry } from './mig-solver.js';
 import { commentText } from '../core/embed.js';
+import type { MigGpu } from './mig-profiles.js';
+import { type Geometry, placeGeometry } from './mig-solver.js';
 
 const MigConfigSpecSchema = z
   .object({
@@ -13,8 +13,14 @@ const MigConfigSpecSchema = z
     'mig-devices': z.record(z.string(), z.number().int().positive()).optional(),
   })
   .strict()
-  .refine((s) => !s['mig-enabled'] || s['mig-devices'] !== undefined, "'mig-devices' is required when 'mig-enabled' is true")
-  .refine((s) => s['mig-enabled'] || Object.keys(s['mig-devices'] ?? {}).length === 0, "MIG devices given while 'mig-enabled' is false");
+  .refine(
+    (s) => !s['mig-enabled'] || s['mig-devices'] !== undefined,
+    "'mig-devices' is required when 'mig-enabled' is true",
+  )
+  .refine(
+    (s) => s['mig-enabled'] || Object.keys(s['mig-devices'] ?? {}).length === 0,
+    "MIG devices given while 'mig-enabled' is false",
+  );
 
 export const MigPartedSpecSchema = z
   .object({

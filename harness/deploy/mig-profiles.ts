@@ -29,7 +29,11 @@ export interface MigGpu {
 
 const ONE = [0, 1, 2, 3, 4, 5, 6];
 
-function table(name: string, memoryGiB: number, profiles: Array<[string, number, number | null, number[], number]>): MigGpu {
+function table(
+  name: string,
+  memoryGiB: number,
+  profiles: Array<[string, number, number | null, number[], number]>,
+): MigGpu {
   return {
     name,
     memoryGiB,
@@ -102,7 +106,17 @@ export function migGpuFromRun(gpu: Gpu): MigGpu | null {
   const profiles = gpu.migProfiles.flatMap((p) => {
     const placement = gpu.migPlacements.find((pl) => pl.profileId === p.profileId);
     if (!placement) return [];
-    return [{ name: p.name, computeSlices: Number(/^(\d+)g/.exec(p.name)?.[1] ?? 0), memoryGiB: p.memoryGiB, smCount: p.smCount, starts: placement.starts, slots: placement.size, maxInstances: p.instancesTotal }];
+    return [
+      {
+        name: p.name,
+        computeSlices: Number(/^(\d+)g/.exec(p.name)?.[1] ?? 0),
+        memoryGiB: p.memoryGiB,
+        smCount: p.smCount,
+        starts: placement.starts,
+        slots: placement.size,
+        maxInstances: p.instancesTotal,
+      },
+    ];
   });
   const memorySlots = Math.max(...profiles.map((p) => Math.max(...p.starts) + p.slots));
   return {

@@ -15,13 +15,20 @@ export function placeGeometry(gpu: MigGpu, geometry: Geometry): Placement {
   const wanted: MigProfileSpec[] = [];
   for (const [name, count] of Object.entries(geometry)) {
     const profile = gpu.profiles.find((p) => p.name === name);
-    if (!profile) return { ok: false, reason: `${gpu.name} has no MIG profile ${name} (it has ${gpu.profiles.map((p) => p.name).join(', ')})` };
-    if (!Number.isInteger(count) || count < 1) return { ok: false, reason: `${name}: count ${count} is not a positive whole number` };
-    if (count > profile.maxInstances) return { ok: false, reason: `${name} allows at most ${profile.maxInstances} instance(s), ${count} asked` };
+    if (!profile)
+      return {
+        ok: false,
+        reason: `${gpu.name} has no MIG profile ${name} (it has ${gpu.profiles.map((p) => p.name).join(', ')})`,
+      };
+    if (!Number.isInteger(count) || count < 1)
+      return { ok: false, reason: `${name}: count ${count} is not a positive whole number` };
+    if (count > profile.maxInstances)
+      return { ok: false, reason: `${name} allows at most ${profile.maxInstances} instance(s), ${count} asked` };
     for (let i = 0; i < count; i++) wanted.push(profile);
   }
   const compute = wanted.reduce((n, p) => n + p.computeSlices, 0);
-  if (compute > gpu.computeSlices) return { ok: false, reason: `${compute} compute slices asked, ${gpu.name} has ${gpu.computeSlices}` };
+  if (compute > gpu.computeSlices)
+    return { ok: false, reason: `${compute} compute slices asked, ${gpu.name} has ${gpu.computeSlices}` };
   // Largest first: they have the fewest places to go, so dead ends show up early.
   wanted.sort((a, b) => b.slots - a.slots || a.starts.length - b.starts.length);
   const used = new Array<boolean>(gpu.memorySlots).fill(false);
@@ -45,7 +52,10 @@ export function placeGeometry(gpu: MigGpu, geometry: Geometry): Placement {
     return false;
   };
   if (!place(0)) {
-    return { ok: false, reason: `no placement of ${describeGeometry(geometry)} fits ${gpu.name}'s ${gpu.memorySlots} memory slots with the allowed start slots` };
+    return {
+      ok: false,
+      reason: `no placement of ${describeGeometry(geometry)} fits ${gpu.name}'s ${gpu.memorySlots} memory slots with the allowed start slots`,
+    };
   }
   return { ok: true, instances: [...chosen].sort((a, b) => a.start - b.start) };
 }

@@ -23,11 +23,42 @@ export interface MpsScriptSettings {
 /** The settings, each checked against the shape the scripts need: a bad one is refused, not quoted. */
 function safe(s: MpsScriptSettings): MpsScriptSettings {
   return {
-    gpus: s.gpus === 'all' ? 'all' : s.gpus.map((g) => checked(g, (x) => Number.isInteger(x) && x >= 0 && x < 1024, 'the GPU index', 'a whole number from 0')),
-    threadPct: s.threadPct === null ? null : checked(s.threadPct, (x) => Number.isInteger(x) && x >= 1 && x <= 100, 'the MPS thread percentage', 'a whole number from 1 to 100'),
-    pinnedMemLimit: s.pinnedMemLimit === null ? null : checked(s.pinnedMemLimit, (x) => MEM_LIMIT.test(x), 'the MPS memory limit', 'a size such as 4G, 512M or 1024K'),
-    pipeDirectory: checked(s.pipeDirectory, (x) => PLAIN_PATH.test(x), 'the MPS pipe directory', 'an absolute path of letters, digits, ".", "_", "-" and "/"'),
-    logDirectory: checked(s.logDirectory, (x) => PLAIN_PATH.test(x), 'the MPS log directory', 'an absolute path of letters, digits, ".", "_", "-" and "/"'),
+    gpus:
+      s.gpus === 'all'
+        ? 'all'
+        : s.gpus.map((g) =>
+            checked(g, (x) => Number.isInteger(x) && x >= 0 && x < 1024, 'the GPU index', 'a whole number from 0'),
+          ),
+    threadPct:
+      s.threadPct === null
+        ? null
+        : checked(
+            s.threadPct,
+            (x) => Number.isInteger(x) && x >= 1 && x <= 100,
+            'the MPS thread percentage',
+            'a whole number from 1 to 100',
+          ),
+    pinnedMemLimit:
+      s.pinnedMemLimit === null
+        ? null
+        : checked(
+            s.pinnedMemLimit,
+            (x) => MEM_LIMIT.test(x),
+            'the MPS memory limit',
+            'a size such as 4G, 512M or 1024K',
+          ),
+    pipeDirectory: checked(
+      s.pipeDirectory,
+      (x) => PLAIN_PATH.test(x),
+      'the MPS pipe directory',
+      'an absolute path of letters, digits, ".", "_", "-" and "/"',
+    ),
+    logDirectory: checked(
+      s.logDirectory,
+      (x) => PLAIN_PATH.test(x),
+      'the MPS log directory',
+      'an absolute path of letters, digits, ".", "_", "-" and "/"',
+    ),
     source: commentText(s.source),
   };
 }
@@ -53,7 +84,9 @@ export function mpsStartScript(settings: MpsScriptSettings): string {
   const defaults = [
     ...(s.threadPct !== null ? [`control "set_default_active_thread_percentage ${s.threadPct}"`] : []),
     // The daemon numbers its devices from 0 within CUDA_VISIBLE_DEVICES: limits go by position in GPUS.
-    ...(s.pinnedMemLimit !== null ? [`for i in "\${!GPUS[@]}"; do\n  control "set_default_device_pinned_mem_limit $i ${s.pinnedMemLimit}"\ndone`] : []),
+    ...(s.pinnedMemLimit !== null
+      ? [`for i in "\${!GPUS[@]}"; do\n  control "set_default_device_pinned_mem_limit $i ${s.pinnedMemLimit}"\ndone`]
+      : []),
   ];
   return `${header('Start the NVIDIA MPS control daemon with the limits gpushare measured with.', s)}
 control() {

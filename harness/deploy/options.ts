@@ -1,16 +1,29 @@
 /** `gpushare artifacts`' and `gpushare plan`'s flags given meaning. */
-import type { ArtifactsOptions, PlanOptions } from './command.js';
+
 import { argText } from '../core/argv-text.js';
 import type { ArgsOf } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { gpuList, integer, number } from '../core/flags.js';
 import { K8S_NAME } from '../core/k8s-name.js';
+import type { ArtifactsOptions, PlanOptions } from './command.js';
 import { DEFAULT_OPERATOR, type Operator } from './k8s.js';
 
 const OPERATOR_FLAGS = {
-  namespace: { type: 'string', describe: "the GPU Operator's namespace (OpenShift: nvidia-gpu-operator)", defaultDescription: 'gpu-operator' },
-  'cluster-policy': { type: 'string', describe: "the ClusterPolicy's name (OpenShift: gpu-cluster-policy)", defaultDescription: 'cluster-policy' },
-  gpus: { type: 'string', describe: 'GPUs of the node the MPS scripts serve: all, or indices such as 0,1', defaultDescription: 'all' },
+  namespace: {
+    type: 'string',
+    describe: "the GPU Operator's namespace (OpenShift: nvidia-gpu-operator)",
+    defaultDescription: 'gpu-operator',
+  },
+  'cluster-policy': {
+    type: 'string',
+    describe: "the ClusterPolicy's name (OpenShift: gpu-cluster-policy)",
+    defaultDescription: 'cluster-policy',
+  },
+  gpus: {
+    type: 'string',
+    describe: 'GPUs of the node the MPS scripts serve: all, or indices such as 0,1',
+    defaultDescription: 'all',
+  },
 } as const;
 
 /** artifacts' flags. */
@@ -29,24 +42,46 @@ export const PLAN_FLAGS = {
   models: { type: 'number', demandOption: true, describe: 'how many models (processes)' },
   'mem-gib': { type: 'number', demandOption: true, describe: 'GPU memory each model needs, GiB' },
   'sm-pct': { type: 'number', demandOption: true, describe: 'share of the SMs each model needs when busy, %' },
-  'latency-slo-ms': { type: 'number', describe: 'p99 latency target, ms (checked against the run measured contended p99)' },
+  'latency-slo-ms': {
+    type: 'number',
+    describe: 'p99 latency target, ms (checked against the run measured contended p99)',
+  },
   run: { type: 'string', describe: 'run directory: its GPU, MIG table and measured costs' },
-  'gpu-model': { type: 'string', describe: 'GPU model: A100-40GB, A100-80GB, H100-80GB, H200-141GB, or any with --gpu-mem-gib' },
+  'gpu-model': {
+    type: 'string',
+    describe: 'GPU model: A100-40GB, A100-80GB, H100-80GB, H200-141GB, or any with --gpu-mem-gib',
+  },
   gpu: { type: 'string', hidden: true },
-  json: { type: 'boolean', describe: "the answer as JSON: the request, each mode's fit, what breaks, the recommendation and the MPS limits" },
-  'gpu-mem-gib': { type: 'number', describe: 'memory of a GPU model without a built-in table, GiB (time-slicing and MPS fits need no MIG table)' },
+  json: {
+    type: 'boolean',
+    describe: "the answer as JSON: the request, each mode's fit, what breaks, the recommendation and the MPS limits",
+  },
+  'gpu-mem-gib': {
+    type: 'number',
+    describe: 'memory of a GPU model without a built-in table, GiB (time-slicing and MPS fits need no MIG table)',
+  },
   out: { type: 'string', describe: 'write the artifacts for the recommendation here' },
   ...OPERATOR_FLAGS,
 } as const;
 export type PlanArgs = ArgsOf<typeof PLAN_FLAGS>;
 
 export function resolveArtifactsOptions(args: ArtifactsArgs): ArtifactsOptions {
-  return { out: args.out, run: args.run, gpu: gpuModel(args), replicas: integer(args.replicas, '--replicas', 4, 2, 48), operator: operator(args), gpus: gpuList(args.gpus) };
+  return {
+    out: args.out,
+    run: args.run,
+    gpu: gpuModel(args),
+    replicas: integer(args.replicas, '--replicas', 4, 2, 48),
+    operator: operator(args),
+    gpus: gpuList(args.gpus),
+  };
 }
 
 /** --gpu-model; --gpu, which names a GPU index in bench, is refused here rather than read as a model. */
 function gpuModel(args: { gpuModel?: string; gpu?: string }): string | undefined {
-  if (args.gpu !== undefined) throw new UserError(`--gpu ${argText(args.gpu)}: --gpu is a GPU index (bench); name a GPU model with --gpu-model, e.g. --gpu-model H100-80GB`);
+  if (args.gpu !== undefined)
+    throw new UserError(
+      `--gpu ${argText(args.gpu)}: --gpu is a GPU index (bench); name a GPU model with --gpu-model, e.g. --gpu-model H100-80GB`,
+    );
   return args.gpuModel;
 }
 
@@ -54,10 +89,16 @@ function gpuModel(args: { gpuModel?: string; gpu?: string }): string | undefined
 function operator(args: { namespace?: string; clusterPolicy?: string }): Operator {
   const name = (value: string | undefined, flag: string, fallback: string) => {
     if (value === undefined) return fallback;
-    if (!K8S_NAME.test(value)) throw new UserError(`${flag} ${argText(value)}: needs a Kubernetes name (lower-case letters, digits and "-", at most 63), e.g. nvidia-gpu-operator`);
+    if (!K8S_NAME.test(value))
+      throw new UserError(
+        `${flag} ${argText(value)}: needs a Kubernetes name (lower-case letters, digits and "-", at most 63), e.g. nvidia-gpu-operator`,
+      );
     return value;
   };
-  return { namespace: name(args.namespace, '--namespace', DEFAULT_OPERATOR.namespace), clusterPolicy: name(args.clusterPolicy, '--cluster-policy', DEFAULT_OPERATOR.clusterPolicy) };
+  return {
+    namespace: name(args.namespace, '--namespace', DEFAULT_OPERATOR.namespace),
+    clusterPolicy: name(args.clusterPolicy, '--cluster-policy', DEFAULT_OPERATOR.clusterPolicy),
+  };
 }
 
 export function resolvePlanOptions(args: PlanArgs): PlanOptions {
@@ -75,4 +116,3 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     gpus: gpuList(args.gpus),
   };
 }
-

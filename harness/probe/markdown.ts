@@ -1,8 +1,8 @@
 /** The probe report: what breaks, the claims ledger, and each probe's measurements. A pure function of the probe run. */
 import { median } from 'simple-statistics';
-import { claimsLedger, latencySummary, perClientMib, type Claim } from './claims.js';
-import type { LatencySeries, ProbeOutcome, ProbeRun } from './record.js';
 import { gpuAt } from '../system/nvidia/schema.js';
+import { type Claim, claimsLedger, latencySummary, perClientMib } from './claims.js';
+import type { LatencySeries, ProbeOutcome, ProbeRun } from './record.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const f = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
@@ -25,7 +25,9 @@ export function probeMarkdown(run: ProbeRun, version: string): string {
     '',
     '| claim | source | measured | verdict | rule |',
     '|---|---|---|---|---|',
-    ...ledger.map((c) => `| ${cell(c.claim)} | ${cell(c.source)} | ${cell(c.measured)} | **${c.verdict}** | ${cell(c.rule)} |`),
+    ...ledger.map(
+      (c) => `| ${cell(c.claim)} | ${cell(c.source)} | ${cell(c.measured)} | **${c.verdict}** | ${cell(c.rule)} |`,
+    ),
     '',
     '## Measurements',
     '',
@@ -36,7 +38,10 @@ export function probeMarkdown(run: ProbeRun, version: string): string {
     '',
     '| probe | mode | MPS daemon | left running |',
     '|---|---|---|---|',
-    ...run.cleanup.map((c) => `| ${c.probe} | ${c.mode} | ${cell(c.daemon ?? '—')} | ${c.leftPids.length > 0 ? c.leftPids.join(', ') : 'none'} |`),
+    ...run.cleanup.map(
+      (c) =>
+        `| ${c.probe} | ${c.mode} | ${cell(c.daemon ?? '—')} | ${c.leftPids.length > 0 ? c.leftPids.join(', ') : 'none'} |`,
+    ),
     ...(run.warnings.length > 0 ? ['', '## Warnings', '', ...run.warnings.map((w) => `- ${w}`)] : []),
     '',
   ];
@@ -45,11 +50,25 @@ export function probeMarkdown(run: ProbeRun, version: string): string {
 
 /** The claims that did not hold, and the hazards that did: what a team sharing this GPU must plan for. */
 function whatBreaks(run: ProbeRun, ledger: Claim[]): string[] {
-  const hazards = new Set(['mps-memory-isolation', 'timeslice-memory-isolation', 'mps-fault-reported-to-all', 'timeslice-fault-isolation', 'mps-client-limit', 'timeslice-10ms', 'default-stream-trap']);
-  const breaks = ledger.filter((c) => (hazards.has(c.id) && (c.verdict === 'holds' || c.verdict === 'partly holds')) || (!hazards.has(c.id) && c.verdict === 'does not hold'));
+  const hazards = new Set([
+    'mps-memory-isolation',
+    'timeslice-memory-isolation',
+    'mps-fault-reported-to-all',
+    'timeslice-fault-isolation',
+    'mps-client-limit',
+    'timeslice-10ms',
+    'default-stream-trap',
+  ]);
+  const breaks = ledger.filter(
+    (c) =>
+      (hazards.has(c.id) && (c.verdict === 'holds' || c.verdict === 'partly holds')) ||
+      (!hazards.has(c.id) && c.verdict === 'does not hold'),
+  );
   if (run.probes.length === 0) return ['No probe ran.'];
   if (breaks.length === 0) return ['No claim that matters for sharing failed here, and no hazard showed.'];
-  return breaks.map((c) => `- **${c.claim}** — ${c.verdict === 'does not hold' ? 'not so here' : 'so here'}: ${c.measured}.`);
+  return breaks.map(
+    (c) => `- **${c.claim}** — ${c.verdict === 'does not hold' ? 'not so here' : 'so here'}: ${c.measured}.`,
+  );
 }
 
 function latencyRow(label: string, s: LatencySeries): string {
@@ -57,7 +76,10 @@ function latencyRow(label: string, s: LatencySeries): string {
   return `| ${label} | ${l.requests} | ${f(l.p50Ms, 3)} | ${f(l.p90Ms, 3)} | ${f(l.p99Ms, 3)} | ${f(l.maxMs, 3)} | ${l.lateRequests} | ${l.valid ? 'yes' : `no: over 1% sent over a ${s.periodMs} ms period late`} |`;
 }
 
-const LATENCY_HEAD = ['| run | requests | p50 ms | p90 ms | p99 ms | max ms | sent late | valid |', '|---|---|---|---|---|---|---|---|'];
+const LATENCY_HEAD = [
+  '| run | requests | p50 ms | p90 ms | p99 ms | max ms | sent late | valid |',
+  '|---|---|---|---|---|---|---|---|',
+];
 
 function section(o: ProbeOutcome): string[] {
   const title = `### ${o.probe}${'mode' in o ? ` (${o.mode}${o.probe === 'memory' && o.limitMib !== null ? `, limit ${o.limitMib} MiB` : ''})` : ''}`;
@@ -77,7 +99,16 @@ function section(o: ProbeOutcome): string[] {
       ];
     case 'sm-cap': {
       const full = o.points.find((p) => p.threadPercentage === 100)?.tflops ?? Number.NaN;
-      return [title, '', '| active thread % | SMs seen | fp16 GEMM TFLOP/s | of 100% |', '|---|---|---|---|', ...o.points.map((p) => `| ${p.threadPercentage} | ${p.sms} of ${o.totalSms} | ${f(p.tflops, 0)} | ${f((100 * p.tflops) / full, 0)}% |`)];
+      return [
+        title,
+        '',
+        '| active thread % | SMs seen | fp16 GEMM TFLOP/s | of 100% |',
+        '|---|---|---|---|',
+        ...o.points.map(
+          (p) =>
+            `| ${p.threadPercentage} | ${p.sms} of ${o.totalSms} | ${f(p.tflops, 0)} | ${f((100 * p.tflops) / full, 0)}% |`,
+        ),
+      ];
     }
     case 'fault':
       return [
@@ -87,12 +118,18 @@ function section(o: ProbeOutcome): string[] {
         '',
         '| client | survived | error |',
         '|---|---|---|',
-        ...o.victims.map((v, i) => `| other client ${i + 1} | ${v.survived ? 'yes' : 'no'} | ${cell(v.error ?? '—')} |`),
+        ...o.victims.map(
+          (v, i) => `| other client ${i + 1} | ${v.survived ? 'yes' : 'no'} | ${cell(v.error ?? '—')} |`,
+        ),
         '',
         `MPS server status after the fault: ${o.serverAfterFault ?? '—'}; after recovery: ${o.serverAfterRecovery ?? '—'}. New client ${o.recovery.accepted ? `accepted ${f(o.recovery.afterMs / 1000, 2)} s after the fault, attempt ${o.recovery.attempts}` : `not accepted within ${f(o.recovery.afterMs / 1000, 1)} s: ${cell(o.recovery.lastError ?? '')}`}.`,
       ];
     case 'client-limit':
-      return [title, '', `${o.accepted} clients accepted of ${o.tried} tried${o.firstError !== null ? `; client ${o.accepted + 1} failed: ${cell(o.firstError)}` : ''}.`];
+      return [
+        title,
+        '',
+        `${o.accepted} clients accepted of ${o.tried} tried${o.firstError !== null ? `; client ${o.accepted + 1} failed: ${cell(o.firstError)}` : ''}.`,
+      ];
     case 'context':
       return [
         title,
@@ -100,11 +137,37 @@ function section(o: ProbeOutcome): string[] {
         `${o.createMs.length} contexts, one process after another: cuInit median ${f(median(o.initMs), 0)} ms, then the context (primary context, made current, a first 1 MiB allocation) median ${f(median(o.createMs), 0)} ms (${o.createMs.map((v) => v.toFixed(0)).join(', ')} ms); free device memory ${o.freeMib.map((v) => v.toFixed(0)).join(' → ')} MiB of ${o.totalMib.toFixed(0)}: ${f(perClientMib(o.freeMib) ?? Number.NaN, 0)} MiB per added context.`,
       ];
     case 'slice':
-      return [title, '', 'A ~µs request every period, latency counted from its scheduled time, behind k busy co-tenants (1 ms spin kernels).', '', ...LATENCY_HEAD, ...o.points.map((p) => latencyRow(`${p.cotenants} co-tenant(s)`, p))];
+      return [
+        title,
+        '',
+        'A ~µs request every period, latency counted from its scheduled time, behind k busy co-tenants (1 ms spin kernels).',
+        '',
+        ...LATENCY_HEAD,
+        ...o.points.map((p) => latencyRow(`${p.cotenants} co-tenant(s)`, p)),
+      ];
     case 'default-stream':
-      return [title, '', `Concurrency = kernel time done ÷ wall time, ${o.spinUs} µs kernels of 8 blocks; the stray op is a synchronous 4 KiB host-to-device copy on the default stream each round.`, '', '| streams | kind | stray copy | concurrency |', '|---|---|---|---|', ...o.runs.map((r) => `| ${r.streams} | ${r.streamKind} | ${r.strayCopy ? 'yes' : 'no'} | ${f(r.concurrency)}× |`)];
+      return [
+        title,
+        '',
+        `Concurrency = kernel time done ÷ wall time, ${o.spinUs} µs kernels of 8 blocks; the stray op is a synchronous 4 KiB host-to-device copy on the default stream each round.`,
+        '',
+        '| streams | kind | stray copy | concurrency |',
+        '|---|---|---|---|',
+        ...o.runs.map(
+          (r) => `| ${r.streams} | ${r.streamKind} | ${r.strayCopy ? 'yes' : 'no'} | ${f(r.concurrency)}× |`,
+        ),
+      ];
     case 'priority':
-      return [title, '', 'Short requests beside a background stream that fills every SM (300 µs spin blocks, 3 kernels in flight), in one process: its Python thread feeding the background also delays the request generator ("sent late").', '', ...LATENCY_HEAD, ...o.runs.map((r) => latencyRow(`${r.priority} priority (background ${f(r.backgroundBlockUsPerS / 1e6, 1)} block-s/s)`, r))];
+      return [
+        title,
+        '',
+        'Short requests beside a background stream that fills every SM (300 µs spin blocks, 3 kernels in flight), in one process: its Python thread feeding the background also delays the request generator ("sent late").',
+        '',
+        ...LATENCY_HEAD,
+        ...o.runs.map((r) =>
+          latencyRow(`${r.priority} priority (background ${f(r.backgroundBlockUsPerS / 1e6, 1)} block-s/s)`, r),
+        ),
+      ];
     case 'green-context':
       return [
         title,
@@ -112,7 +175,12 @@ function section(o: ProbeOutcome): string[] {
         `${o.criticalSms} of ${o.totalSms} SMs kept from the background: in one process with plain streams, with the background in a green context of ${o.totalSms - o.criticalSms} SMs, and as two MPS clients (background at ${Math.round((100 * (o.totalSms - o.criticalSms)) / o.totalSms)}% active threads). The in-process arms feed the background from a second Python thread, which also delays the request generator ("sent late"); the MPS arm has a process of its own for each.${o.mpsArm ? ` MPS arm: ${o.mpsArm}.` : ''}`,
         '',
         ...LATENCY_HEAD,
-        ...o.runs.map((r) => latencyRow(`${r.arm} (background ${r.backgroundSms} SMs, ${f(r.backgroundBlockUsPerS / 1e6, 1)} block-s/s)`, r)),
+        ...o.runs.map((r) =>
+          latencyRow(
+            `${r.arm} (background ${r.backgroundSms} SMs, ${f(r.backgroundBlockUsPerS / 1e6, 1)} block-s/s)`,
+            r,
+          ),
+        ),
       ];
   }
 }

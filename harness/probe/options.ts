@@ -1,13 +1,17 @@
 /** `gpushare probe`'s flags given meaning. */
 import type { ArgsOf } from '../core/command.js';
-import { runFlags } from '../session/flags.js';
 import { integer, list, oneOf } from '../core/flags.js';
-import { PROBES, type ProbeName } from './record.js';
+import { runFlags } from '../session/flags.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
+import { PROBES, type ProbeName } from './record.js';
 
 /** probe's flags. */
 export const PROBE_FLAGS = {
-  probes: { type: 'string', describe: `probes to run, comma-separated: ${PROBES.join(', ')}`, defaultDescription: 'all' },
+  probes: {
+    type: 'string',
+    describe: `probes to run, comma-separated: ${PROBES.join(', ')}`,
+    defaultDescription: 'all',
+  },
   ...runFlags('probe', 'the claims ledger'),
 } as const;
 export type ProbeArgs = ArgsOf<typeof PROBE_FLAGS>;
@@ -34,4 +38,3 @@ export function resolveProbeOptions(args: ProbeArgs): ProbeOptions {
     json: args.json ?? false,
   };
 }
-

@@ -4,8 +4,8 @@
  * always stops every process and the daemon (what was left running is recorded too).
  */
 import type { Clock } from '../core/clock.js';
-import type { MpsDaemon, MpsStart } from '../system/mps/daemon.js';
 import type { ProcessRunner } from '../core/process.js';
+import type { MpsDaemon, MpsStart } from '../system/mps/daemon.js';
 import type { AllocReply, LatencySeries, ProbeMode, ProbeName, ProbeOutcome, Victim } from './record.js';
 import { Cast, type RoleMessage, type RoleProcess } from './role.js';
 
@@ -53,7 +53,10 @@ export interface ProbeResult {
 class ProbeFailure extends Error {}
 
 type Outcome<P extends ProbeName> = Extract<ProbeOutcome, { probe: P }>;
-type Measured<P extends ProbeName> = Omit<Extract<Outcome<P>, { status: 'measured' }>, 'probe' | 'mode' | 'limitMib' | 'status'>;
+type Measured<P extends ProbeName> = Omit<
+  Extract<Outcome<P>, { status: 'measured' }>,
+  'probe' | 'mode' | 'limitMib' | 'status'
+>;
 
 /** Runs one probe (in each mode it has). */
 export async function runProbe(name: ProbeName, deps: ProbeDeps): Promise<ProbeResult[]> {
@@ -62,7 +65,9 @@ export async function runProbe(name: ProbeName, deps: ProbeDeps): Promise<ProbeR
       return [
         await session(deps, 'memory', 'timeslice', { mode: 'timeslice', limitMib: null }, (cast) => memory(cast, null)),
         await session(deps, 'memory', 'mps', { mode: 'mps', limitMib: null }, (cast) => memory(cast, null)),
-        await session(deps, 'memory', 'mps', { mode: 'mps', limitMib: PROBE_SETTINGS.mpsMemLimitMib }, (cast) => memory(cast, PROBE_SETTINGS.mpsMemLimitMib)),
+        await session(deps, 'memory', 'mps', { mode: 'mps', limitMib: PROBE_SETTINGS.mpsMemLimitMib }, (cast) =>
+          memory(cast, PROBE_SETTINGS.mpsMemLimitMib),
+        ),
       ];
     case 'sm-cap':
       return [await session(deps, 'sm-cap', 'mps', { mode: 'mps' }, smCap)];
@@ -74,9 +79,15 @@ export async function runProbe(name: ProbeName, deps: ProbeDeps): Promise<ProbeR
     case 'client-limit':
       return [await session(deps, 'client-limit', 'mps', { mode: 'mps' }, clientLimit)];
     case 'context':
-      return [await session(deps, 'context', 'timeslice', { mode: 'timeslice' }, context), await session(deps, 'context', 'mps', { mode: 'mps' }, context)];
+      return [
+        await session(deps, 'context', 'timeslice', { mode: 'timeslice' }, context),
+        await session(deps, 'context', 'mps', { mode: 'mps' }, context),
+      ];
     case 'slice':
-      return [await session(deps, 'slice', 'timeslice', { mode: 'timeslice' }, slice), await session(deps, 'slice', 'mps', { mode: 'mps' }, slice)];
+      return [
+        await session(deps, 'slice', 'timeslice', { mode: 'timeslice' }, slice),
+        await session(deps, 'slice', 'mps', { mode: 'mps' }, slice),
+      ];
     case 'default-stream':
       return [await session(deps, 'default-stream', 'in-process', {}, defaultStream)];
     case 'priority':
@@ -101,7 +112,11 @@ async function session<P extends ProbeName>(
   let daemon: MpsDaemon | null = null;
   if (mode === 'mps') {
     const started = await deps.startMps();
-    if (!started.ok) return { outcome: make({ status: 'skipped', reason: `the MPS daemon did not start: ${started.reason}` }), cleanup: { probe, mode, daemon: null, leftPids: [] } };
+    if (!started.ok)
+      return {
+        outcome: make({ status: 'skipped', reason: `the MPS daemon did not start: ${started.reason}` }),
+        cleanup: { probe, mode, daemon: null, leftPids: [] },
+      };
     daemon = started.daemon;
   }
   const env: Record<string, string> = { CUDA_VISIBLE_DEVICES: deps.visibleDevices, ...(daemon?.env ?? {}) };
@@ -129,11 +144,18 @@ async function session<P extends ProbeName>(
 }
 
 /** The next `events` message of a role, or a ProbeFailure saying why it did not come. */
-async function expect(role: RoleProcess, events: readonly string[], timeoutMs: number = PROBE_SETTINGS.stepTimeoutMs): Promise<RoleMessage> {
+async function expect(
+  role: RoleProcess,
+  events: readonly string[],
+  timeoutMs: number = PROBE_SETTINGS.stepTimeoutMs,
+): Promise<RoleMessage> {
   const reply = await role.next([...events, 'failed'], timeoutMs);
   if (reply.kind === 'message' && events.includes(reply.message.event)) return reply.message;
   if (reply.kind === 'message') throw new ProbeFailure(`${role.label} failed: ${text(reply.message.error)}`);
-  if (reply.kind === 'exited') throw new ProbeFailure(`${role.label} exited (${reply.exit.spawnError ?? `code ${reply.exit.exitCode ?? reply.exit.signal}`}) before ${events.join('/')}: ${lastLine(reply.stderr)}`);
+  if (reply.kind === 'exited')
+    throw new ProbeFailure(
+      `${role.label} exited (${reply.exit.spawnError ?? `code ${reply.exit.exitCode ?? reply.exit.signal}`}) before ${events.join('/')}: ${lastLine(reply.stderr)}`,
+    );
   throw new ProbeFailure(`${role.label} printed no ${events.join('/')} within ${timeoutMs / 1000} s`);
 }
 
@@ -159,7 +181,12 @@ async function memory(cast: Cast, limitMib: number | null): Promise<Measured<'me
   await ready(victim);
   const victimBefore = await alloc(victim, mib);
   const tries = limitMib !== null ? ['--try-mib', `${limitMib / 2},${(limitMib * 3) / 2}`] : [];
-  const hog = cast.start('hog', 'hog', tries, limitMib !== null ? { CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: `0=${limitMib}M` } : {});
+  const hog = cast.start(
+    'hog',
+    'hog',
+    tries,
+    limitMib !== null ? { CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: `0=${limitMib}M` } : {},
+  );
   await ready(hog);
   const held = await expect(hog, ['result']);
   const first = await kernels(victim);
@@ -169,7 +196,11 @@ async function memory(cast: Cast, limitMib: number | null): Promise<Measured<'me
   const victimAfter = await alloc(victim, mib);
   return {
     victimBefore,
-    hogTries: records(held.tries).map((t) => ({ mib: num(t.mib), ok: t.ok === true, error: t.error ? text(t.error) : null })),
+    hogTries: records(held.tries).map((t) => ({
+      mib: num(t.mib),
+      ok: t.ok === true,
+      error: t.error ? text(t.error) : null,
+    })),
     hogHeldMib: num(held.heldMib),
     hogError: held.error ? text(held.error) : null,
     victimDuring,
@@ -196,7 +227,14 @@ async function fault(cast: Cast, daemon: MpsDaemon | null, clock: Clock): Promis
   await ready(faulter);
   const faulted = await faulter.next(['failed', 'result'], PROBE_SETTINGS.stepTimeoutMs);
   const faultAtUs = clock.monotonicUs();
-  const faulterError = faulted.kind === 'message' ? (faulted.message.error ? text(faulted.message.error) : null) : faulted.kind === 'exited' ? lastLine(faulted.stderr) : 'no reply';
+  const faulterError =
+    faulted.kind === 'message'
+      ? faulted.message.error
+        ? text(faulted.message.error)
+        : null
+      : faulted.kind === 'exited'
+        ? lastLine(faulted.stderr)
+        : 'no reply';
   const server = async () => {
     const pid = (await daemon?.serverPids())?.[0];
     return daemon !== null && pid !== undefined ? await daemon.ask(`get_server_status ${pid}`) : null;
@@ -207,7 +245,16 @@ async function fault(cast: Cast, daemon: MpsDaemon | null, clock: Clock): Promis
     v.send({ cmd: 'status' });
     const reply = await v.next(['status', 'failed'], 15_000);
     if (reply.kind === 'message' && reply.message.event === 'status') fates.push({ survived: true, error: null });
-    else fates.push({ survived: false, error: reply.kind === 'message' ? text(reply.message.error) : reply.kind === 'exited' ? lastLine(reply.stderr) || `exited with ${reply.exit.exitCode}` : 'stopped answering' });
+    else
+      fates.push({
+        survived: false,
+        error:
+          reply.kind === 'message'
+            ? text(reply.message.error)
+            : reply.kind === 'exited'
+              ? lastLine(reply.stderr) || `exited with ${reply.exit.exitCode}`
+              : 'stopped answering',
+      });
   }
   // A new client after the fault: how long until one is accepted (30 s at most).
   let attempts = 0;
@@ -220,13 +267,25 @@ async function fault(cast: Cast, daemon: MpsDaemon | null, clock: Clock): Promis
     const reply = await client.next(['ready', 'failed'], 30_000);
     acceptedAtUs = clock.monotonicUs();
     accepted = reply.kind === 'message' && reply.message.event === 'ready';
-    if (!accepted) lastError = reply.kind === 'message' ? text(reply.message.error) : reply.kind === 'exited' ? lastLine(reply.stderr) : 'no reply within 30 s';
+    if (!accepted)
+      lastError =
+        reply.kind === 'message'
+          ? text(reply.message.error)
+          : reply.kind === 'exited'
+            ? lastLine(reply.stderr)
+            : 'no reply within 30 s';
     await client.stop(PROBE_SETTINGS.stopTimeoutMs);
     if (!accepted) await clock.sleep(200);
   }
   // Until the accepted client said ready (or the last refusal), not counting its stop.
   const afterMs = (acceptedAtUs - faultAtUs) / 1000;
-  return { faulterError, victims: fates, serverAfterFault, serverAfterRecovery: await server(), recovery: { accepted, afterMs, attempts, lastError } };
+  return {
+    faulterError,
+    victims: fates,
+    serverAfterFault,
+    serverAfterRecovery: await server(),
+    recovery: { accepted, afterMs, attempts, lastError },
+  };
 }
 
 async function clientLimit(cast: Cast): Promise<Measured<'client-limit'>> {
@@ -235,7 +294,13 @@ async function clientLimit(cast: Cast): Promise<Measured<'client-limit'>> {
   for (let i = 1; i <= PROBE_SETTINGS.maxClients && firstError === null; i++) {
     const reply = await cast.start(`client-${i}`, 'context').next(['ready', 'failed'], 60_000);
     if (reply.kind === 'message' && reply.message.event === 'ready') accepted += 1;
-    else firstError = reply.kind === 'message' ? text(reply.message.error) : reply.kind === 'exited' ? lastLine(reply.stderr) || `exited with ${reply.exit.exitCode}` : 'no reply within 60 s';
+    else
+      firstError =
+        reply.kind === 'message'
+          ? text(reply.message.error)
+          : reply.kind === 'exited'
+            ? lastLine(reply.stderr) || `exited with ${reply.exit.exitCode}`
+            : 'no reply within 60 s';
   }
   return { tried: accepted + (firstError !== null ? 1 : 0), accepted, firstError };
 }
@@ -260,7 +325,12 @@ async function slice(cast: Cast): Promise<Measured<'slice'>> {
   const points = [];
   for (const k of PROBE_SETTINGS.sliceCotenants) {
     const tenants = Array.from({ length: k }, (_, i) => cast.start(`cotenant-${k}-${i + 1}`, 'tenant'));
-    const probe = cast.start(`latency-${k}`, 'latency', ['--period-ms', String(periodMs), '--requests', String(requests)]);
+    const probe = cast.start(`latency-${k}`, 'latency', [
+      '--period-ms',
+      String(periodMs),
+      '--requests',
+      String(requests),
+    ]);
     await ready(...tenants, probe);
     probe.send({ cmd: 'go' });
     points.push({ cotenants: k, ...series(await expect(probe, ['result'])) });
@@ -273,7 +343,12 @@ async function defaultStream(cast: Cast): Promise<Measured<'default-stream'>> {
   const m = await expect(cast.start('trap', 'trap', ['--spin-us', '200', '--iterations', '200']), ['result']);
   return {
     spinUs: num(m.spinUs),
-    runs: records(m.runs).map((r) => ({ streamKind: r.streamKind === 'blocking' ? 'blocking' : 'pytorch', streams: num(r.streams), strayCopy: r.strayCopy === true, concurrency: num(r.concurrency) })),
+    runs: records(m.runs).map((r) => ({
+      streamKind: r.streamKind === 'blocking' ? 'blocking' : 'pytorch',
+      streams: num(r.streams),
+      strayCopy: r.strayCopy === true,
+      concurrency: num(r.concurrency),
+    })),
   };
 }
 
@@ -284,7 +359,13 @@ function criticalFlags(): string[] {
 
 async function priority(cast: Cast): Promise<Measured<'priority'>> {
   const m = await expect(cast.start('priority', 'priority', criticalFlags()), ['result']);
-  return { runs: records(m.runs).map((r) => ({ priority: r.priority === 'high' ? 'high' : 'normal', backgroundBlockUsPerS: num(r.backgroundBlockUsPerS), ...series(r, m) })) };
+  return {
+    runs: records(m.runs).map((r) => ({
+      priority: r.priority === 'high' ? 'high' : 'normal',
+      backgroundBlockUsPerS: num(r.backgroundBlockUsPerS),
+      ...series(r, m),
+    })),
+  };
 }
 
 /**
@@ -294,21 +375,32 @@ async function priority(cast: Cast): Promise<Measured<'priority'>> {
  */
 async function greenContext(deps: ProbeDeps): Promise<ProbeResult> {
   const inProcess = await session(deps, 'green-context', 'in-process', {}, async (cast) => {
-    const role = cast.start('greenctx', 'greenctx', [...criticalFlags(), '--critical-sms', String(PROBE_SETTINGS.criticalSms)]);
+    const role = cast.start('greenctx', 'greenctx', [
+      ...criticalFlags(),
+      '--critical-sms',
+      String(PROBE_SETTINGS.criticalSms),
+    ]);
     const reply = await role.next(['ready', 'failed'], PROBE_SETTINGS.readyTimeoutMs);
-    if (reply.kind === 'message' && reply.message.event === 'failed') throw new ProbeFailure(`green contexts are not available here: ${text(reply.message.error)}`);
+    if (reply.kind === 'message' && reply.message.event === 'failed')
+      throw new ProbeFailure(`green contexts are not available here: ${text(reply.message.error)}`);
     const m = await expect(role, ['result']);
     return {
       totalSms: num(m.sms),
       criticalSms: num(m.criticalSms),
-      runs: records(m.runs).map((r) => ({ arm: r.arm === 'green' ? ('green' as const) : ('streams' as const), backgroundSms: num(r.backgroundSms), backgroundBlockUsPerS: num(r.backgroundBlockUsPerS), ...series(r, m) })),
+      runs: records(m.runs).map((r) => ({
+        arm: r.arm === 'green' ? ('green' as const) : ('streams' as const),
+        backgroundSms: num(r.backgroundSms),
+        backgroundBlockUsPerS: num(r.backgroundBlockUsPerS),
+        ...series(r, m),
+      })),
       mpsArm: null,
     };
   });
   const measured = inProcess.outcome;
   if (measured.probe !== 'green-context' || measured.status !== 'measured') {
     // No green contexts (PyTorch < 2.10, a driver before 12.8): skipped, with PyTorch's own words.
-    if (measured.status === 'failed' && measured.reason.startsWith('green contexts are not available')) return { ...inProcess, outcome: { probe: 'green-context', status: 'skipped', reason: measured.reason } };
+    if (measured.status === 'failed' && measured.reason.startsWith('green contexts are not available'))
+      return { ...inProcess, outcome: { probe: 'green-context', status: 'skipped', reason: measured.reason } };
     return inProcess;
   }
   const { totalSms, criticalSms } = measured;
@@ -316,8 +408,18 @@ async function greenContext(deps: ProbeDeps): Promise<ProbeResult> {
   const c = PROBE_SETTINGS.critical;
   const viaMps = await session(deps, 'green-context', 'mps', {}, async (cast) => {
     const blocks = totalSms * 32;
-    const background = cast.start('background', 'tenant', ['--blocks', String(blocks), '--spin-us', String(c.spinUs), '--batch', '3'], { CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(backgroundPct) });
-    const critical = cast.start('critical', 'latency', ['--period-ms', String(c.periodMs), '--requests', String(c.requests)]);
+    const background = cast.start(
+      'background',
+      'tenant',
+      ['--blocks', String(blocks), '--spin-us', String(c.spinUs), '--batch', '3'],
+      { CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(backgroundPct) },
+    );
+    const critical = cast.start('critical', 'latency', [
+      '--period-ms',
+      String(c.periodMs),
+      '--requests',
+      String(c.requests),
+    ]);
     await ready(background, critical);
     const before = await kernels(background);
     critical.send({ cmd: 'go' });
@@ -326,23 +428,44 @@ async function greenContext(deps: ProbeDeps): Promise<ProbeResult> {
     return {
       totalSms,
       criticalSms,
-      runs: [{ arm: 'mps' as const, backgroundSms: Math.round((totalSms * backgroundPct) / 100), backgroundBlockUsPerS: ((after.kernels - before.kernels) * blocks * c.spinUs) / ((after.atUs - before.atUs) / 1e6), ...series(result) }],
+      runs: [
+        {
+          arm: 'mps' as const,
+          backgroundSms: Math.round((totalSms * backgroundPct) / 100),
+          backgroundBlockUsPerS:
+            ((after.kernels - before.kernels) * blocks * c.spinUs) / ((after.atUs - before.atUs) / 1e6),
+          ...series(result),
+        },
+      ],
       mpsArm: null,
     };
   });
   const mps = viaMps.outcome.probe === 'green-context' ? viaMps.outcome : null;
   return {
-    outcome: { ...measured, runs: [...measured.runs, ...(mps?.status === 'measured' ? mps.runs : [])], mpsArm: mps === null || mps.status === 'measured' ? null : `${mps.status}: ${mps.reason}` },
-    cleanup: { ...inProcess.cleanup, daemon: viaMps.cleanup.daemon, leftPids: [...inProcess.cleanup.leftPids, ...viaMps.cleanup.leftPids] },
+    outcome: {
+      ...measured,
+      runs: [...measured.runs, ...(mps?.status === 'measured' ? mps.runs : [])],
+      mpsArm: mps === null || mps.status === 'measured' ? null : `${mps.status}: ${mps.reason}`,
+    },
+    cleanup: {
+      ...inProcess.cleanup,
+      daemon: viaMps.cleanup.daemon,
+      leftPids: [...inProcess.cleanup.leftPids, ...viaMps.cleanup.leftPids],
+    },
   };
 }
 
 function series(m: Record<string, unknown>, parent?: Record<string, unknown>): LatencySeries {
-  return { latenciesMs: list(m.latenciesMs).map(num), lateRequests: num(m.lateRequests), periodMs: num(m.periodMs ?? parent?.periodMs) };
+  return {
+    latenciesMs: list(m.latenciesMs).map(num),
+    lateRequests: num(m.lateRequests),
+    periodMs: num(m.periodMs ?? parent?.periodMs),
+  };
 }
 
 function num(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new ProbeFailure(`a role printed ${JSON.stringify(value)} where a number belongs`);
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw new ProbeFailure(`a role printed ${JSON.stringify(value)} where a number belongs`);
   return value;
 }
 
@@ -353,7 +476,8 @@ function list(value: unknown): unknown[] {
 
 function records(value: unknown): Array<Record<string, unknown>> {
   return list(value).map((v) => {
-    if (typeof v !== 'object' || v === null) throw new ProbeFailure(`a role printed ${JSON.stringify(v)} where an object belongs`);
+    if (typeof v !== 'object' || v === null)
+      throw new ProbeFailure(`a role printed ${JSON.stringify(v)} where an object belongs`);
     return v as Record<string, unknown>;
   });
 }

@@ -50,7 +50,14 @@ export type ProbeOutcome =
         }
       | NotMeasured
     ))
-  | ({ probe: 'sm-cap'; mode: 'mps' } & ({ status: 'measured'; totalSms: number; points: Array<{ threadPercentage: number; sms: number; tflops: number }> } | NotMeasured))
+  | ({ probe: 'sm-cap'; mode: 'mps' } & (
+      | {
+          status: 'measured';
+          totalSms: number;
+          points: Array<{ threadPercentage: number; sms: number; tflops: number }>;
+        }
+      | NotMeasured
+    ))
   | ({ probe: 'fault'; mode: ProbeMode } & (
       | {
           status: 'measured';
@@ -64,17 +71,41 @@ export type ProbeOutcome =
         }
       | NotMeasured
     ))
-  | ({ probe: 'client-limit'; mode: 'mps' } & ({ status: 'measured'; tried: number; accepted: number; firstError: string | null } | NotMeasured))
-  | ({ probe: 'context'; mode: ProbeMode } & ({ status: 'measured'; initMs: number[]; createMs: number[]; freeMib: number[]; totalMib: number } | NotMeasured))
-  | ({ probe: 'slice'; mode: ProbeMode } & ({ status: 'measured'; points: Array<{ cotenants: number } & LatencySeries> } | NotMeasured))
-  | ({ probe: 'default-stream' } & ({ status: 'measured'; spinUs: number; runs: Array<{ streamKind: 'pytorch' | 'blocking'; streams: number; strayCopy: boolean; concurrency: number }> } | NotMeasured))
-  | ({ probe: 'priority' } & ({ status: 'measured'; runs: Array<{ priority: 'normal' | 'high'; backgroundBlockUsPerS: number } & LatencySeries> } | NotMeasured))
+  | ({ probe: 'client-limit'; mode: 'mps' } & (
+      | { status: 'measured'; tried: number; accepted: number; firstError: string | null }
+      | NotMeasured
+    ))
+  | ({ probe: 'context'; mode: ProbeMode } & (
+      | { status: 'measured'; initMs: number[]; createMs: number[]; freeMib: number[]; totalMib: number }
+      | NotMeasured
+    ))
+  | ({ probe: 'slice'; mode: ProbeMode } & (
+      | { status: 'measured'; points: Array<{ cotenants: number } & LatencySeries> }
+      | NotMeasured
+    ))
+  | ({ probe: 'default-stream' } & (
+      | {
+          status: 'measured';
+          spinUs: number;
+          runs: Array<{ streamKind: 'pytorch' | 'blocking'; streams: number; strayCopy: boolean; concurrency: number }>;
+        }
+      | NotMeasured
+    ))
+  | ({ probe: 'priority' } & (
+      | {
+          status: 'measured';
+          runs: Array<{ priority: 'normal' | 'high'; backgroundBlockUsPerS: number } & LatencySeries>;
+        }
+      | NotMeasured
+    ))
   | ({ probe: 'green-context' } & (
       | {
           status: 'measured';
           totalSms: number;
           criticalSms: number;
-          runs: Array<{ arm: 'streams' | 'green' | 'mps'; backgroundSms: number; backgroundBlockUsPerS: number } & LatencySeries>;
+          runs: Array<
+            { arm: 'streams' | 'green' | 'mps'; backgroundSms: number; backgroundBlockUsPerS: number } & LatencySeries
+          >;
           /** Why the MPS arm has no run, or null when it has one. */
           mpsArm: string | null;
         }
@@ -82,7 +113,17 @@ export type ProbeOutcome =
     ));
 
 /** The probe names, in the order they run. */
-export const PROBES = ['memory', 'sm-cap', 'fault', 'client-limit', 'context', 'slice', 'default-stream', 'priority', 'green-context'] as const;
+export const PROBES = [
+  'memory',
+  'sm-cap',
+  'fault',
+  'client-limit',
+  'context',
+  'slice',
+  'default-stream',
+  'priority',
+  'green-context',
+] as const;
 export type ProbeName = (typeof PROBES)[number];
 
 /** A probe run as saved: every outcome so far, and what was left behind (nothing, if all went well). */

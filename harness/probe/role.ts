@@ -9,7 +9,10 @@ import { descendants, isRunning, processStartTicks } from '../system/proc/proces
 export type RoleMessage = { event: string } & Record<string, unknown>;
 
 /** What waiting on a role gave: the message, its exit, or nothing before the deadline. */
-export type RoleReply = { kind: 'message'; message: RoleMessage } | { kind: 'exited'; exit: ExitInfo; stderr: string } | { kind: 'timeout' };
+export type RoleReply =
+  | { kind: 'message'; message: RoleMessage }
+  | { kind: 'exited'; exit: ExitInfo; stderr: string }
+  | { kind: 'timeout' };
 
 export class RoleProcess {
   private readonly messages: RoleMessage[] = [];
@@ -105,7 +108,8 @@ export class RoleProcess {
 function parseLine(line: string): RoleMessage | null {
   try {
     const value: unknown = JSON.parse(line);
-    if (typeof value === 'object' && value !== null && typeof (value as { event?: unknown }).event === 'string') return value as RoleMessage;
+    if (typeof value === 'object' && value !== null && typeof (value as { event?: unknown }).event === 'string')
+      return value as RoleMessage;
   } catch {
     // Not JSON: the role broke its contract; its exit and stderr will say why.
   }
@@ -123,7 +127,10 @@ export class Cast {
   ) {}
 
   start(label: string, role: string, flags: readonly string[] = [], env: Record<string, string> = {}): RoleProcess {
-    const process = new RoleProcess(label, this.runner.spawn(this.argv(role, flags), { env: { ...this.baseEnv, ...env } }));
+    const process = new RoleProcess(
+      label,
+      this.runner.spawn(this.argv(role, flags), { env: { ...this.baseEnv, ...env } }),
+    );
     this.roles.push(process);
     return process;
   }

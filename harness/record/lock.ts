@@ -30,7 +30,12 @@ export interface RunLock {
 /** Takes `<dir>/.lock`, or throws a UserError naming the live holder. */
 export async function acquireRunLock(dir: string): Promise<RunLock> {
   const file = path.join(dir, LOCK_FILE);
-  const me: LockOwner = { pid: process.pid, startTicks: await processStartTicks(process.pid), bootId: await bootId(), hostname: os.hostname() };
+  const me: LockOwner = {
+    pid: process.pid,
+    startTicks: await processStartTicks(process.pid),
+    bootId: await bootId(),
+    hostname: os.hostname(),
+  };
   const text = `${JSON.stringify(me)}\n`;
   let warning: string | null = null;
   // Two tries: the second follows the removal of a stale lock (another harness may win that race).
@@ -42,14 +47,18 @@ export async function acquireRunLock(dir: string): Promise<RunLock> {
       return { warning, release: () => releaseIfMine(file, text) };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new UserError(`cannot create the lock file ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another directory`);
+        throw new UserError(
+          `cannot create the lock file ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another directory`,
+        );
       }
     }
     const holder = await readOwner(file);
     const staleness = holder === 'gone' ? 'gone' : await whyStale(holder, me);
     if (staleness === null && holder !== 'gone') {
       const where = holder.hostname === me.hostname ? '' : ` on ${holder.hostname}`;
-      throw new UserError(`${dir} is in use by another gpushare (pid ${holder.pid}${where}): wait for it to finish, or stop it first`);
+      throw new UserError(
+        `${dir} is in use by another gpushare (pid ${holder.pid}${where}): wait for it to finish, or stop it first`,
+      );
     }
     if (holder !== 'gone') warning = `took over the stale lock of gpushare pid ${holder.pid} (${staleness})`;
     await unlink(file).catch(() => undefined);
@@ -59,7 +68,9 @@ export async function acquireRunLock(dir: string): Promise<RunLock> {
 
 /** The lock's owner, 'gone' when the file vanished, or an unreadable owner that counts as stale. */
 async function readOwner(file: string): Promise<LockOwner | 'gone'> {
-  const content = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : ''));
+  const content = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) =>
+    error.code === 'ENOENT' ? null : '',
+  );
   if (content === null) return 'gone';
   try {
     const owner = JSON.parse(content) as LockOwner;

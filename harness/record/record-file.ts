@@ -10,12 +10,24 @@ import { UserError } from '../core/errors.js';
  * At most 60 characters of the GPU's name: a run id is a token of at most 128 (RunIdSchema).
  */
 export function newRunId(createdAt: string, gpuName: string | null | undefined, kind: string | null = null): string {
-  const slug = (gpuName ?? 'gpu').toLowerCase().replace(/^nvidia\s+/, '').replace(/[^a-z0-9]+/g, '-').slice(0, 60).replace(/^-|-$/g, '') || 'gpu';
+  const slug =
+    (gpuName ?? 'gpu')
+      .toLowerCase()
+      .replace(/^nvidia\s+/, '')
+      .replace(/[^a-z0-9]+/g, '-')
+      .slice(0, 60)
+      .replace(/^-|-$/g, '') || 'gpu';
   return `${createdAt.slice(0, 10)}-${slug}-${kind !== null ? `${kind}-` : ''}${randomBytes(3).toString('hex')}`;
 }
 
 /** A run id: a token that is safe as a file name, in a path and in generated files (no "/", "..", spaces or control characters). */
-export const RunIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a run id of letters, digits, ".", "_" and "-" (e.g. 2026-11-22-h100-3fa9c2)').refine((id) => !id.includes('..'), 'a run id without ".."');
+export const RunIdSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+    'a run id of letters, digits, ".", "_" and "-" (e.g. 2026-11-22-h100-3fa9c2)',
+  )
+  .refine((id) => !id.includes('..'), 'a run id without ".."');
 
 /** What every probe, capacity and multi-GPU record starts with: its kind, id, state and times (ISO 8601). */
 export interface RecordHeader<Schema extends string> {

@@ -1,10 +1,11 @@
 /** Run directories and output files: opened and locked, written atomically (temp file, then rename), read without blocking. */
-import { RUN_FILE } from './kinds.js';
+
 import { constants as fsConstants } from 'node:fs';
 import { access, appendFile, constants, mkdir, open, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { UserError } from '../core/errors.js';
+import { RUN_FILE } from './kinds.js';
 import { acquireRunLock, LOCK_FILE, type RunLock } from './lock.js';
 
 /** Write errors the user can fix (space, quota, a read-only or failing disk, permissions): not bugs. */
@@ -15,7 +16,6 @@ export type AtomicWriter = (file: string, content: string) => Promise<void>;
 
 /** The default atomic writer: a temp file beside the target, then rename. */
 export const atomicWrite: AtomicWriter = (file, content) => writeFileAtomic(file, content);
-
 
 /** The file-system seam of one run directory: writes any file of it, relative to the directory. */
 export interface RecordWriter {
@@ -49,7 +49,9 @@ export async function openRunDirectory(dir: string, runId: string): Promise<RunL
     await mkdir(dir, { recursive: true });
     await access(dir, constants.W_OK);
   } catch (error) {
-    throw new UserError(`cannot write the output directory ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another with --out`);
+    throw new UserError(
+      `cannot write the output directory ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another with --out`,
+    );
   }
   // Locked before looking: a second harness that started at the same moment must not pass the checks too.
   const lock = await acquireRunLock(dir);
@@ -63,11 +65,17 @@ export async function openRunDirectory(dir: string, runId: string): Promise<RunL
           return undefined;
         }
       })();
-      if (id !== runId) throw new UserError(`${dir} already holds a different run (${String(id ?? 'unreadable run.json')}): choose an empty directory with --out`);
+      if (id !== runId)
+        throw new UserError(
+          `${dir} already holds a different run (${String(id ?? 'unreadable run.json')}): choose an empty directory with --out`,
+        );
     } else {
       // Not a run: whatever is there is the user's, and a run would overwrite its trials.csv.
       const entries = (await readdir(dir)).filter((name) => name !== LOCK_FILE);
-      if (entries.length > 0) throw new UserError(`${dir} is not empty and holds no gpushare run (it has ${entries[0]}${entries.length > 1 ? ` and ${entries.length - 1} more` : ''}): choose an empty or new directory with --out`);
+      if (entries.length > 0)
+        throw new UserError(
+          `${dir} is not empty and holds no gpushare run (it has ${entries[0]}${entries.length > 1 ? ` and ${entries.length - 1} more` : ''}): choose an empty or new directory with --out`,
+        );
     }
   } catch (error) {
     lock.release();
@@ -80,7 +88,9 @@ export async function openRunDirectory(dir: string, runId: string): Promise<RunL
 function writeError(file: string, dir: string, error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === undefined || !USER_WRITE_ERRORS.has(code)) return error;
-  return new UserError(`cannot write ${file} (${code}): the trials finished before it are kept in ${dir}; fix the disk and continue with gpushare bench --resume ${dir}`);
+  return new UserError(
+    `cannot write ${file} (${code}): the trials finished before it are kept in ${dir}; fix the disk and continue with gpushare bench --resume ${dir}`,
+  );
 }
 
 /** Reads a file that must be a regular file: a FIFO or device would block the read forever. */
@@ -88,7 +98,8 @@ export async function readRegularFile(file: string): Promise<string> {
   // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
   const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   try {
-    if (!(await handle.stat()).isFile()) throw new UserError(`${file} is not a regular file: give a run directory made by gpushare bench`);
+    if (!(await handle.stat()).isFile())
+      throw new UserError(`${file} is not a regular file: give a run directory made by gpushare bench`);
     return await handle.readFile('utf8');
   } finally {
     await handle.close();
@@ -101,7 +112,9 @@ export async function writeOutputFile(file: string, content: string, options: { 
     await mkdir(path.dirname(path.resolve(file)), { recursive: true });
     await writeFileAtomic(file, content, options.mode === undefined ? {} : { mode: options.mode });
   } catch (error) {
-    throw new UserError(`cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another path`);
+    throw new UserError(
+      `cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another path`,
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 /** Ctrl-C and its kin for a command that starts processes: wind down on the first, kill at once on the second. */
-import { INTERRUPT_SIGNALS, signalExitCode, type InterruptSignal } from '../core/errors.js';
+import { INTERRUPT_SIGNALS, type InterruptSignal, signalExitCode } from '../core/errors.js';
 import type { Reaper } from '../system/proc/reaper.js';
 
 export interface Interrupts {
@@ -16,7 +16,11 @@ export interface Interrupts {
  * killer the reaper holds runs, then `atForcedExit`, then the process exits with the signal's code.
  * Whatever else ends the process (a closed pipe, a bug), the reaper's killers run too.
  */
-export function watchInterrupts(reaper: Reaper, atForcedExit: () => void, onFirst: (signal: InterruptSignal) => void = () => undefined): Interrupts {
+export function watchInterrupts(
+  reaper: Reaper,
+  atForcedExit: () => void,
+  onFirst: (signal: InterruptSignal) => void = () => undefined,
+): Interrupts {
   const controller = new AbortController();
   let first: InterruptSignal | null = null;
   const onSignal = (signal: InterruptSignal) => {

@@ -39,7 +39,11 @@ export function bootstrapMedianCI(values: readonly number[], options: BootstrapO
 }
 
 /** Percentile-bootstrap interval of median(a) ÷ median(b), resampling each sample independently. */
-export function bootstrapRatioOfMediansCI(a: readonly number[], b: readonly number[], options: BootstrapOptions): [number, number] {
+export function bootstrapRatioOfMediansCI(
+  a: readonly number[],
+  b: readonly number[],
+  options: BootstrapOptions,
+): [number, number] {
   return percentileInterval(options, (random) => median(resample(a, random)) / median(resample(b, random)));
 }
 

@@ -62,7 +62,10 @@ function binomialHalfCdf(n: number, k: number): number {
  * 1 − 2·P(B ≤ k−1) is at least `level`: exact for any continuous distribution, at any n. Null when
  * no such interval exists (n ≤ 5 for 95%: [min, max] of 5 rounds covers only 93.75%).
  */
-export function medianInterval(values: readonly number[], level = CI_LEVEL): { ci: [number, number]; confidence: number } | null {
+export function medianInterval(
+  values: readonly number[],
+  level = CI_LEVEL,
+): { ci: [number, number]; confidence: number } | null {
   const n = values.length;
   const sorted = [...values].sort((a, b) => a - b);
   let best: { k: number; confidence: number } | null = null;
@@ -80,22 +83,54 @@ export function metricStats(metric: RatioSample): MetricStats {
   if (metric.parts) return ratioOfMediansStats(metric.id, metric.parts, metric.value ?? null);
   const values = metric.perRound;
   const n = values.length;
-  if (n === 0) return { n, value: null, ci: null, confidence: null, method: null, halfWidth: null, mad: null, cv: null, outliers: [] };
+  if (n === 0)
+    return {
+      n,
+      value: null,
+      ci: null,
+      confidence: null,
+      method: null,
+      halfWidth: null,
+      mad: null,
+      cv: null,
+      outliers: [],
+    };
   const value = median(values);
   const mad = medianAbsoluteDeviation(values);
   const cv = n >= 2 ? sampleStandardDeviation(values) / mean(values) : null;
   const interval = medianInterval(values);
   const halfWidth = interval ? (interval.ci[1] - interval.ci[0]) / 2 / value : null;
   // With MAD 0 every value off the median would be an outlier: flag none instead.
-  const outliers = mad > 0 ? values.flatMap((v, i) => (Math.abs(v - value) > OUTLIER_MADS * MAD_TO_SD * mad ? [metric.rounds?.[i] ?? i] : [])) : [];
-  return { n, value, ci: interval?.ci ?? null, confidence: interval?.confidence ?? null, method: interval ? 'order-statistic' : null, halfWidth, mad, cv, outliers };
+  const outliers =
+    mad > 0
+      ? values.flatMap((v, i) =>
+          Math.abs(v - value) > OUTLIER_MADS * MAD_TO_SD * mad ? [metric.rounds?.[i] ?? i] : [],
+        )
+      : [];
+  return {
+    n,
+    value,
+    ci: interval?.ci ?? null,
+    confidence: interval?.confidence ?? null,
+    method: interval ? 'order-statistic' : null,
+    halfWidth,
+    mad,
+    cv,
+    outliers,
+  };
 }
 
 /** Two unpaired samples (e.g. two modes' rounds): a seeded bootstrap of the ratio of their medians. */
 function ratioOfMediansStats(id: string, parts: NonNullable<RatioSample['parts']>, value: number | null): MetricStats {
   const n = Math.min(parts.numerator.length, parts.denominator.length);
   const enough = value !== null && n >= MIN_ROUNDS_FOR_CI;
-  const ci = enough ? bootstrapRatioOfMediansCI(parts.numerator, parts.denominator, { ...DEFAULT_BOOTSTRAP, level: CI_LEVEL, seed: seedOf(id) }) : null;
+  const ci = enough
+    ? bootstrapRatioOfMediansCI(parts.numerator, parts.denominator, {
+        ...DEFAULT_BOOTSTRAP,
+        level: CI_LEVEL,
+        seed: seedOf(id),
+      })
+    : null;
   return {
     n,
     value,

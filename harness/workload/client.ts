@@ -1,7 +1,13 @@
 import { Interrupted } from '../core/errors.js';
-import { descendants, processStartTicks } from '../system/proc/process-table.js';
 import type { ChildHandle, ExitInfo, ProcessRunner } from '../core/process.js';
-import { EXIT_COMMAND, parseWorkloadLine, type ReadyMessage, type ResultMessage, type WorkloadMessage } from './protocol.js';
+import { descendants, processStartTicks } from '../system/proc/process-table.js';
+import {
+  EXIT_COMMAND,
+  parseWorkloadLine,
+  type ReadyMessage,
+  type ResultMessage,
+  type WorkloadMessage,
+} from './protocol.js';
 
 /** How long a workload may take to say ready (import, CUDA start-up, build and warm-up) unless told otherwise, s. */
 export const READY_TIMEOUT_S = 180;
@@ -12,7 +18,10 @@ export type ClientReply<M> =
   | { kind: 'failed'; reason: string; exitCode: number | null }
   | { kind: 'timeout' };
 
-type QueueItem = { kind: 'message'; message: WorkloadMessage } | { kind: 'bad-line'; error: string } | { kind: 'exit'; exit: ExitInfo };
+type QueueItem =
+  | { kind: 'message'; message: WorkloadMessage }
+  | { kind: 'bad-line'; error: string }
+  | { kind: 'exit'; exit: ExitInfo };
 
 /** One workload process speaking the protocol. */
 export class WorkloadClient {
@@ -27,7 +36,9 @@ export class WorkloadClient {
   ) {
     child.onLine((line, tooLong) => {
       if (!line.trim()) return;
-      const parsed = tooLong ? { ok: false as const, error: `printed a line over 1 MiB starting "${line.slice(0, 80)}…"` } : parseWorkloadLine(line);
+      const parsed = tooLong
+        ? { ok: false as const, error: `printed a line over 1 MiB starting "${line.slice(0, 80)}…"` }
+        : parseWorkloadLine(line);
       this.push(parsed.ok ? { kind: 'message', message: parsed.message } : { kind: 'bad-line', error: parsed.error });
     });
     void child.exited.then((exit) => {
@@ -36,7 +47,13 @@ export class WorkloadClient {
     });
   }
 
-  static start(runner: ProcessRunner, index: number, label: string, argv: readonly string[], env: Record<string, string>): WorkloadClient {
+  static start(
+    runner: ProcessRunner,
+    index: number,
+    label: string,
+    argv: readonly string[],
+    env: Record<string, string>,
+  ): WorkloadClient {
     return new WorkloadClient(index, label, runner.spawn(argv, { env }));
   }
 
@@ -53,7 +70,12 @@ export class WorkloadClient {
   }
 
   /** Sends a run command and waits for its result. */
-  async run(command: string, trialId: string, timeoutMs: number, signal: AbortSignal): Promise<ClientReply<ResultMessage>> {
+  async run(
+    command: string,
+    trialId: string,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<ClientReply<ResultMessage>> {
     if (!this.child.writeLine(command)) return this.failure('its stdin is closed');
     const reply = await this.awaitEvent('result', timeoutMs, signal);
     if (reply.kind === 'message' && reply.message.trial !== trialId) {
@@ -112,7 +134,8 @@ export class WorkloadClient {
           case 'exit':
             return this.failure(describeExit(item.exit, event, this.stderrTail()));
           case 'message':
-            if (item.message.event === event) return { kind: 'message', message: item.message as Extract<WorkloadMessage, { event: E }> };
+            if (item.message.event === event)
+              return { kind: 'message', message: item.message as Extract<WorkloadMessage, { event: E }> };
             if (item.message.event === 'error') return this.failure(`reported an error: ${item.message.message}`);
             return this.failure(`sent "${item.message.event}" while the harness waited for "${event}"`);
         }

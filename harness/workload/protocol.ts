@@ -69,11 +69,21 @@ export function parseWorkloadLine(line: string): ParsedLine {
   if (parsed.success) return { ok: true, message: parsed.data };
   const issue = parsed.error.issues[0];
   const where = issue && issue.path.length > 0 ? `field "${issue.path.join('.')}": ` : '';
-  return { ok: false, error: `printed an invalid protocol message (${where}${issue?.message ?? 'invalid'}): "${clip(line)}"` };
+  return {
+    ok: false,
+    error: `printed an invalid protocol message (${where}${issue?.message ?? 'invalid'}): "${clip(line)}"`,
+  };
 }
 
 /** The run command for one trial; `clients` is how many clients are released together (informational). */
-export function runCommand(trial: string, startAtUs: number, work: Work, variant: Variant, clients = 1, load: Load | null = null): string {
+export function runCommand(
+  trial: string,
+  startAtUs: number,
+  work: Work,
+  variant: Variant,
+  clients = 1,
+  load: Load | null = null,
+): string {
   return JSON.stringify({
     cmd: 'run',
     trial,

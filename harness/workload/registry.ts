@@ -84,13 +84,15 @@ export const BUILTIN_WORKLOADS: readonly BuiltinWorkload[] = [
   {
     name: 'infer',
     script: 'infer.py',
-    description: 'small-batch inference of a small transformer encoder (or an MLP) with random weights, one request per iteration, replayed from a CUDA graph (GPU contention, little host noise)',
+    description:
+      'small-batch inference of a small transformer encoder (or an MLP) with random weights, one request per iteration, replayed from a CUDA graph (GPU contention, little host noise)',
     params: inferParams(true),
   },
   {
     name: 'infer-eager',
     script: 'infer.py',
-    description: 'the same requests launched eagerly from Python, kernel by kernel: launch-bound, as many real services are, and noisier (it follows host latency)',
+    description:
+      'the same requests launched eagerly from Python, kernel by kernel: launch-bound, as many real services are, and noisier (it follows host latency)',
     params: inferParams(false),
   },
   {
@@ -102,8 +104,18 @@ export const BUILTIN_WORKLOADS: readonly BuiltinWorkload[] = [
       { name: 'chunk-mib', type: 'int', default: 16, help: 'chunk size, MiB' },
       // Copies with next to no compute overlap only each other, and on 2 streams that varied 5%
       // between rounds (H100 VM). With 2 products per chunk the 2-stream time varied 0.1%.
-      { name: 'matmuls', type: 'int', default: 2, help: 'fp32 products of each chunk with a 1024×1024 matrix (the compute)' },
-      { name: 'pageable', type: 'bool', default: false, help: 'also compare pageable host memory (about 1 s a trial on an H100)' },
+      {
+        name: 'matmuls',
+        type: 'int',
+        default: 2,
+        help: 'fp32 products of each chunk with a 1024×1024 matrix (the compute)',
+      },
+      {
+        name: 'pageable',
+        type: 'bool',
+        default: false,
+        help: 'also compare pageable host memory (about 1 s a trial on an H100)',
+      },
       iterations(96),
       syncEvery(4),
     ],
@@ -119,13 +131,18 @@ export function findBuiltin(name: string): BuiltinWorkload | undefined {
 /** Resolves a built-in workload with `overrides` (from --set name.param=value) into its exact argv. */
 export function builtinSpec(name: string, python: string, overrides: Record<string, string>): WorkloadSpec {
   const workload = findBuiltin(name);
-  if (!workload) throw new UserError(`unknown workload "${name}": choose from ${BUILTIN_NAMES.join(', ')}, or give your own command after --`);
+  if (!workload)
+    throw new UserError(
+      `unknown workload "${name}": choose from ${BUILTIN_NAMES.join(', ')}, or give your own command after --`,
+    );
   const params: Record<string, ParamValue> = {};
   for (const def of workload.params) params[def.name] = def.default;
   for (const [key, raw] of Object.entries(overrides)) {
     const def = workload.params.find((p) => p.name === key);
     if (!def) {
-      throw new UserError(`--set ${name}.${key}: "${key}" is not a parameter of ${name}; it takes ${workload.params.map((p) => p.name).join(', ')}`);
+      throw new UserError(
+        `--set ${name}.${key}: "${key}" is not a parameter of ${name}; it takes ${workload.params.map((p) => p.name).join(', ')}`,
+      );
     }
     params[key] = parseParam(name, def, raw);
   }

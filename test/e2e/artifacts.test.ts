@@ -7,7 +7,7 @@ import { cli, committedRuns, tempDir } from '../helpers.js';
 const [real] = committedRuns();
 
 describe('gpushare artifacts', () => {
-  it('writes the MPS scripts (executable), the Kubernetes files and the GPU\'s MIG geometries for a real run', async () => {
+  it("writes the MPS scripts (executable), the Kubernetes files and the GPU's MIG geometries for a real run", async () => {
     const out = path.join(tempDir(), 'artifacts');
     const result = await cli(['artifacts', '--run', real as string, '--out', out]);
     expect(result.exitCode).toBe(0);
@@ -24,38 +24,76 @@ describe('gpushare artifacts', () => {
     ]);
     expect(statSync(path.join(out, 'gpushare-mps-start.sh')).mode & 0o777).toBe(0o755);
     // MPS measured cheaper than time-slicing on this run, so it is the ClusterPolicy default.
-    expect(parse(readFileSync(path.join(out, 'gpushare-clusterpolicy-patch.yaml'), 'utf8')).spec.devicePlugin.config.default).toBe('mps-4');
+    expect(
+      parse(readFileSync(path.join(out, 'gpushare-clusterpolicy-patch.yaml'), 'utf8')).spec.devicePlugin.config.default,
+    ).toBe('mps-4');
     const mig = parse(readFileSync(path.join(out, 'gpushare-mig-parted.yaml'), 'utf8'));
-    expect(mig['mig-configs']['all-3g']).toEqual([{ devices: 'all', 'mig-enabled': true, 'mig-devices': { '3g.71gb': 2 } }]);
+    expect(mig['mig-configs']['all-3g']).toEqual([
+      { devices: 'all', 'mig-enabled': true, 'mig-devices': { '3g.71gb': 2 } },
+    ]);
   });
 
   it('needs --run or --gpu, and names an unknown GPU', async () => {
     const none = await cli(['artifacts', '--out', tempDir()]);
     expect(none.exitCode).toBe(2);
-    expect(none.stderr.trim()).toBe('gpushare: artifacts needs --run <run-dir> (the GPU it measured) or --gpu-model <model>');
+    expect(none.stderr.trim()).toBe(
+      'gpushare: artifacts needs --run <run-dir> (the GPU it measured) or --gpu-model <model>',
+    );
     const unknown = await cli(['artifacts', '--out', tempDir(), '--gpu-model', 'V100']);
     expect(unknown.exitCode).toBe(2);
-    expect(unknown.stderr.trim()).toBe('gpushare: unknown GPU "V100" for --gpu-model: choose from A100-40GB, A100-80GB, H100-80GB, H200-141GB, or give --run with a measured run');
+    expect(unknown.stderr.trim()).toBe(
+      'gpushare: unknown GPU "V100" for --gpu-model: choose from A100-40GB, A100-80GB, H100-80GB, H200-141GB, or give --run with a measured run',
+    );
   });
 });
 
 describe('gpushare plan', () => {
   it('40 small models on one A100-80GB: MPS, with the measured costs, and writes its artifacts', async () => {
     const out = path.join(tempDir(), 'plan');
-    const result = await cli(['plan', '--models', '40', '--mem-gib', '1.5', '--sm-pct', '10', '--gpu-model', 'A100-80GB', '--run', real as string, '--out', out]);
+    const result = await cli([
+      'plan',
+      '--models',
+      '40',
+      '--mem-gib',
+      '1.5',
+      '--sm-pct',
+      '10',
+      '--gpu-model',
+      'A100-80GB',
+      '--run',
+      real as string,
+      '--out',
+      out,
+    ]);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toMatch(/^recommendation: MPS — MIG cannot give 40 models a slice each/m);
     // The run measured 2 clients: quoted for 40, and marked as such.
-    expect(result.stdout).toMatch(/time-slicing: fits\n[\s\S]*! measured on run .* with 2 infer clients \(EXTRAPOLATED: the most clients measured; more cost more\): slowdown \d\.\d\d×/);
+    expect(result.stdout).toMatch(
+      /time-slicing: fits\n[\s\S]*! measured on run .* with 2 infer clients \(EXTRAPOLATED: the most clients measured; more cost more\): slowdown \d\.\d\d×/,
+    );
     expect(readdirSync(out)).toContain('gpushare-mps-start.sh');
     const configMap = parse(readFileSync(path.join(out, 'gpushare-device-plugin-configmap.yaml'), 'utf8'));
     expect(parse(configMap.data['mps-40']).sharing.mps.resources).toEqual([{ name: 'nvidia.com/gpu', replicas: 40 }]);
-    expect(readFileSync(path.join(out, 'gpushare-mps-start.sh'), 'utf8')).toContain('set_default_active_thread_percentage 2');
+    expect(readFileSync(path.join(out, 'gpushare-mps-start.sh'), 'utf8')).toContain(
+      'set_default_active_thread_percentage 2',
+    );
   });
 
-  it('the device-plugin config and the host scripts agree on each client\'s SM share and memory', async () => {
+  it("the device-plugin config and the host scripts agree on each client's SM share and memory", async () => {
     const out = path.join(tempDir(), 'plan');
-    const result = await cli(['plan', '--models', '40', '--mem-gib', '1.5', '--sm-pct', '10', '--gpu-model', 'A100-80GB', '--out', out]);
+    const result = await cli([
+      'plan',
+      '--models',
+      '40',
+      '--mem-gib',
+      '1.5',
+      '--sm-pct',
+      '10',
+      '--gpu-model',
+      'A100-80GB',
+      '--out',
+      out,
+    ]);
     expect(result.exitCode).toBe(0);
     const configMap = parse(readFileSync(path.join(out, 'gpushare-device-plugin-configmap.yaml'), 'utf8'));
     const [resource] = parse(configMap.data['mps-40']).sharing.mps.resources as Array<{ replicas: number }>;
@@ -67,22 +105,52 @@ describe('gpushare plan', () => {
     expect(start).toContain(`set_default_active_thread_percentage ${Math.floor(100 / replicas)}"`);
     expect(start).toContain(`set_default_device_pinned_mem_limit $i ${Math.floor(a100MiB / replicas)}M"`);
     // The plan says what the plugin's split costs against the 10% asked, and the README that the two never run together.
-    expect(result.stdout).toContain('each client is capped at 2% of the SMs, below the 10% asked: at 10% one GPU takes at most 10 replicas');
+    expect(result.stdout).toContain(
+      'each client is capped at 2% of the SMs, below the 10% asked: at 10% one GPU takes at most 10 replicas',
+    );
     expect(readFileSync(path.join(out, 'README.md'), 'utf8')).toContain('use one per node, never both');
     expect(start).toContain('Not on a node whose NVIDIA device plugin shares GPUs with MPS');
     // Every GPU of the node by default; a list gives those GPUs, whose limits go by position.
     expect(start).toContain('mapfile -t GPUS < <(nvidia-smi --query-gpu=index --format=csv,noheader)');
     const listed = path.join(tempDir(), 'plan');
-    await cli(['plan', '--models', '40', '--mem-gib', '1.5', '--sm-pct', '10', '--gpu-model', 'A100-80GB', '--gpus', '1,3', '--out', listed]);
+    await cli([
+      'plan',
+      '--models',
+      '40',
+      '--mem-gib',
+      '1.5',
+      '--sm-pct',
+      '10',
+      '--gpu-model',
+      'A100-80GB',
+      '--gpus',
+      '1,3',
+      '--out',
+      listed,
+    ]);
     expect(readFileSync(path.join(listed, 'gpushare-mps-start.sh'), 'utf8')).toContain('GPUS=(1 3)');
   });
 
   it('a few larger models get MIG slices and a mig-parted geometry', async () => {
     const out = path.join(tempDir(), 'plan');
-    const result = await cli(['plan', '--models', '3', '--mem-gib', '12', '--sm-pct', '20', '--gpu-model', 'H100-80GB', '--out', out]);
+    const result = await cli([
+      'plan',
+      '--models',
+      '3',
+      '--mem-gib',
+      '12',
+      '--sm-pct',
+      '20',
+      '--gpu-model',
+      'H100-80GB',
+      '--out',
+      out,
+    ]);
     expect(result.stdout).toMatch(/^recommendation: MIG — every model gets its own 2g\.20gb slice/m);
     const mig = parse(readFileSync(path.join(out, 'gpushare-mig-parted.yaml'), 'utf8'));
-    expect(mig['mig-configs']['gpushare-plan']).toEqual([{ devices: 'all', 'mig-enabled': true, 'mig-devices': { '2g.20gb': 3 } }]);
+    expect(mig['mig-configs']['gpushare-plan']).toEqual([
+      { devices: 'all', 'mig-enabled': true, 'mig-devices': { '2g.20gb': 3 } },
+    ]);
   });
 
   it('bad numbers: exit 2, one line', async () => {
@@ -95,37 +163,101 @@ describe('gpushare plan', () => {
 describe('gpushare artifacts without a run', () => {
   it('chooses no ClusterPolicy default, and writes the operator namespace and policy name it is given', async () => {
     const out = path.join(tempDir(), 'artifacts');
-    const result = await cli(['artifacts', '--gpu-model', 'A100-80GB', '--out', out, '--namespace', 'nvidia-gpu-operator', '--cluster-policy', 'gpu-cluster-policy']);
+    const result = await cli([
+      'artifacts',
+      '--gpu-model',
+      'A100-80GB',
+      '--out',
+      out,
+      '--namespace',
+      'nvidia-gpu-operator',
+      '--cluster-policy',
+      'gpu-cluster-policy',
+    ]);
     expect(result.exitCode).toBe(0);
     const read = (name: string) => readFileSync(path.join(out, name), 'utf8');
-    expect(parse(read('gpushare-clusterpolicy-patch.yaml'))).toEqual({ spec: { devicePlugin: { config: { name: 'gpushare-device-plugin-config' } } } });
-    expect(read('gpushare-clusterpolicy-patch.yaml')).toContain('kubectl patch clusterpolicies.nvidia.com/gpu-cluster-policy ');
+    expect(parse(read('gpushare-clusterpolicy-patch.yaml'))).toEqual({
+      spec: { devicePlugin: { config: { name: 'gpushare-device-plugin-config' } } },
+    });
+    expect(read('gpushare-clusterpolicy-patch.yaml')).toContain(
+      'kubectl patch clusterpolicies.nvidia.com/gpu-cluster-policy ',
+    );
     expect(parse(read('gpushare-device-plugin-configmap.yaml')).metadata.namespace).toBe('nvidia-gpu-operator');
     expect(parse(read('gpushare-node-label.yaml'))).toEqual({ metadata: { labels: {} } });
     expect(read('README.md')).toContain('No ClusterPolicy default: no run measured which sharing mode costs less');
     const bad = await cli(['artifacts', '--gpu-model', 'A100-80GB', '--out', out, '--namespace', 'GPU_Operator']);
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr.trim()).toBe('gpushare: --namespace GPU_Operator: needs a Kubernetes name (lower-case letters, digits and "-", at most 63), e.g. nvidia-gpu-operator');
+    expect(bad.stderr.trim()).toBe(
+      'gpushare: --namespace GPU_Operator: needs a Kubernetes name (lower-case letters, digits and "-", at most 63), e.g. nvidia-gpu-operator',
+    );
   });
 });
 
 describe('gpushare plan for a GPU without a built-in table', () => {
   it('fits time-slicing and MPS from the memory given, leaves MIG out, and asks for the memory when it is missing', async () => {
     const out = path.join(tempDir(), 'plan');
-    const result = await cli(['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu-model', 'A10', '--gpu-mem-gib', '24', '--out', out]);
+    const result = await cli([
+      'plan',
+      '--models',
+      '4',
+      '--mem-gib',
+      '2',
+      '--sm-pct',
+      '10',
+      '--gpu-model',
+      'A10',
+      '--gpu-mem-gib',
+      '24',
+      '--out',
+      out,
+    ]);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toMatch(/^recommendation: MPS — A10 has no MIG table here/m);
     expect(result.stdout).toContain('4 × (2 GiB + 0.5 GiB context) = 10 GiB of 24 GiB');
     expect(result.stdout).toContain('A10 has no MIG profile table');
     expect(readdirSync(out)).not.toContain('gpushare-mig-parted.yaml');
-    const json = JSON.parse(String((await cli(['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu-model', 'A10', '--gpu-mem-gib', '24', '--json'])).stdout));
-    expect(json).toMatchObject({ request: { models: 4, memGiB: 2, smPct: 10, latencySloMs: null }, gpu: { name: 'A10', memoryGiB: 24, mig: null }, recommendation: 'mps', mpsThreadPct: 25, mpsMemLimit: '6144M' });
-    expect(json.assessments.map((a: { mode: string; fits: boolean }) => [a.mode, a.fits])).toEqual([['mps', true], ['timeslice', true], ['mig', false]]);
+    const json = JSON.parse(
+      String(
+        (
+          await cli([
+            'plan',
+            '--models',
+            '4',
+            '--mem-gib',
+            '2',
+            '--sm-pct',
+            '10',
+            '--gpu-model',
+            'A10',
+            '--gpu-mem-gib',
+            '24',
+            '--json',
+          ])
+        ).stdout,
+      ),
+    );
+    expect(json).toMatchObject({
+      request: { models: 4, memGiB: 2, smPct: 10, latencySloMs: null },
+      gpu: { name: 'A10', memoryGiB: 24, mig: null },
+      recommendation: 'mps',
+      mpsThreadPct: 25,
+      mpsMemLimit: '6144M',
+    });
+    expect(json.assessments.map((a: { mode: string; fits: boolean }) => [a.mode, a.fits])).toEqual([
+      ['mps', true],
+      ['timeslice', true],
+      ['mig', false],
+    ]);
     const missing = await cli(['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu-model', 'A10']);
     expect(missing.exitCode).toBe(2);
     // --gpu names a GPU index (bench's): here it is refused, not read as a model.
     const index = await cli(['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu', 'A100-80GB']);
-    expect([index.exitCode, index.stderr.trim()]).toEqual([2, 'gpushare: --gpu A100-80GB: --gpu is a GPU index (bench); name a GPU model with --gpu-model, e.g. --gpu-model H100-80GB']);
-    expect(missing.stderr.trim()).toBe('gpushare: unknown GPU "A10" for --gpu-model: choose from A100-40GB, A100-80GB, H100-80GB, H200-141GB, give its memory with --gpu-mem-gib (time-slicing and MPS need no MIG table), or give --run with a measured run');
+    expect([index.exitCode, index.stderr.trim()]).toEqual([
+      2,
+      'gpushare: --gpu A100-80GB: --gpu is a GPU index (bench); name a GPU model with --gpu-model, e.g. --gpu-model H100-80GB',
+    ]);
+    expect(missing.stderr.trim()).toBe(
+      'gpushare: unknown GPU "A10" for --gpu-model: choose from A100-40GB, A100-80GB, H100-80GB, H200-141GB, give its memory with --gpu-mem-gib (time-slicing and MPS need no MIG table), or give --run with a measured run',
+    );
   });
 });

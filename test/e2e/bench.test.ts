@@ -5,10 +5,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isRunning } from '../../harness/system/proc/process-table.js';
+import { analyze } from '../../harness/bench/analysis/analyze.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
-import { analyze } from '../../harness/bench/analysis/analyze.js';
+import { isRunning } from '../../harness/system/proc/process-table.js';
 import { cli, expectOneLineError, pathWithoutNvidia, QUICK, tempDir } from '../helpers.js';
 
 /** A metric's median; the fakes sleep for real, so their ratios carry a few percent of jitter. */
@@ -25,7 +25,12 @@ describe('gpushare bench end to end (fakes)', () => {
     expect(result.exitCode).toBe(0);
     const run = await loadRun(out);
     expect(run.status).toBe('complete');
-    expect(run.modes.map((m) => [m.mode, m.status])).toEqual([['streams', 'ran'], ['timeslice', 'ran'], ['mps', 'ran'], ['mig', 'skipped']]);
+    expect(run.modes.map((m) => [m.mode, m.status])).toEqual([
+      ['streams', 'ran'],
+      ['timeslice', 'ran'],
+      ['mps', 'ran'],
+      ['mig', 'skipped'],
+    ]);
     expect(run.modes[3]?.mig?.profiles).toHaveLength(7);
     expect(run.trials).toHaveLength(6 * (2 + 2) + 6 * 3 * 3 * 2);
     expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
@@ -42,13 +47,17 @@ describe('gpushare bench end to end (fakes)', () => {
     // floor(50/0.36) iterations); under MPS 1.1× slower.
     expect(metricValue(run, 'timeslice/gemm/slowdown')).toBeCloseTo(277 / 138, 12);
     expect(metricValue(run, 'mps/gemm/slowdown')).toBeCloseTo(277 / 252, 12);
-    expect(result.stdout).toMatch(/^\* timeslice\/gemm\/slowdown +2\.007× +\[2\.007, 2\.007\] +0\.00% +6  pass \(1\.2–3\.5\)$/m);
+    expect(result.stdout).toMatch(
+      /^\* timeslice\/gemm\/slowdown +2\.007× +\[2\.007, 2\.007\] +0\.00% +6 {2}pass \(1\.2–3\.5\)$/m,
+    );
     expect(result.stderr).toMatch(/\[ *1\/132\] streams\/spin r0 s1 +ok/);
   });
 
   it('on a MIG-enabled GPU (constructed -L) pins each client to its own slice', async () => {
     const out = path.join(tempDir(), 'run');
-    const result = await cli(['bench', '--out', out, '--modes', 'mig', '--workloads', 'gemm', ...QUICK], { FAKE_SMI: 'mig' });
+    const result = await cli(['bench', '--out', out, '--modes', 'mig', '--workloads', 'gemm', ...QUICK], {
+      FAKE_SMI: 'mig',
+    });
     expect(result.exitCode).toBe(0);
     const run = await loadRun(out);
     expect(run.modes[0]).toMatchObject({ mode: 'mig', status: 'ran', reason: null });
@@ -66,11 +75,37 @@ describe('gpushare bench end to end (fakes)', () => {
   it('adds rounds to a headline ratio until its CI reaches the target, and every round counts', async () => {
     const out = path.join(tempDir(), 'run');
     // FAKE_NOISE: each window's rate moves by up to ±3% in a fixed pattern, so 6 rounds are too wide.
-    const args = ['bench', '--out', out, '--modes', 'timeslice', '--workloads', 'spin', '--rounds', '6', '--max-rounds', '40', '--ci-target', '0.03', '--time-budget-s', '600', '--window-ms', '50', '--quiet'];
+    const args = [
+      'bench',
+      '--out',
+      out,
+      '--modes',
+      'timeslice',
+      '--workloads',
+      'spin',
+      '--rounds',
+      '6',
+      '--max-rounds',
+      '40',
+      '--ci-target',
+      '0.03',
+      '--time-budget-s',
+      '600',
+      '--window-ms',
+      '50',
+      '--quiet',
+    ];
     const result = await cli(args, { FAKE_NOISE: '0.03' });
     expect(result.exitCode).toBe(0);
     const run = await loadRun(out);
-    expect(run.stops).toEqual([{ comparisonId: 'timeslice/spin', rounds: 16, reason: 'ci-target', halfWidths: { 'timeslice/spin/slowdown': expect.any(Number) } }]);
+    expect(run.stops).toEqual([
+      {
+        comparisonId: 'timeslice/spin',
+        rounds: 16,
+        reason: 'ci-target',
+        halfWidths: { 'timeslice/spin/slowdown': expect.any(Number) },
+      },
+    ]);
     expect(run.trials).toHaveLength(16 * 3);
     const slowdown = analyze(run).metrics.find((m) => m.metric.id === 'timeslice/spin/slowdown');
     expect(slowdown?.metric.rounds).toEqual(Array.from({ length: 16 }, (_, r) => r));
@@ -83,15 +118,43 @@ describe('gpushare bench end to end (fakes)', () => {
     const out = path.join(tempDir(), 'run');
     const result = await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', '--json', ...QUICK]);
     expect(result.exitCode).toBe(0);
-    const events = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
     expect(events[0]).toMatchObject({ type: 'run-start', trials: 12 });
     expect(events.filter((e) => e.type === 'trial')).toHaveLength(12);
-    expect(events.filter((e) => e.type === 'stop')).toEqual([{ type: 'stop', stop: { comparisonId: 'streams/spin', rounds: 6, reason: 'fixed-rounds', halfWidths: { 'streams/spin/speedup-k2': 0 } } }]);
-    expect(events.at(-1)).toMatchObject({ type: 'summary', status: 'complete', exitCode: 0, metrics: [{ metric: 'streams/spin/speedup-k2', rounds: 6, confidence: 1 - 2 / 64 }] });
+    expect(events.filter((e) => e.type === 'stop')).toEqual([
+      {
+        type: 'stop',
+        stop: {
+          comparisonId: 'streams/spin',
+          rounds: 6,
+          reason: 'fixed-rounds',
+          halfWidths: { 'streams/spin/speedup-k2': 0 },
+        },
+      },
+    ]);
+    expect(events.at(-1)).toMatchObject({
+      type: 'summary',
+      status: 'complete',
+      exitCode: 0,
+      metrics: [{ metric: 'streams/spin/speedup-k2', rounds: 6, confidence: 1 - 2 / 64 }],
+    });
   });
 
   it('prints nothing but the summary with --quiet', async () => {
-    const result = await cli(['bench', '--out', path.join(tempDir(), 'run'), '--modes', 'streams', '--workloads', 'spin', '--quiet', ...QUICK]);
+    const result = await cli([
+      'bench',
+      '--out',
+      path.join(tempDir(), 'run'),
+      '--modes',
+      'streams',
+      '--workloads',
+      'spin',
+      '--quiet',
+      ...QUICK,
+    ]);
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toContain('streams/spin/speedup-k2');
@@ -115,9 +178,13 @@ describe('gpushare bench end to end (fakes)', () => {
   it('--dry-run prints the plan and an estimate anywhere, GPU or not', async () => {
     const result = await cli(['bench', '--dry-run'], {}, { path: pathWithoutNvidia() });
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toContain('timeslice/gemm: 2 client(s), arms solo-c0 solo-c1 contended, at least 6 rounds (ABBA) = 18 trials');
+    expect(result.stdout).toContain(
+      'timeslice/gemm: 2 client(s), arms solo-c0 solo-c1 contended, at least 6 rounds (ABBA) = 18 trials',
+    );
     expect(result.stdout).toContain('mig: decided at run time');
-    expect(result.stdout).toMatch(/8 comparisons, at least 132 trials, about \d+ s \(estimate\), plus up to 45 s of extra rounds \(up to 40 per comparison\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/);
+    expect(result.stdout).toMatch(
+      /8 comparisons, at least 132 trials, about \d+ s \(estimate\), plus up to 45 s of extra rounds \(up to 40 per comparison\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/,
+    );
   });
 
   it.each([
@@ -147,7 +214,8 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
     const out = path.join(tempDir(), 'run');
     const result = await cli(['bench', '--out', out, ...contention, ...extra], env);
     expect(result.exitCode).toBe(exitCode);
-    if (exitCode === 3) expect(result.stderr).toContain('gpushare: timeslice/gemm measured nothing: no round completed');
+    if (exitCode === 3)
+      expect(result.stderr).toContain('gpushare: timeslice/gemm measured nothing: no round completed');
     return { result, run: await loadRun(out) };
   }
 
@@ -158,14 +226,25 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
     expect(failed?.status === 'failed' && failed.reason).toContain('workload "gemm" (client 1) exited with code 3');
     expect(failed?.status === 'failed' && failed.stderrTail).toContain('illegal memory access');
     // Client 1 runs solo (its first command), then crashes on its second: the contended trial.
-    expect(run.trials.map((t) => `${t.arm}:${t.status}`)).toEqual(['solo-c0:ok', 'solo-c1:ok', 'contended:failed', ...Array.from({ length: 5 }, (_, r) => (r % 2 === 0 ? ['contended', 'solo-c1', 'solo-c0'] : ['solo-c0', 'solo-c1', 'contended']).map((a) => `${a}:skipped`)).flat()]);
+    expect(run.trials.map((t) => `${t.arm}:${t.status}`)).toEqual([
+      'solo-c0:ok',
+      'solo-c1:ok',
+      'contended:failed',
+      ...Array.from({ length: 5 }, (_, r) =>
+        (r % 2 === 0 ? ['contended', 'solo-c1', 'solo-c0'] : ['solo-c0', 'solo-c1', 'contended']).map(
+          (a) => `${a}:skipped`,
+        ),
+      ).flat(),
+    ]);
     expect(run.status).toBe('complete');
   });
 
   it('a line that is not protocol JSON fails the trial, naming the workload and the line', async () => {
     const { run } = await runWith({ FAKE_WORKLOAD: 'garbage', FAKE_WORKLOAD_CLIENT: '0' });
     const failed = run.trials.find((t) => t.status === 'failed');
-    expect(failed?.status === 'failed' && failed.reason).toBe('workload "gemm" (client 0) printed a line that is not JSON: "Using cuBLAS handle 0x55d"');
+    expect(failed?.status === 'failed' && failed.reason).toBe(
+      'workload "gemm" (client 0) printed a line that is not JSON: "Using cuBLAS handle 0x55d"',
+    );
   });
 
   it('NaN in a result fails the trial', async () => {
@@ -181,31 +260,60 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
 
   it('a hung workload times out in its window and does not hang the run', async () => {
     const started = Date.now();
-    const { run } = await runWith({ FAKE_WORKLOAD: 'hang', FAKE_WORKLOAD_CLIENT: '1' }, ['--trial-timeout-s', '1', '--exit-timeout-s', '1']);
+    const { run } = await runWith({ FAKE_WORKLOAD: 'hang', FAKE_WORKLOAD_CLIENT: '1' }, [
+      '--trial-timeout-s',
+      '1',
+      '--exit-timeout-s',
+      '1',
+    ]);
     const timeout = run.trials.find((t) => t.status === 'timeout');
     expect(timeout).toMatchObject({ phase: 'window', client: 1 });
     expect(Date.now() - started).toBeLessThan(20_000);
   });
 
   it('a workload that never becomes ready times out in the ready phase', async () => {
-    const { run } = await runWith({ FAKE_WORKLOAD: 'never-ready', FAKE_WORKLOAD_CLIENT: '0' }, ['--ready-timeout-s', '1', '--exit-timeout-s', '1']);
-    expect(run.trials[0]).toMatchObject({ status: 'timeout', phase: 'ready', client: 0, reason: 'workload "gemm" (client 0) did not say ready within 1 s' });
+    const { run } = await runWith({ FAKE_WORKLOAD: 'never-ready', FAKE_WORKLOAD_CLIENT: '0' }, [
+      '--ready-timeout-s',
+      '1',
+      '--exit-timeout-s',
+      '1',
+    ]);
+    expect(run.trials[0]).toMatchObject({
+      status: 'timeout',
+      phase: 'ready',
+      client: 0,
+      reason: 'workload "gemm" (client 0) did not say ready within 1 s',
+    });
     expect(run.trials.slice(1).every((t) => t.status === 'skipped')).toBe(true);
   });
 
   it('bench exits 3, naming what measured nothing, when the MPS daemon does not start or the custom command is not found', async () => {
     const out = path.join(tempDir(), 'run');
-    const mps = await cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'spin', ...QUICK], { FAKE_MPS: 'no-start' });
+    const mps = await cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'spin', ...QUICK], {
+      FAKE_MPS: 'no-start',
+    });
     expect(mps.exitCode).toBe(3);
     expect(mps.stderr).toMatch(/^gpushare: mps measured nothing: nvidia-cuda-mps-control -d failed/m);
     expect((await loadRun(out)).status).toBe('complete');
-    const custom = await cli(['bench', '--out', path.join(tempDir(), 'run'), '--modes', 'timeslice', ...QUICK, '--', '/nonexistent/my-service']);
+    const custom = await cli([
+      'bench',
+      '--out',
+      path.join(tempDir(), 'run'),
+      '--modes',
+      'timeslice',
+      ...QUICK,
+      '--',
+      '/nonexistent/my-service',
+    ]);
     expect(custom.exitCode).toBe(3);
     expect(custom.stderr).toContain('gpushare: timeslice/custom measured nothing: no round completed');
   });
 
   it.each([
-    ['wall-clock', /client 1 reported a window starting at \d+ µs, \d+ µs from the release time \d+ µs \(CLOCK_MONOTONIC µs expected\)/],
+    [
+      'wall-clock',
+      /client 1 reported a window starting at \d+ µs, \d+ µs from the release time \d+ µs \(CLOCK_MONOTONIC µs expected\)/,
+    ],
     ['absurd', /client 1 reported 1000000000000000 iterations in 50\.0 ms/],
   ])('a result that cannot be true (%s) makes its trial invalid, and no ratio uses it', async (behaviour, reason) => {
     const { run, result } = await runWith({ FAKE_WORKLOAD: behaviour, FAKE_WORKLOAD_CLIENT: '1' });
@@ -218,6 +326,8 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
   it('a workload that will not exit is killed, and the run says so', async () => {
     const { run } = await runWith({ FAKE_WORKLOAD: 'slow-exit' }, ['--exit-timeout-s', '0.5'], 0);
     expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
-    expect(run.warnings).toContain('workload "gemm" (client 0) did not exit within 500 ms of the exit command and was killed');
+    expect(run.warnings).toContain(
+      'workload "gemm" (client 0) did not exit within 500 ms of the exit command and was killed',
+    );
   });
 });

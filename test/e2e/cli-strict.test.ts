@@ -15,26 +15,49 @@ const PLAN = ['plan', '--models', '2', '--mem-gib', '4', '--sm-pct', '20'];
 /** The CLI run in a fresh empty directory, so that a path that meant "here" would show as files in it. */
 async function cliIn(args: string[]) {
   const cwd = tempDir();
-  const result = await execa(process.execPath, [CLI, ...args], { reject: false, cwd, env: { PATH: fakePath() }, timeout: 60_000 });
+  const result = await execa(process.execPath, [CLI, ...args], {
+    reject: false,
+    cwd,
+    env: { PATH: fakePath() },
+    timeout: 60_000,
+  });
   return { ...result, written: readdirSync(cwd) };
 }
 
 describe.concurrent('a flag given twice is refused, for every command', () => {
   it.each([
     [['bench', '--dry-run', '--rounds', '2', '--rounds', '3'], '--rounds given twice (2, 3): give it once'],
-    [['bench', '--dry-run', '--rounds', '2', '--rounds', '3', '--rounds', '4'], '--rounds given 3 times (2, 3, 4): give it once'],
+    [
+      ['bench', '--dry-run', '--rounds', '2', '--rounds', '3', '--rounds', '4'],
+      '--rounds given 3 times (2, 3, 4): give it once',
+    ],
     [['bench', '--dry-run', '--max-rounds', '2', '--maxRounds', '3'], '--max-rounds given twice (2, 3): give it once'],
-    [['bench', '--dry-run', '--modes', 'streams', '--modes', 'mps'], '--modes given twice (streams, mps): give it once'],
-    [['bench', '--dry-run', '--workloads', 'gemm', '--workloads', 'spin'], '--workloads given twice (gemm, spin): give it once'],
+    [
+      ['bench', '--dry-run', '--modes', 'streams', '--modes', 'mps'],
+      '--modes given twice (streams, mps): give it once',
+    ],
+    [
+      ['bench', '--dry-run', '--workloads', 'gemm', '--workloads', 'spin'],
+      '--workloads given twice (gemm, spin): give it once',
+    ],
     [['bench', '--dry-run', '--out', 'a', '--out', 'b c'], "--out given twice (a, 'b c'): give it once"],
-    [['bench', '--dry-run', '--python', 'python3', '--python', 'python3'], '--python given twice (python3, python3): give it once'],
-    [['bench', '--dry-run', '--mps-mem-limit', '4G', '--mps-mem-limit', '8G'], '--mps-mem-limit given twice (4G, 8G): give it once'],
+    [
+      ['bench', '--dry-run', '--python', 'python3', '--python', 'python3'],
+      '--python given twice (python3, python3): give it once',
+    ],
+    [
+      ['bench', '--dry-run', '--mps-mem-limit', '4G', '--mps-mem-limit', '8G'],
+      '--mps-mem-limit given twice (4G, 8G): give it once',
+    ],
     [['gate', RUN, '--baseline', RUN, '--baseline', RUN], `--baseline given twice (${RUN}, ${RUN}): give it once`],
     [['gate', RUN, '--junit', 'a.xml', '--junit', 'b.xml'], '--junit given twice (a.xml, b.xml): give it once'],
     [['report', RUN, '--format', 'md', '--format', 'csv'], '--format given twice (md, csv): give it once'],
     [['report', RUN, '--out', 'a', '--out', 'b'], '--out given twice (a, b): give it once'],
     [['artifacts', ...GPU, '--out', 'a', '--out', 'b'], '--out given twice (a, b): give it once'],
-    [['artifacts', '--out', 'a', '--gpu-model', 'H100-80GB', '--gpu-model', 'A100-80GB'], '--gpu-model given twice (H100-80GB, A100-80GB): give it once'],
+    [
+      ['artifacts', '--out', 'a', '--gpu-model', 'H100-80GB', '--gpu-model', 'A100-80GB'],
+      '--gpu-model given twice (H100-80GB, A100-80GB): give it once',
+    ],
     [[...PLAN, '--models', '3', ...GPU], '--models given twice (2, 3): give it once'],
     [['doctor', '--python', 'a', '--python', 'b'], '--python given twice (a, b): give it once'],
   ])('%j', async (args, message) => {
@@ -45,7 +68,18 @@ describe.concurrent('a flag given twice is refused, for every command', () => {
   });
 
   it('--set stays repeatable', async () => {
-    const result = await cli(['bench', '--dry-run', '--modes', 'timeslice', '--workloads', 'gemm', '--set', 'gemm.size=64', '--set', 'gemm.graph=true']);
+    const result = await cli([
+      'bench',
+      '--dry-run',
+      '--modes',
+      'timeslice',
+      '--workloads',
+      'gemm',
+      '--set',
+      'gemm.size=64',
+      '--set',
+      'gemm.graph=true',
+    ]);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('--size 64 --dtype fp16 --graph true');
   });
@@ -82,7 +116,8 @@ function otherForms(flag: string, value: string): string[] {
   // --streams is a comma-separated list, whose items may have spaces around them ("2, 4, 8").
   const spaced = flag === '--streams' ? [] : [` ${value}`, `${value}\n`];
   const signed = [`+${value}`, `${value}e0`];
-  if (!Number.isInteger(n)) return [...spaced, ...signed, value.replace(/^0/, ''), `${value.replace(/^0\./, '')}e-${value.length - 2}`];
+  if (!Number.isInteger(n))
+    return [...spaced, ...signed, value.replace(/^0/, ''), `${value.replace(/^0\./, '')}e-${value.length - 2}`];
   return [...spaced, ...signed, `0x${n.toString(16)}`, `${value}.`];
 }
 
@@ -104,16 +139,22 @@ describe.concurrent('numbers: plain decimal only, on every numeric flag', () => 
     expect(result.exitCode).toBe(2);
     // One line even for "5\n": the value is quoted and escaped when it is not plain.
     expectOneLineError(result.stderr, `${flag} `);
-    expect(result.stderr).toMatch(new RegExp(`^gpushare: ${flag} .+: needs a ${kind === 'whole' ? 'whole number' : 'number'} from `));
+    expect(result.stderr).toMatch(
+      new RegExp(`^gpushare: ${flag} .+: needs a ${kind === 'whole' ? 'whole number' : 'number'} from `),
+    );
     expect(result.written).toEqual([]);
   });
 
   it('the plain forms are still taken', async () => {
-    const bench = NUMERIC.filter(([before, flag]) => before[0] === 'bench' && flag !== '--rounds' && flag !== '--window-ms').flatMap(([, flag, value]) => [flag, value]);
+    const bench = NUMERIC.filter(
+      ([before, flag]) => before[0] === 'bench' && flag !== '--rounds' && flag !== '--window-ms',
+    ).flatMap(([, flag, value]) => [flag, value]);
     const dryRun = await cli(['bench', '--dry-run', ...bench, '--rounds', '007', '--window-ms', '100.5']);
     expect(dryRun.stderr).toBe('');
     expect(dryRun.stdout).toContain(', at least 7 rounds (ABBA)');
-    const plan = await cli([...PLAN, ...GPU, '--latency-slo-ms', '50', '--mem-gib', '0.5'].filter((_, i) => i < 3 || i > 4));
+    const plan = await cli(
+      [...PLAN, ...GPU, '--latency-slo-ms', '50', '--mem-gib', '0.5'].filter((_, i) => i < 3 || i > 4),
+    );
     expect(plan.exitCode).toBe(0);
     const artifacts = await cliIn(['artifacts', ...GPU, '--out', 'out', '--replicas', '4']);
     expect(artifacts.exitCode).toBe(0);
@@ -139,7 +180,18 @@ describe.concurrent('numbers: plain decimal only, on every numeric flag', () => 
   });
 
   it('--set takes plain decimals', async () => {
-    const result = await cli(['bench', '--dry-run', '--modes', 'streams', '--workloads', 'spin', '--set', 'spin.spin-us=2.5', '--set', 'spin.blocks=16']);
+    const result = await cli([
+      'bench',
+      '--dry-run',
+      '--modes',
+      'streams',
+      '--workloads',
+      'spin',
+      '--set',
+      'spin.spin-us=2.5',
+      '--set',
+      'spin.blocks=16',
+    ]);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('--blocks 16 --spin-us 2.5');
   });
@@ -149,7 +201,24 @@ describe.concurrent('an empty value is refused, never taken as the current direc
   it.each([
     [['bench', '--dry-run', '--out', ''], "--out '': needs a value, not an empty one"],
     [['bench', '--dry-run', '--out'], "--out '': needs a value, not an empty one"],
-    [['bench', '--out', '', '--rounds', '2', '--max-rounds', '2', '--window-ms', '100', '--modes', 'streams', '--workloads', 'spin'], "--out '': needs a value, not an empty one"],
+    [
+      [
+        'bench',
+        '--out',
+        '',
+        '--rounds',
+        '2',
+        '--max-rounds',
+        '2',
+        '--window-ms',
+        '100',
+        '--modes',
+        'streams',
+        '--workloads',
+        'spin',
+      ],
+      "--out '': needs a value, not an empty one",
+    ],
     [['report', RUN, '--out', ''], "--out '': needs a value, not an empty one"],
     [['artifacts', ...GPU, '--out', ''], "--out '': needs a value, not an empty one"],
     [[...PLAN, ...GPU, '--out', ''], "--out '': needs a value, not an empty one"],
@@ -171,7 +240,10 @@ describe.concurrent('a command after -- that --workloads leaves out', () => {
   ])('%j -- ./x: refused', async (args, workloads) => {
     const result = await cli(['bench', '--dry-run', ...args, '--', './x']);
     expect(result.exitCode).toBe(2);
-    expectOneLineError(result.stderr, `the command after -- is the workload "custom": add custom to --workloads (--workloads ${workloads},custom) or drop the command`);
+    expectOneLineError(
+      result.stderr,
+      `the command after -- is the workload "custom": add custom to --workloads (--workloads ${workloads},custom) or drop the command`,
+    );
   });
 
   it('is run when --workloads names custom, or when --workloads is not given', async () => {
@@ -188,13 +260,17 @@ describe('--dry-run prints a workload argv unambiguously', () => {
     const argv = ['./my workload', '\u001b[2J\u001b[31mred', 'a\nb', '$(rm -rf /)', "it's", '', '--size', '8'];
     const result = await cli(['bench', '--dry-run', '--modes', 'timeslice', '--', ...argv]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toContain(`\n  './my workload' $'\\u001b[2J\\u001b[31mred' $'a\\u000ab' '$(rm -rf /)' 'it'\\''s' '' --size 8\n`);
+    expect(result.stdout).toContain(
+      `\n  './my workload' $'\\u001b[2J\\u001b[31mred' $'a\\u000ab' '$(rm -rf /)' 'it'\\''s' '' --size 8\n`,
+    );
     expect(result.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
   });
 
   it('leaves a built-in workload argv as it was', async () => {
     const result = await cli(['bench', '--dry-run', '--modes', 'timeslice', '--workloads', 'gemm']);
-    expect(result.stdout).toMatch(/\n {2}python3 \/\S+\/workloads\/gemm\.py --size 4096 --dtype fp16 --graph false --iterations 400 --sync-every 8\n/);
+    expect(result.stdout).toMatch(
+      /\n {2}python3 \/\S+\/workloads\/gemm\.py --size 4096 --dtype fp16 --graph false --iterations 400 --sync-every 8\n/,
+    );
   });
 });
 
@@ -212,7 +288,11 @@ describe('bench --help', () => {
     const { DEFAULTS } = await import('../../harness/bench/defaults.js');
     const help = String((await cli(['bench', '--help'])).stdout);
     // The text from one flag to the next, with yargs's line wrapping folded away.
-    const about = (flag: string) => help.split(/\n\s+--/).find((part) => part.startsWith(`${flag} `) || part.startsWith(`-${flag} `))?.replace(/\s+/g, ' ') ?? '';
+    const about = (flag: string) =>
+      help
+        .split(/\n\s+--/)
+        .find((part) => part.startsWith(`${flag} `) || part.startsWith(`-${flag} `))
+        ?.replace(/\s+/g, ' ') ?? '';
     const expected: Array<[string, string]> = [
       ['window-ms', String(DEFAULTS.windowMs)],
       ['time-budget-s', String(DEFAULTS.timeBudgetS)],

@@ -6,7 +6,9 @@ describe('gpushare doctor', () => {
   it('shows the GPU, MIG profiles, MPS and Python, and is ready', async () => {
     const result = await cli(['doctor']);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toContain('GPU 0        NVIDIA H200  GPU-7335e5d7-1513-c22d-a95a-e679698f16b8  143771 MiB  compute mode Default');
+    expect(result.stdout).toContain(
+      'GPU 0        NVIDIA H200  GPU-7335e5d7-1513-c22d-a95a-e679698f16b8  143771 MiB  compute mode Default',
+    );
     expect(result.stdout).toContain('3g.71gb (id 9, 60 SMs, 69.75 GiB, 2/2 free, slots 0,4)');
     expect(result.stdout).toContain('ready to bench');
   });

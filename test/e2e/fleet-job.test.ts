@@ -7,15 +7,28 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import type { Job as JobType } from 'kubernetes-types/batch/v1.js';
 import { Job } from 'kubernetes-models/batch/v1';
+import type { Job as JobType } from 'kubernetes-types/batch/v1.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { collectCommand, EXTRACT_PIPELINE, fleetJob, podScript, type FleetJobSpec } from '../../harness/fleet/job/manifest.js';
+import {
+  collectCommand,
+  EXTRACT_PIPELINE,
+  type FleetJobSpec,
+  fleetJob,
+  podScript,
+} from '../../harness/fleet/job/manifest.js';
 import { resolveFleetJobOptions } from '../../harness/fleet/job/options.js';
 import { cli, expectOneLineError, ROOT, tempDir, until } from '../helpers.js';
 
-const POOL = ['--nodes', 'nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3', '--count', '3', '--image', 'ghcr.io/gpushare/gpushare:0.1.0'];
+const POOL = [
+  '--nodes',
+  'nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3',
+  '--count',
+  '3',
+  '--image',
+  'ghcr.io/gpushare/gpushare:0.1.0',
+];
 const COMMITTED = path.join(ROOT, 'reports', 'fleet', 'job-3-node-h100-pool.yaml');
 /** A pool of three 8-GPU H100 nodes (HGX), each pod holding its whole node. */
 const COMMITTED_ARGS = ['fleet', 'job', ...POOL, '--modes', 'timeslice,mps', '--gpus-per-node', '8'];
@@ -35,12 +48,30 @@ function validate(job: unknown): void {
 
 const container = (job: JobType) => job.spec?.template.spec?.containers[0];
 /** A parsed manifest to break on purpose. */
+// biome-ignore lint/suspicious/noExplicitAny: a parsed manifest is walked by path; the schema validation is the type check.
 type Loose = Record<string, any>;
 
 describe.concurrent('every manifest fleet job writes validates against the Kubernetes API schema', () => {
   const per = [[], ['--gpus-per-node', '8'], ['--per', 'gpu', '--gpus-per-node', '4']];
   const results = [[], ['--results', 'pvc', '--pvc', 'bench-results']];
-  const extras = [[], ['--allow-shared-pool', '--namespace', 'gpu-bench', '--runtime-class', 'nvidia', '--name', 'h100-nightly', '--backoff-limit', '0', '--active-deadline-s', '600', '--modes', 'streams,timeslice,mps,mig']];
+  const extras = [
+    [],
+    [
+      '--allow-shared-pool',
+      '--namespace',
+      'gpu-bench',
+      '--runtime-class',
+      'nvidia',
+      '--name',
+      'h100-nightly',
+      '--backoff-limit',
+      '0',
+      '--active-deadline-s',
+      '600',
+      '--modes',
+      'streams,timeslice,mps,mig',
+    ],
+  ];
   const variants = per.flatMap((p) => results.flatMap((r) => extras.map((e) => [...p, ...r, ...e])));
 
   it.each(variants)('%j', async (...flags) => {
@@ -49,38 +80,71 @@ describe.concurrent('every manifest fleet job writes validates against the Kuber
     const pods = flags.includes('gpu') ? 12 : 3;
     const gpus = flags.includes('gpu') ? '1' : flags.includes('8') ? '8' : '1';
     expect(job.spec).toMatchObject({ completionMode: 'Indexed', completions: pods, parallelism: pods });
-    expect(container(job)?.resources).toMatchObject({ requests: { 'nvidia.com/gpu': gpus }, limits: { 'nvidia.com/gpu': gpus } });
+    expect(container(job)?.resources).toMatchObject({
+      requests: { 'nvidia.com/gpu': gpus },
+      limits: { 'nvidia.com/gpu': gpus },
+    });
     const pod = job.spec?.template.spec;
     expect(pod?.nodeSelector).toEqual({ 'nvidia.com/gpu.product': 'NVIDIA-H100-80GB-HBM3' });
     expect(pod?.affinity?.nodeAffinity === undefined).toBe(flags.includes('--allow-shared-pool'));
     expect(pod?.affinity?.podAntiAffinity === undefined).toBe(flags.includes('gpu'));
     expect(pod?.topologySpreadConstraints === undefined).toBe(!flags.includes('gpu'));
-    expect(pod?.volumes?.[0]).toEqual(flags.includes('pvc') ? { name: 'results', persistentVolumeClaim: { claimName: 'bench-results' } } : { name: 'results', emptyDir: {} });
+    expect(pod?.volumes?.[0]).toEqual(
+      flags.includes('pvc')
+        ? { name: 'results', persistentVolumeClaim: { claimName: 'bench-results' } }
+        : { name: 'results', emptyDir: {} },
+    );
     expect(pod?.hostIPC).toBe(false);
     expect(container(job)?.securityContext?.privileged).toBe(false);
   });
 
   it('keeps pods off nodes whose device plugin shares GPUs: strategy none, or no strategy label and at most one replica', async () => {
     const { job, text } = await manifest(POOL);
-    expect(job.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([
+    expect(
+      job.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
+        ?.nodeSelectorTerms,
+    ).toEqual([
       { matchExpressions: [{ key: 'nvidia.com/gpu.sharing-strategy', operator: 'In', values: ['none'] }] },
-      { matchExpressions: [{ key: 'nvidia.com/gpu.sharing-strategy', operator: 'DoesNotExist' }, { key: 'nvidia.com/gpu.replicas', operator: 'Lt', values: ['2'] }] },
-      { matchExpressions: [{ key: 'nvidia.com/gpu.sharing-strategy', operator: 'DoesNotExist' }, { key: 'nvidia.com/gpu.replicas', operator: 'DoesNotExist' }] },
+      {
+        matchExpressions: [
+          { key: 'nvidia.com/gpu.sharing-strategy', operator: 'DoesNotExist' },
+          { key: 'nvidia.com/gpu.replicas', operator: 'Lt', values: ['2'] },
+        ],
+      },
+      {
+        matchExpressions: [
+          { key: 'nvidia.com/gpu.sharing-strategy', operator: 'DoesNotExist' },
+          { key: 'nvidia.com/gpu.replicas', operator: 'DoesNotExist' },
+        ],
+      },
     ]);
     // The header says why, and where the label names come from; the YAML has no anchors.
     // The header's prose, its wrapped comment lines joined.
-    const prose = text.split('\n').filter((l) => l.startsWith('#')).map((l) => l.replace(/^# ?/, '')).join(' ');
+    const prose = text
+      .split('\n')
+      .filter((l) => l.startsWith('#'))
+      .map((l) => l.replace(/^# ?/, ''))
+      .join(' ');
     expect(prose).toContain('cannot give a pod a whole GPU through nvidia.com/gpu');
     expect(prose).toContain('NVIDIA/k8s-device-plugin writes them (internal/lm/resource.go, api/config/v1/sharing.go)');
     expect(text).not.toMatch(/[&*]a\d/);
-    expect(text.split('\n').filter((l) => l.startsWith('#') && !l.startsWith('#   ') && !l.startsWith('# Made by')).every((l) => l.length <= 110)).toBe(true);
+    expect(
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('#') && !l.startsWith('#   ') && !l.startsWith('# Made by'))
+        .every((l) => l.length <= 110),
+    ).toBe(true);
   });
 
   it('passes the node name from the downward API and benches every GPU of the pod with bench --gpus all', async () => {
     const { job } = await manifest([...POOL, '--gpus-per-node', '2']);
-    expect(container(job)?.env).toEqual([{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }]);
+    expect(container(job)?.env).toEqual([
+      { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+    ]);
     expect(container(job)?.command?.slice(0, 2)).toEqual(['/bin/sh', '-c']);
-    expect(container(job)?.command?.[2]).toContain('gpushare bench --modes timeslice,mps --gpus all --out "/results/$run"');
+    expect(container(job)?.command?.[2]).toContain(
+      'gpushare bench --modes timeslice,mps --gpus all --out "/results/$run"',
+    );
   });
 });
 
@@ -89,14 +153,46 @@ describe('the schema check is real: kubernetes-models rejects a broken Job', () 
 
   it.each<[string, (job: Loose) => void, string]>([
     ['a count as a string', (j) => (j.spec.completions = '3'), 'spec/completions must be integer'],
-    ['an unknown completion mode', (j) => (j.spec.completionMode = 'indexed'), 'spec/completionMode must be equal to one of the allowed values'],
+    [
+      'an unknown completion mode',
+      (j) => (j.spec.completionMode = 'indexed'),
+      'spec/completionMode must be equal to one of the allowed values',
+    ],
     ['no pod template', (j) => delete j.spec.template, 'must have required property template'],
-    ['a container without a name', (j) => delete j.spec.template.spec.containers[0].name, 'must have required property name'],
-    ['an anti-affinity term without a topology key', (j) => delete j.spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey, 'must have required property topologyKey'],
-    ['a node-affinity operator Kubernetes lacks', (j) => (j.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator = 'Equals'), 'operator must be equal to one of the allowed values'],
-    ['a GPU quantity that is not a quantity', (j) => (j.spec.template.spec.containers[0].resources.limits['nvidia.com/gpu'] = 'one'), 'nvidia.com~1gpu'],
-    ['a command as one string', (j) => (j.spec.template.spec.containers[0].command = 'gpushare bench'), 'command must be array'],
-    ['a restart policy Kubernetes lacks', (j) => (j.spec.template.spec.restartPolicy = 'Sometimes'), 'restartPolicy must be equal to one of the allowed values'],
+    [
+      'a container without a name',
+      (j) => delete j.spec.template.spec.containers[0].name,
+      'must have required property name',
+    ],
+    [
+      'an anti-affinity term without a topology key',
+      (j) =>
+        delete j.spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]
+          .topologyKey,
+      'must have required property topologyKey',
+    ],
+    [
+      'a node-affinity operator Kubernetes lacks',
+      (j) =>
+        (j.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator =
+          'Equals'),
+      'operator must be equal to one of the allowed values',
+    ],
+    [
+      'a GPU quantity that is not a quantity',
+      (j) => (j.spec.template.spec.containers[0].resources.limits['nvidia.com/gpu'] = 'one'),
+      'nvidia.com~1gpu',
+    ],
+    [
+      'a command as one string',
+      (j) => (j.spec.template.spec.containers[0].command = 'gpushare bench'),
+      'command must be array',
+    ],
+    [
+      'a restart policy Kubernetes lacks',
+      (j) => (j.spec.template.spec.restartPolicy = 'Sometimes'),
+      'restartPolicy must be equal to one of the allowed values',
+    ],
     ['another kind', (j) => (j.kind = 'CronJob'), 'kind must be equal to one of the allowed values'],
   ])('%s', (_, breakIt, message) => {
     const job = base();
@@ -105,7 +201,7 @@ describe('the schema check is real: kubernetes-models rejects a broken Job', () 
     expect(() => validate(job)).toThrow(message);
   });
 
-  it('an unknown field passes the OpenAPI schema (it sets no additionalProperties), so the builder\'s types refuse it at compile time', () => {
+  it("an unknown field passes the OpenAPI schema (it sets no additionalProperties), so the builder's types refuse it at compile time", () => {
     const job = base();
     job.spec.completionsMode = 'Indexed';
     expect(() => validate(job)).not.toThrow();
@@ -127,7 +223,9 @@ describe('the committed manifest for a 3-node H100 pool', () => {
     const out = path.join(tempDir(), 'job.yaml');
     const result = await cli([...COMMITTED_ARGS, '--out', out]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toBe(`wrote ${out}: Indexed Job gpushare-fleet, 3 pod(s); apply it with kubectl apply -f ${out}`);
+    expect(result.stdout).toBe(
+      `wrote ${out}: Indexed Job gpushare-fleet, 3 pod(s); apply it with kubectl apply -f ${out}`,
+    );
     // Regenerate with: node dist/harness/main.js fleet job --nodes nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 --count 3 --image ghcr.io/gpushare/gpushare:0.1.0 --modes timeslice,mps --gpus-per-node 8 --out reports/fleet/job-3-node-h100-pool.yaml
     expect(readFileSync(out, 'utf8')).toBe(readFileSync(COMMITTED, 'utf8'));
     const job = parse(readFileSync(COMMITTED, 'utf8')) as JobType;
@@ -150,6 +248,7 @@ function fakeTools(dir: string): void {
       'while [ $# -gt 0 ]; do case "$1" in --out) out=$2; shift ;; --gpus) gpus=$2; shift ;; esac; shift; done',
       'if [ -n "$gpus" ]; then',
       '  mkdir -p "$out" && echo \'{"schema":"gpushare-host/1"}\' > "$out/host.json"',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template.
       '  for gpu in $(seq 0 $((${FAKE_GPUS:-2} - 1))); do mkdir -p "$out/gpu$gpu" && printf \'{"gpu":"%s","node":"%s"}\\n\' "$gpu" "$NODE_NAME" > "$out/gpu$gpu/run.json"; done',
       'else',
       '  mkdir -p "$out" && printf \'{"gpu":"0","node":"%s"}\\n\' "$NODE_NAME" > "$out/run.json"',
@@ -157,11 +256,15 @@ function fakeTools(dir: string): void {
       'echo "bench progress on stderr" >&2',
       // FAKE_WAIT: a bench still measuring, which on SIGTERM saves its run and exits 143.
       'if [ -n "$FAKE_WAIT" ]; then trap \'echo saved > "$out/stopped"; exit 143\' TERM; touch "$out/measuring"; sleep 30 & wait; fi',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template.
       'exit "${FAKE_EXIT:-0}"',
       '',
     ].join('\n'),
   );
-  writeFileSync(path.join(dir, 'kubectl'), '#!/bin/sh\ncase "$1" in get) echo pod/gpushare-fleet-0-x7k2p ;; logs) cat "$FAKE_LOG" ;; esac\n');
+  writeFileSync(
+    path.join(dir, 'kubectl'),
+    '#!/bin/sh\ncase "$1" in get) echo pod/gpushare-fleet-0-x7k2p ;; logs) cat "$FAKE_LOG" ;; esac\n',
+  );
   for (const tool of ['gpushare', 'kubectl']) chmodSync(path.join(dir, tool), 0o755);
 }
 
@@ -173,14 +276,21 @@ async function runPod(spec: FleetJobSpec, env: Record<string, string>) {
   const results = path.join(root, 'results');
   mkdirSync(results);
   const script = podScript(spec).replaceAll('/results', results);
-  const pod = await execa('/bin/sh', ['-c', script], { reject: false, all: true, env: { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '2', ...env } });
+  const pod = await execa('/bin/sh', ['-c', script], {
+    reject: false,
+    all: true,
+    env: { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '2', ...env },
+  });
   return { root, bin, results, pod };
 }
 
 describe('results in the logs: the pod prints its runs, the documented one-liner unpacks them', () => {
-  const spec = (over: Partial<FleetJobSpec> = {}): FleetJobSpec => ({ ...resolveFleetJobOptions({ nodes: 'pool=h100', image: 'x/gpushare:1', count: '3' }).spec, ...over });
+  const spec = (over: Partial<FleetJobSpec> = {}): FleetJobSpec => ({
+    ...resolveFleetJobOptions({ nodes: 'pool=h100', image: 'x/gpushare:1', count: '3' }).spec,
+    ...over,
+  });
 
-  it('round-trips every GPU\'s run through kubectl logs', async () => {
+  it("round-trips every GPU's run through kubectl logs", async () => {
     const { root, bin, pod } = await runPod(spec({ gpusPerNode: 2 }), {});
     expect(pod.exitCode).toBe(0);
     expect(pod.stdout).toContain('gpushare-bench-exit node-a 0\ngpushare-results-begin node-a-2\n');
@@ -188,11 +298,18 @@ describe('results in the logs: the pod prints its runs, the documented one-liner
     writeFileSync(path.join(root, 'pod.log'), pod.all);
     const work = path.join(root, 'work');
     mkdirSync(work);
-    const collect = await execa('/bin/sh', ['-c', collectCommand({ name: 'gpushare-fleet', namespace: null })], { cwd: work, reject: false, env: { PATH: `${bin}:${process.env.PATH ?? ''}`, FAKE_LOG: path.join(root, 'pod.log') } });
+    const collect = await execa('/bin/sh', ['-c', collectCommand({ name: 'gpushare-fleet', namespace: null })], {
+      cwd: work,
+      reject: false,
+      env: { PATH: `${bin}:${process.env.PATH ?? ''}`, FAKE_LOG: path.join(root, 'pod.log') },
+    });
     expect(collect.stderr).toBe('');
     expect(collect.exitCode).toBe(0);
     expect(readdirSync(path.join(work, 'fleet-results', 'node-a')).sort()).toEqual(['gpu0', 'gpu1', 'host.json']);
-    expect(JSON.parse(readFileSync(path.join(work, 'fleet-results', 'node-a', 'gpu1', 'run.json'), 'utf8'))).toEqual({ gpu: '1', node: 'node-a' });
+    expect(JSON.parse(readFileSync(path.join(work, 'fleet-results', 'node-a', 'gpu1', 'run.json'), 'utf8'))).toEqual({
+      gpu: '1',
+      node: 'node-a',
+    });
     expect(collectCommand({ name: 'gpushare-fleet', namespace: null })).toContain(EXTRACT_PIPELINE);
   });
 
@@ -202,8 +319,15 @@ describe('results in the logs: the pod prints its runs, the documented one-liner
     fakeTools(bin);
     const results = path.join(root, 'results');
     mkdirSync(results);
-    const pod = execa('/bin/sh', ['-c', podScript(spec()).replaceAll('/results', results)], { reject: false, env: { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '0', FAKE_WAIT: '1' } });
-    await until(() => existsSync(path.join(results, 'node-a', 'gpu0', 'measuring')), 10_000, 'bench to start measuring');
+    const pod = execa('/bin/sh', ['-c', podScript(spec()).replaceAll('/results', results)], {
+      reject: false,
+      env: { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '0', FAKE_WAIT: '1' },
+    });
+    await until(
+      () => existsSync(path.join(results, 'node-a', 'gpu0', 'measuring')),
+      10_000,
+      'bench to start measuring',
+    );
     pod.kill('SIGTERM');
     const ended = await pod;
     expect(readFileSync(path.join(results, 'node-a', 'gpu0', 'stopped'), 'utf8')).toBe('saved\n');
@@ -212,7 +336,11 @@ describe('results in the logs: the pod prints its runs, the documented one-liner
   });
 
   it('a measured run (bench exit 1 or 3) succeeds the pod; exit 2 fails it, and still prints what there is', async () => {
-    for (const [bench, podExit] of [['1', 0], ['3', 0], ['2', 2]] as const) {
+    for (const [bench, podExit] of [
+      ['1', 0],
+      ['3', 0],
+      ['2', 2],
+    ] as const) {
       const { pod } = await runPod(spec({ per: 'gpu', gpusPerNode: 4 }), { FAKE_EXIT: bench });
       expect(pod.exitCode).toBe(podExit);
       expect(pod.stdout).toContain(`gpushare-bench-exit node-a/pod2 ${bench}\n`);
@@ -220,12 +348,16 @@ describe('results in the logs: the pod prints its runs, the documented one-liner
     }
   });
 
-  it('on a claim, a retried pod keeps its predecessor\'s run and prints nothing', async () => {
+  it("on a claim, a retried pod keeps its predecessor's run and prints nothing", async () => {
     const first = await runPod(spec({ results: { kind: 'pvc', claimName: 'runs' } }), {});
     expect(first.pod.stdout).toBe('gpushare-bench-exit node-a/gpu0 0');
-    const again = await execa('/bin/sh', ['-c', podScript(spec({ results: { kind: 'pvc', claimName: 'runs' } })).replaceAll('/results', first.results)], {
-      env: { PATH: `${first.bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '0' },
-    });
+    const again = await execa(
+      '/bin/sh',
+      ['-c', podScript(spec({ results: { kind: 'pvc', claimName: 'runs' } })).replaceAll('/results', first.results)],
+      {
+        env: { PATH: `${first.bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '0' },
+      },
+    );
     expect(again.stdout).toMatch(/^gpushare-bench-exit node-a\/gpu0-retry-\d{8}T\d{6}Z 0$/);
     expect(readdirSync(path.join(first.results, 'node-a'))).toHaveLength(2);
   });
@@ -234,46 +366,94 @@ describe('results in the logs: the pod prints its runs, the documented one-liner
 describe('the manifest builder is pure and typed', () => {
   it('builds the same Job object the CLI prints', async () => {
     const { job } = await manifest(POOL);
-    expect(fleetJob(resolveFleetJobOptions({ nodes: POOL[1] as string, count: '3', image: POOL[5] as string }).spec)).toEqual(job);
+    expect(
+      fleetJob(resolveFleetJobOptions({ nodes: POOL[1] as string, count: '3', image: POOL[5] as string }).spec),
+    ).toEqual(job);
   });
 });
 
 describe.concurrent('bad flags: one line naming the flag, the value and the fix; exit 2; nothing written', () => {
   it.each([
-    [['--nodes', 'pool!=a', '--count', '3', '--image', 'x/y:1'], `--nodes 'pool!=a': "pool!=a" is not label=value; a nodeSelector takes only equalities`],
+    [
+      ['--nodes', 'pool!=a', '--count', '3', '--image', 'x/y:1'],
+      `--nodes 'pool!=a': "pool!=a" is not label=value; a nodeSelector takes only equalities`,
+    ],
     [['--nodes', 'pool', '--count', '3', '--image', 'x/y:1'], '--nodes pool: "pool" is not label=value'],
     [['--nodes', 'a=b,,c=d', '--count', '3', '--image', 'x/y:1'], '--nodes a=b,,c=d: an empty item'],
-    [['--nodes', 'Bad Key=x', '--count', '3', '--image', 'x/y:1'], `--nodes 'Bad Key=x': "Bad Key=x" is not label=value`],
-    [['--nodes', 'example.com/-bad=x', '--count', '3', '--image', 'x/y:1'], '--nodes example.com/-bad=x: "example.com/-bad" is not a label key'],
+    [
+      ['--nodes', 'Bad Key=x', '--count', '3', '--image', 'x/y:1'],
+      `--nodes 'Bad Key=x': "Bad Key=x" is not label=value`,
+    ],
+    [
+      ['--nodes', 'example.com/-bad=x', '--count', '3', '--image', 'x/y:1'],
+      '--nodes example.com/-bad=x: "example.com/-bad" is not a label key',
+    ],
     [['--nodes', 'a=b,a=c', '--count', '3', '--image', 'x/y:1'], '--nodes a=b,a=c: a given twice (b, c)'],
-    [['--nodes', 'nvidia.com/gpu.sharing-strategy=mps', '--count', '3', '--image', 'x/y:1'], 'selects nodes whose device plugin shares each GPU (nvidia.com/gpu.sharing-strategy=mps)'],
-    [['--nodes', 'nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3-SHARED', '--count', '3', '--image', 'x/y:1'], 'add --allow-shared-pool'],
+    [
+      ['--nodes', 'nvidia.com/gpu.sharing-strategy=mps', '--count', '3', '--image', 'x/y:1'],
+      'selects nodes whose device plugin shares each GPU (nvidia.com/gpu.sharing-strategy=mps)',
+    ],
+    [
+      ['--nodes', 'nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3-SHARED', '--count', '3', '--image', 'x/y:1'],
+      'add --allow-shared-pool',
+    ],
     [[...POOL, '--per', 'gpu'], '--per gpu: give the GPUs of each node with --gpus-per-node N'],
-    [[...POOL, '--per', 'rack'], '--per rack: choose node (one pod holds all of a node\'s GPUs) or gpu (one pod per GPU)'],
-    [[...POOL, '--results', 'pvc'], '--results pvc: name the claim with --pvc <claim>, a ReadWriteMany PersistentVolumeClaim'],
+    [
+      [...POOL, '--per', 'rack'],
+      "--per rack: choose node (one pod holds all of a node's GPUs) or gpu (one pod per GPU)",
+    ],
+    [
+      [...POOL, '--results', 'pvc'],
+      '--results pvc: name the claim with --pvc <claim>, a ReadWriteMany PersistentVolumeClaim',
+    ],
     [[...POOL, '--results', 's3'], '--results s3: choose logs'],
-    [[...POOL, '--results', 'logs', '--pvc', 'runs'], '--pvc runs: --results logs writes no claim; drop --pvc, or use --results pvc'],
+    [
+      [...POOL, '--results', 'logs', '--pvc', 'runs'],
+      '--pvc runs: --results logs writes no claim; drop --pvc, or use --results pvc',
+    ],
     [[...POOL, '--pvc', 'Runs_1'], '--pvc Runs_1: needs a PersistentVolumeClaim name'],
     [['--nodes', 'a=b', '--count', '0', '--image', 'x/y:1'], '--count 0: needs a whole number from 1 to 10000'],
     [['--nodes', 'a=b', '--count', '3.0', '--image', 'x/y:1'], '--count 3.0: needs a whole number from 1 to 10000'],
     [[...POOL, '--gpus-per-node', '0x8'], '--gpus-per-node 0x8: needs a whole number from 1 to 64'],
     [[...POOL, '--backoff-limit', '-1'], '--backoff-limit -1: needs a whole number from 0 to 100000'],
     [[...POOL, '--active-deadline-s', '10'], '--active-deadline-s 10: needs a whole number from 60 to 2592000'],
-    [['--nodes', 'a=b', '--count', '10000', '--image', 'x/y:1', '--per', 'gpu', '--gpus-per-node', '64'], 'pods, more than an Indexed Job\'s 100000; split the pool into several Jobs'],
+    [
+      ['--nodes', 'a=b', '--count', '10000', '--image', 'x/y:1', '--per', 'gpu', '--gpus-per-node', '64'],
+      "pods, more than an Indexed Job's 100000; split the pool into several Jobs",
+    ],
     [[...POOL, '--name', 'Bench_1'], '--name Bench_1: needs a Kubernetes name of at most 61 characters here'],
     [[...POOL, '--name', 'a'.repeat(62)], 'at most 61 characters here'],
     [[...POOL, '--namespace', 'GPU'], '--namespace GPU: needs a Kubernetes name'],
     [[...POOL, '--runtime-class', 'Nvidia!'], `--runtime-class 'Nvidia!': needs a RuntimeClass name`],
-    [['--nodes', 'a=b', '--count', '3', '--image', 'Org/gpushare:1'], '--image Org/gpushare:1: needs an image reference such as ghcr.io/org/gpushare:0.1.0'],
-    [['--nodes', 'a=b', '--count', '3', '--image', 'gpushare:1 --privileged'], `--image 'gpushare:1 --privileged': needs an image reference`],
-    [[...POOL, '--modes', 'timeslice,vgpu'], 'unknown mode "vgpu" in --modes: choose from streams, timeslice, mps, mig'],
-    [[...POOL, '--modes', ','], "--modes ,: give at least one mode"],
+    [
+      ['--nodes', 'a=b', '--count', '3', '--image', 'Org/gpushare:1'],
+      '--image Org/gpushare:1: needs an image reference such as ghcr.io/org/gpushare:0.1.0',
+    ],
+    [
+      ['--nodes', 'a=b', '--count', '3', '--image', 'gpushare:1 --privileged'],
+      `--image 'gpushare:1 --privileged': needs an image reference`,
+    ],
+    [
+      [...POOL, '--modes', 'timeslice,vgpu'],
+      'unknown mode "vgpu" in --modes: choose from streams, timeslice, mps, mig',
+    ],
+    [[...POOL, '--modes', ','], '--modes ,: give at least one mode'],
     [['--nodes', 'a=b', '--image', 'x/y:1'], 'fleet job needs --count (see gpushare fleet job --help)'],
     [[...POOL, '--count', '4'], '--count given twice (3, 4): give it once'],
     [[...POOL, '--out', ''], "--out '': needs a value, not an empty one"],
   ])('%j', async (args, message) => {
     const cwd = tempDir();
-    const result = await execa(process.execPath, [path.join(ROOT, 'dist', 'harness', 'main.js'), 'fleet', 'job', ...args, ...(args.includes('--out') ? [] : ['--out', 'job.yaml'])], { cwd, reject: false, env: { PATH: process.env.PATH ?? '' } });
+    const result = await execa(
+      process.execPath,
+      [
+        path.join(ROOT, 'dist', 'harness', 'main.js'),
+        'fleet',
+        'job',
+        ...args,
+        ...(args.includes('--out') ? [] : ['--out', 'job.yaml']),
+      ],
+      { cwd, reject: false, env: { PATH: process.env.PATH ?? '' } },
+    );
     expect(result.exitCode).toBe(2);
     expectOneLineError(result.stderr, message);
     expect(result.stdout).toBe('');
@@ -284,7 +464,20 @@ describe.concurrent('bad flags: one line naming the flag, the value and the fix;
     const help = await cli(['fleet', 'job', '--help']);
     expect(help.exitCode).toBe(0);
     const text = help.stdout.replace(/\s+/g, ' ');
-    for (const flag of ['--count', '--per', '--gpus-per-node', '--results', '--pvc', '--name', '--namespace', '--backoff-limit', '--active-deadline-s', '--allow-shared-pool', '--runtime-class']) expect(text).toContain(flag);
+    for (const flag of [
+      '--count',
+      '--per',
+      '--gpus-per-node',
+      '--results',
+      '--pvc',
+      '--name',
+      '--namespace',
+      '--backoff-limit',
+      '--active-deadline-s',
+      '--allow-shared-pool',
+      '--runtime-class',
+    ])
+      expect(text).toContain(flag);
     expect(text).toContain('no storage needed, hence the default');
     expect(text).toContain('must be ReadWriteMany');
   });

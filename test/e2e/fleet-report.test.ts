@@ -4,20 +4,36 @@ import path from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { FleetAnalysis } from '../../harness/fleet/report/analyze.js';
 import type { Run } from '../../harness/bench/record/schema.js';
+import type { FleetAnalysis } from '../../harness/fleet/report/analyze.js';
 import { cli, degrade, expectOneLineError, ROOT, tempDir } from '../helpers.js';
 
 const H100 = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-e4176e');
 const H100_REPEAT = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-c263f1');
 const H200 = path.join(ROOT, 'results', '2026-11-21-h200-a6c68a');
 /** The headline ratios of the default suite, as the committed H100 runs have them. */
-const HEADLINE = ['streams/spin/speedup-k2', 'streams/pipeline/pinned-speedup-k2', 'timeslice/spin/slowdown', 'timeslice/gemm/slowdown', 'timeslice/infer/slowdown', 'mps/spin/slowdown', 'mps/gemm/slowdown', 'mps/infer/slowdown'];
+const HEADLINE = [
+  'streams/spin/speedup-k2',
+  'streams/pipeline/pinned-speedup-k2',
+  'timeslice/spin/slowdown',
+  'timeslice/gemm/slowdown',
+  'timeslice/infer/slowdown',
+  'mps/spin/slowdown',
+  'mps/gemm/slowdown',
+  'mps/infer/slowdown',
+];
 
 type FleetJson = FleetAnalysis & { exitCode: number };
 
 /** Copies run `from` to `<fleet>/<to>` as GPU `index` with UUID `uuid`, its run.json edited by `edit`. */
-function place(fleet: string, from: string, to: string, uuid: string, index = 0, edit: (run: Run) => void = () => undefined): void {
+function place(
+  fleet: string,
+  from: string,
+  to: string,
+  uuid: string,
+  index = 0,
+  edit: (run: Run) => void = () => undefined,
+): void {
   const dir = path.join(fleet, to);
   cpSync(from, dir, { recursive: true });
   const file = path.join(dir, 'run.json');
@@ -60,19 +76,33 @@ describe('gpushare fleet report over a fleet with one slow node and one on anoth
     const slow = json.nodes.find((n) => n.name === 'host-c');
     expect(slow?.outliers.sort()).toEqual([...HEADLINE].sort());
     expect(slow?.ratios.map((r) => r.direction)).toEqual(HEADLINE.map(() => 'worse'));
-    expect(stdout).toMatch(/^outlier: host-c: timeslice\/infer\/slowdown = 3\.\d{3} CI \[3\.\d{3}, 3\.\d{3}\] lies wholly above the group's band \[2\.\d{3}, 2\.\d{3}\] \(worse\)$/m);
+    expect(stdout).toMatch(
+      /^outlier: host-c: timeslice\/infer\/slowdown = 3\.\d{3} CI \[3\.\d{3}, 3\.\d{3}\] lies wholly above the group's band \[2\.\d{3}, 2\.\d{3}\] \(worse\)$/m,
+    );
     expect(stdout).toMatch(/^exit 1: 1 outlier node\(s\), 2 failing node\(s\)$/m);
   });
 
   it('flags the node on another driver, and no other node', () => {
     expect(json.failingNodes.sort()).toEqual(['host-c', 'host-d']);
     const flags = Object.fromEntries(json.nodes.map((n) => [n.name, n.flags.map((f) => f.kind)]));
-    expect(flags).toEqual({ 'host-a/gpu0': [], 'host-a/gpu1': [], 'host-b': [], 'host-c': [], 'host-d': ['fingerprint'], 'h200/host-e': [] });
-    expect(json.nodes.find((n) => n.name === 'host-d')?.flags[0]?.text).toContain('driver: 570.86.15 here, 580.159.04 in');
+    expect(flags).toEqual({
+      'host-a/gpu0': [],
+      'host-a/gpu1': [],
+      'host-b': [],
+      'host-c': [],
+      'host-d': ['fingerprint'],
+      'h200/host-e': [],
+    });
+    expect(json.nodes.find((n) => n.name === 'host-d')?.flags[0]?.text).toContain(
+      'driver: 570.86.15 here, 580.159.04 in',
+    );
   });
 
   it('names nodes by their paths with the host their runs recorded, groups by GPU model, and sets the lone H200 aside', () => {
-    expect(json.nodes.filter((n) => n.host === 'host-a').map((n) => [n.name, n.gpuIndex])).toEqual([['host-a/gpu0', 0], ['host-a/gpu1', 1]]);
+    expect(json.nodes.filter((n) => n.host === 'host-a').map((n) => [n.name, n.gpuIndex])).toEqual([
+      ['host-a/gpu0', 0],
+      ['host-a/gpu1', 1],
+    ]);
     expect(json.gpuModels.sort()).toEqual(['NVIDIA H100 80GB HBM3', 'NVIDIA H200']);
     const h100 = json.groups.find((g) => g.gpuModel === 'NVIDIA H100 80GB HBM3');
     expect(h100?.nodes.sort()).toEqual(['host-a/gpu0', 'host-a/gpu1', 'host-b', 'host-c', 'host-d']);
@@ -80,26 +110,44 @@ describe('gpushare fleet report over a fleet with one slow node and one on anoth
     const h200 = json.groups.find((g) => g.gpuModel === 'NVIDIA H200');
     expect(h200?.setAside).toBe('the only run on NVIDIA H200');
     expect(h200?.untested).toMatch(/a group of 1 run cannot have outliers/);
-    expect(json.notCompared).toEqual([{ path: 'probes/p1', reason: expect.stringMatching(/^a probe record/), fails: false }]);
+    expect(json.notCompared).toEqual([
+      { path: 'probes/p1', reason: expect.stringMatching(/^a probe record/), fails: false },
+    ]);
   });
 
-  it('writes JUnit with a testcase per node and ratio and per node\'s checks; failures are the outlier ratios and the flagged node', () => {
+  it("writes JUnit with a testcase per node and ratio and per node's checks; failures are the outlier ratios and the flagged node", () => {
     const xml = readFileSync(junit, 'utf8');
     expect(XMLValidator.validate(xml)).toBe(true);
-    const suite = new XMLParser({ ignoreAttributes: false }).parse(xml).testsuites.testsuite as { '@_failures': string; testcase: Array<Record<string, unknown>> };
-    const cases = suite.testcase.map((c) => ({ node: String(c['@_classname']).replace('gpushare.fleet.', ''), name: String(c['@_name']), failure: c.failure as Record<string, string> | undefined }));
+    const suite = new XMLParser({ ignoreAttributes: false }).parse(xml).testsuites.testsuite as {
+      '@_failures': string;
+      testcase: Array<Record<string, unknown>>;
+    };
+    const cases = suite.testcase.map((c) => ({
+      node: String(c['@_classname']).replace('gpushare.fleet.', ''),
+      name: String(c['@_name']),
+      failure: c.failure as Record<string, string> | undefined,
+    }));
     const ratios = json.nodes.reduce((sum, n) => sum + n.ratios.length, 0);
     expect(cases).toHaveLength(ratios + json.nodes.length);
-    expect(cases.filter((c) => c.name === 'node checks').map((c) => c.node).sort()).toEqual(json.nodes.map((n) => n.name).sort());
+    expect(
+      cases
+        .filter((c) => c.name === 'node checks')
+        .map((c) => c.node)
+        .sort(),
+    ).toEqual(json.nodes.map((n) => n.name).sort());
     const failed = cases.filter((c) => c.failure).map((c) => `${c.node} ${c.name} ${c.failure?.['@_type']}`);
-    expect(failed.sort()).toEqual([...HEADLINE.map((id) => `host-c ${id} outlier`), 'host-d node checks fingerprint'].sort());
+    expect(failed.sort()).toEqual(
+      [...HEADLINE.map((id) => `host-c ${id} outlier`), 'host-d node checks fingerprint'].sort(),
+    );
     expect(suite['@_failures']).toBe(String(HEADLINE.length + 1));
   });
 
   it('writes the markdown with the outlier named and its chart beside it, a valid SVG', () => {
     const md = readFileSync(path.join(out, 'fleet-test.md'), 'utf8');
     expect(md).toMatch(/^\*\*Exit 1: 1 outlier node \(host-c\), 2 failing nodes in all\.\*\*$/m);
-    expect(md).toMatch(/^\| host-c \| g\d+ \| outlier: streams\/spin\/speedup-k2 = 1\.5\d{2} CI \[[\d., ]+\] lies wholly below the group's band \[[\d., ]+\] \(worse\);/m);
+    expect(md).toMatch(
+      /^\| host-c \| g\d+ \| outlier: streams\/spin\/speedup-k2 = 1\.5\d{2} CI \[[\d., ]+\] lies wholly below the group's band \[[\d., ]+\] \(worse\);/m,
+    );
     expect(md).toContain('| h200/host-e | NVIDIA H200 |');
     const link = /!\[[^\]]*\]\(([^)]+)\)/.exec(md)?.[1];
     expect(link).toBe('fleet-test/ratios.svg');
@@ -119,7 +167,9 @@ describe('gpushare fleet report, other fleets', () => {
     expect(result.exitCode).toBe(0);
     const json = JSON.parse(result.stdout) as FleetJson;
     expect(json.groups).toHaveLength(1);
-    expect(json.groups[0]?.ratios.every((r) => r.band !== null && r.band.floored && r.points.every((p) => p.outlier === null))).toBe(true);
+    expect(json.groups[0]?.ratios.every((r) => r.band?.floored && r.points.every((p) => p.outlier === null))).toBe(
+      true,
+    );
     expect(json.failingNodes).toEqual([]);
   });
 
@@ -130,10 +180,16 @@ describe('gpushare fleet report, other fleets', () => {
     const junit = path.join(tempDir(), 'fleet.xml');
     const result = await cli(['fleet', 'report', fleet, '--out', tempDir(), '--junit', junit]);
     expect(result.exitCode).toBe(1);
-    expect(result.stdout).toMatch(/^contaminated: busy: the GPU was busy when the run started: pid 4242 python3 held 1024 MiB$/m);
+    expect(result.stdout).toMatch(
+      /^contaminated: busy: the GPU was busy when the run started: pid 4242 python3 held 1024 MiB$/m,
+    );
     const xml = readFileSync(junit, 'utf8');
-    expect(xml).toMatch(/<testcase classname="gpushare\.fleet\.busy" name="node checks" time="0"><failure type="contaminated,invalid"/);
-    expect([...xml.matchAll(/classname="gpushare\.fleet\.busy" name="[^"]+" time="0"><error type="invalid"/g)]).toHaveLength(HEADLINE.length);
+    expect(xml).toMatch(
+      /<testcase classname="gpushare\.fleet\.busy" name="node checks" time="0"><failure type="contaminated,invalid"/,
+    );
+    expect([
+      ...xml.matchAll(/classname="gpushare\.fleet\.busy" name="[^"]+" time="0"><error type="invalid"/g),
+    ]).toHaveLength(HEADLINE.length);
   });
 
   it('exits 2 with one line naming the directory when it holds no bench run', async () => {
@@ -142,7 +198,10 @@ describe('gpushare fleet report, other fleets', () => {
     writeFileSync(path.join(empty, 'cap', 'capacity.json'), '{}');
     const result = await cli(['fleet', 'report', empty]);
     expect(result.exitCode).toBe(2);
-    expectOneLineError(result.stderr, `no bench runs under ${empty} (it holds cap, which are not bench runs): fleet report expects run directories made by gpushare bench, each with a run.json, at any depth`);
+    expectOneLineError(
+      result.stderr,
+      `no bench runs under ${empty} (it holds cap, which are not bench runs): fleet report expects run directories made by gpushare bench, each with a run.json, at any depth`,
+    );
     const missing = await cli(['fleet', 'report', path.join(empty, 'nothing-here')]);
     expect(missing.exitCode).toBe(2);
     expectOneLineError(missing.stderr, 'is not a directory');
@@ -159,11 +218,13 @@ describe('gpushare fleet report, other fleets', () => {
     const slowCopies = ['2026-11-23-h200-x2-c4f095/gpu0', '2026-11-23-h200-x2-c4f095/gpu1'];
     expect(json.outlierNodes).toEqual([made, ...slowCopies]);
     expect(json.nodes.find((n) => n.name === made)?.flags.map((f) => f.kind)).toContain('contaminated');
-    for (const name of slowCopies) expect(json.nodes.find((n) => n.name === name)?.outliers).toEqual(['streams/pipeline/pinned-speedup-k2']);
+    for (const name of slowCopies)
+      expect(json.nodes.find((n) => n.name === name)?.outliers).toEqual(['streams/pipeline/pinned-speedup-k2']);
     // The H200 runs of 2026-11-21 ran the suite's older settings, unlike most H200 GPUs here.
     const older = ['2026-11-21-h200-a6c68a', '2026-11-21-h200-d7edc0', '2026-11-21-h200-e7a8f2'];
     expect(json.failingNodes).toEqual([...older, made, ...slowCopies]);
-    for (const name of older) expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.kind)).toEqual(['settings']);
+    for (const name of older)
+      expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.kind)).toEqual(['settings']);
     const h200 = json.groups.find((g) => g.nodes.includes(made));
     expect(h200?.nodes).toHaveLength(7);
     expect(h200?.untested).toBeNull();
@@ -171,11 +232,21 @@ describe('gpushare fleet report, other fleets', () => {
     expect(json.gpuModels.sort()).toEqual(['NVIDIA H100 80GB HBM3', 'NVIDIA H200']);
     // The default suites: 250 ms (e4176e, c263f1) and 500 ms (d4099d, f89eae) on the H100, and the H200's two.
     const compared = json.groups.filter((g) => g.setAside === null).map((g) => g.nodes.map((n) => n.slice(-6)).sort());
-    expect(compared).toEqual(expect.arrayContaining([['c263f1', 'e4176e'], ['d4099d', 'f89eae'], ['a6c68a', 'e7a8f2']]));
+    expect(compared).toEqual(
+      expect.arrayContaining([
+        ['c263f1', 'e4176e'],
+        ['d4099d', 'f89eae'],
+        ['a6c68a', 'e7a8f2'],
+      ]),
+    );
     for (const g of json.groups.filter((g) => g.nodes.length < 3)) expect(g.untested).not.toBeNull();
     const sweep = json.groups.find((g) => g.nodes.some((n) => n.endsWith('6b0c38')));
-    expect(sweep?.setAside).toMatch(/^no other NVIDIA H100 80GB HBM3 run has its settings; the nearest, .*clients: \[2,4,8,16,32,48\] here, 2 in it$/);
-    expect(json.notCompared.map((x) => x.reason.split(' (')[0])).toEqual(expect.arrayContaining(['a capacity record', 'a probe record']));
+    expect(sweep?.setAside).toMatch(
+      /^no other NVIDIA H100 80GB HBM3 run has its settings; the nearest, .*clients: \[2,4,8,16,32,48\] here, 2 in it$/,
+    );
+    expect(json.notCompared.map((x) => x.reason.split(' (')[0])).toEqual(
+      expect.arrayContaining(['a capacity record', 'a probe record']),
+    );
     expect(readdirSync(out)).toContain('fleet-results.md');
   });
 });

@@ -19,7 +19,9 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     const junit = path.join(tempDir(), 'gate.xml');
     const result = await cli(['gate', real, '--baseline', real, '--junit', junit]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/^streams\/spin\/speedup-k2 +1\.99\d +\[1\.99\d, 1\.99\d\] +≥ 1\.05 +pass +[-+]0\.0% \[0\.99\d, 1\.00\d\] unchanged$/m);
+    expect(result.stdout).toMatch(
+      /^streams\/spin\/speedup-k2 +1\.99\d +\[1\.99\d, 1\.99\d\] +≥ 1\.05 +pass +[-+]0\.0% \[0\.99\d, 1\.00\d\] unchanged$/m,
+    );
     expect(result.stdout).toContain('exit 0: pass');
     const xml = readFileSync(junit, 'utf8');
     expect(XMLValidator.validate(xml)).toBe(true);
@@ -36,7 +38,13 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     const gate = JSON.parse(result.stdout) as GateJson;
     const status = Object.fromEntries(gate.changes.map((c) => [c.metricId, c.status]));
     // Ratios measured to well under ±2% are caught; a noisy one may stay unclear, never unchanged.
-    for (const id of ['streams/spin/speedup-k2', 'timeslice/spin/slowdown', 'timeslice/gemm/slowdown', 'mps/spin/slowdown', 'mps/gemm/slowdown']) {
+    for (const id of [
+      'streams/spin/speedup-k2',
+      'timeslice/spin/slowdown',
+      'timeslice/gemm/slowdown',
+      'mps/spin/slowdown',
+      'mps/gemm/slowdown',
+    ]) {
       expect([id, status[id]]).toEqual([id, 'regression']);
     }
     expect(Object.values(status).filter((s) => s === 'unchanged' || s === 'improvement')).toEqual([]);
@@ -56,7 +64,9 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     writeFileSync(config, 'thresholds:\n  "timeslice/gemm/slowdown": { max: 1.5 }\n');
     const result = await cli(['gate', real, '--config', config]);
     expect(result.exitCode).toBe(1);
-    expect(result.stdout).toMatch(/timeslice\/gemm\/slowdown: fail: the whole CI \[2\.\d{3}, 2\.\d{3}\] lies outside ≤ 1\.5/);
+    expect(result.stdout).toMatch(
+      /timeslice\/gemm\/slowdown: fail: the whole CI \[2\.\d{3}, 2\.\d{3}\] lies outside ≤ 1\.5/,
+    );
   });
 
   it('refuses to compare runs of different drivers unless --allow-mismatch', async () => {
@@ -79,7 +89,9 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     await cli(['gate', real, '--baseline', real], { GITHUB_STEP_SUMMARY: summary });
     const text = readFileSync(summary, 'utf8');
     expect(text).toMatch(/^# earlier step\n### gpushare gate: pass\n/);
-    expect(text).toMatch(/\| `timeslice\/gemm\/slowdown` \| 2\.\d{3} \| \[2\.\d{3}, 2\.\d{3}\] \| 1\.2–3\.5 \| pass \| [-+]0\.0% /);
+    expect(text).toMatch(
+      /\| `timeslice\/gemm\/slowdown` \| 2\.\d{3} \| \[2\.\d{3}, 2\.\d{3}\] \| 1\.2–3\.5 \| pass \| [-+]0\.0% /,
+    );
   });
 
   it('a bad thresholds file: exit 2, one line naming the path and the value', async () => {
@@ -87,21 +99,30 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     writeFileSync(config, 'thresholds:\n  "timeslice/gemm/slowdown": { min: lots }\n');
     const result = await cli(['gate', real, '--config', config]);
     expect(result.exitCode).toBe(2);
-    expect(result.stderr.trim()).toBe(`gpushare: ${config}: thresholds.timeslice/gemm/slowdown.min: Invalid input: expected number, received string (got "lots")`);
+    expect(result.stderr.trim()).toBe(
+      `gpushare: ${config}: thresholds.timeslice/gemm/slowdown.min: Invalid input: expected number, received string (got "lots")`,
+    );
   });
 
   it.each([
     ['windows', (run: Run) => void (run.config.windowMs = 300), 'window: "500 ms" before vs "300 ms" now'],
     ['client counts', (run: Run) => void (run.config.clients = 4), 'clients: 2 before vs 4 now'],
     ['CPU pinning', (run: Run) => void (run.config.cpuPin = 'auto'), 'CPU pinning: "off" before vs "auto" now'],
-    ['workload parameters', (run: Run) => void ((run.plan.find((c) => c.id === 'timeslice/gemm') as Run['plan'][number]).workload.params.size = 8192), 'timeslice/gemm workload:'],
+    [
+      'workload parameters',
+      (run: Run) =>
+        void ((run.plan.find((c) => c.id === 'timeslice/gemm') as Run['plan'][number]).workload.params.size = 8192),
+      'timeslice/gemm workload:',
+    ],
   ])('refuses a baseline measured with other %s unless --allow-mismatch', async (_, edit, message) => {
     const other = editedCopy(real, edit);
     const refused = await cli(['gate', other, '--baseline', real]);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain(message);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
-    expect((await cli(['gate', other, '--baseline', real, '--allow-mismatch'])).stdout).toContain(`warning: measured differently: ${message}`);
+    expect((await cli(['gate', other, '--baseline', real, '--allow-mismatch'])).stdout).toContain(
+      `warning: measured differently: ${message}`,
+    );
   });
 
   it('a thresholds pattern that matches no metric is an error naming the nearest ids (a typo no longer turns the gate off)', async () => {
@@ -109,7 +130,9 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     writeFileSync(config, 'thresholds:\n  "mps/infre/slowdown": { max: 1.2 }\n');
     const result = await cli(['gate', real, '--config', config]);
     expect(result.exitCode).toBe(2);
-    expect(result.stderr.trim()).toBe(`gpushare: ${config}: thresholds pattern "mps/infre/slowdown" matches no metric of this run; nearest: mps/infer/slowdown, mps/spin/slowdown, mps/gemm/slowdown`);
+    expect(result.stderr.trim()).toBe(
+      `gpushare: ${config}: thresholds pattern "mps/infre/slowdown" matches no metric of this run; nearest: mps/infer/slowdown, mps/spin/slowdown, mps/gemm/slowdown`,
+    );
   });
 
   it('an interrupted run is not graded: exit 3 with the reason', async () => {
@@ -119,7 +142,9 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     });
     const result = await cli(['gate', interrupted, '--baseline', real]);
     expect(result.exitCode).toBe(3);
-    expect(result.stdout).toContain('is interrupted, not complete: finish it with gpushare bench --resume before gating it');
+    expect(result.stdout).toContain(
+      'is interrupted, not complete: finish it with gpushare bench --resume before gating it',
+    );
   });
 
   it('ratios of the baseline the run lacks make it inconclusive (exit 3), named', async () => {
@@ -128,7 +153,9 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     });
     const result = await cli(['gate', fewer, '--baseline', real]);
     expect(result.exitCode).toBe(3);
-    expect(result.stdout).toContain('inconclusive: ratios of the baseline this run did not measure: mps/infer/slowdown');
+    expect(result.stdout).toContain(
+      'inconclusive: ratios of the baseline this run did not measure: mps/infer/slowdown',
+    );
   });
 
   it('the repeat run straight after the default run: no ratio regressed (exit 0)', async () => {
@@ -141,7 +168,9 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
   it('a run directory that is not one: exit 2, one line', async () => {
     const result = await cli(['gate', tempDir()]);
     expect(result.exitCode).toBe(2);
-    expect(result.stderr).toMatch(/^gpushare: cannot read .*run\.json \(ENOENT\): give a run directory made by gpushare bench$/);
+    expect(result.stderr).toMatch(
+      /^gpushare: cannot read .*run\.json \(ENOENT\): give a run directory made by gpushare bench$/,
+    );
   });
 });
 
@@ -150,11 +179,20 @@ describe('gpushare report --format json', () => {
     const result = await cli(['report', real, '--format', 'json']);
     expect(result.exitCode).toBe(0);
     const report = JSON.parse(result.stdout) as {
-      verdicts: Array<{ metric: string; value: number; ci: [number, number]; threshold: { min?: number; max?: number } | null; verdict: string }>;
+      verdicts: Array<{
+        metric: string;
+        value: number;
+        ci: [number, number];
+        threshold: { min?: number; max?: number } | null;
+        verdict: string;
+      }>;
       metrics: Array<{ metric: string; perRound: number[]; ci: [number, number] | null; mad: number; cv: number }>;
     };
     const gemm = report.verdicts.find((v) => v.metric === 'timeslice/gemm/slowdown');
-    expect(gemm).toMatchObject({ threshold: { min: 1.2, max: 3.5, pattern: 'timeslice/gemm/slowdown' }, verdict: 'pass' });
+    expect(gemm).toMatchObject({
+      threshold: { min: 1.2, max: 3.5, pattern: 'timeslice/gemm/slowdown' },
+      verdict: 'pass',
+    });
     expect(gemm?.ci[0]).toBeLessThanOrEqual(gemm?.value as number);
     // timeslice/infer ran 2 rounds beyond the minimum of 6: every one of them counts.
     expect(report.metrics.find((m) => m.metric === 'timeslice/infer/p99-latency-ratio')?.perRound).toHaveLength(8);

@@ -12,7 +12,10 @@ const host = (parent: string) => JSON.parse(readFileSync(path.join(parent, 'host
 describe('gpushare bench --gpus (fake two-GPU host)', () => {
   it('checks the GPUs against each other, benches each in a run of its own side by side when they do not interfere, and combines the reports', async () => {
     const parent = path.join(tempDir(), 'host');
-    const result = await cli(['bench', '--gpus', 'all', '--modes', 'timeslice,mps', '--workloads', 'infer', ...QUICK, '--out', parent], TWO_GPUS);
+    const result = await cli(
+      ['bench', '--gpus', 'all', '--modes', 'timeslice,mps', '--workloads', 'infer', ...QUICK, '--out', parent],
+      TWO_GPUS,
+    );
     expect(result.exitCode).toBe(0);
     const record = host(parent);
     expect(record.status).toBe('complete');
@@ -28,7 +31,11 @@ describe('gpushare bench --gpus (fake two-GPU host)', () => {
     // The check: one victim per GPU, two time-sliced loaders on the other, each client on its own GPU.
     const cross = runOnDisk(path.join(parent, 'cross'));
     expect(cross?.plan.map((c) => c.id)).toEqual(['cross/infer@gpu0', 'cross/infer@gpu1']);
-    expect(cross?.plan[0]?.clientEnv.map((e) => `${e.GPUSHARE_CROSS_ROLE} ${e.CUDA_VISIBLE_DEVICES}`)).toEqual([`victim ${UUID[0]}`, `loader ${UUID[1]}`, `loader ${UUID[1]}`]);
+    expect(cross?.plan[0]?.clientEnv.map((e) => `${e.GPUSHARE_CROSS_ROLE} ${e.CUDA_VISIBLE_DEVICES}`)).toEqual([
+      `victim ${UUID[0]}`,
+      `loader ${UUID[1]}`,
+      `loader ${UUID[1]}`,
+    ]);
     expect(cross?.plan[1]?.crossGpu).toEqual({ victimGpu: 1, loadedGpus: [0], loadersPerGpu: 2 });
 
     for (const gpu of [0, 1]) {
@@ -49,7 +56,10 @@ describe('gpushare bench --gpus (fake two-GPU host)', () => {
 
   it('runs the GPUs one after another when a loaded neighbour slows a GPU, and report regenerates the combined report', async () => {
     const parent = path.join(tempDir(), 'host');
-    const result = await cli(['bench', '--gpus', '0,1', '--modes', 'timeslice', '--workloads', 'infer', ...QUICK, '--out', parent], { ...TWO_GPUS, FAKE_CROSS_GPU: '1.25' });
+    const result = await cli(
+      ['bench', '--gpus', '0,1', '--modes', 'timeslice', '--workloads', 'infer', ...QUICK, '--out', parent],
+      { ...TWO_GPUS, FAKE_CROSS_GPU: '1.25' },
+    );
     expect(result.exitCode).toBe(0);
     const record = host(parent);
     expect(record.schedule?.parallel).toBe(false);
@@ -65,15 +75,19 @@ describe('gpushare bench --gpus (fake two-GPU host)', () => {
     expect(report).toMatch(/\| 0 \| infer \| GPU 1 × 2 clients \| 1\.250 \|/);
     expect(report).toContain('the GPUs run one after another');
     // The links to each run's own report resolve: report wrote them beside the combined one.
-    for (const gpu of record.gpus) expect(readFileSync(path.join(out, `${runOnDisk(path.join(parent, gpu.dir))?.id}.md`), 'utf8')).toContain('# ');
+    for (const gpu of record.gpus)
+      expect(readFileSync(path.join(out, `${runOnDisk(path.join(parent, gpu.dir))?.id}.md`), 'utf8')).toContain('# ');
   });
 
-  it('one GPU that cannot run is that GPU\'s outcome: the other is benched, the combined report written, and the exit code is 2', async () => {
+  it("one GPU that cannot run is that GPU's outcome: the other is benched, the combined report written, and the exit code is 2", async () => {
     const parent = path.join(tempDir(), 'host');
     // GPU 1's run directory is taken by somebody else's file: its run is refused, GPU 0's is not.
     mkdirSync(path.join(parent, 'gpu1'), { recursive: true });
     writeFileSync(path.join(parent, 'gpu1', 'notes.txt'), 'mine');
-    const result = await cli(['bench', '--gpus', 'all', '--modes', 'timeslice', '--workloads', 'infer', ...QUICK, '--out', parent, '--quiet'], TWO_GPUS);
+    const result = await cli(
+      ['bench', '--gpus', 'all', '--modes', 'timeslice', '--workloads', 'infer', ...QUICK, '--out', parent, '--quiet'],
+      TWO_GPUS,
+    );
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toMatch(/^gpushare: GPU 1: .*gpu1/m);
     const record = host(parent);
@@ -81,19 +95,55 @@ describe('gpushare bench --gpus (fake two-GPU host)', () => {
     expect(record.gpus.map((g) => g.exitCode)).toEqual([0, 2]);
     expect(runOnDisk(path.join(parent, 'gpu0'))?.status).toBe('complete');
     expect(readFileSync(path.join(parent, 'gpu1', 'notes.txt'), 'utf8')).toBe('mine');
-    expect(readFileSync(path.join(parent, 'report', `${record.id}.md`), 'utf8')).toMatch(/\| 1 \| NVIDIA H200 \| .* \| `gpu1` \(no run\) \| missing \| 2 \|/);
+    expect(readFileSync(path.join(parent, 'report', `${record.id}.md`), 'utf8')).toMatch(
+      /\| 1 \| NVIDIA H200 \| .* \| `gpu1` \(no run\) \| missing \| 2 \|/,
+    );
   });
 
   it('--cpu-pin auto keeps the GPUs one after another: side by side, their clients would share cores', async () => {
     const parent = path.join(tempDir(), 'host');
-    const result = await cli(['bench', '--gpus', 'all', '--cpu-pin', 'auto', '--modes', 'timeslice', '--workloads', 'infer', ...QUICK, '--out', parent, '--quiet'], TWO_GPUS);
+    const result = await cli(
+      [
+        'bench',
+        '--gpus',
+        'all',
+        '--cpu-pin',
+        'auto',
+        '--modes',
+        'timeslice',
+        '--workloads',
+        'infer',
+        ...QUICK,
+        '--out',
+        parent,
+        '--quiet',
+      ],
+      TWO_GPUS,
+    );
     expect(result.exitCode).toBe(0);
-    expect(host(parent).schedule).toEqual({ parallel: false, reason: expect.stringMatching(/under 2% .*, but --cpu-pin auto would give each GPU's clients the same cores: the GPUs run one after another$/) });
+    expect(host(parent).schedule).toEqual({
+      parallel: false,
+      reason: expect.stringMatching(
+        /under 2% .*, but --cpu-pin auto would give each GPU's clients the same cores: the GPUs run one after another$/,
+      ),
+    });
   });
 
   it('with one GPU, benches it without a cross-GPU check', async () => {
     const parent = path.join(tempDir(), 'host');
-    const result = await cli(['bench', '--gpus', 'all', '--modes', 'timeslice', '--workloads', 'spin', ...QUICK, '--out', parent, '--quiet']);
+    const result = await cli([
+      'bench',
+      '--gpus',
+      'all',
+      '--modes',
+      'timeslice',
+      '--workloads',
+      'spin',
+      ...QUICK,
+      '--out',
+      parent,
+      '--quiet',
+    ]);
     expect(result.exitCode).toBe(0);
     const record = host(parent);
     expect(record.gpus.map((g) => g.index)).toEqual([0]);

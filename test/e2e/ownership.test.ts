@@ -8,17 +8,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prepareMpsDirectory } from '../../harness/system/mps/ownership.js';
-import { findProcesses, isRunning, readEnviron, type ProcessInfo } from '../../harness/system/proc/process-table.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
+import { prepareMpsDirectory } from '../../harness/system/mps/ownership.js';
+import { findProcesses, isRunning, type ProcessInfo, readEnviron } from '../../harness/system/proc/process-table.js';
 import { cli, editedCopy, expectOneLineError, fakePath, QUICK, runOnDisk, tempDir, until } from '../helpers.js';
-
 
 /** The live (fake) MPS processes started for `pipeDirectory`. */
 async function mpsProcessesFor(pipeDirectory: string): Promise<ProcessInfo[]> {
   const found: ProcessInfo[] = [];
-  for (const p of await findProcesses('nvidia-cuda-mps')) if ((await readEnviron(p.pid))?.includes(`CUDA_MPS_PIPE_DIRECTORY=${pipeDirectory}`)) found.push(p);
+  for (const p of await findProcesses('nvidia-cuda-mps'))
+    if ((await readEnviron(p.pid))?.includes(`CUDA_MPS_PIPE_DIRECTORY=${pipeDirectory}`)) found.push(p);
   return found;
 }
 
@@ -28,7 +28,11 @@ const mpsOf = (run: Run | null) => run?.modes.find((m) => m.mode === 'mps')?.mps
 const foreign: Array<{ pipe: string; log: string }> = [];
 afterAll(async () => {
   for (const d of foreign) {
-    await execa('nvidia-cuda-mps-control', [], { input: 'quit\n', reject: false, env: { PATH: fakePath(), CUDA_MPS_PIPE_DIRECTORY: d.pipe, CUDA_MPS_LOG_DIRECTORY: d.log } });
+    await execa('nvidia-cuda-mps-control', [], {
+      input: 'quit\n',
+      reject: false,
+      env: { PATH: fakePath(), CUDA_MPS_PIPE_DIRECTORY: d.pipe, CUDA_MPS_LOG_DIRECTORY: d.log },
+    });
   }
 });
 
@@ -39,11 +43,15 @@ async function startForeignDaemon(): Promise<number> {
   mkdirSync(d.pipe);
   mkdirSync(d.log);
   foreign.push(d);
-  await execa('nvidia-cuda-mps-control', ['-d'], { env: { PATH: fakePath(), CUDA_MPS_PIPE_DIRECTORY: d.pipe, CUDA_MPS_LOG_DIRECTORY: d.log } });
+  await execa('nvidia-cuda-mps-control', ['-d'], {
+    env: { PATH: fakePath(), CUDA_MPS_PIPE_DIRECTORY: d.pipe, CUDA_MPS_LOG_DIRECTORY: d.log },
+  });
   let pid = 0;
   await until(
     () => {
-      const log = existsSync(path.join(d.log, 'control.log')) ? readFileSync(path.join(d.log, 'control.log'), 'utf8') : '';
+      const log = existsSync(path.join(d.log, 'control.log'))
+        ? readFileSync(path.join(d.log, 'control.log'), 'utf8')
+        : '';
       pid = Number(/Control\s+(\d+)\]/.exec(log)?.[1] ?? 0);
       return pid > 0;
     },
@@ -71,7 +79,9 @@ async function resumableMpsRun(edit: (run: Run) => void): Promise<string> {
 describe('kill -9 while the MPS daemon starts', () => {
   it('records the private directory before the daemon runs, so --resume finds and stops it', async () => {
     const out = path.join(tempDir(), 'run');
-    const child = cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'gemm', ...QUICK], { FAKE_MPS: 'slow-start' });
+    const child = cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'gemm', ...QUICK], {
+      FAKE_MPS: 'slow-start',
+    });
     let pipe = '';
     await until(
       async () => {
@@ -85,7 +95,9 @@ describe('kill -9 while the MPS daemon starts', () => {
     );
     child.kill('SIGKILL');
     await child;
-    expect(readFileSync(path.join(path.dirname(pipe), '.gpushare-mps'), 'utf8')).toContain(`"runId":"${runOnDisk(out)?.id}"`);
+    expect(readFileSync(path.join(path.dirname(pipe), '.gpushare-mps'), 'utf8')).toContain(
+      `"runId":"${runOnDisk(out)?.id}"`,
+    );
     expect(await mpsProcessesFor(pipe)).toHaveLength(2);
 
     const resumed = await cli(['bench', '--resume', out, '--quiet']);
@@ -94,27 +106,42 @@ describe('kill -9 while the MPS daemon starts', () => {
     expect(existsSync(path.dirname(pipe))).toBe(false);
     const run = await loadRun(out);
     expect(run.status).toBe('complete');
-    expect(run.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^MPS daemon \d+ left by the interrupted harness: killed by PID \(\d+, \d+\) on resume$/)]));
+    expect(run.warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^MPS daemon \d+ left by the interrupted harness: killed by PID \(\d+, \d+\) on resume$/),
+      ]),
+    );
     expect(readdirSync(path.join(out, 'mps'))).toContain('interrupted-control.log');
     // The killed harness's lock was stale: taken over, and said so.
-    expect(run.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^took over the stale lock of gpushare pid \d+ \(that process is gone\)$/)]));
+    expect(run.warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^took over the stale lock of gpushare pid \d+ \(that process is gone\)$/),
+      ]),
+    );
     expect(resumed.stderr).toMatch(/gpushare: warning: took over the stale lock of gpushare pid \d+/);
   });
 });
 
 describe('--resume acts only on what it can prove is its own', () => {
-  it('leaves a recorded directory alone that is not gpushare\'s, and the daemon whose PID was recorded', async () => {
+  it("leaves a recorded directory alone that is not gpushare's, and the daemon whose PID was recorded", async () => {
     const victim = path.join(tempDir(), 'precious');
     mkdirSync(path.join(victim, 'pipe'), { recursive: true });
-    writeFileSync(path.join(victim, 'keep.txt'), 'the user\'s');
+    writeFileSync(path.join(victim, 'keep.txt'), "the user's");
     const pid = await startForeignDaemon();
     const dir = await resumableMpsRun((run) => {
       const mps = run.modes.find((m) => m.mode === 'mps');
-      if (mps) mps.mps = { controlPid: pid, serverPids: [], logFiles: [], pipeDirectory: path.join(victim, 'pipe'), shutdown: 'running' };
+      if (mps)
+        mps.mps = {
+          controlPid: pid,
+          serverPids: [],
+          logFiles: [],
+          pipeDirectory: path.join(victim, 'pipe'),
+          shutdown: 'running',
+        };
     });
     const resumed = await cli(['bench', '--resume', dir, '--quiet']);
     expect(resumed.exitCode).toBe(0);
-    expect(readFileSync(path.join(victim, 'keep.txt'), 'utf8')).toBe('the user\'s');
+    expect(readFileSync(path.join(victim, 'keep.txt'), 'utf8')).toBe("the user's");
     expect(await isRunning(pid)).toBe(true);
     expect((await loadRun(dir)).warnings).toContain(
       `${victim}/pipe is not provably gpushare's (${victim}/pipe is not under gpushare's ${path.join(os.tmpdir(), 'gpushare-mps-XXXXXX')}/pipe): nothing there was touched`,
@@ -140,27 +167,41 @@ describe('--resume acts only on what it can prove is its own', () => {
     expect(await isRunning(pid)).toBe(true);
     expect(existsSync(root)).toBe(false);
     const warnings = (await loadRun(dir)).warnings;
-    expect(warnings).toContain(`PID ${pid} left alone: its environment does not name ${prepared.pipeDirectory}, so it is not provably the daemon gpushare started`);
-    expect(warnings).toContain(`MPS daemon ${pid} left by the interrupted harness: none of its processes is running (a recorded PID belongs to another process now)`);
+    expect(warnings).toContain(
+      `PID ${pid} left alone: its environment does not name ${prepared.pipeDirectory}, so it is not provably the daemon gpushare started`,
+    );
+    expect(warnings).toContain(
+      `MPS daemon ${pid} left by the interrupted harness: none of its processes is running (a recorded PID belongs to another process now)`,
+    );
   });
 
   it('leaves a gpushare-looking directory alone whose marker belongs to another run', async () => {
     const prepared = await prepareMpsDirectory('some-other-run');
     const dir = await resumableMpsRun((run) => {
       const mps = run.modes.find((m) => m.mode === 'mps');
-      if (mps) mps.mps = { controlPid: null, serverPids: [], logFiles: [], pipeDirectory: prepared.pipeDirectory, shutdown: 'starting' };
+      if (mps)
+        mps.mps = {
+          controlPid: null,
+          serverPids: [],
+          logFiles: [],
+          pipeDirectory: prepared.pipeDirectory,
+          shutdown: 'starting',
+        };
     });
     const resumed = await cli(['bench', '--resume', dir, '--quiet']);
     expect(resumed.exitCode).toBe(0);
     expect(existsSync(prepared.root)).toBe(true);
-    expect((await loadRun(dir)).warnings.join('\n')).toContain(`.gpushare-mps belongs to run some-other-run, not ${(await loadRun(dir)).id}): nothing there was touched`);
+    expect((await loadRun(dir)).warnings.join('\n')).toContain(
+      `.gpushare-mps belongs to run some-other-run, not ${(await loadRun(dir)).id}): nothing there was touched`,
+    );
     rmSync(prepared.root, { recursive: true, force: true });
   });
 
   it('removes the temp files a harness killed mid-write left', async () => {
     const dir = await resumableMpsRun(() => undefined);
-    for (const name of ['run.json.123456789', 'trials.csv.42', 'samples.csv.7']) writeFileSync(path.join(dir, name), '{"half');
-    writeFileSync(path.join(dir, 'notes.txt.1'), 'the user\'s');
+    for (const name of ['run.json.123456789', 'trials.csv.42', 'samples.csv.7'])
+      writeFileSync(path.join(dir, name), '{"half');
+    writeFileSync(path.join(dir, 'notes.txt.1'), "the user's");
     const resumed = await cli(['bench', '--resume', dir, '--quiet']);
     expect(resumed.exitCode).toBe(0);
     expect(readdirSync(dir).filter((n) => /\.\d+$/.test(n))).toEqual(['notes.txt.1']);
@@ -170,13 +211,32 @@ describe('--resume acts only on what it can prove is its own', () => {
 describe('one harness per run directory', () => {
   it('refuses a second bench into the same --out, and a --resume of a run whose harness is alive', async () => {
     const out = path.join(tempDir(), 'run');
-    const first = cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'gemm', '--rounds', '50', '--window-ms', '200']);
-    await until(() => (runOnDisk(out)?.trials.length ?? 0) >= 1 && mpsOf(runOnDisk(out))?.shutdown === 'running', 30_000, 'the first run to be in its MPS arm');
+    const first = cli([
+      'bench',
+      '--out',
+      out,
+      '--modes',
+      'mps',
+      '--workloads',
+      'gemm',
+      '--rounds',
+      '50',
+      '--window-ms',
+      '200',
+    ]);
+    await until(
+      () => (runOnDisk(out)?.trials.length ?? 0) >= 1 && mpsOf(runOnDisk(out))?.shutdown === 'running',
+      30_000,
+      'the first run to be in its MPS arm',
+    );
     const daemon = mpsOf(runOnDisk(out))?.controlPid as number;
 
     const second = await cli(['bench', '--out', out, '--modes', 'timeslice', ...QUICK]);
     expect(second.exitCode).toBe(2);
-    expectOneLineError(second.stderr, `${out} is in use by another gpushare (pid ${first.pid}): wait for it to finish, or stop it first`);
+    expectOneLineError(
+      second.stderr,
+      `${out} is in use by another gpushare (pid ${first.pid}): wait for it to finish, or stop it first`,
+    );
     const resume = await cli(['bench', '--resume', out]);
     expect(resume.exitCode).toBe(2);
     expectOneLineError(resume.stderr, `${out} is in use by another gpushare (pid ${first.pid})`);
@@ -196,7 +256,19 @@ describe('SIGHUP, SIGQUIT and a forced exit in the MPS arm', () => {
     ['SIGQUIT', 131],
   ] as const)('%s is handled like SIGTERM: run interrupted, daemon quit, exit %i', async (signal, code) => {
     const out = path.join(tempDir(), 'run');
-    const child = cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'gemm', '--rounds', '50', '--window-ms', '200']);
+    const child = cli([
+      'bench',
+      '--out',
+      out,
+      '--modes',
+      'mps',
+      '--workloads',
+      'gemm',
+      '--rounds',
+      '50',
+      '--window-ms',
+      '200',
+    ]);
     await until(() => (runOnDisk(out)?.trials.length ?? 0) >= 2, 30_000, 'two finished trials');
     child.kill(signal);
     const result = await child;
@@ -212,7 +284,24 @@ describe('SIGHUP, SIGQUIT and a forced exit in the MPS arm', () => {
   it('a second Ctrl-C still saves the run as interrupted and keeps the MPS logs in the run directory', async () => {
     const out = path.join(tempDir(), 'run');
     // A daemon that ignores quit keeps the clean shutdown busy for 10 s: the later Ctrl-C forces it.
-    const child = cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'gemm', '--rounds', '50', '--window-ms', '300', '--exit-timeout-s', '30'], { FAKE_MPS: 'refuse-quit' });
+    const child = cli(
+      [
+        'bench',
+        '--out',
+        out,
+        '--modes',
+        'mps',
+        '--workloads',
+        'gemm',
+        '--rounds',
+        '50',
+        '--window-ms',
+        '300',
+        '--exit-timeout-s',
+        '30',
+      ],
+      { FAKE_MPS: 'refuse-quit' },
+    );
     await until(() => (runOnDisk(out)?.trials.length ?? 0) >= 2, 30_000, 'two finished trials');
     const pipe = mpsOf(runOnDisk(out))?.pipeDirectory as string;
     let exited = false;
@@ -244,7 +333,10 @@ describe('--out that is not a run directory', () => {
     writeFileSync(path.join(out, 'trials.csv'), 'my,own,trials\n');
     const result = await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', ...QUICK]);
     expect(result.exitCode).toBe(2);
-    expectOneLineError(result.stderr, `${out} is not empty and holds no gpushare run (it has trials.csv): choose an empty or new directory with --out`);
+    expectOneLineError(
+      result.stderr,
+      `${out} is not empty and holds no gpushare run (it has trials.csv): choose an empty or new directory with --out`,
+    );
     expect(readdirSync(out)).toEqual(['trials.csv']);
     expect(readFileSync(path.join(out, 'trials.csv'), 'utf8')).toBe('my,own,trials\n');
   });
@@ -263,7 +355,10 @@ describe('a run.json that is not a regular file', () => {
     const result = await cli(['gate', dir], {}, { timeoutMs: 20_000 });
     expect(result.timedOut).toBe(false);
     expect(result.exitCode).toBe(2);
-    expectOneLineError(result.stderr, `${dir}/run.json is not a regular file: give a run directory made by gpushare bench`);
+    expectOneLineError(
+      result.stderr,
+      `${dir}/run.json is not a regular file: give a run directory made by gpushare bench`,
+    );
   });
 });
 
@@ -273,7 +368,8 @@ describe('a workload child that calls setsid()', () => {
     const pids: number[] = [];
     for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
       const environ = await readEnviron(Number(entry));
-      if (environ?.includes(`GPUSHARE_TEST_TOKEN=${token}`) && (await isRunning(Number(entry)))) pids.push(Number(entry));
+      if (environ?.includes(`GPUSHARE_TEST_TOKEN=${token}`) && (await isRunning(Number(entry))))
+        pids.push(Number(entry));
     }
     return pids;
   }
@@ -281,7 +377,10 @@ describe('a workload child that calls setsid()', () => {
   it('is killed with its workload instead of outliving the run', async () => {
     const token = `setsid-${process.pid}-${Date.now()}`;
     try {
-      const result = await cli(['bench', '--out', path.join(tempDir(), 'run'), '--modes', 'timeslice', '--workloads', 'gemm', ...QUICK], { FAKE_WORKLOAD: 'setsid-child', GPUSHARE_TEST_TOKEN: token });
+      const result = await cli(
+        ['bench', '--out', path.join(tempDir(), 'run'), '--modes', 'timeslice', '--workloads', 'gemm', ...QUICK],
+        { FAKE_WORKLOAD: 'setsid-child', GPUSHARE_TEST_TOKEN: token },
+      );
       expect(result.exitCode).toBe(0);
       await until(async () => (await withToken(token)).length === 0, 10_000, 'the setsid() children to be gone');
     } finally {

@@ -24,15 +24,24 @@ describe('the packed package, installed in another project', () => {
   const installed = path.join(project, 'node_modules', 'gpushare');
   let before: string[] = [];
   const gpushare = (args: string[]) =>
-    execa(path.join(project, 'node_modules', '.bin', 'gpushare'), args, { cwd: project, reject: false, env: { PATH: fakePath() }, timeout: 120_000 });
+    execa(path.join(project, 'node_modules', '.bin', 'gpushare'), args, {
+      cwd: project,
+      reject: false,
+      env: { PATH: fakePath() },
+      timeout: 120_000,
+    });
 
   beforeAll(async () => {
     // dist/ is already built by `npm test`; the tarball holds it, as `npm publish` would.
-    const packed = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', project], { cwd: ROOT });
+    const packed = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', project], {
+      cwd: ROOT,
+    });
     const tarball = path.join(project, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]?.filename ?? '');
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true }));
     // The dependencies come from npm's cache, which `npm ci` filled.
-    await execa('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--no-package-lock'], { cwd: project });
+    await execa('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--no-package-lock'], {
+      cwd: project,
+    });
     before = listing(installed);
   }, 300_000);
 
@@ -56,7 +65,19 @@ describe('the packed package, installed in another project', () => {
     expect(gate.exitCode, String(gate.stderr)).toBe(0);
     expect(readdirSync(project)).toContain('gate.xml');
 
-    const plan = await gpushare(['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '20', '--run', runDir, '--out', 'plan']);
+    const plan = await gpushare([
+      'plan',
+      '--models',
+      '4',
+      '--mem-gib',
+      '2',
+      '--sm-pct',
+      '20',
+      '--run',
+      runDir,
+      '--out',
+      'plan',
+    ]);
     expect(plan.exitCode, String(plan.stderr)).toBe(0);
     const artifacts = await gpushare(['artifacts', '--run', runDir, '--out', 'artifacts']);
     expect(artifacts.exitCode, String(artifacts.stderr)).toBe(0);

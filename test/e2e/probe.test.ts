@@ -17,7 +17,9 @@ function probeRun(out: string): ProbeRun {
 /** This checkout's probe roles still running: another suite on the machine has roles of its own. */
 async function isolationProcesses(): Promise<string[]> {
   const ps = await execa('ps', ['-eo', 'pid,args'], { reject: false });
-  return String(ps.stdout).split('\n').filter((l) => l.includes(path.join(ROOT, 'workloads', 'isolation.py')));
+  return String(ps.stdout)
+    .split('\n')
+    .filter((l) => l.includes(path.join(ROOT, 'workloads', 'isolation.py')));
 }
 
 describe('gpushare probe (fake GPU)', () => {
@@ -33,17 +35,33 @@ describe('gpushare probe (fake GPU)', () => {
     const fault = (mode: string) => run.probes.find((o) => o.probe === 'fault' && o.mode === mode);
     const mps = fault('mps');
     const ts = fault('timeslice');
-    if (mps?.probe !== 'fault' || mps.status !== 'measured' || ts?.probe !== 'fault' || ts.status !== 'measured') throw new Error('fault outcomes missing');
+    if (mps?.probe !== 'fault' || mps.status !== 'measured' || ts?.probe !== 'fault' || ts.status !== 'measured')
+      throw new Error('fault outcomes missing');
     expect(mps.victims.map((v) => v.survived)).toEqual([false, false]);
     expect(mps.victims[0]?.error).toContain('illegal memory access');
     expect([mps.serverAfterFault, mps.serverAfterRecovery]).toEqual(['FAULT', 'ACTIVE']);
-    expect(mps.recovery).toMatchObject({ accepted: true, attempts: 2, lastError: expect.stringContaining('MPS_SERVER_NOT_READY') });
+    expect(mps.recovery).toMatchObject({
+      accepted: true,
+      attempts: 2,
+      lastError: expect.stringContaining('MPS_SERVER_NOT_READY'),
+    });
     expect(ts.victims.map((v) => v.survived)).toEqual([true, true]);
 
     const limit = run.probes.find((o) => o.probe === 'client-limit');
-    expect(limit).toMatchObject({ status: 'measured', accepted: 5, tried: 6, firstError: expect.stringContaining('MPS_MAX_CLIENTS_REACHED') });
+    expect(limit).toMatchObject({
+      status: 'measured',
+      accepted: 5,
+      tried: 6,
+      firstError: expect.stringContaining('MPS_MAX_CLIENTS_REACHED'),
+    });
     const memory = run.probes.find((o) => o.probe === 'memory' && o.mode === 'mps' && o.limitMib !== null);
-    expect(memory).toMatchObject({ status: 'measured', hogTries: [{ mib: 1024, ok: true }, { mib: 3072, ok: false }] });
+    expect(memory).toMatchObject({
+      status: 'measured',
+      hogTries: [
+        { mib: 1024, ok: true },
+        { mib: 3072, ok: false },
+      ],
+    });
 
     expect(run.cleanup.every((c) => c.leftPids.length === 0)).toBe(true);
     expect(run.cleanup.filter((c) => c.mode === 'mps').every((c) => c.daemon === 'quit')).toBe(true);
@@ -51,14 +69,18 @@ describe('gpushare probe (fake GPU)', () => {
 
     const report = readFileSync(path.join(out, 'report.md'), 'utf8');
     expect(report).toContain('## Claims ledger');
-    expect(report).toMatch(/\| An MPS server accepts up to 48 clients per GPU \(Volta and later\) \| NVIDIA MPS documentation \| 5 clients accepted; client 6 failed: .*\| \*\*does not hold\*\* \|/);
+    expect(report).toMatch(
+      /\| An MPS server accepts up to 48 clients per GPU \(Volta and later\) \| NVIDIA MPS documentation \| 5 clients accepted; client 6 failed: .*\| \*\*does not hold\*\* \|/,
+    );
     expect(result.stdout).toMatch(/holds\s+A fatal fault in one MPS client is reported to every client of that GPU/);
 
     // The report again from the saved run, as markdown elsewhere and as JSON.
     const again = tempDir();
     expect((await cli(['report', out, '--out', again])).exitCode).toBe(0);
     expect(readFileSync(path.join(again, `${run.id}.md`), 'utf8')).toBe(report.replace(/gpushare [\d.]+\./, (m) => m));
-    const json = JSON.parse((await cli(['report', out, '--format', 'json'])).stdout) as { claims: Array<{ id: string; verdict: string }> };
+    const json = JSON.parse((await cli(['report', out, '--format', 'json'])).stdout) as {
+      claims: Array<{ id: string; verdict: string }>;
+    };
     expect(json.claims.find((c) => c.id === 'mps-fault-reported-to-all')?.verdict).toBe('holds');
   });
 
@@ -68,7 +90,9 @@ describe('gpushare probe (fake GPU)', () => {
     expect(result.exitCode).toBe(3);
     const run = probeRun(out);
     expect(run.probes.map((o) => o.status)).toEqual(['failed', 'failed', 'failed', 'measured']);
-    expect(run.probes[0]).toMatchObject({ reason: expect.stringMatching(/^hog exited \(code 1\) before result: Fatal Python error: Segmentation fault/) });
+    expect(run.probes[0]).toMatchObject({
+      reason: expect.stringMatching(/^hog exited \(code 1\) before result: Fatal Python error: Segmentation fault/),
+    });
     expect(run.cleanup.every((c) => c.leftPids.length === 0)).toBe(true);
     expect(await isolationProcesses()).toEqual([]);
   });
@@ -77,14 +101,23 @@ describe('gpushare probe (fake GPU)', () => {
     const out = path.join(tempDir(), 'probe');
     const result = await cli(['probe', '--probes', 'green-context', '--out', out], { FAKE_GREEN: 'missing' });
     expect(result.exitCode).toBe(0);
-    expect(probeRun(out).probes).toEqual([{ probe: 'green-context', status: 'skipped', reason: expect.stringContaining("has no attribute 'green_contexts'") }]);
+    expect(probeRun(out).probes).toEqual([
+      {
+        probe: 'green-context',
+        status: 'skipped',
+        reason: expect.stringContaining("has no attribute 'green_contexts'"),
+      },
+    ]);
   });
 
   it('refuses an unknown probe in one line, before touching anything', async () => {
     const out = path.join(tempDir(), 'probe');
     const result = await cli(['probe', '--probes', 'memory,memry', '--out', out]);
     expect(result.exitCode).toBe(2);
-    expectOneLineError(result.stderr, 'unknown probe "memry" in --probes: choose from memory, sm-cap, fault, client-limit, context, slice, default-stream, priority, green-context');
+    expectOneLineError(
+      result.stderr,
+      'unknown probe "memry" in --probes: choose from memory, sm-cap, fault, client-limit, context, slice, default-stream, priority, green-context',
+    );
     expect(existsSync(out)).toBe(false);
   });
 });

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
-import { XMLValidator } from 'fast-xml-parser';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { execa } from 'execa';
+import { XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { CLI, cli, committedRuns, DEFAULT_RUN, expectOneLineError, fakePath, QUICK, tempDir } from '../helpers.js';
 
@@ -19,13 +19,16 @@ describe('gpushare report (markdown)', () => {
     const md = readFileSync(path.join(out, `${id}.md`), 'utf8').replace(/gpushare \d+\.\d+\.\d+/, 'gpushare <version>');
     await expect(md).toMatchFileSnapshot(`__snapshots__/report-${id}.md`);
     expect(md.indexOf('## Verdicts')).toBeLessThan(md.indexOf('## Environment'));
-    for (const link of md.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)) expect(readdirSync(path.join(out, id))).toContain(path.basename(link[1] as string));
+    for (const link of md.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g))
+      expect(readdirSync(path.join(out, id))).toContain(path.basename(link[1] as string));
   });
 
   it('every chart of every committed run is valid XML without scripts and renders to PNG', async () => {
     const out = tempDir();
     for (const run of runs) expect((await cli(['report', run, '--out', out])).exitCode).toBe(0);
-    const svgs = runs.flatMap((run) => readdirSync(path.join(out, path.basename(run))).map((f) => path.join(out, path.basename(run), f)));
+    const svgs = runs.flatMap((run) =>
+      readdirSync(path.join(out, path.basename(run))).map((f) => path.join(out, path.basename(run), f)),
+    );
     expect(svgs.length).toBeGreaterThanOrEqual(runs.length * 3);
     for (const file of svgs) {
       const svg = readFileSync(file, 'utf8');
@@ -43,7 +46,9 @@ describe('gpushare report (markdown)', () => {
     const result = await cli(['report', a as string, b as string, '--out', out]);
     expect(result.exitCode).toBe(0);
     const md = readFileSync(result.stdout.trim(), 'utf8');
-    expect(md).toMatch(/^\| `streams\/spin\/speedup-k2` \| 1\.99\d \| 1\.99\d \| [-+]0\.\d% \| \[0\.99\d, 1\.00\d\] \| unchanged \|$/m);
+    expect(md).toMatch(
+      /^\| `streams\/spin\/speedup-k2` \| 1\.99\d \| 1\.99\d \| [-+]0\.\d% \| \[0\.99\d, 1\.00\d\] \| unchanged \|$/m,
+    );
   });
 });
 
@@ -73,12 +78,15 @@ describe('bench writes the report of every run', () => {
 
   it('for the streams mode alone: no "which mode" section, and charts name only the modes that ran', async () => {
     const out = path.join(tempDir(), 'run');
-    expect((await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', ...QUICK, '--quiet'])).exitCode).toBe(0);
+    expect(
+      (await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', ...QUICK, '--quiet'])).exitCode,
+    ).toBe(0);
     const reportDir = path.join(out, 'report');
     const md = readdirSync(reportDir).find((f) => f.endsWith('.md')) as string;
     expect(readFileSync(path.join(reportDir, md), 'utf8')).not.toContain('Which mode');
     const charts = path.join(reportDir, md.replace(/\.md$/, ''));
-    const texts = (file: string) => [...readFileSync(path.join(charts, file), 'utf8').matchAll(/>([^<]+)<\/text>/g)].map((m) => m[1]);
+    const texts = (file: string) =>
+      [...readFileSync(path.join(charts, file), 'utf8').matchAll(/>([^<]+)<\/text>/g)].map((m) => m[1]);
     // The legend lists streams only; each ratio's label says which direction is better.
     expect(texts('ratios.svg')).toEqual(expect.arrayContaining(['streams', 'streams/spin/speedup-k2 ↑']));
     expect(texts('ratios.svg')).not.toEqual(expect.arrayContaining(['mps']));
@@ -90,10 +98,13 @@ describe('bench writes the report of every run', () => {
 describe('gpushare show', () => {
   it('prints the headline summary of a saved run, every ratio with --all, and writes nothing', async () => {
     const cwd = tempDir();
-    const show = (args: string[]) => execa(process.execPath, [CLI, 'show', ...args], { cwd, reject: false, env: { PATH: fakePath() } });
+    const show = (args: string[]) =>
+      execa(process.execPath, [CLI, 'show', ...args], { cwd, reject: false, env: { PATH: fakePath() } });
     const run = await show([DEFAULT_RUN]);
     expect(run.exitCode).toBe(0);
-    expect(run.stdout).toMatch(/^\* timeslice\/gemm\/slowdown +2\.074× +\[2\.031, 2\.126\] +2\.29% +8  pass \(1\.2–3\.5\)$/m);
+    expect(run.stdout).toMatch(
+      /^\* timeslice\/gemm\/slowdown +2\.074× +\[2\.031, 2\.126\] +2\.29% +8 {2}pass \(1\.2–3\.5\)$/m,
+    );
     expect(run.stdout).toContain('more ratios in the report and in gpushare show --all');
     const all = await show([DEFAULT_RUN, '--all']);
     expect(all.stdout).toMatch(/^ {2}timeslice\/gemm\/fairness +/m);

@@ -1,10 +1,9 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { isRunning } from '../../harness/system/proc/process-table.js';
 import { loadRun } from '../../harness/bench/record/store.js';
+import { isRunning } from '../../harness/system/proc/process-table.js';
 import { cli, runOnDisk, tempDir } from '../helpers.js';
-
 
 describe('signals during the MPS arm', () => {
   it.each([
@@ -12,7 +11,19 @@ describe('signals during the MPS arm', () => {
     ['SIGTERM', 143],
   ] as const)('%s: kills the workloads, quits the daemon, keeps finished trials, exits %i', async (signal, code) => {
     const out = path.join(tempDir(), 'run');
-    const child = cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'gemm', '--rounds', '50', '--window-ms', '200']);
+    const child = cli([
+      'bench',
+      '--out',
+      out,
+      '--modes',
+      'mps',
+      '--workloads',
+      'gemm',
+      '--rounds',
+      '50',
+      '--window-ms',
+      '200',
+    ]);
     while ((runOnDisk(out)?.trials.length ?? 0) < 2) await sleep(50);
     child.kill(signal);
     const result = await child;

@@ -7,15 +7,39 @@ import { cli, QUICK, runOnDisk, tempDir } from '../helpers.js';
 describe('gpushare bench --clients 2,4 (fake GPU)', () => {
   it('measures each count as its own comparison; the MPS point past the client limit is not measured, with the error quoted', async () => {
     const out = path.join(tempDir(), 'run');
-    const result = await cli(['bench', '--modes', 'timeslice,mps', '--workloads', 'spin', '--clients', '4,2', ...QUICK, '--out', out, '--quiet'], { FAKE_MPS_CLIENTS: '3' });
+    const result = await cli(
+      [
+        'bench',
+        '--modes',
+        'timeslice,mps',
+        '--workloads',
+        'spin',
+        '--clients',
+        '4,2',
+        ...QUICK,
+        '--out',
+        out,
+        '--quiet',
+      ],
+      { FAKE_MPS_CLIENTS: '3' },
+    );
     // mps/spin@4 measured nothing: bench says so and exits 3.
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toContain('mps/spin@4 measured nothing');
     const run = runOnDisk(out);
     expect(run?.plan.map((c) => c.id)).toEqual(['timeslice/spin@2', 'timeslice/spin@4', 'mps/spin@2', 'mps/spin@4']);
-    expect(run?.stops.map((s) => `${s.comparisonId} ${s.reason}`)).toEqual(['timeslice/spin@2 fixed-rounds', 'timeslice/spin@4 fixed-rounds', 'mps/spin@2 fixed-rounds', 'mps/spin@4 aborted']);
+    expect(run?.stops.map((s) => `${s.comparisonId} ${s.reason}`)).toEqual([
+      'timeslice/spin@2 fixed-rounds',
+      'timeslice/spin@4 fixed-rounds',
+      'mps/spin@2 fixed-rounds',
+      'mps/spin@4 aborted',
+    ]);
     // Every count's clients were timed from start to ready, for the memory they hold.
-    expect(run?.clientStarts?.map((s) => s.comparisonId)).toEqual(['timeslice/spin@2', 'timeslice/spin@4', 'mps/spin@2']);
+    expect(run?.clientStarts?.map((s) => s.comparisonId)).toEqual([
+      'timeslice/spin@2',
+      'timeslice/spin@4',
+      'mps/spin@2',
+    ]);
 
     const reports = path.join(out, 'report');
     const md = readFileSync(path.join(reports, `${run?.id}.md`), 'utf8');

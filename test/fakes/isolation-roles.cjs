@@ -13,9 +13,11 @@ const readline = require('node:readline');
 const TOTAL_MIB = 81920;
 const CONTEXT_MIB = 500;
 const underMps = Boolean(process.env.CUDA_MPS_PIPE_DIRECTORY);
-const stateDir = underMps ? process.env.CUDA_MPS_PIPE_DIRECTORY : path.join(os.tmpdir(), `gpushare-fake-gpu-${process.ppid}`);
+const stateDir = underMps
+  ? process.env.CUDA_MPS_PIPE_DIRECTORY
+  : path.join(os.tmpdir(), `gpushare-fake-gpu-${process.ppid}`);
 fs.mkdirSync(stateDir, { recursive: true });
-const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
+const out = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
 const file = (name) => path.join(stateDir, name);
 const alive = (pid) => {
   try {
@@ -82,7 +84,8 @@ module.exports = function play(flags) {
           return exit(1);
         }
         kernels += 4; // one batch of kernels between two commands
-        if (cmd.cmd === 'alloc') out({ event: 'alloc', mib: cmd.mib, ok: fits(cmd.mib), error: fits(cmd.mib) ? null : oom(cmd.mib) });
+        if (cmd.cmd === 'alloc')
+          out({ event: 'alloc', mib: cmd.mib, ok: fits(cmd.mib), error: fits(cmd.mib) ? null : oom(cmd.mib) });
         else if (cmd.cmd === 'status') out({ event: 'status', kernels, atUs: kernels * 1000 });
         else if (cmd.cmd === 'stop') {
           out({ event: 'result', role, kernels, elapsedS: 1, blockUsPerS: 1 });
@@ -97,7 +100,10 @@ module.exports = function play(flags) {
         process.stderr.write('Fatal Python error: Segmentation fault (fake)\n');
         return exit(1);
       }
-      const tries = String(flag(flags, 'try-mib', '')).split(',').filter(Boolean).map((mib) => ({ mib: Number(mib), ok: fits(Number(mib)), error: fits(Number(mib)) ? null : oom(mib) }));
+      const tries = String(flag(flags, 'try-mib', ''))
+        .split(',')
+        .filter(Boolean)
+        .map((mib) => ({ mib: Number(mib), ok: fits(Number(mib)), error: fits(Number(mib)) ? null : oom(mib) }));
       let chunk = 512;
       let error = null;
       for (;;) {
@@ -125,19 +131,40 @@ module.exports = function play(flags) {
       return exit(1);
     }
     case 'context': {
-      const attempts = underMps && fs.existsSync(file('fault-attempts')) ? Number(fs.readFileSync(file('fault-attempts'), 'utf8')) : 0;
+      const attempts =
+        underMps && fs.existsSync(file('fault-attempts')) ? Number(fs.readFileSync(file('fault-attempts'), 'utf8')) : 0;
       if (attempts > 0) {
         fs.writeFileSync(file('fault-attempts'), String(attempts - 1));
-        out({ event: 'failed', role, error: 'RuntimeError: cuDevicePrimaryCtxRetain: CUDA_ERROR_MPS_SERVER_NOT_READY (fake)' });
+        out({
+          event: 'failed',
+          role,
+          error: 'RuntimeError: cuDevicePrimaryCtxRetain: CUDA_ERROR_MPS_SERVER_NOT_READY (fake)',
+        });
         return exit(1);
       }
       if (underMps && live().filter((p) => p.role === 'context').length >= Number(process.env.FAKE_MPS_CLIENTS || 48)) {
-        out({ event: 'failed', role, error: 'RuntimeError: cuDevicePrimaryCtxRetain: CUDA_ERROR_MPS_MAX_CLIENTS_REACHED (fake)' });
+        out({
+          event: 'failed',
+          role,
+          error: 'RuntimeError: cuDevicePrimaryCtxRetain: CUDA_ERROR_MPS_MAX_CLIENTS_REACHED (fake)',
+        });
         return exit(1);
       }
       save();
-      out({ event: 'ready', role, pid: process.pid, initMs: 10, createMs: 120, freeMib: freeMib(), totalMib: TOTAL_MIB });
-      return commands((cmd) => cmd.cmd === 'stop' && (out({ event: 'result', role, createMs: 120 }), exit(0)));
+      out({
+        event: 'ready',
+        role,
+        pid: process.pid,
+        initMs: 10,
+        createMs: 120,
+        freeMib: freeMib(),
+        totalMib: TOTAL_MIB,
+      });
+      return commands((cmd) => {
+        if (cmd.cmd !== 'stop') return false;
+        out({ event: 'result', role, createMs: 120 });
+        return exit(0);
+      });
     }
     case 'latency': {
       save();
@@ -146,23 +173,48 @@ module.exports = function play(flags) {
         if (cmd.cmd === 'go') {
           // Behind k busy tenants: 2 ms slices time-sliced, 1 µs each under MPS.
           const k = live().filter((p) => p.role === 'tenant').length;
-          out({ event: 'result', role, latenciesMs: latencies(requests, (i) => 0.05 + (underMps ? 0.001 * k : (2 * k * (i % 10)) / 10)), lateRequests: 0, periodMs });
+          out({
+            event: 'result',
+            role,
+            latenciesMs: latencies(requests, (i) => 0.05 + (underMps ? 0.001 * k : (2 * k * (i % 10)) / 10)),
+            lateRequests: 0,
+            periodMs,
+          });
         } else if (cmd.cmd === 'stop') exit(0);
       });
     }
     case 'smcap': {
       const pct = Number(process.env.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE || 100);
-      out({ event: 'result', role, sms: Math.floor((132 * pct) / 100 / 2) * 2, tflops: 6 * pct, threadPercentage: String(pct) });
+      out({
+        event: 'result',
+        role,
+        sms: Math.floor((132 * pct) / 100 / 2) * 2,
+        tflops: 6 * pct,
+        threadPercentage: String(pct),
+      });
       return exit(0);
     }
     case 'trap': {
       const runs = [];
-      for (const streamKind of ['pytorch', 'blocking']) for (const streams of [1, 4]) for (const strayCopy of [false, true]) runs.push({ streamKind, streams, strayCopy, concurrency: streamKind === 'blocking' && strayCopy ? streams / 2 : streams });
+      for (const streamKind of ['pytorch', 'blocking'])
+        for (const streams of [1, 4])
+          for (const strayCopy of [false, true])
+            runs.push({
+              streamKind,
+              streams,
+              strayCopy,
+              concurrency: streamKind === 'blocking' && strayCopy ? streams / 2 : streams,
+            });
       out({ event: 'result', role, spinUs: 200, runs });
       return exit(0);
     }
     case 'priority': {
-      const run = (priority, p99) => ({ priority, latenciesMs: latencies(requests, (i) => (i % 50 === 0 ? p99 : 0.1)), lateRequests: 0, backgroundBlockUsPerS: 1e9 });
+      const run = (priority, p99) => ({
+        priority,
+        latenciesMs: latencies(requests, (i) => (i % 50 === 0 ? p99 : 0.1)),
+        lateRequests: 0,
+        backgroundBlockUsPerS: 1e9,
+      });
       out({ event: 'result', role, runs: [run('normal', 2), run('high', 0.5)], sms: 132, periodMs });
       return exit(0);
     }
@@ -173,8 +225,21 @@ module.exports = function play(flags) {
       }
       out({ event: 'ready', role, pid: process.pid, sms: 132, torch: '2.11.0+fake' });
       const critical = Number(flag(flags, 'critical-sms', 16));
-      const run = (arm, p99, sms) => ({ arm, latenciesMs: latencies(requests, (i) => (i % 50 === 0 ? p99 : 0.1)), lateRequests: 0, backgroundBlockUsPerS: 1e6 * sms, backgroundSms: sms });
-      out({ event: 'result', role, runs: [run('streams', 2, 132), run('green', 0.4, 132 - critical)], sms: 132, criticalSms: critical, periodMs });
+      const run = (arm, p99, sms) => ({
+        arm,
+        latenciesMs: latencies(requests, (i) => (i % 50 === 0 ? p99 : 0.1)),
+        lateRequests: 0,
+        backgroundBlockUsPerS: 1e6 * sms,
+        backgroundSms: sms,
+      });
+      out({
+        event: 'result',
+        role,
+        runs: [run('streams', 2, 132), run('green', 0.4, 132 - critical)],
+        sms: 132,
+        criticalSms: critical,
+        periodMs,
+      });
       return exit(0);
     }
     default:

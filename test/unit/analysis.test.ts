@@ -3,12 +3,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze, analyzeComparison } from '../../harness/bench/analysis/analyze.js';
 import { groupRounds, isComplete } from '../../harness/bench/analysis/rounds.js';
-import { budgetShareS, stopDecision } from '../../harness/bench/policy.js';
-import { implausibleResult } from '../../harness/bench/trial-checks.js';
+import { checkPatterns, DEFAULT_THRESHOLDS } from '../../harness/bench/gate/thresholds.js';
 import { buildPlan } from '../../harness/bench/plan.js';
+import { budgetShareS, stopDecision } from '../../harness/bench/policy.js';
 import type { ClientResult, Comparison, RoundPolicy, Run, Trial } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
-import { checkPatterns, DEFAULT_THRESHOLDS } from '../../harness/bench/gate/thresholds.js';
+import { implausibleResult } from '../../harness/bench/trial-checks.js';
 import { committedRuns, userErrorOf } from '../helpers.js';
 import { testConfig } from './config-fixture.js';
 
@@ -19,13 +19,26 @@ const timeslice = plan.find((c) => c.id === 'timeslice/gemm') as Comparison;
 const streams = plan.find((c) => c.id === 'streams/pipeline') as Comparison;
 
 function client(index: number, iterations: number, gpuMs = 1): ClientResult {
-  return { client: index, pid: 1, variant: { streams: 1 }, windowStartUs: 0, windowEndUs: 500_000, iterations, gpuMs, latency: null, chunkIterations: 1 };
+  return {
+    client: index,
+    pid: 1,
+    variant: { streams: 1 },
+    windowStartUs: 0,
+    windowEndUs: 500_000,
+    iterations,
+    gpuMs,
+    latency: null,
+    chunkIterations: 1,
+  };
 }
 
 function trial(c: Comparison, round: number, arm: string, status: Trial['status'], value: number): Trial {
   const id = `${c.id}#r${round}/${arm}`;
   const core = { ...base, id, comparisonId: c.id, arm, round };
-  const clients = arm === 'contended' ? c.clientEnv.map((_, i) => client(i, value)) : [client(Number(/c(\d+)$/.exec(arm)?.[1] ?? 0), value, value)];
+  const clients =
+    arm === 'contended'
+      ? c.clientEnv.map((_, i) => client(i, value))
+      : [client(Number(/c(\d+)$/.exec(arm)?.[1] ?? 0), value, value)];
   switch (status) {
     case 'ok':
       return { ...core, status, clients, overlap: null };
@@ -48,17 +61,35 @@ const policy: RoundPolicy = { minRounds: 6, maxRounds: 40, ciTarget: 0.02, grade
 
 describe('rounds and metrics', () => {
   it('every metric counts exactly the complete rounds of the analysis, for any trial log (property)', () => {
-    const statusArb = fc.constantFrom<Trial['status']>('ok', 'ok', 'ok', 'ok', 'invalid', 'failed', 'timeout', 'skipped');
-    const entry = fc.record({ round: fc.integer({ min: 0, max: 30 }), arm: fc.integer({ min: 0, max: 10 }), status: statusArb, value: fc.integer({ min: 1, max: 1000 }) });
+    const statusArb = fc.constantFrom<Trial['status']>(
+      'ok',
+      'ok',
+      'ok',
+      'ok',
+      'invalid',
+      'failed',
+      'timeout',
+      'skipped',
+    );
+    const entry = fc.record({
+      round: fc.integer({ min: 0, max: 30 }),
+      arm: fc.integer({ min: 0, max: 10 }),
+      status: statusArb,
+      value: fc.integer({ min: 1, max: 1000 }),
+    });
     fc.assert(
       fc.property(fc.array(entry, { maxLength: 120 }), fc.boolean(), (entries, useStreams) => {
         const c = useStreams ? streams : timeslice;
-        const trials = entries.map((e) => trial(c, e.round, (c.arms[e.arm % c.arms.length] as Comparison['arms'][number]).id, e.status, e.value));
+        const trials = entries.map((e) =>
+          trial(c, e.round, (c.arms[e.arm % c.arms.length] as Comparison['arms'][number]).id, e.status, e.value),
+        );
         const analysis = analyzeComparison(runOf(trials), c, DEFAULT_THRESHOLDS);
         const complete = analysis.rounds.filter((r) => isComplete(c, r)).map((r) => r.index);
         expect(analysis.completeRounds).toBe(complete.length);
         // Rounds are those with any trial that ran: skipped ones are not runs.
-        expect(analysis.rounds.map((r) => r.index)).toEqual([...new Set(entries.filter((e) => e.status !== 'skipped').map((e) => e.round))].sort((a, b) => a - b));
+        expect(analysis.rounds.map((r) => r.index)).toEqual(
+          [...new Set(entries.filter((e) => e.status !== 'skipped').map((e) => e.round))].sort((a, b) => a - b),
+        );
         for (const m of analysis.metrics) {
           expect(m.metric.perRound).toHaveLength(m.metric.rounds.length);
           expect(m.metric.rounds).toEqual(complete);
@@ -70,7 +101,10 @@ describe('rounds and metrics', () => {
   });
 
   it('the last trial of an arm in a round is the one that counts (a resumed run never has two, but the grouping does not guess)', () => {
-    const rounds = groupRounds(timeslice, [trial(timeslice, 0, 'solo-c0', 'failed', 1), trial(timeslice, 0, 'solo-c0', 'ok', 5)]);
+    const rounds = groupRounds(timeslice, [
+      trial(timeslice, 0, 'solo-c0', 'failed', 1),
+      trial(timeslice, 0, 'solo-c0', 'ok', 5),
+    ]);
     expect(rounds[0]?.trials.get('solo-c0')?.status).toBe('ok');
   });
 
@@ -91,7 +125,15 @@ describe('the stop rule (a pure function of the analysis)', () => {
     const trials = Array.from({ length: n }, (_, r) => {
       // Ten distinct levels across [1 − spread, 1 + spread], in a scrambled order.
       const wobble = 1 + (spread * (((r * 7) % 10) - 4.5)) / 4.5;
-      return streams.arms.map((a) => trial(streams, r, a.id, invalid && r === 0 && a.id === 'pinned-s1' ? 'failed' : 'ok', a.id.endsWith('s2') ? 50 : 100 * wobble));
+      return streams.arms.map((a) =>
+        trial(
+          streams,
+          r,
+          a.id,
+          invalid && r === 0 && a.id === 'pinned-s1' ? 'failed' : 'ok',
+          a.id.endsWith('s2') ? 50 : 100 * wobble,
+        ),
+      );
     }).flat();
     return analyzeComparison(runOf(trials), streams, DEFAULT_THRESHOLDS);
   }
@@ -125,7 +167,11 @@ describe('the stop rule (a pure function of the analysis)', () => {
 
 describe('result plausibility', () => {
   const work = { kind: 'fixed-duration' as const, durationMs: 500 };
-  const result = (start: number, end: number, iterations = 1000, gpuMs = 500): ClientResult => ({ ...client(0, iterations, gpuMs), windowStartUs: start, windowEndUs: end });
+  const result = (start: number, end: number, iterations = 1000, gpuMs = 500): ClientResult => ({
+    ...client(0, iterations, gpuMs),
+    windowStartUs: start,
+    windowEndUs: end,
+  });
   const T = 1_000_000_000;
 
   it('accepts a window where it was released', () => {
@@ -133,12 +179,20 @@ describe('result plausibility', () => {
   });
 
   it.each([
-    ['the wall clock (time.time()) instead of CLOCK_MONOTONIC', result(1.7e15, 1.7e15 + 500_000), /reported a window starting at 1700000000000000 µs/],
+    [
+      'the wall clock (time.time()) instead of CLOCK_MONOTONIC',
+      result(1.7e15, 1.7e15 + 500_000),
+      /reported a window starting at 1700000000000000 µs/,
+    ],
     ['a window that ends after the answer came', result(T, T + 900_000), /after its result arrived/],
     ['absurd windows', result(T, T + 1e12), /after its result arrived/],
     ['a window of the wrong length', result(T, T + 100_000), /reported a 100\.0 ms window for a 500 ms trial/],
     ['absurd iteration counts', result(T, T + 500_000, 1e15), /reported 1000000000000000 iterations/],
-    ['more GPU time than the window', result(T, T + 500_000, 1000, 5000), /5000\.0 ms of GPU time in a 500\.0 ms window/],
+    [
+      'more GPU time than the window',
+      result(T, T + 500_000, 1000, 5000),
+      /5000\.0 ms of GPU time in a 500\.0 ms window/,
+    ],
   ])('refuses %s', (_, r, message) => {
     expect(implausibleResult(r, T, T + 600_000, work)).toMatch(message);
   });
@@ -154,6 +208,8 @@ describe('thresholds patterns', () => {
   });
 
   it('patterns that match pass', () => {
-    expect(() => checkPatterns({ noiseBand: 0.02, rules: [{ pattern: '*/infer/slowdown', bounds: { max: 9 } }] }, ids, 'f')).not.toThrow();
+    expect(() =>
+      checkPatterns({ noiseBand: 0.02, rules: [{ pattern: '*/infer/slowdown', bounds: { max: 9 } }] }, ids, 'f'),
+    ).not.toThrow();
   });
 });

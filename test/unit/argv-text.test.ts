@@ -29,18 +29,18 @@ function shellWords(text: string): string[] {
           i += 1;
           continue;
         }
-        const escape = text[i + 1];
-        if (escape === 'u') {
+        const escapeChar = text[i + 1];
+        if (escapeChar === 'u') {
           word += String.fromCharCode(parseInt(text.slice(i + 2, i + 6), 16));
           i += 6;
-        } else if (escape === 'U') {
+        } else if (escapeChar === 'U') {
           word += String.fromCodePoint(parseInt(text.slice(i + 2, i + 10), 16));
           i += 10;
-        } else if (escape === '\\' || escape === "'") {
-          word += escape;
+        } else if (escapeChar === '\\' || escapeChar === "'") {
+          word += escapeChar;
           i += 2;
         } else {
-          throw new Error(`unexpected escape \\${escape} in ${text}`);
+          throw new Error(`unexpected escape \\${escapeChar} in ${text}`);
         }
       }
       i += 1;
@@ -67,16 +67,40 @@ const UNPRINTABLE = /(?! )[\p{C}\p{Z}]/u;
 
 describe('argvText: an argv printed unambiguously', () => {
   it.each([
-    ['a plain word stays as it is', ['python3', '/opt/gpushare/workloads/gemm.py', '--size', '4096', 'a=b,c:d@e%f+g'], 'python3 /opt/gpushare/workloads/gemm.py --size 4096 a=b,c:d@e%f+g'],
+    [
+      'a plain word stays as it is',
+      ['python3', '/opt/gpushare/workloads/gemm.py', '--size', '4096', 'a=b,c:d@e%f+g'],
+      'python3 /opt/gpushare/workloads/gemm.py --size 4096 a=b,c:d@e%f+g',
+    ],
     ['a space is quoted', ['./my workload', '--x'], "'./my workload' --x"],
-    ['shell syntax is quoted', ['$(rm -rf /)', '`id`', 'a;b', 'a|b', 'a&b', '>f', '*', '~', '#x', '!x', 'a"b', 'a\\b'], "'$(rm -rf /)' '`id`' 'a;b' 'a|b' 'a&b' '>f' '*' '~' '#x' '!x' 'a\"b' 'a\\b'"],
+    [
+      'shell syntax is quoted',
+      ['$(rm -rf /)', '`id`', 'a;b', 'a|b', 'a&b', '>f', '*', '~', '#x', '!x', 'a"b', 'a\\b'],
+      "'$(rm -rf /)' '`id`' 'a;b' 'a|b' 'a&b' '>f' '*' '~' '#x' '!x' 'a\"b' 'a\\b'",
+    ],
     ['a single quote is closed, escaped and reopened', ["it's"], "'it'\\''s'"],
     ['an empty argument is visible', ['a', '', 'b'], "a '' b"],
-    ['ESC (ANSI colours, clear screen) is escaped', ['\u001b[31mred\u001b[0m', '\u001b[2J'], "$'\\u001b[31mred\\u001b[0m' $'\\u001b[2J'"],
-    ['newline, carriage return, tab, backspace, DEL', ['a\nb', 'a\rb', 'a\tb', 'a\bb', 'a\u007fb'], "$'a\\u000ab' $'a\\u000db' $'a\\u0009b' $'a\\u0008b' $'a\\u007fb'"],
+    [
+      'ESC (ANSI colours, clear screen) is escaped',
+      ['\u001b[31mred\u001b[0m', '\u001b[2J'],
+      "$'\\u001b[31mred\\u001b[0m' $'\\u001b[2J'",
+    ],
+    [
+      'newline, carriage return, tab, backspace, DEL',
+      ['a\nb', 'a\rb', 'a\tb', 'a\bb', 'a\u007fb'],
+      "$'a\\u000ab' $'a\\u000db' $'a\\u0009b' $'a\\u0008b' $'a\\u007fb'",
+    ],
     ['a C1 control (8-bit CSI)', ['\u009b31m'], "$'\\u009b31m'"],
-    ['bidi overrides and zero-width characters', ['\u202eevil', 'a\u200bb', '\u2066x\u2069'], "$'\\u202eevil' $'a\\u200bb' $'\\u2066x\\u2069'"],
-    ['spaces other than the plain one, line separators', ['a\u00a0b', 'a\u2028b', 'a\u3000b'], "$'a\\u00a0b' $'a\\u2028b' $'a\\u3000b'"],
+    [
+      'bidi overrides and zero-width characters',
+      ['\u202eevil', 'a\u200bb', '\u2066x\u2069'],
+      "$'\\u202eevil' $'a\\u200bb' $'\\u2066x\\u2069'",
+    ],
+    [
+      'spaces other than the plain one, line separators',
+      ['a\u00a0b', 'a\u2028b', 'a\u3000b'],
+      "$'a\\u00a0b' $'a\\u2028b' $'a\\u3000b'",
+    ],
     ['a character beyond the BMP: private use, tag', ['\u{f0000}', '\u{e0041}'], "$'\\U000f0000' $'\\U000e0041'"],
     ['quotes and backslashes beside an escape', ["a'\\\u001b"], "$'a\\'\\\\\\u001b'"],
     ['printable non-ASCII is kept, quoted', ['größe', '模型', '🚀'], "'größe' '模型' '🚀'"],

@@ -3,15 +3,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { advise, bindingLimit } from '../../harness/deploy/advice.js';
 import type { Measured } from '../../harness/bench/analysis/which-mode.js';
+import { advise, bindingLimit } from '../../harness/deploy/advice.js';
 import { artifactBundle, sharingConfigs } from '../../harness/deploy/bundle.js';
-import { devicePluginConfig, DevicePluginConfigSchema } from '../../harness/deploy/k8s.js';
-import { builtinMigGpu, migGpuFromRun, type MigGpu } from '../../harness/deploy/mig-profiles.js';
+import { DevicePluginConfigSchema, devicePluginConfig } from '../../harness/deploy/k8s.js';
 import { MigPartedSpecSchema, standardGeometries } from '../../harness/deploy/mig-parted.js';
+import { builtinMigGpu, type MigGpu, migGpuFromRun } from '../../harness/deploy/mig-profiles.js';
 import { placeGeometry } from '../../harness/deploy/mig-solver.js';
-import { parseMigPlacements, parseMigProfiles } from '../../harness/system/nvidia/smi-text.js';
 import type { Gpu } from '../../harness/system/nvidia/schema.js';
+import { parseMigPlacements, parseMigProfiles } from '../../harness/system/nvidia/smi-text.js';
 import { fixture, tempDir } from '../helpers.js';
 
 const h100 = builtinMigGpu('H100-80GB') as MigGpu;
@@ -41,14 +41,31 @@ describe('MIG placement solver (H100-80GB)', () => {
   });
 
   it('says why a geometry does not fit', () => {
-    expect(placeGeometry(h100, { '4g.40gb': 2 })).toEqual({ ok: false, reason: '4g.40gb allows at most 1 instance(s), 2 asked' });
-    expect(placeGeometry(h100, { '1g.10gb': 8 })).toEqual({ ok: false, reason: '1g.10gb allows at most 7 instance(s), 8 asked' });
-    expect(placeGeometry(h100, { '3g.40gb': 1, '4g.40gb': 1, '1g.10gb': 1 })).toEqual({ ok: false, reason: '8 compute slices asked, H100-80GB has 7' });
-    expect(placeGeometry(h100, { '5g.50gb': 1 })).toMatchObject({ ok: false, reason: expect.stringContaining('has no MIG profile 5g.50gb') });
+    expect(placeGeometry(h100, { '4g.40gb': 2 })).toEqual({
+      ok: false,
+      reason: '4g.40gb allows at most 1 instance(s), 2 asked',
+    });
+    expect(placeGeometry(h100, { '1g.10gb': 8 })).toEqual({
+      ok: false,
+      reason: '1g.10gb allows at most 7 instance(s), 8 asked',
+    });
+    expect(placeGeometry(h100, { '3g.40gb': 1, '4g.40gb': 1, '1g.10gb': 1 })).toEqual({
+      ok: false,
+      reason: '8 compute slices asked, H100-80GB has 7',
+    });
+    expect(placeGeometry(h100, { '5g.50gb': 1 })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('has no MIG profile 5g.50gb'),
+    });
   });
 
   it('uses the real H200 table a run recorded', () => {
-    const gpu = { name: 'NVIDIA H200', memoryTotalMiB: 143771, migProfiles: parseMigProfiles(fixture('mig-lgip.txt')), migPlacements: parseMigPlacements(fixture('mig-lgipp.txt')) } as Gpu;
+    const gpu = {
+      name: 'NVIDIA H200',
+      memoryTotalMiB: 143771,
+      migProfiles: parseMigProfiles(fixture('mig-lgip.txt')),
+      migPlacements: parseMigPlacements(fixture('mig-lgipp.txt')),
+    } as Gpu;
     const h200 = migGpuFromRun(gpu) as MigGpu;
     expect(h200.memorySlots).toBe(8);
     expect(placeGeometry(h200, { '3g.71gb': 2 }).ok).toBe(true);
@@ -61,7 +78,13 @@ describe('MIG placement solver (H100-80GB)', () => {
 describe('generated YAML', () => {
   const files = artifactBundle({
     source: 'a test',
-    mps: { gpus: [0], threadPct: 25, pinnedMemLimit: '2048M', pipeDirectory: '/tmp/nvidia-mps', logDirectory: '/var/log/nvidia-mps' },
+    mps: {
+      gpus: [0],
+      threadPct: 25,
+      pinnedMemLimit: '2048M',
+      pipeDirectory: '/tmp/nvidia-mps',
+      logDirectory: '/var/log/nvidia-mps',
+    },
     sharing: sharingConfigs(4),
     defaultSharing: 'mps-4',
     mig: { gpu: a100, geometries: standardGeometries(a100) },
@@ -75,13 +98,23 @@ describe('generated YAML', () => {
   });
 
   it('the ConfigMap holds device-plugin configs that validate against the plugin fields', () => {
-    const configMap = parse(text('gpushare-device-plugin-configmap.yaml')) as { kind: string; data: Record<string, string> };
+    const configMap = parse(text('gpushare-device-plugin-configmap.yaml')) as {
+      kind: string;
+      data: Record<string, string>;
+    };
     expect(configMap.kind).toBe('ConfigMap');
     expect(Object.keys(configMap.data)).toEqual(['timeslicing-4', 'mps-4']);
-    for (const value of Object.values(configMap.data)) expect(DevicePluginConfigSchema.safeParse(parse(value)).success).toBe(true);
+    for (const value of Object.values(configMap.data))
+      expect(DevicePluginConfigSchema.safeParse(parse(value)).success).toBe(true);
     expect(parse(configMap.data['mps-4'] as string)).toEqual({
       version: 'v1',
-      sharing: { mps: { renameByDefault: true, failRequestsGreaterThanOne: true, resources: [{ name: 'nvidia.com/gpu', replicas: 4 }] } },
+      sharing: {
+        mps: {
+          renameByDefault: true,
+          failRequestsGreaterThanOne: true,
+          resources: [{ name: 'nvidia.com/gpu', replicas: 4 }],
+        },
+      },
     });
   });
 
@@ -92,9 +125,15 @@ describe('generated YAML', () => {
   });
 
   it('the ClusterPolicy patch, node label and pod select and use the config', () => {
-    expect(parse(text('gpushare-clusterpolicy-patch.yaml'))).toEqual({ spec: { devicePlugin: { config: { name: 'gpushare-device-plugin-config', default: 'mps-4' } } } });
-    expect(parse(text('gpushare-node-label.yaml'))).toEqual({ metadata: { labels: { 'nvidia.com/device-plugin.config': 'mps-4' } } });
-    const pod = parse(text('gpushare-shared-gpu-pod.yaml')) as { spec: { containers: Array<{ resources: { limits: Record<string, string> } }> } };
+    expect(parse(text('gpushare-clusterpolicy-patch.yaml'))).toEqual({
+      spec: { devicePlugin: { config: { name: 'gpushare-device-plugin-config', default: 'mps-4' } } },
+    });
+    expect(parse(text('gpushare-node-label.yaml'))).toEqual({
+      metadata: { labels: { 'nvidia.com/device-plugin.config': 'mps-4' } },
+    });
+    const pod = parse(text('gpushare-shared-gpu-pod.yaml')) as {
+      spec: { containers: Array<{ resources: { limits: Record<string, string> } }> };
+    };
     expect(pod.spec.containers[0]?.resources.limits).toEqual({ 'nvidia.com/gpu.shared': '1' });
   });
 
@@ -102,7 +141,8 @@ describe('generated YAML', () => {
     const spec = MigPartedSpecSchema.parse(parse(text('gpushare-mig-parted.yaml')));
     expect(Object.keys(spec['mig-configs'])).toEqual(['all-disabled', 'all-1g', 'all-2g', 'all-3g', '4g-3g', 'all-7g']);
     for (const [name, [entry]] of Object.entries(spec['mig-configs'])) {
-      if (entry?.['mig-enabled']) expect([name, placeGeometry(a100, entry['mig-devices'] ?? {}).ok]).toEqual([name, true]);
+      if (entry?.['mig-enabled'])
+        expect([name, placeGeometry(a100, entry['mig-devices'] ?? {}).ok]).toEqual([name, true]);
     }
   });
 
@@ -119,7 +159,9 @@ describe('generated YAML', () => {
     expect(text('gpushare-mps-start.sh')).toContain('nvidia-smi -i "$gpu" -c EXCLUSIVE_PROCESS');
     expect(text('gpushare-mps-stop.sh')).toContain('echo quit | nvidia-cuda-mps-control');
     expect(text('gpushare-mps-stop.sh')).toContain('nvidia-smi -i "$gpu" -c DEFAULT');
-    expect(text('gpushare-mps.service')).toMatch(/ExecStart=\/usr\/local\/sbin\/gpushare-mps-start\.sh\nExecStop=\/usr\/local\/sbin\/gpushare-mps-stop\.sh/);
+    expect(text('gpushare-mps.service')).toMatch(
+      /ExecStart=\/usr\/local\/sbin\/gpushare-mps-start\.sh\nExecStop=\/usr\/local\/sbin\/gpushare-mps-stop\.sh/,
+    );
   });
 });
 
@@ -130,29 +172,60 @@ describe('the generated MPS scripts against the fake daemon', () => {
     const { FAKES, until } = await import('../helpers.js');
     const dir = tempDir();
     // Every GPU of the node, as the fake nvidia-smi lists them (one, index 0).
-    const files = artifactBundle({ source: 'a test', mps: { gpus: 'all', threadPct: 50, pinnedMemLimit: '1024M', pipeDirectory: path.join(dir, 'pipe'), logDirectory: path.join(dir, 'log') }, sharing: sharingConfigs(2), defaultSharing: 'mps-2', mig: null });
-    for (const name of ['gpushare-mps-start.sh', 'gpushare-mps-stop.sh']) writeFileSync(path.join(dir, name), files.find((f) => f.name === name)?.content ?? '', { mode: 0o755 });
+    const files = artifactBundle({
+      source: 'a test',
+      mps: {
+        gpus: 'all',
+        threadPct: 50,
+        pinnedMemLimit: '1024M',
+        pipeDirectory: path.join(dir, 'pipe'),
+        logDirectory: path.join(dir, 'log'),
+      },
+      sharing: sharingConfigs(2),
+      defaultSharing: 'mps-2',
+      mig: null,
+    });
+    for (const name of ['gpushare-mps-start.sh', 'gpushare-mps-stop.sh'])
+      writeFileSync(path.join(dir, name), files.find((f) => f.name === name)?.content ?? '', { mode: 0o755 });
     // The fake nvidia-smi refuses -c (exit 2), so a script that tried to set compute mode would fail here.
     const env = { PATH: `${FAKES}:/usr/local/bin:/usr/bin:/bin`, FAKE_MPS: 'ok' };
     // This test's daemon and server only (by their pipe directory): other tests, or another suite on
     // the machine, start fake daemons of their own at the same time.
     const pipe = `CUDA_MPS_PIPE_DIRECTORY=${path.join(dir, 'pipe')}`;
     const ours = async () => {
-      const found = (await findProcesses('nvidia-cuda-mps')).filter((p) => p.argv.join(' ').includes('nvidia-cuda-mps'));
+      const found = (await findProcesses('nvidia-cuda-mps')).filter((p) =>
+        p.argv.join(' ').includes('nvidia-cuda-mps'),
+      );
       const environs = await Promise.all(found.map((p) => readEnviron(p.pid)));
       return found.filter((_, i) => environs[i]?.includes(pipe));
     };
     const before = (await ours()).length;
     expect(before).toBe(0);
-    const start = await execa(path.join(dir, 'gpushare-mps-start.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
+    const start = await execa(path.join(dir, 'gpushare-mps-start.sh'), ['--skip-compute-mode'], {
+      env,
+      reject: false,
+      extendEnv: false,
+    });
     expect([start.exitCode, start.stderr]).toEqual([0, '']);
-    expect(readFileSync(path.join(dir, 'log', 'control.log'), 'utf8')).toContain('Cmd:set_default_active_thread_percentage 50');
-    expect(readFileSync(path.join(dir, 'log', 'control.log'), 'utf8')).toContain('Cmd:set_default_device_pinned_mem_limit 0 1024M');
+    expect(readFileSync(path.join(dir, 'log', 'control.log'), 'utf8')).toContain(
+      'Cmd:set_default_active_thread_percentage 50',
+    );
+    expect(readFileSync(path.join(dir, 'log', 'control.log'), 'utf8')).toContain(
+      'Cmd:set_default_device_pinned_mem_limit 0 1024M',
+    );
     expect((await ours()).length).toBeGreaterThan(before);
-    const stop = await execa(path.join(dir, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
+    const stop = await execa(path.join(dir, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], {
+      env,
+      reject: false,
+      extendEnv: false,
+    });
     expect([stop.exitCode, stop.stdout.trim()]).toEqual([0, 'MPS control daemon stopped']);
     await until(async () => (await ours()).length === 0, 10_000, 'the fake daemon and server to exit');
-    const again = await execa(path.join(dir, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], { env, reject: false, extendEnv: false });
+    const again = await execa(path.join(dir, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], {
+      env,
+      reject: false,
+      extendEnv: false,
+    });
     expect(again.stdout).toContain('no MPS control daemon running');
   });
 });
@@ -169,18 +242,26 @@ describe('plan', () => {
     ['40 small models on an A100-80GB → MPS (more than MIG has slices)', { models: 40, memGiB: 1.5, smPct: 10 }, 'mps'],
     ['5 models that each fit a 1g slice → MIG', { models: 5, memGiB: 8, smPct: 10 }, 'mig'],
     ['60 models: over the MPS client limit → time-slicing', { models: 60, memGiB: 0.5, smPct: 1 }, 'timeslice'],
-    ['3 × 30 GiB at 40%: 3g fits twice only, memory too small for the rest → none', { models: 3, memGiB: 30, smPct: 40 }, null],
+    [
+      '3 × 30 GiB at 40%: 3g fits twice only, memory too small for the rest → none',
+      { models: 3, memGiB: 30, smPct: 40 },
+      null,
+    ],
   ] as const)('%s', (_name, request, recommendation) => {
     const advice = advise({ ...request, latencySloMs: null }, a100gpu, measured);
     expect(advice.recommendation).toBe(recommendation);
   });
 
   it('none fits: says how many such GPUs the models need', () => {
-    expect(advise({ models: 3, memGiB: 30, smPct: 40, latencySloMs: null }, a100gpu, measured).why).toBe('the models do not fit in A100-80GB\'s memory: they need about 2 such GPUs');
+    expect(advise({ models: 3, memGiB: 30, smPct: 40, latencySloMs: null }, a100gpu, measured).why).toBe(
+      "the models do not fit in A100-80GB's memory: they need about 2 such GPUs",
+    );
   });
 
   it('MIG gets one slice per model, checked by the solver', () => {
-    const mig = advise({ models: 5, memGiB: 8, smPct: 10, latencySloMs: null }, a100gpu, measured).assessments.find((a) => a.mode === 'mig');
+    const mig = advise({ models: 5, memGiB: 8, smPct: 10, latencySloMs: null }, a100gpu, measured).assessments.find(
+      (a) => a.mode === 'mig',
+    );
     expect(mig?.geometry).toEqual({ '1g.10gb': 5 });
   });
 
@@ -195,18 +276,45 @@ describe('plan', () => {
     const sweep: Measured = {
       source: 'a sweep',
       timeslice: null,
-      mps: { workload: 'infer', clients: 48, slowdown: 44, aggregate: 1.1, p99Ratio: 50, contendedP99Ms: 22, memoryPerClientMiB: 900, p99ByClients: [{ clients: 8, p99Ms: 4 }, { clients: 16, p99Ms: 8 }, { clients: 48, p99Ms: 22 }] },
+      mps: {
+        workload: 'infer',
+        clients: 48,
+        slowdown: 44,
+        aggregate: 1.1,
+        p99Ratio: 50,
+        contendedP99Ms: 22,
+        memoryPerClientMiB: 900,
+        p99ByClients: [
+          { clients: 8, p99Ms: 4 },
+          { clients: 16, p99Ms: 8 },
+          { clients: 48, p99Ms: 22 },
+        ],
+      },
     };
     // 80 GiB ÷ (1.5 GiB + 900 MiB measured) = 33 models.
-    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, latencySloMs: null }, a100gpu, sweep, 'mps')).toBe('binding limit: memory (1.5 GiB + 0.88 GiB measured per client of 80 GiB), at 33 models (fewer than the 40 asked)');
-    expect(bindingLimit({ models: 40, memGiB: 0.1, smPct: 1, latencySloMs: null }, a100gpu, sweep, 'mps')).toBe('binding limit: the MPS client limit, at 48 models');
-    expect(bindingLimit({ models: 40, memGiB: 0.1, smPct: 1, latencySloMs: 10 }, a100gpu, sweep, 'mps')).toMatch(/^binding limit: the 10 ms p99 target \(measured contended p99: 4\.0 ms at 8, 8\.0 ms at 16, 22\.0 ms at 48 clients\), at 16 models \(fewer than the 40 asked\)$/);
+    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, latencySloMs: null }, a100gpu, sweep, 'mps')).toBe(
+      'binding limit: memory (1.5 GiB + 0.88 GiB measured per client of 80 GiB), at 33 models (fewer than the 40 asked)',
+    );
+    expect(bindingLimit({ models: 40, memGiB: 0.1, smPct: 1, latencySloMs: null }, a100gpu, sweep, 'mps')).toBe(
+      'binding limit: the MPS client limit, at 48 models',
+    );
+    expect(bindingLimit({ models: 40, memGiB: 0.1, smPct: 1, latencySloMs: 10 }, a100gpu, sweep, 'mps')).toMatch(
+      /^binding limit: the 10 ms p99 target \(measured contended p99: 4\.0 ms at 8, 8\.0 ms at 16, 22\.0 ms at 48 clients\), at 16 models \(fewer than the 40 asked\)$/,
+    );
     // Without a measurement, the assumed context overhead, and said so.
-    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, latencySloMs: null }, a100gpu, null, 'timeslice')).toBe('binding limit: memory (1.5 GiB + 0.5 GiB assumed per client of 80 GiB), at 40 models');
+    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, latencySloMs: null }, a100gpu, null, 'timeslice')).toBe(
+      'binding limit: memory (1.5 GiB + 0.5 GiB assumed per client of 80 GiB), at 40 models',
+    );
   });
 
   it('sizes MPS client limits as the device plugin splits a GPU between that many replicas', () => {
-    expect(advise({ models: 40, memGiB: 1.5, smPct: 10, latencySloMs: null }, a100gpu, null)).toMatchObject({ mpsThreadPct: 2, mpsMemLimit: '2048M' });
-    expect(advise({ models: 3, memGiB: 1.5, smPct: 10, latencySloMs: null }, a100gpu, null)).toMatchObject({ mpsThreadPct: 33, mpsMemLimit: '27306M' });
+    expect(advise({ models: 40, memGiB: 1.5, smPct: 10, latencySloMs: null }, a100gpu, null)).toMatchObject({
+      mpsThreadPct: 2,
+      mpsMemLimit: '2048M',
+    });
+    expect(advise({ models: 3, memGiB: 1.5, smPct: 10, latencySloMs: null }, a100gpu, null)).toMatchObject({
+      mpsThreadPct: 33,
+      mpsMemLimit: '27306M',
+    });
   });
 });

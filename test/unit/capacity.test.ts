@@ -1,8 +1,21 @@
 /** Capacity at a latency target: the p99 claim's early-stopping test, histogram merging, and the rate search. */
 import { describe, expect, it } from 'vitest';
-import { analyzeStep, capacityOf, encodeLatencies, nextRate, p99Holds, requestsNeeded, type StepVerdict } from '../../harness/capacity/search.js';
+import {
+  analyzeStep,
+  capacityOf,
+  encodeLatencies,
+  nextRate,
+  p99Holds,
+  requestsNeeded,
+  type StepVerdict,
+} from '../../harness/capacity/search.js';
 
-const client = (latenciesMs: number[], targetMs: number, scheduleLagMs = 0) => ({ requests: latenciesMs.length, overTarget: latenciesMs.filter((v) => v > targetMs).length, scheduleLagMs, histogram: encodeLatencies(latenciesMs) });
+const client = (latenciesMs: number[], targetMs: number, scheduleLagMs = 0) => ({
+  requests: latenciesMs.length,
+  overTarget: latenciesMs.filter((v) => v > targetMs).length,
+  scheduleLagMs,
+  histogram: encodeLatencies(latenciesMs),
+});
 
 describe('the p99 claim', () => {
   it('needs 299 requests with none over the target, 473 with one (95% confidence that at most 1% are over)', () => {
@@ -27,7 +40,10 @@ describe('a step', () => {
 
   it('fails with over 1% over the target, and is invalid when a generator lagged its schedule while idle', () => {
     const some = Array.from({ length: 400 }, (_, i) => (i % 50 === 0 ? 20 : 1));
-    expect(analyzeStep({ totalQps: 200, windowS: 2, clients: [client(some, 10)] }, 10)).toMatchObject({ overTarget: 8, verdict: 'fail' });
+    expect(analyzeStep({ totalQps: 200, windowS: 2, clients: [client(some, 10)] }, 10)).toMatchObject({
+      overTarget: 8,
+      verdict: 'fail',
+    });
     const lagging = analyzeStep({ totalQps: 200, windowS: 2, clients: [client(Array(400).fill(1), 10, 3)] }, 10);
     expect(lagging.verdict).toBe('invalid');
     expect(lagging.reason).toMatch(/3\.0 ms late \(p99\) while its worker was idle/);
@@ -48,13 +64,31 @@ describe('the rate search', () => {
   it('doubles while steps pass, then bisects until the failing rate is within 5% of the passing one', () => {
     const steps = search(1000);
     expect(steps.slice(0, 5).map((s) => s.totalQps)).toEqual([100, 200, 400, 800, 1600]);
-    const found = capacityOf(steps.map((s) => ({ ...s, requests: 0, p50Ms: 0, p90Ms: 0, p99Ms: 0, p999Ms: 0, overTarget: 0, goodputQps: 0, fairness: 1, maxLagMs: 0, reason: '' })));
+    const found = capacityOf(
+      steps.map((s) => ({
+        ...s,
+        requests: 0,
+        p50Ms: 0,
+        p90Ms: 0,
+        p99Ms: 0,
+        p999Ms: 0,
+        overTarget: 0,
+        goodputQps: 0,
+        fairness: 1,
+        maxLagMs: 0,
+        reason: '',
+      })),
+    );
     expect(found.capacityQps).toBeLessThanOrEqual(1000);
     expect((found.failedAtQps as number) / (found.capacityQps as number) - 1).toBeLessThanOrEqual(0.05 + 1e-9);
   });
 
   it('goes down when the first rate fails, and gives up below the floor', () => {
-    expect(search(30).slice(0, 3).map((s) => s.totalQps)).toEqual([100, 50, 25]);
+    expect(
+      search(30)
+        .slice(0, 3)
+        .map((s) => s.totalQps),
+    ).toEqual([100, 50, 25]);
     expect(search(0).every((s) => s.verdict === 'fail')).toBe(true);
   });
 

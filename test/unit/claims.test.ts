@@ -4,11 +4,26 @@ import { claimsLedger, latencySummary, perClientMib } from '../../harness/probe/
 import type { LatencySeries, ProbeOutcome, ProbeRun } from '../../harness/probe/record.js';
 
 function run(probes: ProbeOutcome[]): ProbeRun {
-  return { schema: 'gpushare-probe/1', id: 'x', status: 'complete', createdAt: '2026-11-23T00:00:00Z', finishedAt: null, fingerprint: {} as ProbeRun['fingerprint'], gpuIndex: 0, probes, cleanup: [], warnings: [] };
+  return {
+    schema: 'gpushare-probe/1',
+    id: 'x',
+    status: 'complete',
+    createdAt: '2026-11-23T00:00:00Z',
+    finishedAt: null,
+    fingerprint: {} as ProbeRun['fingerprint'],
+    gpuIndex: 0,
+    probes,
+    cleanup: [],
+    warnings: [],
+  };
 }
 
 const verdict = (probes: ProbeOutcome[], id: string) => claimsLedger(run(probes)).find((c) => c.id === id)?.verdict;
-const series = (n: number, at: (i: number) => number, lateRequests = 0): LatencySeries => ({ latenciesMs: Array.from({ length: n }, (_, i) => at(i)), lateRequests, periodMs: 10 });
+const series = (n: number, at: (i: number) => number, lateRequests = 0): LatencySeries => ({
+  latenciesMs: Array.from({ length: n }, (_, i) => at(i)),
+  lateRequests,
+  periodMs: 10,
+});
 
 describe('latency summaries', () => {
   it('percentiles of the raw latencies, valid only while at most 1% were sent a period late', () => {
@@ -44,20 +59,46 @@ describe('claims ledger', () => {
   });
 
   it('a claim whose probe did not run, or was skipped, is not measured and says why', () => {
-    const ledger = claimsLedger(run([{ probe: 'client-limit', mode: 'mps', status: 'skipped', reason: 'the MPS daemon did not start: no binary' }]));
-    expect(ledger.find((c) => c.id === 'mps-client-limit')).toMatchObject({ verdict: 'not measured', measured: 'the client-limit probe skipped: the MPS daemon did not start: no binary' });
-    expect(ledger.find((c) => c.id === 'green-context')).toMatchObject({ verdict: 'not measured', measured: 'the green-context probe was not run' });
+    const ledger = claimsLedger(
+      run([
+        { probe: 'client-limit', mode: 'mps', status: 'skipped', reason: 'the MPS daemon did not start: no binary' },
+      ]),
+    );
+    expect(ledger.find((c) => c.id === 'mps-client-limit')).toMatchObject({
+      verdict: 'not measured',
+      measured: 'the client-limit probe skipped: the MPS daemon did not start: no binary',
+    });
+    expect(ledger.find((c) => c.id === 'green-context')).toMatchObject({
+      verdict: 'not measured',
+      measured: 'the green-context probe was not run',
+    });
   });
 
   it('the client limit holds only at exactly 48 accepted and the next refused', () => {
-    const limit = (accepted: number, firstError: string | null): ProbeOutcome => ({ probe: 'client-limit', mode: 'mps', status: 'measured', tried: accepted + 1, accepted, firstError });
+    const limit = (accepted: number, firstError: string | null): ProbeOutcome => ({
+      probe: 'client-limit',
+      mode: 'mps',
+      status: 'measured',
+      tried: accepted + 1,
+      accepted,
+      firstError,
+    });
     expect(verdict([limit(48, 'MAX_CLIENTS')], 'mps-client-limit')).toBe('holds');
     expect(verdict([limit(60, 'MAX_CLIENTS')], 'mps-client-limit')).toBe('does not hold');
     expect(verdict([limit(64, null)], 'mps-client-limit')).toBe('does not hold');
   });
 
   it('the SM cap holds on SMs seen (to whole TPCs), whatever the GEMM rate does', () => {
-    const cap = (sms25: number, tflops25: number): ProbeOutcome => ({ probe: 'sm-cap', mode: 'mps', status: 'measured', totalSms: 132, points: [{ threadPercentage: 100, sms: 132, tflops: 600 }, { threadPercentage: 25, sms: sms25, tflops: tflops25 }] });
+    const cap = (sms25: number, tflops25: number): ProbeOutcome => ({
+      probe: 'sm-cap',
+      mode: 'mps',
+      status: 'measured',
+      totalSms: 132,
+      points: [
+        { threadPercentage: 100, sms: 132, tflops: 600 },
+        { threadPercentage: 25, sms: sms25, tflops: tflops25 },
+      ],
+    });
     expect(verdict([cap(32, 216)], 'mps-sm-cap')).toBe('holds');
     expect(verdict([cap(34, 300)], 'mps-sm-cap')).toBe('holds');
     expect(verdict([cap(36, 150)], 'mps-sm-cap')).toBe('does not hold');

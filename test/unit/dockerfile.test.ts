@@ -84,7 +84,10 @@ function ignoredBy(dockerignore: string): (file: string) => boolean {
 const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
 const all = instructions(dockerfile);
 const ignored = ignoredBy(readFileSync(path.join(ROOT, '.dockerignore'), 'utf8'));
-const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string }; files: string[] };
+const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  engines: { node: string };
+  files: string[];
+};
 const stages = all.filter((i) => i.keyword === 'FROM').map((i) => i.args);
 const finalStage = stages.length - 1;
 /** Every file under a directory of the repository, relative to its root. */
@@ -94,7 +97,9 @@ const filesUnder = (dir: string) =>
     .filter((f) => statSync(path.join(ROOT, f)).isFile());
 
 describe('the Dockerfile, checked without building it', () => {
-  const contextCopies = all.filter((i) => i.keyword === 'COPY' && !copyParts(i.args).flags.some((f) => f.startsWith('--from')));
+  const contextCopies = all.filter(
+    (i) => i.keyword === 'COPY' && !copyParts(i.args).flags.some((f) => f.startsWith('--from')),
+  );
 
   it('copies only paths that exist in the repository and that .dockerignore lets into the build context', () => {
     expect(contextCopies.length).toBeGreaterThan(0);
@@ -114,17 +119,36 @@ describe('the Dockerfile, checked without building it', () => {
   });
 
   it('keeps run directories, node_modules, dist and bytecode out of the build context', () => {
-    for (const file of ['node_modules/yaml/package.json', 'dist/harness/main.js', 'results/x/run.json', 'reports/x.md', 'test/helpers.ts', 'workloads/__pycache__/gemm.cpython-311.pyc', '.git/HEAD']) {
+    for (const file of [
+      'node_modules/yaml/package.json',
+      'dist/harness/main.js',
+      'results/x/run.json',
+      'reports/x.md',
+      'test/helpers.ts',
+      'workloads/__pycache__/gemm.cpython-311.pyc',
+      '.git/HEAD',
+    ]) {
       expect(ignored(file), file).toBe(true);
     }
   });
 
   it('copies what npm ci, npm run build and npm pack need: the lockfile, tsconfig.json and its sources, and every entry of package.json files', () => {
-    const copied = contextCopies.flatMap((c) => copyParts(c.args).sources.map((s) => path.posix.normalize(s).replace(/\/$/, '')));
+    const copied = contextCopies.flatMap((c) =>
+      copyParts(c.args).sources.map((s) => path.posix.normalize(s).replace(/\/$/, '')),
+    );
     const tsconfig = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.json'), 'utf8')) as { include: string[] };
-    const needed = ['package.json', 'package-lock.json', 'tsconfig.json', ...tsconfig.include.map((g) => g.split('/')[0] as string), ...pkg.files.filter((f) => !f.startsWith('!') && f !== 'dist')];
+    const needed = [
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+      ...tsconfig.include.map((g) => g.split('/')[0] as string),
+      ...pkg.files.filter((f) => !f.startsWith('!') && f !== 'dist'),
+    ];
     for (const file of needed) expect(copied, file).toContain(file);
-    const build = all.filter((i) => i.keyword === 'RUN').map((i) => i.args).join(' ');
+    const build = all
+      .filter((i) => i.keyword === 'RUN')
+      .map((i) => i.args)
+      .join(' ');
     expect(build).toMatch(/npm ci\b/);
     expect(build).toContain('npm run build');
     expect(build).toContain('npm pack');
@@ -143,7 +167,14 @@ describe('the Dockerfile, checked without building it', () => {
     const cmp = have.map((v, i) => v - (need[i] as number)).find((d) => d !== 0) ?? 0;
     expect(cmp, `node ${have.join('.')} >= ${need.join('.')}`).toBeGreaterThanOrEqual(0);
     // The final image runs that node binary, copied from the node stage.
-    expect(all.some((i) => i.stage === finalStage && i.keyword === 'COPY' && i.args === `--from=${name} /usr/local/bin/node /usr/local/bin/node`)).toBe(true);
+    expect(
+      all.some(
+        (i) =>
+          i.stage === finalStage &&
+          i.keyword === 'COPY' &&
+          i.args === `--from=${name} /usr/local/bin/node /usr/local/bin/node`,
+      ),
+    ).toBe(true);
   });
 
   it('runs on a pinned CUDA PyTorch runtime image with the driver capabilities that mount nvidia-smi (utility) and the MPS binaries (compute)', () => {
@@ -157,12 +188,23 @@ describe('the Dockerfile, checked without building it', () => {
     const entrypoints = all.filter((i) => i.keyword === 'ENTRYPOINT');
     expect(entrypoints.map((e) => e.stage)).toEqual([finalStage]);
     expect(JSON.parse(entrypoints[0]?.args ?? 'null')).toEqual(['gpushare']);
-    const bin = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin.gpushare;
-    expect(all.some((i) => i.stage === finalStage && i.keyword === 'RUN' && i.args.includes(`ln -s /opt/gpushare/${bin} /usr/local/bin/gpushare`))).toBe(true);
+    const bin = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> })
+      .bin.gpushare;
+    expect(
+      all.some(
+        (i) =>
+          i.stage === finalStage &&
+          i.keyword === 'RUN' &&
+          i.args.includes(`ln -s /opt/gpushare/${bin} /usr/local/bin/gpushare`),
+      ),
+    ).toBe(true);
   });
 
   it('documents how to build it and run it in a GPU pod, and that it is untested', () => {
-    const header = dockerfile.split('\n').filter((l) => l.startsWith('#')).join('\n');
+    const header = dockerfile
+      .split('\n')
+      .filter((l) => l.startsWith('#'))
+      .join('\n');
     expect(header).toContain('docker build -t');
     expect(header).toContain('gpushare fleet job');
     expect(header).toContain('nvidia.com/gpu');

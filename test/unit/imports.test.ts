@@ -22,7 +22,10 @@ function harnessImports(): Import[] {
   const files = readdirSync(HARNESS, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
   return files.flatMap((file) => {
     const text = readFileSync(path.join(HARNESS, file), 'utf8');
-    return [...text.matchAll(/(?:from |import\()'(\.{1,2}\/[^']+)\.js'/g)].map((m) => ({ file, target: path.join(path.dirname(file), m[1] as string) }));
+    return [...text.matchAll(/(?:from |import\()'(\.{1,2}\/[^']+)\.js'/g)].map((m) => ({
+      file,
+      target: path.join(path.dirname(file), m[1] as string),
+    }));
   });
 }
 
@@ -53,21 +56,51 @@ const TOP: Record<string, string[]> = {
 /** Inside bench, the stages point one way: paths (prefixes of harness/) a stage's files may not import. */
 const BENCH_STAGES: Record<string, string[]> = {
   // The analysis is computed from the run alone.
-  'bench/analysis/': ['bench/command', 'bench/show', 'bench/scheduler', 'bench/policy', 'bench/trial-checks', 'bench/progress', 'bench/outputs/', 'bench/gate/gate', 'bench/gate/outputs', 'bench/gate/command', 'bench/record/store', 'system/mps/', 'system/proc/', 'workload/client'],
+  'bench/analysis/': [
+    'bench/command',
+    'bench/show',
+    'bench/scheduler',
+    'bench/policy',
+    'bench/trial-checks',
+    'bench/progress',
+    'bench/outputs/',
+    'bench/gate/gate',
+    'bench/gate/outputs',
+    'bench/gate/command',
+    'bench/record/store',
+    'system/mps/',
+    'system/proc/',
+    'workload/client',
+  ],
   // The stop policy and the trial checks read only the analysis and the record.
   'bench/policy': ['bench/outputs/', 'bench/command', 'bench/scheduler', 'system/', 'workload/client'],
   'bench/trial-checks': ['bench/outputs/', 'bench/command', 'bench/scheduler', 'system/', 'workload/client'],
   // The record knows nothing of what reads or writes it but the file system.
-  'bench/record/': ['bench/analysis/', 'bench/outputs/', 'bench/gate/', 'bench/command', 'bench/scheduler', 'bench/plan'],
+  'bench/record/': [
+    'bench/analysis/',
+    'bench/outputs/',
+    'bench/gate/',
+    'bench/command',
+    'bench/scheduler',
+    'bench/plan',
+  ],
   // Outputs are pure functions of the analysis: they never reach into execution.
-  'bench/outputs/': ['bench/command', 'bench/scheduler', 'bench/policy', 'bench/trial-checks', 'system/mps/', 'system/proc/', 'workload/client'],
+  'bench/outputs/': [
+    'bench/command',
+    'bench/scheduler',
+    'bench/policy',
+    'bench/trial-checks',
+    'system/mps/',
+    'system/proc/',
+    'workload/client',
+  ],
   'bench/gate/': ['bench/command', 'bench/scheduler', 'bench/policy', 'system/mps/', 'system/proc/', 'workload/client'],
 };
 
 const folderOf = (p: string) => (p.includes('/') ? (p.split('/')[0] as string) : p.endsWith('.ts') ? p : `${p}.ts`);
 
 /** What breaks the rules in `imports`, one line each. */
-export function violations(imports: readonly Import[]): string[] {
+function violations(imports: readonly Import[]): string[] {
   const allowed = (from: string): string[] | null => {
     if (from in SHARED) return SHARED[from] ?? [];
     if (from in PRODUCTS) return [...Object.keys(SHARED), ...(PRODUCTS[from] ?? [])];
@@ -79,7 +112,8 @@ export function violations(imports: readonly Import[]): string[] {
     const to = folderOf(target);
     const rule = allowed(from);
     if (rule === null) found.push(`${file}: harness/${from} is in no layer of ARCHITECTURE.md`);
-    else if (from !== to && !rule.includes(to)) found.push(`${file} imports ${target}: ${from} may import ${rule.join(', ') || 'nothing outside itself'}`);
+    else if (from !== to && !rule.includes(to))
+      found.push(`${file} imports ${target}: ${from} may import ${rule.join(', ') || 'nothing outside itself'}`);
     for (const [stage, forbidden] of Object.entries(BENCH_STAGES)) {
       if (!file.startsWith(stage)) continue;
       const bad = forbidden.find((f) => target === f || target.startsWith(f));
@@ -109,13 +143,37 @@ describe('the layers of ARCHITECTURE.md', () => {
   });
 
   it.each([
-    ['a shared layer importing a product', { file: 'record/store.ts', target: 'bench/outputs/csv' }, 'record may import core, system'],
-    ['a lower layer importing a higher one', { file: 'core/errors.ts', target: 'system/proc/runner' }, 'core may import nothing outside itself'],
+    [
+      'a shared layer importing a product',
+      { file: 'record/store.ts', target: 'bench/outputs/csv' },
+      'record may import core, system',
+    ],
+    [
+      'a lower layer importing a higher one',
+      { file: 'core/errors.ts', target: 'system/proc/runner' },
+      'core may import nothing outside itself',
+    ],
     ['a product importing another', { file: 'probe/command.ts', target: 'capacity/record' }, 'probe may import'],
-    ['bench importing a product that reads it', { file: 'bench/outputs/markdown.ts', target: 'deploy/bundle' }, 'bench may import'],
-    ['a product importing the command line', { file: 'capacity/command.ts', target: 'cli/parse' }, 'capacity may import'],
-    ['the analysis reaching into execution', { file: 'bench/analysis/metrics.ts', target: 'bench/scheduler' }, 'bench/analysis/ may not import bench/scheduler'],
-    ['an output reaching into a process', { file: 'bench/outputs/markdown.ts', target: 'system/proc/runner' }, 'bench/outputs/ may not import system/proc/'],
+    [
+      'bench importing a product that reads it',
+      { file: 'bench/outputs/markdown.ts', target: 'deploy/bundle' },
+      'bench may import',
+    ],
+    [
+      'a product importing the command line',
+      { file: 'capacity/command.ts', target: 'cli/parse' },
+      'capacity may import',
+    ],
+    [
+      'the analysis reaching into execution',
+      { file: 'bench/analysis/metrics.ts', target: 'bench/scheduler' },
+      'bench/analysis/ may not import bench/scheduler',
+    ],
+    [
+      'an output reaching into a process',
+      { file: 'bench/outputs/markdown.ts', target: 'system/proc/runner' },
+      'bench/outputs/ may not import system/proc/',
+    ],
     ['a loose file in harness/', { file: 'helpers.ts', target: 'core/errors' }, 'is in no layer'],
   ])('catches %s', (_name, planted, message) => {
     expect(violations([...all, planted]).join('\n')).toContain(message);
@@ -126,13 +184,27 @@ describe('one source of truth', () => {
   it('only bench/analysis/rounds.ts groups trials into rounds (the one grouping)', () => {
     const grouping = readdirSync(HARNESS, { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('.ts'))
-      .filter((f) => /\.trials\.(filter|find|flatMap|map|some|reduce)\(/.test(readFileSync(path.join(HARNESS, f), 'utf8')));
+      .filter((f) =>
+        /\.trials\.(filter|find|flatMap|map|some|reduce)\(/.test(readFileSync(path.join(HARNESS, f), 'utf8')),
+      );
     // Outside the analysis, trials are touched only to run, record, export row by row or resume them.
-    expect(grouping.filter((f) => f.startsWith('bench/analysis/') || f.startsWith('bench/outputs/markdown') || f.startsWith('bench/outputs/charts') || f.startsWith('deploy/') || f.startsWith('bench/outputs/metrics') || f.startsWith('bench/gate/'))).toEqual([]);
+    expect(
+      grouping.filter(
+        (f) =>
+          f.startsWith('bench/analysis/') ||
+          f.startsWith('bench/outputs/markdown') ||
+          f.startsWith('bench/outputs/charts') ||
+          f.startsWith('deploy/') ||
+          f.startsWith('bench/outputs/metrics') ||
+          f.startsWith('bench/gate/'),
+      ),
+    ).toEqual([]);
   });
 
   it('no command module imports another', () => {
-    const commands = harnessImports().filter((i) => /(^|\/)command\.ts$/.test(i.file) && /(^|\/)command$/.test(i.target) && !i.target.startsWith('core/'));
+    const commands = harnessImports().filter(
+      (i) => /(^|\/)command\.ts$/.test(i.file) && /(^|\/)command$/.test(i.target) && !i.target.startsWith('core/'),
+    );
     expect(commands).toEqual([]);
   });
 });

@@ -24,8 +24,15 @@ describe('run directory lock', () => {
     const dir = tempDir();
     const lock = await acquireRunLock(dir);
     expect(lock.warning).toBeNull();
-    expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), 'utf8'))).toEqual({ pid: process.pid, startTicks: await processStartTicks(process.pid), bootId: await bootId(), hostname: os.hostname() });
-    await expect(acquireRunLock(dir)).rejects.toThrow(`${dir} is in use by another gpushare (pid ${process.pid}): wait for it to finish, or stop it first`);
+    expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), 'utf8'))).toEqual({
+      pid: process.pid,
+      startTicks: await processStartTicks(process.pid),
+      bootId: await bootId(),
+      hostname: os.hostname(),
+    });
+    await expect(acquireRunLock(dir)).rejects.toThrow(
+      `${dir} is in use by another gpushare (pid ${process.pid}): wait for it to finish, or stop it first`,
+    );
     lock.release();
     expect(existsSync(path.join(dir, LOCK_FILE))).toBe(false);
     (await acquireRunLock(dir)).release();
@@ -43,11 +50,19 @@ describe('run directory lock', () => {
 
   it('takes over a lock whose PID now belongs to another process, or was taken before a reboot', async () => {
     const dir = tempDir();
-    writeFileSync(path.join(dir, LOCK_FILE), await owner(process.pid, ((await processStartTicks(process.pid)) ?? 0) - 1));
+    writeFileSync(
+      path.join(dir, LOCK_FILE),
+      await owner(process.pid, ((await processStartTicks(process.pid)) ?? 0) - 1),
+    );
     const reused = await acquireRunLock(dir);
-    expect(reused.warning).toBe(`took over the stale lock of gpushare pid ${process.pid} (its PID now belongs to another process)`);
+    expect(reused.warning).toBe(
+      `took over the stale lock of gpushare pid ${process.pid} (its PID now belongs to another process)`,
+    );
     reused.release();
-    writeFileSync(path.join(dir, LOCK_FILE), await owner(process.pid, await processStartTicks(process.pid), 'another-boot'));
+    writeFileSync(
+      path.join(dir, LOCK_FILE),
+      await owner(process.pid, await processStartTicks(process.pid), 'another-boot'),
+    );
     const rebooted = await acquireRunLock(dir);
     expect(rebooted.warning).toContain('(the machine has rebooted since)');
     rebooted.release();

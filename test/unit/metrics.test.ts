@@ -1,19 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import { buildPlan } from '../../harness/bench/plan.js';
-import type { ClientResult, Comparison, Trial } from '../../harness/bench/record/schema.js';
 import { overlap, summarizeLatencies, throughputPerS } from '../../harness/bench/analysis/measures.js';
 import { comparisonMetrics as metricsOfRounds } from '../../harness/bench/analysis/metrics.js';
 import { groupRounds } from '../../harness/bench/analysis/rounds.js';
+import { buildPlan } from '../../harness/bench/plan.js';
+import type { ClientResult, Comparison, Trial } from '../../harness/bench/record/schema.js';
 import { testConfig } from './config-fixture.js';
 
 const base = { startedAt: '2026-11-21T00:00:00Z', finishedAt: '2026-11-21T00:00:01Z' };
 
 function client(index: number, iterations: number, gpuMs: number, startUs = 0, endUs = 1e6): ClientResult {
-  return { client: index, pid: 100 + index, variant: { streams: 1 }, windowStartUs: startUs, windowEndUs: endUs, iterations, gpuMs, latency: null, chunkIterations: 1 };
+  return {
+    client: index,
+    pid: 100 + index,
+    variant: { streams: 1 },
+    windowStartUs: startUs,
+    windowEndUs: endUs,
+    iterations,
+    gpuMs,
+    latency: null,
+    chunkIterations: 1,
+  };
 }
 
 function ok(comparisonId: string, round: number, arm: string, clients: ClientResult[]): Trial {
-  return { ...base, id: `${comparisonId}#r${round}/${arm}`, comparisonId, arm, round, status: 'ok', clients, overlap: null };
+  return {
+    ...base,
+    id: `${comparisonId}#r${round}/${arm}`,
+    comparisonId,
+    arm,
+    round,
+    status: 'ok',
+    clients,
+    overlap: null,
+  };
 }
 
 const comparisonMetrics = (c: Comparison, trials: Trial[]) => metricsOfRounds(c, groupRounds(c, trials));
@@ -50,14 +69,21 @@ describe('ratios', () => {
   it('streams speedup is the median over rounds of the paired 1-stream ÷ K-stream times', () => {
     const gpu1 = [100, 110, 90];
     const gpu2 = [50, 50, 60];
-    const trials = gpu1.flatMap((ms, r) => [ok(streams.id, r, 's1', [client(0, 1, ms)]), ok(streams.id, r, 's2', [client(0, 1, gpu2[r] as number)])]);
+    const trials = gpu1.flatMap((ms, r) => [
+      ok(streams.id, r, 's1', [client(0, 1, ms)]),
+      ok(streams.id, r, 's2', [client(0, 1, gpu2[r] as number)]),
+    ]);
     const speedup = comparisonMetrics(streams, trials).find((m) => m.name === 'speedup-k2');
     expect(speedup?.perRound).toEqual([2, 2.2, 1.5]);
     expect(speedup?.value).toBe(2);
   });
 
   it('a round missing one arm is left out, not guessed', () => {
-    const trials = [ok(streams.id, 0, 's1', [client(0, 1, 100)]), ok(streams.id, 0, 's2', [client(0, 1, 40)]), ok(streams.id, 1, 's1', [client(0, 1, 100)])];
+    const trials = [
+      ok(streams.id, 0, 's1', [client(0, 1, 100)]),
+      ok(streams.id, 0, 's2', [client(0, 1, 40)]),
+      ok(streams.id, 1, 's1', [client(0, 1, 100)]),
+    ];
     const speedup = comparisonMetrics(streams, trials).find((m) => m.name === 'speedup-k2');
     expect(speedup?.perRound).toEqual([2.5]);
   });
@@ -78,7 +104,10 @@ describe('ratios', () => {
 
   it('uses every round that ran, however many the policy started with', () => {
     // Rounds 0–11: twice the minimum of 6, as adaptive rounds leave them.
-    const trials = Array.from({ length: 12 }, (_, r) => [ok(streams.id, r, 's1', [client(0, 1, 100 + r)]), ok(streams.id, r, 's2', [client(0, 1, 50)])]).flat();
+    const trials = Array.from({ length: 12 }, (_, r) => [
+      ok(streams.id, r, 's1', [client(0, 1, 100 + r)]),
+      ok(streams.id, r, 's2', [client(0, 1, 50)]),
+    ]).flat();
     const speedup = comparisonMetrics(streams, trials).find((m) => m.name === 'speedup-k2');
     expect(speedup?.rounds).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(speedup?.perRound).toHaveLength(12);
@@ -88,7 +117,17 @@ describe('ratios', () => {
     const trials: Trial[] = [
       ok(timeslice.id, 0, 'solo-c0', [client(0, 1000, 1)]),
       ok(timeslice.id, 0, 'solo-c1', [client(1, 1000, 1)]),
-      { ...base, id: 'x', comparisonId: timeslice.id, arm: 'contended', round: 0, status: 'invalid', reason: 'no overlap', clients: [client(0, 1, 1), client(1, 1, 1)], overlap: null },
+      {
+        ...base,
+        id: 'x',
+        comparisonId: timeslice.id,
+        arm: 'contended',
+        round: 0,
+        status: 'invalid',
+        reason: 'no overlap',
+        clients: [client(0, 1, 1), client(1, 1, 1)],
+        overlap: null,
+      },
     ];
     const slowdown = comparisonMetrics(timeslice, trials).find((m) => m.name === 'slowdown');
     expect(slowdown).toMatchObject({ perRound: [], value: null });

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../harness/core/clock.js';
-import { parseControlPid, startMpsDaemon, type MpsDaemon } from '../../harness/system/mps/daemon.js';
+import { type MpsDaemon, parseControlPid, startMpsDaemon } from '../../harness/system/mps/daemon.js';
 import { isRunning, readProcess } from '../../harness/system/proc/process-table.js';
 import { execaRunner } from '../../harness/system/proc/runner.js';
 import { fakePath, fixture } from '../helpers.js';
@@ -74,7 +74,10 @@ describe('MPS control daemon lifecycle (fake nvidia-cuda-mps-control)', () => {
 
   it('reports a control binary that refuses to start', async () => {
     const result = await start('no-start');
-    expect(result).toMatchObject({ ok: false, reason: 'nvidia-cuda-mps-control -d failed (exited with 1: An instance of this daemon is already running)' });
+    expect(result).toMatchObject({
+      ok: false,
+      reason: 'nvidia-cuda-mps-control -d failed (exited with 1: An instance of this daemon is already running)',
+    });
   });
 
   it('never touches a daemon it did not start', async () => {

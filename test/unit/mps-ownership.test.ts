@@ -3,10 +3,10 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkMpsRoot, prepareMpsDirectory, whyNotOurMpsProcess } from '../../harness/system/mps/ownership.js';
-import { UserError } from '../../harness/core/errors.js';
-import { fsRunStore } from '../../harness/bench/record/store.js';
 import type { Run } from '../../harness/bench/record/schema.js';
+import { fsRunStore } from '../../harness/bench/record/store.js';
+import { UserError } from '../../harness/core/errors.js';
+import { checkMpsRoot, prepareMpsDirectory, whyNotOurMpsProcess } from '../../harness/system/mps/ownership.js';
 import { DEFAULT_RUN, tempDir } from '../helpers.js';
 
 describe('MPS root ownership', () => {
@@ -14,22 +14,31 @@ describe('MPS root ownership', () => {
     const prepared = await prepareMpsDirectory('run-a');
     try {
       expect(statSync(prepared.root).mode & 0o777).toBe(0o700);
-      expect(JSON.parse(readFileSync(path.join(prepared.root, '.gpushare-mps'), 'utf8'))).toMatchObject({ runId: 'run-a', harnessPid: process.pid });
+      expect(JSON.parse(readFileSync(path.join(prepared.root, '.gpushare-mps'), 'utf8'))).toMatchObject({
+        runId: 'run-a',
+        harnessPid: process.pid,
+      });
       expect(await checkMpsRoot(prepared.pipeDirectory, 'run-a')).toMatchObject({ ok: true, root: prepared.root });
-      expect(await checkMpsRoot(prepared.pipeDirectory, 'run-b')).toEqual({ ok: false, reason: `${prepared.root}/.gpushare-mps belongs to run run-a, not run-b` });
+      expect(await checkMpsRoot(prepared.pipeDirectory, 'run-b')).toEqual({
+        ok: false,
+        reason: `${prepared.root}/.gpushare-mps belongs to run run-a, not run-b`,
+      });
     } finally {
       rmSync(prepared.root, { recursive: true, force: true });
     }
   });
 
-  it('refuses paths outside gpushare\'s temp root pattern, and roots without the marker', async () => {
+  it("refuses paths outside gpushare's temp root pattern, and roots without the marker", async () => {
     expect(await checkMpsRoot('/', 'r')).toMatchObject({ ok: false });
     expect(await checkMpsRoot('/home/user/pipe', 'r')).toMatchObject({ ok: false });
     expect(await checkMpsRoot(path.join(os.tmpdir(), 'pipe'), 'r')).toMatchObject({ ok: false });
     const bare = path.join(os.tmpdir(), 'gpushare-mps-zzzzzz');
     mkdirSync(path.join(bare, 'pipe'), { recursive: true });
     try {
-      expect(await checkMpsRoot(path.join(bare, 'pipe'), 'r')).toEqual({ ok: false, reason: `${bare} holds no .gpushare-mps marker written by gpushare` });
+      expect(await checkMpsRoot(path.join(bare, 'pipe'), 'r')).toEqual({
+        ok: false,
+        reason: `${bare} holds no .gpushare-mps marker written by gpushare`,
+      });
     } finally {
       rmSync(bare, { recursive: true, force: true });
     }
@@ -38,7 +47,9 @@ describe('MPS root ownership', () => {
   it('does not count a process as the daemon unless it is an MPS process tied to the pipe directory', async () => {
     const prepared = await prepareMpsDirectory('run-a');
     try {
-      expect(await whyNotOurMpsProcess(process.pid, prepared.pipeDirectory, prepared.marker)).toMatch(/^it is .*, not an MPS process$/);
+      expect(await whyNotOurMpsProcess(process.pid, prepared.pipeDirectory, prepared.marker)).toMatch(
+        /^it is .*, not an MPS process$/,
+      );
       expect(await whyNotOurMpsProcess(2 ** 22 + 1, prepared.pipeDirectory, prepared.marker)).toBe('not running');
     } finally {
       rmSync(prepared.root, { recursive: true, force: true });
@@ -49,18 +60,21 @@ describe('MPS root ownership', () => {
 describe('run store write errors', () => {
   const run = JSON.parse(readFileSync(path.join(DEFAULT_RUN, 'run.json'), 'utf8')) as Run;
 
-  it.each(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES'])('%s is a user error naming the file and how to continue', async (code) => {
-    const dir = tempDir();
-    // The disk is full.
-    const store = fsRunStore(dir, async () => {
-      throw Object.assign(new Error(`${code}: no`), { code });
-    });
-    const error = await store.saveRun(run).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(UserError);
-    expect((error as UserError).message).toBe(
-      `cannot write ${dir}/run.json (${code}): the trials finished before it are kept in ${dir}; fix the disk and continue with gpushare bench --resume ${dir}`,
-    );
-  });
+  it.each(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EACCES'])(
+    '%s is a user error naming the file and how to continue',
+    async (code) => {
+      const dir = tempDir();
+      // The disk is full.
+      const store = fsRunStore(dir, async () => {
+        throw Object.assign(new Error(`${code}: no`), { code });
+      });
+      const error = await store.saveRun(run).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UserError);
+      expect((error as UserError).message).toBe(
+        `cannot write ${dir}/run.json (${code}): the trials finished before it are kept in ${dir}; fix the disk and continue with gpushare bench --resume ${dir}`,
+      );
+    },
+  );
 
   it('other errors stay bugs', async () => {
     const store = fsRunStore(tempDir(), async () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { resolveBenchOptions, type BenchArgs } from '../../harness/bench/options.js';
+import { type BenchArgs, resolveBenchOptions } from '../../harness/bench/options.js';
 import { buildPlan, orderTrials } from '../../harness/bench/plan.js';
 import type { Fingerprint, Gpu } from '../../harness/system/nvidia/schema.js';
 import { parseGpuList, parseMigPlacements, parseMigProfiles } from '../../harness/system/nvidia/smi-text.js';
-import { fixture, userErrorOf } from '../helpers.js';
 import { builtinSpec } from '../../harness/workload/registry.js';
+import { fixture, userErrorOf } from '../helpers.js';
 import { testConfig } from './config-fixture.js';
 
 function resolve(args: Partial<BenchArgs>) {
@@ -16,10 +16,30 @@ const userError = (args: Partial<BenchArgs>) => userErrorOf(() => resolve(args))
 describe('bench options', () => {
   it('fills in the documented defaults', () => {
     const { config } = resolve({});
-    expect(config).toMatchObject({ modes: ['streams', 'timeslice', 'mps', 'mig'], clients: 2, roundPolicy: { minRounds: 6, maxRounds: 40, ciTarget: 0.02, gradedCiTarget: 0.01, timeBudgetS: 45 }, cpuPin: 'off', windowMs: 250, releaseLeadMs: 30, streamCounts: [2], minOverlap: 0.9 });
+    expect(config).toMatchObject({
+      modes: ['streams', 'timeslice', 'mps', 'mig'],
+      clients: 2,
+      roundPolicy: { minRounds: 6, maxRounds: 40, ciTarget: 0.02, gradedCiTarget: 0.01, timeBudgetS: 45 },
+      cpuPin: 'off',
+      windowMs: 250,
+      releaseLeadMs: 30,
+      streamCounts: [2],
+      minOverlap: 0.9,
+    });
     expect(config.streamsWorkloads.map((w) => w.name)).toEqual(['spin', 'pipeline']);
     expect(config.contentionWorkloads.map((w) => w.name)).toEqual(['spin', 'gemm', 'infer']);
-    expect(config.contentionWorkloads[1]?.argv.slice(2)).toEqual(['--size', '4096', '--dtype', 'fp16', '--graph', 'false', '--iterations', '400', '--sync-every', '8']);
+    expect(config.contentionWorkloads[1]?.argv.slice(2)).toEqual([
+      '--size',
+      '4096',
+      '--dtype',
+      'fp16',
+      '--graph',
+      'false',
+      '--iterations',
+      '400',
+      '--sync-every',
+      '8',
+    ]);
   });
 
   it('applies --set to a workload and a stream sweep', () => {
@@ -30,13 +50,21 @@ describe('bench options', () => {
 
   it('takes the user command after -- as argv, untouched', () => {
     const { config } = resolve({ rest: ['./my workload', '--x', '$(rm -rf /)'] });
-    expect(config.contentionWorkloads).toEqual([{ name: 'custom', builtin: false, argv: ['./my workload', '--x', '$(rm -rf /)'], params: {} }]);
+    expect(config.contentionWorkloads).toEqual([
+      { name: 'custom', builtin: false, argv: ['./my workload', '--x', '$(rm -rf /)'], params: {} },
+    ]);
   });
 
   it.each([
     [{ modes: 'streams,warp' }, 'unknown mode "warp" in --modes: choose from streams, timeslice, mps, mig'],
-    [{ workloads: 'gemm,resnet' }, 'unknown workload "resnet": choose from spin, gemm, infer, infer-eager, pipeline, or give your own command after --'],
-    [{ workloads: 'custom' }, 'workload "custom" needs your command after --, e.g. gpushare bench -- ./my-workload --size 8'],
+    [
+      { workloads: 'gemm,resnet' },
+      'unknown workload "resnet": choose from spin, gemm, infer, infer-eager, pipeline, or give your own command after --',
+    ],
+    [
+      { workloads: 'custom' },
+      'workload "custom" needs your command after --, e.g. gpushare bench -- ./my-workload --size 8',
+    ],
     [{ rounds: '-1' }, '--rounds -1: needs a number from 1 to 1000'],
     [{ rounds: '2.5' }, '--rounds 2.5: needs a whole number from 1 to 1000'],
     [{ clients: '1' }, '--clients 1: needs a number from 2 to 64'],
@@ -46,7 +74,10 @@ describe('bench options', () => {
     [{ mpsThreadPct: '101' }, '--mps-thread-pct 101: needs a number from 1 to 100'],
     [{ mpsMemLimit: '4X' }, '--mps-mem-limit 4X: needs a size such as 4G, 512M or 1024MB'],
     [{ set: ['gemm.size=abc'] }, '--set gemm.size=abc: needs a positive whole number'],
-    [{ set: ['gemm.colour=red'] }, '--set gemm.colour: "colour" is not a parameter of gemm; it takes size, dtype, graph, iterations, sync-every'],
+    [
+      { set: ['gemm.colour=red'] },
+      '--set gemm.colour: "colour" is not a parameter of gemm; it takes size, dtype, graph, iterations, sync-every',
+    ],
     [{ set: ['size=3'] }, '--set size=3: expected workload.param=value, e.g. --set gemm.size=8192'],
     [{ streams: '1' }, '--streams 1: needs a number from 2 to 64'],
     [{ minOverlap: '1.5' }, '--min-overlap 1.5: needs a number from 0 to 1'],
@@ -61,16 +92,37 @@ describe('bench options', () => {
 
 function fingerprint(gpu: Partial<Gpu>, mpsControl: string | null = '/usr/bin/nvidia-cuda-mps-control'): Fingerprint {
   const base: Gpu = {
-    index: 0, uuid: 'GPU-7335e5d7-1513-c22d-a95a-e679698f16b8', name: 'NVIDIA H200', busId: null, driverVersion: '580.159.04',
-    memoryTotalMiB: 143771, memoryUsedMiB: 0, utilGpuPct: 0, computeMode: 'Default', persistenceMode: 'Enabled',
-    migModeCurrent: 'Disabled', migModePending: 'Disabled', migDevices: [],
-    migProfiles: parseMigProfiles(fixture('mig-lgip.txt')), migPlacements: parseMigPlacements(fixture('mig-lgipp.txt')),
+    index: 0,
+    uuid: 'GPU-7335e5d7-1513-c22d-a95a-e679698f16b8',
+    name: 'NVIDIA H200',
+    busId: null,
+    driverVersion: '580.159.04',
+    memoryTotalMiB: 143771,
+    memoryUsedMiB: 0,
+    utilGpuPct: 0,
+    computeMode: 'Default',
+    persistenceMode: 'Enabled',
+    migModeCurrent: 'Disabled',
+    migModePending: 'Disabled',
+    migDevices: [],
+    migProfiles: parseMigProfiles(fixture('mig-lgip.txt')),
+    migPlacements: parseMigPlacements(fixture('mig-lgipp.txt')),
   };
   return {
-    collectedAt: '', host: { platform: 'linux', kernel: '', arch: 'x64', cpus: 16, nodeVersion: 'v20' },
-    nvidiaSmi: { path: '/usr/bin/nvidia-smi', error: null }, driverVersion: '580.159.04', cudaVersion: '13.0',
-    gpus: [{ ...base, ...gpu }], computeApps: [],
-    mps: { controlPath: mpsControl, serverPath: null, defaultPipeDirectory: '/tmp/nvidia-mps', defaultDaemonSocket: false, runningPids: [] },
+    collectedAt: '',
+    host: { platform: 'linux', kernel: '', arch: 'x64', cpus: 16, nodeVersion: 'v20' },
+    nvidiaSmi: { path: '/usr/bin/nvidia-smi', error: null },
+    driverVersion: '580.159.04',
+    cudaVersion: '13.0',
+    gpus: [{ ...base, ...gpu }],
+    computeApps: [],
+    mps: {
+      controlPath: mpsControl,
+      serverPath: null,
+      defaultPipeDirectory: '/tmp/nvidia-mps',
+      defaultDaemonSocket: false,
+      runningPids: [],
+    },
     python: { status: 'error', executable: 'python3', error: 'n/a' },
   };
 }
@@ -81,7 +133,15 @@ describe('plan', () => {
     const first = plan.comparisons[0];
     if (!first) throw new Error('no comparison');
     expect(orderTrials(first, 3).map((t) => `${t.round}:${t.arm.id}`)).toEqual([
-      '0:solo-c0', '0:solo-c1', '0:contended', '1:contended', '1:solo-c1', '1:solo-c0', '2:solo-c0', '2:solo-c1', '2:contended',
+      '0:solo-c0',
+      '0:solo-c1',
+      '0:contended',
+      '1:contended',
+      '1:solo-c1',
+      '1:solo-c0',
+      '2:solo-c0',
+      '2:solo-c1',
+      '2:contended',
     ]);
   });
 
@@ -91,8 +151,17 @@ describe('plan', () => {
       ['streams/spin', ['s1', 's4']],
       ['streams/pipeline', ['pinned-s1', 'pinned-s4']],
     ]);
-    const both = buildPlan(testConfig({ modes: ['streams'], streamCounts: [4], streamsWorkloads: [builtinSpec('pipeline', 'python3', { pageable: 'true' })] }), fingerprint({}));
-    expect(both.comparisons.map((c) => [c.id, c.arms.map((a) => a.id)])).toEqual([['streams/pipeline', ['pinned-s1', 'pinned-s4', 'pageable-s1', 'pageable-s4']]]);
+    const both = buildPlan(
+      testConfig({
+        modes: ['streams'],
+        streamCounts: [4],
+        streamsWorkloads: [builtinSpec('pipeline', 'python3', { pageable: 'true' })],
+      }),
+      fingerprint({}),
+    );
+    expect(both.comparisons.map((c) => [c.id, c.arms.map((a) => a.id)])).toEqual([
+      ['streams/pipeline', ['pinned-s1', 'pinned-s4', 'pageable-s1', 'pageable-s4']],
+    ]);
     expect(both.comparisons[0]?.workload.argv).toContain('--pageable');
   });
 
@@ -110,7 +179,10 @@ describe('plan', () => {
 
   it('pins each MIG client to its own MIG device when MIG is enabled (constructed -L fixture)', () => {
     const devices = parseGpuList(fixture('nvidia-smi-L-mig.txt'))[0]?.migDevices ?? [];
-    const plan = buildPlan(testConfig({ modes: ['mig'] }), fingerprint({ migModeCurrent: 'Enabled', migDevices: devices }));
+    const plan = buildPlan(
+      testConfig({ modes: ['mig'] }),
+      fingerprint({ migModeCurrent: 'Enabled', migDevices: devices }),
+    );
     expect(plan.modes[0]?.status).toBe('ran');
     expect(plan.comparisons[0]?.clientEnv).toEqual([
       { CUDA_VISIBLE_DEVICES: 'MIG-1c6e8e3a-5b7e-5f0a-9a77-3f0b1e0c2d11' },
@@ -123,7 +195,9 @@ describe('plan', () => {
     const { config } = resolve({ modes: 'timeslice,mps', workloads: 'infer', clients: '8,2,48,8' });
     expect([config.clients, config.clientCounts]).toEqual([2, [2, 8, 48]]);
     const plan = buildPlan(config, fingerprint({}));
-    expect(plan.comparisons.map((c) => `${c.id}: ${c.clientEnv.length} clients, ${c.arms.map((a) => a.id).join(' ')}`)).toEqual([
+    expect(
+      plan.comparisons.map((c) => `${c.id}: ${c.clientEnv.length} clients, ${c.arms.map((a) => a.id).join(' ')}`),
+    ).toEqual([
       'timeslice/infer@2: 2 clients, solo-c0 solo-c1 contended',
       'timeslice/infer@8: 8 clients, solo-c0 contended',
       'timeslice/infer@48: 48 clients, solo-c0 contended',
@@ -132,19 +206,32 @@ describe('plan', () => {
       'mps/infer@48: 48 clients, solo-c0 contended',
     ]);
     // One count is not a sweep: the ids stay as they were.
-    expect(buildPlan(resolve({ modes: 'timeslice', workloads: 'infer', clients: '4' }).config, fingerprint({})).comparisons.map((c) => c.id)).toEqual(['timeslice/infer']);
+    expect(
+      buildPlan(
+        resolve({ modes: 'timeslice', workloads: 'infer', clients: '4' }).config,
+        fingerprint({}),
+      ).comparisons.map((c) => c.id),
+    ).toEqual(['timeslice/infer']);
   });
 
   it('skips MIG when there are fewer MIG devices than clients', () => {
     const devices = parseGpuList(fixture('nvidia-smi-L-mig.txt'))[0]?.migDevices ?? [];
-    const plan = buildPlan(testConfig({ modes: ['mig'], clients: 3 }), fingerprint({ migModeCurrent: 'Enabled', migDevices: devices }));
+    const plan = buildPlan(
+      testConfig({ modes: ['mig'], clients: 3 }),
+      fingerprint({ migModeCurrent: 'Enabled', migDevices: devices }),
+    );
     expect(plan.modes[0]?.reason).toBe('MIG is enabled on GPU 0 but it has 2 MIG devices; 3 clients need one each');
   });
 
   it('passes MPS client limits through the environment and skips MPS without its binary', () => {
     const config = testConfig({ modes: ['mps'], mps: { threadPct: 50, memLimit: '4G' } });
     const plan = buildPlan(config, fingerprint({}));
-    expect(plan.comparisons[0]?.clientEnv[1]).toEqual({ CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50', CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: '0=4G' });
-    expect(buildPlan(config, fingerprint({}, null)).modes[0]?.reason).toBe('nvidia-cuda-mps-control is not on PATH (it ships with the NVIDIA driver)');
+    expect(plan.comparisons[0]?.clientEnv[1]).toEqual({
+      CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50',
+      CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: '0=4G',
+    });
+    expect(buildPlan(config, fingerprint({}, null)).modes[0]?.reason).toBe(
+      'nvidia-cuda-mps-control is not on PATH (it ships with the NVIDIA driver)',
+    );
   });
 });

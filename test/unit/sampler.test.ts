@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../harness/core/clock.js';
 import { startSmiSampler, tagSamples } from '../../harness/system/nvidia/sampler.js';
-import { execaRunner } from '../../harness/system/proc/runner.js';
 import type { Sample } from '../../harness/system/nvidia/schema.js';
+import { execaRunner } from '../../harness/system/proc/runner.js';
 import { fakePath } from '../helpers.js';
 
 const savedPath = process.env.PATH;
@@ -15,7 +15,11 @@ afterAll(() => {
 });
 
 /** Samples until `done` holds (a condition, not a guess at how long a loaded machine takes), within a deadline. */
-async function sampleUntil(scenario: string, done: (sampler: ReturnType<typeof startSmiSampler>) => boolean, deadlineMs = 20_000) {
+async function sampleUntil(
+  scenario: string,
+  done: (sampler: ReturnType<typeof startSmiSampler>) => boolean,
+  deadlineMs = 20_000,
+) {
   process.env.FAKE_SMI = scenario;
   const sampler = startSmiSampler(execaRunner, systemClock, { gpuIndex: 0, intervalMs: 20 });
   const deadline = Date.now() + deadlineMs;
@@ -42,11 +46,13 @@ describe('nvidia-smi sampler (fake nvidia-smi -lms)', () => {
   it('skips garbled lines and says so', async () => {
     const sampler = await sampleUntil('garbled', (x) => x.samples.length > 0 && x.status().error !== null);
     expect(sampler.samples.length).toBeGreaterThan(0);
-    expect(sampler.status().error).toMatch(/^nvidia-smi sampler printed an unreadable line \(expected 11 fields, got 2/);
+    expect(sampler.status().error).toMatch(
+      /^nvidia-smi sampler printed an unreadable line \(expected 11 fields, got 2/,
+    );
   });
 
   it('tags the samples inside a trial window', () => {
-    const at = (tUs: number): Sample => ({ tUs, trialId: null } as Sample);
+    const at = (tUs: number): Sample => ({ tUs, trialId: null }) as Sample;
     const samples = [at(1), at(5), at(10), at(11)];
     tagSamples(samples, 't', 5, 10);
     expect(samples.map((s) => s.trialId)).toEqual([null, 't', 't', null]);

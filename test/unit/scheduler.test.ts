@@ -4,15 +4,15 @@
  * fake clock. No processes, no sleeps: the same inputs give the same run.
  */
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../harness/core/clock.js';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { buildPlan } from '../../harness/bench/plan.js';
-import { Reaper } from '../../harness/system/proc/reaper.js';
-import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
 import { executeRun } from '../../harness/bench/scheduler.js';
+import type { Clock } from '../../harness/core/clock.js';
+import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
+import { Reaper } from '../../harness/system/proc/reaper.js';
 import { testConfig } from './config-fixture.js';
 
 /** A clock that only moves when told: the fake client moves it to the end of each window it reports. */
@@ -40,7 +40,10 @@ function fakeRunner(clock: Clock & { now: number }, wobble: (n: number) => numbe
       const listeners: Array<(line: string, tooLong: boolean) => void> = [];
       let resolveExit: (info: { exitCode: number; signal: null }) => void = () => undefined;
       const exited = new Promise<{ exitCode: number; signal: null }>((resolve) => (resolveExit = resolve));
-      const say = (message: object) => queueMicrotask(() => listeners.forEach((l) => l(JSON.stringify(message), false)));
+      const say = (message: object) =>
+        queueMicrotask(() => {
+          for (const l of listeners) l(JSON.stringify(message), false);
+        });
       let windows = 0;
       const child: ChildHandle = {
         // No PID: closing a client looks for its real descendants by PID, and this one has none.
@@ -50,7 +53,13 @@ function fakeRunner(clock: Clock & { now: number }, wobble: (n: number) => numbe
           say({ event: 'ready', protocol: 1, workload: 'fake', pid: 0 });
         },
         writeLine: (line) => {
-          const cmd = JSON.parse(line) as { cmd: string; trial: string; startAtUs: number; durationMs: number; clients: number };
+          const cmd = JSON.parse(line) as {
+            cmd: string;
+            trial: string;
+            startAtUs: number;
+            durationMs: number;
+            clients: number;
+          };
           if (cmd.cmd === 'exit') {
             queueMicrotask(() => resolveExit({ exitCode: 0, signal: null }));
             return true;
@@ -58,7 +67,16 @@ function fakeRunner(clock: Clock & { now: number }, wobble: (n: number) => numbe
           const end = cmd.startAtUs + cmd.durationMs * 1000;
           const iterations = Math.round(((cmd.durationMs / 1000) * 1000 * wobble(windows++)) / cmd.clients);
           clock.now = Math.max(clock.now, end);
-          say({ event: 'result', trial: cmd.trial, windowStartUs: cmd.startAtUs, windowEndUs: end, iterations, gpuMs: cmd.durationMs, latenciesMs: [], chunkIterations: 1 });
+          say({
+            event: 'result',
+            trial: cmd.trial,
+            windowStartUs: cmd.startAtUs,
+            windowEndUs: end,
+            iterations,
+            gpuMs: cmd.durationMs,
+            latenciesMs: [],
+            chunkIterations: 1,
+          });
           return true;
         },
         closeStdin: () => queueMicrotask(() => resolveExit({ exitCode: 0, signal: null })),
@@ -72,15 +90,43 @@ function fakeRunner(clock: Clock & { now: number }, wobble: (n: number) => numbe
 }
 
 function memoryStore(): RunStore & { saves: number } {
-  const store = { dir: '/nowhere', saves: 0, saveRun: async () => void store.saves++, writeText: async () => undefined, saveRunSync: () => undefined };
+  const store = {
+    dir: '/nowhere',
+    saves: 0,
+    saveRun: async () => void store.saves++,
+    writeText: async () => undefined,
+    saveRunSync: () => undefined,
+  };
   return store;
 }
 
 function newRun(policy: Partial<Run['config']['roundPolicy']>): Run {
   const base = testConfig({ modes: ['timeslice'], windowMs: 100, releaseLeadMs: 100 });
-  const config = { ...base, contentionWorkloads: base.contentionWorkloads.filter((w) => w.name === 'spin'), roundPolicy: { ...base.roundPolicy, ...policy } };
+  const config = {
+    ...base,
+    contentionWorkloads: base.contentionWorkloads.filter((w) => w.name === 'spin'),
+    roundPolicy: { ...base.roundPolicy, ...policy },
+  };
   const plan = buildPlan(config, null);
-  return { schema: 'gpushare.run/2', id: 'r', status: 'running', createdAt: '', finishedAt: null, tool: { name: 'gpushare', version: '0' }, fingerprint: { gpus: [] } as unknown as Run['fingerprint'], config, plan: plan.comparisons, modes: plan.modes, trials: [], samples: [], sampler: { status: 'ok', error: null }, warnings: [], stops: [], contamination: [], resumes: [] };
+  return {
+    schema: 'gpushare.run/2',
+    id: 'r',
+    status: 'running',
+    createdAt: '',
+    finishedAt: null,
+    tool: { name: 'gpushare', version: '0' },
+    fingerprint: { gpus: [] } as unknown as Run['fingerprint'],
+    config,
+    plan: plan.comparisons,
+    modes: plan.modes,
+    trials: [],
+    samples: [],
+    sampler: { status: 'ok', error: null },
+    warnings: [],
+    stops: [],
+    contamination: [],
+    resumes: [],
+  };
 }
 
 async function execute(run: Run, wobble?: (n: number) => number) {
@@ -104,9 +150,18 @@ describe('scheduler (deterministic fake client)', () => {
   it('runs the minimum rounds in ABBA order and stops at ci-target when the ratio is exact', async () => {
     const run = newRun({ minRounds: 6, maxRounds: 40 });
     const { store } = await execute(run);
-    expect(run.trials.map((t) => `${t.round}:${t.arm}`).slice(0, 6)).toEqual(['0:solo-c0', '0:solo-c1', '0:contended', '1:contended', '1:solo-c1', '1:solo-c0']);
+    expect(run.trials.map((t) => `${t.round}:${t.arm}`).slice(0, 6)).toEqual([
+      '0:solo-c0',
+      '0:solo-c1',
+      '0:contended',
+      '1:contended',
+      '1:solo-c1',
+      '1:solo-c0',
+    ]);
     expect(run.trials).toHaveLength(18);
-    expect(run.stops).toEqual([{ comparisonId: 'timeslice/spin', rounds: 6, reason: 'ci-target', halfWidths: { 'timeslice/spin/slowdown': 0 } }]);
+    expect(run.stops).toEqual([
+      { comparisonId: 'timeslice/spin', rounds: 6, reason: 'ci-target', halfWidths: { 'timeslice/spin/slowdown': 0 } },
+    ]);
     expect(analyze(run).metrics.find((m) => m.metric.id === 'timeslice/spin/slowdown')?.stats.value).toBe(2);
     // Every finished trial is saved before the next one starts.
     expect(store.saves).toBeGreaterThanOrEqual(18);

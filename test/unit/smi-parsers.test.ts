@@ -1,7 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GPU_FIELDS, parseCsvRow, parseCsvRows, SAMPLE_FIELDS, throttleReasons } from '../../harness/system/nvidia/smi-csv.js';
-import { parseGpuList, parseMigPlacements, parseMigProfiles, parseVersions } from '../../harness/system/nvidia/smi-text.js';
+import {
+  GPU_FIELDS,
+  parseCsvRow,
+  parseCsvRows,
+  SAMPLE_FIELDS,
+  throttleReasons,
+} from '../../harness/system/nvidia/smi-csv.js';
+import {
+  parseGpuList,
+  parseMigPlacements,
+  parseMigProfiles,
+  parseVersions,
+} from '../../harness/system/nvidia/smi-text.js';
 import { fixture } from '../helpers.js';
 
 /** The recorded sampler output has a header and more fields: pick ours by name, in our order. */
@@ -42,7 +53,10 @@ describe('nvidia-smi query CSV', () => {
   it('turns [N/A] and [Not Supported] into null', () => {
     const line = '2026/11/21 07:13:38.063, 0, [N/A], [Not Supported], 10, [N/A], 1980, 3201, 40, P0, [N/A]';
     const parsed = parseCsvRow(line, SAMPLE_FIELDS);
-    expect(parsed).toMatchObject({ ok: true, row: { utilGpuPct: null, utilMemPct: null, powerW: null, clocksEventReasons: null, smClockMHz: 1980 } });
+    expect(parsed).toMatchObject({
+      ok: true,
+      row: { utilGpuPct: null, utilMemPct: null, powerW: null, clocksEventReasons: null, smClockMHz: 1980 },
+    });
   });
 
   it('rejects a row with the wrong number of fields, naming the row', () => {
@@ -58,9 +72,15 @@ describe('nvidia-smi query CSV', () => {
   });
 
   it('parses the fingerprint query and stops at the first bad line', () => {
-    const good = '0, GPU-7335e5d7-1513-c22d-a95a-e679698f16b8, NVIDIA H200, 00000000:00:06.0, 580.159.04, 143771, 0, 0, Default, Enabled, Disabled, Disabled';
+    const good =
+      '0, GPU-7335e5d7-1513-c22d-a95a-e679698f16b8, NVIDIA H200, 00000000:00:06.0, 580.159.04, 143771, 0, 0, Default, Enabled, Disabled, Disabled';
     const rows = parseCsvRows(`${good}\n`, GPU_FIELDS);
-    expect(rows).toMatchObject({ ok: true, rows: [{ index: 0, name: 'NVIDIA H200', memoryTotalMiB: 143771, computeMode: 'Default', migModeCurrent: 'Disabled' }] });
+    expect(rows).toMatchObject({
+      ok: true,
+      rows: [
+        { index: 0, name: 'NVIDIA H200', memoryTotalMiB: 143771, computeMode: 'Default', migModeCurrent: 'Disabled' },
+      ],
+    });
     expect(parseCsvRows(`${good}\nnot, enough\n`, GPU_FIELDS).ok).toBe(false);
   });
 
@@ -94,18 +114,48 @@ describe('nvidia-smi text outputs', () => {
 
   it('reads the H200 MIG profile table from mig -lgip', () => {
     const profiles = parseMigProfiles(fixture('mig-lgip.txt'));
-    expect(profiles.map((p) => p.name)).toEqual(['1g.18gb', '1g.18gb+me', '1g.35gb', '2g.35gb', '3g.71gb', '4g.71gb', '7g.141gb']);
+    expect(profiles.map((p) => p.name)).toEqual([
+      '1g.18gb',
+      '1g.18gb+me',
+      '1g.35gb',
+      '2g.35gb',
+      '3g.71gb',
+      '4g.71gb',
+      '7g.141gb',
+    ]);
     expect(profiles[0]).toEqual({
-      gpuIndex: 0, name: '1g.18gb', profileId: 19, instancesFree: 7, instancesTotal: 7, memoryGiB: 16,
-      smCount: 16, copyEngines: 1, decoders: 1, encoders: 0, jpegs: 1, ofas: 0,
+      gpuIndex: 0,
+      name: '1g.18gb',
+      profileId: 19,
+      instancesFree: 7,
+      instancesTotal: 7,
+      memoryGiB: 16,
+      smCount: 16,
+      copyEngines: 1,
+      decoders: 1,
+      encoders: 0,
+      jpegs: 1,
+      ofas: 0,
     });
-    expect(profiles.at(-1)).toMatchObject({ name: '7g.141gb', profileId: 0, smCount: 132, memoryGiB: 140, copyEngines: 8, ofas: 1 });
+    expect(profiles.at(-1)).toMatchObject({
+      name: '7g.141gb',
+      profileId: 0,
+      smCount: 132,
+      memoryGiB: 140,
+      copyEngines: 8,
+      ofas: 1,
+    });
   });
 
   it('reads placements from mig -lgipp, singular and plural', () => {
     const placements = parseMigPlacements(fixture('mig-lgipp.txt'));
     expect(placements).toHaveLength(7);
-    expect(placements.find((p) => p.profileId === 14)).toEqual({ gpuIndex: 0, profileId: 14, starts: [0, 2, 4], size: 2 });
+    expect(placements.find((p) => p.profileId === 14)).toEqual({
+      gpuIndex: 0,
+      profileId: 14,
+      starts: [0, 2, 4],
+      size: 2,
+    });
     expect(placements.find((p) => p.profileId === 0)).toEqual({ gpuIndex: 0, profileId: 0, starts: [0], size: 8 });
   });
 
@@ -135,7 +185,9 @@ describe('nvidia-smi parser properties', () => {
         const parsed = parseCsvRow(cells.join(', '), SAMPLE_FIELDS);
         const numbersOk = SAMPLE_FIELDS.every((f, i) => {
           const c = (cells[i] ?? '').trim();
-          return f.kind !== 'number' || ['[N/A]', '[Not Supported]', 'N/A', ''].includes(c) || Number.isFinite(Number(c));
+          return (
+            f.kind !== 'number' || ['[N/A]', '[Not Supported]', 'N/A', ''].includes(c) || Number.isFinite(Number(c))
+          );
         });
         expect(parsed.ok).toBe(numbersOk);
         if (parsed.ok) {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { judge } from '../../harness/bench/analysis/analyze.js';
 import { classifyChange } from '../../harness/bench/gate/gate.js';
 import { bootstrapMedianCI, mulberry32 } from '../../harness/stats/bootstrap.js';
 import { medianInterval, metricStats } from '../../harness/stats/statistics.js';
-import { judge } from '../../harness/bench/analysis/analyze.js';
 
 const options = { resamples: 10_000, level: 0.95, seed: 42 };
 
@@ -41,7 +41,13 @@ describe('metric statistics', () => {
   });
 
   it('reports no CI under six rounds, and no outliers when MAD is 0', () => {
-    expect(metricStats({ id: 'x', perRound: [2] })).toMatchObject({ n: 1, value: 2, ci: null, halfWidth: null, cv: null });
+    expect(metricStats({ id: 'x', perRound: [2] })).toMatchObject({
+      n: 1,
+      value: 2,
+      ci: null,
+      halfWidth: null,
+      cv: null,
+    });
     expect(metricStats({ id: 'x', perRound: [2, 2, 2, 9] })).toMatchObject({ mad: 0, outliers: [] });
     expect(metricStats({ id: 'x', perRound: [] })).toMatchObject({ n: 0, value: null });
   });
@@ -61,8 +67,8 @@ describe('order-statistic interval of the median', () => {
     // n, k (1-based order statistics k and n−k+1), exact coverage 1 − 2·P(Binomial(n, ½) ≤ k−1)
     [6, 1, 1 - 2 / 64],
     [8, 1, 1 - 2 / 256],
-    [9, 2, 1 - 2 * 10 / 512],
-    [10, 2, 1 - 2 * 11 / 1024],
+    [9, 2, 1 - (2 * 10) / 512],
+    [10, 2, 1 - (2 * 11) / 1024],
     [20, 6, 0.9586105346679688],
     [40, 14, 0.9615226917157997],
   ])('n = %i: [x(k), x(n−k+1)] with k = %i, coverage %f', (n, k, coverage) => {
@@ -93,7 +99,17 @@ describe('order-statistic interval of the median', () => {
 });
 
 describe('verdicts', () => {
-  const at = (ci: [number, number] | null, n = 6) => ({ n, value: ci ? (ci[0] + ci[1]) / 2 : 1, ci, confidence: ci ? 0.969 : null, method: null, halfWidth: null, mad: 0, cv: 0, outliers: [] });
+  const at = (ci: [number, number] | null, n = 6) => ({
+    n,
+    value: ci ? (ci[0] + ci[1]) / 2 : 1,
+    ci,
+    confidence: ci ? 0.969 : null,
+    method: null,
+    halfWidth: null,
+    mad: 0,
+    cv: 0,
+    outliers: [],
+  });
   it.each([
     [[1.05, 1.2], { min: 1.05 }, 'pass'], // touching the bound counts as inside
     [[1.0, 1.05], { min: 1.05 }, 'inconclusive'],
@@ -107,7 +123,10 @@ describe('verdicts', () => {
   });
 
   it('one round is inconclusive, saying why', () => {
-    expect(judge(at(null, 1), { min: 1.05 })).toEqual({ verdict: 'inconclusive', reason: '1 round(s): a 95% CI of a median needs at least 6' });
+    expect(judge(at(null, 1), { min: 1.05 })).toEqual({
+      verdict: 'inconclusive',
+      reason: '1 round(s): a 95% CI of a median needs at least 6',
+    });
   });
 });
 

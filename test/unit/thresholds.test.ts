@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { userErrorOf } from '../helpers.js';
 import { boundsFor, DEFAULT_THRESHOLDS, parseThresholds } from '../../harness/bench/gate/thresholds.js';
+import { userErrorOf } from '../helpers.js';
 
 const error = (text: string, file = 'gates.yaml') => userErrorOf(() => parseThresholds(text, file));
 
@@ -13,7 +13,10 @@ describe('thresholds', () => {
   });
 
   it('reads YAML and JSON; the first matching pattern wins', () => {
-    const yaml = parseThresholds('noiseBand: 0.03\nthresholds:\n  "timeslice/gemm/*": { max: 2 }\n  "timeslice/*/slowdown": { min: 1.1, max: 8 }\n', 'x.yaml');
+    const yaml = parseThresholds(
+      'noiseBand: 0.03\nthresholds:\n  "timeslice/gemm/*": { max: 2 }\n  "timeslice/*/slowdown": { min: 1.1, max: 8 }\n',
+      'x.yaml',
+    );
     expect(yaml.noiseBand).toBe(0.03);
     expect(boundsFor(yaml, 'timeslice/gemm/slowdown')?.bounds).toEqual({ max: 2 });
     expect(boundsFor(yaml, 'timeslice/infer/slowdown')?.bounds).toEqual({ min: 1.1, max: 8 });
@@ -28,10 +31,19 @@ describe('thresholds', () => {
   });
 
   it.each([
-    ['thresholds:\n  "timeslice/gemm/slowdown": { min: high }\n', 'gates.yaml: thresholds.timeslice/gemm/slowdown.min: Invalid input: expected number, received string (got "high")'],
-    ['thresholds:\n  "a": { min: 3, max: 2 }\n', 'gates.yaml: thresholds.a: min must not be above max (got {"min":3,"max":2})'],
+    [
+      'thresholds:\n  "timeslice/gemm/slowdown": { min: high }\n',
+      'gates.yaml: thresholds.timeslice/gemm/slowdown.min: Invalid input: expected number, received string (got "high")',
+    ],
+    [
+      'thresholds:\n  "a": { min: 3, max: 2 }\n',
+      'gates.yaml: thresholds.a: min must not be above max (got {"min":3,"max":2})',
+    ],
     ['thresholds:\n  "a": {}\n', 'gates.yaml: thresholds.a: give min, max or both (got {})'],
-    ['thresholds:\n  "a": { minimum: 3 }\n', 'gates.yaml: thresholds.a: Unrecognized key: "minimum" (got {"minimum":3})'],
+    [
+      'thresholds:\n  "a": { minimum: 3 }\n',
+      'gates.yaml: thresholds.a: Unrecognized key: "minimum" (got {"minimum":3})',
+    ],
     ['noiseBand: 2\n', 'gates.yaml: noiseBand: Too big: expected number to be <=1 (got 2)'],
     ['version: 2\n', 'gates.yaml: version: Invalid input: expected 1 (got 2)'],
     ['limits: {}\n', 'gates.yaml: (top level): Unrecognized key: "limits" (got {"limits":{}})'],

@@ -1,9 +1,9 @@
 /** Validity checks on the committed real run, mutated in memory one way at a time. */
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Run } from '../../harness/bench/record/schema.js';
-import { loadRun } from '../../harness/bench/record/store.js';
 import { groupRounds } from '../../harness/bench/analysis/rounds.js';
 import { comparisonValidity as validityOf } from '../../harness/bench/analysis/validity.js';
+import type { Run } from '../../harness/bench/record/schema.js';
+import { loadRun } from '../../harness/bench/record/store.js';
 import { committedRuns } from '../helpers.js';
 
 let run: Run;
@@ -36,22 +36,35 @@ describe('validity checks', () => {
   it('a failed trial invalidates its comparison, quoting the reason', () => {
     const index = run.trials.findIndex((t) => t.comparisonId === 'timeslice/spin');
     const trial = run.trials[index] as Run['trials'][number];
-    run.trials[index] = { ...trial, status: 'failed', reason: 'workload "spin" (client 1) exited with code 3', client: 1, exitCode: 3, stderrTail: '' } as Run['trials'][number];
-    expect(comparisonValidity(run, comparison('timeslice/spin')).invalid).toEqual(['1 trial(s) failed or timed out: workload "spin" (client 1) exited with code 3']);
+    run.trials[index] = {
+      ...trial,
+      status: 'failed',
+      reason: 'workload "spin" (client 1) exited with code 3',
+      client: 1,
+      exitCode: 3,
+      stderrTail: '',
+    } as Run['trials'][number];
+    expect(comparisonValidity(run, comparison('timeslice/spin')).invalid).toEqual([
+      '1 trial(s) failed or timed out: workload "spin" (client 1) exited with code 3',
+    ]);
   });
 
   it('throttling in one arm only', () => {
     editSamples('timeslice/spin', true, (s) => {
       s.clocksEventReasons = '0x0000000000000020';
     });
-    expect(comparisonValidity(run, comparison('timeslice/spin')).invalid).toEqual(['throttling in one arm: sw_thermal_slowdown in contended but not in solo']);
+    expect(comparisonValidity(run, comparison('timeslice/spin')).invalid).toEqual([
+      'throttling in one arm: sw_thermal_slowdown in contended but not in solo',
+    ]);
   });
 
   it('an SM-clock gap over 5% between arms', () => {
     editSamples('timeslice/spin', true, (s) => {
       s.smClockMHz = 1700;
     });
-    expect(comparisonValidity(run, comparison('timeslice/spin')).invalid).toEqual(['SM clock differed 14.1% between arms (contended 1700 MHz, solo 1980 MHz)']);
+    expect(comparisonValidity(run, comparison('timeslice/spin')).invalid).toEqual([
+      'SM clock differed 14.1% between arms (contended 1700 MHz, solo 1980 MHz)',
+    ]);
   });
 
   it('a gap while every arm is power-capped alike is a warning, not a reason to distrust', () => {
@@ -64,12 +77,16 @@ describe('validity checks', () => {
     });
     expect(comparisonValidity(run, comparison('timeslice/spin'))).toEqual({
       invalid: [],
-      warnings: ['SM clock differed 14.1% between arms (contended 1700 MHz, solo 1980 MHz); every arm was capped by sw_power_cap'],
+      warnings: [
+        'SM clock differed 14.1% between arms (contended 1700 MHz, solo 1980 MHz); every arm was capped by sw_power_cap',
+      ],
     });
   });
 
   it('a contaminated run invalidates every comparison', () => {
     run.contamination = ['utilization 97%'];
-    expect(comparisonValidity(run, comparison('streams/spin')).invalid).toEqual(['the GPU was busy when the run started (utilization 97%)']);
+    expect(comparisonValidity(run, comparison('streams/spin')).invalid).toEqual([
+      'the GPU was busy when the run started (utilization 97%)',
+    ]);
   });
 });

@@ -3,25 +3,43 @@
  * validity, verdicts, CI targets and diagnoses. Every output — console, markdown, charts, CSV/JSON,
  * gate, artifacts, advice — and the scheduler's stopping rule read this, never raw trials.
  */
+
+import { type MetricStats, MIN_ROUNDS_FOR_CI, metricStats } from '../../stats/statistics.js';
+import { type Bounds, boundsFor, describeBounds, type Thresholds } from '../gate/thresholds.js';
 import type { Comparison, RoundPolicy, Run } from '../record/schema.js';
-import { boundsFor, describeBounds, type Bounds, type Thresholds } from '../gate/thresholds.js';
-import { comparisonNoise, diagnose } from './diagnosis.js';
 import { memoryPerClientMiB, roundsFailure } from './clients.js';
+import { comparisonNoise, diagnose } from './diagnosis.js';
 import { comparisonMetrics, crossModeMetrics, type Metric } from './metrics.js';
 import { groupRounds, isComplete } from './rounds.js';
-import { metricStats, MIN_ROUNDS_FOR_CI, type MetricStats } from '../../stats/statistics.js';
+import {
+  type Analysis,
+  type ComparisonAnalysis,
+  type MetricAnalysis,
+  REPORT_HALF_WIDTH,
+  type Verdict,
+} from './types.js';
 import { comparisonValidity, type Validity } from './validity.js';
-import { REPORT_HALF_WIDTH, type Analysis, type ComparisonAnalysis, type MetricAnalysis, type Verdict } from './types.js';
 
 export function judge(stats: MetricStats, bounds: Bounds): { verdict: Verdict; reason: string | null } {
   if (stats.value === null) return { verdict: 'inconclusive', reason: 'no usable round' };
-  if (stats.ci === null) return { verdict: 'inconclusive', reason: `${stats.n} round(s): a 95% CI of a median needs at least ${MIN_ROUNDS_FOR_CI}` };
+  if (stats.ci === null)
+    return {
+      verdict: 'inconclusive',
+      reason: `${stats.n} round(s): a 95% CI of a median needs at least ${MIN_ROUNDS_FOR_CI}`,
+    };
   const [lo, hi] = stats.ci;
   const min = bounds.min ?? -Infinity;
   const max = bounds.max ?? Infinity;
   if (lo >= min && hi <= max) return { verdict: 'pass', reason: null };
-  if (hi < min || lo > max) return { verdict: 'fail', reason: `the whole CI [${lo.toFixed(3)}, ${hi.toFixed(3)}] lies outside ${describeBounds(bounds)}` };
-  return { verdict: 'inconclusive', reason: `the CI [${lo.toFixed(3)}, ${hi.toFixed(3)}] straddles ${describeBounds(bounds)}` };
+  if (hi < min || lo > max)
+    return {
+      verdict: 'fail',
+      reason: `the whole CI [${lo.toFixed(3)}, ${hi.toFixed(3)}] lies outside ${describeBounds(bounds)}`,
+    };
+  return {
+    verdict: 'inconclusive',
+    reason: `the CI [${lo.toFixed(3)}, ${hi.toFixed(3)}] straddles ${describeBounds(bounds)}`,
+  };
 }
 
 /** The half-width a metric's rounds aim at: graded ratios the tighter target, headline ratios theirs. */
@@ -30,7 +48,14 @@ export function targetFor(metric: Metric, thresholds: Thresholds, policy: RoundP
   return metric.headline ? policy.ciTarget : null;
 }
 
-function analyzeMetric(run: Pick<Run, 'config'>, metric: Metric, c: ComparisonAnalysis, noise: () => string[], validity: Validity, thresholds: Thresholds): MetricAnalysis {
+function analyzeMetric(
+  run: Pick<Run, 'config'>,
+  metric: Metric,
+  c: ComparisonAnalysis,
+  noise: () => string[],
+  validity: Validity,
+  thresholds: Thresholds,
+): MetricAnalysis {
   const stats = metricStats(metric);
   const rule = boundsFor(thresholds, metric.id);
   const threshold = rule ? { ...rule, text: describeBounds(rule.bounds) } : null;
@@ -45,7 +70,11 @@ function analyzeMetric(run: Pick<Run, 'config'>, metric: Metric, c: ComparisonAn
 }
 
 /** One comparison: its rounds, validity and metrics. The scheduler calls this after every round. */
-export function analyzeComparison(run: Pick<Run, 'trials' | 'samples' | 'contamination' | 'stops' | 'config' | 'clientStarts'>, comparison: Comparison, thresholds: Thresholds): ComparisonAnalysis {
+export function analyzeComparison(
+  run: Pick<Run, 'trials' | 'samples' | 'contamination' | 'stops' | 'config' | 'clientStarts'>,
+  comparison: Comparison,
+  thresholds: Thresholds,
+): ComparisonAnalysis {
   const rounds = groupRounds(comparison, run.trials);
   const validity = comparisonValidity(run, comparison, rounds);
   const analysis: ComparisonAnalysis = {
@@ -59,7 +88,9 @@ export function analyzeComparison(run: Pick<Run, 'trials' | 'samples' | 'contami
     failure: roundsFailure(rounds),
   };
   const noise = noiseOnce(run, analysis);
-  analysis.metrics = comparisonMetrics(comparison, rounds).map((m) => analyzeMetric(run, m, analysis, noise, validity, thresholds));
+  analysis.metrics = comparisonMetrics(comparison, rounds).map((m) =>
+    analyzeMetric(run, m, analysis, noise, validity, thresholds),
+  );
   return analysis;
 }
 
@@ -72,15 +103,32 @@ function noiseOnce(run: Pick<Run, 'samples'>, c: ComparisonAnalysis): () => stri
 export function analyze(run: Run, thresholds: Thresholds = run.config.thresholds): Analysis {
   const comparisons = run.plan.map((c) => analyzeComparison(run, c, thresholds));
   for (const mps of comparisons.filter((c) => c.comparison.mode === 'mps')) {
-    const plain = comparisons.find((c) => c.comparison.mode === 'timeslice' && c.comparison.workload.name === mps.comparison.workload.name && c.comparison.clientEnv.length === mps.comparison.clientEnv.length);
+    const plain = comparisons.find(
+      (c) =>
+        c.comparison.mode === 'timeslice' &&
+        c.comparison.workload.name === mps.comparison.workload.name &&
+        c.comparison.clientEnv.length === mps.comparison.clientEnv.length,
+    );
     const slowdown = (c: ComparisonAnalysis) => c.metrics.find((m) => m.metric.name === 'slowdown')?.metric;
     const [mpsSlowdown, plainSlowdown] = [slowdown(mps), plain && slowdown(plain)];
     if (!plain || !mpsSlowdown || !plainSlowdown) continue;
     const invalid = [...mps.validity.invalid, ...plain.validity.invalid];
     const validity = { invalid, warnings: [...mps.validity.warnings, ...plain.validity.warnings] };
-    const cross = crossModeMetrics(mps.comparison, mps.rounds, plain.comparison, plain.rounds, mpsSlowdown, plainSlowdown);
+    const cross = crossModeMetrics(
+      mps.comparison,
+      mps.rounds,
+      plain.comparison,
+      plain.rounds,
+      mpsSlowdown,
+      plainSlowdown,
+    );
     mps.metrics.push(...cross.map((m) => analyzeMetric(run, m, mps, noiseOnce(run, mps), validity, thresholds)));
   }
   const metrics = comparisons.flatMap((c) => c.metrics);
-  return { comparisons, metrics, verdicts: metrics.filter((m) => m.metric.headline || m.threshold !== null), thresholds };
+  return {
+    comparisons,
+    metrics,
+    verdicts: metrics.filter((m) => m.metric.headline || m.threshold !== null),
+    thresholds,
+  };
 }

@@ -12,13 +12,16 @@ export function memoryPerClientMiB(run: Pick<Run, 'samples' | 'clientStarts'>, c
   const start = run.clientStarts?.find((s) => s.comparisonId === comparison.id);
   if (start === undefined) return null;
   const before = run.samples.filter((s) => s.tUs <= start.startedUs && s.memoryUsedMiB !== null).at(-1)?.memoryUsedMiB;
-  const during = run.samples.filter((s) => s.trialId?.startsWith(`${comparison.id}#`) && s.memoryUsedMiB !== null).map((s) => s.memoryUsedMiB as number);
+  const during = run.samples
+    .filter((s) => s.trialId?.startsWith(`${comparison.id}#`) && s.memoryUsedMiB !== null)
+    .map((s) => s.memoryUsedMiB as number);
   if (before === undefined || before === null || during.length === 0) return null;
   return (median(during) - before) / comparison.clientEnv.length;
 }
 
 /** Why a comparison's rounds measured nothing: the first failed trial's reason (a client that never became ready). */
 export function roundsFailure(rounds: readonly Round[]): string | null {
-  for (const round of rounds) for (const t of round.trials.values()) if (t.status === 'failed' || t.status === 'timeout') return t.reason;
+  for (const round of rounds)
+    for (const t of round.trials.values()) if (t.status === 'failed' || t.status === 'timeout') return t.reason;
   return null;
 }

@@ -1,7 +1,7 @@
 /** What a cross-GPU check (bench --gpus) says: do the GPUs of this host interfere with each other? */
 import type { Comparison } from '../record/schema.js';
-import type { Analysis, ComparisonAnalysis, MetricAnalysis } from './types.js';
 import { CROSS_GPU_METRIC } from './metrics.js';
+import type { Analysis, ComparisonAnalysis, MetricAnalysis } from './types.js';
 
 /** A loaded neighbour may cost a GPU's solo throughput at most this much (2%) for the GPUs to count as independent. */
 export const CROSS_GPU_TOLERANCE = 0.02;
@@ -39,11 +39,21 @@ function described(r: CrossGpuResult): string {
  * invalid check) runs them one after another, which is slower but cannot be contaminated.
  */
 export function gpuSchedule(results: readonly CrossGpuResult[]): GpuSchedule {
-  if (results.length === 0) return { parallel: false, reason: 'no cross-GPU check ran, so the GPUs run one after another' };
+  if (results.length === 0)
+    return { parallel: false, reason: 'no cross-GPU check ran, so the GPUs run one after another' };
   const limit = 1 + CROSS_GPU_TOLERANCE;
-  const doubtful = results.filter((r) => r.metric.verdict === 'invalid' || r.metric.stats.ci === null || r.metric.stats.ci[1] > limit);
+  const doubtful = results.filter(
+    (r) => r.metric.verdict === 'invalid' || r.metric.stats.ci === null || r.metric.stats.ci[1] > limit,
+  );
   const gpus = [...new Set(doubtful.map((r) => `GPU ${r.crossGpu.victimGpu}`))];
   const all = results.map(described).join('; ');
-  if (doubtful.length === 0) return { parallel: true, reason: `a loaded neighbour costs every GPU under ${CROSS_GPU_TOLERANCE * 100}% (${all}): the GPUs run in parallel` };
-  return { parallel: false, reason: `a loaded neighbour may cost ${gpus.join(' and ')} over ${CROSS_GPU_TOLERANCE * 100}% (${all}): the GPUs run one after another` };
+  if (doubtful.length === 0)
+    return {
+      parallel: true,
+      reason: `a loaded neighbour costs every GPU under ${CROSS_GPU_TOLERANCE * 100}% (${all}): the GPUs run in parallel`,
+    };
+  return {
+    parallel: false,
+    reason: `a loaded neighbour may cost ${gpus.join(' and ')} over ${CROSS_GPU_TOLERANCE * 100}% (${all}): the GPUs run one after another`,
+  };
 }

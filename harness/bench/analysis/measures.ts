@@ -1,7 +1,7 @@
 /** Measures of one trial's clients. */
 import { mean, quantileSorted } from 'simple-statistics';
-import type { ClientResult, Overlap } from '../record/schema.js';
 import type { LatencySummary } from '../../workload/spec.js';
+import type { ClientResult, Overlap } from '../record/schema.js';
 
 /** Exact latency statistics of a window's chunks; null when there were none. */
 export function summarizeLatencies(latenciesMs: readonly number[]): LatencySummary | null {
@@ -29,7 +29,10 @@ export function throughputPerS(client: ClientResult): number {
  */
 export function overlap(clients: readonly ClientResult[]): Overlap {
   if (clients.length <= 1) return { perClient: clients.map(() => 1), min: 1 };
-  const shared = Math.max(0, Math.min(...clients.map((c) => c.windowEndUs)) - Math.max(...clients.map((c) => c.windowStartUs)));
+  const shared = Math.max(
+    0,
+    Math.min(...clients.map((c) => c.windowEndUs)) - Math.max(...clients.map((c) => c.windowStartUs)),
+  );
   const perClient = clients.map((c) => {
     const own = c.windowEndUs - c.windowStartUs;
     return own > 0 ? Math.min(1, shared / own) : 0;

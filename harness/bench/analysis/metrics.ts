@@ -37,7 +37,13 @@ const HIGHER_IS_BETTER = /speedup|gain|aggregate-throughput/;
 /** The one ratio of a cross-GPU check: a client's throughput with the other GPUs idle ÷ loaded. */
 export const CROSS_GPU_METRIC = 'cross-gpu-slowdown';
 
-function metric(c: Comparison, name: string, description: string, headline: boolean, values: Array<{ round: number; value: number }>): Metric {
+function metric(
+  c: Comparison,
+  name: string,
+  description: string,
+  headline: boolean,
+  values: Array<{ round: number; value: number }>,
+): Metric {
   const perRound = values.map((v) => v.value);
   return {
     better: HIGHER_IS_BETTER.test(name) ? 'higher' : 'lower',
@@ -76,12 +82,28 @@ function streamsMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
   for (const prefix of prefixes) {
     const memory = prefix ? ` with ${prefix.slice(0, -1)} host memory` : '';
     for (const k of ks) {
-      metrics.push(metric(c, `${prefix}speedup-k${k}`, `time of the work on 1 stream ÷ on ${k} streams${memory} (higher is better)`, prefix !== 'pageable-', ratio(`${prefix}s1`, `${prefix}s${k}`)));
+      metrics.push(
+        metric(
+          c,
+          `${prefix}speedup-k${k}`,
+          `time of the work on 1 stream ÷ on ${k} streams${memory} (higher is better)`,
+          prefix !== 'pageable-',
+          ratio(`${prefix}s1`, `${prefix}s${k}`),
+        ),
+      );
     }
   }
   if (prefixes.includes('pinned-') && prefixes.includes('pageable-')) {
     for (const k of [1, ...ks]) {
-      metrics.push(metric(c, `pinned-gain-s${k}`, `time with pageable ÷ with pinned host memory, ${k} stream(s) (higher: pinned helps)`, false, ratio(`pageable-s${k}`, `pinned-s${k}`)));
+      metrics.push(
+        metric(
+          c,
+          `pinned-gain-s${k}`,
+          `time with pageable ÷ with pinned host memory, ${k} stream(s) (higher: pinned helps)`,
+          false,
+          ratio(`pageable-s${k}`, `pinned-s${k}`),
+        ),
+      );
     }
   }
   return metrics;
@@ -111,24 +133,69 @@ function slowdowns(round: ContentionRound): number[] {
 function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
   const usable = contentionRounds(c, rounds);
   const n = c.clientEnv.length;
-  const each = (value: (r: ContentionRound) => number) => usable.flatMap((r) => (Number.isFinite(value(r)) ? [{ round: r.index, value: value(r) }] : []));
+  const each = (value: (r: ContentionRound) => number) =>
+    usable.flatMap((r) => (Number.isFinite(value(r)) ? [{ round: r.index, value: value(r) }] : []));
   if (c.crossGpu) {
     // The loaders run on other GPUs: only client 0's ratio means anything.
     const { victimGpu, loadedGpus, loadersPerGpu } = c.crossGpu;
     const description = `GPU ${victimGpu}'s client alone ÷ while ${loadersPerGpu} time-sliced clients load GPU ${loadedGpus.join(', ')} (1 = the GPUs do not interfere)`;
-    return [metric(c, CROSS_GPU_METRIC, description, true, each((r) => slowdowns(r)[0] as number))];
+    return [
+      metric(
+        c,
+        CROSS_GPU_METRIC,
+        description,
+        true,
+        each((r) => slowdowns(r)[0] as number),
+      ),
+    ];
   }
   const metrics = [
-    metric(c, 'slowdown', `throughput alone ÷ throughput with ${n} clients at once, mean over clients (1 = no cost)`, true, each((r) => mean(slowdowns(r)))),
-    metric(c, 'fairness', 'largest ÷ smallest per-client slowdown (1 = fair)', false, each((r) => max(slowdowns(r)) / min(slowdowns(r)))),
-    metric(c, 'aggregate-throughput', `sum of the ${n} clients' contended throughput ÷ mean solo throughput (how many GPUs' worth of work)`, false, each((r) => r.contended.reduce((s, x) => s + throughputPerS(x), 0) / mean(r.solo.map(throughputPerS)))),
+    metric(
+      c,
+      'slowdown',
+      `throughput alone ÷ throughput with ${n} clients at once, mean over clients (1 = no cost)`,
+      true,
+      each((r) => mean(slowdowns(r))),
+    ),
+    metric(
+      c,
+      'fairness',
+      'largest ÷ smallest per-client slowdown (1 = fair)',
+      false,
+      each((r) => max(slowdowns(r)) / min(slowdowns(r))),
+    ),
+    metric(
+      c,
+      'aggregate-throughput',
+      `sum of the ${n} clients' contended throughput ÷ mean solo throughput (how many GPUs' worth of work)`,
+      false,
+      each((r) => r.contended.reduce((s, x) => s + throughputPerS(x), 0) / mean(r.solo.map(throughputPerS))),
+    ),
     // Per-client ratios up to 4 clients; beyond, fairness says how far apart they are.
-    ...Array.from({ length: n <= 4 ? n : 0 }, (_, i) => metric(c, `slowdown-c${i}`, `client ${i}: throughput alone ÷ contended`, false, each((r) => slowdowns(r)[i] as number))),
+    ...Array.from({ length: n <= 4 ? n : 0 }, (_, i) =>
+      metric(
+        c,
+        `slowdown-c${i}`,
+        `client ${i}: throughput alone ÷ contended`,
+        false,
+        each((r) => slowdowns(r)[i] as number),
+      ),
+    ),
   ];
-  const perRequest = usable.every((r) => [...r.solo, ...r.contended].every((x) => x.chunkIterations === 1 && x.latency !== null));
+  const perRequest = usable.every((r) =>
+    [...r.solo, ...r.contended].every((x) => x.chunkIterations === 1 && x.latency !== null),
+  );
   if (usable.length > 0 && perRequest) {
     const p99 = (x: ClientResult) => x.latency?.p99Ms ?? Number.NaN;
-    metrics.push(metric(c, 'p99-latency-ratio', 'p99 request latency contended ÷ alone, mean over clients (1 = no cost)', false, each((r) => mean(r.solo.map((s, i) => p99(r.contended[i] as ClientResult) / p99(s))))));
+    metrics.push(
+      metric(
+        c,
+        'p99-latency-ratio',
+        'p99 request latency contended ÷ alone, mean over clients (1 = no cost)',
+        false,
+        each((r) => mean(r.solo.map((s, i) => p99(r.contended[i] as ClientResult) / p99(s)))),
+      ),
+    );
   }
   return metrics;
 }
@@ -144,19 +211,60 @@ export function comparisonMetrics(c: Comparison, rounds: readonly Round[]): Metr
  * rounds are not paired, so the gain is a ratio of medians; the others pair each MPS round with
  * the plain solo throughput (median over the timeslice rounds).
  */
-export function crossModeMetrics(mps: Comparison, mpsRounds: readonly Round[], plain: Comparison, plainRounds: readonly Round[], mpsSlowdown: Metric, plainSlowdown: Metric): Metric[] {
+export function crossModeMetrics(
+  mps: Comparison,
+  mpsRounds: readonly Round[],
+  plain: Comparison,
+  plainRounds: readonly Round[],
+  mpsSlowdown: Metric,
+  plainSlowdown: Metric,
+): Metric[] {
   const metrics: Metric[] = [];
-  const plainSolo = contentionRounds(plain, plainRounds.filter((r) => isComplete(plain, r)));
-  const mpsComplete = contentionRounds(mps, mpsRounds.filter((r) => isComplete(mps, r)));
+  const plainSolo = contentionRounds(
+    plain,
+    plainRounds.filter((r) => isComplete(plain, r)),
+  );
+  const mpsComplete = contentionRounds(
+    mps,
+    mpsRounds.filter((r) => isComplete(mps, r)),
+  );
   if (plainSolo.length > 0 && mps.clientEnv.length === plain.clientEnv.length) {
-    const soloTput = mps.clientEnv.map((_, i) => median(plainSolo.map((r) => throughputPerS(r.solo[i] as ClientResult))));
-    const vs = (pick: (r: ContentionRound) => ClientResult[]) => mpsComplete.map((r) => ({ round: r.index, value: mean(pick(r).map((x, i) => (soloTput[i] as number) / throughputPerS(x))) }));
-    metrics.push(metric(mps, 'slowdown-vs-plain-solo', 'throughput alone without MPS (median of the timeslice rounds) ÷ contended under MPS', false, vs((r) => r.contended)));
-    metrics.push(metric(mps, 'solo-overhead', 'throughput alone without MPS ÷ alone under MPS (above 1: MPS costs a lone client)', false, vs((r) => r.solo)));
+    const soloTput = mps.clientEnv.map((_, i) =>
+      median(plainSolo.map((r) => throughputPerS(r.solo[i] as ClientResult))),
+    );
+    const vs = (pick: (r: ContentionRound) => ClientResult[]) =>
+      mpsComplete.map((r) => ({
+        round: r.index,
+        value: mean(pick(r).map((x, i) => (soloTput[i] as number) / throughputPerS(x))),
+      }));
+    metrics.push(
+      metric(
+        mps,
+        'slowdown-vs-plain-solo',
+        'throughput alone without MPS (median of the timeslice rounds) ÷ contended under MPS',
+        false,
+        vs((r) => r.contended),
+      ),
+    );
+    metrics.push(
+      metric(
+        mps,
+        'solo-overhead',
+        'throughput alone without MPS ÷ alone under MPS (above 1: MPS costs a lone client)',
+        false,
+        vs((r) => r.solo),
+      ),
+    );
   }
   if (plainSlowdown.value !== null && mpsSlowdown.value !== null) {
     metrics.push({
-      ...metric(mps, 'gain-over-timeslice', 'time-slicing slowdown ÷ MPS slowdown, ratio of the medians (above 1: MPS shares better)', false, []),
+      ...metric(
+        mps,
+        'gain-over-timeslice',
+        'time-slicing slowdown ÷ MPS slowdown, ratio of the medians (above 1: MPS shares better)',
+        false,
+        [],
+      ),
       parts: { numerator: plainSlowdown.perRound, denominator: mpsSlowdown.perRound },
       value: plainSlowdown.value / mpsSlowdown.value,
     });
@@ -166,10 +274,22 @@ export function crossModeMetrics(mps: Comparison, mpsRounds: readonly Round[], p
 
 /** Every metric id a plan can produce (before anything ran): thresholds patterns are checked against these. */
 export function possibleMetricIds(plan: readonly Comparison[]): string[] {
-  const ids = plan.flatMap((c) => [...comparisonMetrics(c, []).map((m) => m.id), ...(c.mode === 'streams' || c.crossGpu ? [] : [`${c.id}/p99-latency-ratio`])]);
+  const ids = plan.flatMap((c) => [
+    ...comparisonMetrics(c, []).map((m) => m.id),
+    ...(c.mode === 'streams' || c.crossGpu ? [] : [`${c.id}/p99-latency-ratio`]),
+  ]);
   for (const mps of plan.filter((c) => c.mode === 'mps')) {
-    if (plan.some((c) => c.mode === 'timeslice' && c.workload.name === mps.workload.name && c.clientEnv.length === mps.clientEnv.length)) {
-      ids.push(...['slowdown-vs-plain-solo', 'solo-overhead', 'gain-over-timeslice'].map((name) => `${mps.id}/${name}`));
+    if (
+      plan.some(
+        (c) =>
+          c.mode === 'timeslice' &&
+          c.workload.name === mps.workload.name &&
+          c.clientEnv.length === mps.clientEnv.length,
+      )
+    ) {
+      ids.push(
+        ...['slowdown-vs-plain-solo', 'solo-overhead', 'gain-over-timeslice'].map((name) => `${mps.id}/${name}`),
+      );
     }
   }
   return ids;

@@ -1,9 +1,10 @@
 /** The shape of a run's analysis: what `analyze` computes and every output reads. */
-import type { Comparison, Stop } from '../record/schema.js';
+
+import type { MetricStats } from '../../stats/statistics.js';
 import type { Bounds, Thresholds } from '../gate/thresholds.js';
+import type { Comparison, Stop } from '../record/schema.js';
 import type { Metric } from './metrics.js';
 import type { Round } from './rounds.js';
-import type { MetricStats } from '../../stats/statistics.js';
 import type { Validity } from './validity.js';
 
 /**

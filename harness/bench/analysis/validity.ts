@@ -21,17 +21,24 @@ function armGroup(comparison: Comparison, arm: string): string {
 }
 
 /** `rounds` are the comparison's (groupRounds); `run` gives the samples and the contamination evidence. */
-export function comparisonValidity(run: Pick<Run, 'samples' | 'contamination'>, comparison: Comparison, rounds: readonly Round[]): Validity {
+export function comparisonValidity(
+  run: Pick<Run, 'samples' | 'contamination'>,
+  comparison: Comparison,
+  rounds: readonly Round[],
+): Validity {
   const invalid: string[] = [];
   const warnings: string[] = [];
   const trials = rounds.flatMap((r) => [...r.trials.values()]);
 
   const broken = trials.filter((t) => t.status === 'failed' || t.status === 'timeout');
-  if (broken[0] && 'reason' in broken[0]) invalid.push(`${broken.length} trial(s) failed or timed out: ${broken[0].reason}`);
+  if (broken[0] && 'reason' in broken[0])
+    invalid.push(`${broken.length} trial(s) failed or timed out: ${broken[0].reason}`);
   const noOverlap = trials.filter((t) => t.status === 'invalid');
-  if (noOverlap[0] && 'reason' in noOverlap[0]) invalid.push(`${noOverlap.length} trial(s) invalid: ${noOverlap[0].reason}`);
+  if (noOverlap[0] && 'reason' in noOverlap[0])
+    invalid.push(`${noOverlap.length} trial(s) invalid: ${noOverlap[0].reason}`);
 
-  if (run.contamination.length > 0) invalid.push(`the GPU was busy when the run started (${run.contamination.join('; ')})`);
+  if (run.contamination.length > 0)
+    invalid.push(`the GPU was busy when the run started (${run.contamination.join('; ')})`);
 
   const armOf = new Map(trials.map((t) => [t.id, armGroup(comparison, t.arm)]));
   const groups = new Map<string, { clocks: number[]; reasons: Set<string> }>();
@@ -61,7 +68,8 @@ export function comparisonValidity(run: Pick<Run, 'samples' | 'contamination'>, 
   if (gap > MAX_CLOCK_GAP) {
     const text = `SM clock differed ${(gap * 100).toFixed(1)}% between arms (${lo.arm} ${lo.mhz.toFixed(0)} MHz, ${hi.arm} ${hi.mhz.toFixed(0)} MHz)`;
     // Capped alike in every arm, the gap is the GPU's answer to the load itself, not a disturbance.
-    if (allReasons.size > 0 && invalid.every((r) => !r.startsWith('throttling'))) warnings.push(`${text}; every arm was capped by ${[...allReasons].join(', ')}`);
+    if (allReasons.size > 0 && invalid.every((r) => !r.startsWith('throttling')))
+      warnings.push(`${text}; every arm was capped by ${[...allReasons].join(', ')}`);
     else invalid.push(text);
   }
   return { invalid, warnings };

@@ -1,9 +1,9 @@
 /** "Which sharing mode measured cheaper?": what a run measured per mode, and the one function that decides. */
 import { median } from 'simple-statistics';
-import type { Analysis } from './types.js';
-import { armResults } from './rounds.js';
 import { gpuAt } from '../../system/nvidia/schema.js';
 import type { Run } from '../record/schema.js';
+import { armResults } from './rounds.js';
+import type { Analysis } from './types.js';
 
 /** What a run measured for one sharing mode, on its small-inference probe. */
 export interface MeasuredMode {
@@ -36,13 +36,22 @@ export interface Measured {
 export function measuredFromAnalysis(run: Run, analysis: Analysis, models: number | null = null): Measured {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   const forMode = (mode: 'timeslice' | 'mps'): MeasuredMode | null => {
-    const workload = ['infer', 'gemm', 'spin'].find((w) => analysis.comparisons.some((c) => c.comparison.mode === mode && c.comparison.workload.name === w && c.completeRounds > 0));
-    const points = analysis.comparisons.filter((c) => c.comparison.mode === mode && c.comparison.workload.name === workload && c.completeRounds > 0).sort((a, b) => a.comparison.clientEnv.length - b.comparison.clientEnv.length);
-    const ca = models === null ? points[0] : (points.find((c) => c.comparison.clientEnv.length >= models) ?? points.at(-1));
+    const workload = ['infer', 'gemm', 'spin'].find((w) =>
+      analysis.comparisons.some(
+        (c) => c.comparison.mode === mode && c.comparison.workload.name === w && c.completeRounds > 0,
+      ),
+    );
+    const points = analysis.comparisons
+      .filter((c) => c.comparison.mode === mode && c.comparison.workload.name === workload && c.completeRounds > 0)
+      .sort((a, b) => a.comparison.clientEnv.length - b.comparison.clientEnv.length);
+    const ca =
+      models === null ? points[0] : (points.find((c) => c.comparison.clientEnv.length >= models) ?? points.at(-1));
     if (!ca) return null;
     const value = (name: string) => ca.metrics.find((m) => m.metric.name === name)?.stats.value ?? null;
     const contendedP99 = (c: typeof ca) => {
-      const p99s = armResults(c.rounds, 'contended').flatMap((r) => (r.latency ? [r.latency.p99Ms / r.chunkIterations] : []));
+      const p99s = armResults(c.rounds, 'contended').flatMap((r) =>
+        r.latency ? [r.latency.p99Ms / r.chunkIterations] : [],
+      );
       return p99s.length > 0 ? median(p99s) : null;
     };
     return {
@@ -57,7 +66,11 @@ export function measuredFromAnalysis(run: Run, analysis: Analysis, models: numbe
       extrapolated: models !== null && ca.comparison.clientEnv.length < models,
     };
   };
-  return { source: `run ${run.id} (${gpu?.name ?? 'GPU'}, driver ${run.fingerprint.driverVersion ?? '?'})`, timeslice: forMode('timeslice'), mps: forMode('mps') };
+  return {
+    source: `run ${run.id} (${gpu?.name ?? 'GPU'}, driver ${run.fingerprint.driverVersion ?? '?'})`,
+    timeslice: forMode('timeslice'),
+    mps: forMode('mps'),
+  };
 }
 
 /** The one decision "which sharing mode measured cheaper": the lower slowdown of the same probe; null when not both were measured. */

@@ -1,11 +1,11 @@
 /** `gpushare gate <run> [--baseline <run>]`: verdicts and regressions, with CI-friendly outputs. */
-import { defineCommand, type ArgsOf } from '../../core/command.js';
+import { type ArgsOf, defineCommand } from '../../core/command.js';
 import type { AppDeps } from '../../core/deps.js';
-import { gateJson, gateJunit, gateMarkdown, gateText } from './outputs.js';
-import { gate } from './gate.js';
 import { appendOutputFile, writeOutputFile } from '../../record/store.js';
-import { loadRun } from '../record/store.js';
 import { analyze } from '../analysis/analyze.js';
+import { loadRun } from '../record/store.js';
+import { gate } from './gate.js';
+import { gateJson, gateJunit, gateMarkdown, gateText } from './outputs.js';
 import { checkPatterns, loadThresholds } from './thresholds.js';
 
 const GATE_POSITIONALS = { run: { type: 'string', demandOption: true, describe: 'run directory' } } as const;
@@ -19,14 +19,24 @@ const GATE_FLAGS = {
 type GateArgs = ArgsOf<typeof GATE_FLAGS> & ArgsOf<typeof GATE_POSITIONALS>;
 
 /** `gpushare gate`: flags, options, run. */
-export const gateCommand = defineCommand({ flags: GATE_FLAGS, positionals: GATE_POSITIONALS, resolve: (args) => args, run: (args: GateArgs, deps) => runGate(args, deps) });
+export const gateCommand = defineCommand({
+  flags: GATE_FLAGS,
+  positionals: GATE_POSITIONALS,
+  resolve: (args) => args,
+  run: (args: GateArgs, deps) => runGate(args, deps),
+});
 
 /** Grades `options.run`; GITHUB_STEP_SUMMARY in `env` gets the markdown too. */
 export async function runGate(options: GateArgs, deps: AppDeps, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const run = await loadRun(options.run);
   // Without --config, the run is graded by the thresholds it was measured under.
   const thresholds = options.config ? await loadThresholds(options.config) : run.config.thresholds;
-  if (options.config) checkPatterns(thresholds, analyze(run, thresholds).metrics.map((m) => m.metric.id), options.config);
+  if (options.config)
+    checkPatterns(
+      thresholds,
+      analyze(run, thresholds).metrics.map((m) => m.metric.id),
+      options.config,
+    );
   const baseline = options.baseline ? await loadRun(options.baseline) : null;
   const result = gate(run, baseline, thresholds, { allowMismatch: options.allowMismatch ?? false });
   deps.out(options.json ? gateJson(result) : gateText(result));

@@ -3,12 +3,13 @@
  * ratio with its bootstrap CI. A change is a regression only when its whole CI lies beyond the
  * noise band in the worse direction. Both runs are read through their analyses.
  */
-import { analyze } from '../analysis/analyze.js';
-import type { Analysis, MetricAnalysis } from '../analysis/types.js';
-import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stats/bootstrap.js';
-import type { Metric } from '../analysis/metrics.js';
+
 import { ExitCode, UserError } from '../../core/errors.js';
-import { gpuAt, type Fingerprint } from '../../system/nvidia/schema.js';
+import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stats/bootstrap.js';
+import { type Fingerprint, gpuAt } from '../../system/nvidia/schema.js';
+import { analyze } from '../analysis/analyze.js';
+import type { Metric } from '../analysis/metrics.js';
+import type { Analysis, MetricAnalysis } from '../analysis/types.js';
 import type { Run } from '../record/schema.js';
 import type { Thresholds } from './thresholds.js';
 
@@ -57,7 +58,9 @@ export function fingerprintMismatches(now: Machine, before: Machine): string[] {
     ['MIG mode', (m) => gpu(m)?.migModeCurrent],
     ['compute mode', (m) => gpu(m)?.computeMode],
   ];
-  return fields.flatMap(([name, get]) => (get(now) === get(before) ? [] : [`${name}: ${String(get(before))} before vs ${String(get(now))} now`]));
+  return fields.flatMap(([name, get]) =>
+    get(now) === get(before) ? [] : [`${name}: ${String(get(before))} before vs ${String(get(now))} now`],
+  );
 }
 
 /** Settings that change what a ratio means: windows, client counts, CPU pinning, MPS limits, and each shared comparison's workload. */
@@ -69,11 +72,18 @@ export function settingMismatches(now: Run, before: Run): string[] {
     ['CPU pinning', (r) => r.config.cpuPin],
     ['MPS limits', (r) => r.config.mps],
   ];
-  const out = fields.flatMap(([name, get]) => (text(get(now)) === text(get(before)) ? [] : [`${name}: ${text(get(before))} before vs ${text(get(now))} now`]));
+  const out = fields.flatMap(([name, get]) =>
+    text(get(now)) === text(get(before)) ? [] : [`${name}: ${text(get(before))} before vs ${text(get(now))} now`],
+  );
   for (const c of now.plan) {
     const old = before.plan.find((b) => b.id === c.id);
     // Paths differ between machines; what the workload does is its name, parameters and arguments after the script.
-    const shape = (x: typeof c) => text({ params: x.workload.params, args: x.workload.builtin ? [] : x.workload.argv, env: x.clientEnv.map((e) => Object.keys(e).sort()) });
+    const shape = (x: typeof c) =>
+      text({
+        params: x.workload.params,
+        args: x.workload.builtin ? [] : x.workload.argv,
+        env: x.clientEnv.map((e) => Object.keys(e).sort()),
+      });
     if (old && shape(old) !== shape(c)) out.push(`${c.id} workload: ${shape(old)} before vs ${shape(c)} now`);
   }
   return out;
@@ -95,12 +105,30 @@ export function classifyChange(ci: [number, number] | null, better: 'higher' | '
 export function metricChange(now: Metric, before: Metric, band: number): Change | null {
   if (now.value === null || before.value === null) return null;
   const enough = now.perRound.length >= MIN_ROUNDS_FOR_CHANGE && before.perRound.length >= MIN_ROUNDS_FOR_CHANGE;
-  const ci = enough ? bootstrapRatioOfMediansCI(now.perRound, before.perRound, { ...DEFAULT_BOOTSTRAP, seed: seedOf(`change:${now.id}`) }) : null;
-  return { metricId: now.id, better: now.better, value: now.value, baselineValue: before.value, change: now.value / before.value, ci, status: classifyChange(ci, now.better, band) };
+  const ci = enough
+    ? bootstrapRatioOfMediansCI(now.perRound, before.perRound, {
+        ...DEFAULT_BOOTSTRAP,
+        seed: seedOf(`change:${now.id}`),
+      })
+    : null;
+  return {
+    metricId: now.id,
+    better: now.better,
+    value: now.value,
+    baselineValue: before.value,
+    change: now.value / before.value,
+    ci,
+    status: classifyChange(ci, now.better, band),
+  };
 }
 
 /** Every metric both analyses have, with its change from `before` to `now`. */
-export function changes(now: Analysis, before: Analysis, band: number, only: (m: MetricAnalysis) => boolean = () => true): Array<{ now: MetricAnalysis; before: MetricAnalysis; change: Change | null }> {
+export function changes(
+  now: Analysis,
+  before: Analysis,
+  band: number,
+  only: (m: MetricAnalysis) => boolean = () => true,
+): Array<{ now: MetricAnalysis; before: MetricAnalysis; change: Change | null }> {
   const old = new Map(before.metrics.map((m) => [m.metric.id, m]));
   return now.metrics.filter(only).flatMap((m) => {
     const b = old.get(m.metric.id);
@@ -108,22 +136,41 @@ export function changes(now: Analysis, before: Analysis, band: number, only: (m:
   });
 }
 
-export function gate(run: Run, baseline: Run | null, thresholds: Thresholds, options: { allowMismatch: boolean }): GateResult {
-  const mismatches = baseline ? [...fingerprintMismatches(machine(run), machine(baseline)), ...settingMismatches(run, baseline)] : [];
+export function gate(
+  run: Run,
+  baseline: Run | null,
+  thresholds: Thresholds,
+  options: { allowMismatch: boolean },
+): GateResult {
+  const mismatches = baseline
+    ? [...fingerprintMismatches(machine(run), machine(baseline)), ...settingMismatches(run, baseline)]
+    : [];
   if (mismatches.length > 0 && !options.allowMismatch) {
-    throw new UserError(`refusing to compare runs measured differently (${mismatches.join('; ')}): use --allow-mismatch to compare anyway`);
+    throw new UserError(
+      `refusing to compare runs measured differently (${mismatches.join('; ')}): use --allow-mismatch to compare anyway`,
+    );
   }
   const analysis = analyze(run, thresholds);
   const base = baseline ? analyze(baseline, thresholds) : null;
   const graded = new Set(analysis.verdicts.map((v) => v.metric.id));
-  const found = base ? changes(analysis, base, thresholds.noiseBand, (m) => graded.has(m.metric.id)).flatMap((c) => (c.change ? [c.change] : [])) : [];
+  const found = base
+    ? changes(analysis, base, thresholds.noiseBand, (m) => graded.has(m.metric.id)).flatMap((c) =>
+        c.change ? [c.change] : [],
+      )
+    : [];
   const problems: string[] = [];
-  if (run.status !== 'complete') problems.push(`run ${run.id} is ${run.status}, not complete: finish it with gpushare bench --resume before gating it`);
+  if (run.status !== 'complete')
+    problems.push(
+      `run ${run.id} is ${run.status}, not complete: finish it with gpushare bench --resume before gating it`,
+    );
   const present = new Set(analysis.metrics.filter((m) => m.stats.value !== null).map((m) => m.metric.id));
-  const missing = base ? base.verdicts.filter((v) => v.stats.value !== null && !present.has(v.metric.id)).map((v) => v.metric.id) : [];
+  const missing = base
+    ? base.verdicts.filter((v) => v.stats.value !== null && !present.has(v.metric.id)).map((v) => v.metric.id)
+    : [];
   if (missing.length > 0) problems.push(`ratios of the baseline this run did not measure: ${missing.join(', ')}`);
   const failed = analysis.verdicts.some((v) => v.verdict === 'fail') || found.some((c) => c.status === 'regression');
-  const doubtful = problems.length > 0 || analysis.verdicts.some((v) => v.verdict === 'invalid' || v.verdict === 'inconclusive');
+  const doubtful =
+    problems.length > 0 || analysis.verdicts.some((v) => v.verdict === 'invalid' || v.verdict === 'inconclusive');
   return {
     runId: run.id,
     baselineId: baseline?.id ?? null,

@@ -1,7 +1,8 @@
 /** The gate's outputs, each a pure function of its result: console text, JUnit XML, markdown, JSON. */
-import type { Change, GateResult } from './gate.js';
+
+import { type JunitCase, junitDocument } from '../../core/junit.js';
 import type { MetricAnalysis } from '../analysis/types.js';
-import { junitDocument, type JunitCase } from '../../core/junit.js';
+import type { Change, GateResult } from './gate.js';
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
 const ciText = (ci: [number, number] | null) => (ci ? `[${fmt(ci[0])}, ${fmt(ci[1])}]` : 'n/a');
@@ -13,7 +14,9 @@ function rows(result: GateResult): Array<{ v: MetricAnalysis; change: Change | u
 }
 
 export function gateText(result: GateResult): string {
-  const lines = [`gate: run ${result.runId}${result.baselineId ? ` against baseline ${result.baselineId} (noise band ±${(result.noiseBand * 100).toFixed(1)}%)` : ''}`];
+  const lines = [
+    `gate: run ${result.runId}${result.baselineId ? ` against baseline ${result.baselineId} (noise band ±${(result.noiseBand * 100).toFixed(1)}%)` : ''}`,
+  ];
   for (const m of result.mismatches) lines.push(`warning: measured differently: ${m}`);
   for (const p of result.problems) lines.push(`inconclusive: ${p}`);
   const table = rows(result).map(({ v, change }) => [
@@ -26,12 +29,20 @@ export function gateText(result: GateResult): string {
   ]);
   const header = ['metric', 'value', '95% CI', 'threshold', 'verdict', result.baselineId ? 'change vs baseline' : ''];
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => (r[i] ?? '').length)));
-  for (const row of [header, ...table]) lines.push(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+  for (const row of [header, ...table])
+    lines.push(
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    );
   for (const { v } of rows(result)) {
     for (const reason of v.reasons) lines.push(`${v.metric.id}: ${v.verdict}: ${reason}`);
     for (const warning of v.warnings) lines.push(`${v.metric.id}: note: ${warning}`);
   }
-  lines.push(`exit ${result.exitCode}: ${result.exitCode === 0 ? 'pass' : result.exitCode === 1 ? 'a threshold failed or a ratio regressed' : 'inconclusive or invalid measurements'}`);
+  lines.push(
+    `exit ${result.exitCode}: ${result.exitCode === 0 ? 'pass' : result.exitCode === 1 ? 'a threshold failed or a ratio regressed' : 'inconclusive or invalid measurements'}`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -39,17 +50,43 @@ export function gateText(result: GateResult): string {
 export function gateJunit(result: GateResult): string {
   const cases = rows(result).map(({ v, change }): JunitCase => {
     const summary = `${v.metric.id} = ${fmt(v.stats.value)} CI ${ciText(v.stats.ci)}, threshold ${v.threshold?.text ?? 'none'}`;
-    const detail = [...v.reasons, ...v.warnings, change ? `change vs baseline ${pct(change.change)} CI ${ciText(change.ci)}: ${change.status}` : ''].filter(Boolean).join('\n');
+    const detail = [
+      ...v.reasons,
+      ...v.warnings,
+      change ? `change vs baseline ${pct(change.change)} CI ${ciText(change.ci)}: ${change.status}` : '',
+    ]
+      .filter(Boolean)
+      .join('\n');
     const [mode, workload] = v.metric.id.split('/');
     const at = { classname: `gpushare.${mode ?? ''}.${workload ?? ''}`, name: v.metric.id };
-    if (v.verdict === 'fail') return { ...at, outcome: 'failure', type: 'threshold', message: `${summary}: fail`, detail };
-    if (change?.status === 'regression') return { ...at, outcome: 'failure', type: 'regression', message: `${v.metric.id} regressed ${pct(change.change)} CI ${ciText(change.ci)}`, detail };
-    if (v.verdict === 'invalid') return { ...at, outcome: 'error', type: 'invalid', message: `${summary}: ${v.verdict}`, detail };
+    if (v.verdict === 'fail')
+      return { ...at, outcome: 'failure', type: 'threshold', message: `${summary}: fail`, detail };
+    if (change?.status === 'regression')
+      return {
+        ...at,
+        outcome: 'failure',
+        type: 'regression',
+        message: `${v.metric.id} regressed ${pct(change.change)} CI ${ciText(change.ci)}`,
+        detail,
+      };
+    if (v.verdict === 'invalid')
+      return { ...at, outcome: 'error', type: 'invalid', message: `${summary}: ${v.verdict}`, detail };
     if (v.verdict === 'inconclusive') return { ...at, outcome: 'skipped', message: `${summary}: ${v.verdict}` };
     return { ...at, outcome: 'passed' };
   });
   // A run that cannot be graded as a whole is an error of its own, so no CI system reads it as green.
-  cases.push(...result.problems.map((p): JunitCase => ({ classname: 'gpushare.run', name: result.runId, outcome: 'error', type: 'inconclusive', message: p, detail: null })));
+  cases.push(
+    ...result.problems.map(
+      (p): JunitCase => ({
+        classname: 'gpushare.run',
+        name: result.runId,
+        outcome: 'error',
+        type: 'inconclusive',
+        message: p,
+        detail: null,
+      }),
+    ),
+  );
   return junitDocument('gpushare gate', `gpushare gate ${result.runId}`, cases);
 }
 
@@ -64,7 +101,10 @@ export function gateMarkdown(result: GateResult): string {
     ...(result.problems.length > 0 ? [''] : []),
     `| metric | value | 95% CI | threshold | verdict |${result.baselineId ? ' change vs baseline |' : ''}`,
     `|---|---|---|---|---|${result.baselineId ? '---|' : ''}`,
-    ...rows(result).map(({ v, change }) => `| \`${v.metric.id}\` | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '—'} |` : ''}`),
+    ...rows(result).map(
+      ({ v, change }) =>
+        `| \`${v.metric.id}\` | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '—'} |` : ''}`,
+    ),
     '',
   ];
   return `${lines.join('\n')}\n`;

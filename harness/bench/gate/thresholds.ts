@@ -51,7 +51,12 @@ const compiled = new Map<string, RegExp>();
 function patternToRegExp(pattern: string): RegExp {
   let re = compiled.get(pattern);
   if (!re) {
-    re = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    re = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
     compiled.set(pattern, re);
   }
   return re;
@@ -71,7 +76,9 @@ export function checkPatterns(thresholds: Thresholds, metricIds: readonly string
     const re = patternToRegExp(pattern);
     if (metricIds.some((id) => re.test(id))) continue;
     const nearest = [...metricIds].sort((a, b) => editDistance(pattern, a) - editDistance(pattern, b)).slice(0, 3);
-    throw new UserError(`${file}: thresholds pattern "${pattern}" matches no metric of this run${nearest.length > 0 ? `; nearest: ${nearest.join(', ')}` : ''}`);
+    throw new UserError(
+      `${file}: thresholds pattern "${pattern}" matches no metric of this run${nearest.length > 0 ? `; nearest: ${nearest.join(', ')}` : ''}`,
+    );
   }
 }
 
@@ -80,7 +87,12 @@ function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(
+        (prev[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     prev = row;
   }
   return prev[b.length] as number;
@@ -92,19 +104,30 @@ export function parseThresholds(text: string, file: string): Thresholds {
   try {
     data = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new UserError(`${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message.split('\n')[0]}`);
+    throw new UserError(
+      `${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message.split('\n')[0]}`,
+    );
   }
   const parsed = ThresholdsFileSchema.safeParse(data ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(top level)';
+    const where = issue?.path.length
+      ? issue.path
+          .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+          .join('')
+          .replace(/^\./, '')
+      : '(top level)';
     const got = valueAt(data, issue?.path ?? []);
-    throw new UserError(`${file}: ${where}: ${issue?.message ?? 'invalid'}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`);
+    throw new UserError(
+      `${file}: ${where}: ${issue?.message ?? 'invalid'}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`,
+    );
   }
   const { noiseBand, thresholds } = parsed.data;
   return {
     noiseBand: noiseBand ?? DEFAULT_THRESHOLDS.noiseBand,
-    rules: thresholds ? Object.entries(thresholds).map(([pattern, bounds]) => ({ pattern, bounds })) : DEFAULT_THRESHOLDS.rules,
+    rules: thresholds
+      ? Object.entries(thresholds).map(([pattern, bounds]) => ({ pattern, bounds }))
+      : DEFAULT_THRESHOLDS.rules,
   };
 }
 

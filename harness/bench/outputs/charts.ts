@@ -4,8 +4,8 @@
  */
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
-import type { Run } from '../record/schema.js';
 import type { Analysis, MetricAnalysis } from '../analysis/types.js';
+import type { Run } from '../record/schema.js';
 import type { ScalingPoint } from './scaling.js';
 
 type Spec = vl.TopLevelSpec;
@@ -33,21 +33,66 @@ const label = (v: MetricAnalysis) => `${v.metric.id} ${v.metric.better === 'high
 export function ratiosChart(verdicts: readonly MetricAnalysis[]): Spec {
   const rows = verdicts
     .filter((v) => v.stats.value !== null)
-    .map((v) => ({ metric: label(v), mode: v.metric.mode, value: v.stats.value, lo: v.stats.ci?.[0] ?? v.stats.value, hi: v.stats.ci?.[1] ?? v.stats.value, verdict: v.verdict }));
-  const bounds = verdicts.flatMap((v) => [v.threshold?.bounds.min, v.threshold?.bounds.max].filter((b) => b !== undefined).map((bound) => ({ metric: label(v), bound })));
+    .map((v) => ({
+      metric: label(v),
+      mode: v.metric.mode,
+      value: v.stats.value,
+      lo: v.stats.ci?.[0] ?? v.stats.value,
+      hi: v.stats.ci?.[1] ?? v.stats.value,
+      verdict: v.verdict,
+    }));
+  const bounds = verdicts.flatMap((v) =>
+    [v.threshold?.bounds.min, v.threshold?.bounds.max]
+      .filter((b) => b !== undefined)
+      .map((bound) => ({ metric: label(v), bound })),
+  );
   const colors = modeScale(rows.map((r) => r.mode));
   const y = { field: 'metric', type: 'nominal' as const, sort: null, title: null, axis: { labelLimit: 300 } };
   return {
     $schema: SCHEMA,
-    title: { text: 'Headline ratios (median, 95% CI)', subtitle: '↑ higher is better (speedups) · ↓ lower is better (slowdowns) · black: CI · orange ticks: thresholds · dashed: 1×', anchor: 'start' },
+    title: {
+      text: 'Headline ratios (median, 95% CI)',
+      subtitle:
+        '↑ higher is better (speedups) · ↓ lower is better (slowdowns) · black: CI · orange ticks: thresholds · dashed: 1×',
+      anchor: 'start',
+    },
     width: WIDTH - 300,
     height: { step: 22 },
     layer: [
-      { data: { values: rows }, mark: { type: 'bar', height: { band: 0.7 } }, encoding: { y, x: { field: 'value', type: 'quantitative', title: 'ratio (×)' }, color: { field: 'mode', type: 'nominal', scale: colors, title: 'mode' }, tooltip: [{ field: 'value', format: '.3f' }] } },
-      { data: { values: rows }, mark: { type: 'rule', color: 'black', strokeWidth: 1.5 }, encoding: { y, x: { field: 'lo', type: 'quantitative' }, x2: { field: 'hi' } } },
-      { data: { values: rows }, mark: { type: 'text', align: 'left', dx: 4, fontSize: 10 }, encoding: { y, x: { field: 'hi', type: 'quantitative' }, text: { field: 'value', format: '.2f' } } },
-      { data: { values: [{ x: 1 }] }, mark: { type: 'rule', color: '#888', strokeDash: [2, 2] }, encoding: { x: { field: 'x', type: 'quantitative' } } },
-      ...(bounds.length > 0 ? [{ data: { values: bounds }, mark: { type: 'tick' as const, color: '#f58518', thickness: 3 }, encoding: { y, x: { field: 'bound', type: 'quantitative' as const } } }] : []),
+      {
+        data: { values: rows },
+        mark: { type: 'bar', height: { band: 0.7 } },
+        encoding: {
+          y,
+          x: { field: 'value', type: 'quantitative', title: 'ratio (×)' },
+          color: { field: 'mode', type: 'nominal', scale: colors, title: 'mode' },
+          tooltip: [{ field: 'value', format: '.3f' }],
+        },
+      },
+      {
+        data: { values: rows },
+        mark: { type: 'rule', color: 'black', strokeWidth: 1.5 },
+        encoding: { y, x: { field: 'lo', type: 'quantitative' }, x2: { field: 'hi' } },
+      },
+      {
+        data: { values: rows },
+        mark: { type: 'text', align: 'left', dx: 4, fontSize: 10 },
+        encoding: { y, x: { field: 'hi', type: 'quantitative' }, text: { field: 'value', format: '.2f' } },
+      },
+      {
+        data: { values: [{ x: 1 }] },
+        mark: { type: 'rule', color: '#888', strokeDash: [2, 2] },
+        encoding: { x: { field: 'x', type: 'quantitative' } },
+      },
+      ...(bounds.length > 0
+        ? [
+            {
+              data: { values: bounds },
+              mark: { type: 'tick' as const, color: '#f58518', thickness: 3 },
+              encoding: { y, x: { field: 'bound', type: 'quantitative' as const } },
+            },
+          ]
+        : []),
     ],
   };
 }
@@ -56,32 +101,85 @@ export function ratiosChart(verdicts: readonly MetricAnalysis[]): Spec {
 export function timelineChart(run: Pick<Run, 'samples'>, analysis: Analysis): Spec | null {
   if (run.samples.length === 0) return null;
   const t0 = run.samples[0]?.tUs ?? 0;
-  const samples = run.samples.map((s) => ({ t: (s.tUs - t0) / 1e6, util: s.utilGpuPct, sm: s.smClockMHz, power: s.powerW }));
+  const samples = run.samples.map((s) => ({
+    t: (s.tUs - t0) / 1e6,
+    util: s.utilGpuPct,
+    sm: s.smClockMHz,
+    power: s.powerW,
+  }));
   const windows = analysis.comparisons.flatMap(({ comparison, rounds }) =>
     rounds.flatMap((r) =>
       [...r.trials.values()].flatMap((t) =>
         'clients' in t && t.clients.length > 0
-          ? [{ start: (Math.min(...t.clients.map((c) => c.windowStartUs)) - t0) / 1e6, end: (Math.max(...t.clients.map((c) => c.windowEndUs)) - t0) / 1e6, mode: comparison.mode, comparison: comparison.id }]
+          ? [
+              {
+                start: (Math.min(...t.clients.map((c) => c.windowStartUs)) - t0) / 1e6,
+                end: (Math.max(...t.clients.map((c) => c.windowEndUs)) - t0) / 1e6,
+                mode: comparison.mode,
+                comparison: comparison.id,
+              },
+            ]
           : [],
       ),
     ),
   );
   // Each comparison named where its first window starts, so the shading says which workload ran.
-  const starts = [...new Set(windows.map((w) => w.comparison))].map((id) => ({ comparison: id, start: Math.min(...windows.filter((w) => w.comparison === id).map((w) => w.start)) }));
+  const starts = [...new Set(windows.map((w) => w.comparison))].map((id) => ({
+    comparison: id,
+    start: Math.min(...windows.filter((w) => w.comparison === id).map((w) => w.start)),
+  }));
   const colors = modeScale(windows.map((w) => w.mode));
   const panel = (field: string, title: string, named: boolean) => ({
     width: WIDTH - 80,
     height: 110,
     layer: [
-      { data: { values: windows }, mark: { type: 'rect' as const, opacity: 0.18 }, encoding: { x: { field: 'start', type: 'quantitative' as const, title: 'seconds since the first sample' }, x2: { field: 'end' }, color: { field: 'mode', type: 'nominal' as const, scale: colors, title: 'trial windows' } } },
-      ...(named ? [{ data: { values: starts }, mark: { type: 'text' as const, angle: 270, align: 'left' as const, baseline: 'middle' as const, dx: 4, fontSize: 9, y: -4 }, encoding: { x: { field: 'start', type: 'quantitative' as const }, text: { field: 'comparison', type: 'nominal' as const } } }] : []),
-      { data: { values: samples }, mark: { type: 'line' as const, color: '#333', strokeWidth: 1 }, encoding: { x: { field: 't', type: 'quantitative' as const }, y: { field, type: 'quantitative' as const, title } } },
+      {
+        data: { values: windows },
+        mark: { type: 'rect' as const, opacity: 0.18 },
+        encoding: {
+          x: { field: 'start', type: 'quantitative' as const, title: 'seconds since the first sample' },
+          x2: { field: 'end' },
+          color: { field: 'mode', type: 'nominal' as const, scale: colors, title: 'trial windows' },
+        },
+      },
+      ...(named
+        ? [
+            {
+              data: { values: starts },
+              mark: {
+                type: 'text' as const,
+                angle: 270,
+                align: 'left' as const,
+                baseline: 'middle' as const,
+                dx: 4,
+                fontSize: 9,
+                y: -4,
+              },
+              encoding: {
+                x: { field: 'start', type: 'quantitative' as const },
+                text: { field: 'comparison', type: 'nominal' as const },
+              },
+            },
+          ]
+        : []),
+      {
+        data: { values: samples },
+        mark: { type: 'line' as const, color: '#333', strokeWidth: 1 },
+        encoding: {
+          x: { field: 't', type: 'quantitative' as const },
+          y: { field, type: 'quantitative' as const, title },
+        },
+      },
     ],
   });
   return {
     $schema: SCHEMA,
     title: { text: 'nvidia-smi samples over the run', anchor: 'start' },
-    vconcat: [panel('util', 'GPU utilization (%)', true), panel('sm', 'SM clock (MHz)', false), panel('power', 'power (W)', false)],
+    vconcat: [
+      panel('util', 'GPU utilization (%)', true),
+      panel('sm', 'SM clock (MHz)', false),
+      panel('power', 'power (W)', false),
+    ],
   };
 }
 
@@ -89,7 +187,14 @@ export function timelineChart(run: Pick<Run, 'samples'>, analysis: Analysis): Sp
 export function clientsChart(analysis: Analysis): Spec | null {
   const rows = analysis.metrics
     .filter(({ metric: m }) => /^slowdown-c\d+$/.test(m.name))
-    .map(({ metric: m, stats: s }) => ({ comparison: m.comparisonId, client: `client ${m.name.slice('slowdown-c'.length)}`, value: s.value, lo: s.ci?.[0] ?? s.value, hi: s.ci?.[1] ?? s.value, mode: m.mode }))
+    .map(({ metric: m, stats: s }) => ({
+      comparison: m.comparisonId,
+      client: `client ${m.name.slice('slowdown-c'.length)}`,
+      value: s.value,
+      lo: s.ci?.[0] ?? s.value,
+      hi: s.ci?.[1] ?? s.value,
+      mode: m.mode,
+    }))
     .filter((r) => r.value !== null);
   if (rows.length === 0) return null;
   const y = { field: 'comparison', type: 'nominal' as const, sort: null, title: null };
@@ -101,8 +206,17 @@ export function clientsChart(analysis: Analysis): Spec | null {
     data: { values: rows },
     encoding: { y, yOffset: { field: 'client', type: 'nominal' } },
     layer: [
-      { mark: { type: 'bar', height: { band: 0.8 } }, encoding: { x: { field: 'value', type: 'quantitative', title: 'slowdown (×)' }, color: { field: 'client', type: 'nominal', title: null } } },
-      { mark: { type: 'rule', color: 'black' }, encoding: { x: { field: 'lo', type: 'quantitative' }, x2: { field: 'hi' } } },
+      {
+        mark: { type: 'bar', height: { band: 0.8 } },
+        encoding: {
+          x: { field: 'value', type: 'quantitative', title: 'slowdown (×)' },
+          color: { field: 'client', type: 'nominal', title: null },
+        },
+      },
+      {
+        mark: { type: 'rule', color: 'black' },
+        encoding: { x: { field: 'lo', type: 'quantitative' }, x2: { field: 'hi' } },
+      },
     ],
   };
 }
@@ -112,7 +226,11 @@ export function scalingChart(analysis: Analysis): Spec | null {
   const rows = analysis.metrics
     .map((a) => a.metric)
     .filter((m) => m.mode === 'streams' && /speedup-k\d+$/.test(m.name) && m.value !== null)
-    .map((m) => ({ series: `${m.workload}${m.name.startsWith('speedup') ? '' : ` (${m.name.split('-')[0]})`}`, streams: Number(/k(\d+)$/.exec(m.name)?.[1]), speedup: m.value }));
+    .map((m) => ({
+      series: `${m.workload}${m.name.startsWith('speedup') ? '' : ` (${m.name.split('-')[0]})`}`,
+      streams: Number(/k(\d+)$/.exec(m.name)?.[1]),
+      speedup: m.value,
+    }));
   const series = [...new Set(rows.map((r) => r.series))];
   if (new Set(rows.map((r) => r.streams)).size < 2) return null;
   const withOne = [...series.map((s) => ({ series: s, streams: 1, speedup: 1 })), ...rows];
@@ -124,8 +242,29 @@ export function scalingChart(analysis: Analysis): Spec | null {
     width: WIDTH - 200,
     height: 240,
     layer: [
-      { data: { values: ideal }, mark: { type: 'line', color: '#aaa', strokeDash: [4, 3] }, encoding: { x: { field: 'streams', type: 'quantitative', scale: { type: 'log', base: 2 }, axis: { values: ks, format: 'd' }, title: 'streams (dashed: ideal, K×)' }, y: { field: 'speedup', type: 'quantitative' } } },
-      { data: { values: withOne }, mark: { type: 'line', point: true }, encoding: { x: { field: 'streams', type: 'quantitative' }, y: { field: 'speedup', type: 'quantitative', title: 'speedup (×)' }, color: { field: 'series', type: 'nominal', title: null } } },
+      {
+        data: { values: ideal },
+        mark: { type: 'line', color: '#aaa', strokeDash: [4, 3] },
+        encoding: {
+          x: {
+            field: 'streams',
+            type: 'quantitative',
+            scale: { type: 'log', base: 2 },
+            axis: { values: ks, format: 'd' },
+            title: 'streams (dashed: ideal, K×)',
+          },
+          y: { field: 'speedup', type: 'quantitative' },
+        },
+      },
+      {
+        data: { values: withOne },
+        mark: { type: 'line', point: true },
+        encoding: {
+          x: { field: 'streams', type: 'quantitative' },
+          y: { field: 'speedup', type: 'quantitative', title: 'speedup (×)' },
+          color: { field: 'series', type: 'nominal', title: null },
+        },
+      },
     ],
   };
 }
@@ -139,14 +278,30 @@ export function clientScalingChart(points: readonly ScalingPoint[]): Spec | null
   const counts = [...new Set(measured.map((p) => p.clients))].sort((a, b) => a - b);
   if (counts.length < 2) return null;
   const rows = measured.flatMap((p) => [
-    { panel: 'per-client slowdown (×, lower is better)', series: `${p.mode}/${p.workload}`, clients: p.clients, value: p.slowdown },
-    { panel: 'aggregate throughput (GPUs of work, higher is better)', series: `${p.mode}/${p.workload}`, clients: p.clients, value: p.aggregate },
+    {
+      panel: 'per-client slowdown (×, lower is better)',
+      series: `${p.mode}/${p.workload}`,
+      clients: p.clients,
+      value: p.slowdown,
+    },
+    {
+      panel: 'aggregate throughput (GPUs of work, higher is better)',
+      series: `${p.mode}/${p.workload}`,
+      clients: p.clients,
+      value: p.aggregate,
+    },
   ]);
   const fair = counts.flatMap((n) => [
     { panel: 'per-client slowdown (×, lower is better)', clients: n, value: n },
     { panel: 'aggregate throughput (GPUs of work, higher is better)', clients: n, value: 1 },
   ]);
-  const xAxis = { field: 'clients', type: 'quantitative' as const, scale: { type: 'log' as const, base: 2 }, axis: { values: counts, format: 'd' }, title: 'clients (dashed: a fair time split)' };
+  const xAxis = {
+    field: 'clients',
+    type: 'quantitative' as const,
+    scale: { type: 'log' as const, base: 2 },
+    axis: { values: counts, format: 'd' },
+    title: 'clients (dashed: a fair time split)',
+  };
   return {
     $schema: SCHEMA,
     title: { text: 'Scaling with the number of clients (medians)', anchor: 'start' },

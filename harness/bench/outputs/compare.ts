@@ -1,12 +1,22 @@
 /** Two runs side by side: each ratio in both, and its change with a bootstrap CI. */
-import { analyze } from '../analysis/analyze.js';
-import { changes, type Change } from '../gate/gate.js';
+
 import { gpuAt } from '../../system/nvidia/schema.js';
+import { analyze } from '../analysis/analyze.js';
+import { type Change, changes } from '../gate/gate.js';
 import type { Run } from '../record/schema.js';
 
 /** Every ratio both runs have, B against A, through the gate's one definition of a change. */
-export function compareRuns(a: Run, b: Run, band: number): Array<{ id: string; a: number | null; b: number | null; change: Change | null }> {
-  return changes(analyze(b), analyze(a), band).map(({ now, before, change }) => ({ id: now.metric.id, a: before.stats.value, b: now.stats.value, change }));
+export function compareRuns(
+  a: Run,
+  b: Run,
+  band: number,
+): Array<{ id: string; a: number | null; b: number | null; change: Change | null }> {
+  return changes(analyze(b), analyze(a), band).map(({ now, before, change }) => ({
+    id: now.metric.id,
+    a: before.stats.value,
+    b: now.stats.value,
+    change,
+  }));
 }
 
 const f3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
@@ -28,7 +38,10 @@ export function comparisonMarkdown(a: Run, b: Run, band: number): string {
     '',
     '| metric | A | B | change | 95% CI | status |',
     '|---|---|---|---|---|---|',
-    ...rows.map(({ id, a: va, b: vb, change }) => `| \`${id}\` | ${f3(va)} | ${f3(vb)} | ${change ? `${change.change >= 1 ? '+' : ''}${((change.change - 1) * 100).toFixed(1)}%` : 'n/a'} | ${change?.ci ? `[${change.ci[0].toFixed(3)}, ${change.ci[1].toFixed(3)}]` : 'n/a'} | ${change?.status ?? 'n/a'} |`),
+    ...rows.map(
+      ({ id, a: va, b: vb, change }) =>
+        `| \`${id}\` | ${f3(va)} | ${f3(vb)} | ${change ? `${change.change >= 1 ? '+' : ''}${((change.change - 1) * 100).toFixed(1)}%` : 'n/a'} | ${change?.ci ? `[${change.ci[0].toFixed(3)}, ${change.ci[1].toFixed(3)}]` : 'n/a'} | ${change?.status ?? 'n/a'} |`,
+    ),
   ];
   return `${lines.join('\n')}\n`;
 }

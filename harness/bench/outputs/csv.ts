@@ -3,10 +3,10 @@ import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import writeFileAtomic from 'write-file-atomic';
 import type { RecordWriter } from '../../record/store.js';
-import { SAMPLE_FIELDS } from '../../system/nvidia/smi-csv.js';
-import type { ClientResult, Run, Trial } from '../record/schema.js';
 import type { Sample } from '../../system/nvidia/schema.js';
+import { SAMPLE_FIELDS } from '../../system/nvidia/smi-csv.js';
 import { throughputPerS } from '../analysis/measures.js';
+import type { ClientResult, Run, Trial } from '../record/schema.js';
 
 interface Column<Row> {
   header: string;

@@ -1,10 +1,11 @@
 /** The combined report of a multi-GPU bench (bench --gpus): a pure function of its runs' analyses. */
-import type { Analysis } from '../analysis/types.js';
-import { crossGpuResults } from '../analysis/cross-gpu.js';
-import type { HostGpu, HostRun } from '../record/host-record.js';
+
 import { gpuAt } from '../../system/nvidia/schema.js';
-import type { Run } from '../record/schema.js';
 import { workloadText } from '../../workload/spec.js';
+import { crossGpuResults } from '../analysis/cross-gpu.js';
+import type { Analysis } from '../analysis/types.js';
+import type { HostGpu, HostRun } from '../record/host-record.js';
+import type { Run } from '../record/schema.js';
 
 /** One GPU's run, analysed; run and analysis are null where the run directory is missing or unreadable. */
 export interface HostGpuRun {
@@ -17,7 +18,13 @@ const f3 = (x: number | null | undefined) => (x === null || x === undefined ? 'n
 const width = (hw: number | null) => (hw === null ? 'n/a' : `±${(hw * 100).toFixed(2)}%`);
 
 /** `reportOf(run)`: the link to a run's own report, relative to the combined one. */
-export function hostMarkdown(host: HostRun, gpus: readonly HostGpuRun[], cross: { run: Run; analysis: Analysis } | null, reportOf: (run: Run) => string, version: string): string {
+export function hostMarkdown(
+  host: HostRun,
+  gpus: readonly HostGpuRun[],
+  cross: { run: Run; analysis: Analysis } | null,
+  reportOf: (run: Run) => string,
+  version: string,
+): string {
   const any = gpus.find((g) => g.run !== null)?.run ?? cross?.run ?? null;
   const f = any?.fingerprint;
   const lines = [
@@ -48,12 +55,14 @@ export function hostMarkdown(host: HostRun, gpus: readonly HostGpuRun[], cross: 
   }
   if (host.schedule) lines.push('', `Schedule: ${host.schedule.reason}.`);
   lines.push('', '## Headline ratios per GPU', '');
-  const measured = gpus.filter((g): g is HostGpuRun & { run: Run; analysis: Analysis } => g.run !== null && g.analysis !== null);
+  const measured = gpus.filter(
+    (g): g is HostGpuRun & { run: Run; analysis: Analysis } => g.run !== null && g.analysis !== null,
+  );
   const names = [...new Set(measured.flatMap((g) => g.analysis.verdicts.map((v) => v.metric.id)))];
   if (names.length === 0) lines.push('No GPU measured a headline ratio.');
   else {
     lines.push(
-      'Each cell: the median ratio over the GPU\'s rounds and its 95% CI half-width. Spread: largest ÷ smallest median across the GPUs, less 1.',
+      "Each cell: the median ratio over the GPU's rounds and its 95% CI half-width. Spread: largest ÷ smallest median across the GPUs, less 1.",
       '',
       `| ratio | ${measured.map((g) => `GPU ${g.gpu.index}`).join(' | ')} | spread |`,
       `|---|${measured.map(() => '---|').join('')}---|`,
@@ -61,14 +70,19 @@ export function hostMarkdown(host: HostRun, gpus: readonly HostGpuRun[], cross: 
     for (const id of names) {
       const values = measured.map((g) => g.analysis.verdicts.find((v) => v.metric.id === id) ?? null);
       const points = values.flatMap((v) => (v?.stats.value != null ? [v.stats.value] : []));
-      const spread = points.length > 1 ? `${((Math.max(...points) / Math.min(...points) - 1) * 100).toFixed(1)}%` : 'n/a';
-      lines.push(`| \`${id}\` | ${values.map((v) => (v === null ? '—' : `${f3(v.stats.value)} ${width(v.stats.halfWidth)}${v.verdict === 'fail' || v.verdict === 'invalid' ? ` (${v.verdict})` : ''}`)).join(' | ')} | ${spread} |`);
+      const spread =
+        points.length > 1 ? `${((Math.max(...points) / Math.min(...points) - 1) * 100).toFixed(1)}%` : 'n/a';
+      lines.push(
+        `| \`${id}\` | ${values.map((v) => (v === null ? '—' : `${f3(v.stats.value)} ${width(v.stats.halfWidth)}${v.verdict === 'fail' || v.verdict === 'invalid' ? ` (${v.verdict})` : ''}`)).join(' | ')} | ${spread} |`,
+      );
     }
   }
   lines.push('', '## Runs', '', '| GPU | name | UUID | run | status | exit code |', '|---|---|---|---|---|---|');
   for (const g of gpus) {
     const gpu = g.run ? gpuAt(g.run.fingerprint, g.gpu.index) : null;
-    lines.push(`| ${g.gpu.index} | ${g.gpu.name ?? '?'} | ${g.gpu.uuid}${gpu?.busId ? ` (${gpu.busId})` : ''} | ${g.run ? `[\`${g.run.id}\`](${reportOf(g.run)})` : `\`${g.gpu.dir}\` (no run)`} | ${g.run?.status ?? 'missing'} | ${g.gpu.exitCode ?? '—'} |`);
+    lines.push(
+      `| ${g.gpu.index} | ${g.gpu.name ?? '?'} | ${g.gpu.uuid}${gpu?.busId ? ` (${gpu.busId})` : ''} | ${g.run ? `[\`${g.run.id}\`](${reportOf(g.run)})` : `\`${g.gpu.dir}\` (no run)`} | ${g.run?.status ?? 'missing'} | ${g.gpu.exitCode ?? '—'} |`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,13 +1,13 @@
 /** The markdown report: a pure function of a run, its verdicts and the names of its chart files. */
 import { median } from 'simple-statistics';
-import type { Analysis, ComparisonAnalysis, MetricAnalysis } from '../analysis/types.js';
+import { gpuAt } from '../../system/nvidia/schema.js';
+import { workloadText } from '../../workload/spec.js';
 import { throughputPerS } from '../analysis/measures.js';
 import { armResults } from '../analysis/rounds.js';
+import type { Analysis, ComparisonAnalysis, MetricAnalysis } from '../analysis/types.js';
 import { cheaperMode, measuredFromAnalysis } from '../analysis/which-mode.js';
-import { workloadText } from '../../workload/spec.js';
-import { scalingPoints, scalingTable } from './scaling.js';
 import { clientCounts, type Run } from '../record/schema.js';
-import { gpuAt } from '../../system/nvidia/schema.js';
+import { scalingPoints, scalingTable } from './scaling.js';
 
 export interface ChartLinks {
   ratios?: string;
@@ -20,9 +20,17 @@ export interface ChartLinks {
 
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toFixed(3));
 const ci = (c: [number, number] | null) => (c ? `[${f3(c[0])}, ${f3(c[1])}]` : 'n/a');
-const modeTitle: Record<string, string> = { streams: 'CUDA streams', timeslice: 'Time-slicing', mps: 'MPS', mig: 'MIG' };
+const modeTitle: Record<string, string> = {
+  streams: 'CUDA streams',
+  timeslice: 'Time-slicing',
+  mps: 'MPS',
+  mig: 'MIG',
+};
 
-const level = (m: MetricAnalysis) => (m.stats.confidence === null ? '' : ` (${(m.stats.confidence * 100).toFixed(1)}%${m.stats.method === 'bootstrap-ratio-of-medians' ? ', bootstrap' : ''})`);
+const level = (m: MetricAnalysis) =>
+  m.stats.confidence === null
+    ? ''
+    : ` (${(m.stats.confidence * 100).toFixed(1)}%${m.stats.method === 'bootstrap-ratio-of-medians' ? ', bootstrap' : ''})`;
 
 function metricRow(a: MetricAnalysis): string {
   const { metric: m, stats: s } = a;
@@ -32,7 +40,10 @@ function metricRow(a: MetricAnalysis): string {
 
 function clientTable(ca: ComparisonAnalysis): string[] {
   const c = ca.comparison;
-  const lines = ['| client | alone (it/s) | contended (it/s) | slowdown | 95% CI | p50 / p99 alone (ms) | p50 / p99 contended (ms) |', '|---|---|---|---|---|---|---|'];
+  const lines = [
+    '| client | alone (it/s) | contended (it/s) | slowdown | 95% CI | p50 / p99 alone (ms) | p50 / p99 contended (ms) |',
+    '|---|---|---|---|---|---|---|',
+  ];
   for (const [i] of c.clientEnv.entries()) {
     const solo = armResults(ca.rounds, `solo-c${i}`).filter((x) => x.client === i);
     const cont = armResults(ca.rounds, 'contended').filter((x) => x.client === i);
@@ -43,7 +54,9 @@ function clientTable(ca: ComparisonAnalysis): string[] {
       return p50 === null ? 'n/a' : `${p50.toFixed(3)} / ${f3(p99)}`;
     };
     const s = ca.metrics.find((x) => x.metric.name === `slowdown-c${i}`)?.stats ?? null;
-    lines.push(`| ${i} | ${f3(med(solo.map(throughputPerS)))} | ${f3(med(cont.map(throughputPerS)))} | ${f3(s?.value)} | ${ci(s?.ci ?? null)} | ${lat(solo)} | ${lat(cont)} |`);
+    lines.push(
+      `| ${i} | ${f3(med(solo.map(throughputPerS)))} | ${f3(med(cont.map(throughputPerS)))} | ${f3(s?.value)} | ${ci(s?.ci ?? null)} | ${lat(solo)} | ${lat(cont)} |`,
+    );
   }
   return lines;
 }
@@ -53,7 +66,9 @@ function streamsTable(ca: ComparisonAnalysis): string[] {
   for (const arm of ca.comparison.arms) {
     const times = armResults(ca.rounds, arm.id).map((x) => x.gpuMs);
     const v = arm.clients[0]?.variant;
-    lines.push(`| \`${arm.id}\` | ${v?.streams ?? '?'} | ${v?.pinned === undefined ? '—' : v.pinned ? 'pinned' : 'pageable'} | ${times.length > 0 ? median(times).toFixed(2) : 'n/a'} |`);
+    lines.push(
+      `| \`${arm.id}\` | ${v?.streams ?? '?'} | ${v?.pinned === undefined ? '—' : v.pinned ? 'pinned' : 'pageable'} | ${times.length > 0 ? median(times).toFixed(2) : 'n/a'} |`,
+    );
   }
   return lines;
 }
@@ -61,7 +76,11 @@ function streamsTable(ca: ComparisonAnalysis): string[] {
 /** "Which mode for many small services, and what breaks in each" — answered from this run's numbers. */
 function answer(run: Run, analysis: Analysis): string[] {
   // A run of the streams mode alone measured no sharing between processes: nothing to answer.
-  if (run.plan.every((c) => c.mode === 'streams') && run.modes.every((m) => m.mode === 'streams' || m.status === 'skipped')) return [];
+  if (
+    run.plan.every((c) => c.mode === 'streams') &&
+    run.modes.every((m) => m.mode === 'streams' || m.status === 'skipped')
+  )
+    return [];
   const measured = measuredFromAnalysis(run, analysis);
   const ts = measured.timeslice;
   const mps = measured.mps;
@@ -78,14 +97,20 @@ function answer(run: Run, analysis: Analysis): string[] {
       `- **MPS** kept p99 at ${f3(mps.p99Ratio)}× of a client alone, but it isolates neither memory nor faults: one client's fatal fault can end the others, and one daemon serves every client. Set \`CUDA_MPS_PINNED_DEVICE_MEM_LIMIT\` when you cannot trust the workload mix.`,
     );
   } else {
-    lines.push('This run did not measure both time-slicing and MPS on a contention workload, so it cannot compare them.');
+    lines.push(
+      'This run did not measure both time-slicing and MPS on a contention workload, so it cannot compare them.',
+    );
   }
   if (mig?.status === 'ran') {
     const slow = value(`mig/${ts?.workload ?? 'infer'}/slowdown`);
-    lines.push(`- **MIG** ran here: each client on its own slice slowed ${f3(slow)}×. Slices come in fixed shapes (at most 7), and changing them needs the GPU drained and reset.`);
+    lines.push(
+      `- **MIG** ran here: each client on its own slice slowed ${f3(slow)}×. Slices come in fixed shapes (at most 7), and changing them needs the GPU drained and reset.`,
+    );
   } else {
     const profiles = mig?.mig?.profiles.map((p) => p.name).join(', ');
-    lines.push(`- **MIG** was not measured: ${mig?.reason ?? 'not part of this run'}.${profiles ? ` This GPU offers ${profiles}: at most 7 fixed-shape slices, each with its own memory and compute, and changing them needs the GPU drained and reset.` : ''}`);
+    lines.push(
+      `- **MIG** was not measured: ${mig?.reason ?? 'not part of this run'}.${profiles ? ` This GPU offers ${profiles}: at most 7 fixed-shape slices, each with its own memory and compute, and changing them needs the GPU drained and reset.` : ''}`,
+    );
   }
   return lines;
 }
@@ -109,11 +134,25 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     '',
     '| metric | value | CI (coverage) | half-width | rounds | threshold | verdict |',
     '|---|---|---|---|---|---|---|',
-    ...verdicts.map((v) => `| \`${v.metric.id}\` | ${f3(v.stats.value)} | ${ci(v.stats.ci)}${level(v)} | ${v.stats.halfWidth === null ? 'n/a' : `±${(v.stats.halfWidth * 100).toFixed(2)}%`} | ${v.stats.n} | ${v.threshold?.text ?? '—'} | ${v.verdict} |`),
+    ...verdicts.map(
+      (v) =>
+        `| \`${v.metric.id}\` | ${f3(v.stats.value)} | ${ci(v.stats.ci)}${level(v)} | ${v.stats.halfWidth === null ? 'n/a' : `±${(v.stats.halfWidth * 100).toFixed(2)}%`} | ${v.stats.n} | ${v.threshold?.text ?? '—'} | ${v.verdict} |`,
+    ),
     '',
-    ...verdicts.flatMap((v) => [...v.reasons.map((r) => `- \`${v.metric.id}\` (${v.verdict}): ${r}`), ...v.warnings.map((w) => `- \`${v.metric.id}\` (note): ${w}`)]),
+    ...verdicts.flatMap((v) => [
+      ...v.reasons.map((r) => `- \`${v.metric.id}\` (${v.verdict}): ${r}`),
+      ...v.warnings.map((w) => `- \`${v.metric.id}\` (note): ${w}`),
+    ]),
     ...(diagnosed.length > 0
-      ? ['', '### Why some intervals are wide', '', ...diagnosed.map((m) => `- \`${m.metric.id}\` ±${m.stats.halfWidth === null ? 'n/a' : (m.stats.halfWidth * 100).toFixed(1) + '%'}: ${m.diagnosis.join('; ')}`)]
+      ? [
+          '',
+          '### Why some intervals are wide',
+          '',
+          ...diagnosed.map(
+            (m) =>
+              `- \`${m.metric.id}\` ±${m.stats.halfWidth === null ? 'n/a' : `${(m.stats.halfWidth * 100).toFixed(1)}%`}: ${m.diagnosis.join('; ')}`,
+          ),
+        ]
       : []),
     ...(charts.ratios ? ['', `![Headline ratios with 95% CIs](${charts.ratios})`] : []),
     '',
@@ -141,29 +180,55 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
         lines.push('', '| profile | id | SMs | memory (GiB) | instances | placements |', '|---|---|---|---|---|---|');
         for (const prof of record.mig.profiles) {
           const place = record.mig.placements.find((pl) => pl.profileId === prof.profileId);
-          lines.push(`| ${prof.name} | ${prof.profileId} | ${prof.smCount} | ${prof.memoryGiB} | ${prof.instancesFree}/${prof.instancesTotal} | ${place ? `{${place.starts.join(',')}}:${place.size}` : '?'} |`);
+          lines.push(
+            `| ${prof.name} | ${prof.profileId} | ${prof.smCount} | ${prof.memoryGiB} | ${prof.instancesFree}/${prof.instancesTotal} | ${place ? `{${place.starts.join(',')}}:${place.size}` : '?'} |`,
+          );
         }
       }
       continue;
     }
-    if (record.mps) lines.push(`MPS daemon ${record.mps.controlPid ?? '?'} (servers ${record.mps.serverPids.join(', ') || 'none'}), shut down: ${record.mps.shutdown}. Logs: ${record.mps.logFiles.map((l) => `\`${l}\``).join(', ') || 'none'}.`, '');
+    if (record.mps)
+      lines.push(
+        `MPS daemon ${record.mps.controlPid ?? '?'} (servers ${record.mps.serverPids.join(', ') || 'none'}), shut down: ${record.mps.shutdown}. Logs: ${record.mps.logFiles.map((l) => `\`${l}\``).join(', ') || 'none'}.`,
+        '',
+      );
     for (const ca of analysis.comparisons.filter((x) => x.comparison.mode === mode)) {
       const c = ca.comparison;
       const stop = ca.stop;
       const pinned = c.clientEnv.map((e) => e.GPUSHARE_CPUS).filter(Boolean);
-      lines.push(`### ${c.id}`, '', `\`${workloadText(c.workload)}\` · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${pinned.join(', ')}` : ''}`, '');
+      lines.push(
+        `### ${c.id}`,
+        '',
+        `\`${workloadText(c.workload)}\` · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${pinned.join(', ')}` : ''}`,
+        '',
+      );
       lines.push(...(mode === 'streams' ? streamsTable(ca) : clientTable(ca)), '');
-      lines.push('| ratio | median | CI (coverage) | half-width | rounds | outliers | meaning |', '|---|---|---|---|---|---|---|', ...ca.metrics.map(metricRow), '');
+      lines.push(
+        '| ratio | median | CI (coverage) | half-width | rounds | outliers | meaning |',
+        '|---|---|---|---|---|---|---|',
+        ...ca.metrics.map(metricRow),
+        '',
+      );
     }
     if (mode === 'streams' && charts.scaling) lines.push(`![Speedup against streams](${charts.scaling})`, '');
-    if (mode !== 'streams' && charts.clients && mode === 'timeslice') lines.push(`![Per-client slowdown](${charts.clients})`, '');
+    if (mode !== 'streams' && charts.clients && mode === 'timeslice')
+      lines.push(`![Per-client slowdown](${charts.clients})`, '');
   }
   if (run.config.clientCounts !== undefined) {
-    lines.push('## Scaling with the number of clients', '', `Each point is a comparison of its own (rounds, CI); one solo arm stands for every client beyond 2 (identical processes). Memory per client: memory.used while the trials ran, less before the clients started, over the clients (context and workload; under MPS with the server's share).`, '');
+    lines.push(
+      '## Scaling with the number of clients',
+      '',
+      `Each point is a comparison of its own (rounds, CI); one solo arm stands for every client beyond 2 (identical processes). Memory per client: memory.used while the trials ran, less before the clients started, over the clients (context and workload; under MPS with the server's share).`,
+      '',
+    );
     lines.push(...scalingTable(scalingPoints(analysis)), '');
     if (charts.clientScaling) lines.push(`![Scaling with the number of clients](${charts.clientScaling})`, '');
   }
-  if (charts.timeline) lines.push('## Timeline', '', `![GPU utilization, SM clock and power with trial windows](${charts.timeline})`, '');
+  if (charts.timeline)
+    lines.push('## Timeline', '', `![GPU utilization, SM clock and power with trial windows](${charts.timeline})`, '');
   for (const w of [...run.warnings, ...(run.sampler.error ? [run.sampler.error] : [])]) lines.push(`- warning: ${w}`);
-  return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }

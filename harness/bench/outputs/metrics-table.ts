@@ -36,5 +36,9 @@ export function metricsCsv(analysis: Analysis): string {
 }
 
 export function metricsJson(analysis: Analysis): Array<Record<string, Cell | number[]>> {
-  return analysis.metrics.map((r) => ({ ...Object.fromEntries(METRIC_COLUMNS.map((c) => [c.key, c.value(r)])), perRound: r.metric.perRound, roundIndices: r.metric.rounds }));
+  return analysis.metrics.map((r) => ({
+    ...Object.fromEntries(METRIC_COLUMNS.map((c) => [c.key, c.value(r)])),
+    perRound: r.metric.perRound,
+    roundIndices: r.metric.rounds,
+  }));
 }

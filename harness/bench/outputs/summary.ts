@@ -1,8 +1,9 @@
 /** The console summary: a pure function of a run's analysis. */
-import { REPORT_HALF_WIDTH, type Analysis, type MetricAnalysis } from '../analysis/types.js';
+
 import { gpuAt } from '../../system/nvidia/schema.js';
-import type { Run } from '../record/schema.js';
+import { type Analysis, type MetricAnalysis, REPORT_HALF_WIDTH } from '../analysis/types.js';
 import { verdictsJson } from '../gate/outputs.js';
+import type { Run } from '../record/schema.js';
 import { metricsJson } from './metrics-table.js';
 
 const row = (m: MetricAnalysis, width: number) => {
@@ -16,7 +17,9 @@ const row = (m: MetricAnalysis, width: number) => {
 /** `all`: every ratio; otherwise the headline and graded ratios, with the rest one flag or the report away. */
 export function summaryText(run: Run, analysis: Analysis, dir: string, all = false): string {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
-  const lines = [`run ${run.id} (${run.status}) on ${gpu?.name ?? 'unknown GPU'}, driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}`];
+  const lines = [
+    `run ${run.id} (${run.status}) on ${gpu?.name ?? 'unknown GPU'}, driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}`,
+  ];
   const counts = new Map<string, number>();
   for (const t of run.trials) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
   lines.push(`trials: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`);
@@ -26,10 +29,17 @@ export function summaryText(run: Run, analysis: Analysis, dir: string, all = fal
     const width = Math.max(...shown.map((m) => m.metric.id.length));
     lines.push('', `  ${'metric'.padEnd(width)}    median  95% CI             ±%     rounds  verdict`);
     lines.push(...shown.map((m) => row(m, width)));
-    lines.push(`(* headline: the primary ratio of each comparison${all ? '' : `; ${analysis.metrics.length - shown.length} more ratios in the report and in gpushare show --all`})`);
-    for (const c of analysis.comparisons) if (c.stop) lines.push(`${c.comparison.id}: ${c.stop.rounds} rounds, stopped: ${c.stop.reason}`);
+    lines.push(
+      `(* headline: the primary ratio of each comparison${all ? '' : `; ${analysis.metrics.length - shown.length} more ratios in the report and in gpushare show --all`})`,
+    );
+    for (const c of analysis.comparisons)
+      if (c.stop) lines.push(`${c.comparison.id}: ${c.stop.rounds} rounds, stopped: ${c.stop.reason}`);
     for (const v of shown) for (const reason of [...v.reasons, ...v.warnings]) lines.push(`${v.metric.id}: ${reason}`);
-    for (const v of shown) if (v.diagnosis.length > 0) lines.push(`${v.metric.id}: wider than ±${((v.target ?? REPORT_HALF_WIDTH) * 100).toFixed(0)}%: ${v.diagnosis.join('; ')}`);
+    for (const v of shown)
+      if (v.diagnosis.length > 0)
+        lines.push(
+          `${v.metric.id}: wider than ±${((v.target ?? REPORT_HALF_WIDTH) * 100).toFixed(0)}%: ${v.diagnosis.join('; ')}`,
+        );
   }
   for (const warning of run.warnings) lines.push(`warning: ${warning}`);
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);
@@ -41,7 +51,15 @@ export function summaryText(run: Run, analysis: Analysis, dir: string, all = fal
 export function summaryJson(run: Run, analysis: Analysis) {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   return {
-    run: { id: run.id, status: run.status, createdAt: run.createdAt, finishedAt: run.finishedAt, gpu: gpu?.name ?? null, driver: run.fingerprint.driverVersion, cuda: run.fingerprint.cudaVersion },
+    run: {
+      id: run.id,
+      status: run.status,
+      createdAt: run.createdAt,
+      finishedAt: run.finishedAt,
+      gpu: gpu?.name ?? null,
+      driver: run.fingerprint.driverVersion,
+      cuda: run.fingerprint.cudaVersion,
+    },
     verdicts: verdictsJson(analysis.verdicts),
     metrics: metricsJson(analysis),
     modes: run.modes.map((m) => ({ mode: m.mode, status: m.status, reason: m.reason })),

@@ -1,25 +1,28 @@
 /** Writes a run's report: the markdown and its SVG charts, each a pure function of the analysis. */
 import path from 'node:path';
-import type { Analysis } from '../analysis/types.js';
 import { UserError } from '../../core/errors.js';
+import { VERSION } from '../../core/version.js';
 import { RunIdSchema } from '../../record/record-file.js';
+import { writeOutputFile } from '../../record/store.js';
+import { analyze } from '../analysis/analyze.js';
+import type { Analysis } from '../analysis/types.js';
+import type { HostRun } from '../record/host-record.js';
 import type { Run } from '../record/schema.js';
 import { loadRun } from '../record/store.js';
-import { writeOutputFile } from '../../record/store.js';
-import type { HostRun } from '../record/host-record.js';
-import { analyze } from '../analysis/analyze.js';
-import { hostMarkdown, type HostGpuRun } from './host-markdown.js';
-import { VERSION } from '../../core/version.js';
-import { clientScalingChart, clientsChart, renderSvg, ratiosChart, scalingChart, timelineChart } from './charts.js';
+import { clientScalingChart, clientsChart, ratiosChart, renderSvg, scalingChart, timelineChart } from './charts.js';
+import { type HostGpuRun, hostMarkdown } from './host-markdown.js';
+import { type ChartLinks, runMarkdown } from './markdown.js';
 import { scalingPoints } from './scaling.js';
-import { runMarkdown, type ChartLinks } from './markdown.js';
 
 /**
  * `<dir>/<name><suffix>`, where the name comes from run ids: refused unless it is a safe token, so a
  * run id such as "../../x" can never write outside `dir`.
  */
 export function runFile(dir: string, name: string, suffix = ''): string {
-  if (!RunIdSchema.safeParse(name).success) throw new UserError(`refusing to use ${JSON.stringify(name)} as a file name: run ids are letters, digits, ".", "_" and "-"`);
+  if (!RunIdSchema.safeParse(name).success)
+    throw new UserError(
+      `refusing to use ${JSON.stringify(name)} as a file name: run ids are letters, digits, ".", "_" and "-"`,
+    );
   return path.join(dir, `${name}${suffix}`);
 }
 
@@ -48,7 +51,12 @@ export async function writeRunReport(run: Run, analysis: Analysis, out: string):
  * Writes a multi-GPU bench's combined report `<out>/<host-id>.md`, and, with `runReports`, each of
  * its runs' own reports beside it; returns the combined report's path.
  */
-export async function writeHostReport(parent: string, host: HostRun, out: string, runReports: boolean): Promise<string> {
+export async function writeHostReport(
+  parent: string,
+  host: HostRun,
+  out: string,
+  runReports: boolean,
+): Promise<string> {
   const load = async (dir: string) => {
     const run = await loadRun(path.join(parent, dir)).catch(() => null);
     return run === null ? null : { run, analysis: analyze(run) };
@@ -57,9 +65,13 @@ export async function writeHostReport(parent: string, host: HostRun, out: string
   for (const gpu of host.gpus) gpus.push({ gpu, ...((await load(gpu.dir)) ?? { run: null, analysis: null }) });
   const cross = host.crossDir === null ? null : await load(host.crossDir);
   if (runReports) {
-    for (const r of [...gpus, ...(cross ? [cross] : [])]) if (r.run && r.analysis) await writeRunReport(r.run, r.analysis, out);
+    for (const r of [...gpus, ...(cross ? [cross] : [])])
+      if (r.run && r.analysis) await writeRunReport(r.run, r.analysis, out);
   }
   const file = runFile(out, host.id, '.md');
-  await writeOutputFile(file, hostMarkdown(host, gpus, cross, (run) => `${run.id}.md`, VERSION));
+  await writeOutputFile(
+    file,
+    hostMarkdown(host, gpus, cross, (run) => `${run.id}.md`, VERSION),
+  );
   return file;
 }

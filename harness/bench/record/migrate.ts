@@ -12,7 +12,9 @@ const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null 
 export function upgradeRun(json: unknown): unknown {
   if (!isObject(json) || json.schema !== RUN_SCHEMA_V1 || !isObject(json.config)) return json;
   const { rounds, maxRounds, ciTarget, timeBudgetS, ...config } = json.config;
-  const plan = Array.isArray(json.plan) ? json.plan.map((c) => (isObject(c) ? (({ rounds: _, ...rest }) => rest)(c) : c)) : json.plan;
+  const plan = Array.isArray(json.plan)
+    ? json.plan.map((c) => (isObject(c) ? (({ rounds: _, ...rest }) => rest)(c) : c))
+    : json.plan;
   return {
     ...json,
     schema: RUN_SCHEMA_ID,

@@ -3,8 +3,14 @@
  * and the TypeScript types of the whole harness are inferred from these schemas.
  */
 import { z } from 'zod';
-import { FingerprintSchema, MigDeviceSchema, MigPlacementSchema, MigProfileSchema, SampleSchema } from '../../system/nvidia/schema.js';
 import { RunIdSchema } from '../../record/record-file.js';
+import {
+  FingerprintSchema,
+  MigDeviceSchema,
+  MigPlacementSchema,
+  MigProfileSchema,
+  SampleSchema,
+} from '../../system/nvidia/schema.js';
 import { LatencySummarySchema, VariantSchema, WorkloadSpecSchema, WorkSchema } from '../../workload/spec.js';
 
 export const RUN_SCHEMA_ID = 'gpushare.run/2';
@@ -48,7 +54,9 @@ export const ConfigSchema = z.object({
   /** The thresholds in force: they grade ratios, and the graded ones get the tighter CI target. */
   thresholds: z.object({
     noiseBand: z.number().min(0).max(1),
-    rules: z.array(z.object({ pattern: z.string(), bounds: z.object({ min: z.number().optional(), max: z.number().optional() }) })),
+    rules: z.array(
+      z.object({ pattern: z.string(), bounds: z.object({ min: z.number().optional(), max: z.number().optional() }) }),
+    ),
   }),
   /** auto: each client process is pinned to a core of its own (GPUSHARE_CPUS), away from core 0; off: the OS places them. */
   cpuPin: z.enum(['auto', 'off']),
@@ -67,7 +75,10 @@ export const ConfigSchema = z.object({
   mps: z.object({
     threadPct: z.number().int().min(1).max(100).nullable(),
     /** A size with its unit, as CUDA_MPS_PINNED_DEVICE_MEM_LIMIT takes it: generated scripts embed it. */
-    memLimit: z.string().regex(/^\d+(\.\d+)?[KMG]$/, 'a size such as 4G or 512M').nullable(),
+    memLimit: z
+      .string()
+      .regex(/^\d+(\.\d+)?[KMG]$/, 'a size such as 4G or 512M')
+      .nullable(),
   }),
   python: z.string(),
 });
@@ -92,7 +103,13 @@ export const ComparisonSchema = z.object({
    * A cross-GPU check (bench --gpus): client 0 runs on GPU `victimGpu`, alone and while
    * `loadersPerGpu` time-sliced clients load each of `loadedGpus`.
    */
-  crossGpu: z.object({ victimGpu: z.number().int().nonnegative(), loadedGpus: z.array(z.number().int().nonnegative()).min(1), loadersPerGpu: z.number().int().positive() }).optional(),
+  crossGpu: z
+    .object({
+      victimGpu: z.number().int().nonnegative(),
+      loadedGpus: z.array(z.number().int().nonnegative()).min(1),
+      loadersPerGpu: z.number().int().positive(),
+    })
+    .optional(),
 });
 export type Comparison = z.infer<typeof ComparisonSchema>;
 /** One client's measurement in one trial. Times are CLOCK_MONOTONIC µs. */
@@ -126,7 +143,12 @@ const TrialBase = {
 
 /** A trial's outcome: data, never an exception. */
 export const TrialSchema = z.discriminatedUnion('status', [
-  z.object({ ...TrialBase, status: z.literal('ok'), clients: z.array(ClientResultSchema), overlap: OverlapSchema.nullable() }),
+  z.object({
+    ...TrialBase,
+    status: z.literal('ok'),
+    clients: z.array(ClientResultSchema),
+    overlap: OverlapSchema.nullable(),
+  }),
   z.object({
     ...TrialBase,
     status: z.literal('invalid'),

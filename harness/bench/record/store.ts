@@ -5,9 +5,15 @@ import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { UserError } from '../../core/errors.js';
 import { RUN_FILE } from '../../record/kinds.js';
-import { atomicWrite, directoryWriter, readRegularFile, type AtomicWriter, type RecordWriter } from '../../record/store.js';
+import {
+  type AtomicWriter,
+  atomicWrite,
+  directoryWriter,
+  type RecordWriter,
+  readRegularFile,
+} from '../../record/store.js';
 import { upgradeRun } from './migrate.js';
-import { RunSchema, type Run } from './schema.js';
+import { type Run, RunSchema } from './schema.js';
 
 /** The file-system seam: where a run goes. */
 export interface RunStore extends RecordWriter {
@@ -44,7 +50,11 @@ export async function removeStaleTempFiles(dir: string): Promise<string[]> {
 export async function loadRun(dir: string): Promise<Run> {
   const file = path.join(dir, RUN_FILE);
   const text = await readRegularFile(file).catch((error: NodeJS.ErrnoException) => {
-    throw error instanceof UserError ? error : new UserError(`cannot read ${file} (${error.code ?? error.message}): give a run directory made by gpushare bench`);
+    throw error instanceof UserError
+      ? error
+      : new UserError(
+          `cannot read ${file} (${error.code ?? error.message}): give a run directory made by gpushare bench`,
+        );
   });
   let json: unknown;
   try {
@@ -55,8 +65,9 @@ export async function loadRun(dir: string): Promise<Run> {
   const parsed = RunSchema.safeParse(upgradeRun(json));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UserError(`${file} does not match the run schema at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+    throw new UserError(
+      `${file} does not match the run schema at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+    );
   }
   return parsed.data;
 }
-

@@ -3,12 +3,16 @@ import path from 'node:path';
 import { defineCommand } from '../../core/command.js';
 import type { AppDeps } from '../../core/deps.js';
 import { ExitCode } from '../../core/errors.js';
-import { fleetJobYaml, jobPods } from './manifest.js';
-import { FLEET_JOB_FLAGS, resolveFleetJobOptions, type FleetJobOptions } from './options.js';
 import { writeOutputFile } from '../../record/store.js';
+import { fleetJobYaml, jobPods } from './manifest.js';
+import { FLEET_JOB_FLAGS, type FleetJobOptions, resolveFleetJobOptions } from './options.js';
 
 /** `gpushare fleet job`: flags, options, run. */
-export const fleetJobCommand = defineCommand({ flags: FLEET_JOB_FLAGS, resolve: resolveFleetJobOptions, run: fleetJob });
+export const fleetJobCommand = defineCommand({
+  flags: FLEET_JOB_FLAGS,
+  resolve: resolveFleetJobOptions,
+  run: fleetJob,
+});
 
 async function fleetJob({ spec, out }: FleetJobOptions, deps: AppDeps): Promise<number> {
   const manifest = fleetJobYaml(spec);

@@ -10,7 +10,15 @@
  * gives the GPU more than one replica.
  */
 import type { Job } from 'kubernetes-types/batch/v1.js';
-import type { Affinity, Container, EnvVar, NodeSelectorRequirement, PodSpec, TopologySpreadConstraint, Volume } from 'kubernetes-types/core/v1.js';
+import type {
+  Affinity,
+  Container,
+  EnvVar,
+  NodeSelectorRequirement,
+  PodSpec,
+  TopologySpreadConstraint,
+  Volume,
+} from 'kubernetes-types/core/v1.js';
 import { stringify } from 'yaml';
 import { commentText } from '../../core/embed.js';
 
@@ -93,28 +101,38 @@ export function podScript(spec: FleetJobSpec): string {
   const gpus = podGpus(spec);
   const bench = (gpuFlag: string) => `gpushare bench --modes ${spec.modes.join(',')}${gpuFlag} --out "/results/$run"`;
   // A retried pod on the same node finds its predecessor's run on the claim: a new directory, the old one kept.
-  const retry = spec.results.kind === 'pvc' ? ['if [ -e "/results/$run" ]; then run="$run-retry-$(date -u +%Y%m%dT%H%M%SZ)"; fi'] : [];
-  const one = (indent: string, gpuFlag: string) => [
-    ...retry,
-    // The shell is PID 1, which ignores SIGTERM: pass an eviction's or the deadline's SIGTERM on to
-    // bench, so it stops its clients and MPS daemon and saves its run, and wait for it to finish.
-    `${bench(gpuFlag)} &`,
-    'pid=$!',
-    'trap \'kill -TERM "$pid" 2>/dev/null\' TERM INT',
-    'wait "$pid"',
-    'code=$?',
-    'if [ "$code" -gt 128 ] && kill -0 "$pid" 2>/dev/null; then wait "$pid"; code=$?; fi',
-    'echo "gpushare-bench-exit $run $code"',
-    // 1 (a threshold failed) and 3 (inconclusive) are measurements: the run is kept and graded by `fleet report`.
-    'case "$code" in 0|1|3) ;; *) status=$code ;; esac',
-  ].map((line) => indent + line);
+  const retry =
+    spec.results.kind === 'pvc'
+      ? ['if [ -e "/results/$run" ]; then run="$run-retry-$(date -u +%Y%m%dT%H%M%SZ)"; fi']
+      : [];
+  const one = (indent: string, gpuFlag: string) =>
+    [
+      ...retry,
+      // The shell is PID 1, which ignores SIGTERM: pass an eviction's or the deadline's SIGTERM on to
+      // bench, so it stops its clients and MPS daemon and saves its run, and wait for it to finish.
+      `${bench(gpuFlag)} &`,
+      'pid=$!',
+      'trap \'kill -TERM "$pid" 2>/dev/null\' TERM INT',
+      'wait "$pid"',
+      'code=$?',
+      'if [ "$code" -gt 128 ] && kill -0 "$pid" 2>/dev/null; then wait "$pid"; code=$?; fi',
+      'echo "gpushare-bench-exit $run $code"',
+      // 1 (a threshold failed) and 3 (inconclusive) are measurements: the run is kept and graded by `fleet report`.
+      'case "$code" in 0|1|3) ;; *) status=$code ;; esac',
+    ].map((line) => indent + line);
   const lines = [
     'status=0',
     ...(gpus === 1
       ? [`run="$NODE_NAME/${spec.per === 'node' ? 'gpu0' : 'pod$JOB_COMPLETION_INDEX'}"`, ...one('', '')]
       : // Every GPU of the node: a cross-GPU check, then a run per GPU in $NODE_NAME/gpu<i>, beside host.json.
         ['run="$NODE_NAME"', ...one('', ' --gpus all')]),
-    ...(spec.results.kind === 'logs' ? [`echo "${RESULTS_BEGIN} $NODE_NAME-$JOB_COMPLETION_INDEX"`, 'tar -C /results -czf - . | base64', `echo "${RESULTS_END}"`] : []),
+    ...(spec.results.kind === 'logs'
+      ? [
+          `echo "${RESULTS_BEGIN} $NODE_NAME-$JOB_COMPLETION_INDEX"`,
+          'tar -C /results -czf - . | base64',
+          `echo "${RESULTS_END}"`,
+        ]
+      : []),
     'exit "$status"',
   ];
   return `${lines.join('\n')}\n`;
@@ -142,14 +160,35 @@ export function fleetJob(spec: FleetJobSpec): Job {
     ],
   };
   const volumes: Volume[] = [
-    spec.results.kind === 'pvc' ? { name: 'results', persistentVolumeClaim: { claimName: spec.results.claimName } } : { name: 'results', emptyDir: {} },
+    spec.results.kind === 'pvc'
+      ? { name: 'results', persistentVolumeClaim: { claimName: spec.results.claimName } }
+      : { name: 'results', emptyDir: {} },
     { name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: '1Gi' } },
   ];
   const affinity: Affinity = {
-    ...(spec.allowSharedPool ? {} : { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: wholeGpuNodeTerms() } } }),
-    ...(spec.per === 'node' ? { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: labels }, topologyKey: 'kubernetes.io/hostname' }] } } : {}),
+    ...(spec.allowSharedPool
+      ? {}
+      : {
+          nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: wholeGpuNodeTerms() } },
+        }),
+    ...(spec.per === 'node'
+      ? {
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { labelSelector: { matchLabels: labels }, topologyKey: 'kubernetes.io/hostname' },
+            ],
+          },
+        }
+      : {}),
   };
-  const spread: TopologySpreadConstraint[] = [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: labels } }];
+  const spread: TopologySpreadConstraint[] = [
+    {
+      maxSkew: 1,
+      topologyKey: 'kubernetes.io/hostname',
+      whenUnsatisfiable: 'ScheduleAnyway',
+      labelSelector: { matchLabels: labels },
+    },
+  ];
   const podSpec: PodSpec = {
     restartPolicy: 'Never',
     // The MPS daemon, its server and its clients all run in this one container: no host IPC namespace needed.
@@ -165,7 +204,11 @@ export function fleetJob(spec: FleetJobSpec): Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name: spec.name, ...(spec.namespace ? { namespace: spec.namespace } : {}), labels: { ...labels, 'app.kubernetes.io/managed-by': 'gpushare' } },
+    metadata: {
+      name: spec.name,
+      ...(spec.namespace ? { namespace: spec.namespace } : {}),
+      labels: { ...labels, 'app.kubernetes.io/managed-by': 'gpushare' },
+    },
     spec: {
       completionMode: 'Indexed',
       completions: pods,
@@ -173,7 +216,9 @@ export function fleetJob(spec: FleetJobSpec): Job {
       backoffLimit: spec.backoffLimit,
       activeDeadlineSeconds: spec.activeDeadlineS,
       // A drained or preempted node is not the bench's failure: the pod is replaced without counting.
-      podFailurePolicy: { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }] },
+      podFailurePolicy: {
+        rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }],
+      },
       template: { metadata: { labels }, spec: podSpec },
     },
   };
@@ -212,7 +257,7 @@ function header(spec: FleetJobSpec): string {
       ? `An Indexed Job that runs gpushare bench --modes ${spec.modes.join(',')} on ${plural(spec.count, 'GPU node')}: one pod per node (a required podAntiAffinity on the pod's labels keeps two off one node), ` +
         (gpus > 1
           ? `holding all ${gpus} GPUs of its node (nvidia.com/gpu: ${gpus}) and benching them with gpushare bench --gpus all (a cross-GPU check, then a run per GPU, side by side only where the check shows the GPUs do not disturb each other), so no bench shares the node with another pod.`
-          : 'holding 1 whole GPU (nvidia.com/gpu: 1). On nodes with more GPUs the others stay free for other pods: give --gpus-per-node <the nodes\' GPU count> to hold whole nodes.')
+          : "holding 1 whole GPU (nvidia.com/gpu: 1). On nodes with more GPUs the others stay free for other pods: give --gpus-per-node <the nodes' GPU count> to hold whole nodes.")
       : `An Indexed Job that runs gpushare bench --modes ${spec.modes.join(',')} on every GPU of ${plural(spec.count, 'node')}: ${pods} pods, one per GPU with 1 whole GPU each (nvidia.com/gpu: 1), ${spec.gpusPerNode} per node, spread over the pool's nodes by a preferred topologySpreadConstraint (ScheduleAnyway: a full node, or a pool larger than --count, does not stall the Job). The benches on one node run at the same time and share its CPUs, PCIe and power.`;
   const sharing = spec.allowSharedPool
     ? `--allow-shared-pool: no affinity on ${SHARING_STRATEGY_LABEL}. On a node whose device plugin shares its GPUs (${SHARING_STRATEGY_LABEL} mps or time-slicing, ${REPLICAS_LABEL} > 1), nvidia.com/gpu: 1 is one replica of a GPU that other pods use too: the bench measures a GPU that is already shared, and the plugin refuses a pod more than 1 replica.`
@@ -235,7 +280,7 @@ function header(spec: FleetJobSpec): string {
     '#',
     `# Apply:   kubectl apply${ns} -f <this file>`,
     `# Watch:   kubectl get pods${ns} -l app.kubernetes.io/instance=${spec.name} -o wide`,
-    `# Report:  gpushare fleet report ${spec.results.kind === 'logs' ? 'fleet-results' : `<claim>/${spec.name}`}   (runs: ${spec.per === 'node' ? '<node>/gpu<i>, i the GPU\'s index in the pod' : '<node>/pod<index>, index the pod\'s completion index'})`,
+    `# Report:  gpushare fleet report ${spec.results.kind === 'logs' ? 'fleet-results' : `<claim>/${spec.name}`}   (runs: ${spec.per === 'node' ? "<node>/gpu<i>, i the GPU's index in the pod" : "<node>/pod<index>, index the pod's completion index"})`,
     `# Delete:  kubectl delete job${ns} ${spec.name}   (before applying it again: a Job's pod template cannot change)`,
     '#',
     ...comment(sharing),
@@ -247,7 +292,7 @@ function header(spec: FleetJobSpec): string {
     ),
     '#',
     ...comment(
-      'Not privileged: bench changes no GPU setting (no compute mode, clocks or MIG geometry), and starts its own MPS daemon inside the container, where its clients run too, so hostIPC stays false (the host\'s IPC namespace would only let it meet other pods\' MPS daemons). nvidia-smi and nvidia-cuda-mps-control come from the NVIDIA container toolkit\'s driver mount (the image sets NVIDIA_DRIVER_CAPABILITIES=compute,utility). /dev/shm is a 1 GiB memory volume; CPU is requested but not limited, since CFS throttling would show up as latency in the clients measured.',
+      "Not privileged: bench changes no GPU setting (no compute mode, clocks or MIG geometry), and starts its own MPS daemon inside the container, where its clients run too, so hostIPC stays false (the host's IPC namespace would only let it meet other pods' MPS daemons). nvidia-smi and nvidia-cuda-mps-control come from the NVIDIA container toolkit's driver mount (the image sets NVIDIA_DRIVER_CAPABILITIES=compute,utility). /dev/shm is a 1 GiB memory volume; CPU is requested but not limited, since CFS throttling would show up as latency in the clients measured.",
     ),
   ].join('\n');
 }

@@ -1,10 +1,20 @@
 /** `gpushare fleet job`'s flags given meaning: each checked, each bad value named with its fix, defaults filled in. */
+
+import { MODE_NAMES } from '../../bench/record/schema.js';
 import { argText, argvText } from '../../core/argv-text.js';
 import type { ArgsOf } from '../../core/command.js';
 import { UserError } from '../../core/errors.js';
 import { K8S_NAME } from '../../core/k8s-name.js';
-import { defaultDeadlineS, jobPods, PRODUCT_LABEL, REPLICAS_LABEL, SHARED_STRATEGIES, SHARING_STRATEGY_LABEL, type FleetJobSpec, type ResultsSpec } from './manifest.js';
-import { MODE_NAMES } from '../../bench/record/schema.js';
+import {
+  defaultDeadlineS,
+  type FleetJobSpec,
+  jobPods,
+  PRODUCT_LABEL,
+  REPLICAS_LABEL,
+  type ResultsSpec,
+  SHARED_STRATEGIES,
+  SHARING_STRATEGY_LABEL,
+} from './manifest.js';
 
 export interface FleetJobOptions {
   spec: FleetJobSpec;
@@ -45,17 +55,29 @@ export function parseNodeSelector(raw: string): Record<string, string> {
   const selector: Record<string, string> = {};
   const bad = (why: string) => new UserError(`--nodes ${argText(raw)}: ${why}`);
   for (const item of raw.split(',').map((s) => s.trim())) {
-    if (item === '') throw bad('an empty item; give label=value pairs separated by commas, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3');
+    if (item === '')
+      throw bad(
+        'an empty item; give label=value pairs separated by commas, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3',
+      );
     const match = /^([^=!\s]+)=([^=]*)$/.exec(item);
-    if (!match) throw bad(`"${item}" is not label=value; a nodeSelector takes only equalities (no !=, in, notin or bare keys), e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3`);
+    if (!match)
+      throw bad(
+        `"${item}" is not label=value; a nodeSelector takes only equalities (no !=, in, notin or bare keys), e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3`,
+      );
     const [, key = '', value = ''] = match;
     const slash = key.lastIndexOf('/');
     const [prefix, name] = slash >= 0 ? [key.slice(0, slash), key.slice(slash + 1)] : [null, key];
     if ((prefix !== null && !DNS_SUBDOMAIN.test(prefix)) || !LABEL_NAME.test(name)) {
-      throw bad(`"${key}" is not a label key (an optional DNS prefix and "/", then at most 63 letters, digits, "-", "_" or ".")`);
+      throw bad(
+        `"${key}" is not a label key (an optional DNS prefix and "/", then at most 63 letters, digits, "-", "_" or ".")`,
+      );
     }
-    if (value !== '' && !LABEL_NAME.test(value)) throw bad(`"${value}" is not a label value (at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit)`);
-    if (key in selector && selector[key] !== value) throw bad(`${key} given twice (${selector[key]}, ${value}); a node has one value per label`);
+    if (value !== '' && !LABEL_NAME.test(value))
+      throw bad(
+        `"${value}" is not a label value (at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit)`,
+      );
+    if (key in selector && selector[key] !== value)
+      throw bad(`${key} given twice (${selector[key]}, ${value}); a node has one value per label`);
     selector[key] = value;
   }
   return selector;
@@ -64,7 +86,8 @@ export function parseNodeSelector(raw: string): Record<string, string> {
 /** Why a selector picks nodes whose device plugin shares GPUs, or null. */
 function selectsSharedPool(selector: Record<string, string>): string | null {
   const strategy = selector[SHARING_STRATEGY_LABEL];
-  if (strategy !== undefined && (SHARED_STRATEGIES as readonly string[]).includes(strategy)) return `${SHARING_STRATEGY_LABEL}=${strategy}`;
+  if (strategy !== undefined && (SHARED_STRATEGIES as readonly string[]).includes(strategy))
+    return `${SHARING_STRATEGY_LABEL}=${strategy}`;
   const replicas = selector[REPLICAS_LABEL];
   if (replicas !== undefined && WHOLE.test(replicas) && Number(replicas) > 1) return `${REPLICAS_LABEL}=${replicas}`;
   const product = selector[PRODUCT_LABEL];
@@ -74,13 +97,25 @@ function selectsSharedPool(selector: Record<string, string>): string | null {
 
 function results(args: FleetJobArgs): ResultsSpec {
   const kind = args.results ?? (args.pvc !== undefined ? 'pvc' : 'logs');
-  if (kind !== 'logs' && kind !== 'pvc') throw new UserError(`--results ${argText(kind)}: choose logs (each pod prints its runs in its log) or pvc (runs written to --pvc)`);
+  if (kind !== 'logs' && kind !== 'pvc')
+    throw new UserError(
+      `--results ${argText(kind)}: choose logs (each pod prints its runs in its log) or pvc (runs written to --pvc)`,
+    );
   if (kind === 'logs') {
-    if (args.pvc !== undefined) throw new UserError(`--pvc ${argText(args.pvc)}: --results logs writes no claim; drop --pvc, or use --results pvc`);
+    if (args.pvc !== undefined)
+      throw new UserError(
+        `--pvc ${argText(args.pvc)}: --results logs writes no claim; drop --pvc, or use --results pvc`,
+      );
     return { kind };
   }
-  if (args.pvc === undefined) throw new UserError('--results pvc: name the claim with --pvc <claim>, a ReadWriteMany PersistentVolumeClaim in the Job\'s namespace');
-  if (!DNS_SUBDOMAIN.test(args.pvc)) throw new UserError(`--pvc ${argText(args.pvc)}: needs a PersistentVolumeClaim name (lower-case letters, digits, "-" and ".")`);
+  if (args.pvc === undefined)
+    throw new UserError(
+      "--results pvc: name the claim with --pvc <claim>, a ReadWriteMany PersistentVolumeClaim in the Job's namespace",
+    );
+  if (!DNS_SUBDOMAIN.test(args.pvc))
+    throw new UserError(
+      `--pvc ${argText(args.pvc)}: needs a PersistentVolumeClaim name (lower-case letters, digits, "-" and ".")`,
+    );
   return { kind, claimName: args.pvc };
 }
 
@@ -102,27 +137,75 @@ function sourceLine(args: FleetJobArgs): string {
     ['--runtime-class', args.runtimeClass],
     ['--allow-shared-pool', args.allowSharedPool],
   ];
-  const argv = flags.flatMap(([flag, value]) => (value === undefined || value === false ? [] : value === true ? [flag] : [flag, value]));
+  const argv = flags.flatMap(([flag, value]) =>
+    value === undefined || value === false ? [] : value === true ? [flag] : [flag, value],
+  );
   return `gpushare fleet job ${argvText(argv)}`;
 }
 
 /** fleet job's flags. */
 export const FLEET_JOB_FLAGS = {
-  nodes: { type: 'string', demandOption: true, describe: 'node selector of the pool, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3' },
+  nodes: {
+    type: 'string',
+    demandOption: true,
+    describe: 'node selector of the pool, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3',
+  },
   image: { type: 'string', demandOption: true, describe: 'container image with gpushare (see the Dockerfile)' },
   modes: { type: 'string', describe: 'modes each pod benches', defaultDescription: 'timeslice,mps' },
   out: { type: 'string', describe: 'write the manifest here', defaultDescription: 'stdout' },
-  count: { type: 'number', demandOption: true, describe: 'GPU nodes in the pool: the Job runs one pod on each (--per node) or one per GPU of each (--per gpu)' },
-  per: { type: 'string', describe: 'node: one pod holds all --gpus-per-node GPUs of a node and benches them with bench --gpus all; gpu: one pod per GPU, benches on a node in parallel', defaultDescription: 'node' },
-  'gpus-per-node': { type: 'number', describe: 'GPUs of each node: per node, the pod requests them all (give the real count to hold the node); needed with --per gpu', defaultDescription: '1' },
-  results: { type: 'string', describe: 'logs: each pod prints its runs as base64 tar.gz in its log, read back with kubectl logs (no storage needed, hence the default); pvc: written to --pvc', defaultDescription: 'logs' },
-  pvc: { type: 'string', describe: 'PersistentVolumeClaim for --results pvc, mounted at /results; must be ReadWriteMany (pods on many nodes write at once)' },
-  name: { type: 'string', describe: "the Job's name (pods are <name>-<index>-…)", defaultDescription: 'gpushare-fleet' },
+  count: {
+    type: 'number',
+    demandOption: true,
+    describe: 'GPU nodes in the pool: the Job runs one pod on each (--per node) or one per GPU of each (--per gpu)',
+  },
+  per: {
+    type: 'string',
+    describe:
+      'node: one pod holds all --gpus-per-node GPUs of a node and benches them with bench --gpus all; gpu: one pod per GPU, benches on a node in parallel',
+    defaultDescription: 'node',
+  },
+  'gpus-per-node': {
+    type: 'number',
+    describe:
+      'GPUs of each node: per node, the pod requests them all (give the real count to hold the node); needed with --per gpu',
+    defaultDescription: '1',
+  },
+  results: {
+    type: 'string',
+    describe:
+      'logs: each pod prints its runs as base64 tar.gz in its log, read back with kubectl logs (no storage needed, hence the default); pvc: written to --pvc',
+    defaultDescription: 'logs',
+  },
+  pvc: {
+    type: 'string',
+    describe:
+      'PersistentVolumeClaim for --results pvc, mounted at /results; must be ReadWriteMany (pods on many nodes write at once)',
+  },
+  name: {
+    type: 'string',
+    describe: "the Job's name (pods are <name>-<index>-…)",
+    defaultDescription: 'gpushare-fleet',
+  },
   namespace: { type: 'string', describe: "the Job's namespace", defaultDescription: "kubectl's current namespace" },
-  'backoff-limit': { type: 'number', describe: 'failed pods the Job retries in all before it fails (evictions not counted)', defaultDescription: 'one per pod' },
-  'active-deadline-s': { type: 'number', describe: 'seconds the whole Job may take, pods waiting for a node included', defaultDescription: '1800 + 900 per GPU a pod benches' },
-  'runtime-class': { type: 'string', describe: 'RuntimeClass of the pods, e.g. nvidia where the NVIDIA runtime is not the default' },
-  'allow-shared-pool': { type: 'boolean', describe: 'also schedule onto nodes whose device plugin shares GPUs (nvidia.com/gpu.sharing-strategy mps or time-slicing): a pod there gets a share, not a whole GPU' },
+  'backoff-limit': {
+    type: 'number',
+    describe: 'failed pods the Job retries in all before it fails (evictions not counted)',
+    defaultDescription: 'one per pod',
+  },
+  'active-deadline-s': {
+    type: 'number',
+    describe: 'seconds the whole Job may take, pods waiting for a node included',
+    defaultDescription: '1800 + 900 per GPU a pod benches',
+  },
+  'runtime-class': {
+    type: 'string',
+    describe: 'RuntimeClass of the pods, e.g. nvidia where the NVIDIA runtime is not the default',
+  },
+  'allow-shared-pool': {
+    type: 'boolean',
+    describe:
+      'also schedule onto nodes whose device plugin shares GPUs (nvidia.com/gpu.sharing-strategy mps or time-slicing): a pod there gets a share, not a whole GPU',
+  },
 } as const;
 export type FleetJobArgs = ArgsOf<typeof FLEET_JOB_FLAGS>;
 
@@ -131,32 +214,66 @@ export function resolveFleetJobOptions(args: FleetJobArgs): FleetJobOptions {
   const allowSharedPool = args.allowSharedPool ?? false;
   const shared = selectsSharedPool(nodeSelector);
   if (shared && !allowSharedPool) {
-    throw new UserError(`--nodes ${argText(args.nodes)}: selects nodes whose device plugin shares each GPU (${shared}), where nvidia.com/gpu: 1 is a share, not a GPU; select unshared nodes, or add --allow-shared-pool`);
+    throw new UserError(
+      `--nodes ${argText(args.nodes)}: selects nodes whose device plugin shares each GPU (${shared}), where nvidia.com/gpu: 1 is a share, not a GPU; select unshared nodes, or add --allow-shared-pool`,
+    );
   }
-  if (!IMAGE.test(args.image)) throw new UserError(`--image ${argText(args.image)}: needs an image reference such as ghcr.io/org/gpushare:0.1.0 (registry/path:tag, path in lower case)`);
-  const modes = args.modes === undefined ? [...DEFAULT_FLEET_MODES] : [...new Set(args.modes.split(',').map((m) => m.trim()).filter(Boolean))];
-  if (modes.length === 0) throw new UserError(`--modes ${argText(args.modes ?? '')}: give at least one mode, comma-separated: ${MODE_NAMES.join(', ')}`);
+  if (!IMAGE.test(args.image))
+    throw new UserError(
+      `--image ${argText(args.image)}: needs an image reference such as ghcr.io/org/gpushare:0.1.0 (registry/path:tag, path in lower case)`,
+    );
+  const modes =
+    args.modes === undefined
+      ? [...DEFAULT_FLEET_MODES]
+      : [
+          ...new Set(
+            args.modes
+              .split(',')
+              .map((m) => m.trim())
+              .filter(Boolean),
+          ),
+        ];
+  if (modes.length === 0)
+    throw new UserError(
+      `--modes ${argText(args.modes ?? '')}: give at least one mode, comma-separated: ${MODE_NAMES.join(', ')}`,
+    );
   for (const mode of modes) {
-    if (!(MODE_NAMES as readonly string[]).includes(mode)) throw new UserError(`unknown mode "${mode}" in --modes: choose from ${MODE_NAMES.join(', ')}`);
+    if (!(MODE_NAMES as readonly string[]).includes(mode))
+      throw new UserError(`unknown mode "${mode}" in --modes: choose from ${MODE_NAMES.join(', ')}`);
   }
   const per = args.per ?? 'node';
-  if (per !== 'node' && per !== 'gpu') throw new UserError(`--per ${argText(per)}: choose node (one pod holds all of a node's GPUs) or gpu (one pod per GPU)`);
-  if (per === 'gpu' && args.gpusPerNode === undefined) throw new UserError('--per gpu: give the GPUs of each node with --gpus-per-node N, so the Job runs N pods per node');
+  if (per !== 'node' && per !== 'gpu')
+    throw new UserError(
+      `--per ${argText(per)}: choose node (one pod holds all of a node's GPUs) or gpu (one pod per GPU)`,
+    );
+  if (per === 'gpu' && args.gpusPerNode === undefined)
+    throw new UserError(
+      '--per gpu: give the GPUs of each node with --gpus-per-node N, so the Job runs N pods per node',
+    );
   const count = integer(args.count, '--count', 1, 1, 10_000);
   const gpusPerNode = integer(args.gpusPerNode, '--gpus-per-node', 1, 1, 64);
   const pods = jobPods({ per, count, gpusPerNode });
-  if (pods > MAX_PODS) throw new UserError(`--count ${count} × --gpus-per-node ${gpusPerNode}: ${pods} pods, more than an Indexed Job's ${MAX_PODS}; split the pool into several Jobs`);
+  if (pods > MAX_PODS)
+    throw new UserError(
+      `--count ${count} × --gpus-per-node ${gpusPerNode}: ${pods} pods, more than an Indexed Job's ${MAX_PODS}; split the pool into several Jobs`,
+    );
   const name = args.name ?? DEFAULT_JOB_NAME;
   // Each pod's hostname is <name>-<index>, a DNS label of 63 characters at most.
   const longest = 62 - String(pods - 1).length;
   if (!K8S_NAME.test(name) || name.length > longest) {
-    throw new UserError(`--name ${argText(name)}: needs a Kubernetes name of at most ${longest} characters here (lower-case letters, digits and "-"; pods are named <name>-<index>), e.g. gpushare-h100`);
+    throw new UserError(
+      `--name ${argText(name)}: needs a Kubernetes name of at most ${longest} characters here (lower-case letters, digits and "-"; pods are named <name>-<index>), e.g. gpushare-h100`,
+    );
   }
   if (args.namespace !== undefined && !K8S_NAME.test(args.namespace)) {
-    throw new UserError(`--namespace ${argText(args.namespace)}: needs a Kubernetes name (lower-case letters, digits and "-", at most 63), e.g. gpu-bench`);
+    throw new UserError(
+      `--namespace ${argText(args.namespace)}: needs a Kubernetes name (lower-case letters, digits and "-", at most 63), e.g. gpu-bench`,
+    );
   }
   if (args.runtimeClass !== undefined && !DNS_SUBDOMAIN.test(args.runtimeClass)) {
-    throw new UserError(`--runtime-class ${argText(args.runtimeClass)}: needs a RuntimeClass name (lower-case letters, digits, "-" and "."), e.g. nvidia`);
+    throw new UserError(
+      `--runtime-class ${argText(args.runtimeClass)}: needs a RuntimeClass name (lower-case letters, digits, "-" and "."), e.g. nvidia`,
+    );
   }
   const spec: FleetJobSpec = {
     name,
@@ -169,7 +286,13 @@ export function resolveFleetJobOptions(args: FleetJobArgs): FleetJobOptions {
     gpusPerNode,
     results: results(args),
     backoffLimit: integer(args.backoffLimit, '--backoff-limit', pods, 0, 100_000),
-    activeDeadlineS: integer(args.activeDeadlineS, '--active-deadline-s', defaultDeadlineS({ per, gpusPerNode }), 60, 30 * 24 * 3600),
+    activeDeadlineS: integer(
+      args.activeDeadlineS,
+      '--active-deadline-s',
+      defaultDeadlineS({ per, gpusPerNode }),
+      60,
+      30 * 24 * 3600,
+    ),
     allowSharedPool,
     runtimeClass: args.runtimeClass ?? null,
     source: sourceLine(args),

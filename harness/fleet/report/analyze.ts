@@ -6,12 +6,12 @@
  * of the runs and their analyses: the markdown, JUnit, console text and JSON read this, never a run.
  */
 import { median, medianAbsoluteDeviation } from 'simple-statistics';
-import { throttleReasons } from '../../system/nvidia/smi-csv.js';
-import { clientCounts, type Run } from '../../bench/record/schema.js';
-import { gpuAt } from '../../system/nvidia/schema.js';
-import { DEFAULT_THRESHOLDS } from '../../bench/gate/thresholds.js';
 import type { Analysis, MetricAnalysis, Verdict } from '../../bench/analysis/types.js';
+import { DEFAULT_THRESHOLDS } from '../../bench/gate/thresholds.js';
+import { clientCounts, type Run } from '../../bench/record/schema.js';
 import { MAD_TO_SD, OUTLIER_MADS } from '../../stats/statistics.js';
+import { gpuAt } from '../../system/nvidia/schema.js';
+import { throttleReasons } from '../../system/nvidia/smi-csv.js';
 
 /** How many robust standard deviations (1.4826 × MAD) from the group's median the band reaches: the per-round outlier rule's 3. */
 export const FLEET_K = OUTLIER_MADS;
@@ -230,14 +230,22 @@ function commonSoftware(runs: readonly Run[]): Software {
   const all = runs.map(softwareOf);
   const first = all[0] as Software;
   const keys = Object.keys(first) as Array<keyof Software>;
-  return Object.fromEntries(keys.map((k) => [k, all.every((x) => x[k] === first[k]) ? first[k] : null])) as unknown as Software;
+  return Object.fromEntries(
+    keys.map((k) => [k, all.every((x) => x[k] === first[k]) ? first[k] : null]),
+  ) as unknown as Software;
 }
 
 /** Software the gate's fingerprint comparison does not cover, in its words. */
 function softwareDifferences(now: Run, before: Run): string[] {
   const [a, b] = [softwareOf(now), softwareOf(before)];
-  const fields: Array<[string, keyof Software]> = [['CUDA', 'cuda'], ['PyTorch', 'torch'], ['gpushare', 'gpushare']];
-  return fields.flatMap(([name, key]) => (a[key] === b[key] ? [] : [`${name}: ${String(b[key])} before vs ${String(a[key])} now`]));
+  const fields: Array<[string, keyof Software]> = [
+    ['CUDA', 'cuda'],
+    ['PyTorch', 'torch'],
+    ['gpushare', 'gpushare'],
+  ];
+  return fields.flatMap(([name, key]) =>
+    a[key] === b[key] ? [] : [`${name}: ${String(b[key])} before vs ${String(a[key])} now`],
+  );
 }
 
 const comparisonIds = (run: Run) => run.plan.map((c) => c.id).sort();
@@ -245,10 +253,14 @@ const comparisonIds = (run: Run) => run.plan.map((c) => c.id).sort();
 /** Comparisons one run has and the other (`reference`) lacks. */
 function planDifferences(now: Run, before: Run, reference: string): string[] {
   const [a, b] = [comparisonIds(now), comparisonIds(before)];
-  const list = (xs: string[]) => (xs.length > 4 ? `${xs.slice(0, 4).join(', ')} and ${xs.length - 4} more` : xs.join(', '));
+  const list = (xs: string[]) =>
+    xs.length > 4 ? `${xs.slice(0, 4).join(', ')} and ${xs.length - 4} more` : xs.join(', ');
   const here = a.filter((x) => !b.includes(x));
   const there = b.filter((x) => !a.includes(x));
-  return [...(here.length > 0 ? [`comparisons only here: ${list(here)}`] : []), ...(there.length > 0 ? [`comparisons only in ${reference}: ${list(there)}`] : [])];
+  return [
+    ...(here.length > 0 ? [`comparisons only here: ${list(here)}`] : []),
+    ...(there.length > 0 ? [`comparisons only in ${reference}: ${list(there)}`] : []),
+  ];
 }
 
 /** The gate's "X: a before vs b now" as the fleet says it: the node's value against its reference's. */
@@ -278,15 +290,26 @@ function majority(cls: readonly FleetMember[][]): FleetMember[] | null {
 
 function settingsText(run: Run): string {
   const c = run.config;
-  const mps = [c.mps.threadPct !== null ? `MPS ${c.mps.threadPct}% threads` : '', c.mps.memLimit !== null ? `MPS memory ${c.mps.memLimit}` : ''].filter(Boolean);
-  return [`${clientCounts(c).join(', ')} client(s)`, `${c.windowMs} ms windows`, `CPU pinning ${c.cpuPin}`, ...mps, `comparisons ${run.plan.map((p) => p.id).join(', ')}`].join(' · ');
+  const mps = [
+    c.mps.threadPct !== null ? `MPS ${c.mps.threadPct}% threads` : '',
+    c.mps.memLimit !== null ? `MPS memory ${c.mps.memLimit}` : '',
+  ].filter(Boolean);
+  return [
+    `${clientCounts(c).join(', ')} client(s)`,
+    `${c.windowMs} ms windows`,
+    `CPU pinning ${c.cpuPin}`,
+    ...mps,
+    `comparisons ${run.plan.map((p) => p.id).join(', ')}`,
+  ].join(' · ');
 }
 
 /** Throttle reasons other than the power cap seen while trials ran, with how many samples showed each. */
 function throttling(run: Run): string | null {
   const during = run.samples.filter((s) => s.trialId !== null);
   const counts = new Map<string, number>();
-  for (const s of during) for (const reason of throttleReasons(s.clocksEventReasons)) if (!EXPECTED_THROTTLE.has(reason)) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  for (const s of during)
+    for (const reason of throttleReasons(s.clocksEventReasons))
+      if (!EXPECTED_THROTTLE.has(reason)) counts.set(reason, (counts.get(reason) ?? 0) + 1);
   if (counts.size === 0) return null;
   return `${[...counts].map(([r, n]) => `${r} in ${n}`).join(', ')} of ${during.length} samples taken during trials`;
 }
@@ -295,10 +318,12 @@ function throttling(run: Run): string | null {
 function incompleteness(m: FleetMember): string[] {
   const out: string[] = [];
   if (m.run.status !== 'complete') out.push(`the run is ${m.run.status}, not complete`);
-  for (const mode of m.run.modes) if (mode.status === 'failed') out.push(`${mode.mode} failed: ${mode.reason ?? 'no reason recorded'}`);
+  for (const mode of m.run.modes)
+    if (mode.status === 'failed') out.push(`${mode.mode} failed: ${mode.reason ?? 'no reason recorded'}`);
   for (const c of m.analysis.comparisons) {
     const ran = m.run.modes.find((x) => x.mode === c.comparison.mode)?.status !== 'skipped';
-    if (ran && c.completeRounds === 0) out.push(`${c.comparison.id} has no complete round${c.failure ? `: ${c.failure}` : ''}`);
+    if (ran && c.completeRounds === 0)
+      out.push(`${c.comparison.id} has no complete round${c.failure ? `: ${c.failure}` : ''}`);
   }
   return out;
 }
@@ -327,19 +352,34 @@ function superseded(members: readonly FleetMember[]): Map<FleetMember, FleetMemb
   const out = new Map<FleetMember, FleetMember>();
   for (const m of members.filter((x) => x.run.status !== 'complete')) {
     const uuid = gpuOf(m.run)?.uuid;
-    const later = members.find((x) => x !== m && x.run.status === 'complete' && uuid && gpuOf(x.run)?.uuid === uuid && x.run.createdAt > m.run.createdAt);
+    const later = members.find(
+      (x) =>
+        x !== m &&
+        x.run.status === 'complete' &&
+        uuid &&
+        gpuOf(x.run)?.uuid === uuid &&
+        x.run.createdAt > m.run.createdAt,
+    );
     if (later) out.set(m, later);
   }
   return out;
 }
 
 /** The fleet analysis: groups, distributions, outliers and node checks. `members` in the order the report lists them. */
-export function analyzeFleet(all: readonly FleetMember[], unread: readonly NotCompared[], rules: FleetRules): FleetAnalysis {
+export function analyzeFleet(
+  all: readonly FleetMember[],
+  unread: readonly NotCompared[],
+  rules: FleetRules,
+): FleetAnalysis {
   const replaced = superseded(all);
   const members = all.filter((m) => !replaced.has(m));
   const notCompared = [
     ...unread,
-    ...[...replaced].map(([m, by]) => ({ path: m.path, reason: `superseded: ${m.run.status}, and ${by.path} is a complete run of the same GPU (${gpuOf(m.run)?.uuid}) made after it`, fails: false })),
+    ...[...replaced].map(([m, by]) => ({
+      path: m.path,
+      reason: `superseded: ${m.run.status}, and ${by.path} is a complete run of the same GPU (${gpuOf(m.run)?.uuid}) made after it`,
+      fails: false,
+    })),
   ];
   // The run's path names the node: a fleet job writes <node>/gpu<i>, a multi-GPU host <run>/gpu<i>.
   const nameOf = new Map(members.map((m) => [m, m.path || m.run.id]));
@@ -347,13 +387,22 @@ export function analyzeFleet(all: readonly FleetMember[], unread: readonly NotCo
   for (const m of members) {
     const gpu = gpuOf(m.run);
     const flags: NodeFlag[] = [];
-    if (m.run.contamination.length > 0) flags.push({ kind: 'contaminated', text: `the GPU was busy when the run started: ${m.run.contamination.join('; ')}` });
+    if (m.run.contamination.length > 0)
+      flags.push({
+        kind: 'contaminated',
+        text: `the GPU was busy when the run started: ${m.run.contamination.join('; ')}`,
+      });
     const throttled = throttling(m.run);
     if (throttled) flags.push({ kind: 'throttled', text: throttled });
     for (const text of incompleteness(m)) flags.push({ kind: 'incomplete', text });
     const invalid = m.analysis.verdicts.filter((v) => v.verdict === 'invalid');
-    if (invalid.length > 0) flags.push({ kind: 'invalid', text: `${invalid.map((v) => v.metric.id).join(', ')}: ${invalid[0]?.reasons[0] ?? 'a validity check failed'}` });
-    for (const v of m.analysis.verdicts.filter((x) => x.verdict === 'fail')) flags.push({ kind: 'fail', text: `${v.metric.id}: ${v.reasons[0] ?? 'fails its threshold'}` });
+    if (invalid.length > 0)
+      flags.push({
+        kind: 'invalid',
+        text: `${invalid.map((v) => v.metric.id).join(', ')}: ${invalid[0]?.reasons[0] ?? 'a validity check failed'}`,
+      });
+    for (const v of m.analysis.verdicts.filter((x) => x.verdict === 'fail'))
+      flags.push({ kind: 'fail', text: `${v.metric.id}: ${v.reasons[0] ?? 'fails its threshold'}` });
     nodes.set(m, {
       name: nameOf.get(m) as string,
       path: m.path,
@@ -372,10 +421,17 @@ export function analyzeFleet(all: readonly FleetMember[], unread: readonly NotCo
     });
   }
 
-  const sameSettings = (a: FleetMember, b: FleetMember) => comparisonIds(a.run).join() === comparisonIds(b.run).join() && rules.settingDifferences(a.run, b.run).length === 0 && rules.settingDifferences(b.run, a.run).length === 0;
+  const sameSettings = (a: FleetMember, b: FleetMember) =>
+    comparisonIds(a.run).join() === comparisonIds(b.run).join() &&
+    rules.settingDifferences(a.run, b.run).length === 0 &&
+    rules.settingDifferences(b.run, a.run).length === 0;
   /** How `a`'s settings differ from `b`'s, `b` named as `where`. */
-  const settingLines = (a: FleetMember, b: FleetMember, where: string) => [...planDifferences(a.run, b.run, where), ...rules.settingDifferences(a.run, b.run).map((l) => reword(l, where))];
-  const machineLines = (a: FleetMember, b: FleetMember, where: string) => [...rules.machineDifferences(a.run, b.run), ...softwareDifferences(a.run, b.run)].map((l) => reword(l, where));
+  const settingLines = (a: FleetMember, b: FleetMember, where: string) => [
+    ...planDifferences(a.run, b.run, where),
+    ...rules.settingDifferences(a.run, b.run).map((l) => reword(l, where)),
+  ];
+  const machineLines = (a: FleetMember, b: FleetMember, where: string) =>
+    [...rules.machineDifferences(a.run, b.run), ...softwareDifferences(a.run, b.run)].map((l) => reword(l, where));
 
   const groups: FleetGroup[] = [];
   const models = [...new Set(members.map(modelOf))];
@@ -387,7 +443,10 @@ export function analyzeFleet(all: readonly FleetMember[], unread: readonly NotCo
     if (usual) {
       const ref = usual[0] as FleetMember;
       for (const m of ofModel.filter((x) => !usual.includes(x))) {
-        nodes.get(m)?.flags.push({ kind: 'settings', text: `settings differ from those most ${model} GPUs ran with (as ${nameOf.get(ref)}): ${settingLines(m, ref, nameOf.get(ref) as string).join('; ')}` });
+        nodes.get(m)?.flags.push({
+          kind: 'settings',
+          text: `settings differ from those most ${model} GPUs ran with (as ${nameOf.get(ref)}): ${settingLines(m, ref, nameOf.get(ref) as string).join('; ')}`,
+        });
       }
     }
     for (const cohort of cohorts) {
@@ -436,7 +495,10 @@ function groupOf(
       const ref = (usual ?? kinds.find((k) => !k.includes(m)))?.[0] as FleetMember;
       const where = usual ? `${nameOf.get(ref)} and most of the group` : `${nameOf.get(ref)}`;
       const lines = machineLines(m, ref, where);
-      nodeOf(m).flags.push({ kind: 'fingerprint', text: `${usual ? 'differs from the group\'s majority' : 'the group\'s GPUs ran different software and none has a majority'}: ${lines.join('; ')}` });
+      nodeOf(m).flags.push({
+        kind: 'fingerprint',
+        text: `${usual ? "differs from the group's majority" : "the group's GPUs ran different software and none has a majority"}: ${lines.join('; ')}`,
+      });
     }
   }
   const software = usual ? softwareOf((usual[0] as FleetMember).run) : commonSoftware(cohort.map((m) => m.run));
@@ -455,7 +517,9 @@ function groupOf(
   if (cohort.length === 1) {
     const m = cohort[0] as FleetMember;
     const others = ofModel.filter((x) => x !== m);
-    const nearest = others.map((x) => ({ x, lines: settingLines(m, x, 'it') })).sort((a, b) => a.lines.length - b.lines.length)[0];
+    const nearest = others
+      .map((x) => ({ x, lines: settingLines(m, x, 'it') }))
+      .sort((a, b) => a.lines.length - b.lines.length)[0];
     setAside = nearest
       ? `no other ${model} run has its settings; the nearest, ${nameOf.get(nearest.x)}, differs: ${nearest.lines.join('; ')}`
       : `the only run on ${model}`;
@@ -478,8 +542,30 @@ function groupOf(
     });
     const mid = median(values);
     const [lo, hi] = [Math.min(...values), Math.max(...values)];
-    return [{ metricId, better: held[0]?.r.better ?? 'lower', n: held.length, median: mid, min: lo, max: hi, spread: mid === 0 ? 0 : (hi - lo) / Math.abs(mid), band, points }];
+    return [
+      {
+        metricId,
+        better: held[0]?.r.better ?? 'lower',
+        n: held.length,
+        median: mid,
+        min: lo,
+        max: hi,
+        spread: mid === 0 ? 0 : (hi - lo) / Math.abs(mid),
+        band,
+        points,
+      },
+    ];
   });
 
-  return { id, gpuModel: model, settings: settingsText((cohort[0] as FleetMember).run), nodes: cohort.map((m) => nameOf.get(m) as string), gpus, software, untested, setAside, ratios };
+  return {
+    id,
+    gpuModel: model,
+    settings: settingsText((cohort[0] as FleetMember).run),
+    nodes: cohort.map((m) => nameOf.get(m) as string),
+    gpus,
+    software,
+    untested,
+    setAside,
+    ratios,
+  };
 }

@@ -18,29 +18,67 @@ function panel(g: FleetGroup, d: RatioDistribution, floor: number) {
   const x = { type: 'quantitative' as const, scale: { zero: false }, title: null };
   const color = { field: 'status', type: 'nominal' as const, scale: STATUS, title: null };
   return {
-    title: { text: `${g.id} ${g.gpuModel}: ${d.metricId} ${d.better === 'higher' ? '↑' : '↓'}`, anchor: 'start' as const, fontSize: 11 },
+    title: {
+      text: `${g.id} ${g.gpuModel}: ${d.metricId} ${d.better === 'higher' ? '↑' : '↓'}`,
+      anchor: 'start' as const,
+      fontSize: 11,
+    },
     width: 380,
     height: { step: 18 },
     layer: [
       // The axis spans at least the floor's reach either side of the median, so agreement to 0.01% does not look like a spread.
-      { data: { values: [{ x: d.median * (1 - floor) }, { x: d.median * (1 + floor) }] }, mark: { type: 'point' as const, opacity: 0 }, encoding: { x: { field: 'x', ...x } } },
-      ...(d.band ? [{ data: { values: [{ lo: d.band.lo, hi: d.band.hi }] }, mark: { type: 'rect' as const, color: '#e6e6e6' }, encoding: { x: { field: 'lo', ...x }, x2: { field: 'hi' } } }] : []),
-      { data: { values: [{ median: d.median }] }, mark: { type: 'rule' as const, color: '#777', strokeDash: [3, 3] }, encoding: { x: { field: 'median', ...x } } },
-      { data: { values: rows }, mark: { type: 'rule' as const, strokeWidth: 2 }, encoding: { y, x: { field: 'lo', ...x }, x2: { field: 'hi' }, color } },
-      { data: { values: rows }, mark: { type: 'point' as const, filled: true, size: 45 }, encoding: { y, x: { field: 'value', ...x }, color, tooltip: [{ field: 'node' }, { field: 'value', format: '.3f' }] } },
+      {
+        data: { values: [{ x: d.median * (1 - floor) }, { x: d.median * (1 + floor) }] },
+        mark: { type: 'point' as const, opacity: 0 },
+        encoding: { x: { field: 'x', ...x } },
+      },
+      ...(d.band
+        ? [
+            {
+              data: { values: [{ lo: d.band.lo, hi: d.band.hi }] },
+              mark: { type: 'rect' as const, color: '#e6e6e6' },
+              encoding: { x: { field: 'lo', ...x }, x2: { field: 'hi' } },
+            },
+          ]
+        : []),
+      {
+        data: { values: [{ median: d.median }] },
+        mark: { type: 'rule' as const, color: '#777', strokeDash: [3, 3] },
+        encoding: { x: { field: 'median', ...x } },
+      },
+      {
+        data: { values: rows },
+        mark: { type: 'rule' as const, strokeWidth: 2 },
+        encoding: { y, x: { field: 'lo', ...x }, x2: { field: 'hi' }, color },
+      },
+      {
+        data: { values: rows },
+        mark: { type: 'point' as const, filled: true, size: 45 },
+        encoding: {
+          y,
+          x: { field: 'value', ...x },
+          color,
+          tooltip: [{ field: 'node' }, { field: 'value', format: '.3f' }],
+        },
+      },
     ],
   };
 }
 
 /** A panel per group (of 2 or more runs) and ratio, stacked. Null when no group has 2 runs. */
 export function fleetChart(fleet: FleetAnalysis): vl.TopLevelSpec | null {
-  const panels = fleet.groups.filter((g) => g.setAside === null).flatMap((g) => g.ratios.map((d) => panel(g, d, fleet.rule.floor)));
+  const panels = fleet.groups
+    .filter((g) => g.setAside === null)
+    .flatMap((g) => g.ratios.map((d) => panel(g, d, fleet.rule.floor)));
   if (panels.length === 0) return null;
   return {
     $schema: SCHEMA,
     title: {
       text: 'Each headline ratio per node (median, 95% CI)',
-      subtitle: [`grey: the group's band, median ± max(${fleet.rule.k} × 1.4826 × MAD, ${fleet.rule.floor * 100}%) · dashed: the group's median`, 'red: a CI wholly outside the band (an outlier) · grey dots: groups too small to test · ↑ higher is better, ↓ lower'],
+      subtitle: [
+        `grey: the group's band, median ± max(${fleet.rule.k} × 1.4826 × MAD, ${fleet.rule.floor * 100}%) · dashed: the group's median`,
+        'red: a CI wholly outside the band (an outlier) · grey dots: groups too small to test · ↑ higher is better, ↓ lower',
+      ],
       anchor: 'start',
     },
     vconcat: panels,

@@ -7,30 +7,31 @@
 import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { defineCommand, type ArgsOf } from '../../core/command.js';
-import type { AppDeps } from '../../core/deps.js';
 import { analyze } from '../../bench/analysis/analyze.js';
-import { analyzeFleet, type FleetMember, type FleetRules, type NotCompared } from './analyze.js';
-import { UserError } from '../../core/errors.js';
-import { fleetExitCode, fleetJson, fleetJunit, fleetText } from './outputs.js';
 import { fingerprintMismatches, settingMismatches } from '../../bench/gate/gate.js';
-import { reportsDir } from '../../core/paths.js';
 import { renderSvg } from '../../bench/outputs/charts.js';
-import { fleetChart } from './chart.js';
-import { fleetMarkdown } from './markdown.js';
 import { runFile } from '../../bench/outputs/write.js';
-import { CAPACITY_FILE } from '../../record/kinds.js';
-import { PROBE_FILE } from '../../record/kinds.js';
 import type { Run } from '../../bench/record/schema.js';
 import { loadRun } from '../../bench/record/store.js';
-import { RUN_FILE } from '../../record/kinds.js';
-import { writeOutputFile } from '../../record/store.js';
+import { type ArgsOf, defineCommand } from '../../core/command.js';
+import type { AppDeps } from '../../core/deps.js';
+import { UserError } from '../../core/errors.js';
+import { reportsDir } from '../../core/paths.js';
 import { VERSION } from '../../core/version.js';
-
+import { CAPACITY_FILE, PROBE_FILE, RUN_FILE } from '../../record/kinds.js';
+import { writeOutputFile } from '../../record/store.js';
+import { analyzeFleet, type FleetMember, type FleetRules, type NotCompared } from './analyze.js';
+import { fleetChart } from './chart.js';
+import { fleetMarkdown } from './markdown.js';
+import { fleetExitCode, fleetJson, fleetJunit, fleetText } from './outputs.js';
 
 /** The gate's comparisons of two runs: the fleet groups and flags by exactly what the gate refuses to compare across. */
 const GATE_RULES: FleetRules = {
-  machineDifferences: (now: Run, before: Run) => fingerprintMismatches({ fingerprint: now.fingerprint, gpuIndex: now.config.gpuIndex }, { fingerprint: before.fingerprint, gpuIndex: before.config.gpuIndex }),
+  machineDifferences: (now: Run, before: Run) =>
+    fingerprintMismatches(
+      { fingerprint: now.fingerprint, gpuIndex: now.config.gpuIndex },
+      { fingerprint: before.fingerprint, gpuIndex: before.config.gpuIndex },
+    ),
   settingDifferences: settingMismatches,
 };
 
@@ -47,8 +48,15 @@ async function findRuns(root: string): Promise<Found> {
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (error) {
-      if (dir === root) throw new UserError(`cannot read ${root} (${(error as NodeJS.ErrnoException).code ?? String(error)}): give a directory holding run directories made by gpushare bench`);
-      found.others.push({ path: path.relative(root, dir), reason: `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, fails: false });
+      if (dir === root)
+        throw new UserError(
+          `cannot read ${root} (${(error as NodeJS.ErrnoException).code ?? String(error)}): give a directory holding run directories made by gpushare bench`,
+        );
+      found.others.push({
+        path: path.relative(root, dir),
+        reason: `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+        fails: false,
+      });
       return;
     }
     const files = new Set(entries.filter((e) => e.isFile()).map((e) => e.name));
@@ -57,10 +65,23 @@ async function findRuns(root: string): Promise<Found> {
       found.runs.push(dir);
       return;
     }
-    if (files.has(PROBE_FILE)) found.others.push({ path: where, reason: 'a probe record (what breaks): it has no ratios to compare', fails: false });
-    if (files.has(CAPACITY_FILE)) found.others.push({ path: where, reason: 'a capacity record (a rate search at a latency target): fleet report merges bench runs', fails: false });
+    if (files.has(PROBE_FILE))
+      found.others.push({
+        path: where,
+        reason: 'a probe record (what breaks): it has no ratios to compare',
+        fails: false,
+      });
+    if (files.has(CAPACITY_FILE))
+      found.others.push({
+        path: where,
+        reason: 'a capacity record (a rate search at a latency target): fleet report merges bench runs',
+        fails: false,
+      });
     // Symbolic links are not followed: a link back up the tree would never end.
-    const subdirs = entries.filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules').map((e) => e.name).sort();
+    const subdirs = entries
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules')
+      .map((e) => e.name)
+      .sort();
     for (const name of subdirs) await walk(path.join(dir, name));
   };
   await walk(root);
@@ -73,15 +94,30 @@ const isCrossCheck = (run: Run) => run.plan.some((c) => c.crossGpu !== undefined
 /** The report's name as a file-name token: --name as given (checked), else the directory's name made safe. */
 function reportName(args: FleetReportArgs): string {
   if (args.name !== undefined) return args.name;
-  return path.basename(path.resolve(args.dir)).replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').replace(/\.\.+/g, '.') || 'fleet';
+  return (
+    path
+      .basename(path.resolve(args.dir))
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^[^A-Za-z0-9]+/, '')
+      .replace(/\.\.+/g, '.') || 'fleet'
+  );
 }
 
-const FLEET_REPORT_POSITIONALS = { dir: { type: 'string', demandOption: true, describe: 'directory holding run directories (searched recursively)' } } as const;
+const FLEET_REPORT_POSITIONALS = {
+  dir: { type: 'string', demandOption: true, describe: 'directory holding run directories (searched recursively)' },
+} as const;
 const FLEET_REPORT_FLAGS = {
   out: { type: 'string', describe: 'directory for the markdown report', defaultDescription: 'reports/' },
   junit: { type: 'string', describe: 'write a JUnit XML report here: one testcase per node and ratio' },
-  json: { type: 'boolean', describe: 'print the fleet analysis as JSON (the markdown is then written only with --out)' },
-  name: { type: 'string', describe: 'name of the report: <out>/fleet-<name>.md', defaultDescription: "the directory's name" },
+  json: {
+    type: 'boolean',
+    describe: 'print the fleet analysis as JSON (the markdown is then written only with --out)',
+  },
+  name: {
+    type: 'string',
+    describe: 'name of the report: <out>/fleet-<name>.md',
+    defaultDescription: "the directory's name",
+  },
 } as const;
 type FleetReportArgs = ArgsOf<typeof FLEET_REPORT_FLAGS> & ArgsOf<typeof FLEET_REPORT_POSITIONALS>;
 
@@ -89,14 +125,18 @@ type FleetReportArgs = ArgsOf<typeof FLEET_REPORT_FLAGS> & ArgsOf<typeof FLEET_R
 export const fleetReportCommand = defineCommand({
   flags: FLEET_REPORT_FLAGS,
   positionals: FLEET_REPORT_POSITIONALS,
-  epilogue: 'exit 0: no outlier and no failing node; 1: a node is an outlier, or fails (contaminated, throttled, incomplete, different software or settings, a failing or invalid verdict), or a run.json is unreadable; 2: no bench run under <dir>, or a usage error',
+  epilogue:
+    'exit 0: no outlier and no failing node; 1: a node is an outlier, or fails (contaminated, throttled, incomplete, different software or settings, a failing or invalid verdict), or a run.json is unreadable; 2: no bench run under <dir>, or a usage error',
   resolve: (args) => args,
   run: fleetReport,
 });
 
 async function fleetReport(args: FleetReportArgs, deps: AppDeps): Promise<number> {
   const root = args.dir;
-  if (!(await stat(root).catch(() => null))?.isDirectory()) throw new UserError(`${root} is not a directory: give a directory holding run directories made by gpushare bench (each with a run.json, at any depth)`);
+  if (!(await stat(root).catch(() => null))?.isDirectory())
+    throw new UserError(
+      `${root} is not a directory: give a directory holding run directories made by gpushare bench (each with a run.json, at any depth)`,
+    );
   const name = reportName(args);
   const file = runFile(args.out ?? reportsDir(deps.cwd), `fleet-${name}`, '.md');
   const found = await findRuns(root);
@@ -107,7 +147,11 @@ async function fleetReport(args: FleetReportArgs, deps: AppDeps): Promise<number
     try {
       const run = await loadRun(dir);
       if (isCrossCheck(run)) {
-        notCompared.push({ path: where, reason: 'a cross-GPU check of a multi-GPU host (how its GPUs disturb each other), not one GPU\'s bench', fails: false });
+        notCompared.push({
+          path: where,
+          reason: "a cross-GPU check of a multi-GPU host (how its GPUs disturb each other), not one GPU's bench",
+          fails: false,
+        });
         continue;
       }
       // The host's name as the run recorded it (runs before 2026-11-23 did not): the path names the node either way.
@@ -118,8 +162,13 @@ async function fleetReport(args: FleetReportArgs, deps: AppDeps): Promise<number
     }
   }
   if (members.length === 0 && notCompared.every((x) => !x.fails)) {
-    const others = found.others.length > 0 ? ` (it holds ${found.others.map((x) => x.path).join(', ')}, which are not bench runs)` : '';
-    throw new UserError(`no bench runs under ${root}${others}: fleet report expects run directories made by gpushare bench, each with a run.json, at any depth`);
+    const others =
+      found.others.length > 0
+        ? ` (it holds ${found.others.map((x) => x.path).join(', ')}, which are not bench runs)`
+        : '';
+    throw new UserError(
+      `no bench runs under ${root}${others}: fleet report expects run directories made by gpushare bench, each with a run.json, at any depth`,
+    );
   }
   const fleet = analyzeFleet(members, notCompared, GATE_RULES);
 
@@ -128,7 +177,10 @@ async function fleetReport(args: FleetReportArgs, deps: AppDeps): Promise<number
     const spec = fleetChart(fleet);
     const chartFile = spec ? path.join(path.dirname(file), `fleet-${name}`, 'ratios.svg') : null;
     if (spec && chartFile) await writeOutputFile(chartFile, await renderSvg(spec));
-    await writeOutputFile(file, fleetMarkdown(fleet, { name, dir: root, version: VERSION }, chartFile ? `fleet-${name}/ratios.svg` : null));
+    await writeOutputFile(
+      file,
+      fleetMarkdown(fleet, { name, dir: root, version: VERSION }, chartFile ? `fleet-${name}/ratios.svg` : null),
+    );
     written = file;
   }
   if (args.junit) await writeOutputFile(args.junit, fleetJunit(fleet, name));

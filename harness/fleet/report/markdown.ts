@@ -46,17 +46,24 @@ function groupSection(fleet: FleetAnalysis, g: FleetGroup): string[] {
       return `| ${code(d.metricId)} ${d.better === 'higher' ? '↑' : '↓'} | ${d.n} | ${f3(d.median)} | ${f3(d.min)} | ${f3(d.max)} | ${pct(d.spread)} | ${band} | ${cell(out.join(', ')) || '—'} |`;
     }),
     '',
-    'Each node: median ± CI half-width and the run\'s own verdict.',
+    "Each node: median ± CI half-width and the run's own verdict.",
     '',
     `| node | ${g.ratios.map((d) => code(d.metricId)).join(' | ')} | checks |`,
     `|---|${g.ratios.map(() => '---|').join('')}---|`,
-    ...nodes.map((n) => `| ${cell(n.name)} | ${g.ratios.map((d) => ratioCell(n.ratios.find((r) => r.metricId === d.metricId))).join(' | ')} | ${n.flags.length > 0 ? cell(n.flags.map((f) => f.kind).join(', ')) : 'ok'} |`),
+    ...nodes.map(
+      (n) =>
+        `| ${cell(n.name)} | ${g.ratios.map((d) => ratioCell(n.ratios.find((r) => r.metricId === d.metricId))).join(' | ')} | ${n.flags.length > 0 ? cell(n.flags.map((f) => f.kind).join(', ')) : 'ok'} |`,
+    ),
     '',
   ];
   return lines;
 }
 
-export function fleetMarkdown(fleet: FleetAnalysis, meta: { name: string; dir: string; version: string }, chart: string | null): string {
+export function fleetMarkdown(
+  fleet: FleetAnalysis,
+  meta: { name: string; dir: string; version: string },
+  chart: string | null,
+): string {
   const compared = fleet.groups.filter((g) => g.setAside === null);
   const setAside = fleet.groups.filter((g) => g.setAside !== null);
   const failing = fleet.nodes.filter((n) => !n.pass);
@@ -74,8 +81,8 @@ export function fleetMarkdown(fleet: FleetAnalysis, meta: { name: string; dir: s
     '',
     '- **Groups.** Runs are compared only with runs on the same GPU model measured with the same settings: the same comparisons, clients, window, CPU pinning, MPS limits and workload parameters (what `gpushare gate` refuses to compare across). A group of one run is set aside, with the nearest run and how it differs.',
     `- **Outliers.** ${fleet.rule.text}`,
-    '- **A node also fails** when its run was contaminated (the GPU busy at the start), throttled (a thermal or hardware slowdown reason in any sample taken during its trials; the power cap alone is how a GPU at full load runs, and each run already checks that its arms agree), incomplete (not `complete`, a mode that failed to start, a comparison without a complete round), has an invalid or failing verdict, ran software that differs from its group\'s majority of GPUs (GPU model, driver, MIG mode and compute mode as the gate compares them; CUDA, PyTorch, gpushare), or ran settings other than those a majority of its model\'s GPUs ran.',
-    '- An unfinished run with a later complete run of the same GPU (by UUID), as a fleet job\'s retry leaves it, is not compared and does not fail the fleet.',
+    "- **A node also fails** when its run was contaminated (the GPU busy at the start), throttled (a thermal or hardware slowdown reason in any sample taken during its trials; the power cap alone is how a GPU at full load runs, and each run already checks that its arms agree), incomplete (not `complete`, a mode that failed to start, a comparison without a complete round), has an invalid or failing verdict, ran software that differs from its group's majority of GPUs (GPU model, driver, MIG mode and compute mode as the gate compares them; CUDA, PyTorch, gpushare), or ran settings other than those a majority of its model's GPUs ran.",
+    "- An unfinished run with a later complete run of the same GPU (by UUID), as a fleet job's retry leaves it, is not compared and does not fail the fleet.",
     '- Exit code: 0 when no node fails, 1 when any node is an outlier or fails (or a run.json cannot be read), 2 for a usage error.',
     '',
     '## Outliers and failing nodes',
@@ -86,15 +93,25 @@ export function fleetMarkdown(fleet: FleetAnalysis, meta: { name: string; dir: s
           '| node | group | why |',
           '|---|---|---|',
           ...failing.map((n) => {
-            const why = [...n.ratios.filter((r) => r.outlier !== null).map((r) => `outlier: ${outlierText(fleet, n, r)}`), ...n.flags.map((f) => `${f.kind}: ${f.text}`)];
+            const why = [
+              ...n.ratios.filter((r) => r.outlier !== null).map((r) => `outlier: ${outlierText(fleet, n, r)}`),
+              ...n.flags.map((f) => `${f.kind}: ${f.text}`),
+            ];
             return `| ${cell(n.name)} | ${n.group} | ${cell(why.join('; '))} |`;
           }),
         ]),
     '',
     '## Groups',
     '',
-    ...(compared.length > 0 && compared.every((g) => g.untested !== null) ? [`No group has ${fleet.rule.minRuns} runs or more, so no outlier is tested: the groups below give each ratio's spread, and each node's checks and verdicts still count.`, ''] : []),
-    ...(compared.length === 0 ? ['No two runs share a GPU model and settings: nothing to compare.', ''] : compared.flatMap((g) => groupSection(fleet, g))),
+    ...(compared.length > 0 && compared.every((g) => g.untested !== null)
+      ? [
+          `No group has ${fleet.rule.minRuns} runs or more, so no outlier is tested: the groups below give each ratio's spread, and each node's checks and verdicts still count.`,
+          '',
+        ]
+      : []),
+    ...(compared.length === 0
+      ? ['No two runs share a GPU model and settings: nothing to compare.', '']
+      : compared.flatMap((g) => groupSection(fleet, g))),
     ...(chart ? [`![Each headline ratio per node with its 95% CI and its group's band](${chart})`, ''] : []),
     ...(setAside.length > 0
       ? [
@@ -112,15 +129,26 @@ export function fleetMarkdown(fleet: FleetAnalysis, meta: { name: string; dir: s
         ]
       : []),
     ...(fleet.notCompared.length > 0
-      ? ['## Not compared', '', '| path | why |', '|---|---|', ...fleet.notCompared.map((x) => `| ${cell(x.path)} | ${cell(x.reason)} |`), '']
+      ? [
+          '## Not compared',
+          '',
+          '| path | why |',
+          '|---|---|',
+          ...fleet.notCompared.map((x) => `| ${cell(x.path)} | ${cell(x.reason)} |`),
+          '',
+        ]
       : []),
     '## Nodes',
     '',
     '| node | host | GPU | UUID | run | status | group | software | verdicts |',
     '|---|---|---|---|---|---|---|---|---|',
     ...fleet.nodes.map(
-      (n) => `| ${cell(n.name)} | ${cell(n.host ?? '—')} | ${n.gpuIndex}: ${cell(n.gpuName)} | ${code(n.gpuUuid ?? '?')} | ${code(n.runId)} | ${n.runStatus} | ${n.group} | ${cell(`driver ${n.software.driver ?? '?'}, CUDA ${n.software.cuda ?? '?'}, PyTorch ${n.software.torch ?? '?'}`)} | ${verdictCounts(n)} |`,
+      (n) =>
+        `| ${cell(n.name)} | ${cell(n.host ?? '—')} | ${n.gpuIndex}: ${cell(n.gpuName)} | ${code(n.gpuUuid ?? '?')} | ${code(n.runId)} | ${n.runStatus} | ${n.group} | ${cell(`driver ${n.software.driver ?? '?'}, CUDA ${n.software.cuda ?? '?'}, PyTorch ${n.software.torch ?? '?'}`)} | ${verdictCounts(n)} |`,
     ),
   ];
-  return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }

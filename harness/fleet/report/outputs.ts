@@ -1,6 +1,7 @@
 /** The fleet report's console text, JUnit XML and JSON: pure functions of the fleet analysis. */
+
+import { type JunitCase, junitDocument } from '../../core/junit.js';
 import type { FleetAnalysis, FleetNode, NodeRatio } from './analyze.js';
-import { junitDocument, type JunitCase } from '../../core/junit.js';
 
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toFixed(3));
 const ciText = (ci: readonly [number, number] | null) => (ci ? `[${f3(ci[0])}, ${f3(ci[1])}]` : 'n/a');
@@ -19,7 +20,9 @@ export function outlierText(fleet: FleetAnalysis, node: FleetNode, r: NodeRatio)
 
 export function fleetText(fleet: FleetAnalysis, reportFile: string | null): string {
   const runs = fleet.nodes.length;
-  const lines = [`fleet: ${runs} bench run(s) on ${fleet.gpus} GPU(s) (${fleet.gpuModels.join(', ')}) in ${fleet.groups.length} group(s) of like settings`];
+  const lines = [
+    `fleet: ${runs} bench run(s) on ${fleet.gpus} GPU(s) (${fleet.gpuModels.join(', ')}) in ${fleet.groups.length} group(s) of like settings`,
+  ];
   for (const g of fleet.groups) {
     const head = `${g.id} ${g.gpuModel}, ${g.nodes.length} run(s) on ${g.gpus} GPU(s): ${g.settings}`;
     if (g.setAside) {
@@ -30,12 +33,15 @@ export function fleetText(fleet: FleetAnalysis, reportFile: string | null): stri
     if (g.untested) lines.push(`  outliers not tested: ${g.untested}`);
     for (const d of g.ratios) {
       const out = d.points.filter((p) => p.outlier !== null).map((p) => p.node);
-      lines.push(`  ${d.metricId}: n ${d.n}, median ${f3(d.median)}, ${f3(d.min)}–${f3(d.max)} (spread ${pct(d.spread)})${d.band ? `, band [${f3(d.band.lo)}, ${f3(d.band.hi)}]` : ''}${out.length > 0 ? `, outliers: ${out.join(', ')}` : ''}`);
+      lines.push(
+        `  ${d.metricId}: n ${d.n}, median ${f3(d.median)}, ${f3(d.min)}–${f3(d.max)} (spread ${pct(d.spread)})${d.band ? `, band [${f3(d.band.lo)}, ${f3(d.band.hi)}]` : ''}${out.length > 0 ? `, outliers: ${out.join(', ')}` : ''}`,
+      );
     }
   }
   for (const x of fleet.notCompared) lines.push(`${x.fails ? 'unreadable' : 'not compared'}: ${x.path}: ${x.reason}`);
   for (const node of fleet.nodes.filter((n) => !n.pass)) {
-    for (const r of node.ratios.filter((x) => x.outlier !== null)) lines.push(`outlier: ${node.name}: ${outlierText(fleet, node, r)}`);
+    for (const r of node.ratios.filter((x) => x.outlier !== null))
+      lines.push(`outlier: ${node.name}: ${outlierText(fleet, node, r)}`);
     for (const flag of node.flags) lines.push(`${flag.kind}: ${node.name}: ${flag.text}`);
   }
   if (reportFile) lines.push(`report: ${reportFile}`);
@@ -55,9 +61,18 @@ export function fleetJunit(fleet: FleetAnalysis, name: string): string {
       const summary = `${node.name} ${r.metricId} = ${f3(r.value)} CI ${ciText(r.ci)}, threshold ${r.threshold ?? 'none'}, verdict ${r.verdict}`;
       const detail = r.reasons.join('\n');
       const at = { classname, name: r.metricId };
-      if (r.outlier !== null) cases.push({ ...at, outcome: 'failure', type: 'outlier', message: `${node.name}: ${outlierText(fleet, node, r)}`, detail });
-      else if (r.verdict === 'fail') cases.push({ ...at, outcome: 'failure', type: 'threshold', message: `${summary}: fail`, detail });
-      else if (r.verdict === 'invalid') cases.push({ ...at, outcome: 'error', type: 'invalid', message: summary, detail });
+      if (r.outlier !== null)
+        cases.push({
+          ...at,
+          outcome: 'failure',
+          type: 'outlier',
+          message: `${node.name}: ${outlierText(fleet, node, r)}`,
+          detail,
+        });
+      else if (r.verdict === 'fail')
+        cases.push({ ...at, outcome: 'failure', type: 'threshold', message: `${summary}: fail`, detail });
+      else if (r.verdict === 'invalid')
+        cases.push({ ...at, outcome: 'error', type: 'invalid', message: summary, detail });
       else if (r.verdict === 'inconclusive') cases.push({ ...at, outcome: 'skipped', message: summary });
       else cases.push({ ...at, outcome: 'passed' });
     }
@@ -65,11 +80,25 @@ export function fleetJunit(fleet: FleetAnalysis, name: string): string {
     const checks = { classname, name: 'node checks' };
     cases.push(
       flags.length > 0
-        ? { ...checks, outcome: 'failure', type: [...new Set(flags.map((f) => f.kind))].join(','), message: flags.map((f) => `${f.kind}: ${f.text}`).join('; '), detail: null }
+        ? {
+            ...checks,
+            outcome: 'failure',
+            type: [...new Set(flags.map((f) => f.kind))].join(','),
+            message: flags.map((f) => `${f.kind}: ${f.text}`).join('; '),
+            detail: null,
+          }
         : { ...checks, outcome: 'passed' },
     );
   }
-  for (const x of fleet.notCompared.filter((n) => n.fails)) cases.push({ classname: 'gpushare.fleet', name: x.path, outcome: 'error', type: 'unreadable', message: x.reason, detail: null });
+  for (const x of fleet.notCompared.filter((n) => n.fails))
+    cases.push({
+      classname: 'gpushare.fleet',
+      name: x.path,
+      outcome: 'error',
+      type: 'unreadable',
+      message: x.reason,
+      detail: null,
+    });
   return junitDocument('gpushare fleet', `gpushare fleet ${name}`, cases);
 }
 

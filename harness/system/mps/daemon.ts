@@ -9,7 +9,13 @@ import path from 'node:path';
 import type { Clock } from '../../core/clock.js';
 import type { ProcessRunner } from '../../core/process.js';
 import { isRunning, readProcess } from '../proc/process-table.js';
-import { checkMpsRoot, MPS_COMM_PREFIX, prepareMpsDirectory, whyNotOurMpsProcess, type PreparedMps } from './ownership.js';
+import {
+  checkMpsRoot,
+  MPS_COMM_PREFIX,
+  type PreparedMps,
+  prepareMpsDirectory,
+  whyNotOurMpsProcess,
+} from './ownership.js';
 
 const CONTROL = 'nvidia-cuda-mps-control';
 
@@ -39,13 +45,20 @@ export interface MpsOptions {
   quitTimeoutMs: number;
 }
 
-export type MpsStart = { ok: true; daemon: MpsDaemon } | { ok: false; reason: string; logs: Array<{ name: string; content: string }> };
+export type MpsStart =
+  | { ok: true; daemon: MpsDaemon }
+  | { ok: false; reason: string; logs: Array<{ name: string; content: string }> };
 
 /**
  * Starts the daemon in `prepared` (made by prepareMpsDirectory, and recorded in run.json first so a
  * harness killed while the daemon starts leaves a record --resume can act on), or in a fresh root.
  */
-export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, options: MpsOptions, prepared?: PreparedMps): Promise<MpsStart> {
+export async function startMpsDaemon(
+  runner: ProcessRunner,
+  clock: Clock,
+  options: MpsOptions,
+  prepared?: PreparedMps,
+): Promise<MpsStart> {
   const { root, pipeDirectory: pipeDir, logDirectory: logDir } = prepared ?? (await prepareMpsDirectory('unrecorded'));
   const env = { CUDA_MPS_PIPE_DIRECTORY: pipeDir, CUDA_MPS_LOG_DIRECTORY: logDir };
   const daemonEnv = { ...env, CUDA_VISIBLE_DEVICES: options.visibleDevices };
@@ -53,7 +66,8 @@ export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, option
 
   const started = await runner.exec([CONTROL, '-d'], { env: daemonEnv, timeoutMs: options.startTimeoutMs });
   if (started.status !== 'exited' || started.exitCode !== 0) {
-    const why = started.status === 'exited' ? `exited with ${started.exitCode}: ${started.stderr.trim()}` : started.status;
+    const why =
+      started.status === 'exited' ? `exited with ${started.exitCode}: ${started.stderr.trim()}` : started.status;
     const logs = await readLogs();
     await rm(root, { recursive: true, force: true });
     return { ok: false, reason: `${CONTROL} -d failed (${why})`, logs };
@@ -71,7 +85,7 @@ export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, option
 
   const knownServers = new Set<number>();
   let stopped: string | null = null;
-  const comm = controlPid !== null ? (await readProcess(controlPid))?.comm ?? null : null;
+  const comm = controlPid !== null ? ((await readProcess(controlPid))?.comm ?? null) : null;
   const ours = async (pid: number) => (await readProcess(pid))?.comm.startsWith(MPS_COMM_PREFIX) ?? false;
 
   const daemon: MpsDaemon = {
@@ -112,7 +126,10 @@ export async function startMpsDaemon(runner: ProcessRunner, clock: Clock, option
   };
 
   if (controlPid === null || !answering) {
-    const reason = controlPid === null ? 'the MPS daemon wrote no PID to control.log' : 'the MPS daemon did not answer get_server_list';
+    const reason =
+      controlPid === null
+        ? 'the MPS daemon wrote no PID to control.log'
+        : 'the MPS daemon did not answer get_server_list';
     await daemon.stop();
     const logs = await readLogs();
     await daemon.removeDirectory();
@@ -142,24 +159,43 @@ export async function stopOrphanDaemon(
   clock: Clock,
   orphan: OrphanRecord,
   tempRoot?: string,
-): Promise<{ outcome: string; controlPid: number | null; leftAlone: string[]; logs: Array<{ name: string; content: string }>; removeRoot: () => Promise<void> }> {
+): Promise<{
+  outcome: string;
+  controlPid: number | null;
+  leftAlone: string[];
+  logs: Array<{ name: string; content: string }>;
+  removeRoot: () => Promise<void>;
+}> {
   const checked = await checkMpsRoot(orphan.pipeDirectory, orphan.runId, tempRoot);
-  if (!checked.ok) return { outcome: 'left alone', controlPid: orphan.controlPid, leftAlone: [`${orphan.pipeDirectory} is not provably gpushare's (${checked.reason}): nothing there was touched`], logs: [], removeRoot: async () => undefined };
+  if (!checked.ok)
+    return {
+      outcome: 'left alone',
+      controlPid: orphan.controlPid,
+      leftAlone: [`${orphan.pipeDirectory} is not provably gpushare's (${checked.reason}): nothing there was touched`],
+      logs: [],
+      removeRoot: async () => undefined,
+    };
   const logDir = checked.logDirectory;
   const readLogs = () => readMpsLogs(logDir);
   const before = await readLogs();
   // A harness killed while the daemon started recorded no PID; the daemon logged it anyway.
   const controlPid = orphan.controlPid ?? parseControlPid(before.find((l) => l.name === 'control.log')?.content ?? '');
   const serverLog = before.find((l) => l.name === 'server.log')?.content ?? '';
-  const candidates = [...new Set([...(controlPid !== null ? [controlPid] : []), ...orphan.serverPids, ...parseServerPids(serverLog)])];
+  const candidates = [
+    ...new Set([...(controlPid !== null ? [controlPid] : []), ...orphan.serverPids, ...parseServerPids(serverLog)]),
+  ];
   const ours: number[] = [];
   const leftAlone: string[] = [];
   for (const pid of candidates) {
     const why = await whyNotOurMpsProcess(pid, orphan.pipeDirectory, checked.marker);
     if (why === null) ours.push(pid);
-    else if (why !== 'not running') leftAlone.push(`PID ${pid} left alone: ${why}, so it is not provably the daemon gpushare started`);
+    else if (why !== 'not running')
+      leftAlone.push(`PID ${pid} left alone: ${why}, so it is not provably the daemon gpushare started`);
   }
-  let outcome = leftAlone.length > 0 ? 'none of its processes is running (a recorded PID belongs to another process now)' : 'already gone';
+  let outcome =
+    leftAlone.length > 0
+      ? 'none of its processes is running (a recorded PID belongs to another process now)'
+      : 'already gone';
   if (ours.length > 0) {
     const env = { CUDA_MPS_PIPE_DIRECTORY: orphan.pipeDirectory, CUDA_MPS_LOG_DIRECTORY: logDir };
     await control(runner, env, 'quit', 5000);
@@ -197,7 +233,13 @@ async function control(
 ): Promise<{ ok: true; stdout: string } | { ok: false; error: string }> {
   const result = await runner.exec([CONTROL], { env, input: `${command}\n`, timeoutMs });
   if (result.status === 'exited' && result.exitCode === 0) return { ok: true, stdout: result.stdout };
-  return { ok: false, error: result.status === 'exited' ? `exit ${result.exitCode}: ${result.stderr.trim() || result.stdout.trim()}` : result.status };
+  return {
+    ok: false,
+    error:
+      result.status === 'exited'
+        ? `exit ${result.exitCode}: ${result.stderr.trim() || result.stdout.trim()}`
+        : result.status,
+  };
 }
 
 /** Reads the control daemon's PID from "[… Control   574] Starting control daemon …". */

@@ -3,7 +3,7 @@
  * the temp directory, the marker file it wrote there, and processes whose environment (or start
  * time, in this boot) ties them to that root. --resume acts only on what this proves.
  */
-import { lstat, mkdir, mkdtemp, chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bootId, processStartedAtMs, readEnviron, readProcess } from '../proc/process-table.js';
@@ -50,7 +50,9 @@ export function isMpsRootPath(root: string, tempRoot = os.tmpdir()): boolean {
 }
 
 /** A recorded pipe directory, checked: the root gpushare made for this run, or why not. */
-export type RootCheck = { ok: true; root: string; logDirectory: string; marker: MpsMarker } | { ok: false; reason: string };
+export type RootCheck =
+  | { ok: true; root: string; logDirectory: string; marker: MpsMarker }
+  | { ok: false; reason: string };
 
 /**
  * Checks that `pipeDirectory` is `<temp>/gpushare-mps-XXXXXX/pipe`, that the root is a real
@@ -59,22 +61,28 @@ export type RootCheck = { ok: true; root: string; logDirectory: string; marker: 
 export async function checkMpsRoot(pipeDirectory: string, runId: string, tempRoot = os.tmpdir()): Promise<RootCheck> {
   const root = path.dirname(pipeDirectory);
   if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) {
-    return { ok: false, reason: `${pipeDirectory} is not under gpushare's ${path.join(tempRoot, `${MPS_ROOT_PREFIX}XXXXXX`)}/pipe` };
+    return {
+      ok: false,
+      reason: `${pipeDirectory} is not under gpushare's ${path.join(tempRoot, `${MPS_ROOT_PREFIX}XXXXXX`)}/pipe`,
+    };
   }
   const info = await lstat(root).catch(() => null);
   if (info === null) return { ok: false, reason: `${root} does not exist` };
   if (!info.isDirectory()) return { ok: false, reason: `${root} is not a directory` };
-  if (info.uid !== process.getuid?.()) return { ok: false, reason: `${root} is owned by uid ${info.uid}, not this user` };
+  if (info.uid !== process.getuid?.())
+    return { ok: false, reason: `${root} is owned by uid ${info.uid}, not this user` };
   const markerFile = path.join(root, MPS_MARKER);
   const markerInfo = await lstat(markerFile).catch(() => null);
-  if (markerInfo === null || !markerInfo.isFile()) return { ok: false, reason: `${root} holds no ${MPS_MARKER} marker written by gpushare` };
+  if (markerInfo === null || !markerInfo.isFile())
+    return { ok: false, reason: `${root} holds no ${MPS_MARKER} marker written by gpushare` };
   let marker: MpsMarker;
   try {
     marker = JSON.parse(await readFile(markerFile, 'utf8')) as MpsMarker;
   } catch {
     return { ok: false, reason: `${markerFile} is unreadable` };
   }
-  if (marker.runId !== runId) return { ok: false, reason: `${markerFile} belongs to run ${String(marker.runId)}, not ${runId}` };
+  if (marker.runId !== runId)
+    return { ok: false, reason: `${markerFile} belongs to run ${String(marker.runId)}, not ${runId}` };
   return { ok: true, root, logDirectory: path.join(root, 'log'), marker };
 }
 
@@ -83,16 +91,24 @@ export async function checkMpsRoot(pipeDirectory: string, runId: string, tempRoo
  * boot the marker was written in, whose environment names the pipe directory or, where the
  * environment cannot be read, which started after the marker was written. Null means proven.
  */
-export async function whyNotOurMpsProcess(pid: number, pipeDirectory: string, marker: MpsMarker): Promise<string | null> {
+export async function whyNotOurMpsProcess(
+  pid: number,
+  pipeDirectory: string,
+  marker: MpsMarker,
+): Promise<string | null> {
   const info = await readProcess(pid);
   if (info === null || info.state === 'Z') return 'not running';
   if (!info.comm.startsWith(MPS_COMM_PREFIX)) return `it is ${info.comm}, not an MPS process`;
   if ((await bootId()) !== marker.bootId) return 'the machine has rebooted since gpushare started its daemon';
   const environ = await readEnviron(pid);
   if (environ !== null) {
-    return environ.includes(`CUDA_MPS_PIPE_DIRECTORY=${pipeDirectory}`) ? null : `its environment does not name ${pipeDirectory}`;
+    return environ.includes(`CUDA_MPS_PIPE_DIRECTORY=${pipeDirectory}`)
+      ? null
+      : `its environment does not name ${pipeDirectory}`;
   }
   const startedAt = await processStartedAtMs(pid);
   // The boot time is whole seconds: allow one second either way.
-  return startedAt !== null && startedAt + 1000 >= marker.createdAtMs ? null : 'it started before gpushare made its directory';
+  return startedAt !== null && startedAt + 1000 >= marker.createdAtMs
+    ? null
+    : 'it started before gpushare made its directory';
 }

@@ -9,7 +9,12 @@ import path from 'node:path';
 import { isMpsRootPath, MPS_MARKER, type MpsMarker } from './ownership.js';
 
 /** Copies control.log and server.log to `<runDir>/mps/`, removes the root, and returns the copied paths (relative). */
-export function salvageMpsLogsSync(pipeDirectory: string, runId: string, runDir: string, tempRoot = os.tmpdir()): string[] {
+export function salvageMpsLogsSync(
+  pipeDirectory: string,
+  runId: string,
+  runDir: string,
+  tempRoot = os.tmpdir(),
+): string[] {
   const root = path.dirname(pipeDirectory);
   if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) return [];
   try {

@@ -1,9 +1,9 @@
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { existsSync } from 'node:fs';
 import type { ProcessRunner } from '../../core/process.js';
 import { findProcesses } from '../proc/process-table.js';
-import { PythonProbeSchema, type Fingerprint, type Gpu, type PythonProbe } from './schema.js';
+import { type Fingerprint, type Gpu, type PythonProbe, PythonProbeSchema } from './schema.js';
 import { COMPUTE_APP_FIELDS, GPU_FIELDS, parseCsvRows, queryArg } from './smi-csv.js';
 import { parseGpuList, parseMigPlacements, parseMigProfiles, parseVersions } from './smi-text.js';
 
@@ -28,7 +28,14 @@ export async function collectFingerprint(runner: ProcessRunner, options: Fingerp
   ]);
   return {
     collectedAt: options.clock.nowIso(),
-    host: { platform: os.platform(), kernel: os.release(), arch: os.arch(), cpus: os.cpus().length, nodeVersion: process.version, hostname: os.hostname() },
+    host: {
+      platform: os.platform(),
+      kernel: os.release(),
+      arch: os.arch(),
+      cpus: os.cpus().length,
+      nodeVersion: process.version,
+      hostname: os.hostname(),
+    },
     nvidiaSmi: { path: smiPath, error: smi.error },
     driverVersion: smi.driverVersion,
     cudaVersion: smi.cudaVersion,
@@ -45,14 +52,20 @@ function noSmi(error: string): SmiPart {
   return { error, driverVersion: null, cudaVersion: null, gpus: [], computeApps: [] };
 }
 
-async function smiText(runner: ProcessRunner, args: string[]): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
+async function smiText(
+  runner: ProcessRunner,
+  args: string[],
+): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
   const result = await runner.exec(['nvidia-smi', ...args], { timeoutMs: SMI_TIMEOUT_MS });
   const command = `nvidia-smi ${args.join(' ')}`;
   switch (result.status) {
     case 'exited':
       return result.exitCode === 0
         ? { ok: true, text: result.stdout }
-        : { ok: false, error: `${command} exited with ${result.exitCode}: ${firstLine(result.stderr || result.stdout)}` };
+        : {
+            ok: false,
+            error: `${command} exited with ${result.exitCode}: ${firstLine(result.stderr || result.stdout)}`,
+          };
     case 'not-found':
       return { ok: false, error: 'nvidia-smi not found on PATH' };
     case 'timeout':
@@ -96,14 +109,22 @@ async function readSmi(runner: ProcessRunner): Promise<SmiPart> {
 
 async function probePython(runner: ProcessRunner, python: string, script: string): Promise<PythonProbe> {
   const result = await runner.exec([python, script], { timeoutMs: 120_000 });
-  if (result.status === 'not-found') return { status: 'error', executable: python, error: `${python} not found on PATH` };
-  if (result.status !== 'exited') return { status: 'error', executable: python, error: `${python} ${script}: ${result.status}` };
+  if (result.status === 'not-found')
+    return { status: 'error', executable: python, error: `${python} not found on PATH` };
+  if (result.status !== 'exited')
+    return { status: 'error', executable: python, error: `${python} ${script}: ${result.status}` };
   const line = result.stdout.split('\n').find((l) => l.startsWith('{'));
   if (result.exitCode !== 0 || !line) {
-    return { status: 'error', executable: python, error: firstLine(result.stderr || result.stdout) || `exit ${result.exitCode}` };
+    return {
+      status: 'error',
+      executable: python,
+      error: firstLine(result.stderr || result.stdout) || `exit ${result.exitCode}`,
+    };
   }
   const parsed = PythonProbeSchema.safeParse({ ...(JSON.parse(line) as object), status: 'ok', executable: python });
-  return parsed.success ? parsed.data : { status: 'error', executable: python, error: `unexpected probe output: ${line.slice(0, 200)}` };
+  return parsed.success
+    ? parsed.data
+    : { status: 'error', executable: python, error: `unexpected probe output: ${line.slice(0, 200)}` };
 }
 
 async function readMps(runner: ProcessRunner, env: NodeJS.ProcessEnv): Promise<Fingerprint['mps']> {

@@ -49,7 +49,9 @@ export function startSmiSampler(runner: ProcessRunner, clock: Clock, options: Sa
   });
   void child.exited.then((exit) => {
     if (stopping) return;
-    error = exit.spawnError ?? `nvidia-smi sampler exited early (code ${exit.exitCode ?? exit.signal}): ${child.stderrTail().trim().slice(0, 300)}`;
+    error =
+      exit.spawnError ??
+      `nvidia-smi sampler exited early (code ${exit.exitCode ?? exit.signal}): ${child.stderrTail().trim().slice(0, 300)}`;
   });
   return {
     samples,

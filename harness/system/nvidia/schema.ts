@@ -3,7 +3,7 @@
  * the TypeScript types are inferred from these schemas.
  */
 import { z } from 'zod';
-import { COMPUTE_APP_FIELDS, GPU_FIELDS, SAMPLE_FIELDS, type QueryField } from './smi-csv.js';
+import { COMPUTE_APP_FIELDS, GPU_FIELDS, type QueryField, SAMPLE_FIELDS } from './smi-csv.js';
 
 type RowShape<Fs extends readonly QueryField[]> = {
   [F in Fs[number] as F['key']]: F['kind'] extends 'number' ? z.ZodNullable<z.ZodNumber> : z.ZodNullable<z.ZodString>;

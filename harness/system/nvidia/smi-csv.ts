@@ -74,7 +74,8 @@ export function parseCsvRow<const Fs extends readonly QueryField[]>(line: string
       row[field.key] = null;
     } else if (field.kind === 'number') {
       const value = Number(cell);
-      if (!Number.isFinite(value)) return { ok: false, error: `${field.query} is not a number ("${clip(cell)}"): ${clip(line)}` };
+      if (!Number.isFinite(value))
+        return { ok: false, error: `${field.query} is not a number ("${clip(cell)}"): ${clip(line)}` };
       row[field.key] = value;
     } else {
       row[field.key] = cell;

@@ -28,7 +28,12 @@ export function parseGpuList(text: string): ListedGpu[] {
     const mig = /^MIG (\S+)\s+Device\s+(\d+): \(UUID: ([^)]+)\)/.exec(line.trim());
     const owner = gpus.at(-1);
     if (mig && owner) {
-      owner.migDevices.push({ gpuIndex: owner.index, profile: mig[1] ?? '', deviceIndex: Number(mig[2]), uuid: mig[3] ?? '' });
+      owner.migDevices.push({
+        gpuIndex: owner.index,
+        profile: mig[1] ?? '',
+        deviceIndex: Number(mig[2]),
+        uuid: mig[3] ?? '',
+      });
     }
   }
   return gpus;
@@ -62,7 +67,9 @@ export function parseMigProfiles(text: string): MigProfile[] {
   const profiles: MigProfile[] = [];
   const lines = text.split('\n');
   for (const [i, line] of lines.entries()) {
-    const m = /^\|\s+(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\/(\d+)\s+([\d.]+)\s+\S+\s+(\d+)\s+(\d+)\s+(\d+)\s+\|/.exec(line);
+    const m = /^\|\s+(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\/(\d+)\s+([\d.]+)\s+\S+\s+(\d+)\s+(\d+)\s+(\d+)\s+\|/.exec(
+      line,
+    );
     if (!m) continue;
     const next = /^\|\s+(\d+)\s+(\d+)\s+(\d+)\s+\|/.exec(lines[i + 1] ?? '');
     profiles.push({
@@ -99,7 +106,10 @@ export function parseMigPlacements(text: string): MigPlacement[] {
     placements.push({
       gpuIndex: Number(m[1]),
       profileId: Number(m[2]),
-      starts: (m[3] ?? '').split(',').filter((s) => s.trim()).map(Number),
+      starts: (m[3] ?? '')
+        .split(',')
+        .filter((s) => s.trim())
+        .map(Number),
       size: Number(m[4]),
     });
   }

@@ -29,7 +29,12 @@ export const execaRunner: ProcessRunner = {
       if (code === 'ENOENT') return { status: 'not-found', command: file };
       return { status: 'error', message: result.shortMessage ?? 'failed to start' };
     }
-    return { status: 'exited', exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
+    return {
+      status: 'exited',
+      exitCode: result.exitCode,
+      stdout: String(result.stdout),
+      stderr: String(result.stderr),
+    };
   },
 
   spawn(argv, options = {}) {
