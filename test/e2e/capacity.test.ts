@@ -1,5 +1,5 @@
 /** `gpushare capacity` with the fakes: open-loop steps, a rate search per mode and client count, and the cases that must not pass. */
-import { readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CapacityRun } from '../../harness/capacity/record.js';
@@ -245,9 +245,11 @@ describe('gpushare capacity (fake GPU)', () => {
   });
 
   it('takes --clients as bench does, and --workload as the deprecated name of --workloads, with one warning', async () => {
-    const spaced = await cli(['capacity', '--slo-p99-ms', '10', '--clients', '2, 4']);
+    const refused = path.join(tempDir(), 'cap');
+    const spaced = await cli(['capacity', '--slo-p99-ms', '10', '--clients', '2, 4', '--out', refused]);
     expect(spaced.exitCode).toBe(2);
     expectOneLineError(spaced.stderr, "--clients ' 4': needs a whole number from 1 to 64");
+    expect(existsSync(refused)).toBe(false);
     const out = path.join(tempDir(), 'cap');
     const old = await cli([
       'capacity',
