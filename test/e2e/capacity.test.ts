@@ -21,6 +21,8 @@ describe('gpushare capacity (fake GPU)', () => {
       { timeoutMs: 120_000 },
     );
     expect(result.exitCode, result.stderr).toBe(0);
+    // --json: stdout is the JSON alone; the progress, a line per step, is on stderr.
+    expect(result.stderr).toMatch(/^ {2}timeslice × 1, step 1 of at most 14: 1000 req\/s, /m);
     const rows = (
       JSON.parse(result.stdout) as {
         rows: Array<{ mode: string; clients: number; capacityQps: number | null; failedAtQps: number | null }>;
