@@ -3,6 +3,7 @@
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import { RELEASE_LEAD_MS } from '../workload/release.js';
+import { DEFAULT_MIN_OVERLAP } from '../workload/result-checks.js';
 import { MODE_NAMES } from './record/schema.js';
 
 export const DEFAULTS = {
@@ -20,7 +21,7 @@ export const DEFAULTS = {
   windowMs: 250,
   streamCounts: [2],
   releaseLeadMs: RELEASE_LEAD_MS,
-  minOverlap: 0.9,
+  minOverlap: DEFAULT_MIN_OVERLAP,
   sampleIntervalMs: 100,
   readyTimeoutS: READY_TIMEOUT_S,
   trialTimeoutS: 60,

@@ -2,10 +2,9 @@
 import { argText } from '../core/argv-text.js';
 import type { ArgsOf } from '../core/command.js';
 import { UserError } from '../core/errors.js';
-import { gpuList, integer, list, number, oneOf, unique } from '../core/flags.js';
-import { BUILTIN_NAMES, builtinSpec, customSpec, parseSets } from '../workload/registry.js';
+import { gpuList, integer, integerList, list, number, oneOf, unique } from '../core/flags.js';
+import { BUILTIN_NAMES, parseSets, workloadSpec } from '../workload/registry.js';
 import { releaseLeadMs } from '../workload/release.js';
-import type { WorkloadSpec } from '../workload/spec.js';
 import { DEFAULTS } from './defaults.js';
 import { DEFAULT_THRESHOLDS, type Thresholds } from './gate/thresholds.js';
 import type { ProgressStyle } from './progress.js';
@@ -189,7 +188,8 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
   const python = args.python ?? DEFAULTS.python;
   const modes = list(args.modes, '--modes', DEFAULTS.modes).map((m) => oneOf(m, MODE_NAMES, '--modes', 'mode'));
   const overrides = parseSets(args.set ?? []);
-  const workloads = (names: readonly string[]) => names.map((name) => workloadSpec(name, python, overrides, args.rest));
+  const workloads = (names: readonly string[]) =>
+    names.map((name) => workloadSpec(name, python, overrides, args.rest, 'gpushare bench'));
   const explicit =
     args.workloads !== undefined ? list(args.workloads, '--workloads', []) : args.rest.length > 0 ? ['custom'] : null;
   // Without "custom" in --workloads the command after -- would be dropped without a word.
@@ -263,28 +263,9 @@ function benchGpus(args: Pick<BenchArgs, 'gpu' | 'gpus' | 'dryRun'>): BenchOptio
   return gpus === 'all' ? gpus : gpus.sort((a, b) => a - b);
 }
 
-function workloadSpec(
-  name: string,
-  python: string,
-  overrides: Record<string, Record<string, string>>,
-  command: string[],
-): WorkloadSpec {
-  if (name === 'custom') {
-    if (command.length === 0)
-      throw new UserError(
-        'workload "custom" needs your command after --, e.g. gpushare bench -- ./my-workload --size 8',
-      );
-    return customSpec(command);
-  }
-  return builtinSpec(name, python, overrides[name] ?? {});
-}
-
 /** --clients: one count, or a sweep of several (sorted); 64 at most, so an MPS limit can be found. */
 function clientCounts(raw: string | undefined): Pick<Config, 'clients' | 'clientCounts'> {
-  // Each count as typed (not trimmed): " 4" or "4\n" is refused like any other malformed number.
-  const counts = unique(
-    (raw ?? String(DEFAULTS.clients)).split(',').map((c) => integer(c, '--clients', DEFAULTS.clients, 2, 64)),
-  ).sort((a, b) => a - b);
+  const counts = integerList(raw, '--clients', [DEFAULTS.clients], 2, 64);
   return counts.length === 1
     ? { clients: counts[0] as number }
     : { clients: counts[0] as number, clientCounts: counts };

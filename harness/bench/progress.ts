@@ -2,6 +2,7 @@
  * Progress of a run on stderr: a bar redrawn in place on a terminal, a line per trial elsewhere (a
  * pipe, a log, CI); JSON lines on stdout with --json; nothing with --quiet.
  */
+import { clockText } from '../core/clock-text.js';
 import type { Terminal } from '../core/deps.js';
 import type { Metric } from './analysis/metrics.js';
 import type { Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
@@ -57,17 +58,12 @@ export interface BarState {
   running: { name: string; value: string } | null;
 }
 
-const clock = (ms: number) => {
-  const s = Math.round(ms / 1000);
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
-};
-
 /** One bar line, never wider than `columns` − 1 (a full-width line would wrap on some terminals). */
 export function barLine(state: BarState, columns: number): string {
   const width = 10;
   const filled = state.total > 0 ? Math.min(width, Math.round((state.done / state.total) * width)) : 0;
   const counts = `${state.done}/${state.total}${state.added > 0 ? ` (+${state.added})` : ''}`;
-  const times = `${clock(state.elapsedMs)} ETA ${state.etaMs === null ? '?' : clock(state.etaMs)}`;
+  const times = `${clockText(state.elapsedMs)} ETA ${state.etaMs === null ? '?' : clockText(state.etaMs)}`;
   const head = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${counts} ${times} ${state.at}`;
   const max = Math.max(20, columns - 1);
   // The ratio's name goes first when space is short, then its value.

@@ -12,15 +12,15 @@ import type { Reaper } from '../system/proc/reaper.js';
 import { type ClientReply, WorkloadClient } from '../workload/client.js';
 import { runCommand } from '../workload/protocol.js';
 import { releaseLeadMs } from '../workload/release.js';
+import { implausibleResult, overlap, overlapShortfall } from '../workload/result-checks.js';
 import { analyzeComparison } from './analysis/analyze.js';
-import { overlap, summarizeLatencies } from './analysis/measures.js';
+import { summarizeLatencies } from './analysis/measures.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
 import { orderTrials, type PlannedTrial, roundTrials } from './plan.js';
 import { budgetShareS, stopDecision, targeted } from './policy.js';
 import type { Progress } from './progress.js';
 import type { ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
 import type { RunStore } from './record/store.js';
-import { implausibleResult } from './trial-checks.js';
 
 export interface SchedulerDeps {
   runner: ProcessRunner;
@@ -284,10 +284,8 @@ class Scheduler {
       .map((r) => implausibleResult(r, startAtUs, receivedUs, work))
       .find((why) => why !== null);
     if (implausible) return { ...base, status: 'invalid', reason: implausible, clients: results, overlap: shared };
-    if (shared && shared.min < config.minOverlap) {
-      const reason = `the contended windows overlapped ${(shared.min * 100).toFixed(1)}% of a client's window, below the ${(config.minOverlap * 100).toFixed(0)}% required`;
-      return { ...base, status: 'invalid', reason, clients: results, overlap: shared };
-    }
+    const short = shared && overlapShortfall(shared, config.minOverlap);
+    if (short) return { ...base, status: 'invalid', reason: short, clients: results, overlap: shared };
     return { ...base, status: 'ok', clients: results, overlap: shared };
   }
 

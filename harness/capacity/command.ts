@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
-import { ExitCode, Interrupted, signalExitCode, UserError } from '../core/errors.js';
+import { Interrupted, signalExitCode, UserError } from '../core/errors.js';
 import { reportsDir, resultsDir, WORKLOADS_DIR } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { CAPACITY_FILE } from '../record/kinds.js';
@@ -21,12 +21,18 @@ import { gpuAt } from '../system/nvidia/schema.js';
 import { Reaper } from '../system/proc/reaper.js';
 import { capacityMarkdown } from './markdown.js';
 import { measurePoint } from './measure.js';
-import { CAPACITY_FLAGS, type CapacityOptions, resolveCapacityOptions } from './options.js';
+import { CAPACITY_EPILOGUE, CAPACITY_FLAGS, type CapacityOptions, resolveCapacityOptions } from './options.js';
 import { CAPACITY_SCHEMA_ID, type CapacityRun } from './record.js';
-import { capacityTable } from './table.js';
+import { capacityExitCode, capacitySummary, capacityTable } from './table.js';
 
 /** `gpushare capacity`: flags, options, run. */
-export const capacityCommand = defineCommand({ flags: CAPACITY_FLAGS, resolve: resolveCapacityOptions, run: capacity });
+export const capacityCommand = defineCommand({
+  flags: CAPACITY_FLAGS,
+  rest: true,
+  epilogue: CAPACITY_EPILOGUE,
+  resolve: resolveCapacityOptions,
+  run: capacity,
+});
 
 async function capacity(options: CapacityOptions, deps: AppDeps): Promise<number> {
   const { settings } = options;
@@ -145,10 +151,7 @@ async function capacity(options: CapacityOptions, deps: AppDeps): Promise<number
     deps.out(
       `${JSON.stringify({ runId: id, dir: store.dir, report, status: run.status, rows: rows.map(({ steps: _steps, ...row }) => row) }, null, 2)}\n`,
     );
-  else
-    deps.out(
-      `${rows.map((r) => `${r.mode.padEnd(10)} ${String(r.clients).padStart(3)} clients  ${r.capacityQps !== null ? `${r.capacityQps.toFixed(0)} req/s (p99 ${r.at?.p99Ms.toFixed(2)} ms over ${r.at?.requests} requests)` : (r.reason ?? 'nothing passed')}`).join('\n')}\nrun: ${store.dir}\nreport: ${report}\n`,
-    );
+  else deps.out(`${capacitySummary(rows)}run: ${store.dir}\nreport: ${report}\n`);
   if (interrupts.signal !== null || run.status === 'interrupted') return signalExitCode(interrupts.signal ?? 'SIGINT');
-  return rows.some((r) => r.status === 'failed') ? ExitCode.inconclusive : ExitCode.ok;
+  return capacityExitCode(rows);
 }

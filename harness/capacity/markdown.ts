@@ -1,19 +1,19 @@
 /** The capacity report: mode × clients → capacity at the p99 target, and every step of each search. A pure function of the run. */
 
 import { gpuAt } from '../system/nvidia/schema.js';
+import { DEFAULT_MIN_OVERLAP } from '../workload/result-checks.js';
 import { workloadText } from '../workload/spec.js';
 import type { CapacityRun } from './record.js';
 import { maxScheduleLagMs, P99_CONFIDENCE } from './search.js';
-import { type CapacityRow, capacityTable } from './table.js';
+import { capacityTable, capacityText } from './table.js';
 
 const ms = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(2));
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-function capacityCell(r: CapacityRow): string {
-  if (r.status !== 'measured') return `${r.status}: ${cell(r.reason ?? '')}`;
-  if (r.capacityQps === null) return `none: the lowest rate tried failed`;
-  return `${r.capacityQps.toFixed(0)}${r.failedAtQps !== null ? ` (fails at ${r.failedAtQps.toFixed(0)})` : ' (the highest rate tried)'}`;
-}
+/** Said of runs whose steps went through bench's result checks (those recorded before did not). */
+const CHECKS = ` A step is also invalid when a client's window does not start at the release time or ends after its answer came, claims more than a GPU can do, or the clients' arrival windows overlap less than ${DEFAULT_MIN_OVERLAP * 100}% (bench's checks); where only invalid rates lie above the highest passing one, or none was tried, the capacity is a lower bound (≥).`;
+
+const checked = (run: CapacityRun) => run.points.some((p) => p.steps.some((s) => s.invalid !== undefined));
 
 export function capacityMarkdown(run: CapacityRun, version: string): string {
   const gpu = gpuAt(run.fingerprint, run.gpuIndex);
@@ -24,7 +24,7 @@ export function capacityMarkdown(run: CapacityRun, version: string): string {
     '',
     `${gpu?.name ?? 'GPU ?'} (GPU ${run.gpuIndex}), driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}; ${run.createdAt.slice(0, 10)}; status ${run.status}; gpushare ${version}.`,
     '',
-    `Target: p99 ≤ ${s.sloP99Ms} ms. Workload \`${workloadText(s.workload)}\`, one worker per client process serving ${s.load} arrivals made inside the process, the total rate split evenly over the clients; latency counts from each request's scheduled time. Each step is a window of at least ${s.windowMs / 1000} s, longer (up to 20 s) where needed for 640 requests at its rate; the latencies of every client are merged as one HdrHistogram. A step passes when "p99 ≤ target" holds at ${P99_CONFIDENCE * 100}% confidence (a one-sided binomial test, as MLPerf's early stopping: with no request over the target that takes 299 requests), and is invalid when a generator's p99 lag, issuing requests while its worker was idle, exceeds ${maxScheduleLagMs(s.sloP99Ms)} ms (a fifth of the target, at least 1 ms). The search doubles from ${s.startQps} req/s per client while steps pass, then bisects until the first failing rate is within ${(s.tolerance * 100).toFixed(0)}% of the highest passing one (at most ${s.maxSteps} steps).`,
+    `Target: p99 ≤ ${s.sloP99Ms} ms. Workload \`${workloadText(s.workload)}\`, one worker per client process serving ${s.load} arrivals made inside the process, the total rate split evenly over the clients; latency counts from each request's scheduled time. Each step is a window of at least ${s.windowMs / 1000} s, longer (up to 20 s) where needed for 640 requests at its rate; the latencies of every client are merged as one HdrHistogram. A step passes when "p99 ≤ target" holds at ${P99_CONFIDENCE * 100}% confidence (a one-sided binomial test, as MLPerf's early stopping: with no request over the target that takes 299 requests), and is invalid when a generator's p99 lag, issuing requests while its worker was idle, exceeds ${maxScheduleLagMs(s.sloP99Ms)} ms (a fifth of the target, at least 1 ms). The search doubles from ${s.startQps} req/s per client while steps pass, then bisects until the first failing rate is within ${(s.tolerance * 100).toFixed(0)}% of the highest passing one (at most ${s.maxSteps} steps).${checked(run) ? CHECKS : ''}`,
     '',
     '## Capacity',
     '',
@@ -32,7 +32,7 @@ export function capacityMarkdown(run: CapacityRun, version: string): string {
     '|---|---|---|---|---|---|---|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.mode} | ${r.clients} | ${capacityCell(r)} | ${r.at ? `${ms(r.at.p50Ms)} / ${ms(r.at.p99Ms)} / ${ms(r.at.p999Ms)}` : '—'} | ${r.at?.requests ?? '—'} | ${r.at?.overTarget ?? '—'} | ${r.at ? r.at.goodputQps.toFixed(0) : '—'} | ${r.at ? r.at.fairness.toFixed(2) : '—'} | ${r.steps.length} |`,
+        `| ${r.mode} | ${r.clients} | ${cell(capacityText(r, ''))} | ${r.at ? `${ms(r.at.p50Ms)} / ${ms(r.at.p99Ms)} / ${ms(r.at.p999Ms)}` : '—'} | ${r.at?.requests ?? '—'} | ${r.at?.overTarget ?? '—'} | ${r.at ? r.at.goodputQps.toFixed(0) : '—'} | ${r.at ? r.at.fairness.toFixed(2) : '—'} | ${r.steps.length} |`,
     ),
     '',
     '## Steps',

@@ -1,15 +1,21 @@
 /** One point of a capacity run: its clients started, a rate search of open-loop steps, its clients stopped. */
 import type { AppDeps } from '../core/deps.js';
+import { Interrupted } from '../core/errors.js';
 import type { Reaper } from '../system/proc/reaper.js';
 import { WorkloadClient } from '../workload/client.js';
-import { runCommand } from '../workload/protocol.js';
+import { type ResultMessage, runCommand } from '../workload/protocol.js';
 import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
 import type { CapacityOptions } from './options.js';
+import { stepLine } from './progress.js';
 import type { CapacityPoint, CapacityRun } from './record.js';
-import { type ClientStep, encodeLatencies, nextRate, type Step } from './search.js';
+import { type ClientStep, encodeLatencies, nextRate, type Step, type StepAnalysis } from './search.js';
+import { invalidStep } from './step-checks.js';
 import { capacityTable } from './table.js';
 
-/** One mode and client count: start the clients, search the rate, stop them; the point is saved after each step. */
+/**
+ * One mode and client count: start the clients, search the rate, stop them; the point is saved after
+ * each step, and a line says how the step went. A signal marks the point interrupted (its steps stand).
+ */
 export async function measurePoint(
   mode: 'timeslice' | 'mps',
   count: number,
@@ -33,6 +39,11 @@ export async function measurePoint(
   );
   const forget = clients.map((c) => reaper.add(() => c.kill()));
   const fail = (reason: string) => Object.assign(point, { status: 'failed' as const, reason });
+  const interrupted = (signal: string) => {
+    const n = point.steps.length;
+    const when = n === 0 ? 'before its first step' : `after ${n} step${n === 1 ? '' : 's'}, before its search ended`;
+    Object.assign(point, { status: 'interrupted' as const, reason: `${signal} came ${when}` });
+  };
   try {
     const ready = await Promise.all(clients.map((c) => c.awaitReady(options.readyTimeoutMs, signal)));
     const notReady = ready.findIndex((r) => r.kind !== 'message');
@@ -55,18 +66,32 @@ export async function measurePoint(
       maxSteps: settings.maxSteps,
       minQps: (settings.startQps * count) / 16,
     };
-    for (let rate = nextRate([], policy); rate !== null && !signal.aborted; ) {
+    // Points not begun yet may each take every step: the ETA is an upper bound.
+    const pointsAfter = settings.modes.length * settings.clientCounts.length - run.points.length;
+    let stepsMs = 0;
+    let rate = nextRate([], policy);
+    while (rate !== null && !signal.aborted) {
+      const startedMs = deps.terminal.nowMs();
       const step = await runStep(clients, rate, `${mode}@${count}#${point.steps.length}`, options, deps, signal);
       if (typeof step === 'string') {
         fail(step);
-        break;
+        return point;
       }
       point.steps.push(step);
       await save();
       const verdicts = capacityTable({ ...run, points: [point] })[0]?.steps ?? [];
       rate = nextRate(verdicts, policy);
+      stepsMs += deps.terminal.nowMs() - startedMs;
+      const done = point.steps.length;
+      const stepsLeft = (rate !== null ? settings.maxSteps - done : 0) + pointsAfter * settings.maxSteps;
+      const at = { mode, clients: count, step: done, maxSteps: settings.maxSteps, targetMs: settings.sloP99Ms };
+      deps.err(stepLine({ ...at, stepsLeft, stepMs: stepsMs / done }, verdicts[done - 1] as StepAnalysis));
     }
+    if (rate !== null) interrupted(String(signal.reason ?? 'a signal'));
     return point;
+  } catch (error) {
+    if (error instanceof Interrupted) interrupted(error.signal);
+    throw error;
   } finally {
     await Promise.all(clients.map((c) => c.close(10_000)));
     for (const f of forget) f();
@@ -107,11 +132,15 @@ async function runStep(
       ),
     ),
   );
-  const steps: ClientStep[] = [];
+  const receivedUs = deps.clock.monotonicUs();
+  const messages: ResultMessage[] = [];
   for (const [i, reply] of replies.entries()) {
     if (reply.kind !== 'message')
       return `client ${i} at ${totalQps.toFixed(0)} req/s: ${reply.kind === 'failed' ? reply.reason : 'no result in time'}`;
-    const m = reply.message;
+    messages.push(reply.message);
+  }
+  const steps: ClientStep[] = [];
+  for (const m of messages) {
     // Requests never served (a backlog past a second window) count as over the target.
     const dropped = m.droppedRequests ?? 0;
     steps.push({
@@ -123,5 +152,7 @@ async function runStep(
       histogram: encodeLatencies(m.latenciesMs),
     });
   }
-  return { totalQps, windowS: work.durationMs / 1000, clients: steps };
+  const claims = messages.map((m, client) => ({ ...m, client }));
+  const invalid = invalidStep(claims, startAtUs, receivedUs, work.durationMs);
+  return { totalQps, windowS: work.durationMs / 1000, clients: steps, invalid };
 }

@@ -23,6 +23,12 @@ export interface Step {
   totalQps: number;
   windowS: number;
   clients: ClientStep[];
+  /**
+   * Why the result checks bench runs too (each window against the release time, plausibility, the
+   * clients' overlap) refused the step, or null when it passed them; absent in runs recorded before
+   * capacity ran them.
+   */
+  invalid?: string | null;
 }
 
 export const CAPACITY_SCHEMA_ID = 'gpushare-capacity/1';
@@ -40,10 +46,13 @@ export interface CapacitySettings {
   maxSteps: number;
 }
 
-/** One mode and client count: its steps, or why it could not run (a client that never became ready). */
+/**
+ * One mode and client count: its steps, or why it could not run (a client that never became ready)
+ * or did not finish its search (a signal; the steps before it stand).
+ */
 export type CapacityPoint = { mode: 'timeslice' | 'mps'; clients: number } & (
   | { status: 'measured'; steps: Step[] }
-  | { status: 'skipped' | 'failed'; reason: string; steps: Step[] }
+  | { status: 'skipped' | 'failed' | 'interrupted'; reason: string; steps: Step[] }
 );
 
 export interface CapacityRun extends RecordHeader<typeof CAPACITY_SCHEMA_ID> {

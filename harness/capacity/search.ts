@@ -124,6 +124,7 @@ export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
     maxLagMs,
   };
   merged.destroy();
+  if (step.invalid) return { ...analysis, verdict: 'invalid', reason: step.invalid };
   if (requests === 0) return { ...analysis, verdict: 'invalid', reason: 'no request completed' };
   const unreported = step.clients.reduce((sum, c) => sum + (c.unreported ?? 0), 0);
   if (unreported > 0)
@@ -186,7 +187,10 @@ export function nextRate(
   return hi / lo - 1 <= policy.tolerance + 1e-9 ? null : (lo + hi) / 2;
 }
 
-/** The capacity a search found: the highest passing rate and the lowest rate above it that did not pass. */
+/**
+ * The capacity a search found: the highest passing rate, and the lowest rate above it that failed (an
+ * invalid step bounds the search, but is no measurement that the rate fails).
+ */
 export function capacityOf(steps: ReadonlyArray<StepAnalysis>): {
   capacityQps: number | null;
   failedAtQps: number | null;
@@ -195,7 +199,7 @@ export function capacityOf(steps: ReadonlyArray<StepAnalysis>): {
   const passing = steps.filter((s) => s.verdict === 'pass');
   const at = passing.length > 0 ? passing.reduce((a, b) => (b.totalQps > a.totalQps ? b : a)) : null;
   const above = steps
-    .filter((s) => s.verdict !== 'pass' && (at === null || s.totalQps > at.totalQps))
+    .filter((s) => s.verdict === 'fail' && (at === null || s.totalQps > at.totalQps))
     .map((s) => s.totalQps);
   return { capacityQps: at?.totalQps ?? null, failedAtQps: above.length > 0 ? Math.min(...above) : null, at };
 }

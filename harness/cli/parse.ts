@@ -12,7 +12,14 @@ import { COMMANDS, type CommandEntry, GROUPS } from './registry.js';
 
 /** What argv asked for: a command and its raw arguments, or text yargs already wrote (help, version). */
 export type Parsed =
-  | { kind: 'command'; entry: CommandEntry; command: AnyCommand; args: Record<string, unknown> }
+  | {
+      kind: 'command';
+      entry: CommandEntry;
+      command: AnyCommand;
+      args: Record<string, unknown>;
+      /** One line each, for stderr: a flag given by its old name. */
+      warnings: string[];
+    }
   | { kind: 'printed'; text: string };
 
 /** Keys yargs gives as arrays on purpose: --set is repeatable; `_` and `--` are the leftover words. */
@@ -64,7 +71,28 @@ export async function parseArgv(argv: readonly string[], columns: number): Promi
   if (chosen === null || entry === null || command === null) return { kind: 'printed', text: printed };
   const args = withRawNumbers(chosen, argv, command.flags);
   refuseRepeatedOrEmpty(args, command);
-  return { kind: 'command', entry, command, args };
+  return { kind: 'command', entry, command, ...underNewNames(args, command.flags) };
+}
+
+/** Flags given by an old name (`renamedFlag`), their values moved to the new one, and a warning for each. */
+export function underNewNames(
+  args: Record<string, unknown>,
+  flags: Flags,
+): { args: Record<string, unknown>; warnings: string[] } {
+  const out = { ...args };
+  const warnings: string[] = [];
+  for (const [old, flag] of Object.entries(flags)) {
+    const to = flag.renamedTo;
+    if (to === undefined || out[old] === undefined) continue;
+    if (out[to] !== undefined)
+      throw new UserError(
+        `--${old} ${argText(String(out[old]))} and --${to} ${argText(String(out[to]))}: give --${to} only (--${old} is its old name)`,
+      );
+    for (const key of [to, camel(to)]) out[key] = out[old];
+    for (const key of [old, camel(old)]) delete out[key];
+    warnings.push(`--${old} is deprecated: use --${to}`);
+  }
+  return { args: out, warnings };
 }
 
 /** The registered command argv names, found before yargs runs so only its module is loaded. */

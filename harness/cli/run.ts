@@ -22,6 +22,8 @@ export async function run(argv: readonly string[], deps: AppDeps): Promise<numbe
         `${parsed.entry.name} takes no command after --: drop "-- ${rest.join(' ')}" (see gpushare ${parsed.entry.name} --help)`,
       );
     const options = await command.resolve({ ...args, rest });
+    // After resolve: a refusal stays the one line on stderr.
+    for (const warning of parsed.warnings) deps.err(`gpushare: warning: ${warning}\n`);
     return await command.run(options, deps);
   } catch (error) {
     if (error instanceof UserError) {

@@ -9,7 +9,11 @@ import type { AppDeps } from './deps.js';
  * One flag as yargs takes it. A `number` flag reaches `resolve` as the text typed, so that a refusal
  * can quote it as given (yargs alone would turn 0x10 into 16); help still shows it as [number].
  */
-export type Flag = Options & { type: 'string' | 'number' | 'boolean' };
+export type Flag = Options & {
+  type: 'string' | 'number' | 'boolean';
+  /** The flag's new name, when this is its old one (see `renamedFlag`). */
+  renamedTo?: string;
+};
 export type Flags = Readonly<Record<string, Flag>>;
 export type Positional = PositionalOptions & { type: 'string' };
 export type Positionals = Readonly<Record<string, Positional>>;
@@ -26,12 +30,36 @@ type ValueOf<F> = F extends { type: 'boolean' }
       : string;
 type Given<F> = F extends { demandOption: true } ? true : F extends { default: unknown } ? true : false;
 
-/** What `resolve` receives for a set of flags: camelCase keys, optional unless required or defaulted. */
+type Renamed<F> = F extends { renamedTo: string } ? true : false;
+
+/**
+ * What `resolve` receives for a set of flags: camelCase keys, optional unless required or defaulted.
+ * A renamed flag's old name is not among them: its value arrives under the new one.
+ */
 export type ArgsOf<F> = {
-  -readonly [K in keyof F as Given<F[K]> extends true ? CamelCase<K & string> : never]: ValueOf<F[K]>;
+  -readonly [K in keyof F as Renamed<F[K]> extends true
+    ? never
+    : Given<F[K]> extends true
+      ? CamelCase<K & string>
+      : never]: ValueOf<F[K]>;
 } & {
-  -readonly [K in keyof F as Given<F[K]> extends true ? never : CamelCase<K & string>]?: ValueOf<F[K]>;
+  -readonly [K in keyof F as Renamed<F[K]> extends true
+    ? never
+    : Given<F[K]> extends true
+      ? never
+      : CamelCase<K & string>]?: ValueOf<F[K]>;
 };
+
+/**
+ * A flag's old name, kept working: --help marks it deprecated, and the command line reads its value
+ * as the flag `to` (the new name), with one warning line.
+ */
+export function renamedFlag<const To extends string, const F extends Flag>(
+  to: To,
+  flag: F,
+): F & { deprecated: string; renamedTo: To } {
+  return { ...flag, deprecated: `use --${to}`, renamedTo: to };
+}
 
 /** A command's module: registered by name in cli/registry.ts and loaded only when it runs. */
 export interface Command<F extends Flags = Flags, P extends Positionals = Positionals, O = unknown> {

@@ -46,6 +46,21 @@ export function integer(raw: string | undefined, flag: string, fallback: number,
   return value;
 }
 
+/**
+ * A list of whole numbers (--clients 2,4,8), sorted and each once. Each item is taken as typed, not
+ * trimmed: " 4" or "4\n" is refused like any other malformed number.
+ */
+export function integerList(
+  raw: string | undefined,
+  flag: string,
+  fallback: readonly number[],
+  lo: number,
+  hi: number,
+): number[] {
+  if (raw === undefined) return [...fallback];
+  return unique(raw.split(',').map((item) => integer(item, flag, 0, lo, hi))).sort((a, b) => a - b);
+}
+
 /** A GPU list flag (--gpus): all, or GPU indices. */
 export function gpuList(text: string | undefined): number[] | 'all' {
   if (text === undefined || text === 'all') return 'all';

@@ -174,6 +174,25 @@ function parseParam(workload: string, def: ParamDef, raw: string): ParamValue {
   }
 }
 
+/**
+ * The workload a product measures by name: a built-in with its --set `overrides`, or "custom", the
+ * command after -- (which `usage`, e.g. "gpushare bench", shows how to give).
+ */
+export function workloadSpec(
+  name: string,
+  python: string,
+  overrides: Record<string, Record<string, string>>,
+  command: readonly string[],
+  usage: string,
+): WorkloadSpec {
+  if (name === 'custom') {
+    if (command.length === 0)
+      throw new UserError(`workload "custom" needs your command after --, e.g. ${usage} -- ./my-workload --size 8`);
+    return customSpec(command);
+  }
+  return builtinSpec(name, python, overrides[name] ?? {});
+}
+
 /** A user's own workload command: taken verbatim as argv, never given to a shell. */
 export function customSpec(argv: readonly string[]): WorkloadSpec {
   return { name: 'custom', builtin: false, argv: [...argv], params: {} };

@@ -1,9 +1,10 @@
 /** `gpushare capacity` with the fakes: open-loop steps, a rate search per mode and client count, and the cases that must not pass. */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CapacityRun } from '../../harness/capacity/record.js';
-import { cli, expectOneLineError, tempDir } from '../helpers.js';
+import { findProcesses } from '../../harness/system/proc/process-table.js';
+import { cli, expectOneLineError, FAKES, tempDir, until } from '../helpers.js';
 
 const FAST = ['--window-ms', '200', '--start-qps', '1000', '--max-steps', '14'];
 
@@ -20,6 +21,8 @@ describe('gpushare capacity (fake GPU)', () => {
       { timeoutMs: 120_000 },
     );
     expect(result.exitCode, result.stderr).toBe(0);
+    // --json: stdout is the JSON alone; the progress, a line per step, is on stderr.
+    expect(result.stderr).toMatch(/^ {2}timeslice × 1, step 1 of at most 14: 1000 req\/s, /m);
     const rows = (
       JSON.parse(result.stdout) as {
         rows: Array<{ mode: string; clients: number; capacityQps: number | null; failedAtQps: number | null }>;
@@ -36,33 +39,180 @@ describe('gpushare capacity (fake GPU)', () => {
     expect(capacityRun(out).points[0]?.steps[0]?.clients[0]?.histogram).toMatch(/^[A-Za-z0-9+/=]+$/);
   });
 
-  it('a generator that falls behind its schedule makes every step invalid: no capacity is claimed', async () => {
+  it('a point whose every step was invalid is reported invalid with the reason, exit 3, never "nothing passed"', async () => {
+    const out = path.join(tempDir(), 'cap');
+    // The command of the issue: client 1's generator falls 5 ms behind its schedule, over the 2 ms allowed.
+    const result = await cli(
+      [
+        'capacity',
+        '--slo-p99-ms',
+        '10',
+        '--modes',
+        'timeslice',
+        '--clients',
+        '2',
+        '--max-steps',
+        '2',
+        '--window-ms',
+        '200',
+        '--out',
+        out,
+      ],
+      { FAKE_WORKLOAD: 'lag', FAKE_WORKLOAD_CLIENT: '1' },
+    );
+    expect(result.exitCode, result.stderr).toBe(3);
+    expect(result.stdout).toMatch(
+      /timeslice\s+2 clients {2}invalid: no valid step in 2: a generator issued requests 5\.0 ms late \(p99\)/,
+    );
+    const report = readFileSync(path.join(out, 'report.md'), 'utf8');
+    expect(report).toContain('| timeslice | 2 | invalid: no valid step in 2: a generator issued requests 5.0 ms late');
+    expect(report).not.toMatch(/none: |nothing passed/);
+  });
+
+  it("runs bench's result checks on every step: windows on the wall clock are invalid, exit 3", async () => {
     const out = path.join(tempDir(), 'cap');
     const result = await cli(
       [
         'capacity',
         '--slo-p99-ms',
-        '2',
-        '--clients',
-        '1',
+        '10',
         '--modes',
         'timeslice',
+        '--clients',
+        '2',
         '--window-ms',
         '200',
         '--start-qps',
         '1000',
         '--max-steps',
-        '3',
+        '2',
         '--out',
         out,
       ],
-      { FAKE_WORKLOAD: 'lag' },
+      { FAKE_WORKLOAD: 'wall-clock' },
     );
-    expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/timeslice\s+1 clients\s+nothing passed/);
+    expect(result.exitCode, result.stderr).toBe(3);
+    expect(capacityRun(out).points[0]?.steps.map((s) => s.invalid)).toEqual([
+      expect.stringMatching(/^client 0 reported a window starting at \d+ µs, .* \(CLOCK_MONOTONIC µs expected\)$/),
+      expect.stringMatching(/CLOCK_MONOTONIC µs expected/),
+    ]);
+    expect(result.stdout).toMatch(/invalid: no valid step in 2: client 0 reported a window starting at/);
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain("(bench's checks)");
+  });
+
+  it('when --max-steps runs out before a rate fails, the capacity is a lower bound (≥), and progress has a line per step with an ETA', async () => {
+    const out = path.join(tempDir(), 'cap');
+    const result = await cli([
+      'capacity',
+      '--slo-p99-ms',
+      '10',
+      '--modes',
+      'timeslice',
+      '--clients',
+      '1',
+      '--window-ms',
+      '200',
+      '--start-qps',
+      '1000',
+      '--max-steps',
+      '2',
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(
+      /^timeslice\s+1 clients {2}≥ 2000 req\/s \(no rate failed within --max-steps 2\); p99 [\d.]+ ms over 640 requests$/m,
+    );
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain(
-      'invalid: a generator issued requests 5.0 ms late (p99) while its worker was idle',
+      '| timeslice | 1 | ≥ 2000 (no rate failed within --max-steps 2) |',
     );
+    const steps = result.stderr.split('\n').filter((l) => l.includes(', step '));
+    expect(steps).toEqual([
+      expect.stringMatching(
+        /^ {2}timeslice × 1, step 1 of at most 2: 1000 req\/s, p99 [\d.]+ ms \(target 10 ms\): pass; at most \d+:\d\d left$/,
+      ),
+      expect.stringMatching(
+        /^ {2}timeslice × 1, step 2 of at most 2: 2000 req\/s, p99 [\d.]+ ms \(target 10 ms\): pass; done$/,
+      ),
+    ]);
+  });
+
+  it('a point interrupted before its first step is reported interrupted, and its clients are stopped', async () => {
+    const dir = tempDir();
+    const out = path.join(dir, 'cap');
+    // A python of this test's own, so that its workloads are found among every other suite's.
+    const python = path.join(dir, 'python3');
+    symlinkSync(path.join(FAKES, 'python3'), python);
+    const ours = async () => (await findProcesses('node')).filter((p) => p.argv[1] === python);
+    const child = cli(
+      ['capacity', '--slo-p99-ms', '10', '--modes', 'timeslice', '--clients', '2', '--python', python, '--out', out],
+      { FAKE_WORKLOAD: 'never-ready' },
+    );
+    await until(async () => (await ours()).length === 2, 30_000, 'both clients started');
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    expect(capacityRun(out).points[0]).toMatchObject({
+      status: 'interrupted',
+      reason: 'SIGINT came before its first step',
+      steps: [],
+    });
+    expect(result.stdout).toMatch(/timeslice\s+2 clients {2}interrupted: SIGINT came before its first step/);
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).not.toMatch(/none: |nothing passed/);
+    expect(await ours()).toEqual([]);
+  });
+
+  it('measures the command after -- as the workload, named as bench names it', async () => {
+    const out = path.join(tempDir(), 'cap');
+    const result = await cli([
+      'capacity',
+      '--slo-p99-ms',
+      '2',
+      '--modes',
+      'timeslice',
+      '--clients',
+      '1',
+      ...FAST,
+      '--out',
+      out,
+      '--json',
+      '--',
+      'python3',
+      'my_model.py',
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(capacityRun(out).settings.workload).toEqual({
+      name: 'custom',
+      builtin: false,
+      argv: ['python3', 'my_model.py'],
+      params: {},
+    });
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain('Workload `python3 my_model.py`');
+    // The fake serves a script it does not know in 0.25 ms (built-in infer: 0.05 ms), so one client carries at most 4000 req/s.
+    const [row] = (JSON.parse(result.stdout) as { rows: Array<{ capacityQps: number }> }).rows;
+    expect(row?.capacityQps).toBeGreaterThan(2000);
+    expect(row?.capacityQps).toBeLessThanOrEqual(4000);
+    const old = path.join(tempDir(), 'cap');
+    const v1 = await cli(
+      [
+        'capacity',
+        '--slo-p99-ms',
+        '2',
+        '--modes',
+        'timeslice',
+        '--clients',
+        '1',
+        ...FAST,
+        '--out',
+        old,
+        '--',
+        'python3',
+        'my_model.py',
+      ],
+      { FAKE_WORKLOAD: 'v1' },
+    );
+    expect(v1.exitCode).toBe(3);
+    expect(v1.stdout).toContain('failed: the workload speaks protocol version 1, which has no open-loop load');
   });
 
   it('a workload of protocol version 1 is refused for open loop, and a client past the MPS limit fails its point with the error', async () => {
@@ -94,5 +244,38 @@ describe('gpushare capacity (fake GPU)', () => {
     const result = await cli(['capacity', '--clients', '1']);
     expect(result.exitCode).toBe(2);
     expectOneLineError(result.stderr, '--slo-p99-ms is required: the p99 latency target in ms, e.g. --slo-p99-ms 10');
+  });
+
+  it('takes --clients as bench does, and --workload as the deprecated name of --workloads, with one warning', async () => {
+    const refused = path.join(tempDir(), 'cap');
+    const spaced = await cli(['capacity', '--slo-p99-ms', '10', '--clients', '2, 4', '--out', refused]);
+    expect(spaced.exitCode).toBe(2);
+    expectOneLineError(spaced.stderr, "--clients ' 4': needs a whole number from 1 to 64");
+    expect(existsSync(refused)).toBe(false);
+    const out = path.join(tempDir(), 'cap');
+    const old = await cli([
+      'capacity',
+      '--slo-p99-ms',
+      '10',
+      '--modes',
+      'timeslice',
+      '--clients',
+      '1',
+      '--workload',
+      'spin',
+      '--window-ms',
+      '200',
+      '--start-qps',
+      '1000',
+      '--max-steps',
+      '2',
+      '--out',
+      out,
+    ]);
+    expect(old.exitCode, old.stderr).toBe(0);
+    expect(old.stderr.split('\n').filter((l) => l.includes('warning'))).toEqual([
+      'gpushare: warning: --workload is deprecated: use --workloads',
+    ]);
+    expect(capacityRun(out).settings.workload.name).toBe('spin');
   });
 });

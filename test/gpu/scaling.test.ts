@@ -46,7 +46,7 @@ describe('client sweeps and capacity on a real GPU', () => {
       'mps',
       '--clients',
       '2',
-      '--workload',
+      '--workloads',
       'spin',
       '--set',
       'spin.spin-us=100',

@@ -8,7 +8,7 @@ import { buildPlan } from '../../harness/bench/plan.js';
 import { budgetShareS, stopDecision } from '../../harness/bench/policy.js';
 import type { ClientResult, Comparison, RoundPolicy, Run, Trial } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
-import { implausibleResult } from '../../harness/bench/trial-checks.js';
+import { implausibleResult } from '../../harness/workload/result-checks.js';
 import { committedRuns, userErrorOf } from '../helpers.js';
 import { testConfig } from './config-fixture.js';
 

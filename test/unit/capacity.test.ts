@@ -1,5 +1,11 @@
-/** Capacity at a latency target: the p99 claim's early-stopping test, histogram merging, and the rate search. */
+/** Capacity at a latency target: the p99 claim's early-stopping test, histogram merging, the rate search, the result checks, the table and progress. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { capacityMarkdown } from '../../harness/capacity/markdown.js';
+import { type CapacityArgs, resolveCapacityOptions } from '../../harness/capacity/options.js';
+import { stepLine } from '../../harness/capacity/progress.js';
+import { type CapacityPoint, type CapacityRun, loadCapacityRun } from '../../harness/capacity/record.js';
 import {
   analyzeStep,
   capacityOf,
@@ -9,6 +15,12 @@ import {
   requestsNeeded,
   type StepVerdict,
 } from '../../harness/capacity/search.js';
+import { invalidStep } from '../../harness/capacity/step-checks.js';
+import { type CapacityRow, capacityExitCode, capacityTable, capacityText } from '../../harness/capacity/table.js';
+import { workloadText } from '../../harness/workload/spec.js';
+import { ROOT, userErrorOf } from '../helpers.js';
+
+const COMMITTED = '2026-11-23-h100-80gb-hbm3-capacity-7490ed';
 
 const client = (latenciesMs: number[], targetMs: number, scheduleLagMs = 0) => ({
   requests: latenciesMs.length,
@@ -95,5 +107,159 @@ describe('the rate search', () => {
   it('an invalid step bounds the search from above like a failing one', () => {
     const steps = search(10_000, 500);
     expect(Math.max(...steps.filter((s) => s.verdict === 'pass').map((s) => s.totalQps))).toBeLessThanOrEqual(500);
+  });
+});
+
+describe('the result checks on a step (bench’s, shared)', () => {
+  const T = 1_000_000_000;
+  const claim = (client: number, startUs: number, endUs: number) => ({
+    client,
+    windowStartUs: startUs,
+    windowEndUs: endUs,
+    iterations: 400,
+    gpuMs: 0,
+  });
+
+  it('passes windows released together; a backlog served past the window is a result, not a misalignment', () => {
+    expect(invalidStep([claim(0, T, T + 2e6), claim(1, T + 100, T + 2e6)], T, T + 2.1e6, 2000)).toBeNull();
+    expect(invalidStep([claim(0, T, T + 2e6), claim(1, T, T + 4e6)], T, T + 4.1e6, 2000)).toBeNull();
+  });
+
+  it('refuses a window on the wall clock, one after the answer came, and windows that barely overlap', () => {
+    expect(invalidStep([claim(0, 1.7e15, 1.7e15 + 2e6)], T, T + 2.1e6, 2000)).toMatch(
+      /client 0 reported a window starting at 1700000000000000 µs.*CLOCK_MONOTONIC µs expected/,
+    );
+    expect(invalidStep([claim(0, T, T + 3e6)], T, T + 2.1e6, 2000)).toMatch(/after its result arrived/);
+    expect(invalidStep([claim(0, T, T + 2e6), claim(1, T + 900_000, T + 2.9e6)], T, T + 3e6, 2000)).toBe(
+      "the contended windows overlapped 55.0% of a client's window, below the 90% required",
+    );
+  });
+
+  it('a step the checks refused is invalid, whatever its latencies', () => {
+    const step = { totalQps: 200, windowS: 2, clients: [client(Array(400).fill(1), 10)], invalid: 'the windows…' };
+    expect(analyzeStep(step, 10)).toMatchObject({ verdict: 'invalid', reason: 'the windows…' });
+    expect(analyzeStep({ ...step, invalid: null }, 10).verdict).toBe('pass');
+  });
+});
+
+describe('the capacity table: only what was measured', () => {
+  const ok = Array(400).fill(1);
+  const slow = Array(400).fill(20);
+  const step = (totalQps: number, latencies: number[], invalid: string | null = null) => ({
+    totalQps,
+    windowS: 2,
+    clients: [client(latencies, 10)],
+    invalid,
+  });
+  const runOf = (points: CapacityPoint[], status: CapacityRun['status'] = 'complete') =>
+    ({ status, settings: { sloP99Ms: 10 }, points }) as unknown as CapacityRun;
+  /** A point without its mode and client count, each status with its own fields. */
+  type Body = CapacityPoint extends infer P ? (P extends CapacityPoint ? Omit<P, 'mode' | 'clients'> : never) : never;
+  const row = (point: Body, status?: CapacityRun['status']) =>
+    capacityTable(runOf([{ mode: 'timeslice', clients: 2, ...point } as CapacityPoint], status))[0] as CapacityRow;
+
+  it('a point whose every step was invalid is invalid with the reason, never "failed", and exits 3', () => {
+    const r = row({ status: 'measured', steps: [step(200, ok, 'late windows'), step(100, ok, 'late windows')] });
+    expect(r).toMatchObject({ status: 'invalid', reason: 'no valid step in 2: late windows', capacityQps: null });
+    expect(capacityText(r)).toBe('invalid: no valid step in 2: late windows');
+    expect(capacityExitCode([r])).toBe(3);
+  });
+
+  it('no rate passed and the lowest tried was invalid: invalid, though a higher rate failed', () => {
+    const r = row({ status: 'measured', steps: [step(200, slow), step(100, ok, 'late windows')] });
+    expect(r.status).toBe('invalid');
+    expect(r.reason).toBe('no rate passed, and the lowest tried (100 req/s) was invalid: late windows');
+  });
+
+  it('a point interrupted before its first step says so (also in runs recorded before points were marked)', () => {
+    const r = row({ status: 'interrupted', reason: 'SIGINT came before its first step', steps: [] });
+    expect(capacityText(r)).toBe('interrupted: SIGINT came before its first step');
+    expect(row({ status: 'measured', steps: [] }, 'interrupted')).toMatchObject({ status: 'interrupted' });
+    expect(row({ status: 'measured', steps: [] }, 'complete')).toMatchObject({ status: 'invalid' });
+  });
+
+  it('a bound is said as one: ≥ N when no rate failed within --max-steps, when only invalid rates lie above, or when interrupted', () => {
+    const untried = row({ status: 'measured', steps: [step(100, ok), step(200, ok)] });
+    expect(capacityText(untried)).toBe('≥ 200 req/s (no rate failed within --max-steps 2)');
+    expect(capacityExitCode([untried])).toBe(0);
+    const invalidAbove = row({ status: 'measured', steps: [step(100, ok), step(200, ok, 'late windows')] });
+    expect(invalidAbove).toMatchObject({ capacityQps: 100, failedAtQps: null, above: 'invalid' });
+    expect(capacityText(invalidAbove)).toBe('≥ 100 req/s (the rates tried above it were invalid)');
+    const stopped = row({
+      status: 'interrupted',
+      reason: 'SIGINT came after 1 step, before its search ended',
+      steps: [step(100, ok)],
+    });
+    expect(capacityText(stopped)).toBe('≥ 100 req/s (interrupted before a rate failed)');
+  });
+
+  it('a bracket and a failing lowest rate are measurements', () => {
+    const found = row({
+      status: 'measured',
+      steps: [step(100, ok), step(200, slow), step(150, ok, 'x'), step(120, ok)],
+    });
+    expect(capacityText(found)).toBe('120 req/s (fails at 200)');
+    expect(capacityText(found, '')).toBe('120 (fails at 200)');
+    const none = row({ status: 'measured', steps: [step(100, slow), step(50, slow)] });
+    expect(capacityText(none)).toBe('none: the lowest rate tried, 50 req/s, failed');
+    expect(capacityExitCode([found, none])).toBe(0);
+  });
+});
+
+describe('progress', () => {
+  it('a line per step: rate, p99 against the target, verdict, and the time left at most (steps left × a step)', () => {
+    const step = analyzeStep({ totalQps: 800, windowS: 2, clients: [client(Array(400).fill(1), 2)] }, 2);
+    const at = { mode: 'timeslice', clients: 2, step: 3, maxSteps: 12, targetMs: 2, stepsLeft: 9 + 12, stepMs: 2500 };
+    expect(stepLine(at, step)).toBe(
+      '  timeslice × 2, step 3 of at most 12: 800 req/s, p99 1.00 ms (target 2 ms): pass; at most 0:53 left\n',
+    );
+    expect(stepLine({ ...at, stepsLeft: 0 }, { ...step, verdict: 'invalid', reason: 'late' })).toMatch(
+      /: invalid: late; done\n$/,
+    );
+  });
+});
+
+describe('the committed capacity run', () => {
+  it('regenerates its report byte for byte (it predates the result checks, and says nothing of them)', async () => {
+    const run = (await loadCapacityRun(path.join(ROOT, 'results', COMMITTED))) as CapacityRun;
+    const committed = readFileSync(path.join(ROOT, 'reports', `${COMMITTED}.md`), 'utf8');
+    // The version it was made with, as its report says.
+    expect(capacityMarkdown(run, '0.1.0')).toBe(committed);
+  });
+});
+
+describe('capacity options: which workload', () => {
+  const resolve = (args: Partial<CapacityArgs>) => resolveCapacityOptions({ sloP99Ms: '10', rest: [], ...args });
+
+  it('measures the command after -- (as bench: workload "custom"), infer when given none', () => {
+    const custom = { name: 'custom', builtin: false, argv: ['python3', 'my_model.py'], params: {} };
+    expect(resolve({ rest: ['python3', 'my_model.py'] }).settings.workload).toEqual(custom);
+    expect(resolve({ workloads: 'custom', rest: ['python3', 'my_model.py'] }).settings.workload).toEqual(custom);
+    expect(workloadText(custom)).toBe('python3 my_model.py');
+    expect(resolve({}).settings.workload.name).toBe('infer');
+    expect(resolve({ workloads: 'spin', set: ['spin.spin-us=100'] }).settings.workload.params).toMatchObject({
+      'spin-us': 100,
+    });
+  });
+
+  it.each([
+    [
+      { workloads: 'infer', rest: ['./my-server'] },
+      'the command after -- is the workload "custom": drop --workloads infer (or give --workloads custom), or drop the command',
+    ],
+    [
+      { workloads: 'custom' },
+      'workload "custom" needs your command after --, e.g. gpushare capacity --slo-p99-ms 10 -- ./my-workload --size 8',
+    ],
+    [
+      { workloads: 'infer,gemm' },
+      '--workloads infer,gemm: capacity measures one workload per run; give one, e.g. --workloads infer',
+    ],
+    [
+      { rest: ['./my-server'], set: ['infer.batch=4'] },
+      '--set infer.…: this run measures your command, not infer; drop the --set or measure infer',
+    ],
+  ])('refuses %j in one line', (args, message) => {
+    expect(userErrorOf(() => resolve(args))).toBe(message);
   });
 });

@@ -61,7 +61,6 @@ const BENCH_STAGES: Record<string, string[]> = {
     'bench/show',
     'bench/scheduler',
     'bench/policy',
-    'bench/trial-checks',
     'bench/progress',
     'bench/outputs/',
     'bench/gate/gate',
@@ -72,9 +71,8 @@ const BENCH_STAGES: Record<string, string[]> = {
     'system/proc/',
     'workload/client',
   ],
-  // The stop policy and the trial checks read only the analysis and the record.
+  // The stop policy reads only the analysis and the record.
   'bench/policy': ['bench/outputs/', 'bench/command', 'bench/scheduler', 'system/', 'workload/client'],
-  'bench/trial-checks': ['bench/outputs/', 'bench/command', 'bench/scheduler', 'system/', 'workload/client'],
   // The record knows nothing of what reads or writes it but the file system.
   'bench/record/': [
     'bench/analysis/',
@@ -89,7 +87,6 @@ const BENCH_STAGES: Record<string, string[]> = {
     'bench/command',
     'bench/scheduler',
     'bench/policy',
-    'bench/trial-checks',
     'system/mps/',
     'system/proc/',
     'workload/client',

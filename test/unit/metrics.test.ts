@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { overlap, summarizeLatencies, throughputPerS } from '../../harness/bench/analysis/measures.js';
+import { summarizeLatencies, throughputPerS } from '../../harness/bench/analysis/measures.js';
 import { comparisonMetrics as metricsOfRounds } from '../../harness/bench/analysis/metrics.js';
 import { groupRounds } from '../../harness/bench/analysis/rounds.js';
 import { buildPlan } from '../../harness/bench/plan.js';
 import type { ClientResult, Comparison, Trial } from '../../harness/bench/record/schema.js';
+import { overlap } from '../../harness/workload/result-checks.js';
 import { testConfig } from './config-fixture.js';
 
 const base = { startedAt: '2026-11-21T00:00:00Z', finishedAt: '2026-11-21T00:00:01Z' };
