@@ -7,11 +7,14 @@ import type { Run } from '../harness/bench/record/schema.js';
 import { UserError } from '../harness/core/errors.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
-export const FAKES = path.join(ROOT, 'test', 'fakes', 'bin');
+/** gpushare's simulator (shipped in the package): the fake nvidia-smi, nvidia-cuda-mps-control and python3. */
+export const FAKES = path.join(ROOT, 'simulator', 'bin');
 export const CLI = path.join(ROOT, 'dist', 'harness', 'main.js');
 
+/** A recorded real output: test/fixtures, or simulator/recorded for what the simulated nvidia-smi replays. */
 export function fixture(name: string): string {
-  return readFileSync(path.join(ROOT, 'test', 'fixtures', name), 'utf8');
+  const recorded = path.join(ROOT, 'simulator', 'recorded', name);
+  return readFileSync(existsSync(recorded) ? recorded : path.join(ROOT, 'test', 'fixtures', name), 'utf8');
 }
 
 export function tempDir(prefix = 'gpushare-test-'): string {
