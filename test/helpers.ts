@@ -21,6 +21,12 @@ export function tempDir(prefix = 'gpushare-test-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/** A fake `torch` package (test/fakes/python): put on PYTHONPATH, the real Python helper runs on the CPU. */
+export const FAKE_TORCH = path.join(ROOT, 'test', 'fakes', 'python');
+
+/** The real python3 of this machine (the tests' PATH, without the simulator's): runs the Python helper itself. */
+export const PYTHON = 'python3';
+
 /** PATH with the fakes first: nvidia-smi, nvidia-cuda-mps-control and python3 are the fakes. */
 export function fakePath(): string {
   return `${FAKES}${path.delimiter}${process.env.PATH ?? ''}`;
