@@ -53,6 +53,8 @@ export type CheckOutcome =
   | { status: 'failed'; step: CheckStep; reason: string };
 
 const LABEL = 'the workload';
+/** How long a workload that failed a step gets to exit before it is killed, ms. */
+const FAILED_EXIT_MS = 1000;
 
 /** Runs the check; a failure is an outcome, and the workload is stopped however it ended. */
 export async function checkWorkload(
@@ -122,7 +124,8 @@ export async function checkWorkload(
       openLoop,
     };
   } finally {
-    if (!closed) await client.close(settings.exitTimeoutMs);
+    // After a failure nothing more is asked of it: a moment to exit, then its process group is killed.
+    if (!closed) await client.close(Math.min(settings.exitTimeoutMs, FAILED_EXIT_MS));
     forget();
   }
 }
