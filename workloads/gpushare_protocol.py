@@ -88,15 +88,16 @@ def error_message(text):
     return {"event": "error", "message": text}
 
 
+def send(message):
+    """Prints one protocol message on the real stdout (taking it first if serve() has not)."""
+    out = claim_stdout()
+    out.write(line(message) + "\n")
+    out.flush()
+
+
 def emit(event, **fields):
-    """Prints one protocol line (taking stdout first if serve() has not)."""
-    claim_stdout().write(line({"event": event, **fields}) + "\n")
-    _out.flush()
-
-
-def _send(message):
-    claim_stdout().write(line(message) + "\n")
-    _out.flush()
+    """send({"event": event, **fields}): for roles that print their own events (workloads/isolation.py)."""
+    send({"event": event, **fields})
 
 
 def _json_value(value):
@@ -382,7 +383,7 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
             step(i, 0, {"streams": 1, "pinned": True})
             torch.cuda.synchronize()
             i += 1
-        _send(ready_message(name, os.getpid(), torch.cuda.get_device_name(), vars(args)))
+        send(ready_message(name, os.getpid(), torch.cuda.get_device_name(), vars(args)))
         lanes_by_k = {}
         for text in iter(sys.stdin.readline, ""):
             if not text.strip():
@@ -391,17 +392,17 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
             if cmd.get("cmd") == "exit":
                 return 0
             if cmd.get("cmd") != "run":
-                _send(error_message(f"unknown command {cmd.get('cmd')!r}"))
+                send(error_message(f"unknown command {cmd.get('cmd')!r}"))
                 return 2
-            _send(_run(torch, step, cmd, args, lanes_by_k))
+            send(_run(torch, step, cmd, args, lanes_by_k))
         return 0  # stdin closed: the harness is gone, so stop
     except _Refused as exc:
         print(f"gpushare_protocol: {exc}", file=sys.stderr)
-        _send(error_message(str(exc)))
+        send(error_message(str(exc)))
         return 2
     except Exception as exc:  # reported as a protocol error, with the traceback on stderr
         import traceback
 
         traceback.print_exc()
-        _send(error_message(f"{type(exc).__name__}: {exc}"))
+        send(error_message(f"{type(exc).__name__}: {exc}"))
         return 1

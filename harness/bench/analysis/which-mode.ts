@@ -35,9 +35,10 @@ export interface Measured {
 }
 
 /**
- * What the run measured for each mode on its own command, else its small-inference probe. With a client sweep and `models`
- * given: the point at the fewest measured clients ≥ models, or the most measured clients when none
- * reaches it (then `extrapolated`: the plan says it quotes fewer clients than asked).
+ * What the run measured for each mode on its own command, else its small-inference probe. With a
+ * client sweep and `models` given: the point at the fewest measured clients ≥ models, or the most
+ * measured clients when none reaches it (then `extrapolated`: the plan says it quotes fewer clients
+ * than asked).
  */
 export function measuredFromAnalysis(run: Run, analysis: Analysis, models: number | null = null): Measured {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
