@@ -41,6 +41,9 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json LICENSE README.md ./
 COPY harness ./harness
 COPY workloads ./workloads
+COPY simulator ./simulator
+COPY examples ./examples
+COPY docs ./docs
 RUN npm run build \
  && npm pack --ignore-scripts --pack-destination /tmp \
  && mkdir -p /opt/gpushare \

@@ -7,16 +7,25 @@ import type { Run } from '../harness/bench/record/schema.js';
 import { UserError } from '../harness/core/errors.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
-export const FAKES = path.join(ROOT, 'test', 'fakes', 'bin');
+/** gpushare's simulator (shipped in the package): the fake nvidia-smi, nvidia-cuda-mps-control and python3. */
+export const FAKES = path.join(ROOT, 'simulator', 'bin');
 export const CLI = path.join(ROOT, 'dist', 'harness', 'main.js');
 
+/** A recorded real output: test/fixtures, or simulator/recorded for what the simulated nvidia-smi replays. */
 export function fixture(name: string): string {
-  return readFileSync(path.join(ROOT, 'test', 'fixtures', name), 'utf8');
+  const recorded = path.join(ROOT, 'simulator', 'recorded', name);
+  return readFileSync(existsSync(recorded) ? recorded : path.join(ROOT, 'test', 'fixtures', name), 'utf8');
 }
 
 export function tempDir(prefix = 'gpushare-test-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
+
+/** A fake `torch` package (test/fakes/python): put on PYTHONPATH, the real Python helper runs on the CPU. */
+export const FAKE_TORCH = path.join(ROOT, 'test', 'fakes', 'python');
+
+/** The real python3 of this machine (the tests' PATH, without the simulator's): runs the Python helper itself. */
+export const PYTHON = 'python3';
 
 /** PATH with the fakes first: nvidia-smi, nvidia-cuda-mps-control and python3 are the fakes. */
 export function fakePath(): string {

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from gpushare_protocol import emit, now_us
+from gpushare_protocol import claim_stdout, emit, now_us
 
 
 def commands():
@@ -386,6 +386,7 @@ ROLES = {"tenant": tenant, "hog": hog, "faulter": faulter, "context": context, "
 
 
 def main():
+    claim_stdout()  # protocol lines only on stdout: anything else printed goes to stderr
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("role", choices=sorted(ROLES))
     p.add_argument("--blocks", type=int, default=8, help="thread blocks per spin kernel (tenant, trap)")

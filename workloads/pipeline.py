@@ -9,45 +9,43 @@ copies cannot overlap other work, whatever the number of streams. Pageable buffe
 """
 import sys
 
-from gpushare_protocol import flag, parser, serve
+from gpushare_protocol import flag, serve
 
 SLOTS = 4
 
 
-def build(args):
-    def make():
-        import torch
-
-        n = args.chunk_mib * 1024 * 1024 // 4
-        host = {
-            pinned: ([torch.randn(n).pin_memory() if pinned else torch.randn(n) for _ in range(SLOTS)],
-                     [torch.empty(n, pin_memory=pinned) for _ in range(SLOTS)])
-            for pinned in ((True, False) if args.pageable else (True,))
-        }
-        w = torch.randn(1024, 1024, device="cuda") / 32
-        device = {}
-
-        def step(i, lane, variant):
-            src, dst = host[bool(variant.get("pinned", True))]
-            if lane not in device:  # not setdefault: its default would allocate on every call
-                device[lane] = (torch.empty(n, device="cuda"), torch.empty(n, device="cuda"))
-            d, e = device[lane]
-            d.copy_(src[i % SLOTS], non_blocking=True)
-            a, b = d.view(-1, 1024), e.view(-1, 1024)
-            for _ in range(args.matmuls):
-                torch.mm(a, w, out=b)
-                a, b = b, a
-            dst[i % SLOTS].copy_(a.view(-1), non_blocking=True)
-
-        return step
-
-    return make
-
-
-if __name__ == "__main__":
-    p = parser(__doc__)
+def add_arguments(p):
     p.add_argument("--chunk-mib", type=int, default=16)
     p.add_argument("--matmuls", type=int, default=2, help="fp32 products per chunk (the compute)")
     p.add_argument("--pageable", type=flag, default=False, help="also allocate pageable host buffers")
-    a = p.parse_args()
-    sys.exit(serve("pipeline", build(a), a))
+
+
+def setup(args):
+    import torch
+
+    n = args.chunk_mib * 1024 * 1024 // 4
+    host = {
+        pinned: ([torch.randn(n).pin_memory() if pinned else torch.randn(n) for _ in range(SLOTS)],
+                 [torch.empty(n, pin_memory=pinned) for _ in range(SLOTS)])
+        for pinned in ((True, False) if args.pageable else (True,))
+    }
+    w = torch.randn(1024, 1024, device="cuda") / 32
+    device = {}
+
+    def step(i, lane, variant):
+        src, dst = host[bool(variant.get("pinned", True))]
+        if lane not in device:  # not setdefault: its default would allocate on every call
+            device[lane] = (torch.empty(n, device="cuda"), torch.empty(n, device="cuda"))
+        d, e = device[lane]
+        d.copy_(src[i % SLOTS], non_blocking=True)
+        a, b = d.view(-1, 1024), e.view(-1, 1024)
+        for _ in range(args.matmuls):
+            torch.mm(a, w, out=b)
+            a, b = b, a
+        dst[i % SLOTS].copy_(a.view(-1), non_blocking=True)
+
+    return step
+
+
+if __name__ == "__main__":
+    sys.exit(serve("pipeline", setup, add_arguments=add_arguments, description=__doc__))

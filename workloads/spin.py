@@ -1,7 +1,7 @@
 """spin: kernels of --blocks thread blocks that each spin for --spin-us on the GPU's global timer."""
 import sys
 
-from gpushare_protocol import parser, serve
+from gpushare_protocol import serve
 
 
 def spin_kernel():
@@ -20,25 +20,23 @@ def spin_kernel():
     return spin
 
 
-def build(args):
-    def make():
-        import torch
+def add_arguments(p):
+    p.add_argument("--blocks", type=int, default=8)
+    p.add_argument("--spin-us", type=float, default=1000)
 
-        spin = spin_kernel()
-        out = torch.zeros(args.blocks, dtype=torch.int64, device="cuda")
-        ns = int(args.spin_us * 1000)
 
-        def step(i, lane, variant):
-            spin[(args.blocks,)](out, ns, num_warps=1)
+def setup(args):
+    import torch
 
-        return step
+    spin = spin_kernel()
+    out = torch.zeros(args.blocks, dtype=torch.int64, device="cuda")
+    ns = int(args.spin_us * 1000)
 
-    return make
+    def step(i, lane, variant):
+        spin[(args.blocks,)](out, ns, num_warps=1)
+
+    return step
 
 
 if __name__ == "__main__":
-    p = parser(__doc__)
-    p.add_argument("--blocks", type=int, default=8)
-    p.add_argument("--spin-us", type=float, default=1000)
-    a = p.parse_args()
-    sys.exit(serve("spin", build(a), a))
+    sys.exit(serve("spin", setup, add_arguments=add_arguments, description=__doc__))

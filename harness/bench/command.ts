@@ -20,12 +20,13 @@ import { newRunId } from '../record/record-file.js';
 import { openRunDirectory, writeOutputFile } from '../record/store.js';
 import { busyEvidence } from '../session/busy.js';
 import { benchBlockers } from '../session/readiness.js';
+import { refuseFailingCommands } from '../session/workload-check.js';
 import { startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
 import { prepareMpsDirectory } from '../system/mps/ownership.js';
 import { salvageMpsLogsSync } from '../system/mps/salvage.js';
 import { collectFingerprint } from '../system/nvidia/fingerprint.js';
 import { startSmiSampler } from '../system/nvidia/sampler.js';
-import { type Fingerprint, gpuAt } from '../system/nvidia/schema.js';
+import { type Fingerprint, gpuAt, isSimulated } from '../system/nvidia/schema.js';
 import { Reaper } from '../system/proc/reaper.js';
 import { analyze } from './analysis/analyze.js';
 import { CROSS_GPU_TOLERANCE, crossGpuResults, gpuSchedule } from './analysis/cross-gpu.js';
@@ -66,6 +67,8 @@ export async function bench(options: BenchOptions, deps: AppDeps): Promise<numbe
   const config = resumed?.run.config ?? options.config;
   const fingerprint = await benchFingerprint(config, deps);
   refuseBlocked(config, fingerprint, [config.gpuIndex]);
+  if (!resumed)
+    await refuseFailingCommands(config, gpuAt(fingerprint, config.gpuIndex)?.uuid ?? String(config.gpuIndex), deps);
   const { run, store, lock } = resumed
     ? await resumeRun(resumed.dir, fingerprint, deps)
     : await newRun(options, fingerprint, deps);
@@ -104,6 +107,7 @@ async function benchGpus(options: BenchOptions, which: 'all' | number[], deps: A
   const probe = await benchFingerprint(config, deps);
   const indices = which === 'all' ? probe.gpus.flatMap((g) => (g.index === null ? [] : [g.index])) : which;
   refuseBlocked(config, probe, indices.length > 0 ? indices : [0]);
+  await refuseFailingCommands(config, gpuAt(probe, indices[0] ?? 0)?.uuid ?? String(indices[0] ?? 0), deps);
   for (const index of indices) {
     const busy = busyEvidence(probe, index);
     if (busy.length > 0 && !options.allowBusy)
@@ -112,8 +116,7 @@ async function benchGpus(options: BenchOptions, which: 'all' | number[], deps: A
       );
   }
   const createdAt = deps.clock.nowIso();
-  const first = gpuAt(probe, indices[0] as number);
-  const id = newRunId(createdAt, first?.name, `x${indices.length}`);
+  const id = newRunId(createdAt, probe, indices[0] as number, `x${indices.length}`);
   const parent = options.out ?? path.join(resultsDir(deps.cwd), id);
   if ((await loadHostRun(parent)) !== null)
     throw new UserError(`${parent} holds a multi-GPU run already: give --out a new directory`);
@@ -260,7 +263,7 @@ async function newRun(
   if (options.thresholdsFile)
     checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   const createdAt = deps.clock.nowIso();
-  const id = newRunId(createdAt, gpuAt(fingerprint, config.gpuIndex)?.name, planned?.kind ?? null);
+  const id = newRunId(createdAt, fingerprint, config.gpuIndex, planned?.kind ?? null);
   const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
   const lock = await openRunDirectory(dir, id);
   const store = fsRunStore(dir);
@@ -390,7 +393,7 @@ async function execute(
     type: 'run-start',
     runId: run.id,
     dir: store.dir,
-    device: gpu?.name ?? '?',
+    device: `${gpu?.name ?? '?'}${isSimulated(run.fingerprint) ? " (SIMULATED: gpushare's simulator)" : ''}`,
     comparisons: run.plan.length,
     trials: planned,
   });

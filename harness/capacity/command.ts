@@ -51,7 +51,7 @@ async function capacity(options: CapacityOptions, deps: AppDeps): Promise<number
     );
   const gpu = gpuAt(fingerprint, options.gpuIndex);
   const createdAt = deps.clock.nowIso();
-  const id = newRunId(createdAt, gpu?.name, 'capacity');
+  const id = newRunId(createdAt, fingerprint, options.gpuIndex, 'capacity');
   const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
   const lock = await openRunDirectory(dir, id);
   const store = directoryWriter(dir);

@@ -16,9 +16,20 @@ export interface CommandEntry {
 
 export const COMMANDS: readonly CommandEntry[] = [
   {
+    name: 'demo',
+    describe: "try gpushare without a GPU: a short bench on gpushare's simulator, marked SIMULATED everywhere",
+    load: async () => (await import('./demo.js')).demoCommand,
+  },
+  {
     name: 'bench',
     describe: 'measure GPU sharing on this machine and write a run directory',
     load: async () => (await import('../bench/command.js')).benchCommand,
+  },
+  {
+    name: 'check',
+    describe:
+      'smoke-test your own workload command (-- <cmd>) in seconds before a long run; --print-helper-path: where the Python helper is',
+    load: async () => (await import('../check/command.js')).checkCommand,
   },
   {
     name: 'doctor',

@@ -14,6 +14,8 @@ export const PACKAGE_ROOT = (() => {
 })();
 
 export const WORKLOADS_DIR = path.join(PACKAGE_ROOT, 'workloads');
+/** The simulated GPU machine's executables (nvidia-smi, nvidia-cuda-mps-control, python3), shipped in the package. */
+export const SIMULATOR_BIN = path.join(PACKAGE_ROOT, 'simulator', 'bin');
 
 /** Where a run goes without --out: results/<id> under the working directory. */
 export const resultsDir = (cwd: string) => path.join(cwd, 'results');

@@ -69,6 +69,24 @@ function measuredText(m: MeasuredMode | null, source: string): string | null {
   return `measured on ${source} with ${m.clients} ${m.workload} clients${m.extrapolated ? ' (EXTRAPOLATED: the most clients measured; more cost more)' : ''}: slowdown ${ratio(m.slowdown)}, together ${ratio(m.aggregate)} the work of one alone, p99 latency ${ratio(m.p99Ratio)}${p99}${memory}`;
 }
 
+/** Why a mode has no measured cost: no run was given, or the run did not measure that mode. */
+function notMeasured(measured: Measured | null, mode: string): string {
+  return measured
+    ? `${measured.source} did not measure ${mode} on a contention workload: cost not measured`
+    : 'no run given: cost not measured';
+}
+
+/** Where the plan's costs come from: the client count they were measured at, or why there are none. */
+function costAssumption(measured: Measured | null, models: number): string {
+  if (!measured) return 'without --run, costs are not measured';
+  const clients = measured.mps?.clients ?? measured.timeslice?.clients;
+  if (clients === undefined)
+    return `${measured.source} measured neither time-slicing nor MPS on a contention workload: costs not measured`;
+  if ([measured.mps, measured.timeslice].some((m) => m?.extrapolated))
+    return `costs are those measured at the most clients the run has (${clients}), fewer than ${models}: marked EXTRAPOLATED; with more clients they grow`;
+  return `costs are those measured at ${clients} clients${(measured.mps?.clients ?? 0) >= models ? `, the fewest measured at or above ${models}` : ''}`;
+}
+
 /** Per-process overhead besides the model: measured per-client memory where the run has it, else the assumed constant. */
 function overheadGiB(measured: Measured | null, mode: 'mps' | 'timeslice'): { gib: number; measured: boolean } {
   const mib = measured?.[mode]?.memoryPerClientMiB;
@@ -158,7 +176,7 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
       ...(limits.memLimitMiB < perClient * 1024
         ? [`each client's ${limits.memLimitMiB} MiB is less than the ${gib(perClient)} a model needs with its context`]
         : []),
-      ...(mpsMeasured ? [mpsMeasured] : ['no run given: cost not measured']),
+      mpsMeasured ?? notMeasured(measured, 'MPS'),
       'no memory or fault isolation: one client that faults (e.g. an illegal address) can take the others down with it; a pinned-memory limit per client stops only over-allocation',
       'one daemon for every client on the GPU: if it dies, all of them lose the GPU; one trust boundary only',
     ],
@@ -176,7 +194,7 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
       bindingLimit(request, gpu, measured, 'timeslice'),
     ],
     breaks: [
-      ...(tsMeasured ? [tsMeasured] : ['no run given: cost not measured']),
+      tsMeasured ?? notMeasured(measured, 'time-slicing'),
       'latency: each request waits while the other processes hold the GPU, and switching between them costs GPU time',
       'no memory isolation or limits: one process can take the memory the others need',
     ],
@@ -219,11 +237,7 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
       over.measured
         ? `${gib(over.gib)} per process besides the model: GPU memory per client measured by the run (context and its probe workload)`
         : `${gib(CONTEXT_OVERHEAD_GIB)} per process for the CUDA context and libraries (not measured)`,
-      measured
-        ? [measured.mps, measured.timeslice].some((m) => m?.extrapolated)
-          ? `costs are those measured at the most clients the run has (${measured.mps?.clients ?? measured.timeslice?.clients}), fewer than ${models}: marked EXTRAPOLATED; with more clients they grow`
-          : `costs are those measured at ${measured.mps?.clients ?? measured.timeslice?.clients ?? 2} clients${(measured.mps?.clients ?? 0) >= models ? `, the fewest measured at or above ${models}` : ''}`
-        : 'without --run, costs are not measured',
+      costAssumption(measured, models),
     ],
     mpsThreadPct: Math.max(1, limits.threadPct),
     mpsMemLimit: `${limits.memLimitMiB}M`,

@@ -8,8 +8,9 @@ import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { commentText } from '../core/embed.js';
 import { ExitCode, UserError } from '../core/errors.js';
+import { SIMULATED_TEXT } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
-import { gpuAt } from '../system/nvidia/schema.js';
+import { gpuAt, isSimulated } from '../system/nvidia/schema.js';
 import { adviceText, advise, type PlanGpu, type PlanRequest } from './advice.js';
 import { type ArtifactFile, artifactBundle, type BundleSpec, sharingConfigs } from './bundle.js';
 import { devicePluginConfig, type Operator } from './k8s.js';
@@ -130,6 +131,11 @@ async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<numb
 async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
   const run = options.run ? await loadRun(options.run) : null;
   if (!run && !options.gpu) throw new UserError('plan needs --gpu-model <model> (e.g. A100-80GB) or --run <run-dir>');
+  const simulated = run !== null && isSimulated(run.fingerprint);
+  if (simulated && options.gpu)
+    throw new UserError(
+      `cannot plan for a real ${options.gpu} from run ${run.id}: it was made on gpushare's simulator, so its costs say nothing about any GPU; give --run a run measured on a real GPU, or plan from --gpu-model alone`,
+    );
   const gpu = options.gpu ? planGpu(options.gpu, options.gpuMemGiB) : runGpu(run as Run);
   const request = {
     models: options.models,
@@ -138,8 +144,8 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
     latencySloMs: options.latencySloMs,
   };
   const advice = advise(request, gpu, run ? measuredFromAnalysis(run, analyze(run), options.models) : null);
-  const text = adviceText(advice);
-  deps.out(options.json ? `${JSON.stringify(advice, null, 2)}\n` : text);
+  const text = `${simulated ? `${SIMULATED_TEXT}\n\n` : ''}${adviceText(advice)}`;
+  deps.out(options.json ? `${JSON.stringify(simulated ? { simulated, ...advice } : advice, null, 2)}\n` : text);
   if (options.out && advice.recommendation) {
     const source = `gpushare plan (${options.models} models × ${options.memGiB} GiB, ${options.smPct}% SMs) for ${gpu.name}${run ? `, costs from run ${run.id}` : ''}`;
     const mig =

@@ -40,7 +40,7 @@ async function probe(options: ProbeOptions, deps: AppDeps): Promise<number> {
     );
   const gpu = gpuAt(fingerprint, options.gpuIndex);
   const createdAt = deps.clock.nowIso();
-  const id = newRunId(createdAt, gpu?.name, 'probe');
+  const id = newRunId(createdAt, fingerprint, options.gpuIndex, 'probe');
   const inResults = options.out === null;
   const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
   const lock = await openRunDirectory(dir, id);

@@ -4,20 +4,28 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../core/errors.js';
+import { type Fingerprint, gpuAt, isSimulated } from '../system/nvidia/schema.js';
 
 /**
- * `<date>-<gpu>-[<kind>-]<6 hex>`, e.g. 2026-11-21-h200-3fa9c2 or 2026-11-23-h100-80gb-hbm3-probe-84e6b8.
- * At most 60 characters of the GPU's name: a run id is a token of at most 128 (RunIdSchema).
+ * `<date>-[simulated-]<gpu>-[<kind>-]<6 hex>`, e.g. 2026-11-21-h200-3fa9c2, 2026-11-23-h100-80gb-hbm3-probe-84e6b8
+ * or, on gpushare's simulator, 2026-11-24-simulated-h200-3fa9c2. At most 60 characters of the GPU's
+ * name: a run id is a token of at most 128 (RunIdSchema).
  */
-export function newRunId(createdAt: string, gpuName: string | null | undefined, kind: string | null = null): string {
+export function newRunId(
+  createdAt: string,
+  fingerprint: Fingerprint,
+  gpuIndex: number,
+  kind: string | null = null,
+): string {
   const slug =
-    (gpuName ?? 'gpu')
+    (gpuAt(fingerprint, gpuIndex)?.name ?? 'gpu')
       .toLowerCase()
       .replace(/^nvidia\s+/, '')
       .replace(/[^a-z0-9]+/g, '-')
       .slice(0, 60)
       .replace(/^-|-$/g, '') || 'gpu';
-  return `${createdAt.slice(0, 10)}-${slug}-${kind !== null ? `${kind}-` : ''}${randomBytes(3).toString('hex')}`;
+  const simulated = isSimulated(fingerprint) ? 'simulated-' : '';
+  return `${createdAt.slice(0, 10)}-${simulated}${slug}-${kind !== null ? `${kind}-` : ''}${randomBytes(3).toString('hex')}`;
 }
 
 /** A run id: a token that is safe as a file name, in a path and in generated files (no "/", "..", spaces or control characters). */

@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { Interrupted } from '../core/errors.js';
+import { WORKLOADS_DIR } from '../core/paths.js';
 import type { ChildHandle, ExitInfo, ProcessRunner } from '../core/process.js';
 import { descendants, processStartTicks } from '../system/proc/process-table.js';
 import {
@@ -11,6 +13,18 @@ import {
 
 /** How long a workload may take to say ready (import, CUDA start-up, build and warm-up) unless told otherwise, s. */
 export const READY_TIMEOUT_S = 180;
+
+/** Where gpushare's Python helper (gpushare_protocol.py) is: `gpushare check --print-helper-path` prints it. */
+export const HELPER_DIR = WORKLOADS_DIR;
+
+/**
+ * A workload's environment: `env`, with the helper's directory first on PYTHONPATH and the caller's
+ * PYTHONPATH after it, so that `from gpushare_protocol import serve` works from any directory.
+ */
+export function workloadEnv(env: Record<string, string>, inherited = process.env.PYTHONPATH): Record<string, string> {
+  const rest = env.PYTHONPATH ?? inherited;
+  return { ...env, PYTHONPATH: rest ? `${HELPER_DIR}${path.delimiter}${rest}` : HELPER_DIR };
+}
 
 /** What waiting on a client gave: the expected message, or why not. */
 export type ClientReply<M> =
@@ -54,7 +68,7 @@ export class WorkloadClient {
     argv: readonly string[],
     env: Record<string, string>,
   ): WorkloadClient {
-    return new WorkloadClient(index, label, runner.spawn(argv, { env }));
+    return new WorkloadClient(index, label, runner.spawn(argv, { env: workloadEnv(env) }));
   }
 
   get pid(): number | null {

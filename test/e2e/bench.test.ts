@@ -287,7 +287,7 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
     expect(run.trials.slice(1).every((t) => t.status === 'skipped')).toBe(true);
   });
 
-  it('bench exits 3, naming what measured nothing, when the MPS daemon does not start or the custom command is not found', async () => {
+  it('bench exits 3, naming what measured nothing, when the MPS daemon does not start; 2 when the custom command is not found', async () => {
     const out = path.join(tempDir(), 'run');
     const mps = await cli(['bench', '--out', out, '--modes', 'mps', '--workloads', 'spin', ...QUICK], {
       FAKE_MPS: 'no-start',
@@ -305,8 +305,11 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
       '--',
       '/nonexistent/my-service',
     ]);
-    expect(custom.exitCode).toBe(3);
-    expect(custom.stderr).toContain('gpushare: timeslice/custom measured nothing: no round completed');
+    // gpushare check runs first for a custom command: nothing is run, and no run directory is made.
+    expect(custom.exitCode).toBe(2);
+    expect(custom.stderr).toContain(
+      'gpushare: the workload command failed gpushare check at ready: the workload could not be started: /nonexistent/my-service: not found',
+    );
   });
 
   it.each([

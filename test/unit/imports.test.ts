@@ -44,6 +44,7 @@ const PRODUCTS: Record<string, string[]> = {
   probe: [],
   capacity: [],
   doctor: [],
+  check: [],
   fleet: ['bench'],
   deploy: ['bench'],
 };

@@ -5,7 +5,13 @@ import type { Run } from '../record/schema.js';
 import { armResults } from './rounds.js';
 import type { Analysis } from './types.js';
 
-/** What a run measured for one sharing mode, on its small-inference probe. */
+/**
+ * The workloads whose costs answer "which mode", in order: the user's own command (bench -- <cmd>)
+ * first, since it is the model to be deployed, then the small-inference probe and the others.
+ */
+const ANSWERING_WORKLOADS = ['custom', 'infer', 'gemm', 'spin'];
+
+/** What a run measured for one sharing mode, on its own command or its small-inference probe. */
 export interface MeasuredMode {
   workload: string;
   clients: number;
@@ -29,14 +35,15 @@ export interface Measured {
 }
 
 /**
- * What the run measured for each mode on its small-inference probe. With a client sweep and `models`
- * given: the point at the fewest measured clients ≥ models, or the most measured clients when none
- * reaches it (then `extrapolated`: the plan says it quotes fewer clients than asked).
+ * What the run measured for each mode on its own command, else its small-inference probe. With a
+ * client sweep and `models` given: the point at the fewest measured clients ≥ models, or the most
+ * measured clients when none reaches it (then `extrapolated`: the plan says it quotes fewer clients
+ * than asked).
  */
 export function measuredFromAnalysis(run: Run, analysis: Analysis, models: number | null = null): Measured {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   const forMode = (mode: 'timeslice' | 'mps'): MeasuredMode | null => {
-    const workload = ['infer', 'gemm', 'spin'].find((w) =>
+    const workload = ANSWERING_WORKLOADS.find((w) =>
       analysis.comparisons.some(
         (c) => c.comparison.mode === mode && c.comparison.workload.name === w && c.completeRounds > 0,
       ),

@@ -5,6 +5,7 @@
  */
 
 import { ExitCode, UserError } from '../../core/errors.js';
+import { refuseSimulatedBesideReal } from '../../record/simulated.js';
 import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stats/bootstrap.js';
 import { type Fingerprint, gpuAt } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
@@ -142,6 +143,7 @@ export function gate(
   thresholds: Thresholds,
   options: { allowMismatch: boolean },
 ): GateResult {
+  if (baseline) refuseSimulatedBesideReal([run, baseline], 'gate a run against this baseline');
   const mismatches = baseline
     ? [...fingerprintMismatches(machine(run), machine(baseline)), ...settingMismatches(run, baseline)]
     : [];

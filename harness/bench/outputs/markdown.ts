@@ -1,6 +1,7 @@
 /** The markdown report: a pure function of a run, its verdicts and the names of its chart files. */
 import { median } from 'simple-statistics';
-import { gpuAt } from '../../system/nvidia/schema.js';
+import { SIMULATED_TEXT } from '../../record/simulated.js';
+import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { workloadText } from '../../workload/spec.js';
 import { throughputPerS } from '../analysis/measures.js';
 import { armResults } from '../analysis/rounds.js';
@@ -91,7 +92,7 @@ function answer(run: Run, analysis: Analysis): string[] {
   if (ts && mps && cheaper) {
     const better = cheaper === 'mps' ? 'MPS' : 'time-slicing';
     lines.push(
-      `Measured with ${ts.clients} \`${ts.workload}\` clients (the small-inference probe): **${better}** shared this GPU better. Time-sliced, each client slowed ${f3(ts.slowdown)}× and together they did ${f3(ts.aggregate)}× the work of one client alone; under MPS they slowed ${f3(mps.slowdown)}× and did ${f3(mps.aggregate)}×.`,
+      `Measured with ${ts.clients} \`${ts.workload}\` clients (${ts.workload === 'custom' ? 'your own command' : 'the small-inference probe'}): **${better}** shared this GPU better. Time-sliced, each client slowed ${f3(ts.slowdown)}× and together they did ${f3(ts.aggregate)}× the work of one client alone; under MPS they slowed ${f3(mps.slowdown)}× and did ${f3(mps.aggregate)}×.`,
       '',
       `- **Time-slicing** breaks latency. The p99 request latency grew ${f3(ts.p99Ratio)}× (median contended p99 ${f3(ts.contendedP99Ms)} ms), because each process waits while the others hold the GPU. It also gives no memory isolation or limits.`,
       `- **MPS** kept p99 at ${f3(mps.p99Ratio)}× of a client alone, but it isolates neither memory nor faults: one client's fatal fault can end the others, and one daemon serves every client. Set \`CUDA_MPS_PINNED_DEVICE_MEM_LIMIT\` when you cannot trust the workload mix.`,
@@ -115,6 +116,11 @@ function answer(run: Run, analysis: Analysis): string[] {
   return lines;
 }
 
+/** The line above everything else in the report of a run made on gpushare's simulator. */
+function simulatedBanner(run: Run): string[] {
+  return isSimulated(run.fingerprint) ? [`> **${SIMULATED_TEXT}**`, ''] : [];
+}
+
 export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, version: string): string {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   const verdicts = analysis.verdicts;
@@ -124,6 +130,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
   const wall = run.finishedAt ? ((Date.parse(run.finishedAt) - Date.parse(run.createdAt)) / 1000).toFixed(0) : null;
   const p = run.fingerprint.python;
   const lines = [
+    ...simulatedBanner(run),
     `# gpushare report: ${run.id}`,
     '',
     `${gpu?.name ?? 'GPU'} · driver ${run.fingerprint.driverVersion ?? '?'} · CUDA ${run.fingerprint.cudaVersion ?? '?'} · ${run.createdAt.slice(0, 10)} · run ${run.status}${wall ? ` in ${wall} s` : ''} · trials: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')} · gpushare ${version}`,

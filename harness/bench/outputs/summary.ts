@@ -1,6 +1,7 @@
 /** The console summary: a pure function of a run's analysis. */
 
-import { gpuAt } from '../../system/nvidia/schema.js';
+import { SIMULATED_TEXT } from '../../record/simulated.js';
+import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { type Analysis, type MetricAnalysis, REPORT_HALF_WIDTH } from '../analysis/types.js';
 import { verdictsJson } from '../gate/outputs.js';
 import type { Run } from '../record/schema.js';
@@ -18,6 +19,7 @@ const row = (m: MetricAnalysis, width: number) => {
 export function summaryText(run: Run, analysis: Analysis, dir: string, all = false): string {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   const lines = [
+    ...(isSimulated(run.fingerprint) ? [SIMULATED_TEXT] : []),
     `run ${run.id} (${run.status}) on ${gpu?.name ?? 'unknown GPU'}, driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}`,
   ];
   const counts = new Map<string, number>();

@@ -19,6 +19,7 @@ import { UserError } from '../../core/errors.js';
 import { reportsDir } from '../../core/paths.js';
 import { VERSION } from '../../core/version.js';
 import { CAPACITY_FILE, PROBE_FILE, RUN_FILE } from '../../record/kinds.js';
+import { refuseSimulatedBesideReal } from '../../record/simulated.js';
 import { writeOutputFile } from '../../record/store.js';
 import { analyzeFleet, type FleetMember, type FleetRules, type NotCompared } from './analyze.js';
 import { fleetChart } from './chart.js';
@@ -170,6 +171,10 @@ async function fleetReport(args: FleetReportArgs, deps: AppDeps): Promise<number
       `no bench runs under ${root}${others}: fleet report expects run directories made by gpushare bench, each with a run.json, at any depth`,
     );
   }
+  refuseSimulatedBesideReal(
+    members.map((m) => m.run),
+    'merge simulated and real runs into one fleet report',
+  );
   const fleet = analyzeFleet(members, notCompared, GATE_RULES);
 
   let written: string | null = null;

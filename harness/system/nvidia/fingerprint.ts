@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ProcessRunner } from '../../core/process.js';
 import { findProcesses } from '../proc/process-table.js';
+import { isSimulator } from '../simulator.js';
 import { type Fingerprint, type Gpu, type PythonProbe, PythonProbeSchema } from './schema.js';
 import { COMPUTE_APP_FIELDS, GPU_FIELDS, parseCsvRows, queryArg } from './smi-csv.js';
 import { parseGpuList, parseMigPlacements, parseMigProfiles, parseVersions } from './smi-text.js';
@@ -43,6 +44,7 @@ export async function collectFingerprint(runner: ProcessRunner, options: Fingerp
     computeApps: smi.computeApps,
     mps,
     python,
+    simulated: smiPath !== null && isSimulator(smiPath),
   };
 }
 

@@ -106,8 +106,15 @@ export const FingerprintSchema = z.object({
     runningPids: z.array(z.number().int()),
   }),
   python: PythonProbeSchema,
+  /** Taken from gpushare's simulator (simulator/ in the package), not a real GPU; absent in runs before gpushare recorded it. */
+  simulated: z.boolean().optional(),
 });
 export type Fingerprint = z.infer<typeof FingerprintSchema>;
+
+/** Whether a fingerprint was taken from gpushare's simulator: its numbers measure no GPU. */
+export function isSimulated(fingerprint: Pick<Fingerprint, 'simulated'>): boolean {
+  return fingerprint.simulated === true;
+}
 
 /** The GPU with nvidia-smi index `index` in a fingerprint. */
 export function gpuAt(fingerprint: Fingerprint, index: number): Gpu | undefined {

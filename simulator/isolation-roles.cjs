@@ -1,4 +1,4 @@
-// Fake roles of workloads/isolation.py, played by the fake python3. Deterministic: a fake GPU of
+// Simulated roles of workloads/isolation.py, played by the simulated python3. Deterministic: a fake GPU of
 // 81920 MiB whose state (each live process's context and memory, a fault) lives in files of a state
 // directory: the MPS pipe directory under MPS, else one per harness process. Each process holds a
 // 500 MiB context. Under MPS a fault reaches every client (each fails on its next command), the

@@ -1,0 +1,155 @@
+/**
+ * `gpushare check`: a workload command taken once through everything a run asks of it (ready, a
+ * timed window, fixed work on two streams, an open-loop window, exit), so that what is wrong is
+ * said in one line before a long run, not after it.
+ */
+import type { Clock } from '../core/clock.js';
+import type { ProcessRunner } from '../core/process.js';
+import type { Reaper } from '../system/proc/reaper.js';
+import { type ClientReply, WorkloadClient } from './client.js';
+import { type Load, type ResultMessage, runCommand } from './protocol.js';
+import { RELEASE_LEAD_MS } from './release.js';
+import { implausibleResult } from './result-checks.js';
+import type { Variant, Work } from './spec.js';
+
+/** The timed window and the open-loop window of a check, ms. */
+export const CHECK_WINDOW_MS = 200;
+/** The fixed work of a check: iterations, on two streams (lanes 0 and 1). */
+export const CHECK_ITERATIONS = 10;
+const TWO_STREAMS: Variant = { streams: 2, pinned: true };
+const ONE_STREAM: Variant = { streams: 1, pinned: true };
+
+/** What `gpushare check` runs, and how long each step may take. */
+export interface CheckSettings {
+  /** The workload's command, exact (never given to a shell). */
+  argv: readonly string[];
+  /** Its environment besides what every workload gets: CUDA_VISIBLE_DEVICES, GPUSHARE_CLIENT_INDEX. */
+  env: Record<string, string>;
+  readyTimeoutMs: number;
+  /** How long past its window (or for fixed work) a step may take to answer, ms. */
+  trialTimeoutMs: number;
+  exitTimeoutMs: number;
+}
+
+/** The steps of a check, in order. */
+export type CheckStep = 'ready' | 'window' | 'fixed-work' | 'open-loop' | 'exit';
+
+/** How a check ended: every step passed (with what each measured, for the line it prints), or the first that failed and why. */
+export type CheckOutcome =
+  | {
+      status: 'passed';
+      workload: string;
+      protocol: number;
+      device: string | null;
+      /** From spawn to ready, ms. */
+      readyMs: number;
+      /** Iterations in the timed window of CHECK_WINDOW_MS. */
+      windowIterations: number;
+      /** GPU time of the fixed work (CHECK_ITERATIONS on two streams), ms. */
+      fixedWorkGpuMs: number;
+      /** The open-loop window: its rate, requests served and dropped; null for a protocol-1 workload. */
+      openLoop: { qps: number; served: number; dropped: number } | null;
+    }
+  | { status: 'failed'; step: CheckStep; reason: string };
+
+const LABEL = 'the workload';
+/** How long a workload that failed a step gets to exit before it is killed, ms. */
+const FAILED_EXIT_MS = 1000;
+
+/** Runs the check; a failure is an outcome, and the workload is stopped however it ended. */
+export async function checkWorkload(
+  runner: ProcessRunner,
+  clock: Clock,
+  settings: CheckSettings,
+  reaper: Reaper,
+  signal: AbortSignal,
+): Promise<CheckOutcome> {
+  const startedUs = clock.monotonicUs();
+  const client = WorkloadClient.start(runner, 0, LABEL, settings.argv, settings.env);
+  const forget = reaper.add(() => client.kill());
+  const failed = (step: CheckStep, reason: string): CheckOutcome => ({ status: 'failed', step, reason });
+  let closed = false;
+  try {
+    const ready = await client.awaitReady(settings.readyTimeoutMs, signal);
+    if (ready.kind !== 'message')
+      return failed('ready', replyText(ready, `did not say ready within ${seconds(settings.readyTimeoutMs)}`));
+    const readyMs = (clock.monotonicUs() - startedUs) / 1000;
+    const trial = async (id: string, work: Work, variant: Variant, load: Load | null = null) => {
+      const startAtUs = clock.monotonicUs() + RELEASE_LEAD_MS * 1000;
+      const windowMs = work.kind === 'fixed-duration' ? work.durationMs : 0;
+      const reply = await client.run(
+        runCommand(id, startAtUs, work, variant, 1, load),
+        id,
+        windowMs + settings.trialTimeoutMs,
+        signal,
+      );
+      if (reply.kind !== 'message')
+        return replyText(reply, `did not answer within ${seconds(windowMs + settings.trialTimeoutMs)}`);
+      const implausible = implausibleResult({ ...reply.message, client: 0 }, startAtUs, clock.monotonicUs(), work);
+      return implausible ? implausible.replace(/^client 0 /, `${LABEL} `) : reply.message;
+    };
+    const window = await trial('check/window', { kind: 'fixed-duration', durationMs: CHECK_WINDOW_MS }, ONE_STREAM);
+    if (typeof window === 'string') return failed('window', window);
+    const fixed = await trial('check/fixed-work', { kind: 'fixed-work', iterations: CHECK_ITERATIONS }, TWO_STREAMS);
+    if (typeof fixed === 'string') return failed('fixed-work', fixed);
+    if (fixed.iterations !== CHECK_ITERATIONS)
+      return failed(
+        'fixed-work',
+        `${LABEL} reported ${fixed.iterations} iterations of fixed work, asked for ${CHECK_ITERATIONS}`,
+      );
+    let openLoop: { qps: number; served: number; dropped: number } | null = null;
+    if (ready.message.protocol >= 2) {
+      const qps = openLoopRate(window);
+      const open = await trial('check/open-loop', { kind: 'fixed-duration', durationMs: CHECK_WINDOW_MS }, ONE_STREAM, {
+        kind: 'constant',
+        qps,
+      });
+      if (typeof open === 'string') return failed('open-loop', open);
+      openLoop = { qps, served: open.iterations, dropped: open.droppedRequests ?? 0 };
+    }
+    closed = true;
+    if ((await client.close(settings.exitTimeoutMs)) === 'killed')
+      return failed(
+        'exit',
+        `${LABEL} did not exit within ${seconds(settings.exitTimeoutMs)} of the exit command and was killed`,
+      );
+    return {
+      status: 'passed',
+      workload: ready.message.workload,
+      protocol: ready.message.protocol,
+      device: ready.message.device ?? null,
+      readyMs,
+      windowIterations: window.iterations,
+      fixedWorkGpuMs: fixed.gpuMs,
+      openLoop,
+    };
+  } finally {
+    // After a failure nothing more is asked of it: a moment to exit, then its process group is killed.
+    if (!closed) await client.close(Math.min(settings.exitTimeoutMs, FAILED_EXIT_MS));
+    forget();
+  }
+}
+
+/** Half the closed-loop rate of the timed window, between 10 and 1000 requests per second: a load it should carry. */
+export function openLoopRate(window: Pick<ResultMessage, 'iterations' | 'windowStartUs' | 'windowEndUs'>): number {
+  const seconds = Math.max(window.windowEndUs - window.windowStartUs, 1) / 1e6;
+  return Math.round(Math.min(1000, Math.max(10, window.iterations / seconds / 2)));
+}
+
+/** The outcome as the one line `gpushare check` prints. */
+export function checkText(outcome: CheckOutcome): string {
+  if (outcome.status === 'failed') return `check failed at ${outcome.step}: ${outcome.reason}`;
+  const o = outcome;
+  const open = o.openLoop
+    ? `open loop at ${o.openLoop.qps} req/s: ${o.openLoop.served} requests served${o.openLoop.dropped > 0 ? `, ${o.openLoop.dropped} dropped` : ''}`
+    : 'no open loop (protocol 1: gpushare capacity needs protocol 2)';
+  return `check passed: "${o.workload}" (protocol ${o.protocol}${o.device ? `, ${o.device}` : ''}) ready in ${(o.readyMs / 1000).toFixed(1)} s; a ${CHECK_WINDOW_MS} ms window: ${o.windowIterations} iterations; fixed work: ${CHECK_ITERATIONS} iterations on 2 streams in ${o.fixedWorkGpuMs.toFixed(2)} ms of GPU time; ${open}; exited when asked`;
+}
+
+function replyText(reply: Exclude<ClientReply<unknown>, { kind: 'message' }>, timeout: string): string {
+  return reply.kind === 'failed' ? reply.reason : `${LABEL} ${timeout}`;
+}
+
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}

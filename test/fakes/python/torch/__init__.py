@@ -1,0 +1,161 @@
+"""A fake `torch` for the tests (no GPU, no PyTorch here): just enough of torch and torch.cuda for
+gpushare_protocol.serve and the workload in docs/bring-your-own-workload.md to run on the CPU.
+
+A fake GPU runs every kernel for KERNEL_MS on the stream it was enqueued on: a stream's work ends
+KERNEL_MS after the later of its previous work and the moment it was enqueued, and synchronizing
+waits for that. CUDA events report the GPU time enqueued (kernels × KERNEL_MS), not a wall clock.
+"""
+import contextlib
+import time
+
+__version__ = "0.0.0+fake"
+KERNEL_MS = 0.05
+
+float16, bfloat16, float32, int64 = "float16", "bfloat16", "float32", "int64"
+
+
+class _Stream:
+    def __init__(self):
+        self.gpu_ms = 0.0  # GPU time of the work enqueued so far
+        self.busy_until = 0.0  # time.monotonic() when that work ends
+
+    def launch(self):
+        self.busy_until = max(self.busy_until, time.monotonic()) + KERNEL_MS / 1000
+        self.gpu_ms += KERNEL_MS
+
+    def wait_stream(self, other):
+        self.gpu_ms = max(self.gpu_ms, other.gpu_ms)
+        self.busy_until = max(self.busy_until, other.busy_until)
+
+    def synchronize(self):
+        left = self.busy_until - time.monotonic()
+        if left > 0:
+            time.sleep(left)
+
+
+class _Event:
+    def __init__(self, enable_timing=False):
+        self.gpu_ms = None
+        self.stream = None
+
+    def record(self, stream=None):
+        self.stream = stream or cuda.current_stream()
+        self.gpu_ms = self.stream.gpu_ms
+
+    def synchronize(self):
+        self.stream.synchronize()
+
+    def elapsed_time(self, end):
+        return end.gpu_ms - self.gpu_ms
+
+
+class _Cuda:
+    Stream = _Stream
+    Event = _Event
+
+    def __init__(self):
+        self._default = _Stream()
+        self._current = self._default
+
+    def is_available(self):
+        return True
+
+    def get_device_name(self, device=None):
+        return "Fake GPU (test/fakes/python/torch)"
+
+    def current_stream(self):
+        return self._current
+
+    @contextlib.contextmanager
+    def stream(self, s):
+        before, self._current = self._current, s
+        try:
+            yield
+        finally:
+            self._current = before
+
+    def synchronize(self):
+        self._current.synchronize()
+        self._default.synchronize()
+
+
+cuda = _Cuda()
+
+
+class Tensor:
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def cuda(self):
+        return self
+
+    def half(self):
+        return self
+
+    def to(self, *args, **kwargs):
+        return self
+
+
+def _tensor(*shape, device=None, dtype=None, **kwargs):
+    return Tensor(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+
+
+randn = zeros = ones = empty = _tensor
+
+
+def matmul(a, b, out=None):
+    cuda.current_stream().launch()
+    return out if out is not None else Tensor(a.shape[:-1] + b.shape[-1:])
+
+
+def set_grad_enabled(mode):
+    return contextlib.nullcontext()
+
+
+def inference_mode(mode=True):
+    return contextlib.nullcontext()
+
+
+class _Module:
+    def __call__(self, x):
+        cuda.current_stream().launch()
+        return x
+
+    def cuda(self):
+        return self
+
+    def half(self):
+        return self
+
+    def eval(self):
+        return self
+
+    def to(self, *args, **kwargs):
+        return self
+
+
+class _Nn:
+    class Linear(_Module):
+        def __init__(self, n_in, n_out, **kwargs):
+            pass
+
+    class GELU(_Module):
+        pass
+
+    class ReLU(_Module):
+        pass
+
+    class Sequential(_Module):
+        def __init__(self, *layers):
+            self.layers = layers
+
+        def __call__(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+
+nn = _Nn()

@@ -1,0 +1,155 @@
+/**
+ * The Python helper (workloads/gpushare_protocol.py) as a user meets it, run by the real python3 on a
+ * fake torch (test/fakes/python): importing it changes nothing, serve() documents step's arguments,
+ * takes the workload's own arguments through add_arguments, keeps the old call form working, and
+ * refuses a call that cannot work with one error line before anything is built.
+ */
+import path from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { FAKE_TORCH, PYTHON, ROOT } from '../helpers.js';
+
+const WORKLOADS = path.join(ROOT, 'workloads');
+
+/** Runs a Python program with the helper importable (and torch, unless `torch` is false); stdin closed at once. */
+async function run(code: string, args: string[] = [], { torch = true } = {}) {
+  const result = await execa(PYTHON, ['-c', code, ...args], {
+    env: { PYTHONPATH: [WORKLOADS, ...(torch ? [FAKE_TORCH] : [])].join(path.delimiter) },
+    input: '',
+    reject: false,
+    timeout: 60_000,
+  });
+  const messages = result.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { code: result.exitCode, messages, stderr: result.stderr };
+}
+
+/** A workload whose setup leaves a mark on stderr, so a test can tell whether it was built. */
+const WORKLOAD = `
+import sys
+from gpushare_protocol import parser, serve
+def setup(*args):
+    print("SETUP CALLED", args and vars(args[0]).get("batch"), file=sys.stderr)
+    return lambda i, lane, variant: None
+`;
+
+describe('gpushare_protocol', () => {
+  it('has no side effect on import: print() still reaches stdout until serve() runs', async () => {
+    const { messages, code } = await run(
+      'import gpushare_protocol, json; print(json.dumps({"printed": "after import"}))',
+    );
+    expect(code).toBe(0);
+    expect(messages).toEqual([{ printed: 'after import' }]);
+  });
+
+  it('explains step, lane and variant in serve()', async () => {
+    const { messages } = await run(
+      'import gpushare_protocol, json; print(json.dumps(gpushare_protocol.serve.__doc__))',
+    );
+    const doc = String(messages[0]);
+    for (const text of [
+      'setup()',
+      'setup(args)',
+      'add_arguments',
+      'step(i, lane, variant)',
+      'lane:',
+      'variant:',
+      'must\n    not synchronize',
+    ])
+      expect(doc).toContain(text);
+  });
+
+  it('serve(name, setup, add_arguments=…): the workload parses its own arguments and setup(args) gets them', async () => {
+    const { code, messages, stderr } = await run(
+      `${WORKLOAD}
+def add(p): p.add_argument("--batch", type=int, default=8)
+def setup_args(args):
+    print("a library's print once serve() runs")
+    return setup(args)
+sys.exit(serve("mine", setup_args, add_arguments=add))`,
+      ['--batch', '3', '--warmup-ms', '1'],
+    );
+    expect(code).toBe(0);
+    expect(stderr).toContain('SETUP CALLED 3');
+    expect(stderr).toContain("a library's print once serve() runs");
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({ event: 'ready', protocol: 2, workload: 'mine', params: { batch: 3 } });
+  });
+
+  it('setup() without arguments works too', async () => {
+    const { code, messages } = await run(
+      `from gpushare_protocol import serve
+import sys
+sys.exit(serve("plain", lambda: (lambda i, lane, variant: None), ["--warmup-ms", "1"]))`,
+    );
+    expect(code).toBe(0);
+    expect(messages).toMatchObject([{ event: 'ready', workload: 'plain' }]);
+  });
+
+  it('the old form serve(name, build, parser().parse_args()) still works', async () => {
+    const { code, messages, stderr } = await run(
+      `${WORKLOAD}
+a = parser("old").parse_args(["--warmup-ms", "1"])
+sys.exit(serve("old", lambda: setup(), a))`,
+    );
+    expect(code).toBe(0);
+    expect(stderr).toContain('SETUP CALLED');
+    expect(messages).toMatchObject([{ event: 'ready', workload: 'old' }]);
+  });
+
+  it.each([
+    [
+      'a dict as argv',
+      `sys.exit(serve("x", setup, {"warmup_ms": 10}))`,
+      "serve(name, setup, argv): argv must be a list of command-line strings (default sys.argv[1:]), not dict; declare your workload's own arguments with serve(..., add_arguments=fn)",
+    ],
+    ['a string as argv', `sys.exit(serve("x", setup, "--batch 3"))`, 'argv must be a list of command-line strings'],
+    [
+      'a setup of two arguments',
+      `sys.exit(serve("x", lambda a, b: None, []))`,
+      'setup must take no argument or one (the parsed arguments), but <lambda> takes 2',
+    ],
+    [
+      'a bad argument',
+      `sys.exit(serve("x", setup, ["--batch", "3"]))`,
+      "bad arguments '--batch 3': unrecognized arguments: --batch 3",
+    ],
+  ])('refuses %s with one error line, before anything is built', async (_name, call, message) => {
+    const { code, messages, stderr } = await run(`${WORKLOAD}\n${call}`);
+    expect(code).toBe(2);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]?.event).toBe('error');
+    expect(String(messages[0]?.message)).toContain(message);
+    expect(stderr).not.toContain('SETUP CALLED');
+    expect(stderr).not.toContain('Traceback');
+  });
+
+  it('says it needs PyTorch, before anything is built, where there is none', async () => {
+    const { code, messages, stderr } = await run(`${WORKLOAD}\nsys.exit(serve("x", setup, []))`, [], { torch: false });
+    expect(code).toBe(2);
+    expect(messages).toEqual([
+      {
+        event: 'error',
+        message: expect.stringMatching(
+          /^gpushare_protocol needs PyTorch built for CUDA \(pip install torch\): No module named 'torch'/,
+        ),
+      },
+    ]);
+    expect(stderr).not.toContain('SETUP CALLED');
+  });
+
+  it('an exception in setup is one error line, with its traceback on stderr', async () => {
+    const { code, messages, stderr } = await run(
+      `from gpushare_protocol import serve
+import sys
+def setup():
+    raise RuntimeError("CUDA error: out of memory")
+sys.exit(serve("x", setup, []))`,
+    );
+    expect(code).toBe(1);
+    expect(messages).toEqual([{ event: 'error', message: 'RuntimeError: CUDA error: out of memory' }]);
+    expect(stderr).toContain('Traceback');
+  });
+});
