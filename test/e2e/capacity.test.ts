@@ -4,9 +4,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CapacityRun } from '../../harness/capacity/record.js';
 import { findProcesses } from '../../harness/system/proc/process-table.js';
-import { cli, expectOneLineError, FAKES, tempDir, until } from '../helpers.js';
+import { cli, expectOneLineError, FAKES, ROOT, tempDir, until } from '../helpers.js';
 
 const FAST = ['--window-ms', '200', '--start-qps', '1000', '--max-steps', '14'];
+/** A command the simulator plays (a script of gpushare's own workloads/, given as your own command after --). */
+const PLAYED = ['python3', path.join(ROOT, 'workloads', 'spin.py')];
 
 function capacityRun(out: string): CapacityRun {
   return JSON.parse(readFileSync(path.join(out, 'capacity.json'), 'utf8')) as CapacityRun;
@@ -177,18 +179,17 @@ describe('gpushare capacity (fake GPU)', () => {
       out,
       '--json',
       '--',
-      'python3',
-      'my_model.py',
+      ...PLAYED,
     ]);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(capacityRun(out).settings.workload).toEqual({
       name: 'custom',
       builtin: false,
-      argv: ['python3', 'my_model.py'],
+      argv: PLAYED,
       params: {},
     });
-    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain('Workload `python3 my_model.py`');
-    // The fake serves a script it does not know in 0.25 ms (built-in infer: 0.05 ms), so one client carries at most 4000 req/s.
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain(`Workload \`${PLAYED.join(' ')}\``);
+    // The simulator serves spin in 0.25 ms a request (built-in infer: 0.05 ms), so one client carries at most 4000 req/s.
     const [row] = (JSON.parse(result.stdout) as { rows: Array<{ capacityQps: number }> }).rows;
     expect(row?.capacityQps).toBeGreaterThan(2000);
     expect(row?.capacityQps).toBeLessThanOrEqual(4000);
@@ -206,8 +207,7 @@ describe('gpushare capacity (fake GPU)', () => {
         '--out',
         old,
         '--',
-        'python3',
-        'my_model.py',
+        ...PLAYED,
       ],
       { FAKE_WORKLOAD: 'v1' },
     );
