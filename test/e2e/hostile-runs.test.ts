@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { checked, commentText } from '../../harness/core/embed.js';
+import { checked, commentText } from '../../harness/core/escape/embed.js';
 import { mpsStartScript } from '../../harness/deploy/mps-scripts.js';
 import { cli, DEFAULT_RUN, editedCopy, expectOneLineError, fakePath, tempDir, userErrorOf } from '../helpers.js';
 

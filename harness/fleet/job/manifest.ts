@@ -19,8 +19,8 @@ import type {
   TopologySpreadConstraint,
   Volume,
 } from 'kubernetes-types/core/v1.js';
-import { stringify } from 'yaml';
-import { commentText } from '../../core/embed.js';
+import { commentText } from '../../core/escape/embed.js';
+import { yamlText } from '../../core/escape/yaml.js';
 
 /** GFD's label for the device plugin's sharing strategy: none, mps or time-slicing. */
 export const SHARING_STRATEGY_LABEL = 'nvidia.com/gpu.sharing-strategy';
@@ -299,5 +299,5 @@ function header(spec: FleetJobSpec): string {
 
 export function fleetJobYaml(spec: FleetJobSpec): string {
   // No anchors: every repeated object (the pod labels) is written out where it is used.
-  return `${header(spec)}\n${stringify(fleetJob(spec), { lineWidth: 0, aliasDuplicateObjects: false })}`;
+  return `${header(spec)}\n${yamlText(fleetJob(spec), { lineWidth: 0, aliasDuplicateObjects: false })}`;
 }
