@@ -148,7 +148,7 @@ export function sharingArtifacts(
     )
       .map((key) => `#   kubectl label node <node> ${CONFIG_LABEL}=${key} --overwrite`)
       .join('\n')}\n${yamlText({ metadata: { labels: defaultKey ? { [CONFIG_LABEL]: defaultKey } : {} } })}`,
-    clusterPolicyPatch: `${note}# kubectl patch clusterpolicies.nvidia.com/${operator.clusterPolicy} --type merge --patch-file gpushare-clusterpolicy-patch.yaml\n${yamlText(patch)}`,
+    clusterPolicyPatch: `${note}# kubectl patch clusterpolicies.nvidia.com/${commentText(operator.clusterPolicy)} --type merge --patch-file gpushare-clusterpolicy-patch.yaml\n${yamlText(patch)}`,
     pod: `${note}${yamlText(pod)}`,
   };
 }

@@ -23,8 +23,8 @@ const LINK = /\](?=\()|^\[/g;
 const ENTITY = /&(?=#?[A-Za-z0-9]+;)/g;
 /** What starts a block when the text starts a line (or a list item): a heading, a quote, a list item, a rule. */
 const BLOCK_START = /^(?:#|>|[-+=](?=\s|$)|[-=](?=[-=]*$)|\d+[.)](?=\s|$))/;
-/** A heading's closing `#`s would be dropped when the text ends one. */
-const CLOSING_HASHES = /(?<=\s)#(?=#*$)/;
+/** A heading's closing `#`s (trailing spaces after them too) would be dropped when the text ends one. */
+const CLOSING_HASHES = /(?<=\s)#(?=#*[ \t]*$)/;
 
 /** Text on one line of markdown or in one table cell. */
 export function mdText(text: string): string {
@@ -53,9 +53,11 @@ const fenceFor = (text: string, shortest: number) =>
 export function mdCode(text: string, where: 'line' | 'cell' = 'line'): string {
   const shown = shownEscaped(text.replace(LINE_BREAK, ' '));
   const body = where === 'cell' ? shown.replaceAll('|', '\\|') : shown;
+  // Two backticks alone are no code span: an empty one holds a space.
+  if (body === '') return '` `';
   const fence = fenceFor(body, 1);
   // A space inside each end: a span that starts or ends with a backtick, or with spaces at both ends (one of each is stripped).
-  const pad = /^`|`$|^ (?=.*[^ ]).* $/.test(body) || body === '' ? ' ' : '';
+  const pad = /^`|`$|^ (?=.*[^ ]).* $/.test(body) ? ' ' : '';
   return `${fence}${pad}${body}${pad}${fence}`;
 }
 

@@ -13,17 +13,18 @@ export function xmlChars(document: string): string {
   return shownEscaped(document, XML_WHITESPACE);
 }
 
-/** Text as element content. */
+/** Text as element content; a carriage return as a character reference, which a parser keeps (a raw one it reads as a line feed). */
 export function xmlText(text: string): string {
   return xmlChars(text)
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
     .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
+    .replace(/'/g, '&apos;')
+    .replace(/\r/g, '&#13;');
 }
 
-/** Text as an attribute value: line breaks and tabs as character references, which a parser keeps (a raw one it turns into a space). */
+/** Text as an attribute value: tabs and line feeds as character references too (a parser reads a raw one as a space). */
 export function xmlAttr(text: string): string {
-  return xmlText(text).replace(/[\t\n\r]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return xmlText(text).replace(/[\t\n]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
