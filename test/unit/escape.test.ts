@@ -6,7 +6,6 @@
  */
 import fc from 'fast-check';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import MarkdownIt from 'markdown-it';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
@@ -40,6 +39,7 @@ import { fleetJson, fleetJunit, fleetText } from '../../harness/fleet/report/out
 import { probeMarkdown } from '../../harness/probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../../harness/probe/record.js';
 import { DEFAULT_RUN, REPEAT_RUN, ROOT } from '../helpers.js';
+import { inlineOf, markdown, markdownShape, NOT_XML_CHAR, TERMINAL_CONTROL } from '../output-checks.js';
 
 /** Pieces of every syntax that could break an output, and characters a terminal or parser acts on. */
 const HOSTILE_PIECES = [
@@ -144,26 +144,6 @@ const oneLine = (text: string) => shownEscaped(text.replace(/\r\n|[\n\r\u2028\u2
  */
 const present = hostile.filter((s) => oneLine(s).replace(/[ \t]/g, '') !== '');
 
-const md = new MarkdownIt({ html: true });
-
-/** The text a markdown-it inline token shows, and the kinds of its children other than text. */
-function inline(token: { children: Array<{ type: string; content: string }> | null }) {
-  const children = token.children ?? [];
-  return {
-    text: children.map((c) => c.content).join(''),
-    kinds: children.map((c) => c.type).filter((t) => t !== 'text' && t !== 'text_special'),
-  };
-}
-
-/** A document's shape: every block token, and each inline token's non-text children. */
-function shape(markdown: string): string[] {
-  return md
-    .parse(markdown, {})
-    .map((t) => (t.type === 'inline' ? `inline(${inline(t as never).kinds.join(',')})` : `${t.type}:${t.tag}`));
-}
-
-const SHOWN_ONLY = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-
 describe('markdown: mdText, mdCode, mdFence', () => {
   it('text in the middle of a line, at its start, after a list marker, in a heading and in a table cell stays there, as the text it is', () => {
     fc.assert(
@@ -177,13 +157,13 @@ describe('markdown: mdText, mdCode, mdFence', () => {
           [`| a | b |\n|---|---|\n| ${mdText(s)} | x |`, 'table_open:table', text.trim()],
         ];
         // Nothing left to show (a line break, spaces) leaves a list item or heading empty: only the middle of a line then.
-        for (const [markdown, first, shown] of text.trim() === '' ? cases.slice(0, 1) : cases) {
-          const tokens = md.parse(markdown, {});
+        for (const [doc, first, shown] of text.trim() === '' ? cases.slice(0, 1) : cases) {
+          const tokens = markdown.parse(doc, {});
           expect(`${tokens[0]?.type}:${tokens[0]?.tag}`).toBe(first);
           const inlines = tokens.filter((t) => t.type === 'inline');
           // A table keeps its two rows of two cells: the planted text is the first cell of the second row.
-          expect(inlines).toHaveLength(markdown.startsWith('|') ? 4 : 1);
-          const mine = inline((markdown.startsWith('|') ? inlines[2] : inlines[0]) as never);
+          expect(inlines).toHaveLength(doc.startsWith('|') ? 4 : 1);
+          const mine = inlineOf((doc.startsWith('|') ? inlines[2] : inlines[0]) as never);
           expect(mine.kinds).toEqual([]);
           expect(mine.text.trim() === '' ? '' : mine.text).toBe(shown.trim() === '' ? '' : shown);
         }
@@ -209,18 +189,18 @@ describe('markdown: mdText, mdCode, mdFence', () => {
     fc.assert(
       fc.property(hostile, (s) => {
         const text = oneLine(s);
-        const line = inline(md.parse(`x ${mdCode(s)} y`, {}).find((t) => t.type === 'inline') as never);
+        const line = inlineOf(markdown.parse(`x ${mdCode(s)} y`, {}).find((t) => t.type === 'inline') as never);
         expect(line.kinds).toEqual(['code_inline']);
-        const code = (markdown: string) =>
-          md
-            .parse(markdown, {})
+        const code = (doc: string) =>
+          markdown
+            .parse(doc, {})
             .flatMap((t) => t.children ?? [])
             .filter((c) => c.type === 'code_inline')
             .map((c) => c.content);
         // Spaces alone: CommonMark keeps them all, markdown-it strips one at each end.
         const shown = (code: string[]) => (/^ *$/.test(text) ? code.map((c) => (/^ *$/.test(c) ? text : c)) : code);
         expect(shown(code(`x ${mdCode(s)} y`))).toEqual([text]);
-        const table = md.parse(`| a | b |\n|---|---|\n| ${mdCode(s, 'cell')} | x |`, {});
+        const table = markdown.parse(`| a | b |\n|---|---|\n| ${mdCode(s, 'cell')} | x |`, {});
         expect(table.filter((t) => t.type === 'td_open')).toHaveLength(2);
         expect(shown(code(`| a | b |\n|---|---|\n| ${mdCode(s, 'cell')} | x |`))).toEqual([text]);
       }),
@@ -232,7 +212,7 @@ describe('markdown: mdText, mdCode, mdFence', () => {
     fc.assert(
       fc.property(fc.array(hostile, { maxLength: 5 }), (lines) => {
         const text = `${lines.join('\n')}\n`;
-        const tokens = md.parse(`${mdFence(text)}after\n`, {});
+        const tokens = markdown.parse(`${mdFence(text)}after\n`, {});
         expect(tokens.map((t) => t.type)).toEqual(['fence', 'paragraph_open', 'inline', 'paragraph_close']);
         expect(tokens[0]?.content).toBe(shownEscaped(text, /\n/));
       }),
@@ -248,9 +228,6 @@ const xml = new XMLParser({
   parseTagValue: false,
   htmlEntities: true,
 });
-/** A character outside XML 1.0's Char production: one makes a document unparseable (fast-xml-parser's validator does not check). */
-const NOT_XML_CHAR = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
-
 /** An XML document's element tree: element names and nesting, without attributes or text. */
 function elements(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(elements);
@@ -284,11 +261,11 @@ describe('terminal: termText and termJson', () => {
   it('no control, bidi or line break reaches the terminal; printable text is left as it is', () => {
     fc.assert(
       fc.property(hostile, (s) => {
-        expect(termText(s)).not.toMatch(SHOWN_ONLY);
+        expect(termText(s)).not.toMatch(TERMINAL_CONTROL);
         expect(termText(s)).not.toMatch(/[\n\u2028\u2029]/);
         if (!/[\p{C}\p{Z}]/u.test(s.replaceAll(' ', ''))) expect(termText(s)).toBe(s);
         const json = termJson({ s, list: [s] });
-        expect(json.slice(0, -1)).not.toMatch(SHOWN_ONLY);
+        expect(json.slice(0, -1)).not.toMatch(TERMINAL_CONTROL);
         expect(JSON.parse(json)).toEqual({ s, list: [s] });
       }),
       { numRuns: 1500 },
@@ -515,11 +492,11 @@ describe('every markdown writer keeps its structure whatever the runs say', () =
     (name) => {
       const write = MARKDOWN[name] as (s: string) => string;
       const harmless = write('x');
-      const expected = { shape: shape(harmless), lines: harmless.split('\n').length };
+      const expected = { shape: markdownShape(harmless), lines: harmless.split('\n').length };
       fc.assert(
         fc.property(present, (s) => {
           const text = write(s);
-          expect({ shape: shape(text), lines: text.split('\n').length }).toEqual(expected);
+          expect({ shape: markdownShape(text), lines: text.split('\n').length }).toEqual(expected);
         }),
         { numRuns: 60 },
       );
@@ -584,7 +561,7 @@ describe("the terminal: no control or bidi character but the writer's own line b
     fc.assert(
       fc.property(present, (s) => {
         const text = write(s);
-        expect(text).not.toMatch(SHOWN_ONLY);
+        expect(text).not.toMatch(TERMINAL_CONTROL);
         expect(text).not.toMatch(/[\u2028\u2029]/);
         expect(text.split('\n')).toHaveLength(lines);
       }),
