@@ -1,5 +1,4 @@
 /** Gives the parsed flags meaning: validates each one and fills in defaults, naming any bad value. */
-
 import type { ArgsOf } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';

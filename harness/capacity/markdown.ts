@@ -1,4 +1,5 @@
 /** The capacity report: mode × clients → capacity at the p99 target, and every step of each search. A pure function of the run. */
+
 import { mdCode, mdText } from '../core/escape/markdown.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { workloadText } from '../workload/spec.js';

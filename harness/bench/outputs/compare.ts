@@ -1,4 +1,5 @@
 /** Two runs side by side: each ratio in both, and its change with a bootstrap CI. */
+
 import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { gpuAt } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';

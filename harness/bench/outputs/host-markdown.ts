@@ -1,4 +1,5 @@
 /** The combined report of a multi-GPU bench (bench --gpus): a pure function of its runs' analyses. */
+
 import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { gpuAt } from '../../system/nvidia/schema.js';
 import { workloadText } from '../../workload/spec.js';
