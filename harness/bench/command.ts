@@ -1,7 +1,6 @@
 /** `gpushare bench`: fingerprint → plan → sampler → scheduler → summary, saving the run as it goes. */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { argvText } from '../core/argv-text.js';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import {
@@ -12,6 +11,7 @@ import {
   signalExitCode,
   UserError,
 } from '../core/errors.js';
+import { argvText } from '../core/escape/terminal.js';
 import { reportsDir, resultsDir, WORKLOADS_DIR } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { HOST_FILE } from '../record/kinds.js';

@@ -1,7 +1,7 @@
 /** Gives the parsed flags meaning: validates each one and fills in defaults, naming any bad value. */
-import { argText } from '../core/argv-text.js';
 import type { ArgsOf } from '../core/command.js';
 import { UserError } from '../core/errors.js';
+import { argText } from '../core/escape/terminal.js';
 import { gpuList, integer, integerList, list, number, oneOf, unique } from '../core/flags.js';
 import { BUILTIN_NAMES, parseSets, workloadSpec } from '../workload/registry.js';
 import { releaseLeadMs } from '../workload/release.js';

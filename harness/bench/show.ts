@@ -3,6 +3,7 @@
 import { type ArgsOf, defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
+import { termJson } from '../core/escape/terminal.js';
 import { analyze } from './analysis/analyze.js';
 import { checkPatterns, loadThresholds } from './gate/thresholds.js';
 import { summaryJson, summaryText } from './outputs/summary.js';
@@ -36,10 +37,6 @@ async function show(args: ArgsOf<typeof SHOW_FLAGS> & ArgsOf<typeof SHOW_POSITIO
       analysis.metrics.map((m) => m.metric.id),
       args.config,
     );
-  deps.out(
-    args.json
-      ? `${JSON.stringify(summaryJson(run, analysis), null, 2)}\n`
-      : summaryText(run, analysis, args.run, args.all ?? false),
-  );
+  deps.out(args.json ? termJson(summaryJson(run, analysis)) : summaryText(run, analysis, args.run, args.all ?? false));
   return ExitCode.ok;
 }

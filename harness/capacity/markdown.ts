@@ -1,5 +1,6 @@
 /** The capacity report: mode × clients → capacity at the p99 target, and every step of each search. A pure function of the run. */
 
+import { mdCode, mdText } from '../core/escape/markdown.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { DEFAULT_MIN_OVERLAP } from '../workload/result-checks.js';
 import { workloadText } from '../workload/spec.js';
@@ -8,7 +9,6 @@ import { maxScheduleLagMs, P99_CONFIDENCE } from './search.js';
 import { capacityTable, capacityText } from './table.js';
 
 const ms = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(2));
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /** Said of runs whose steps went through bench's result checks (those recorded before did not). */
 const CHECKS = ` A step is also invalid when a client's window does not start at the release time or ends after its answer came, claims more than a GPU can do, or the clients' arrival windows overlap less than ${DEFAULT_MIN_OVERLAP * 100}% (bench's checks); where only invalid rates lie above the highest passing one, or none was tried, the capacity is a lower bound (≥).`;
@@ -20,11 +20,11 @@ export function capacityMarkdown(run: CapacityRun, version: string): string {
   const s = run.settings;
   const rows = capacityTable(run);
   const lines = [
-    `# gpushare capacity ${run.id}`,
+    `# gpushare capacity ${mdText(run.id)}`,
     '',
-    `${gpu?.name ?? 'GPU ?'} (GPU ${run.gpuIndex}), driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}; ${run.createdAt.slice(0, 10)}; status ${run.status}; gpushare ${version}.`,
+    `${mdText(gpu?.name ?? 'GPU ?')} (GPU ${run.gpuIndex}), driver ${mdText(run.fingerprint.driverVersion ?? '?')}, CUDA ${mdText(run.fingerprint.cudaVersion ?? '?')}; ${mdText(run.createdAt.slice(0, 10))}; status ${mdText(run.status)}; gpushare ${version}.`,
     '',
-    `Target: p99 ≤ ${s.sloP99Ms} ms. Workload \`${workloadText(s.workload)}\`, one worker per client process serving ${s.load} arrivals made inside the process, the total rate split evenly over the clients; latency counts from each request's scheduled time. Each step is a window of at least ${s.windowMs / 1000} s, longer (up to 20 s) where needed for 640 requests at its rate; the latencies of every client are merged as one HdrHistogram. A step passes when "p99 ≤ target" holds at ${P99_CONFIDENCE * 100}% confidence (a one-sided binomial test, as MLPerf's early stopping: with no request over the target that takes 299 requests), and is invalid when a generator's p99 lag, issuing requests while its worker was idle, exceeds ${maxScheduleLagMs(s.sloP99Ms)} ms (a fifth of the target, at least 1 ms). The search doubles from ${s.startQps} req/s per client while steps pass, then bisects until the first failing rate is within ${(s.tolerance * 100).toFixed(0)}% of the highest passing one (at most ${s.maxSteps} steps).${checked(run) ? CHECKS : ''}`,
+    `Target: p99 ≤ ${s.sloP99Ms} ms. Workload ${mdCode(workloadText(s.workload))}, one worker per client process serving ${s.load} arrivals made inside the process, the total rate split evenly over the clients; latency counts from each request's scheduled time. Each step is a window of at least ${s.windowMs / 1000} s, longer (up to 20 s) where needed for 640 requests at its rate; the latencies of every client are merged as one HdrHistogram. A step passes when "p99 ≤ target" holds at ${P99_CONFIDENCE * 100}% confidence (a one-sided binomial test, as MLPerf's early stopping: with no request over the target that takes 299 requests), and is invalid when a generator's p99 lag, issuing requests while its worker was idle, exceeds ${maxScheduleLagMs(s.sloP99Ms)} ms (a fifth of the target, at least 1 ms). The search doubles from ${s.startQps} req/s per client while steps pass, then bisects until the first failing rate is within ${(s.tolerance * 100).toFixed(0)}% of the highest passing one (at most ${s.maxSteps} steps).${checked(run) ? CHECKS : ''}`,
     '',
     '## Capacity',
     '',
@@ -32,7 +32,7 @@ export function capacityMarkdown(run: CapacityRun, version: string): string {
     '|---|---|---|---|---|---|---|---|---|',
     ...rows.map(
       (r) =>
-        `| ${r.mode} | ${r.clients} | ${cell(capacityText(r, ''))} | ${r.at ? `${ms(r.at.p50Ms)} / ${ms(r.at.p99Ms)} / ${ms(r.at.p999Ms)}` : '—'} | ${r.at?.requests ?? '—'} | ${r.at?.overTarget ?? '—'} | ${r.at ? r.at.goodputQps.toFixed(0) : '—'} | ${r.at ? r.at.fairness.toFixed(2) : '—'} | ${r.steps.length} |`,
+        `| ${mdText(r.mode)} | ${r.clients} | ${mdText(capacityText(r, ''))} | ${r.at ? `${ms(r.at.p50Ms)} / ${ms(r.at.p99Ms)} / ${ms(r.at.p999Ms)}` : '—'} | ${r.at?.requests ?? '—'} | ${r.at?.overTarget ?? '—'} | ${r.at ? r.at.goodputQps.toFixed(0) : '—'} | ${r.at ? r.at.fairness.toFixed(2) : '—'} | ${r.steps.length} |`,
     ),
     '',
     '## Steps',
@@ -42,10 +42,10 @@ export function capacityMarkdown(run: CapacityRun, version: string): string {
     ...rows.flatMap((r) =>
       r.steps.map(
         (st) =>
-          `| ${r.mode} | ${r.clients} | ${st.totalQps.toFixed(0)} | ${st.requests} | ${ms(st.p50Ms)} | ${ms(st.p99Ms)} | ${ms(st.p999Ms)} | ${st.overTarget} | ${st.maxLagMs.toFixed(2)} | ${st.verdict}: ${cell(st.reason)} |`,
+          `| ${mdText(r.mode)} | ${r.clients} | ${st.totalQps.toFixed(0)} | ${st.requests} | ${ms(st.p50Ms)} | ${ms(st.p99Ms)} | ${ms(st.p999Ms)} | ${st.overTarget} | ${st.maxLagMs.toFixed(2)} | ${st.verdict}: ${mdText(st.reason)} |`,
       ),
     ),
-    ...(run.warnings.length > 0 ? ['', '## Warnings', '', ...run.warnings.map((w) => `- ${w}`)] : []),
+    ...(run.warnings.length > 0 ? ['', '## Warnings', '', ...run.warnings.map((w) => `- ${mdText(w)}`)] : []),
     '',
   ];
   return lines.join('\n');

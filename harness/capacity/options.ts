@@ -1,7 +1,8 @@
 /** `gpushare capacity`'s flags given meaning. */
-import { argText } from '../core/argv-text.js';
+
 import { type ArgsOf, renamedFlag } from '../core/command.js';
 import { UserError } from '../core/errors.js';
+import { argText } from '../core/escape/terminal.js';
 import { integer, integerList, list, number, oneOf } from '../core/flags.js';
 import { runFlags } from '../session/flags.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';

@@ -4,9 +4,9 @@
  */
 import yargs, { type Argv } from 'yargs';
 import { Parser } from 'yargs/helpers';
-import { argText } from '../core/argv-text.js';
 import type { AnyCommand, Flags, Positionals } from '../core/command.js';
 import { UserError } from '../core/errors.js';
+import { argText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
 import { COMMANDS, type CommandEntry, GROUPS } from './registry.js';
 

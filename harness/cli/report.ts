@@ -14,6 +14,7 @@ import { capacityTable } from '../capacity/table.js';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode, UserError } from '../core/errors.js';
+import { termJson } from '../core/escape/terminal.js';
 import { reportsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { claimsLedger } from '../probe/claims.js';
@@ -82,7 +83,12 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
       throw new UserError('--format csv describes one run: compare two with --format md or json');
     if (options.format === 'json') {
       deps.out(
-        `${JSON.stringify({ a: first.id, b: second.id, noiseBand: thresholds.noiseBand, metrics: compareRuns(first, second, thresholds.noiseBand) }, null, 2)}\n`,
+        termJson({
+          a: first.id,
+          b: second.id,
+          noiseBand: thresholds.noiseBand,
+          metrics: compareRuns(first, second, thresholds.noiseBand),
+        }),
       );
       return ExitCode.ok;
     }
@@ -103,7 +109,7 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
       deps.out(metricsCsv(analysis));
       return ExitCode.ok;
     case 'json':
-      deps.out(`${JSON.stringify(summaryJson(first, analysis), null, 2)}\n`);
+      deps.out(termJson(summaryJson(first, analysis)));
       return ExitCode.ok;
     case 'md':
       deps.out(`${await writeRunReport(first, analysis, out)}\n`);
@@ -116,9 +122,7 @@ async function probeReport(run: ProbeRun, options: ReportOptions, deps: AppDeps)
   if (options.format === 'csv')
     throw new UserError('--format csv describes a bench run: a probe run has --format md or json');
   if (options.format === 'json') {
-    deps.out(
-      `${JSON.stringify({ runId: run.id, status: run.status, claims: claimsLedger(run), cleanup: run.cleanup }, null, 2)}\n`,
-    );
+    deps.out(termJson({ runId: run.id, status: run.status, claims: claimsLedger(run), cleanup: run.cleanup }));
     return ExitCode.ok;
   }
   const file = runFile(options.out ?? reportsDir(deps.cwd), run.id, '.md');
@@ -133,7 +137,12 @@ async function capacityReport(run: CapacityRun, options: ReportOptions, deps: Ap
     throw new UserError('--format csv describes a bench run: a capacity run has --format md or json');
   if (options.format === 'json') {
     deps.out(
-      `${JSON.stringify({ runId: run.id, status: run.status, settings: run.settings, rows: capacityTable(run).map(({ steps: _steps, ...row }) => row) }, null, 2)}\n`,
+      termJson({
+        runId: run.id,
+        status: run.status,
+        settings: run.settings,
+        rows: capacityTable(run).map(({ steps: _steps, ...row }) => row),
+      }),
     );
     return ExitCode.ok;
   }

@@ -5,6 +5,7 @@
 
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode, Interrupted, signalExitCode, UserError } from '../core/errors.js';
+import { termText } from '../core/escape/terminal.js';
 import { parseArgv } from './parse.js';
 
 /** Runs argv as `gpushare` would and returns its exit code; errors that are not the user's propagate. */
@@ -27,7 +28,8 @@ export async function run(argv: readonly string[], deps: AppDeps): Promise<numbe
     return await command.run(options, deps);
   } catch (error) {
     if (error instanceof UserError) {
-      deps.err(`gpushare: ${error.message}\n`);
+      // Shown escaped: a message may quote a run's text (a path, a value read from run.json).
+      deps.err(`gpushare: ${termText(error.message)}\n`);
       return error.exitCode;
     }
     if (error instanceof Interrupted) return signalExitCode(error.signal);

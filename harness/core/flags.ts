@@ -2,8 +2,9 @@
  * Flag values as typed, given meaning: lists, numbers, choices. Each refusal is one line that names
  * the flag, the bad value (quoted and escaped as argv is) and what is allowed.
  */
-import { argText } from './argv-text.js';
+
 import { UserError } from './errors.js';
+import { argText } from './escape/terminal.js';
 
 export function list(raw: string | undefined, flag: string, fallback: readonly string[]): string[] {
   if (raw === undefined) return [...fallback];

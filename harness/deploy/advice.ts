@@ -5,6 +5,7 @@
  */
 
 import type { Measured, MeasuredMode } from '../bench/analysis/which-mode.js';
+import { termText } from '../core/escape/terminal.js';
 import { MAX_MPS_REPLICAS, pluginMpsLimits } from './k8s.js';
 import type { MigGpu } from './mig-profiles.js';
 import { type Geometry, placeGeometry } from './mig-solver.js';
@@ -66,7 +67,8 @@ function measuredText(m: MeasuredMode | null, source: string): string | null {
       ? `, ${m.memoryPerClientMiB.toFixed(0)} MiB of GPU memory per client`
       : '';
   const p99 = m.contendedP99Ms !== null ? ` (${m.contendedP99Ms.toFixed(2)} ms)` : '';
-  return `measured on ${source} with ${m.clients} ${m.workload} clients${m.extrapolated ? ' (EXTRAPOLATED: the most clients measured; more cost more)' : ''}: slowdown ${ratio(m.slowdown)}, together ${ratio(m.aggregate)} the work of one alone, p99 latency ${ratio(m.p99Ratio)}${p99}${memory}`;
+  // The run's own text (its GPU's name, driver, workload), shown escaped: the plan is printed and quoted in a README.
+  return `measured on ${termText(source)} with ${m.clients} ${termText(m.workload)} clients${m.extrapolated ? ' (EXTRAPOLATED: the most clients measured; more cost more)' : ''}: slowdown ${ratio(m.slowdown)}, together ${ratio(m.aggregate)} the work of one alone, p99 latency ${ratio(m.p99Ratio)}${p99}${memory}`;
 }
 
 /** Why a mode has no measured cost: no run was given, or the run did not measure that mode. */

@@ -5,7 +5,7 @@
  * mode alone, for machines where it must not change, such as gpushare's own GPU tests. Every value
  * is checked or made comment-safe first (embed.ts): run directories are not trusted.
  */
-import { checked, commentText, MEM_LIMIT, PLAIN_PATH } from '../core/embed.js';
+import { checked, commentText, MEM_LIMIT, PLAIN_PATH } from '../core/escape/embed.js';
 
 export interface MpsScriptSettings {
   /** GPU indices the daemon serves, or every GPU of the node, listed by nvidia-smi when the script runs. */

@@ -1,8 +1,8 @@
 /** `gpushare artifacts`' and `gpushare plan`'s flags given meaning. */
 
-import { argText } from '../core/argv-text.js';
 import type { ArgsOf } from '../core/command.js';
 import { UserError } from '../core/errors.js';
+import { argText } from '../core/escape/terminal.js';
 import { gpuList, integer, number } from '../core/flags.js';
 import { K8S_NAME } from '../core/k8s-name.js';
 import type { ArtifactsOptions, PlanOptions } from './command.js';

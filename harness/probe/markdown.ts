@@ -1,19 +1,19 @@
 /** The probe report: what breaks, the claims ledger, and each probe's measurements. A pure function of the probe run. */
 import { median } from 'simple-statistics';
+import { mdText } from '../core/escape/markdown.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { type Claim, claimsLedger, latencySummary, perClientMib } from './claims.js';
 import type { LatencySeries, ProbeOutcome, ProbeRun } from './record.js';
 
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const f = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
 
 export function probeMarkdown(run: ProbeRun, version: string): string {
   const gpu = gpuAt(run.fingerprint, run.gpuIndex);
   const ledger = claimsLedger(run);
   const lines = [
-    `# gpushare probe ${run.id}`,
+    `# gpushare probe ${mdText(run.id)}`,
     '',
-    `${gpu?.name ?? 'GPU ?'} (GPU ${run.gpuIndex}), driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}, PyTorch ${run.fingerprint.python.status === 'ok' ? (run.fingerprint.python.torch ?? '?') : '?'}; ${run.createdAt.slice(0, 10)}; status ${run.status}; gpushare ${version}.`,
+    `${mdText(gpu?.name ?? 'GPU ?')} (GPU ${run.gpuIndex}), driver ${mdText(run.fingerprint.driverVersion ?? '?')}, CUDA ${mdText(run.fingerprint.cudaVersion ?? '?')}, PyTorch ${mdText(run.fingerprint.python.status === 'ok' ? (run.fingerprint.python.torch ?? '?') : '?')}; ${mdText(run.createdAt.slice(0, 10))}; status ${mdText(run.status)}; gpushare ${version}.`,
     '',
     '## What breaks',
     '',
@@ -26,7 +26,8 @@ export function probeMarkdown(run: ProbeRun, version: string): string {
     '| claim | source | measured | verdict | rule |',
     '|---|---|---|---|---|',
     ...ledger.map(
-      (c) => `| ${cell(c.claim)} | ${cell(c.source)} | ${cell(c.measured)} | **${c.verdict}** | ${cell(c.rule)} |`,
+      (c) =>
+        `| ${mdText(c.claim)} | ${mdText(c.source)} | ${mdText(c.measured)} | **${c.verdict}** | ${mdText(c.rule)} |`,
     ),
     '',
     '## Measurements',
@@ -40,9 +41,9 @@ export function probeMarkdown(run: ProbeRun, version: string): string {
     '|---|---|---|---|',
     ...run.cleanup.map(
       (c) =>
-        `| ${c.probe} | ${c.mode} | ${cell(c.daemon ?? '—')} | ${c.leftPids.length > 0 ? c.leftPids.join(', ') : 'none'} |`,
+        `| ${mdText(c.probe)} | ${mdText(c.mode)} | ${mdText(c.daemon ?? '—')} | ${c.leftPids.length > 0 ? c.leftPids.join(', ') : 'none'} |`,
     ),
-    ...(run.warnings.length > 0 ? ['', '## Warnings', '', ...run.warnings.map((w) => `- ${w}`)] : []),
+    ...(run.warnings.length > 0 ? ['', '## Warnings', '', ...run.warnings.map((w) => `- ${mdText(w)}`)] : []),
     '',
   ];
   return lines.join('\n');
@@ -67,7 +68,8 @@ function whatBreaks(run: ProbeRun, ledger: Claim[]): string[] {
   if (run.probes.length === 0) return ['No probe ran.'];
   if (breaks.length === 0) return ['No claim that matters for sharing failed here, and no hazard showed.'];
   return breaks.map(
-    (c) => `- **${c.claim}** — ${c.verdict === 'does not hold' ? 'not so here' : 'so here'}: ${c.measured}.`,
+    (c) =>
+      `- **${mdText(c.claim)}** — ${c.verdict === 'does not hold' ? 'not so here' : 'so here'}: ${mdText(c.measured)}.`,
   );
 }
 
@@ -82,8 +84,8 @@ const LATENCY_HEAD = [
 ];
 
 function section(o: ProbeOutcome): string[] {
-  const title = `### ${o.probe}${'mode' in o ? ` (${o.mode}${o.probe === 'memory' && o.limitMib !== null ? `, limit ${o.limitMib} MiB` : ''})` : ''}`;
-  if (o.status !== 'measured') return [title, '', `${o.status}: ${o.reason}`];
+  const title = `### ${mdText(o.probe)}${'mode' in o ? ` (${mdText(o.mode)}${o.probe === 'memory' && o.limitMib !== null ? `, limit ${o.limitMib} MiB` : ''})` : ''}`;
+  if (o.status !== 'measured') return [title, '', `${mdText(o.status)}: ${mdText(o.reason)}`];
   switch (o.probe) {
     case 'memory':
       return [
@@ -91,11 +93,11 @@ function section(o: ProbeOutcome): string[] {
         '',
         '| step | allocation | result |',
         '|---|---|---|',
-        `| victim alone | ${o.victimBefore.mib} MiB | ${o.victimBefore.ok ? 'ok' : cell(o.victimBefore.error ?? '')} |`,
-        ...o.hogTries.map((t) => `| hog tries | ${t.mib} MiB | ${t.ok ? 'ok' : cell(t.error ?? '')} |`),
-        `| hog fills until OOM | ${(o.hogHeldMib / 1024).toFixed(2)} GiB held | ${cell(o.hogError ?? 'no error')} |`,
-        `| victim while the hog holds it | ${o.victimDuring.mib} MiB | ${o.victimDuring.ok ? 'ok' : cell(o.victimDuring.error ?? '')}; its kernels ${o.victimKeptRunning ? 'kept running' : 'stopped'} |`,
-        `| victim after the hog exits | ${o.victimAfter.mib} MiB | ${o.victimAfter.ok ? 'ok' : cell(o.victimAfter.error ?? '')} |`,
+        `| victim alone | ${o.victimBefore.mib} MiB | ${o.victimBefore.ok ? 'ok' : mdText(o.victimBefore.error ?? '')} |`,
+        ...o.hogTries.map((t) => `| hog tries | ${t.mib} MiB | ${t.ok ? 'ok' : mdText(t.error ?? '')} |`),
+        `| hog fills until OOM | ${(o.hogHeldMib / 1024).toFixed(2)} GiB held | ${mdText(o.hogError ?? 'no error')} |`,
+        `| victim while the hog holds it | ${o.victimDuring.mib} MiB | ${o.victimDuring.ok ? 'ok' : mdText(o.victimDuring.error ?? '')}; its kernels ${o.victimKeptRunning ? 'kept running' : 'stopped'} |`,
+        `| victim after the hog exits | ${o.victimAfter.mib} MiB | ${o.victimAfter.ok ? 'ok' : mdText(o.victimAfter.error ?? '')} |`,
       ];
     case 'sm-cap': {
       const full = o.points.find((p) => p.threadPercentage === 100)?.tflops ?? Number.NaN;
@@ -114,21 +116,21 @@ function section(o: ProbeOutcome): string[] {
       return [
         title,
         '',
-        `Faulting client: ${cell(o.faulterError ?? 'no error')}.`,
+        `Faulting client: ${mdText(o.faulterError ?? 'no error')}.`,
         '',
         '| client | survived | error |',
         '|---|---|---|',
         ...o.victims.map(
-          (v, i) => `| other client ${i + 1} | ${v.survived ? 'yes' : 'no'} | ${cell(v.error ?? '—')} |`,
+          (v, i) => `| other client ${i + 1} | ${v.survived ? 'yes' : 'no'} | ${mdText(v.error ?? '—')} |`,
         ),
         '',
-        `MPS server status after the fault: ${o.serverAfterFault ?? '—'}; after recovery: ${o.serverAfterRecovery ?? '—'}. New client ${o.recovery.accepted ? `accepted ${f(o.recovery.afterMs / 1000, 2)} s after the fault, attempt ${o.recovery.attempts}` : `not accepted within ${f(o.recovery.afterMs / 1000, 1)} s: ${cell(o.recovery.lastError ?? '')}`}.`,
+        `MPS server status after the fault: ${mdText(o.serverAfterFault ?? '—')}; after recovery: ${mdText(o.serverAfterRecovery ?? '—')}. New client ${o.recovery.accepted ? `accepted ${f(o.recovery.afterMs / 1000, 2)} s after the fault, attempt ${o.recovery.attempts}` : `not accepted within ${f(o.recovery.afterMs / 1000, 1)} s: ${mdText(o.recovery.lastError ?? '')}`}.`,
       ];
     case 'client-limit':
       return [
         title,
         '',
-        `${o.accepted} clients accepted of ${o.tried} tried${o.firstError !== null ? `; client ${o.accepted + 1} failed: ${cell(o.firstError)}` : ''}.`,
+        `${o.accepted} clients accepted of ${o.tried} tried${o.firstError !== null ? `; client ${o.accepted + 1} failed: ${mdText(o.firstError)}` : ''}.`,
       ];
     case 'context':
       return [
@@ -154,7 +156,7 @@ function section(o: ProbeOutcome): string[] {
         '| streams | kind | stray copy | concurrency |',
         '|---|---|---|---|',
         ...o.runs.map(
-          (r) => `| ${r.streams} | ${r.streamKind} | ${r.strayCopy ? 'yes' : 'no'} | ${f(r.concurrency)}× |`,
+          (r) => `| ${r.streams} | ${mdText(r.streamKind)} | ${r.strayCopy ? 'yes' : 'no'} | ${f(r.concurrency)}× |`,
         ),
       ];
     case 'priority':
@@ -165,19 +167,19 @@ function section(o: ProbeOutcome): string[] {
         '',
         ...LATENCY_HEAD,
         ...o.runs.map((r) =>
-          latencyRow(`${r.priority} priority (background ${f(r.backgroundBlockUsPerS / 1e6, 1)} block-s/s)`, r),
+          latencyRow(`${mdText(r.priority)} priority (background ${f(r.backgroundBlockUsPerS / 1e6, 1)} block-s/s)`, r),
         ),
       ];
     case 'green-context':
       return [
         title,
         '',
-        `${o.criticalSms} of ${o.totalSms} SMs kept from the background: in one process with plain streams, with the background in a green context of ${o.totalSms - o.criticalSms} SMs, and as two MPS clients (background at ${Math.round((100 * (o.totalSms - o.criticalSms)) / o.totalSms)}% active threads). The in-process arms feed the background from a second Python thread, which also delays the request generator ("sent late"); the MPS arm has a process of its own for each.${o.mpsArm ? ` MPS arm: ${o.mpsArm}.` : ''}`,
+        `${o.criticalSms} of ${o.totalSms} SMs kept from the background: in one process with plain streams, with the background in a green context of ${o.totalSms - o.criticalSms} SMs, and as two MPS clients (background at ${Math.round((100 * (o.totalSms - o.criticalSms)) / o.totalSms)}% active threads). The in-process arms feed the background from a second Python thread, which also delays the request generator ("sent late"); the MPS arm has a process of its own for each.${o.mpsArm ? ` MPS arm: ${mdText(o.mpsArm)}.` : ''}`,
         '',
         ...LATENCY_HEAD,
         ...o.runs.map((r) =>
           latencyRow(
-            `${r.arm} (background ${r.backgroundSms} SMs, ${f(r.backgroundBlockUsPerS / 1e6, 1)} block-s/s)`,
+            `${mdText(r.arm)} (background ${r.backgroundSms} SMs, ${f(r.backgroundBlockUsPerS / 1e6, 1)} block-s/s)`,
             r,
           ),
         ),

@@ -2,9 +2,10 @@
  * gpushare check as a command runs it, and before a run of a custom command: the workload checked
  * with Ctrl-C handled (the workload stopped, the interruption's exit code), before any run directory exists.
  */
-import { argvText } from '../core/argv-text.js';
+
 import type { AppDeps } from '../core/deps.js';
 import { Interrupted, UserError } from '../core/errors.js';
+import { argvText } from '../core/escape/terminal.js';
 import { Reaper } from '../system/proc/reaper.js';
 import { type CheckOutcome, type CheckSettings, checkWorkload } from '../workload/check.js';
 import type { WorkloadSpec } from '../workload/spec.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { argText } from '../core/argv-text.js';
 import { UserError } from '../core/errors.js';
+import { argText } from '../core/escape/terminal.js';
 import { WORKLOADS_DIR } from '../core/paths.js';
 import type { WorkloadSpec } from './spec.js';
 

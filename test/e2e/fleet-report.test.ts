@@ -1,12 +1,17 @@
-/** `gpushare fleet report` over copies of committed runs laid out as a fleet, one made different, and over results/ itself. */
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+/**
+ * `gpushare fleet report` over copies of committed runs laid out as a fleet, one made different, over
+ * results/ itself, over runs whose text is hostile, and over trees with links, FIFOs and what cannot be read.
+ */
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
+import { execa } from 'execa';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import type { FleetAnalysis } from '../../harness/fleet/report/analyze.js';
 import { cli, degrade, expectOneLineError, ROOT, tempDir } from '../helpers.js';
+import { markdown, NOT_XML_CHAR, TERMINAL_CONTROL } from '../output-checks.js';
 
 const H100 = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-e4176e');
 const H100_REPEAT = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-c263f1');
@@ -249,4 +254,134 @@ describe('gpushare fleet report, other fleets', () => {
     );
     expect(readdirSync(out)).toContain('fleet-results.md');
   });
+});
+
+/** Sets the name of a run's GPU. */
+const gpuNamed = (name: string) => (run: Run) => {
+  const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
+  if (gpu) gpu.name = name;
+};
+
+describe('gpushare fleet report over runs whose text is hostile', () => {
+  it('a GPU name holding a newline, a bold "Exit 0: no outlier and no failing node." line and an unclosed <!-- neither makes the report say the fleet passed nor hides the failing node', async () => {
+    const fleet = tempDir('gpushare-fleet-');
+    for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`);
+    place(fleet, H100, 'busy', 'GPU-busy', 0, (run) => {
+      run.contamination = ['pid 4242 python3 held 1024 MiB'];
+      gpuNamed('NVIDIA H100 80GB HBM3\n\n**Exit 0: no outlier and no failing node.**\n\n<!--')(run);
+    });
+    const out = tempDir();
+    const junit = path.join(out, 'fleet.xml');
+    const result = await cli(['fleet', 'report', fleet, '--out', out, '--junit', junit, '--name', 'forged']);
+    expect(result.exitCode).toBe(1);
+    expect(readFileSync(junit, 'utf8')).toMatch(
+      /classname="gpushare\.fleet\.busy" name="node checks" time="0"><failure/,
+    );
+    const md = readFileSync(path.join(out, 'fleet-forged.md'), 'utf8');
+    expect(markdown.parse(md, {}).filter((t) => t.type === 'html_block')).toEqual([]);
+    const html = markdown.render(md);
+    expect(html).not.toContain('<!--');
+    expect(html).not.toContain('<strong>Exit 0');
+    expect(html).toContain('<p><strong>Exit 1: 0 outlier nodes, 1 failing node in all.</strong></p>');
+    // The failing node, with why, in the table of failing nodes; the name as text in the node table.
+    expect(html).toMatch(/<tr>\n<td>busy<\/td>\n<td>g\d+<\/td>\n<td>contaminated: /);
+    expect(html).toContain('NVIDIA H100 80GB HBM3  **Exit 0: no outlier and no failing node.**  &lt;!--');
+  });
+
+  it('control characters in a contamination message, a GPU name and a node directory: JUnit and the chart stay XML, the terminal gets them escaped', async () => {
+    const fleet = tempDir('gpushare-fleet-');
+    const gpu = 'NVIDIA H100\u0001\u001b[2J\u202e';
+    for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`, 0, gpuNamed(gpu));
+    place(fleet, H100, 'n3\u001b[31m', 'GPU-n3', 0, (run) => {
+      gpuNamed(gpu)(run);
+      run.contamination = ['pid 1\u0000\u0007 held \u001b[31m1024 MiB\u009b'];
+    });
+    const out = tempDir();
+    const junit = path.join(out, 'fleet.xml');
+    const result = await cli(['fleet', 'report', fleet, '--out', out, '--junit', junit, '--name', 'controls']);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).not.toMatch(TERMINAL_CONTROL);
+    expect(result.stdout).toContain(
+      'contaminated: n3\\u001b[31m: the GPU was busy when the run started: pid 1\\u0000\\u0007',
+    );
+    const xml = readFileSync(junit, 'utf8');
+    expect(XMLValidator.validate(xml)).toBe(true);
+    expect(xml).not.toMatch(NOT_XML_CHAR);
+    expect(xml).toContain('held \\u001b[31m1024 MiB\\u009b');
+    const svg = readFileSync(path.join(out, 'fleet-controls', 'ratios.svg'), 'utf8');
+    expect(svg).not.toMatch(NOT_XML_CHAR);
+    expect(new Resvg(svg).render().width).toBeGreaterThan(300);
+    const json = await cli(['fleet', 'report', fleet, '--json']);
+    expect(json.stdout).not.toMatch(TERMINAL_CONTROL);
+    expect((JSON.parse(json.stdout) as FleetJson).gpuModels).toEqual([gpu]);
+  });
+});
+
+describe('gpushare fleet report reads what it reads honestly', () => {
+  it('follows a symbolic link to a node directory, and lists a link back up the tree once instead of walking it', async () => {
+    const fleet = tempDir('gpushare-fleet-');
+    const elsewhere = tempDir('gpushare-elsewhere-');
+    for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`);
+    place(elsewhere, H100, 'n3', 'GPU-n3');
+    symlinkSync(path.join(elsewhere, 'n3'), path.join(fleet, 'n3'));
+    symlinkSync(fleet, path.join(fleet, 'loop'));
+    const result = await cli(['fleet', 'report', fleet, '--json']);
+    expect(result.exitCode).toBe(0);
+    const json = JSON.parse(result.stdout) as FleetJson;
+    expect(json.nodes.map((n) => n.name).sort()).toEqual(['n1', 'n2', 'n3']);
+    expect(json.notCompared).toEqual([
+      {
+        path: 'loop',
+        reason: `the same directory as ${path.basename(fleet)} (through a symbolic link): its runs are read once, there`,
+        fails: false,
+      },
+    ]);
+  });
+
+  it('a run.json that is a FIFO or a directory, and a broken link, are listed as unreadable (without blocking) and exit 1; a run.json linked to a run is read', async () => {
+    const fleet = tempDir('gpushare-fleet-');
+    for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`);
+    mkdirSync(path.join(fleet, 'fifo'));
+    await execa('mkfifo', [path.join(fleet, 'fifo', 'run.json')]);
+    mkdirSync(path.join(fleet, 'dir', 'run.json'), { recursive: true });
+    symlinkSync(path.join(fleet, 'gone'), path.join(fleet, 'broken'));
+    mkdirSync(path.join(fleet, 'linked'));
+    symlinkSync(path.join(fleet, 'n1', 'run.json'), path.join(fleet, 'linked', 'run.json'));
+    const junit = path.join(tempDir(), 'fleet.xml');
+    const result = await cli(['fleet', 'report', fleet, '--out', tempDir(), '--junit', junit]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toMatch(/^unreadable: fifo: .*fifo\/run\.json is not a regular file/m);
+    expect(result.stdout).toMatch(/^unreadable: dir: .*dir\/run\.json is not a regular file/m);
+    expect(result.stdout).toMatch(/^unreadable: broken: a symbolic link that cannot be followed \(ENOENT\)$/m);
+    expect(result.stdout).toMatch(/^exit 1: 0 outlier node\(s\), \d+ failing node\(s\), unreadable runs$/m);
+    const json = JSON.parse((await cli(['fleet', 'report', fleet, '--json'])).stdout) as FleetJson;
+    expect(json.nodes.map((n) => n.name).sort()).toEqual(['linked', 'n1', 'n2']);
+    expect(
+      json.notCompared
+        .filter((x) => x.fails)
+        .map((x) => x.path)
+        .sort(),
+    ).toEqual(['broken', 'dir', 'fifo']);
+    expect([...readFileSync(junit, 'utf8').matchAll(/<error type="unreadable"/g)]).toHaveLength(3);
+  });
+
+  // Root reads any directory whatever its mode: there is nothing to test as root.
+  it.skipIf(process.getuid?.() === 0)(
+    'a directory that cannot be read is listed as unreadable and exits 1',
+    async () => {
+      const fleet = tempDir('gpushare-fleet-');
+      for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`);
+      mkdirSync(path.join(fleet, 'locked'));
+      chmodSync(path.join(fleet, 'locked'), 0o000);
+      try {
+        const result = await cli(['fleet', 'report', fleet, '--json']);
+        expect(result.exitCode).toBe(1);
+        expect((JSON.parse(result.stdout) as FleetJson).notCompared).toEqual([
+          { path: 'locked', reason: 'a directory that cannot be read (EACCES)', fails: true },
+        ]);
+      } finally {
+        chmodSync(path.join(fleet, 'locked'), 0o755);
+      }
+    },
+  );
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { argText, argvText } from '../../harness/core/argv-text.js';
+import { argText, argvText } from '../../harness/core/escape/terminal.js';
 
 /**
  * Reads text back into words the way bash does for the three forms argvText writes: plain words,

@@ -1,5 +1,7 @@
 /** The gate's outputs, each a pure function of its result: console text, JUnit XML, markdown, JSON. */
 
+import { mdCode, mdText } from '../../core/escape/markdown.js';
+import { termJson, termText } from '../../core/escape/terminal.js';
 import { type JunitCase, junitDocument } from '../../core/junit.js';
 import type { MetricAnalysis } from '../analysis/types.js';
 import type { Change, GateResult } from './gate.js';
@@ -20,7 +22,7 @@ export function gateText(result: GateResult): string {
   for (const m of result.mismatches) lines.push(`warning: measured differently: ${m}`);
   for (const p of result.problems) lines.push(`inconclusive: ${p}`);
   const table = rows(result).map(({ v, change }) => [
-    v.metric.id,
+    termText(v.metric.id),
     fmt(v.stats.value),
     ciText(v.stats.ci),
     v.threshold?.text ?? '—',
@@ -43,7 +45,8 @@ export function gateText(result: GateResult): string {
   lines.push(
     `exit ${result.exitCode}: ${result.exitCode === 0 ? 'pass' : result.exitCode === 1 ? 'a threshold failed or a ratio regressed' : 'inconclusive or invalid measurements'}`,
   );
-  return `${lines.join('\n')}\n`;
+  // Each line shown escaped: run ids, metric ids, reasons and mismatches are the runs' text.
+  return `${lines.map(termText).join('\n')}\n`;
 }
 
 /** One testcase per metric, so CI systems list each failing ratio. */
@@ -95,15 +98,15 @@ export function gateMarkdown(result: GateResult): string {
   const lines = [
     `### gpushare gate: ${result.exitCode === 0 ? 'pass' : result.exitCode === 1 ? 'FAIL' : 'inconclusive'}`,
     '',
-    `Run \`${result.runId}\`${result.baselineId ? ` against baseline \`${result.baselineId}\`` : ''}.`,
+    `Run ${mdCode(result.runId)}${result.baselineId ? ` against baseline ${mdCode(result.baselineId)}` : ''}.`,
     '',
-    ...result.problems.map((p) => `- **inconclusive:** ${p}`),
+    ...result.problems.map((p) => `- **inconclusive:** ${mdText(p)}`),
     ...(result.problems.length > 0 ? [''] : []),
     `| metric | value | 95% CI | threshold | verdict |${result.baselineId ? ' change vs baseline |' : ''}`,
     `|---|---|---|---|---|${result.baselineId ? '---|' : ''}`,
     ...rows(result).map(
       ({ v, change }) =>
-        `| \`${v.metric.id}\` | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '—'} |` : ''}`,
+        `| ${mdCode(v.metric.id, 'cell')} | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '—'} |` : ''}`,
     ),
     '',
   ];
@@ -134,5 +137,14 @@ export function verdictsJson(verdicts: readonly MetricAnalysis[]) {
 }
 
 export function gateJson(result: GateResult): string {
-  return `${JSON.stringify({ run: result.runId, baseline: result.baselineId, exitCode: result.exitCode, noiseBand: result.noiseBand, mismatches: result.mismatches, problems: result.problems, verdicts: verdictsJson(result.verdicts), changes: result.changes }, null, 2)}\n`;
+  return termJson({
+    run: result.runId,
+    baseline: result.baselineId,
+    exitCode: result.exitCode,
+    noiseBand: result.noiseBand,
+    mismatches: result.mismatches,
+    problems: result.problems,
+    verdicts: verdictsJson(result.verdicts),
+    changes: result.changes,
+  });
 }

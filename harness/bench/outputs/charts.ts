@@ -4,6 +4,7 @@
  */
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
+import { xmlChars } from '../../core/escape/xml.js';
 import type { Analysis, MetricAnalysis } from '../analysis/types.js';
 import type { Run } from '../record/schema.js';
 import type { ScalingPoint } from './scaling.js';
@@ -19,11 +20,12 @@ function modeScale(modes: readonly string[]) {
   return { domain, range: domain.map((m) => MODE_COLOR[m] as string) };
 }
 
+/** The SVG of a chart. Vega escapes only markup, so the run's text in it (GPU and node names) is made XML-safe here. */
 export async function renderSvg(spec: Spec): Promise<string> {
   const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
   const svg = await view.toSVG();
   view.finalize();
-  return `${svg}\n`;
+  return `${xmlChars(svg)}\n`;
 }
 
 /** A ratio's axis label, with the direction that is better: speedups and slowdowns share the axis. */

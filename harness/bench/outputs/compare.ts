@@ -1,5 +1,6 @@
 /** Two runs side by side: each ratio in both, and its change with a bootstrap CI. */
 
+import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { gpuAt } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
 import { type Change, changes } from '../gate/gate.js';
@@ -22,7 +23,8 @@ export function compareRuns(
 const f3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
 
 export function comparisonMarkdown(a: Run, b: Run, band: number): string {
-  const gpu = (r: Run) => gpuAt(r.fingerprint, r.config.gpuIndex)?.name ?? 'GPU';
+  const gpu = (r: Run) => mdText(gpuAt(r.fingerprint, r.config.gpuIndex)?.name ?? 'GPU');
+  const software = (r: Run) => mdText(`${r.fingerprint.driverVersion} / ${r.fingerprint.cudaVersion}`);
   const rows = compareRuns(a, b, band);
   const lines = [
     `# gpushare comparison: ${a.id} → ${b.id}`,
@@ -31,8 +33,8 @@ export function comparisonMarkdown(a: Run, b: Run, band: number): string {
     '|---|---|---|',
     `| run | [\`${a.id}\`](${a.id}.md) | [\`${b.id}\`](${b.id}.md) |`,
     `| GPU | ${gpu(a)} | ${gpu(b)} |`,
-    `| driver / CUDA | ${a.fingerprint.driverVersion} / ${a.fingerprint.cudaVersion} | ${b.fingerprint.driverVersion} / ${b.fingerprint.cudaVersion} |`,
-    `| measured | ${a.createdAt} | ${b.createdAt} |`,
+    `| driver / CUDA | ${software(a)} | ${software(b)} |`,
+    `| measured | ${mdText(a.createdAt)} | ${mdText(b.createdAt)} |`,
     '',
     `Change = B ÷ A, with a 95% bootstrap CI of the ratio of medians. A change counts as a regression or an improvement only when its whole CI lies beyond ±${(band * 100).toFixed(1)}% in that direction.`,
     '',
@@ -40,7 +42,7 @@ export function comparisonMarkdown(a: Run, b: Run, band: number): string {
     '|---|---|---|---|---|---|',
     ...rows.map(
       ({ id, a: va, b: vb, change }) =>
-        `| \`${id}\` | ${f3(va)} | ${f3(vb)} | ${change ? `${change.change >= 1 ? '+' : ''}${((change.change - 1) * 100).toFixed(1)}%` : 'n/a'} | ${change?.ci ? `[${change.ci[0].toFixed(3)}, ${change.ci[1].toFixed(3)}]` : 'n/a'} | ${change?.status ?? 'n/a'} |`,
+        `| ${mdCode(id, 'cell')} | ${f3(va)} | ${f3(vb)} | ${change ? `${change.change >= 1 ? '+' : ''}${((change.change - 1) * 100).toFixed(1)}%` : 'n/a'} | ${change?.ci ? `[${change.ci[0].toFixed(3)}, ${change.ci[1].toFixed(3)}]` : 'n/a'} | ${change?.status ?? 'n/a'} |`,
     ),
   ];
   return `${lines.join('\n')}\n`;

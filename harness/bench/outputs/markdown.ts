@@ -1,5 +1,6 @@
 /** The markdown report: a pure function of a run, its verdicts and the names of its chart files. */
 import { median } from 'simple-statistics';
+import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { workloadText } from '../../workload/spec.js';
@@ -36,7 +37,7 @@ const level = (m: MetricAnalysis) =>
 function metricRow(a: MetricAnalysis): string {
   const { metric: m, stats: s } = a;
   const width = s.halfWidth === null ? 'n/a' : `±${(s.halfWidth * 100).toFixed(2)}%`;
-  return `| \`${m.name}\` | ${f3(s.value)} | ${ci(s.ci)}${level(a)} | ${width}${a.target !== null ? ` (target ±${(a.target * 100).toFixed(0)}%)` : ''} | ${s.n} | ${s.outliers.length > 0 ? `rounds ${s.outliers.join(', ')}` : '—'} | ${m.description} |`;
+  return `| ${mdCode(m.name, 'cell')} | ${f3(s.value)} | ${ci(s.ci)}${level(a)} | ${width}${a.target !== null ? ` (target ±${(a.target * 100).toFixed(0)}%)` : ''} | ${s.n} | ${s.outliers.length > 0 ? `rounds ${s.outliers.join(', ')}` : '—'} | ${mdText(m.description)} |`;
 }
 
 function clientTable(ca: ComparisonAnalysis): string[] {
@@ -68,7 +69,7 @@ function streamsTable(ca: ComparisonAnalysis): string[] {
     const times = armResults(ca.rounds, arm.id).map((x) => x.gpuMs);
     const v = arm.clients[0]?.variant;
     lines.push(
-      `| \`${arm.id}\` | ${v?.streams ?? '?'} | ${v?.pinned === undefined ? '—' : v.pinned ? 'pinned' : 'pageable'} | ${times.length > 0 ? median(times).toFixed(2) : 'n/a'} |`,
+      `| ${mdCode(arm.id, 'cell')} | ${v?.streams ?? '?'} | ${v?.pinned === undefined ? '—' : v.pinned ? 'pinned' : 'pageable'} | ${times.length > 0 ? median(times).toFixed(2) : 'n/a'} |`,
     );
   }
   return lines;
@@ -92,7 +93,7 @@ function answer(run: Run, analysis: Analysis): string[] {
   if (ts && mps && cheaper) {
     const better = cheaper === 'mps' ? 'MPS' : 'time-slicing';
     lines.push(
-      `Measured with ${ts.clients} \`${ts.workload}\` clients (${ts.workload === 'custom' ? 'your own command' : 'the small-inference probe'}): **${better}** shared this GPU better. Time-sliced, each client slowed ${f3(ts.slowdown)}× and together they did ${f3(ts.aggregate)}× the work of one client alone; under MPS they slowed ${f3(mps.slowdown)}× and did ${f3(mps.aggregate)}×.`,
+      `Measured with ${ts.clients} ${mdCode(ts.workload)} clients (${ts.workload === 'custom' ? 'your own command' : 'the small-inference probe'}): **${better}** shared this GPU better. Time-sliced, each client slowed ${f3(ts.slowdown)}× and together they did ${f3(ts.aggregate)}× the work of one client alone; under MPS they slowed ${f3(mps.slowdown)}× and did ${f3(mps.aggregate)}×.`,
       '',
       `- **Time-slicing** breaks latency. The p99 request latency grew ${f3(ts.p99Ratio)}× (median contended p99 ${f3(ts.contendedP99Ms)} ms), because each process waits while the others hold the GPU. It also gives no memory isolation or limits.`,
       `- **MPS** kept p99 at ${f3(mps.p99Ratio)}× of a client alone, but it isolates neither memory nor faults: one client's fatal fault can end the others, and one daemon serves every client. Set \`CUDA_MPS_PINNED_DEVICE_MEM_LIMIT\` when you cannot trust the workload mix.`,
@@ -110,7 +111,7 @@ function answer(run: Run, analysis: Analysis): string[] {
   } else {
     const profiles = mig?.mig?.profiles.map((p) => p.name).join(', ');
     lines.push(
-      `- **MIG** was not measured: ${mig?.reason ?? 'not part of this run'}.${profiles ? ` This GPU offers ${profiles}: at most 7 fixed-shape slices, each with its own memory and compute, and changing them needs the GPU drained and reset.` : ''}`,
+      `- **MIG** was not measured: ${mdText(mig?.reason ?? 'not part of this run')}.${profiles ? ` This GPU offers ${mdText(profiles)}: at most 7 fixed-shape slices, each with its own memory and compute, and changing them needs the GPU drained and reset.` : ''}`,
     );
   }
   return lines;
@@ -133,7 +134,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     ...simulatedBanner(run),
     `# gpushare report: ${run.id}`,
     '',
-    `${gpu?.name ?? 'GPU'} · driver ${run.fingerprint.driverVersion ?? '?'} · CUDA ${run.fingerprint.cudaVersion ?? '?'} · ${run.createdAt.slice(0, 10)} · run ${run.status}${wall ? ` in ${wall} s` : ''} · trials: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')} · gpushare ${version}`,
+    `${mdText(gpu?.name ?? 'GPU')} · driver ${mdText(run.fingerprint.driverVersion ?? '?')} · CUDA ${mdText(run.fingerprint.cudaVersion ?? '?')} · ${mdText(run.createdAt.slice(0, 10))} · run ${run.status}${wall ? ` in ${wall} s` : ''} · trials: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')} · gpushare ${version}`,
     '',
     '## Verdicts',
     '',
@@ -143,12 +144,12 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     '|---|---|---|---|---|---|---|',
     ...verdicts.map(
       (v) =>
-        `| \`${v.metric.id}\` | ${f3(v.stats.value)} | ${ci(v.stats.ci)}${level(v)} | ${v.stats.halfWidth === null ? 'n/a' : `±${(v.stats.halfWidth * 100).toFixed(2)}%`} | ${v.stats.n} | ${v.threshold?.text ?? '—'} | ${v.verdict} |`,
+        `| ${mdCode(v.metric.id, 'cell')} | ${f3(v.stats.value)} | ${ci(v.stats.ci)}${level(v)} | ${v.stats.halfWidth === null ? 'n/a' : `±${(v.stats.halfWidth * 100).toFixed(2)}%`} | ${v.stats.n} | ${v.threshold?.text ?? '—'} | ${v.verdict} |`,
     ),
     '',
     ...verdicts.flatMap((v) => [
-      ...v.reasons.map((r) => `- \`${v.metric.id}\` (${v.verdict}): ${r}`),
-      ...v.warnings.map((w) => `- \`${v.metric.id}\` (note): ${w}`),
+      ...v.reasons.map((r) => `- ${mdCode(v.metric.id)} (${v.verdict}): ${mdText(r)}`),
+      ...v.warnings.map((w) => `- ${mdCode(v.metric.id)} (note): ${mdText(w)}`),
     ]),
     ...(diagnosed.length > 0
       ? [
@@ -157,7 +158,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
           '',
           ...diagnosed.map(
             (m) =>
-              `- \`${m.metric.id}\` ±${m.stats.halfWidth === null ? 'n/a' : `${(m.stats.halfWidth * 100).toFixed(1)}%`}: ${m.diagnosis.join('; ')}`,
+              `- ${mdCode(m.metric.id)} ±${m.stats.halfWidth === null ? 'n/a' : `${(m.stats.halfWidth * 100).toFixed(1)}%`}: ${mdText(m.diagnosis.join('; '))}`,
           ),
         ]
       : []),
@@ -169,26 +170,26 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     '',
     '| | |',
     '|---|---|',
-    `| GPU ${gpu?.index ?? '?'} | ${gpu?.name ?? '?'}, ${gpu?.memoryTotalMiB ?? '?'} MiB, compute mode ${gpu?.computeMode ?? '?'}, persistence ${gpu?.persistenceMode ?? '?'}, MIG ${gpu?.migModeCurrent ?? '?'} |`,
-    `| driver / CUDA | ${run.fingerprint.driverVersion ?? '?'} / ${run.fingerprint.cudaVersion ?? '?'} |`,
-    `| Python | ${p.status === 'ok' ? `${p.version}, torch ${p.torch ?? '—'} (CUDA ${p.torchCuda ?? '—'}), triton ${p.triton ?? '—'}` : p.error} |`,
-    `| MPS | control ${run.fingerprint.mps.controlPath ?? 'not found'}; ${run.fingerprint.mps.runningPids.length > 0 ? 'another daemon was running' : 'no other daemon running'} |`,
-    `| host | ${run.fingerprint.host.platform} ${run.fingerprint.host.kernel}, ${run.fingerprint.host.cpus} CPUs, Node ${run.fingerprint.host.nodeVersion} |`,
+    `| GPU ${gpu?.index ?? '?'} | ${mdText(`${gpu?.name ?? '?'}, ${gpu?.memoryTotalMiB ?? '?'} MiB, compute mode ${gpu?.computeMode ?? '?'}, persistence ${gpu?.persistenceMode ?? '?'}, MIG ${gpu?.migModeCurrent ?? '?'}`)} |`,
+    `| driver / CUDA | ${mdText(`${run.fingerprint.driverVersion ?? '?'} / ${run.fingerprint.cudaVersion ?? '?'}`)} |`,
+    `| Python | ${mdText(p.status === 'ok' ? `${p.version}, torch ${p.torch ?? '—'} (CUDA ${p.torchCuda ?? '—'}), triton ${p.triton ?? '—'}` : p.error)} |`,
+    `| MPS | control ${mdText(run.fingerprint.mps.controlPath ?? 'not found')}; ${run.fingerprint.mps.runningPids.length > 0 ? 'another daemon was running' : 'no other daemon running'} |`,
+    `| host | ${mdText(`${run.fingerprint.host.platform} ${run.fingerprint.host.kernel}, ${run.fingerprint.host.cpus} CPUs, Node ${run.fingerprint.host.nodeVersion}`)} |`,
     `| settings | ${clientCounts(run.config).join(', ')} clients, ${run.config.roundPolicy.minRounds}–${run.config.roundPolicy.maxRounds} rounds (CI targets: headline ±${(run.config.roundPolicy.ciTarget * 100).toFixed(1)}%, graded ±${(run.config.roundPolicy.gradedCiTarget * 100).toFixed(1)}%; ${run.config.roundPolicy.timeBudgetS} s for extra rounds), ${run.config.windowMs} ms windows, CPU pinning ${run.config.cpuPin}, sampling every ${run.config.sampleIntervalMs} ms |`,
-    ...(run.contamination.length > 0 ? [`| contaminated | ${run.contamination.join('; ')} |`] : []),
+    ...(run.contamination.length > 0 ? [`| contaminated | ${mdText(run.contamination.join('; '))} |`] : []),
   ];
   for (const mode of ['streams', 'timeslice', 'mps', 'mig'] as const) {
     const record = run.modes.find((m) => m.mode === mode);
     if (!record) continue;
     lines.push('', `## ${modeTitle[mode]}`, '');
     if (record.status !== 'ran') {
-      lines.push(`${record.status}: ${record.reason}`);
+      lines.push(`${record.status}: ${mdText(String(record.reason))}`);
       if (record.mig && record.mig.profiles.length > 0) {
         lines.push('', '| profile | id | SMs | memory (GiB) | instances | placements |', '|---|---|---|---|---|---|');
         for (const prof of record.mig.profiles) {
           const place = record.mig.placements.find((pl) => pl.profileId === prof.profileId);
           lines.push(
-            `| ${prof.name} | ${prof.profileId} | ${prof.smCount} | ${prof.memoryGiB} | ${prof.instancesFree}/${prof.instancesTotal} | ${place ? `{${place.starts.join(',')}}:${place.size}` : '?'} |`,
+            `| ${mdText(prof.name)} | ${prof.profileId} | ${prof.smCount} | ${prof.memoryGiB} | ${prof.instancesFree}/${prof.instancesTotal} | ${place ? `{${place.starts.join(',')}}:${place.size}` : '?'} |`,
           );
         }
       }
@@ -196,7 +197,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     }
     if (record.mps)
       lines.push(
-        `MPS daemon ${record.mps.controlPid ?? '?'} (servers ${record.mps.serverPids.join(', ') || 'none'}), shut down: ${record.mps.shutdown}. Logs: ${record.mps.logFiles.map((l) => `\`${l}\``).join(', ') || 'none'}.`,
+        `MPS daemon ${record.mps.controlPid ?? '?'} (servers ${record.mps.serverPids.join(', ') || 'none'}), shut down: ${mdText(record.mps.shutdown)}. Logs: ${record.mps.logFiles.map((l) => mdCode(l)).join(', ') || 'none'}.`,
         '',
       );
     for (const ca of analysis.comparisons.filter((x) => x.comparison.mode === mode)) {
@@ -204,9 +205,9 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
       const stop = ca.stop;
       const pinned = c.clientEnv.map((e) => e.GPUSHARE_CPUS).filter(Boolean);
       lines.push(
-        `### ${c.id}`,
+        `### ${mdText(c.id)}`,
         '',
-        `\`${workloadText(c.workload)}\` · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${pinned.join(', ')}` : ''}`,
+        `${mdCode(workloadText(c.workload))} · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${mdText(pinned.join(', '))}` : ''}`,
         '',
       );
       lines.push(...(mode === 'streams' ? streamsTable(ca) : clientTable(ca)), '');
@@ -233,7 +234,8 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
   }
   if (charts.timeline)
     lines.push('## Timeline', '', `![GPU utilization, SM clock and power with trial windows](${charts.timeline})`, '');
-  for (const w of [...run.warnings, ...(run.sampler.error ? [run.sampler.error] : [])]) lines.push(`- warning: ${w}`);
+  for (const w of [...run.warnings, ...(run.sampler.error ? [run.sampler.error] : [])])
+    lines.push(`- warning: ${mdText(w)}`);
   return `${lines
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')

@@ -1,4 +1,5 @@
 /** A client sweep in the report: one row per mode, workload and client count, and its charts. Pure functions of the analysis. */
+import { mdText } from '../../core/escape/markdown.js';
 import type { Analysis } from '../analysis/types.js';
 
 /** One point of a sweep: the ratios of one comparison, with their CI half-widths. */
@@ -46,8 +47,8 @@ export function scalingTable(points: readonly ScalingPoint[]): string[] {
     '|---|---|---|---|---|---|---|---|---|',
     ...points.map((p) =>
       p.failure !== null
-        ? `| ${p.mode} | ${p.workload} | ${p.clients} | not measured: ${p.failure.replace(/\|/g, '\\|').replace(/\n/g, ' ').slice(0, 300)} | | | | | 0 |`
-        : `| ${p.mode} | ${p.workload} | ${p.clients} | ${x(p.slowdown)}${p.slowdownHalfWidth !== null ? ` ±${(p.slowdownHalfWidth * 100).toFixed(1)}%` : ''} | ${x(p.aggregate)} | ${x(p.fairness)} | ${x(p.p99Ratio)} | ${p.memoryPerClientMiB === null ? '—' : `${p.memoryPerClientMiB.toFixed(0)} MiB`} | ${p.rounds} |`,
+        ? `| ${p.mode} | ${mdText(p.workload)} | ${p.clients} | not measured: ${mdText(p.failure.slice(0, 300))} | | | | | 0 |`
+        : `| ${p.mode} | ${mdText(p.workload)} | ${p.clients} | ${x(p.slowdown)}${p.slowdownHalfWidth !== null ? ` ±${(p.slowdownHalfWidth * 100).toFixed(1)}%` : ''} | ${x(p.aggregate)} | ${x(p.fairness)} | ${x(p.p99Ratio)} | ${p.memoryPerClientMiB === null ? '—' : `${p.memoryPerClientMiB.toFixed(0)} MiB`} | ${p.rounds} |`,
     ),
   ];
 }

@@ -1,5 +1,6 @@
 /** The console summary: a pure function of a run's analysis. */
 
+import { termText } from '../../core/escape/terminal.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { type Analysis, type MetricAnalysis, REPORT_HALF_WIDTH } from '../analysis/types.js';
@@ -46,7 +47,8 @@ export function summaryText(run: Run, analysis: Analysis, dir: string, all = fal
   for (const warning of run.warnings) lines.push(`warning: ${warning}`);
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);
   lines.push(`results: ${dir}`);
-  return `${lines.join('\n')}\n`;
+  // Each line shown escaped: the GPU's name, reasons and warnings are the run's text.
+  return `${lines.map(termText).join('\n')}\n`;
 }
 
 /** A run's analysis as JSON: `report --format json` and `show --json` print this. */

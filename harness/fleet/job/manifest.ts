@@ -19,8 +19,8 @@ import type {
   TopologySpreadConstraint,
   Volume,
 } from 'kubernetes-types/core/v1.js';
-import { stringify } from 'yaml';
-import { commentText } from '../../core/embed.js';
+import { commentText } from '../../core/escape/embed.js';
+import { yamlText } from '../../core/escape/yaml.js';
 
 /** GFD's label for the device plugin's sharing strategy: none, mps or time-slicing. */
 export const SHARING_STRATEGY_LABEL = 'nvidia.com/gpu.sharing-strategy';
@@ -273,10 +273,11 @@ function header(spec: FleetJobSpec): string {
       : comment(
           `Results on the PersistentVolumeClaim ${spec.results.claimName} (--results pvc), under ${spec.name}/ (the mount's subPath). The claim must be ReadWriteMany: pods on ${plural(spec.count, 'node')} write to it at once. A retried pod that finds its run directory taken writes <run>-retry-<time> beside it.`,
         );
+  // Every line made comment-safe: the names in it are checked by the options, but a line break must never end a comment.
   return [
     `# gpushare fleet job: ${spec.name}`,
     ...comment(what),
-    `# Made by: ${commentText(spec.source)}`,
+    `# Made by: ${spec.source}`,
     '#',
     `# Apply:   kubectl apply${ns} -f <this file>`,
     `# Watch:   kubectl get pods${ns} -l app.kubernetes.io/instance=${spec.name} -o wide`,
@@ -294,10 +295,12 @@ function header(spec: FleetJobSpec): string {
     ...comment(
       "Not privileged: bench changes no GPU setting (no compute mode, clocks or MIG geometry), and starts its own MPS daemon inside the container, where its clients run too, so hostIPC stays false (the host's IPC namespace would only let it meet other pods' MPS daemons). nvidia-smi and nvidia-cuda-mps-control come from the NVIDIA container toolkit's driver mount (the image sets NVIDIA_DRIVER_CAPABILITIES=compute,utility). /dev/shm is a 1 GiB memory volume; CPU is requested but not limited, since CFS throttling would show up as latency in the clients measured.",
     ),
-  ].join('\n');
+  ]
+    .map(commentText)
+    .join('\n');
 }
 
 export function fleetJobYaml(spec: FleetJobSpec): string {
   // No anchors: every repeated object (the pod labels) is written out where it is used.
-  return `${header(spec)}\n${stringify(fleetJob(spec), { lineWidth: 0, aliasDuplicateObjects: false })}`;
+  return `${header(spec)}\n${yamlText(fleetJob(spec), { lineWidth: 0, aliasDuplicateObjects: false })}`;
 }

@@ -1,9 +1,9 @@
 /** `gpushare fleet job`'s flags given meaning: each checked, each bad value named with its fix, defaults filled in. */
 
 import { MODE_NAMES } from '../../bench/record/schema.js';
-import { argText, argvText } from '../../core/argv-text.js';
 import type { ArgsOf } from '../../core/command.js';
 import { UserError } from '../../core/errors.js';
+import { argText, argvText } from '../../core/escape/terminal.js';
 import { K8S_NAME } from '../../core/k8s-name.js';
 import {
   defaultDeadlineS,

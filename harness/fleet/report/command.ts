@@ -1,8 +1,8 @@
 /**
  * `gpushare fleet report <dir>`: every bench run under a directory (at any depth; a multi-GPU host as
  * a directory of one run per GPU beside a host.json), each analysed once, merged into one fleet
- * analysis, written as markdown with a chart, JUnit and JSON. Exit 0: no node fails; 1: an outlier
- * or a failing node; 2: nothing to report on.
+ * analysis, written as markdown with a chart, JUnit and JSON. Exit 0: no node fails; 1: an outlier,
+ * a failing node or something unread; 2: nothing to report on.
  */
 import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
@@ -41,49 +41,73 @@ interface Found {
   others: NotCompared[];
 }
 
-/** Every run directory under `root`: a directory with run.json is a run (not searched further); probe and capacity records are noted. */
+const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code ?? String(error);
+
+/**
+ * Every run directory under `root`: a directory with an entry named run.json, of whatever kind, is a
+ * run (not searched further; loadRun refuses a run.json that is not a regular file, without blocking
+ * on a FIFO). Probe and capacity records are noted. Symbolic links to directories are followed, each
+ * directory walked once (by device and inode), so a link back up the tree ends; what cannot be read
+ * (a directory, a broken link, a FIFO, socket or device where a node's results could be) is listed as
+ * unread, and fails the fleet.
+ */
 async function findRuns(root: string): Promise<Found> {
   const found: Found = { runs: [], others: [] };
+  const walked = new Map<string, string>();
+  const unread = (where: string, reason: string) => void found.others.push({ path: where, reason, fails: true });
   const walk = async (dir: string): Promise<void> => {
+    const where = path.relative(root, dir) || path.basename(path.resolve(root));
     let entries: Dirent[];
     try {
+      const id = await stat(dir);
+      const first = walked.get(`${id.dev}:${id.ino}`);
+      if (first !== undefined) {
+        found.others.push({
+          path: where,
+          reason: `the same directory as ${first} (through a symbolic link): its runs are read once, there`,
+          fails: false,
+        });
+        return;
+      }
+      walked.set(`${id.dev}:${id.ino}`, where);
       entries = await readdir(dir, { withFileTypes: true });
     } catch (error) {
       if (dir === root)
         throw new UserError(
-          `cannot read ${root} (${(error as NodeJS.ErrnoException).code ?? String(error)}): give a directory holding run directories made by gpushare bench`,
+          `cannot read ${root} (${errorCode(error)}): give a directory holding run directories made by gpushare bench`,
         );
-      found.others.push({
-        path: path.relative(root, dir),
-        reason: `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-        fails: false,
-      });
+      unread(where, `a directory that cannot be read (${errorCode(error)})`);
       return;
     }
-    const files = new Set(entries.filter((e) => e.isFile()).map((e) => e.name));
-    const where = path.relative(root, dir) || path.basename(path.resolve(root));
-    if (files.has(RUN_FILE)) {
+    const names = new Set(entries.map((e) => e.name));
+    if (names.has(RUN_FILE)) {
       found.runs.push(dir);
       return;
     }
-    if (files.has(PROBE_FILE))
+    if (names.has(PROBE_FILE))
       found.others.push({
         path: where,
         reason: 'a probe record (what breaks): it has no ratios to compare',
         fails: false,
       });
-    if (files.has(CAPACITY_FILE))
+    if (names.has(CAPACITY_FILE))
       found.others.push({
         path: where,
         reason: 'a capacity record (a rate search at a latency target): fleet report merges bench runs',
         fails: false,
       });
-    // Symbolic links are not followed: a link back up the tree would never end.
-    const subdirs = entries
-      .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules')
-      .map((e) => e.name)
-      .sort();
-    for (const name of subdirs) await walk(path.join(dir, name));
+    const subdirs: string[] = [];
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (entry.name.startsWith('.') || entry.name === 'node_modules' || entry.isFile()) continue;
+      const full = path.join(dir, entry.name);
+      const kind = entry.isSymbolicLink() ? await stat(full).catch((error: unknown) => errorCode(error)) : entry;
+      if (typeof kind === 'string')
+        unread(path.relative(root, full), `a symbolic link that cannot be followed (${kind})`);
+      else if (kind.isDirectory()) subdirs.push(full);
+      else if (!kind.isFile())
+        unread(path.relative(root, full), 'not a directory or a regular file (a FIFO, socket or device)');
+    }
+    for (const sub of subdirs) await walk(sub);
   };
   await walk(root);
   return found;
@@ -127,7 +151,7 @@ export const fleetReportCommand = defineCommand({
   flags: FLEET_REPORT_FLAGS,
   positionals: FLEET_REPORT_POSITIONALS,
   epilogue:
-    'exit 0: no outlier and no failing node; 1: a node is an outlier, or fails (contaminated, throttled, incomplete, different software or settings, a failing or invalid verdict), or a run.json is unreadable; 2: no bench run under <dir>, or a usage error',
+    'exit 0: no outlier and no failing node; 1: a node is an outlier, or fails (contaminated, throttled, incomplete, different software or settings, a failing or invalid verdict), or something under <dir> cannot be read (a run.json, a directory, a broken symbolic link, a FIFO); 2: no bench run under <dir>, or a usage error',
   resolve: (args) => args,
   run: fleetReport,
 });

@@ -1,17 +1,17 @@
 /** The fleet report as markdown: a pure function of the fleet analysis and the name of its chart file. */
+import { mdCode, mdText } from '../../core/escape/markdown.js';
 import type { FleetAnalysis, FleetGroup, FleetNode, NodeRatio, Software } from './analyze.js';
 import { fleetExitCode, outlierText } from './outputs.js';
 
 const f3 = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : x.toFixed(3));
 const ciText = (ci: readonly [number, number] | null) => (ci ? `[${f3(ci[0])}, ${f3(ci[1])}]` : 'n/a');
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-/** A table cell: pipes and line breaks would end it. */
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-const code = (text: string) => `\`${text.replace(/`/g, "'")}\``;
 
 function softwareText(s: Software): string {
   const v = (x: string | null) => x ?? 'mixed';
-  return `driver ${v(s.driver)} · CUDA ${v(s.cuda)} · PyTorch ${v(s.torch)} · gpushare ${v(s.gpushare)} · compute mode ${v(s.computeMode)} · MIG ${v(s.mig)}`;
+  return mdText(
+    `driver ${v(s.driver)} · CUDA ${v(s.cuda)} · PyTorch ${v(s.torch)} · gpushare ${v(s.gpushare)} · compute mode ${v(s.computeMode)} · MIG ${v(s.mig)}`,
+  );
 }
 
 /** A node's value of a ratio with its verdict, and the outlier mark. */
@@ -31,28 +31,28 @@ const verdictCounts = (node: FleetNode) => {
 function groupSection(fleet: FleetAnalysis, g: FleetGroup): string[] {
   const nodes = g.nodes.map((name) => fleet.nodes.find((n) => n.name === name) as FleetNode);
   const lines = [
-    `### ${g.id}: ${g.gpuModel}, ${g.nodes.length} runs on ${g.gpus} GPU${g.gpus === 1 ? '' : 's'}`,
+    `### ${g.id}: ${mdText(g.gpuModel)}, ${g.nodes.length} runs on ${g.gpus} GPU${g.gpus === 1 ? '' : 's'}`,
     '',
-    `Settings: ${g.settings}.`,
+    `Settings: ${mdText(g.settings)}.`,
     '',
     `Software: ${softwareText(g.software)}.`,
     '',
-    ...(g.untested ? [`Outliers not tested: ${g.untested}.`, ''] : []),
+    ...(g.untested ? [`Outliers not tested: ${mdText(g.untested)}.`, ''] : []),
     '| ratio | runs | median | min | max | spread | band | outliers |',
     '|---|---|---|---|---|---|---|---|',
     ...g.ratios.map((d) => {
       const out = d.points.filter((p) => p.outlier !== null).map((p) => `${p.node} (${p.outlier})`);
       const band = d.band ? `${ciText([d.band.lo, d.band.hi])}${d.band.floored ? ' (floor)' : ''}` : 'not tested';
-      return `| ${code(d.metricId)} ${d.better === 'higher' ? '↑' : '↓'} | ${d.n} | ${f3(d.median)} | ${f3(d.min)} | ${f3(d.max)} | ${pct(d.spread)} | ${band} | ${cell(out.join(', ')) || '—'} |`;
+      return `| ${mdCode(d.metricId, 'cell')} ${d.better === 'higher' ? '↑' : '↓'} | ${d.n} | ${f3(d.median)} | ${f3(d.min)} | ${f3(d.max)} | ${pct(d.spread)} | ${band} | ${mdText(out.join(', ')) || '—'} |`;
     }),
     '',
     "Each node: median ± CI half-width and the run's own verdict.",
     '',
-    `| node | ${g.ratios.map((d) => code(d.metricId)).join(' | ')} | checks |`,
+    `| node | ${g.ratios.map((d) => mdCode(d.metricId, 'cell')).join(' | ')} | checks |`,
     `|---|${g.ratios.map(() => '---|').join('')}---|`,
     ...nodes.map(
       (n) =>
-        `| ${cell(n.name)} | ${g.ratios.map((d) => ratioCell(n.ratios.find((r) => r.metricId === d.metricId))).join(' | ')} | ${n.flags.length > 0 ? cell(n.flags.map((f) => f.kind).join(', ')) : 'ok'} |`,
+        `| ${mdText(n.name)} | ${g.ratios.map((d) => ratioCell(n.ratios.find((r) => r.metricId === d.metricId))).join(' | ')} | ${n.flags.length > 0 ? mdText(n.flags.map((f) => f.kind).join(', ')) : 'ok'} |`,
     ),
     '',
   ];
@@ -69,13 +69,13 @@ export function fleetMarkdown(
   const failing = fleet.nodes.filter((n) => !n.pass);
   const exit = fleetExitCode(fleet);
   const lines = [
-    `# gpushare fleet report: ${meta.name}`,
+    `# gpushare fleet report: ${mdText(meta.name)}`,
     '',
-    `${fleet.nodes.length} bench runs under ${code(meta.dir)} on ${fleet.gpus} GPUs (${fleet.gpuModels.join(', ')}) · ${compared.length} group${compared.length === 1 ? '' : 's'} compared · ${setAside.length} run${setAside.length === 1 ? '' : 's'} set aside · ${fleet.notCompared.length} other record${fleet.notCompared.length === 1 ? '' : 's'} not compared · gpushare ${meta.version}`,
+    `${fleet.nodes.length} bench runs under ${mdCode(meta.dir)} on ${fleet.gpus} GPUs (${mdText(fleet.gpuModels.join(', '))}) · ${compared.length} group${compared.length === 1 ? '' : 's'} compared · ${setAside.length} run${setAside.length === 1 ? '' : 's'} set aside · ${fleet.notCompared.length} other record${fleet.notCompared.length === 1 ? '' : 's'} not compared · gpushare ${meta.version}`,
     '',
     exit === 0
       ? '**Exit 0: no outlier and no failing node.**'
-      : `**Exit 1: ${fleet.outlierNodes.length} outlier node${fleet.outlierNodes.length === 1 ? '' : 's'}${fleet.outlierNodes.length > 0 ? ` (${fleet.outlierNodes.join(', ')})` : ''}, ${failing.length} failing node${failing.length === 1 ? '' : 's'} in all${fleet.notCompared.some((x) => x.fails) ? ', and unreadable runs' : ''}.**`,
+      : `**Exit 1: ${fleet.outlierNodes.length} outlier node${fleet.outlierNodes.length === 1 ? '' : 's'}${fleet.outlierNodes.length > 0 ? ` (${mdText(fleet.outlierNodes.join(', '))})` : ''}, ${failing.length} failing node${failing.length === 1 ? '' : 's'} in all${fleet.notCompared.some((x) => x.fails) ? ', and unreadable runs' : ''}.**`,
     '',
     '## How nodes are compared',
     '',
@@ -97,7 +97,7 @@ export function fleetMarkdown(
               ...n.ratios.filter((r) => r.outlier !== null).map((r) => `outlier: ${outlierText(fleet, n, r)}`),
               ...n.flags.map((f) => `${f.kind}: ${f.text}`),
             ];
-            return `| ${cell(n.name)} | ${n.group} | ${cell(why.join('; '))} |`;
+            return `| ${mdText(n.name)} | ${n.group} | ${mdText(why.join('; '))} |`;
           }),
         ]),
     '',
@@ -123,7 +123,7 @@ export function fleetMarkdown(
           '|---|---|---|---|---|',
           ...setAside.map((g) => {
             const n = fleet.nodes.find((x) => x.name === g.nodes[0]) as FleetNode;
-            return `| ${cell(n.name)} | ${cell(g.gpuModel)} | ${cell(g.settings)} | ${verdictCounts(n)} | ${cell(g.setAside ?? '')} |`;
+            return `| ${mdText(n.name)} | ${mdText(g.gpuModel)} | ${mdText(g.settings)} | ${verdictCounts(n)} | ${mdText(g.setAside ?? '')} |`;
           }),
           '',
         ]
@@ -134,7 +134,7 @@ export function fleetMarkdown(
           '',
           '| path | why |',
           '|---|---|',
-          ...fleet.notCompared.map((x) => `| ${cell(x.path)} | ${cell(x.reason)} |`),
+          ...fleet.notCompared.map((x) => `| ${mdText(x.path)} | ${mdText(x.reason)} |`),
           '',
         ]
       : []),
@@ -144,7 +144,7 @@ export function fleetMarkdown(
     '|---|---|---|---|---|---|---|---|---|',
     ...fleet.nodes.map(
       (n) =>
-        `| ${cell(n.name)} | ${cell(n.host ?? '—')} | ${n.gpuIndex}: ${cell(n.gpuName)} | ${code(n.gpuUuid ?? '?')} | ${code(n.runId)} | ${n.runStatus} | ${n.group} | ${cell(`driver ${n.software.driver ?? '?'}, CUDA ${n.software.cuda ?? '?'}, PyTorch ${n.software.torch ?? '?'}`)} | ${verdictCounts(n)} |`,
+        `| ${mdText(n.name)} | ${mdText(n.host ?? '—')} | ${n.gpuIndex}: ${mdText(n.gpuName)} | ${mdCode(n.gpuUuid ?? '?', 'cell')} | ${mdCode(n.runId, 'cell')} | ${n.runStatus} | ${n.group} | ${mdText(`driver ${n.software.driver ?? '?'}, CUDA ${n.software.cuda ?? '?'}, PyTorch ${n.software.torch ?? '?'}`)} | ${verdictCounts(n)} |`,
     ),
   ];
   return `${lines

@@ -1,5 +1,6 @@
 /** The fleet report's console text, JUnit XML and JSON: pure functions of the fleet analysis. */
 
+import { termJson, termText } from '../../core/escape/terminal.js';
 import { type JunitCase, junitDocument } from '../../core/junit.js';
 import type { FleetAnalysis, FleetNode, NodeRatio } from './analyze.js';
 
@@ -26,7 +27,7 @@ export function fleetText(fleet: FleetAnalysis, reportFile: string | null): stri
   for (const g of fleet.groups) {
     const head = `${g.id} ${g.gpuModel}, ${g.nodes.length} run(s) on ${g.gpus} GPU(s): ${g.settings}`;
     if (g.setAside) {
-      lines.push(`${head}\n  set aside: ${g.setAside}`);
+      lines.push(head, `  set aside: ${g.setAside}`);
       continue;
     }
     lines.push(head);
@@ -49,7 +50,8 @@ export function fleetText(fleet: FleetAnalysis, reportFile: string | null): stri
   lines.push(
     `exit ${code}: ${code === 0 ? 'no outlier and no failing node' : `${fleet.outlierNodes.length} outlier node(s), ${fleet.failingNodes.length} failing node(s)${fleet.notCompared.some((x) => x.fails) ? ', unreadable runs' : ''}`}`,
   );
-  return `${lines.join('\n')}\n`;
+  // Each line shown escaped: node names, GPU models, reasons and paths are the runs' text.
+  return `${lines.map(termText).join('\n')}\n`;
 }
 
 /** One testcase per node and ratio, and one per node for its checks, so CI systems list each failing node. */
@@ -104,5 +106,5 @@ export function fleetJunit(fleet: FleetAnalysis, name: string): string {
 
 /** The fleet analysis as `fleet report --json` prints it, with the exit code. */
 export function fleetJson(fleet: FleetAnalysis): string {
-  return `${JSON.stringify({ exitCode: fleetExitCode(fleet), ...fleet }, null, 2)}\n`;
+  return termJson({ exitCode: fleetExitCode(fleet), ...fleet });
 }

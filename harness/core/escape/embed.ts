@@ -4,7 +4,7 @@
  * break and control character made a space; values a script acts on are checked against tight
  * shapes, and a value of another shape is refused, never quoted into the file.
  */
-import { UserError } from './errors.js';
+import { UserError } from '../errors.js';
 
 /** Free text (a GPU name, a run id, a source line) made safe for one `#` comment line. */
 export function commentText(text: string): string {
