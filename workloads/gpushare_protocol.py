@@ -275,7 +275,10 @@ def _run(torch, step, cmd, args, lanes_by_k):
         client = int(os.environ.get("GPUSHARE_CLIENT_INDEX", "0"))
         phase = client / max(1, int(cmd.get("clients") or 1))
         done, dropped, latencies, lag_p99, lag_max = _open_loop(torch, step, lanes, variant, t0, end, cmd["load"], f'{cmd["trial"]}/{client}', phase)
-        return result_message(cmd["trial"], t0, max(end, now_us()), done, 0.0, latencies, 1,
+        # The window lasts until its end even when the last request was served before it: a result
+        # sent earlier would claim a window that had not ended yet.
+        _wait_until(end)
+        return result_message(cmd["trial"], t0, now_us(), done, 0.0, latencies, 1,
                               schedule_lag_ms=lag_p99, schedule_lag_max_ms=lag_max, dropped_requests=dropped)
     if duration_ms:
         done, gpu_ms, latencies = _window(torch, step, lanes, variant, t0 + duration_ms * 1000, args.sync_every)
