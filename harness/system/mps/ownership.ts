@@ -21,6 +21,8 @@ export interface MpsMarker {
   harnessPid: number;
   bootId: string;
   createdAtMs: number;
+  /** The run directory (absolute) whose record lists this daemon: where doctor sends the user. Absent in older markers. */
+  runDir?: string;
 }
 
 /** A private MPS root made before the daemon starts, so its path can be recorded first. */
@@ -31,15 +33,25 @@ export interface PreparedMps {
   marker: MpsMarker;
 }
 
-/** Creates a fresh 0700 root with pipe/ and log/ and the marker that proves it is this run's. */
-export async function prepareMpsDirectory(runId: string, tempRoot = os.tmpdir()): Promise<PreparedMps> {
+/** Creates a fresh 0700 root with pipe/ and log/ and the marker that proves it is the run's in `runDir`. */
+export async function prepareMpsDirectory(
+  runId: string,
+  runDir: string | null = null,
+  tempRoot = os.tmpdir(),
+): Promise<PreparedMps> {
   const root = await mkdtemp(path.join(tempRoot, MPS_ROOT_PREFIX));
   await chmod(root, 0o700);
   const pipeDirectory = path.join(root, 'pipe');
   const logDirectory = path.join(root, 'log');
   await mkdir(pipeDirectory, { mode: 0o700 });
   await mkdir(logDirectory, { mode: 0o700 });
-  const marker: MpsMarker = { runId, harnessPid: process.pid, bootId: await bootId(), createdAtMs: Date.now() };
+  const marker: MpsMarker = {
+    runId,
+    harnessPid: process.pid,
+    bootId: await bootId(),
+    createdAtMs: Date.now(),
+    ...(runDir !== null ? { runDir: path.resolve(runDir) } : {}),
+  };
   await writeFile(path.join(root, MPS_MARKER), `${JSON.stringify(marker)}\n`, { mode: 0o600, flag: 'wx' });
   return { root, pipeDirectory, logDirectory, marker };
 }
