@@ -38,8 +38,7 @@ export async function benchGpus(options: BenchOptions, which: 'all' | number[], 
   const fingerprint = await benchFingerprint(config, deps);
   const indices = which === 'all' ? fingerprint.gpus.flatMap((g) => (g.index === null ? [] : [g.index])) : which;
   refuseBlockedBench(config, fingerprint, indices.length > 0 ? indices : [0]);
-  for (const index of indices)
-    refuseBusy(fingerprint, index, options.allowBusy, 'its run is then marked contaminated');
+  for (const index of indices) refuseBusy(fingerprint, index, options.allowBusy, 'its run is then marked contaminated');
   const createdAt = deps.clock.nowIso();
   const id = newRunId(createdAt, gpuAt(fingerprint, indices[0] as number)?.name, `x${indices.length}`);
   const parent = options.out ?? path.join(resultsDir(deps.cwd), id);
@@ -166,7 +165,11 @@ async function hostRun(
       const gpuDeps = schedule.parallel && options.style !== 'json' ? prefixedDeps(deps, `[GPU ${gpu.index}] `) : deps;
       const dir = path.join(parent, gpu.dir);
       try {
-        const { code, run } = await runIn(dir, { ...options, config: { ...config, gpuIndex: gpu.index }, out: dir }, gpuDeps);
+        const { code, run } = await runIn(
+          dir,
+          { ...options, config: { ...config, gpuIndex: gpu.index }, out: dir },
+          gpuDeps,
+        );
         gpu.exitCode = run.status === 'complete' ? code : null;
       } catch (error) {
         if (error instanceof Interrupted || !(error instanceof UserError)) throw error;
@@ -211,7 +214,10 @@ async function crossCheck(
   const { config } = options;
   const indices = host.gpus.map((g) => g.index);
   // Its CIs aim at half the tolerance, so a GPU free of interference can be shown to be.
-  const roundPolicy = { ...config.roundPolicy, ciTarget: Math.min(config.roundPolicy.ciTarget, CROSS_GPU_TOLERANCE / 2) };
+  const roundPolicy = {
+    ...config.roundPolicy,
+    ciTarget: Math.min(config.roundPolicy.ciTarget, CROSS_GPU_TOLERANCE / 2),
+  };
   const crossConfig: Config = {
     ...config,
     gpuIndex: indices[0] as number,

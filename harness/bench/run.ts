@@ -8,13 +8,7 @@ import { ExitCode } from '../core/errors.js';
 import { resultsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { newRunId } from '../record/record-file.js';
-import {
-  newSession,
-  type RecordBinding,
-  resumeSession,
-  runAndReport,
-  type Session,
-} from '../session/lifecycle.js';
+import { newSession, type RecordBinding, resumeSession, runAndReport, type Session } from '../session/lifecycle.js';
 import { refuseOtherMachine } from '../session/machine.js';
 import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
 import { startSmiSampler } from '../system/nvidia/sampler.js';

@@ -85,9 +85,9 @@ async function resumeCapacity(dir: string, json: boolean, deps: AppDeps): Promis
     check: (run) => refuseOtherMachine(dir, fingerprint, run.fingerprint, run.gpuIndex),
     resumed: (run) => {
       const cut = run.current;
-      if (cut !== null) run.points = run.points.filter((p) => p.mode !== cut.mode || p.clients !== cut.clients);
+      if (cut) run.points = run.points.filter((p) => p.mode !== cut.mode || p.clients !== cut.clients);
       run.current = null;
-      run.resumes.push({ at: deps.clock.nowIso(), pointsKept: run.points.length });
+      (run.resumes ??= []).push({ at: deps.clock.nowIso(), pointsKept: run.points.length });
     },
   });
   const run = session.record;
@@ -109,8 +109,8 @@ function capacityBinding(dir: string): RecordBinding<CapacityRun> {
     kind: 'capacity',
     save: (run) => store.save(capacityRecordJson(run)),
     saveSync: (run) => store.saveSync(capacityRecordJson(run)),
-    daemons: (run) => run.daemons,
-    done: (run) => run.points.filter((p) => p.mode !== run.current?.mode || p.clients !== run.current.clients).length,
+    daemons: (run) => run.daemons ?? [],
+    done: (run) => run.points.filter((p) => p.mode !== run.current?.mode || p.clients !== run.current?.clients).length,
     windDown: 'stopping the step under way (--resume measures its point again)',
   };
 }
@@ -130,7 +130,7 @@ async function capacityRun(session: Session<CapacityRun>, options: CapacityOptio
       if (session.abort.aborted) throw session.interrupted();
       let daemon: SessionDaemon | null = null;
       if (mode === 'mps') {
-        const started = await session.startMps((d) => run.daemons.push(d), visible);
+        const started = await session.startMps((d) => (run.daemons ??= []).push(d), visible);
         if (!started.ok) {
           for (const clients of left)
             run.points.push({

@@ -53,12 +53,12 @@ export interface CapacityRun extends RecordHeader<typeof CAPACITY_SCHEMA_ID> {
   settings: CapacitySettings;
   points: CapacityPoint[];
   warnings: string[];
-  /** Every MPS daemon the run started, recorded before it started. */
-  daemons: MpsDaemonRecord[];
+  /** Every MPS daemon the run started, recorded before it started. Absent before 2026-11-24. */
+  daemons?: MpsDaemonRecord[];
   /** The point being measured when the record was saved, or null between points: --resume measures it again. */
-  current: { mode: 'timeslice' | 'mps'; clients: number } | null;
+  current?: { mode: 'timeslice' | 'mps'; clients: number } | null;
   /** Each --resume: when, and how many finished points it kept. */
-  resumes: Array<{ at: string; pointsKept: number }>;
+  resumes?: Array<{ at: string; pointsKept: number }>;
 }
 
 const ClientStepSchema = z.object({
@@ -96,9 +96,9 @@ export const CapacityRunSchema = z.object({
     ]),
   ),
   warnings: z.array(z.string()),
-  daemons: z.array(MpsDaemonRecordSchema).default(() => []),
-  current: z.object(pointKey).nullable().default(null),
-  resumes: z.array(z.object({ at: z.string(), pointsKept: z.number().int().nonnegative() })).default(() => []),
+  daemons: z.array(MpsDaemonRecordSchema).optional(),
+  current: z.object(pointKey).nullable().optional(),
+  resumes: z.array(z.object({ at: z.string(), pointsKept: z.number().int().nonnegative() })).optional(),
 });
 
 /** The capacity run saved in `dir`, read through its schema, or null when `dir` holds none. */

@@ -8,7 +8,7 @@ import { VERSION } from '../core/version.js';
 import { newRunId, notARunOf } from '../record/record-file.js';
 import { jsonRecordStore, writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
-import { type RecordBinding, newSession, resumeSession, runAndReport, type Session } from '../session/lifecycle.js';
+import { newSession, type RecordBinding, resumeSession, runAndReport, type Session } from '../session/lifecycle.js';
 import { refuseOtherMachine } from '../session/machine.js';
 import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
 import { gpuAt } from '../system/nvidia/schema.js';
@@ -68,7 +68,7 @@ async function resumeProbe(dir: string, json: boolean, deps: AppDeps): Promise<n
   const session = await resumeSession(probeBinding(dir), dir, deps, {
     load,
     check: (run) => refuseOtherMachine(dir, fingerprint, run.fingerprint, run.gpuIndex),
-    resumed: (run) => run.resumes.push({ at: deps.clock.nowIso(), probesKept: run.probes.length }),
+    resumed: (run) => (run.resumes ??= []).push({ at: deps.clock.nowIso(), probesKept: run.probes.length }),
   });
   return probeRun(session, python, json, deps);
 }
@@ -79,7 +79,7 @@ function probeBinding(dir: string): RecordBinding<ProbeRun> {
     kind: 'probe',
     save: (run) => store.save(run),
     saveSync: (run) => store.saveSync(run),
-    daemons: (run) => run.daemons,
+    daemons: (run) => run.daemons ?? [],
     done: (run) => new Set(run.probes.map((o) => o.probe)).size,
     windDown: 'stopping once the probe session under way ends (--resume runs the unfinished probes)',
   };
@@ -93,7 +93,9 @@ async function probeRun(session: Session<ProbeRun>, python: string, json: boolea
   // A probe's outcomes are saved together once it has run: one without any has not, and runs (again).
   const todo = (run.requested ?? []).filter((name) => !run.probes.some((o) => o.probe === name));
   const loop = async () => {
-    deps.err(`gpushare probe ${run.id}: ${todo.join(', ') || 'nothing left'} on ${gpu?.name ?? `GPU ${run.gpuIndex}`}\n`);
+    deps.err(
+      `gpushare probe ${run.id}: ${todo.join(', ') || 'nothing left'} on ${gpu?.name ?? `GPU ${run.gpuIndex}`}\n`,
+    );
     for (const name of todo) {
       if (session.abort.aborted) throw session.interrupted();
       const results = await runProbe(name, {
@@ -103,9 +105,9 @@ async function probeRun(session: Session<ProbeRun>, python: string, json: boolea
         visibleDevices: visible,
         startMps: (probe) =>
           session.startMps(
-            (daemon) => run.daemons.push(daemon),
+            (daemon) => (run.daemons ??= []).push(daemon),
             visible,
-            `mps/${String(run.daemons.length + 1).padStart(2, '0')}-${probe}`,
+            `mps/${String((run.daemons?.length ?? 0) + 1).padStart(2, '0')}-${probe}`,
           ),
         onForcedExit: (kill) => session.reaper.add(kill),
       });

@@ -182,11 +182,11 @@ export const ProbeRunSchema = z.object({
   probes: z.array(ProbeOutcomeSchema),
   /** Per probe and mode: how its processes and MPS daemon ended, and any PID still running after. */
   cleanup: z.array(CleanupSchema),
-  /** Every MPS daemon the probes started, recorded before it started. */
-  daemons: z.array(MpsDaemonRecordSchema).default(() => []),
+  /** Every MPS daemon the probes started, recorded before it started. Absent before 2026-11-24. */
+  daemons: z.array(MpsDaemonRecordSchema).optional(),
   warnings: z.array(z.string()),
   /** Each --resume: when, and how many outcomes it kept. */
-  resumes: z.array(z.object({ at: z.string(), probesKept: z.number().int().nonnegative() })).default(() => []),
+  resumes: z.array(z.object({ at: z.string(), probesKept: z.number().int().nonnegative() })).optional(),
 });
 export type ProbeRun = z.infer<typeof ProbeRunSchema>;
 

@@ -24,7 +24,11 @@ export interface RecordWriter {
 }
 
 /** The writer of `dir`, a run directory of `kind`; `writer` is the atomic writer (a seam for tests). */
-export function directoryWriter(dir: string, writer: AtomicWriter = atomicWrite, kind: RecordKind = 'bench'): RecordWriter {
+export function directoryWriter(
+  dir: string,
+  writer: AtomicWriter = atomicWrite,
+  kind: RecordKind = 'bench',
+): RecordWriter {
   return {
     dir,
     async writeText(relativePath, content) {
@@ -140,7 +144,10 @@ function writeError(file: string, dir: string, kind: RecordKind, error: unknown)
  * Reads a file that must be a regular file: a FIFO or device would block the read forever. `fix`
  * says what to give instead. A missing file rejects with its ENOENT, for the caller to word.
  */
-export async function readRegularFile(file: string, fix = 'give a run directory made by gpushare bench'): Promise<string> {
+export async function readRegularFile(
+  file: string,
+  fix = 'give a run directory made by gpushare bench',
+): Promise<string> {
   // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
   const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   try {

@@ -27,10 +27,11 @@ const PRINTING_FLAGS = ['json', 'quiet', 'resume'];
 export function refuseSettingsWithResume(flags: Readonly<Record<string, unknown>>, args: object): void {
   const given = args as Record<string, unknown>;
   const clash = Object.keys(flags).find(
-    (flag) => !PRINTING_FLAGS.includes(flag) && given[flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] !== undefined,
+    (flag) =>
+      !PRINTING_FLAGS.includes(flag) &&
+      given[flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] !== undefined,
   );
-  if (clash !== undefined)
-    throw new UserError(`--resume continues a run with its own settings: drop --${clash}`);
+  if (clash !== undefined) throw new UserError(`--resume continues a run with its own settings: drop --${clash}`);
   if (((given.rest as unknown[] | undefined) ?? []).length > 0)
     throw new UserError('--resume continues a run with its own settings: drop the command after --');
 }

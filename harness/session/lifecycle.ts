@@ -5,7 +5,6 @@
  * stopped however the run ends, the status, finishedAt and "stopped by" warning set, the final save,
  * and where the report goes. A product supplies only what differs: its record, its loop, its report.
  */
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { AppDeps } from '../core/deps.js';
 import { Interrupted, type InterruptSignal, signalExitCode, UserError } from '../core/errors.js';
@@ -16,7 +15,7 @@ import { acquireRunLock, type RunLock } from '../record/lock.js';
 import type { RunStatus } from '../record/record-file.js';
 import { directoryWriter, openRunDirectory, type RecordWriter, removeStaleTempFiles } from '../record/store.js';
 import { type MpsDaemon, startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
-import { prepareMpsDirectory } from '../system/mps/ownership.js';
+import { chooseMpsDirectory, makeMpsDirectory, type PreparedMps } from '../system/mps/ownership.js';
 import { killMpsProcessesSettledSync, killMpsProcessesSync } from '../system/mps/pipe-processes.js';
 import { salvageMpsLogsSync } from '../system/mps/salvage.js';
 import { Reaper } from '../system/proc/reaper.js';
@@ -170,8 +169,9 @@ export class Session<R extends SessionRecord> {
     logDirectory = 'mps',
   ): Promise<SessionMpsStart> {
     if (this.abort.aborted) throw this.interrupted();
-    const prepared = await prepareMpsDirectory(this.record.id, this.dir);
-    const pipe = prepared.pipeDirectory;
+    // Recorded before it is even made: a harness killed at any moment leaves no root its record lacks.
+    const paths = chooseMpsDirectory();
+    const pipe = paths.pipeDirectory;
     const daemonRecord: MpsDaemonRecord = {
       controlPid: null,
       serverPids: [],
@@ -182,12 +182,13 @@ export class Session<R extends SessionRecord> {
     };
     place(daemonRecord);
     const forget = this.reaper.add(() => killMpsProcessesSync(pipe));
+    let prepared: PreparedMps;
     try {
       await this.save();
+      prepared = await makeMpsDirectory(paths, this.record.id, this.dir);
     } catch (error) {
       forget();
       Object.assign(daemonRecord, { pipeDirectory: null, shutdown: 'not started' });
-      await rm(prepared.root, { recursive: true, force: true });
       throw error;
     }
     const started = await startMpsDaemon(

@@ -5,8 +5,8 @@
  */
 
 import { ExitCode, UserError } from '../../core/errors.js';
-import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stats/bootstrap.js';
 import { fingerprintMismatches, type Machine } from '../../session/machine.js';
+import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stats/bootstrap.js';
 import { analyze } from '../analysis/analyze.js';
 import type { Metric } from '../analysis/metrics.js';
 import type { Analysis, MetricAnalysis } from '../analysis/types.js';

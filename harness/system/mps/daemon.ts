@@ -17,7 +17,7 @@ import {
   prepareMpsDirectory,
   whyNotOurMpsProcess,
 } from './ownership.js';
-import { killMpsProcessesSync, mpsProcessesOfSync } from './pipe-processes.js';
+import { killMpsProcessesSettledSync, mpsProcessesOfSync } from './pipe-processes.js';
 
 const CONTROL = 'nvidia-cuda-mps-control';
 
@@ -86,8 +86,7 @@ export async function startMpsDaemon(
   }
   if (options.signal?.aborted && !(controlPid !== null && answering)) {
     // A daemon that does not answer yet cannot be asked to quit: killed at once, by its pipe directory.
-    const killed = killMpsProcessesSync(pipeDir);
-    await waitUntil(() => mpsProcessesOfSync(pipeDir).length === 0, 2000, clock);
+    const killed = killMpsProcessesSettledSync(pipeDir);
     const logs = await readLogs();
     await rm(root, { recursive: true, force: true });
     return {
@@ -120,9 +119,7 @@ export async function startMpsDaemon(
       const quit = await control(runner, env, 'quit', options.quitTimeoutMs);
       const known = [...(controlPid !== null ? [controlPid] : []), ...knownServers];
       // Gone: every PID it answered with, and every MPS process of its pipe directory (a server it never listed).
-      const alive = async () => [
-        ...new Set([...(await runningOf(known)), ...mpsProcessesOfSync(pipeDir)]),
-      ];
+      const alive = async () => [...new Set([...(await runningOf(known)), ...mpsProcessesOfSync(pipeDir)])];
       if (await waitUntil(async () => (await alive()).length === 0, options.quitTimeoutMs, clock)) {
         stopped = quit.ok ? 'quit' : `quit failed (${quit.error}) but the daemon is gone`;
         return stopped;
@@ -182,6 +179,14 @@ export async function stopOrphanDaemon(
   removeRoot: () => Promise<void>;
 }> {
   const checked = await checkMpsRoot(orphan.pipeDirectory, orphan.runId, tempRoot);
+  if (!checked.ok && checked.missing)
+    return {
+      outcome: 'already gone (its directory was never made, or is removed)',
+      controlPid: orphan.controlPid,
+      leftAlone: [],
+      logs: [],
+      removeRoot: async () => undefined,
+    };
   if (!checked.ok)
     return {
       outcome: 'left alone',
@@ -289,7 +294,11 @@ async function runningOf(pids: readonly number[]): Promise<number[]> {
 }
 
 /** Polls `condition` every 100 ms until it holds (true) or `timeoutMs` passes (false). */
-async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs: number, clock: Clock): Promise<boolean> {
+async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  clock: Clock,
+): Promise<boolean> {
   const deadline = clock.monotonicUs() + timeoutMs * 1000;
   for (;;) {
     if (await condition()) return true;

@@ -7,15 +7,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { MPS_COMM_PREFIX } from './ownership.js';
 
-/** A live MPS process and the pipe directory its environment names (null: none, or unreadable). */
-export interface MpsProcess {
+/** A live process whose environment names an MPS pipe directory: an MPS process, or a client of one. */
+export interface PipeProcess {
   pid: number;
-  pipeDirectory: string | null;
+  pipeDirectory: string;
+  /** Its command name starts with nvidia-cuda-mps: the daemon or a server, not a client. */
+  mps: boolean;
 }
 
-/** Every live (not zombie) MPS process of this machine that this user can see. */
-export function listMpsProcessesSync(): MpsProcess[] {
-  const found: MpsProcess[] = [];
+/** Every live (not zombie) process of this user's whose environment names an MPS pipe directory. */
+export function listPipeProcessesSync(): PipeProcess[] {
+  const found: PipeProcess[] = [];
   let entries: string[] = [];
   try {
     entries = readdirSync('/proc');
@@ -24,33 +26,37 @@ export function listMpsProcessesSync(): MpsProcess[] {
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = readOrNull(`/proc/${entry}/stat`);
-    if (stat === null) continue;
-    // comm may contain spaces and parentheses: it runs from the first "(" to the last ")".
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    if (!comm.startsWith(MPS_COMM_PREFIX) || state === 'Z' || state === 'X') continue;
     const pipe = readOrNull(`/proc/${entry}/environ`)
       ?.split('\0')
       .find((v) => v.startsWith('CUDA_MPS_PIPE_DIRECTORY='));
-    found.push({ pid: Number(entry), pipeDirectory: pipe?.slice('CUDA_MPS_PIPE_DIRECTORY='.length) ?? null });
+    const stat = pipe !== undefined ? readOrNull(`/proc/${entry}/stat`) : null;
+    if (pipe === undefined || stat === null) continue;
+    // comm may contain spaces and parentheses: it runs from the first "(" to the last ")".
+    const close = stat.lastIndexOf(')');
+    const state = stat.slice(close + 2, close + 3);
+    if (state === 'Z' || state === 'X') continue;
+    found.push({
+      pid: Number(entry),
+      pipeDirectory: pipe.slice('CUDA_MPS_PIPE_DIRECTORY='.length),
+      mps: stat.slice(stat.indexOf('(') + 1, close).startsWith(MPS_COMM_PREFIX),
+    });
   }
   return found;
 }
 
 /** PIDs of the live MPS processes started for `pipeDirectory`. */
 export function mpsProcessesOfSync(pipeDirectory: string): number[] {
-  return listMpsProcessesSync()
-    .filter((p) => p.pipeDirectory === pipeDirectory)
+  return listPipeProcessesSync()
+    .filter((p) => p.mps && p.pipeDirectory === pipeDirectory)
     .map((p) => p.pid);
 }
 
-/** Signals every MPS process of `pipeDirectory` (SIGKILL unless told); returns their PIDs. */
-export function killMpsProcessesSync(pipeDirectory: string, signal: NodeJS.Signals = 'SIGKILL'): number[] {
+/** SIGKILLs every MPS process of `pipeDirectory`; returns their PIDs. */
+export function killMpsProcessesSync(pipeDirectory: string): number[] {
   const pids = mpsProcessesOfSync(pipeDirectory);
   for (const pid of pids) {
     try {
-      process.kill(pid, signal);
+      process.kill(pid, 'SIGKILL');
     } catch {
       // Gone already.
     }
@@ -59,16 +65,18 @@ export function killMpsProcessesSync(pipeDirectory: string, signal: NodeJS.Signa
 }
 
 /**
- * Kills every MPS process of `pipeDirectory` and waits, synchronously, up to `settleMs` until none
- * is left (killing again any that appeared meanwhile): for a forced exit, which cannot await.
+ * Kills every MPS process of `pipeDirectory`, then waits, synchronously and up to `settleMs`, until no
+ * process naming the directory is left: one still starting (an MPS server a daemon just forked, not
+ * yet named) is killed once it is named. For a forced exit and an interrupted start, which must
+ * leave nothing behind.
  */
-export function killMpsProcessesSettledSync(pipeDirectory: string, settleMs = 1000): number[] {
+export function killMpsProcessesSettledSync(pipeDirectory: string, settleMs = 2000): number[] {
   const killed = new Set<number>();
   const deadline = Date.now() + settleMs;
   for (;;) {
-    const alive = killMpsProcessesSync(pipeDirectory);
-    for (const pid of alive) killed.add(pid);
-    if (alive.length === 0 || Date.now() >= deadline) return [...killed];
+    for (const pid of killMpsProcessesSync(pipeDirectory)) killed.add(pid);
+    const left = listPipeProcessesSync().filter((p) => p.pipeDirectory === pipeDirectory);
+    if (left.length === 0 || Date.now() >= deadline) return [...killed];
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
 }

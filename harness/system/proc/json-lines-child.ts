@@ -7,7 +7,10 @@ import type { ChildHandle, ExitInfo, ProcessRunner } from '../../core/process.js
 import { descendants, isRunning, processStartTicks } from './process-table.js';
 
 /** How a line parses: a message, a line that breaks the contract (why), or null for one to ignore. */
-export type LineParser<M> = (line: string, tooLong: boolean) => { ok: true; message: M } | { ok: false; error: string } | null;
+export type LineParser<M> = (
+  line: string,
+  tooLong: boolean,
+) => { ok: true; message: M } | { ok: false; error: string } | null;
 
 /** What the child did next: a message, a line it should not have printed, or its exit (once its lines are read). */
 export type ChildEvent<M> =
@@ -38,7 +41,9 @@ export class JsonLinesChild<M> {
     child.onLine((line, tooLong) => {
       const parsed = parse(line, tooLong);
       if (parsed === null) return;
-      this.queue.push(parsed.ok ? { kind: 'message', message: parsed.message } : { kind: 'bad-line', error: parsed.error });
+      this.queue.push(
+        parsed.ok ? { kind: 'message', message: parsed.message } : { kind: 'bad-line', error: parsed.error },
+      );
       this.wake?.();
     });
     void child.exited.then((exit) => {
