@@ -132,7 +132,7 @@ describe('a directory of another kind is named as such', () => {
       ['show', dir],
       ['gate', dir],
       ['artifacts', '--run', dir, '--out', path.join(tempDir(), 'a')],
-      ['plan', '--run', dir],
+      ['plan', '--run', dir, '--models', '2', '--mem-gib', '10', '--sm-pct', '40'],
     ]) {
       const result = await cli(args);
       expect([args[0], result.exitCode]).toEqual([args[0], 2]);
