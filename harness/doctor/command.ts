@@ -8,11 +8,13 @@ import { type ArgsOf, defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
 import { RECORD_KINDS, recordKindIn } from '../record/kinds.js';
+import { liveLockHolder } from '../record/lock.js';
 import { readRegularFile } from '../record/store.js';
 import { machineFingerprint } from '../session/preflight.js';
 import { benchBlockers } from '../session/readiness.js';
 import { findMpsLeftovers, type MpsLeftover } from '../system/mps/leftovers.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
+import { bootId, isRunning } from '../system/proc/process-table.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 
 const DOCTOR_FLAGS = {
@@ -27,7 +29,10 @@ async function doctor(args: ArgsOf<typeof DOCTOR_FLAGS>, deps: AppDeps): Promise
   const fingerprint = await machineFingerprint(deps, args.python ?? DEFAULT_PYTHON);
   const blockers = benchBlockers(fingerprint, 0);
   const leftovers = await Promise.all(
-    (await findMpsLeftovers()).map(async (l) => ({ ...l, stop: l.inUse ? null : await howToStop(l) })),
+    (await findMpsLeftovers()).map(async (l) => {
+      const inUse = await inUseBy(l);
+      return { ...l, inUse, stop: inUse !== null ? null : await howToStop(l) };
+    }),
   );
   if (args.json)
     deps.out(
@@ -42,7 +47,7 @@ async function doctor(args: ArgsOf<typeof DOCTOR_FLAGS>, deps: AppDeps): Promise
             runDir: l.marker.runDir ?? null,
             harnessPid: l.marker.harnessPid,
             pids: l.pids,
-            inUse: l.inUse,
+            inUseBy: l.inUse,
             stop: l.stop,
           })),
         },
@@ -52,6 +57,14 @@ async function doctor(args: ArgsOf<typeof DOCTOR_FLAGS>, deps: AppDeps): Promise
     );
   else deps.out(doctorText(fingerprint, blockers, leftovers));
   return blockers.length === 0 ? ExitCode.ok : ExitCode.usage;
+}
+
+/** The PID of the gpushare still running the leftover's run (it holds the run directory's lock), or null: left over. */
+async function inUseBy(leftover: MpsLeftover): Promise<number | null> {
+  const { runDir, harnessPid, bootId: boot } = leftover.marker;
+  if (runDir !== undefined) return liveLockHolder(runDir);
+  // A marker written before markers named their run: its harness, if it still runs in this boot.
+  return boot === (await bootId()) && (await isRunning(harnessPid)) ? harnessPid : null;
 }
 
 /**
@@ -84,7 +97,7 @@ async function howToStop(leftover: MpsLeftover): Promise<string> {
 function doctorText(
   f: Fingerprint,
   blockers: string[],
-  leftovers: Array<MpsLeftover & { stop: string | null }>,
+  leftovers: Array<MpsLeftover & { inUse: number | null; stop: string | null }>,
 ): string {
   const lines: string[] = [];
   const row = (label: string, text: string) => lines.push(`${label.padEnd(12)} ${text}`);
@@ -125,7 +138,7 @@ function doctorText(
     row(
       '',
       l.stop === null
-        ? `${what}: in use by gpushare pid ${l.marker.harnessPid}`
+        ? `${what}: in use by gpushare pid ${l.inUse}`
         : `${what}, left by gpushare pid ${l.marker.harnessPid}: stop it with ${l.stop}`,
     );
   }

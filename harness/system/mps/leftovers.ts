@@ -6,7 +6,6 @@
 import { readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { bootId, readProcess } from '../proc/process-table.js';
 import { isMpsRootPath, type MpsMarker, readMpsMarker } from './ownership.js';
 import { listPipeProcessesSync } from './pipe-processes.js';
 
@@ -17,14 +16,11 @@ export interface MpsLeftover {
   marker: MpsMarker;
   /** The live MPS processes started for it. */
   pids: number[];
-  /** The gpushare that made it still runs (same boot, its PID a node process): in use, not left over. */
-  inUse: boolean;
 }
 
 /** gpushare's MPS roots under `tempRoot`, oldest first. */
 export async function findMpsLeftovers(tempRoot = os.tmpdir()): Promise<MpsLeftover[]> {
   const processes = listPipeProcessesSync().filter((p) => p.mps);
-  const boot = await bootId();
   const found: MpsLeftover[] = [];
   for (const name of (await readdir(tempRoot).catch(() => [] as string[])).sort()) {
     const root = path.join(tempRoot, name);
@@ -32,13 +28,11 @@ export async function findMpsLeftovers(tempRoot = os.tmpdir()): Promise<MpsLefto
     const marker = await readMpsMarker(root);
     if (typeof marker === 'string') continue;
     const pipeDirectory = path.join(root, 'pipe');
-    const harness = marker.bootId === boot ? await readProcess(marker.harnessPid) : null;
     found.push({
       root,
       pipeDirectory,
       marker,
       pids: processes.filter((p) => p.pipeDirectory === pipeDirectory).map((p) => p.pid),
-      inUse: harness !== null && harness.state !== 'Z' && harness.comm === 'node',
     });
   }
   return found.sort((a, b) => a.marker.createdAtMs - b.marker.createdAtMs);

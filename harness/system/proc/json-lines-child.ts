@@ -128,14 +128,18 @@ export class JsonLinesChild<M> {
     }
     // The group may hold children of the child even when the leader exited.
     this.child.killGroup('SIGKILL');
-    // The same start time: still its descendant, not a reused PID.
+    // The same start time: still its descendant, not a reused PID; a zombie is dead, only unreaped.
     const stillOurs = async () => {
       const alive: number[] = [];
-      for (const { pid, startTicks } of spawned) if ((await processStartTicks(pid)) === startTicks) alive.push(pid);
+      for (const { pid, startTicks } of spawned)
+        if ((await processStartTicks(pid)) === startTicks && (await isRunning(pid))) alive.push(pid);
       return alive;
     };
     for (const pid of await stillOurs()) killQuietly(pid);
+    const graceEnd = Date.now() + KILLED_GRACE_MS;
     await within(this.child.exited, KILLED_GRACE_MS, undefined);
+    // A killed process takes a moment to die: polled, within the same grace.
+    while ((await stillOurs()).length > 0 && Date.now() < graceEnd) await new Promise((r) => setTimeout(r, 20));
     const left: number[] = [];
     const leader = this.child.pid;
     if (leader !== undefined && this.exitInfo === null && (await isRunning(leader))) left.push(leader);
