@@ -22,7 +22,7 @@ export const benchCommand = defineCommand({
   run: bench,
 });
 
-export async function bench(options: BenchOptions, deps: AppDeps): Promise<number> {
+async function bench(options: BenchOptions, deps: AppDeps): Promise<number> {
   if (options.dryRun) {
     deps.out(planText(options.config, buildPlan(options.config, null)));
     return ExitCode.ok;

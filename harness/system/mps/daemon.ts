@@ -52,8 +52,8 @@ export type MpsStart =
   | { ok: false; reason: string; logs: Array<{ name: string; content: string }>; interrupted?: boolean };
 
 /**
- * Starts the daemon in `prepared` (made by prepareMpsDirectory, and recorded in run.json first so a
- * harness killed while the daemon starts leaves a record --resume can act on), or in a fresh root.
+ * Starts the daemon in `prepared` (recorded in the run's record before it was made, so a harness
+ * killed while the daemon starts leaves a record --resume can act on), or in a fresh root.
  */
 export async function startMpsDaemon(
   runner: ProcessRunner,
