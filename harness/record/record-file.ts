@@ -75,7 +75,8 @@ export async function loadRecord<S extends z.ZodType>(
   try {
     text = await readRegularFile(file, `give a directory made by ${command}`);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    // No such file, or `dir` is no directory: it holds no record of this kind.
+    if (['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) return null;
     if (error instanceof UserError) throw error;
     throw new UserError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
