@@ -14,12 +14,11 @@ import { refuseSettingsWithResume } from '../session/flags.js';
 import {
   newSession,
   type RecordBinding,
-  resumeSession,
+  resumeOnThisMachine,
   runAndReport,
   type Session,
   type SessionDaemon,
 } from '../session/lifecycle.js';
-import { refuseOtherMachine } from '../session/machine.js';
 import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
@@ -74,28 +73,22 @@ async function capacity(options: CapacityCommandOptions, deps: AppDeps): Promise
  * measured when it stopped is dropped and measured again, and the points never started run.
  */
 async function resumeCapacity(dir: string, json: boolean, deps: AppDeps): Promise<number> {
-  const load = async (from: string) =>
-    (await loadCapacityRun(from)) ?? Promise.reject(await notARunOf(from, 'capacity'));
-  const recorded = await load(dir);
-  const python = recorded.fingerprint.python.executable;
-  const fingerprint = await machineFingerprint(deps, python);
-  refuseBlocked(fingerprint, [recorded.gpuIndex], 'measure capacity');
-  const session = await resumeSession(capacityBinding(dir), dir, deps, {
-    load,
-    check: (run) => refuseOtherMachine(dir, fingerprint, run.fingerprint, run.gpuIndex),
+  const session = await resumeOnThisMachine(capacityBinding(dir), dir, deps, {
+    load: async (from) => (await loadCapacityRun(from)) ?? Promise.reject(await notARunOf(from, 'capacity')),
     resumed: (run) => {
       const cut = run.current;
       if (cut) run.points = run.points.filter((p) => p.mode !== cut.mode || p.clients !== cut.clients);
       run.current = null;
       (run.resumes ??= []).push({ at: deps.clock.nowIso(), pointsKept: run.points.length });
     },
+    verb: 'measure capacity',
   });
   const run = session.record;
   const options: CapacityOptions = {
     settings: run.settings,
     gpuIndex: run.gpuIndex,
     out: dir,
-    python,
+    python: run.fingerprint.python.executable,
     readyTimeoutMs: READY_TIMEOUT_S * 1000,
     allowBusy: false,
     json,
@@ -175,7 +168,7 @@ async function capacityRun(session: Session<CapacityRun>, options: CapacityOptio
     }
   };
   const report = async () => {
-    const file = path.join(session.reportDir ?? session.dir, session.reportDir ? `${run.id}.md` : 'report.md');
+    const file = session.reportFile();
     await writeOutputFile(file, capacityMarkdown(run, VERSION));
     const rows = capacityTable(run);
     if (options.json)

@@ -8,8 +8,13 @@ import { VERSION } from '../core/version.js';
 import { newRunId, notARunOf } from '../record/record-file.js';
 import { jsonRecordStore, writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
-import { newSession, type RecordBinding, resumeSession, runAndReport, type Session } from '../session/lifecycle.js';
-import { refuseOtherMachine } from '../session/machine.js';
+import {
+  newSession,
+  type RecordBinding,
+  resumeOnThisMachine,
+  runAndReport,
+  type Session,
+} from '../session/lifecycle.js';
 import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { claimsLedger } from './claims.js';
@@ -60,17 +65,12 @@ async function probe(options: ProbeCommandOptions, deps: AppDeps): Promise<numbe
 
 /** Continues a probe run: the probes asked for that have no outcome yet run, with the run's own Python and GPU. */
 async function resumeProbe(dir: string, json: boolean, deps: AppDeps): Promise<number> {
-  const load = async (from: string) => (await loadProbeRun(from)) ?? Promise.reject(await notARunOf(from, 'probe'));
-  const recorded = await load(dir);
-  const python = recorded.fingerprint.python.executable;
-  const fingerprint = await machineFingerprint(deps, python);
-  refuseBlocked(fingerprint, [recorded.gpuIndex], 'probe');
-  const session = await resumeSession(probeBinding(dir), dir, deps, {
-    load,
-    check: (run) => refuseOtherMachine(dir, fingerprint, run.fingerprint, run.gpuIndex),
+  const session = await resumeOnThisMachine(probeBinding(dir), dir, deps, {
+    load: async (from) => (await loadProbeRun(from)) ?? Promise.reject(await notARunOf(from, 'probe')),
     resumed: (run) => (run.resumes ??= []).push({ at: deps.clock.nowIso(), probesKept: run.probes.length }),
+    verb: 'probe',
   });
-  return probeRun(session, python, json, deps);
+  return probeRun(session, session.record.fingerprint.python.executable, json, deps);
 }
 
 function probeBinding(dir: string): RecordBinding<ProbeRun> {
@@ -124,7 +124,7 @@ async function probeRun(session: Session<ProbeRun>, python: string, json: boolea
     }
   };
   const report = async () => {
-    const file = path.join(session.reportDir ?? session.dir, session.reportDir ? `${run.id}.md` : 'report.md');
+    const file = session.reportFile();
     await writeOutputFile(file, probeMarkdown(run, VERSION));
     const ledger = claimsLedger(run);
     if (json)

@@ -18,8 +18,11 @@ import { type MpsDaemon, startMpsDaemon, stopOrphanDaemon } from '../system/mps/
 import { chooseMpsDirectory, makeMpsDirectory, type PreparedMps } from '../system/mps/ownership.js';
 import { killMpsProcessesSettledSync, killMpsProcessesSync } from '../system/mps/pipe-processes.js';
 import { salvageMpsLogsSync } from '../system/mps/salvage.js';
+import type { Fingerprint } from '../system/nvidia/schema.js';
 import { Reaper } from '../system/proc/reaper.js';
 import { type InterruptWatch, watchInterrupts } from './interrupts.js';
+import { refuseOtherMachine } from './machine.js';
+import { machineFingerprint, refuseBlocked } from './preflight.js';
 
 /** What the lifecycle reads and sets in every product's record. */
 export interface SessionRecord {
@@ -98,6 +101,12 @@ export class Session<R extends SessionRecord> {
     return path.dirname(path.resolve(this.deps.cwd, this.dir)) === resultsDir(this.deps.cwd)
       ? reportsDir(this.deps.cwd)
       : null;
+  }
+
+  /** The file of a one-file report: reports/<run id>.md for a run in results/, else report.md beside the run. */
+  reportFile(): string {
+    const dir = this.reportDir;
+    return dir !== null ? path.join(dir, `${this.record.id}.md`) : path.join(this.dir, 'report.md');
   }
 
   save(): Promise<void> {
@@ -399,6 +408,32 @@ export async function resumeSession<R extends SessionRecord>(
     else lock.release();
     throw error;
   }
+}
+
+/** A recorded run that knows the machine it ran on: a probe or capacity run. */
+export interface MachineRecord extends SessionRecord {
+  fingerprint: Fingerprint;
+  gpuIndex: number;
+}
+
+/**
+ * Continues the probe or capacity run in `dir` on this machine: its fingerprint is taken with the run's
+ * own Python, and a machine that cannot `verb` or differs from the run's is refused.
+ */
+export async function resumeOnThisMachine<R extends MachineRecord>(
+  binding: RecordBinding<R>,
+  dir: string,
+  deps: AppDeps,
+  { load, resumed, verb }: Omit<Resumption<R>, 'check'> & { verb: string },
+): Promise<Session<R>> {
+  const recorded = await load(dir);
+  const fingerprint = await machineFingerprint(deps, recorded.fingerprint.python.executable);
+  refuseBlocked(fingerprint, [recorded.gpuIndex], verb);
+  return resumeSession(binding, dir, deps, {
+    load,
+    check: (run) => refuseOtherMachine(dir, fingerprint, run.fingerprint, run.gpuIndex),
+    resumed,
+  });
 }
 
 /**
