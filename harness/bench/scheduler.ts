@@ -5,7 +5,8 @@
 import type { Clock } from '../core/clock.js';
 import { Interrupted } from '../core/errors.js';
 import type { ProcessRunner } from '../core/process.js';
-import type { MpsDaemon, MpsStart } from '../system/mps/daemon.js';
+import type { MpsDaemonRecord } from '../record/daemon-record.js';
+import type { SessionDaemon, SessionMpsStart } from '../session/lifecycle.js';
 import { type Sampler, tagSamples } from '../system/nvidia/sampler.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import type { Reaper } from '../system/proc/reaper.js';
@@ -30,8 +31,11 @@ export interface SchedulerDeps {
   sampler: Sampler;
   reaper: Reaper;
   signal: AbortSignal;
-  /** The MPS daemon seam; calls `recordDirectory` with its private pipe directory before the daemon starts. */
-  startMps: (recordDirectory: (pipeDirectory: string) => Promise<void>) => Promise<MpsStart>;
+  /**
+   * The MPS daemon seam: `place` puts the daemon's record in the mode's record, which is saved before
+   * the daemon starts; the daemon's stop records how it ended and where its logs went.
+   */
+  startMps: (place: (daemon: MpsDaemonRecord) => void) => Promise<SessionMpsStart>;
 }
 
 /** Trials of every comparison's minimum rounds: the total a progress display starts from. */
@@ -70,22 +74,14 @@ class Scheduler {
       return;
     }
     this.throwIfAborted();
-    const started = await this.deps.startMps(async (pipeDirectory) => {
-      // On disk before `nvidia-cuda-mps-control -d` runs: a harness killed with -9 while the daemon
-      // starts leaves it behind, and --resume finds it through this record.
-      record.mps = { controlPid: null, serverPids: [], logFiles: [], pipeDirectory, shutdown: 'starting' };
-      await this.save();
+    // On disk before `nvidia-cuda-mps-control -d` runs: a harness killed with -9 while the daemon
+    // starts leaves it behind, and --resume finds it through this record.
+    const started = await this.deps.startMps((daemon) => {
+      record.mps = daemon;
     });
     if (!started.ok) {
       record.status = 'failed';
       record.reason = started.reason;
-      record.mps = {
-        controlPid: null,
-        serverPids: [],
-        logFiles: await this.saveMpsLogs(started.logs),
-        pipeDirectory: null,
-        shutdown: 'not started',
-      };
       for (const c of comparisons) {
         await this.skipRest(
           orderTrials(c, this.run.config.roundPolicy.minRounds),
@@ -97,34 +93,18 @@ class Scheduler {
       return;
     }
     const daemon = started.daemon;
-    const forget = this.deps.reaper.add(() => daemon.killNow());
-    // On disk before any client starts: a harness killed with -9 leaves the daemon, and --resume finds it here.
-    record.mps = {
-      controlPid: daemon.controlPid,
-      serverPids: [],
-      logFiles: [],
-      pipeDirectory: daemon.env.CUDA_MPS_PIPE_DIRECTORY ?? null,
-      shutdown: 'running',
-    };
-    await this.save();
     try {
       for (const c of comparisons) await this.runComparison(c, daemon.env, daemon);
     } finally {
-      const serverPids = await daemon.serverPids();
-      const shutdown = await daemon.stop();
-      forget();
-      record.mps = { ...record.mps, serverPids, shutdown, logFiles: await this.saveMpsLogs(await daemon.logs()) };
-      await daemon.removeDirectory();
-      await this.save();
+      await daemon.stop();
     }
   }
 
-  private async saveMpsLogs(logs: Array<{ name: string; content: string }>): Promise<string[]> {
-    for (const log of logs) await this.deps.store.writeText(`mps/${log.name}`, log.content);
-    return logs.map((log) => `mps/${log.name}`);
-  }
-
-  private async runComparison(c: Comparison, modeEnv: Record<string, string>, daemon: MpsDaemon | null): Promise<void> {
+  private async runComparison(
+    c: Comparison,
+    modeEnv: Record<string, string>,
+    daemon: SessionDaemon | null,
+  ): Promise<void> {
     if (this.run.stops.some((stop) => stop.comparisonId === c.id)) return;
     const done = new Set(this.run.trials.map((t) => t.id));
     this.throwIfAborted();

@@ -5,56 +5,52 @@
 import path from 'node:path';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
-import { Interrupted, signalExitCode, UserError } from '../core/errors.js';
-import { reportsDir, resultsDir, WORKLOADS_DIR } from '../core/paths.js';
+import { resultsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
-import { CAPACITY_FILE } from '../record/kinds.js';
-import { newRunId } from '../record/record-file.js';
-import { directoryWriter, openRunDirectory, writeOutputFile } from '../record/store.js';
-import { busyEvidence } from '../session/busy.js';
-import { watchInterrupts } from '../session/interrupts.js';
-import { benchBlockers } from '../session/readiness.js';
-import { type MpsDaemon, startMpsDaemon } from '../system/mps/daemon.js';
-import { prepareMpsDirectory } from '../system/mps/ownership.js';
-import { collectFingerprint } from '../system/nvidia/fingerprint.js';
+import { newRunId, notARunOf } from '../record/record-file.js';
+import { jsonRecordStore, writeOutputFile } from '../record/store.js';
+import { refuseSettingsWithResume } from '../session/flags.js';
+import {
+  newSession,
+  type RecordBinding,
+  resumeOnThisMachine,
+  runAndReport,
+  type Session,
+  type SessionDaemon,
+} from '../session/lifecycle.js';
+import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
 import { gpuAt } from '../system/nvidia/schema.js';
-import { Reaper } from '../system/proc/reaper.js';
+import { READY_TIMEOUT_S } from '../workload/client.js';
 import { capacityMarkdown } from './markdown.js';
 import { measurePoint } from './measure.js';
 import { CAPACITY_EPILOGUE, CAPACITY_FLAGS, type CapacityOptions, resolveCapacityOptions } from './options.js';
-import { CAPACITY_SCHEMA_ID, type CapacityRun } from './record.js';
+import { CAPACITY_SCHEMA_ID, type CapacityRun, capacityRecordJson, loadCapacityRun } from './record.js';
 import { capacityExitCode, capacitySummary, capacityTable } from './table.js';
+
+/** A new capacity run, or --resume of one (with its own settings). */
+type CapacityCommandOptions = ({ resume: null } & CapacityOptions) | { resume: string; json: boolean };
 
 /** `gpushare capacity`: flags, options, run. */
 export const capacityCommand = defineCommand({
   flags: CAPACITY_FLAGS,
   rest: true,
   epilogue: CAPACITY_EPILOGUE,
-  resolve: resolveCapacityOptions,
+  resolve: (args): CapacityCommandOptions => {
+    if (args.resume === undefined) return { resume: null, ...resolveCapacityOptions(args) };
+    refuseSettingsWithResume(CAPACITY_FLAGS, args);
+    return { resume: args.resume, json: args.json ?? false };
+  },
   run: capacity,
 });
 
-async function capacity(options: CapacityOptions, deps: AppDeps): Promise<number> {
-  const { settings } = options;
-  const fingerprint = await collectFingerprint(deps.runner, {
-    python: options.python,
-    probeScript: path.join(WORKLOADS_DIR, 'probe.py'),
-    clock: deps.clock,
-  });
-  const blockers = benchBlockers(fingerprint, options.gpuIndex);
-  if (blockers.length > 0)
-    throw new UserError(`cannot measure capacity here: ${blockers[0]} (run gpushare doctor for details)`);
-  const busy = busyEvidence(fingerprint, options.gpuIndex);
-  if (busy.length > 0 && !options.allowBusy)
-    throw new UserError(
-      `GPU ${options.gpuIndex} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy`,
-    );
-  const gpu = gpuAt(fingerprint, options.gpuIndex);
+async function capacity(options: CapacityCommandOptions, deps: AppDeps): Promise<number> {
+  if (options.resume !== null) return resumeCapacity(options.resume, options.json, deps);
+  const fingerprint = await machineFingerprint(deps, options.python);
+  refuseBlocked(fingerprint, [options.gpuIndex], 'measure capacity');
+  refuseBusy(fingerprint, options.gpuIndex, options.allowBusy);
   const createdAt = deps.clock.nowIso();
   const id = newRunId(createdAt, fingerprint, options.gpuIndex, 'capacity');
   const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
-  const lock = await openRunDirectory(dir, id);
-  const store = directoryWriter(dir);
   const run: CapacityRun = {
     schema: CAPACITY_SCHEMA_ID,
     id,
@@ -63,31 +59,74 @@ async function capacity(options: CapacityOptions, deps: AppDeps): Promise<number
     finishedAt: null,
     fingerprint,
     gpuIndex: options.gpuIndex,
-    settings,
+    settings: options.settings,
     points: [],
     warnings: [],
+    daemons: [],
+    current: null,
+    resumes: [],
   };
-  const save = () => store.writeText(CAPACITY_FILE, `${JSON.stringify(run)}\n`);
-  const visible = gpu?.uuid ?? String(options.gpuIndex);
+  return capacityRun(await newSession(capacityBinding(dir), dir, run, deps), options, deps);
+}
 
-  const reaper = new Reaper();
-  const interrupts = watchInterrupts(reaper, () => lock.release());
-  try {
-    await save();
+/**
+ * Continues a capacity run with its own settings: finished points stay, the point that was being
+ * measured when it stopped is dropped and measured again, and the points never started run.
+ */
+async function resumeCapacity(dir: string, json: boolean, deps: AppDeps): Promise<number> {
+  const session = await resumeOnThisMachine(capacityBinding(dir), dir, deps, {
+    load: async (from) => (await loadCapacityRun(from)) ?? Promise.reject(await notARunOf(from, 'capacity')),
+    resumed: (run) => {
+      const cut = run.current;
+      if (cut) run.points = run.points.filter((p) => p.mode !== cut.mode || p.clients !== cut.clients);
+      run.current = null;
+      (run.resumes ??= []).push({ at: deps.clock.nowIso(), pointsKept: run.points.length });
+    },
+    verb: 'measure capacity',
+  });
+  const run = session.record;
+  const options: CapacityOptions = {
+    settings: run.settings,
+    gpuIndex: run.gpuIndex,
+    out: dir,
+    python: run.fingerprint.python.executable,
+    readyTimeoutMs: READY_TIMEOUT_S * 1000,
+    allowBusy: false,
+    json,
+  };
+  return capacityRun(session, options, deps);
+}
+
+function capacityBinding(dir: string): RecordBinding<CapacityRun> {
+  const store = jsonRecordStore<ReturnType<typeof capacityRecordJson>>(dir, 'capacity', 0);
+  return {
+    kind: 'capacity',
+    save: (run) => store.save(capacityRecordJson(run)),
+    saveSync: (run) => store.saveSync(capacityRecordJson(run)),
+    daemons: (run) => run.daemons ?? [],
+    done: (run) => run.points.filter((p) => p.mode !== run.current?.mode || p.clients !== run.current?.clients).length,
+    windDown: 'stopping the step under way (--resume measures its point again)',
+  };
+}
+
+/** Measures every point of `session`'s run not measured yet, per mode (the MPS one under a daemon of its own), then reports. */
+async function capacityRun(session: Session<CapacityRun>, options: CapacityOptions, deps: AppDeps): Promise<number> {
+  const run = session.record;
+  const { settings } = run;
+  const visible = gpuAt(run.fingerprint, run.gpuIndex)?.uuid ?? String(run.gpuIndex);
+  const loop = async () => {
     deps.err(
-      `gpushare capacity ${id}: p99 ≤ ${settings.sloP99Ms} ms, ${settings.workload.name}, ${settings.modes.join(', ')} at ${settings.clientCounts.join(', ')} clients\n`,
+      `gpushare capacity ${run.id}: p99 ≤ ${settings.sloP99Ms} ms, ${settings.workload.name}, ${settings.modes.join(', ')} at ${settings.clientCounts.join(', ')} clients\n`,
     );
     for (const mode of settings.modes) {
-      let daemon: MpsDaemon | null = null;
+      const left = settings.clientCounts.filter((c) => !run.points.some((p) => p.mode === mode && p.clients === c));
+      if (left.length === 0) continue;
+      if (session.abort.aborted) throw session.interrupted();
+      let daemon: SessionDaemon | null = null;
       if (mode === 'mps') {
-        const started = await startMpsDaemon(
-          deps.runner,
-          deps.clock,
-          { visibleDevices: visible, startTimeoutMs: 15_000, quitTimeoutMs: 10_000 },
-          await prepareMpsDirectory(id),
-        );
+        const started = await session.startMps((d) => (run.daemons ??= []).push(d), visible);
         if (!started.ok) {
-          for (const clients of settings.clientCounts)
+          for (const clients of left)
             run.points.push({
               mode,
               clients,
@@ -95,63 +134,50 @@ async function capacity(options: CapacityOptions, deps: AppDeps): Promise<number
               reason: `the MPS daemon did not start: ${started.reason}`,
               steps: [],
             });
-          await save();
+          await session.save();
           continue;
         }
         daemon = started.daemon;
       }
-      const forgetDaemon = daemon !== null ? reaper.add(() => daemon.killNow()) : () => undefined;
       try {
-        for (const clients of settings.clientCounts) {
-          if (interrupts.abort.aborted) break;
+        for (const clients of left) {
+          if (session.abort.aborted) throw session.interrupted();
+          // Saved with the point's first step: a run killed now measures this point again on --resume.
+          run.current = { mode, clients };
           const point = await measurePoint(
             mode,
             clients,
             { ...(daemon?.env ?? {}), CUDA_VISIBLE_DEVICES: visible },
             options,
             deps,
-            reaper,
-            interrupts.abort,
+            session.reaper,
+            session.abort,
             run,
-            save,
+            () => session.save(),
           );
+          // Cut short by Ctrl-C: its steps stand in the report, and --resume measures it again.
+          if (session.abort.aborted) throw session.interrupted();
+          run.current = null;
+          await session.save();
           deps.err(
             `  ${mode} × ${clients}: ${point.status === 'measured' ? `${point.steps.length} steps` : `${point.status}: ${point.reason}`}\n`,
           );
         }
       } finally {
-        if (daemon !== null) {
-          await daemon.stop();
-          await daemon.removeDirectory();
-        }
-        forgetDaemon();
+        await daemon?.stop();
       }
     }
-    run.status = interrupts.signal !== null ? 'interrupted' : 'complete';
-  } catch (error) {
-    // Ctrl-C while clients start or a step runs: the steps so far stand and are reported.
-    if (!(error instanceof Interrupted)) {
-      run.status = 'failed';
-      run.warnings.push(
-        `stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof Error ? error.message : String(error)}`,
+  };
+  const report = async () => {
+    const file = session.reportFile();
+    await writeOutputFile(file, capacityMarkdown(run, VERSION));
+    const rows = capacityTable(run);
+    if (options.json)
+      deps.out(
+        `${JSON.stringify({ runId: run.id, dir: session.dir, report: file, status: run.status, rows: rows.map(({ steps: _steps, ...row }) => row) }, null, 2)}\n`,
       );
-      throw error;
-    }
-    run.status = 'interrupted';
-  } finally {
-    run.finishedAt = deps.clock.nowIso();
-    await save().catch(() => undefined);
-    interrupts.dispose();
-    lock.release();
-  }
-  const report = options.out === null ? path.join(reportsDir(deps.cwd), `${id}.md`) : path.join(store.dir, 'report.md');
-  await writeOutputFile(report, capacityMarkdown(run, VERSION));
-  const rows = capacityTable(run);
-  if (options.json)
-    deps.out(
-      `${JSON.stringify({ runId: id, dir: store.dir, report, status: run.status, rows: rows.map(({ steps: _steps, ...row }) => row) }, null, 2)}\n`,
-    );
-  else deps.out(`${capacitySummary(rows)}run: ${store.dir}\nreport: ${report}\n`);
-  if (interrupts.signal !== null || run.status === 'interrupted') return signalExitCode(interrupts.signal ?? 'SIGINT');
-  return capacityExitCode(rows);
+    else deps.out(`${capacitySummary(rows)}run: ${session.dir}\nreport: ${file}\n`);
+    return capacityExitCode(rows);
+  };
+  return runAndReport(session, loop, report);
 }

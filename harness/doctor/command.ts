@@ -1,12 +1,20 @@
-/** `gpushare doctor`: the fingerprint, shown to a person or as JSON, with what blocks a run. */
+/**
+ * `gpushare doctor`: the fingerprint, shown to a person or as JSON, with what blocks a run and the
+ * MPS daemons gpushare left behind (a killed run's), each with how to stop it.
+ */
 import path from 'node:path';
 import { type ArgsOf, defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
-import { WORKLOADS_DIR } from '../core/paths.js';
+import { argvText } from '../core/escape/terminal.js';
+import { RECORD_KINDS, recordKindIn } from '../record/kinds.js';
+import { liveLockHolder } from '../record/lock.js';
+import { readRegularFile } from '../record/store.js';
+import { machineFingerprint } from '../session/preflight.js';
 import { benchBlockers } from '../session/readiness.js';
-import { collectFingerprint } from '../system/nvidia/fingerprint.js';
+import { findMpsLeftovers, type MpsLeftover } from '../system/mps/leftovers.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
+import { bootId, isRunning } from '../system/proc/process-table.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 
 const DOCTOR_FLAGS = {
@@ -18,18 +26,79 @@ const DOCTOR_FLAGS = {
 export const doctorCommand = defineCommand({ flags: DOCTOR_FLAGS, resolve: (args) => args, run: doctor });
 
 async function doctor(args: ArgsOf<typeof DOCTOR_FLAGS>, deps: AppDeps): Promise<number> {
-  const fingerprint = await collectFingerprint(deps.runner, {
-    python: args.python ?? DEFAULT_PYTHON,
-    probeScript: path.join(WORKLOADS_DIR, 'probe.py'),
-    clock: deps.clock,
-  });
+  const fingerprint = await machineFingerprint(deps, args.python ?? DEFAULT_PYTHON);
   const blockers = benchBlockers(fingerprint, 0);
-  if (args.json) deps.out(`${JSON.stringify({ ...fingerprint, ready: blockers.length === 0, blockers }, null, 2)}\n`);
-  else deps.out(doctorText(fingerprint, blockers));
+  const leftovers = await Promise.all(
+    (await findMpsLeftovers()).map(async (l) => {
+      const inUse = await inUseBy(l);
+      return { ...l, inUse, stop: inUse !== null ? null : await howToStop(l) };
+    }),
+  );
+  if (args.json)
+    deps.out(
+      `${JSON.stringify(
+        {
+          ...fingerprint,
+          ready: blockers.length === 0,
+          blockers,
+          mpsLeftovers: leftovers.map((l) => ({
+            root: l.root,
+            runId: l.marker.runId,
+            runDir: l.marker.runDir ?? null,
+            harnessPid: l.marker.harnessPid,
+            pids: l.pids,
+            inUseBy: l.inUse,
+            stop: l.stop,
+          })),
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  else deps.out(doctorText(fingerprint, blockers, leftovers));
   return blockers.length === 0 ? ExitCode.ok : ExitCode.usage;
 }
 
-function doctorText(f: Fingerprint, blockers: string[]): string {
+/** The PID of the gpushare still running the leftover's run (it holds the run directory's lock), or null: left over. */
+async function inUseBy(leftover: MpsLeftover): Promise<number | null> {
+  const { runDir, harnessPid, bootId: boot } = leftover.marker;
+  if (runDir !== undefined) return liveLockHolder(runDir);
+  // A marker written before markers named their run: its harness, if it still runs in this boot.
+  return boot === (await bootId()) && (await isRunning(harnessPid)) ? harnessPid : null;
+}
+
+/**
+ * How to stop a leftover: the --resume of the run its marker names (it stops the daemon and goes on)
+ * when that directory still holds that run, else the daemon's own quit and the root's removal.
+ */
+async function howToStop(leftover: MpsLeftover): Promise<string> {
+  const runDir = leftover.marker.runDir;
+  const kind = runDir !== undefined ? await recordKindIn(runDir) : null;
+  if (runDir !== undefined && kind !== null) {
+    const id = await readRegularFile(path.join(runDir, RECORD_KINDS[kind].file))
+      .then((text) => (JSON.parse(text) as { id?: unknown }).id)
+      .catch(() => null);
+    if (id === leftover.marker.runId) {
+      // A GPU's run of a multi-GPU host run: the host run continues it.
+      const parent = path.dirname(runDir);
+      const [dir, command] =
+        kind === 'bench' && (await recordKindIn(parent)) === 'host'
+          ? [parent, RECORD_KINDS.host.command]
+          : [runDir, RECORD_KINDS[kind].command];
+      return `${command} --resume ${argvText([dir])} (stops it and continues the run)`;
+    }
+  }
+  const remove = `rm -r ${argvText([leftover.root])}`;
+  return leftover.pids.length > 0
+    ? `echo quit | CUDA_MPS_PIPE_DIRECTORY=${argvText([leftover.pipeDirectory])} nvidia-cuda-mps-control; ${remove}`
+    : remove;
+}
+
+function doctorText(
+  f: Fingerprint,
+  blockers: string[],
+  leftovers: Array<MpsLeftover & { inUse: number | null; stop: string | null }>,
+): string {
   const lines: string[] = [];
   const row = (label: string, text: string) => lines.push(`${label.padEnd(12)} ${text}`);
   row(
@@ -55,12 +124,24 @@ function doctorText(f: Fingerprint, blockers: string[]): string {
     }
   }
   row('MPS', `control ${f.mps.controlPath ?? 'not on PATH'}, server ${f.mps.serverPath ?? 'not on PATH'}`);
+  // A process serving one of gpushare's own roots is gpushare's, listed below with how to stop it.
+  const ours = new Set(leftovers.flatMap((l) => l.pids));
+  const others = f.mps.runningPids.filter((pid) => !ours.has(pid));
   row(
     '',
-    f.mps.runningPids.length > 0 || f.mps.defaultDaemonSocket
-      ? `a daemon not started by gpushare is running (PIDs ${f.mps.runningPids.join(', ') || '?'}, pipe ${f.mps.defaultPipeDirectory}); gpushare leaves it alone`
-      : `no daemon running (pipe directory ${f.mps.defaultPipeDirectory})`,
+    others.length > 0 || f.mps.defaultDaemonSocket
+      ? `a daemon not started by gpushare is running (PIDs ${others.join(', ') || '?'}, pipe ${f.mps.defaultPipeDirectory}); gpushare leaves it alone`
+      : `no daemon${ours.size > 0 ? " but gpushare's own" : ''} running (pipe directory ${f.mps.defaultPipeDirectory})`,
   );
+  for (const l of leftovers) {
+    const what = `gpushare's ${l.root} (run ${l.marker.runId}${l.pids.length > 0 ? `, MPS PIDs ${l.pids.join(', ')}` : ', no process'})`;
+    row(
+      '',
+      l.stop === null
+        ? `${what}: in use by gpushare pid ${l.inUse}`
+        : `${what}, left by gpushare pid ${l.marker.harnessPid}: stop it with ${l.stop}`,
+    );
+  }
   row(
     'processes',
     f.computeApps.length > 0

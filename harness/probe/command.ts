@@ -2,49 +2,49 @@
 import path from 'node:path';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
-import { ExitCode, signalExitCode, UserError } from '../core/errors.js';
-import { reportsDir, resultsDir, WORKLOADS_DIR } from '../core/paths.js';
+import { ExitCode } from '../core/errors.js';
+import { resultsDir, WORKLOADS_DIR } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
-import { PROBE_FILE } from '../record/kinds.js';
-import { newRunId } from '../record/record-file.js';
-import { directoryWriter, openRunDirectory, writeOutputFile } from '../record/store.js';
-import { busyEvidence } from '../session/busy.js';
-import { watchInterrupts } from '../session/interrupts.js';
-import { benchBlockers } from '../session/readiness.js';
-import { startMpsDaemon } from '../system/mps/daemon.js';
-import { prepareMpsDirectory } from '../system/mps/ownership.js';
-import { collectFingerprint } from '../system/nvidia/fingerprint.js';
+import { newRunId, notARunOf } from '../record/record-file.js';
+import { jsonRecordStore, writeOutputFile } from '../record/store.js';
+import { refuseSettingsWithResume } from '../session/flags.js';
+import {
+  newSession,
+  type RecordBinding,
+  resumeOnThisMachine,
+  runAndReport,
+  type Session,
+} from '../session/lifecycle.js';
+import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
 import { gpuAt } from '../system/nvidia/schema.js';
-import { Reaper } from '../system/proc/reaper.js';
 import { claimsLedger } from './claims.js';
 import { probeMarkdown } from './markdown.js';
 import { PROBE_FLAGS, type ProbeOptions, resolveProbeOptions } from './options.js';
 import { runProbe } from './probes.js';
-import { PROBE_SCHEMA_ID, type ProbeRun } from './record.js';
+import { loadProbeRun, PROBE_SCHEMA_ID, type ProbeRun } from './record.js';
+
+/** A new probe run, or --resume of one (with its own settings). */
+type ProbeCommandOptions = ({ resume: null } & ProbeOptions) | { resume: string; json: boolean };
 
 /** `gpushare probe`: flags, options, run. */
-export const probeCommand = defineCommand({ flags: PROBE_FLAGS, resolve: resolveProbeOptions, run: probe });
+export const probeCommand = defineCommand({
+  flags: PROBE_FLAGS,
+  resolve: (args): ProbeCommandOptions => {
+    if (args.resume === undefined) return { resume: null, ...resolveProbeOptions(args) };
+    refuseSettingsWithResume(PROBE_FLAGS, args);
+    return { resume: args.resume, json: args.json ?? false };
+  },
+  run: probe,
+});
 
-async function probe(options: ProbeOptions, deps: AppDeps): Promise<number> {
-  const fingerprint = await collectFingerprint(deps.runner, {
-    python: options.python,
-    probeScript: path.join(WORKLOADS_DIR, 'probe.py'),
-    clock: deps.clock,
-  });
-  const blockers = benchBlockers(fingerprint, options.gpuIndex);
-  if (blockers.length > 0) throw new UserError(`cannot probe here: ${blockers[0]} (run gpushare doctor for details)`);
-  const busy = busyEvidence(fingerprint, options.gpuIndex);
-  if (busy.length > 0 && !options.allowBusy)
-    throw new UserError(
-      `GPU ${options.gpuIndex} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy`,
-    );
-  const gpu = gpuAt(fingerprint, options.gpuIndex);
+async function probe(options: ProbeCommandOptions, deps: AppDeps): Promise<number> {
+  if (options.resume !== null) return resumeProbe(options.resume, options.json, deps);
+  const fingerprint = await machineFingerprint(deps, options.python);
+  refuseBlocked(fingerprint, [options.gpuIndex], 'probe');
+  const busy = refuseBusy(fingerprint, options.gpuIndex, options.allowBusy);
   const createdAt = deps.clock.nowIso();
   const id = newRunId(createdAt, fingerprint, options.gpuIndex, 'probe');
-  const inResults = options.out === null;
   const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
-  const lock = await openRunDirectory(dir, id);
-  const store = directoryWriter(dir);
   const run: ProbeRun = {
     schema: PROBE_SCHEMA_ID,
     id,
@@ -53,36 +53,63 @@ async function probe(options: ProbeOptions, deps: AppDeps): Promise<number> {
     finishedAt: null,
     fingerprint,
     gpuIndex: options.gpuIndex,
+    requested: options.probes,
     probes: [],
     cleanup: [],
+    daemons: [],
     warnings: busy.map((b) => `the GPU was busy before the probes: ${b}`),
+    resumes: [],
   };
-  const save = () => store.writeText(PROBE_FILE, `${JSON.stringify(run, null, 2)}\n`);
+  return probeRun(await newSession(probeBinding(dir), dir, run, deps), options.python, options.json, deps);
+}
 
-  const reaper = new Reaper();
-  const interrupts = watchInterrupts(
-    reaper,
-    () => lock.release(),
-    (signal) => deps.err(`gpushare: ${signal}: finishing the current probe, then stopping (again to stop at once)\n`),
-  );
-  try {
-    await save();
-    deps.err(`gpushare probe ${id}: ${options.probes.join(', ')} on ${gpu?.name ?? `GPU ${options.gpuIndex}`}\n`);
-    for (const name of options.probes) {
-      if (interrupts.signal !== null) break;
+/** Continues a probe run: the probes asked for that have no outcome yet run, with the run's own Python and GPU. */
+async function resumeProbe(dir: string, json: boolean, deps: AppDeps): Promise<number> {
+  const session = await resumeOnThisMachine(probeBinding(dir), dir, deps, {
+    load: async (from) => (await loadProbeRun(from)) ?? Promise.reject(await notARunOf(from, 'probe')),
+    resumed: (run) => (run.resumes ??= []).push({ at: deps.clock.nowIso(), probesKept: run.probes.length }),
+    verb: 'probe',
+  });
+  return probeRun(session, session.record.fingerprint.python.executable, json, deps);
+}
+
+function probeBinding(dir: string): RecordBinding<ProbeRun> {
+  const store = jsonRecordStore<ProbeRun>(dir, 'probe', 2);
+  return {
+    kind: 'probe',
+    save: (run) => store.save(run),
+    saveSync: (run) => store.saveSync(run),
+    daemons: (run) => run.daemons ?? [],
+    done: (run) => new Set(run.probes.map((o) => o.probe)).size,
+    windDown: 'stopping once the probe session under way ends (--resume runs the unfinished probes)',
+  };
+}
+
+/** Runs the probes of `session`'s run that have no outcome yet, then writes the report and prints the ledger. */
+async function probeRun(session: Session<ProbeRun>, python: string, json: boolean, deps: AppDeps): Promise<number> {
+  const run = session.record;
+  const gpu = gpuAt(run.fingerprint, run.gpuIndex);
+  const visible = gpu?.uuid ?? String(run.gpuIndex);
+  // A probe's outcomes are saved together once it has run: one without any has not, and runs (again).
+  const todo = (run.requested ?? []).filter((name) => !run.probes.some((o) => o.probe === name));
+  const loop = async () => {
+    deps.err(
+      `gpushare probe ${run.id}: ${todo.join(', ') || 'nothing left'} on ${gpu?.name ?? `GPU ${run.gpuIndex}`}\n`,
+    );
+    for (const name of todo) {
+      if (session.abort.aborted) throw session.interrupted();
       const results = await runProbe(name, {
         runner: deps.runner,
         clock: deps.clock,
-        argv: (role, flags) => [options.python, path.join(WORKLOADS_DIR, 'isolation.py'), role, ...flags],
-        visibleDevices: gpu?.uuid ?? String(options.gpuIndex),
-        startMps: async () =>
-          startMpsDaemon(
-            deps.runner,
-            deps.clock,
-            { visibleDevices: gpu?.uuid ?? String(options.gpuIndex), startTimeoutMs: 15_000, quitTimeoutMs: 10_000 },
-            await prepareMpsDirectory(id),
+        argv: (role, flags) => [python, path.join(WORKLOADS_DIR, 'isolation.py'), role, ...flags],
+        visibleDevices: visible,
+        startMps: (probe) =>
+          session.startMps(
+            (daemon) => (run.daemons ??= []).push(daemon),
+            visible,
+            `mps/${String((run.daemons?.length ?? 0) + 1).padStart(2, '0')}-${probe}`,
           ),
-        onForcedExit: (kill) => reaper.add(kill),
+        onForcedExit: (kill) => session.reaper.add(kill),
       });
       for (const { outcome, cleanup } of results) {
         run.probes.push(outcome);
@@ -93,33 +120,23 @@ async function probe(options: ProbeOptions, deps: AppDeps): Promise<number> {
           `  ${name}${'mode' in outcome ? ` (${outcome.mode})` : ''}: ${outcome.status}${outcome.status !== 'measured' ? `: ${outcome.reason}` : ''}\n`,
         );
       }
-      await save();
+      await session.save();
     }
-    run.status = interrupts.signal !== null ? 'interrupted' : 'complete';
-  } catch (error) {
-    run.status = 'failed';
-    run.warnings.push(
-      `probe stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof Error ? error.message : String(error)}`,
-    );
-    throw error;
-  } finally {
-    run.finishedAt = deps.clock.nowIso();
-    await save().catch(() => undefined);
-    interrupts.dispose();
-    lock.release();
-  }
-  const report = inResults ? path.join(reportsDir(deps.cwd), `${id}.md`) : path.join(store.dir, 'report.md');
-  await writeOutputFile(report, probeMarkdown(run, VERSION));
-  const ledger = claimsLedger(run);
-  if (options.json)
-    deps.out(
-      `${JSON.stringify({ runId: id, dir: store.dir, report, status: run.status, claims: ledger, cleanup: run.cleanup }, null, 2)}\n`,
-    );
-  else
-    deps.out(
-      `${ledger.map((c) => `${c.verdict.padEnd(13)} ${c.claim}\n${' '.repeat(14)}${c.measured}`).join('\n')}\nrun: ${store.dir}\nreport: ${report}\n`,
-    );
-  if (interrupts.signal !== null) return signalExitCode(interrupts.signal);
-  const troubles = run.probes.some((o) => o.status === 'failed') || run.cleanup.some((c) => c.leftPids.length > 0);
-  return troubles ? ExitCode.inconclusive : ExitCode.ok;
+  };
+  const report = async () => {
+    const file = session.reportFile();
+    await writeOutputFile(file, probeMarkdown(run, VERSION));
+    const ledger = claimsLedger(run);
+    if (json)
+      deps.out(
+        `${JSON.stringify({ runId: run.id, dir: session.dir, report: file, status: run.status, claims: ledger, cleanup: run.cleanup }, null, 2)}\n`,
+      );
+    else
+      deps.out(
+        `${ledger.map((c) => `${c.verdict.padEnd(13)} ${c.claim}\n${' '.repeat(14)}${c.measured}`).join('\n')}\nrun: ${session.dir}\nreport: ${file}\n`,
+      );
+    const troubles = run.probes.some((o) => o.status === 'failed') || run.cleanup.some((c) => c.leftPids.length > 0);
+    return troubles ? ExitCode.inconclusive : ExitCode.ok;
+  };
+  return runAndReport(session, loop, report);
 }

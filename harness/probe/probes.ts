@@ -5,8 +5,8 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { ProcessRunner } from '../core/process.js';
-import type { MpsDaemon, MpsStart } from '../system/mps/daemon.js';
-import type { AllocReply, LatencySeries, ProbeMode, ProbeName, ProbeOutcome, Victim } from './record.js';
+import type { SessionDaemon, SessionMpsStart } from '../session/lifecycle.js';
+import type { AllocReply, Cleanup, LatencySeries, ProbeMode, ProbeName, ProbeOutcome, Victim } from './record.js';
 import { Cast, type RoleMessage, type RoleProcess } from './role.js';
 
 /** The fixed settings every probe uses; recorded with the run. */
@@ -37,8 +37,8 @@ export interface ProbeDeps {
   argv: (role: string, flags: readonly string[]) => string[];
   /** CUDA_VISIBLE_DEVICES of every role: the GPU under test. */
   visibleDevices: string;
-  /** A fresh MPS daemon of this run (its root recorded by the caller). */
-  startMps: () => Promise<MpsStart>;
+  /** A fresh MPS daemon of this run, recorded in the run's record before it starts; throws Interrupted after the first Ctrl-C. */
+  startMps: (probe: ProbeName) => Promise<SessionMpsStart>;
   /** Registers a synchronous killer for a forced exit; returns its removal. */
   onForcedExit: (kill: () => void) => () => void;
 }
@@ -46,7 +46,7 @@ export interface ProbeDeps {
 /** A probe's outcome with how its processes ended. */
 export interface ProbeResult {
   outcome: ProbeOutcome;
-  cleanup: { probe: ProbeName; mode: string; daemon: string | null; leftPids: number[] };
+  cleanup: Cleanup;
 }
 
 /** A role did not do what the probe needs: the probe is `failed` with this reason. */
@@ -106,12 +106,12 @@ async function session<P extends ProbeName>(
   probe: P,
   mode: ProbeMode | 'in-process',
   keys: Record<string, unknown>,
-  body: (cast: Cast, daemon: MpsDaemon | null) => Promise<Measured<P>>,
+  body: (cast: Cast, daemon: SessionDaemon | null) => Promise<Measured<P>>,
 ): Promise<ProbeResult> {
   const make = (rest: Record<string, unknown>) => ({ probe, ...keys, ...rest }) as unknown as ProbeOutcome;
-  let daemon: MpsDaemon | null = null;
+  let daemon: SessionDaemon | null = null;
   if (mode === 'mps') {
-    const started = await deps.startMps();
+    const started = await deps.startMps(probe);
     if (!started.ok)
       return {
         outcome: make({ status: 'skipped', reason: `the MPS daemon did not start: ${started.reason}` }),
@@ -121,10 +121,8 @@ async function session<P extends ProbeName>(
   }
   const env: Record<string, string> = { CUDA_VISIBLE_DEVICES: deps.visibleDevices, ...(daemon?.env ?? {}) };
   const cast = new Cast(deps.runner, deps.argv, env);
-  const removeKiller = deps.onForcedExit(() => {
-    cast.killNow();
-    daemon?.killNow();
-  });
+  // The daemon's own killer was registered when it started.
+  const removeKiller = deps.onForcedExit(() => cast.killNow());
   let outcome: ProbeOutcome;
   let leftPids: number[] = [];
   let stopped: string | null = null;
@@ -136,9 +134,8 @@ async function session<P extends ProbeName>(
   } finally {
     // Runs on every path, an interrupt included: nothing a probe started may outlive it.
     leftPids = await cast.stopAll(PROBE_SETTINGS.stopTimeoutMs);
-    stopped = daemon !== null ? await daemon.stop() : null;
-    if (daemon !== null) await daemon.removeDirectory();
     removeKiller();
+    stopped = daemon !== null ? await daemon.stop() : null;
   }
   return { outcome, cleanup: { probe, mode, daemon: stopped, leftPids } };
 }
@@ -219,7 +216,7 @@ async function smCap(cast: Cast): Promise<Measured<'sm-cap'>> {
   return { totalSms: points.find((p) => p.threadPercentage === 100)?.sms ?? 0, points };
 }
 
-async function fault(cast: Cast, daemon: MpsDaemon | null, clock: Clock): Promise<Measured<'fault'>> {
+async function fault(cast: Cast, daemon: SessionDaemon | null, clock: Clock): Promise<Measured<'fault'>> {
   const victims = [cast.start('victim-1', 'tenant'), cast.start('victim-2', 'tenant')];
   await ready(...victims);
   for (const v of victims) await kernels(v);

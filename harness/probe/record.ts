@@ -2,115 +2,12 @@
  * What `gpushare probe` records (probe.json): each probe's typed outcome with its raw measurements.
  * The claims ledger and the report are computed from it (analysis/claims.ts), never stored.
  */
-import { PROBE_FILE } from '../record/kinds.js';
-import { loadRecord, type RecordHeader } from '../record/record-file.js';
-import type { Fingerprint } from '../system/nvidia/schema.js';
+import { z } from 'zod';
+import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
+import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
+import { FingerprintSchema } from '../system/nvidia/schema.js';
 
 export const PROBE_SCHEMA_ID = 'gpushare-probe/1';
-
-/** The sharing a probe ran under: plain time-slicing, or clients of gpushare's own MPS daemon. */
-export type ProbeMode = 'timeslice' | 'mps';
-
-/** A probe that could not run here (no MPS, no green contexts) or broke: the reason, quoted. */
-export type NotMeasured = { status: 'skipped' | 'failed'; reason: string };
-
-/** An allocation a role tried: `error` is the CUDA/PyTorch error when it failed. */
-export interface AllocReply {
-  mib: number;
-  ok: boolean;
-  error: string | null;
-}
-
-/** One client's fate in the fault probe. */
-export interface Victim {
-  survived: boolean;
-  /** The error it got, or null when it kept running. */
-  error: string | null;
-}
-
-/** An open-loop latency series: latency of each request from its scheduled time, ms. */
-export interface LatencySeries {
-  latenciesMs: number[];
-  /** Requests sent more than one period after they were due: the generator fell behind its schedule. */
-  lateRequests: number;
-  periodMs: number;
-}
-
-export type ProbeOutcome =
-  | ({ probe: 'memory'; mode: ProbeMode; limitMib: number | null } & (
-      | {
-          status: 'measured';
-          victimBefore: AllocReply;
-          hogTries: AllocReply[];
-          hogHeldMib: number;
-          hogError: string | null;
-          victimDuring: AllocReply;
-          victimKeptRunning: boolean;
-          victimAfter: AllocReply;
-        }
-      | NotMeasured
-    ))
-  | ({ probe: 'sm-cap'; mode: 'mps' } & (
-      | {
-          status: 'measured';
-          totalSms: number;
-          points: Array<{ threadPercentage: number; sms: number; tflops: number }>;
-        }
-      | NotMeasured
-    ))
-  | ({ probe: 'fault'; mode: ProbeMode } & (
-      | {
-          status: 'measured';
-          faulterError: string | null;
-          victims: Victim[];
-          /** get_server_status of the MPS server right after the fault and once a client was accepted again. */
-          serverAfterFault: string | null;
-          serverAfterRecovery: string | null;
-          /** A new client after the fault: accepted or not, after how long and how many tries. */
-          recovery: { accepted: boolean; afterMs: number; attempts: number; lastError: string | null };
-        }
-      | NotMeasured
-    ))
-  | ({ probe: 'client-limit'; mode: 'mps' } & (
-      | { status: 'measured'; tried: number; accepted: number; firstError: string | null }
-      | NotMeasured
-    ))
-  | ({ probe: 'context'; mode: ProbeMode } & (
-      | { status: 'measured'; initMs: number[]; createMs: number[]; freeMib: number[]; totalMib: number }
-      | NotMeasured
-    ))
-  | ({ probe: 'slice'; mode: ProbeMode } & (
-      | { status: 'measured'; points: Array<{ cotenants: number } & LatencySeries> }
-      | NotMeasured
-    ))
-  | ({ probe: 'default-stream' } & (
-      | {
-          status: 'measured';
-          spinUs: number;
-          runs: Array<{ streamKind: 'pytorch' | 'blocking'; streams: number; strayCopy: boolean; concurrency: number }>;
-        }
-      | NotMeasured
-    ))
-  | ({ probe: 'priority' } & (
-      | {
-          status: 'measured';
-          runs: Array<{ priority: 'normal' | 'high'; backgroundBlockUsPerS: number } & LatencySeries>;
-        }
-      | NotMeasured
-    ))
-  | ({ probe: 'green-context' } & (
-      | {
-          status: 'measured';
-          totalSms: number;
-          criticalSms: number;
-          runs: Array<
-            { arm: 'streams' | 'green' | 'mps'; backgroundSms: number; backgroundBlockUsPerS: number } & LatencySeries
-          >;
-          /** Why the MPS arm has no run, or null when it has one. */
-          mpsArm: string | null;
-        }
-      | NotMeasured
-    ));
 
 /** The probe names, in the order they run. */
 export const PROBES = [
@@ -126,17 +23,174 @@ export const PROBES = [
 ] as const;
 export type ProbeName = (typeof PROBES)[number];
 
-/** A probe run as saved: every outcome so far, and what was left behind (nothing, if all went well). */
-export interface ProbeRun extends RecordHeader<typeof PROBE_SCHEMA_ID> {
-  fingerprint: Fingerprint;
-  gpuIndex: number;
-  probes: ProbeOutcome[];
-  /** Per probe and mode: how its processes and MPS daemon ended, and any PID still running after. */
-  cleanup: Array<{ probe: ProbeName; mode: string; daemon: string | null; leftPids: number[] }>;
-  warnings: string[];
-}
+/** The sharing a probe ran under: plain time-slicing, or clients of gpushare's own MPS daemon. */
+export const ProbeModeSchema = z.enum(['timeslice', 'mps']);
+export type ProbeMode = z.infer<typeof ProbeModeSchema>;
 
-/** The probe run saved in `dir`, or null when `dir` holds none (a bench run, or nothing). */
+/** A probe that could not run here (no MPS, no green contexts) or broke: the reason, quoted. */
+const notMeasured = { status: z.enum(['skipped', 'failed']), reason: z.string() };
+export type NotMeasured = { status: 'skipped' | 'failed'; reason: string };
+
+/** An allocation a role tried: `error` is the CUDA/PyTorch error when it failed. */
+export const AllocReplySchema = z.object({ mib: z.number(), ok: z.boolean(), error: z.string().nullable() });
+export type AllocReply = z.infer<typeof AllocReplySchema>;
+
+/** One client's fate in the fault probe. */
+export const VictimSchema = z.object({
+  survived: z.boolean(),
+  /** The error it got, or null when it kept running. */
+  error: z.string().nullable(),
+});
+export type Victim = z.infer<typeof VictimSchema>;
+
+/** An open-loop latency series: latency of each request from its scheduled time, ms. */
+const latencySeries = {
+  latenciesMs: z.array(z.number()),
+  /** Requests sent more than one period after they were due: the generator fell behind its schedule. */
+  lateRequests: z.number(),
+  periodMs: z.number(),
+};
+export const LatencySeriesSchema = z.object(latencySeries);
+export type LatencySeries = z.infer<typeof LatencySeriesSchema>;
+
+/** A probe's typed outcome: its measurements, or why it has none. */
+export const ProbeOutcomeSchema = z.union([
+  z.object({
+    probe: z.literal('memory'),
+    mode: ProbeModeSchema,
+    limitMib: z.number().nullable(),
+    status: z.literal('measured'),
+    victimBefore: AllocReplySchema,
+    hogTries: z.array(AllocReplySchema),
+    hogHeldMib: z.number(),
+    hogError: z.string().nullable(),
+    victimDuring: AllocReplySchema,
+    victimKeptRunning: z.boolean(),
+    victimAfter: AllocReplySchema,
+  }),
+  z.object({ probe: z.literal('memory'), mode: ProbeModeSchema, limitMib: z.number().nullable(), ...notMeasured }),
+  z.object({
+    probe: z.literal('sm-cap'),
+    mode: z.literal('mps'),
+    status: z.literal('measured'),
+    totalSms: z.number(),
+    points: z.array(z.object({ threadPercentage: z.number(), sms: z.number(), tflops: z.number() })),
+  }),
+  z.object({ probe: z.literal('sm-cap'), mode: z.literal('mps'), ...notMeasured }),
+  z.object({
+    probe: z.literal('fault'),
+    mode: ProbeModeSchema,
+    status: z.literal('measured'),
+    faulterError: z.string().nullable(),
+    victims: z.array(VictimSchema),
+    /** get_server_status of the MPS server right after the fault and once a client was accepted again. */
+    serverAfterFault: z.string().nullable(),
+    serverAfterRecovery: z.string().nullable(),
+    /** A new client after the fault: accepted or not, after how long and how many tries. */
+    recovery: z.object({
+      accepted: z.boolean(),
+      afterMs: z.number(),
+      attempts: z.number(),
+      lastError: z.string().nullable(),
+    }),
+  }),
+  z.object({ probe: z.literal('fault'), mode: ProbeModeSchema, ...notMeasured }),
+  z.object({
+    probe: z.literal('client-limit'),
+    mode: z.literal('mps'),
+    status: z.literal('measured'),
+    tried: z.number(),
+    accepted: z.number(),
+    firstError: z.string().nullable(),
+  }),
+  z.object({ probe: z.literal('client-limit'), mode: z.literal('mps'), ...notMeasured }),
+  z.object({
+    probe: z.literal('context'),
+    mode: ProbeModeSchema,
+    status: z.literal('measured'),
+    initMs: z.array(z.number()),
+    createMs: z.array(z.number()),
+    freeMib: z.array(z.number()),
+    totalMib: z.number(),
+  }),
+  z.object({ probe: z.literal('context'), mode: ProbeModeSchema, ...notMeasured }),
+  z.object({
+    probe: z.literal('slice'),
+    mode: ProbeModeSchema,
+    status: z.literal('measured'),
+    points: z.array(z.object({ cotenants: z.number(), ...latencySeries })),
+  }),
+  z.object({ probe: z.literal('slice'), mode: ProbeModeSchema, ...notMeasured }),
+  z.object({
+    probe: z.literal('default-stream'),
+    status: z.literal('measured'),
+    spinUs: z.number(),
+    runs: z.array(
+      z.object({
+        streamKind: z.enum(['pytorch', 'blocking']),
+        streams: z.number(),
+        strayCopy: z.boolean(),
+        concurrency: z.number(),
+      }),
+    ),
+  }),
+  z.object({ probe: z.literal('default-stream'), ...notMeasured }),
+  z.object({
+    probe: z.literal('priority'),
+    status: z.literal('measured'),
+    runs: z.array(
+      z.object({ priority: z.enum(['normal', 'high']), backgroundBlockUsPerS: z.number(), ...latencySeries }),
+    ),
+  }),
+  z.object({ probe: z.literal('priority'), ...notMeasured }),
+  z.object({
+    probe: z.literal('green-context'),
+    status: z.literal('measured'),
+    totalSms: z.number(),
+    criticalSms: z.number(),
+    runs: z.array(
+      z.object({
+        arm: z.enum(['streams', 'green', 'mps']),
+        backgroundSms: z.number(),
+        backgroundBlockUsPerS: z.number(),
+        ...latencySeries,
+      }),
+    ),
+    /** Why the MPS arm has no run, or null when it has one. */
+    mpsArm: z.string().nullable(),
+  }),
+  z.object({ probe: z.literal('green-context'), ...notMeasured }),
+]);
+export type ProbeOutcome = z.infer<typeof ProbeOutcomeSchema>;
+
+/** What one probe session left: how its processes and MPS daemon ended, and any PID still running after. */
+export const CleanupSchema = z.object({
+  probe: z.enum(PROBES),
+  mode: z.string(),
+  daemon: z.string().nullable(),
+  leftPids: z.array(z.number().int()),
+});
+export type Cleanup = z.infer<typeof CleanupSchema>;
+
+/** A probe run as saved: every outcome so far, and what was left behind (nothing, if all went well). */
+export const ProbeRunSchema = z.object({
+  ...recordHeaderSchema(PROBE_SCHEMA_ID),
+  fingerprint: FingerprintSchema,
+  gpuIndex: z.number().int().nonnegative(),
+  /** The probes asked for, in the order they run: --resume runs those without an outcome. Absent before 2026-11-24 (then: those with one). */
+  requested: z.array(z.enum(PROBES)).optional(),
+  probes: z.array(ProbeOutcomeSchema),
+  /** Per probe and mode: how its processes and MPS daemon ended, and any PID still running after. */
+  cleanup: z.array(CleanupSchema),
+  /** Every MPS daemon the probes started, recorded before it started. Absent before 2026-11-24. */
+  daemons: z.array(MpsDaemonRecordSchema).optional(),
+  warnings: z.array(z.string()),
+  /** Each --resume: when, and how many outcomes it kept. */
+  resumes: z.array(z.object({ at: z.string(), probesKept: z.number().int().nonnegative() })).optional(),
+});
+export type ProbeRun = z.infer<typeof ProbeRunSchema>;
+
+/** The probe run saved in `dir`, read through its schema, or null when `dir` holds none (a bench run, or nothing). */
 export function loadProbeRun(dir: string): Promise<ProbeRun | null> {
-  return loadRecord<ProbeRun>(dir, PROBE_FILE, PROBE_SCHEMA_ID, 'gpushare probe');
+  return loadRecord(dir, 'probe', ProbeRunSchema);
 }

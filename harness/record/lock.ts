@@ -66,6 +66,14 @@ export async function acquireRunLock(dir: string): Promise<RunLock> {
   throw new UserError(`${dir} is in use by another gpushare (it took the lock just now): wait for it to finish`);
 }
 
+/** The PID of the live gpushare that holds `<dir>/.lock`, or null when none does (no lock, or a stale one). */
+export async function liveLockHolder(dir: string): Promise<number | null> {
+  const holder = await readOwner(path.join(dir, LOCK_FILE));
+  if (holder === 'gone') return null;
+  const me = { pid: process.pid, startTicks: null, bootId: await bootId(), hostname: os.hostname() };
+  return (await whyStale(holder, me)) === null && holder.hostname === me.hostname ? holder.pid : null;
+}
+
 /** The lock's owner, 'gone' when the file vanished, or an unreadable owner that counts as stale. */
 async function readOwner(file: string): Promise<LockOwner | 'gone'> {
   const content = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) =>

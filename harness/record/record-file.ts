@@ -1,10 +1,11 @@
-/** Run ids and the JSON records of probe and capacity runs (bench runs have their own store and schema). */
+/** Run ids, the header every record starts with, and the reading of a probe, capacity or multi-GPU record through its schema. */
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../core/errors.js';
 import { type Fingerprint, gpuAt, isSimulated } from '../system/nvidia/schema.js';
+import { kindText, RECORD_KINDS, type RecordKind, recordKindIn } from './kinds.js';
+import { readRegularFile } from './store.js';
 
 /**
  * `<date>-[simulated-]<gpu>-[<kind>-]<6 hex>`, e.g. 2026-11-21-h200-3fa9c2, 2026-11-23-h100-80gb-hbm3-probe-84e6b8
@@ -37,26 +38,79 @@ export const RunIdSchema = z
   )
   .refine((id) => !id.includes('..'), 'a run id without ".."');
 
+/** A directory named inside a record (host.json's gpu0, cross): one path component, never "..", "/" or an absolute path. */
+export const DirNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a directory name of letters, digits, ".", "_" and "-" (e.g. gpu0)')
+  .refine((name) => !name.includes('..'), 'a directory name without ".."');
+
+/** Where a run stands: `running` until it ends, or its harness was killed (then --resume continues it). */
+export const RunStatusSchema = z.enum(['running', 'complete', 'interrupted', 'failed']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
 /** What every probe, capacity and multi-GPU record starts with: its kind, id, state and times (ISO 8601). */
 export interface RecordHeader<Schema extends string> {
   schema: Schema;
   id: string;
-  status: 'running' | 'complete' | 'interrupted' | 'failed';
+  status: RunStatus;
   createdAt: string;
   finishedAt: string | null;
 }
 
-/** The record `file` in `dir` if it is there, checked to carry `schemaId`; null when `dir` has no such file. */
-export async function loadRecord<T>(dir: string, file: string, schemaId: string, rerun: string): Promise<T | null> {
-  const where = path.join(dir, file);
-  const text = await readFile(where, 'utf8').catch(() => null);
-  if (text === null) return null;
-  let record: unknown;
+/** RecordHeader's schema, for a record whose schema id is `schema`. */
+export function recordHeaderSchema<const Schema extends string>(schema: Schema) {
+  return {
+    schema: z.literal(schema),
+    id: RunIdSchema,
+    status: RunStatusSchema,
+    createdAt: z.string(),
+    finishedAt: z.string().nullable(),
+  };
+}
+
+/**
+ * The record of `kind` in `dir`, read without blocking (a FIFO is refused) and checked against
+ * `schema`; null when `dir` holds no such file. Anything else unreadable is a one-line UserError.
+ */
+export async function loadRecord<S extends z.ZodType>(
+  dir: string,
+  kind: RecordKind,
+  schema: S,
+): Promise<z.output<S> | null> {
+  const { file: name, noun, command } = RECORD_KINDS[kind];
+  const file = path.join(dir, name);
+  let text: string;
   try {
-    record = JSON.parse(text);
-  } catch {
-    throw new UserError(`${where} is not JSON: it was cut short or edited; run ${rerun} again`);
+    text = await readRegularFile(file, `give a directory made by ${command}`);
+  } catch (error) {
+    // No such file, or `dir` is no directory: it holds no record of this kind.
+    if (['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) return null;
+    if (error instanceof UserError) throw error;
+    throw new UserError(`cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
-  if ((record as { schema?: unknown }).schema !== schemaId) throw new UserError(`${where} is not a ${schemaId} record`);
-  return record as T;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new UserError(`${file} is not JSON: it was cut short or edited; run ${command} again`);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UserError(
+      `${file} does not match the ${noun} schema at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** The refusal for `dir`, which holds no record of `wanted`: it names what the directory is instead. */
+export async function notARunOf(dir: string, wanted: RecordKind): Promise<UserError> {
+  const found = await recordKindIn(dir);
+  const { noun, file, command } = RECORD_KINDS[wanted];
+  return new UserError(
+    found !== null && found !== wanted
+      ? `${dir} is ${kindText(found)}, not a ${noun}: give a directory made by ${command}`
+      : `${dir} holds no ${noun} (no ${file}): give a directory made by ${command}`,
+  );
 }

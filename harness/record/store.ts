@@ -1,11 +1,11 @@
 /** Run directories and output files: opened and locked, written atomically (temp file, then rename), read without blocking. */
 
-import { constants as fsConstants } from 'node:fs';
-import { access, appendFile, constants, mkdir, open, readdir, readFile } from 'node:fs/promises';
+import { constants as fsConstants, mkdirSync } from 'node:fs';
+import { access, appendFile, constants, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { UserError } from '../core/errors.js';
-import { RUN_FILE } from './kinds.js';
+import { kindText, RECORD_KINDS, type RecordKind, recordKindIn } from './kinds.js';
 import { acquireRunLock, LOCK_FILE, type RunLock } from './lock.js';
 
 /** Write errors the user can fix (space, quota, a read-only or failing disk, permissions): not bugs. */
@@ -23,8 +23,12 @@ export interface RecordWriter {
   writeText(relativePath: string, content: string): Promise<void>;
 }
 
-/** The writer of `dir`; `writer` is the atomic writer (a seam for tests). */
-export function directoryWriter(dir: string, writer: AtomicWriter = atomicWrite): RecordWriter {
+/** The writer of `dir`, a run directory of `kind`; `writer` is the atomic writer (a seam for tests). */
+export function directoryWriter(
+  dir: string,
+  writer: AtomicWriter = atomicWrite,
+  kind: RecordKind = 'bench',
+): RecordWriter {
   return {
     dir,
     async writeText(relativePath, content) {
@@ -33,17 +37,44 @@ export function directoryWriter(dir: string, writer: AtomicWriter = atomicWrite)
         await mkdir(path.dirname(file), { recursive: true });
         await writer(file, content);
       } catch (error) {
-        throw writeError(file, dir, error);
+        throw writeError(file, dir, kind, error);
       }
     },
   };
 }
 
+/** A run's JSON record (probe.json, capacity.json, host.json), written atomically after every step. */
+export interface JsonRecordStore<R> {
+  save(record: R): Promise<void>;
+  /** save, synchronously: for a forced exit, where process.exit follows at once. */
+  saveSync(record: R): void;
+}
+
+/** The record store of `kind` in `dir`: JSON, indented by `indent` spaces (0: one line). */
+export function jsonRecordStore<R>(
+  dir: string,
+  kind: RecordKind,
+  indent: number,
+  writer: AtomicWriter = atomicWrite,
+): JsonRecordStore<R> {
+  const { file } = RECORD_KINDS[kind];
+  const files = directoryWriter(dir, writer, kind);
+  const text = (record: R) => `${JSON.stringify(record, null, indent || undefined)}\n`;
+  return {
+    save: (record) => files.writeText(file, text(record)),
+    saveSync(record) {
+      mkdirSync(dir, { recursive: true });
+      writeFileAtomic.sync(path.join(dir, file), text(record));
+    },
+  };
+}
+
 /**
- * Opens `dir` for a new run and locks it: creates it, and refuses one that another harness holds,
- * that holds another run, that holds files of the user's, or that cannot be written.
+ * Opens `dir` for a new run of `kind` and locks it: creates it, and refuses one that another harness
+ * holds, that holds another run (of this kind or another, named), that holds files of the user's, or
+ * that cannot be written. Every kind of run directory is opened here, so the refusals are the same.
  */
-export async function openRunDirectory(dir: string, runId: string): Promise<RunLock> {
+export async function openRunDirectory(dir: string, runId: string, kind: RecordKind): Promise<RunLock> {
   if (dir.trim() === '') throw new UserError('--out is empty: give the directory the run should go to');
   try {
     await mkdir(dir, { recursive: true });
@@ -56,8 +87,14 @@ export async function openRunDirectory(dir: string, runId: string): Promise<RunL
   // Locked before looking: a second harness that started at the same moment must not pass the checks too.
   const lock = await acquireRunLock(dir);
   try {
-    const existing = await readFile(path.join(dir, RUN_FILE), 'utf8').catch(() => null);
-    if (existing !== null) {
+    const found = await recordKindIn(dir);
+    if (found !== null && found !== kind)
+      throw new UserError(
+        `${dir} holds ${kindText(found)}, not a ${RECORD_KINDS[kind].noun}: choose an empty or new directory with --out`,
+      );
+    if (found === kind) {
+      const file = path.join(dir, RECORD_KINDS[kind].file);
+      const existing = await readRegularFile(file, 'choose an empty or new directory with --out');
       const id = (() => {
         try {
           return (JSON.parse(existing) as { id?: unknown }).id;
@@ -67,10 +104,10 @@ export async function openRunDirectory(dir: string, runId: string): Promise<RunL
       })();
       if (id !== runId)
         throw new UserError(
-          `${dir} already holds a different run (${String(id ?? 'unreadable run.json')}): choose an empty directory with --out`,
+          `${dir} already holds a different run (${String(id ?? `unreadable ${RECORD_KINDS[kind].file}`)}): choose an empty directory with --out`,
         );
     } else {
-      // Not a run: whatever is there is the user's, and a run would overwrite its trials.csv.
+      // Not a run: whatever is there is the user's, and a run would overwrite its files.
       const entries = (await readdir(dir)).filter((name) => name !== LOCK_FILE);
       if (entries.length > 0)
         throw new UserError(
@@ -84,22 +121,37 @@ export async function openRunDirectory(dir: string, runId: string): Promise<RunL
   return lock;
 }
 
+/** Removes the temp files (`run.json.<n>`, `probe.json.<n>`, …) that a harness killed mid-write left; only the lock holder may. */
+export async function removeStaleTempFiles(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const written = [...Object.values(RECORD_KINDS).map((k) => k.file), 'trials.csv', 'samples.csv'];
+  const stale = names.filter((name) => written.includes(/^(.+)\.\d+$/.exec(name)?.[1] ?? ''));
+  for (const name of stale) await unlink(path.join(dir, name)).catch(() => undefined);
+  return stale;
+}
+
 /** A failed write of a run file: the user's to fix (one line) where the disk refused it, else a bug. */
-function writeError(file: string, dir: string, error: unknown): unknown {
+function writeError(file: string, dir: string, kind: RecordKind, error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === undefined || !USER_WRITE_ERRORS.has(code)) return error;
+  const { unit, command } = RECORD_KINDS[kind];
   return new UserError(
-    `cannot write ${file} (${code}): the trials finished before it are kept in ${dir}; fix the disk and continue with gpushare bench --resume ${dir}`,
+    `cannot write ${file} (${code}): the ${unit}s finished before it are kept in ${dir}; fix the disk and continue with ${command} --resume ${dir}`,
   );
 }
 
-/** Reads a file that must be a regular file: a FIFO or device would block the read forever. */
-export async function readRegularFile(file: string): Promise<string> {
+/**
+ * Reads a file that must be a regular file: a FIFO or device would block the read forever. `fix`
+ * says what to give instead. A missing file rejects with its ENOENT, for the caller to word.
+ */
+export async function readRegularFile(
+  file: string,
+  fix = 'give a run directory made by gpushare bench',
+): Promise<string> {
   // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
   const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   try {
-    if (!(await handle.stat()).isFile())
-      throw new UserError(`${file} is not a regular file: give a run directory made by gpushare bench`);
+    if (!(await handle.stat()).isFile()) throw new UserError(`${file} is not a regular file: ${fix}`);
     return await handle.readFile('utf8');
   } finally {
     await handle.close();

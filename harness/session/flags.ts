@@ -1,4 +1,5 @@
-/** The flags every command that makes a run directory shares: where it runs, where it writes, how it prints. */
+/** The flags every command that makes a run directory shares: where it runs, where it writes, how it prints, how it continues. */
+import { UserError } from '../core/errors.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 
 /** For a run of `kind` (probe, capacity), whose --json prints `printed`. */
@@ -9,5 +10,28 @@ export function runFlags<const Kind extends string>(kind: Kind, printed: string)
     python: { type: 'string', describe: 'Python interpreter with PyTorch', defaultDescription: DEFAULT_PYTHON },
     'allow-busy': { type: 'boolean', describe: 'measure even if another process uses the GPU' },
     json: { type: 'boolean', describe: `print ${printed} as JSON` },
+    resume: {
+      type: 'string',
+      describe: `continue the interrupted or killed ${kind} run in this directory, with its own settings`,
+    },
   } as const;
+}
+
+/** Flags that only say how a run prints: they may come with --resume. */
+const PRINTING_FLAGS = ['json', 'quiet', 'resume'];
+
+/**
+ * Refuses, with --resume, any flag of `flags` (a command's flag definitions) that shapes what is
+ * measured: a resumed run keeps its own settings. `args` are the raw arguments (camelCase keys).
+ */
+export function refuseSettingsWithResume(flags: Readonly<Record<string, unknown>>, args: object): void {
+  const given = args as Record<string, unknown>;
+  const clash = Object.keys(flags).find(
+    (flag) =>
+      !PRINTING_FLAGS.includes(flag) &&
+      given[flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] !== undefined,
+  );
+  if (clash !== undefined) throw new UserError(`--resume continues a run with its own settings: drop --${clash}`);
+  if (((given.rest as unknown[] | undefined) ?? []).length > 0)
+    throw new UserError('--resume continues a run with its own settings: drop the command after --');
 }

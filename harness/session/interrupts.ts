@@ -1,53 +1,86 @@
-/** Ctrl-C and its kin for a command that starts processes: wind down on the first, kill at once on the second. */
+/**
+ * Ctrl-C and its kin, one policy for every run in the process (bench --gpus has several at once):
+ * the first SIGINT, SIGTERM, SIGHUP or SIGQUIT winds every run down (its `abort` fires, it saves
+ * itself as `interrupted`); a second runs every run's forced exit (kill what it started, save its
+ * record synchronously) and then exits with 128 + the signal. Whatever else ends the process while
+ * a run is live (a closed pipe, a bug), each run's forced exit runs too.
+ */
 import { INTERRUPT_SIGNALS, type InterruptSignal, signalExitCode } from '../core/errors.js';
-import type { Reaper } from '../system/proc/reaper.js';
 
-export interface Interrupts {
+/** A live run's part in the policy. */
+export interface InterruptWatch {
   /** The first signal that came, or null. */
   readonly signal: InterruptSignal | null;
-  /** Aborts on the first signal: the command finishes what it is doing and stops. */
+  /** Aborts on the first signal (its reason is the signal): the run finishes what it is doing and stops. */
   readonly abort: AbortSignal;
-  /** Stops listening (call once the command has cleaned up). */
+  /** Stops listening (call once the run has saved itself and cleaned up). */
   dispose(): void;
 }
 
+interface Watcher {
+  controller: AbortController;
+  /** Said once, by the run that started first, on the first signal. */
+  onFirst: (signal: InterruptSignal) => void;
+  /** Synchronous: kills what the run started and saves its record; `signal` null when the process exits for another reason. */
+  forcedExit: (signal: InterruptSignal | null) => void;
+}
+
+/** The live runs, oldest first. */
+const watchers = new Set<Watcher>();
+let first: InterruptSignal | null = null;
+
+function onSignal(signal: InterruptSignal): void {
+  if (first === null) {
+    first = signal;
+    [...watchers][0]?.onFirst(signal);
+    for (const w of watchers) w.controller.abort(signal);
+    return;
+  }
+  forceAll(signal);
+  process.exit(signalExitCode(signal));
+}
+
+function forceAll(signal: InterruptSignal | null): void {
+  // Newest first: a run inside another (a GPU's run of a host run) saves before its parent.
+  for (const w of [...watchers].reverse()) {
+    watchers.delete(w);
+    try {
+      w.forcedExit(signal);
+    } catch {
+      // One run's failed save must not keep the others from saving theirs.
+    }
+  }
+}
+
+const onExit = () => forceAll(first);
+
 /**
- * First SIGINT, SIGTERM, SIGHUP or SIGQUIT: `onFirst` says so and `abort` fires. A second: every
- * killer the reaper holds runs, then `atForcedExit`, then the process exits with the signal's code.
- * Whatever else ends the process (a closed pipe, a bug), the reaper's killers run too.
+ * Watches for interrupts on behalf of one run. `onFirst` says what the first signal does (printed by
+ * the oldest run only); `forcedExit` is the run's synchronous last word on a second signal.
  */
 export function watchInterrupts(
-  reaper: Reaper,
-  atForcedExit: () => void,
+  forcedExit: (signal: InterruptSignal | null) => void,
   onFirst: (signal: InterruptSignal) => void = () => undefined,
-): Interrupts {
-  const controller = new AbortController();
-  let first: InterruptSignal | null = null;
-  const onSignal = (signal: InterruptSignal) => {
-    if (first === null) {
-      first = signal;
-      onFirst(signal);
-      controller.abort(signal);
-      return;
-    }
-    reaper.killAll();
-    atForcedExit();
-    process.exit(signalExitCode(signal));
-  };
-  const onExit = () => {
-    reaper.killAll();
-    atForcedExit();
-  };
-  for (const s of INTERRUPT_SIGNALS) process.on(s, onSignal);
-  process.on('exit', onExit);
+): InterruptWatch {
+  if (watchers.size === 0) {
+    for (const s of INTERRUPT_SIGNALS) process.on(s, onSignal);
+    process.on('exit', onExit);
+  }
+  const watcher: Watcher = { controller: new AbortController(), onFirst, forcedExit };
+  watchers.add(watcher);
+  // A run started after the first signal (the next GPU of a host run) starts wound down.
+  if (first !== null) watcher.controller.abort(first);
   return {
     get signal() {
-      return first;
+      return watcher.controller.signal.aborted ? (watcher.controller.signal.reason as InterruptSignal) : null;
     },
-    abort: controller.signal,
+    abort: watcher.controller.signal,
     dispose() {
+      watchers.delete(watcher);
+      if (watchers.size > 0) return;
       for (const s of INTERRUPT_SIGNALS) process.off(s, onSignal);
       process.off('exit', onExit);
+      first = null;
     },
   };
 }

@@ -14,7 +14,7 @@ import { watchInterrupts } from './interrupts.js';
 /** Checks one workload command; a first SIGINT/SIGTERM stops it and throws Interrupted, a second kills it at once. */
 export async function runCheck(settings: CheckSettings, deps: AppDeps): Promise<CheckOutcome> {
   const reaper = new Reaper();
-  const interrupts = watchInterrupts(reaper, () => undefined);
+  const interrupts = watchInterrupts(() => reaper.killAll());
   try {
     const outcome = await checkWorkload(deps.runner, deps.clock, settings, reaper, interrupts.abort);
     if (interrupts.signal !== null) throw new Interrupted(interrupts.signal);

@@ -1,8 +1,9 @@
+/** One workload process speaking the protocol: a thin adapter over the JSON-lines child. */
 import path from 'node:path';
-import { Interrupted } from '../core/errors.js';
+import { INTERRUPT_SIGNALS, Interrupted, type InterruptSignal } from '../core/errors.js';
 import { WORKLOADS_DIR } from '../core/paths.js';
-import type { ChildHandle, ExitInfo, ProcessRunner } from '../core/process.js';
-import { descendants, processStartTicks } from '../system/proc/process-table.js';
+import type { ExitInfo, ProcessRunner } from '../core/process.js';
+import { JsonLinesChild, type LineParser } from '../system/proc/json-lines-child.js';
 import {
   EXIT_COMMAND,
   parseWorkloadLine,
@@ -32,34 +33,20 @@ export type ClientReply<M> =
   | { kind: 'failed'; reason: string; exitCode: number | null }
   | { kind: 'timeout' };
 
-type QueueItem =
-  | { kind: 'message'; message: WorkloadMessage }
-  | { kind: 'bad-line'; error: string }
-  | { kind: 'exit'; exit: ExitInfo };
+/** Every line is a protocol message; a blank one is ignored, any other is a broken contract. */
+const parseLine: LineParser<WorkloadMessage> = (line, tooLong) => {
+  if (!line.trim()) return null;
+  if (tooLong) return { ok: false, error: `printed a line over 1 MiB starting "${line.slice(0, 80)}…"` };
+  return parseWorkloadLine(line);
+};
 
 /** One workload process speaking the protocol. */
 export class WorkloadClient {
-  private readonly queue: QueueItem[] = [];
-  private wake: (() => void) | null = null;
-  private exitInfo: ExitInfo | null = null;
-
   private constructor(
     readonly index: number,
     readonly label: string,
-    private readonly child: ChildHandle,
-  ) {
-    child.onLine((line, tooLong) => {
-      if (!line.trim()) return;
-      const parsed = tooLong
-        ? { ok: false as const, error: `printed a line over 1 MiB starting "${line.slice(0, 80)}…"` }
-        : parseWorkloadLine(line);
-      this.push(parsed.ok ? { kind: 'message', message: parsed.message } : { kind: 'bad-line', error: parsed.error });
-    });
-    void child.exited.then((exit) => {
-      this.exitInfo = exit;
-      this.push({ kind: 'exit', exit });
-    });
-  }
+    private readonly child: JsonLinesChild<WorkloadMessage>,
+  ) {}
 
   static start(
     runner: ProcessRunner,
@@ -68,11 +55,11 @@ export class WorkloadClient {
     argv: readonly string[],
     env: Record<string, string>,
   ): WorkloadClient {
-    return new WorkloadClient(index, label, runner.spawn(argv, { env: workloadEnv(env) }));
+    return new WorkloadClient(index, label, JsonLinesChild.spawn(runner, argv, workloadEnv(env), parseLine));
   }
 
   get pid(): number | null {
-    return this.child.pid ?? null;
+    return this.child.pid;
   }
 
   stderrTail(): string {
@@ -90,7 +77,7 @@ export class WorkloadClient {
     timeoutMs: number,
     signal: AbortSignal,
   ): Promise<ClientReply<ResultMessage>> {
-    if (!this.child.writeLine(command)) return this.failure('its stdin is closed');
+    if (!this.child.send(command)) return this.failure('its stdin is closed');
     const reply = await this.awaitEvent('result', timeoutMs, signal);
     if (reply.kind === 'message' && reply.message.trial !== trialId) {
       return this.failure(`answered for trial "${reply.message.trial}" instead of "${trialId}"`);
@@ -98,78 +85,47 @@ export class WorkloadClient {
     return reply;
   }
 
-  /**
-   * Asks the workload to exit; kills its process group if it has not within `timeoutMs`, and any
-   * descendant that left the group with setsid() (seen while the workload still ran).
-   */
+  /** Asks the workload to exit; kills what is left of it after `timeoutMs` (see JsonLinesChild.close). */
   async close(timeoutMs: number): Promise<'exited' | 'killed'> {
-    if (this.exitInfo) return 'exited';
-    // Before it exits: once it has, its setsid() children are reparented and no longer findable.
-    const spawned = this.child.pid !== undefined ? await descendants(this.child.pid) : [];
-    this.child.writeLine(EXIT_COMMAND);
-    this.child.closeStdin();
-    const exited = await Promise.race([this.child.exited.then(() => true), delay(timeoutMs).then(() => false)]);
-    // The group may hold children of the workload even when the leader exited.
-    this.child.killGroup('SIGKILL');
-    for (const { pid, startTicks } of spawned) {
-      // The same start time: still the workload's descendant, not a reused PID.
-      if ((await processStartTicks(pid)) === startTicks) killQuietly(pid);
-    }
-    if (!exited) await this.child.exited;
-    return exited ? 'exited' : 'killed';
+    return (await this.child.close(EXIT_COMMAND, timeoutMs)).exited ? 'exited' : 'killed';
   }
 
   kill(): void {
-    this.child.killGroup('SIGKILL');
-  }
-
-  private push(item: QueueItem): void {
-    this.queue.push(item);
-    this.wake?.();
+    this.child.killNow();
   }
 
   private failure(reason: string): ClientReply<never> {
-    return { kind: 'failed', reason: `${this.label} ${reason}`, exitCode: this.exitInfo?.exitCode ?? null };
+    return { kind: 'failed', reason: `${this.label} ${reason}`, exitCode: this.child.exit?.exitCode ?? null };
   }
 
+  /** The next message, which must be `event`: anything else it does first is a failure. */
   private async awaitEvent<E extends 'ready' | 'result'>(
     event: E,
     timeoutMs: number,
     signal: AbortSignal,
   ): Promise<ClientReply<Extract<WorkloadMessage, { event: E }>>> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (signal.aborted) throw new Interrupted(signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
-      const item = this.queue.shift();
-      if (item) {
-        switch (item.kind) {
-          case 'bad-line':
-            return this.failure(item.error);
-          case 'exit':
-            return this.failure(describeExit(item.exit, event, this.stderrTail()));
-          case 'message':
-            if (item.message.event === event)
-              return { kind: 'message', message: item.message as Extract<WorkloadMessage, { event: E }> };
-            if (item.message.event === 'error') return this.failure(`reported an error: ${item.message.message}`);
-            return this.failure(`sent "${item.message.event}" while the harness waited for "${event}"`);
-        }
-      }
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return { kind: 'timeout' };
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, remaining);
-        const onAbort = () => done();
-        signal.addEventListener('abort', onAbort, { once: true });
-        function done() {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        }
-        this.wake = done;
-      });
-      this.wake = null;
+    const next = await this.child.next(timeoutMs, signal);
+    switch (next.kind) {
+      case 'aborted':
+        throw new Interrupted(interruptOf(signal.reason));
+      case 'timeout':
+        return { kind: 'timeout' };
+      case 'bad-line':
+        return this.failure(next.error);
+      case 'exit':
+        return this.failure(describeExit(next.exit, event, this.stderrTail()));
+      case 'message':
+        if (next.message.event === event)
+          return { kind: 'message', message: next.message as Extract<WorkloadMessage, { event: E }> };
+        if (next.message.event === 'error') return this.failure(`reported an error: ${next.message.message}`);
+        return this.failure(`sent "${next.message.event}" while the harness waited for "${event}"`);
     }
   }
+}
+
+/** The signal an abort names (its reason), SIGINT when it names none. */
+function interruptOf(reason: unknown): InterruptSignal {
+  return (INTERRUPT_SIGNALS as readonly unknown[]).includes(reason) ? (reason as InterruptSignal) : 'SIGINT';
 }
 
 function describeExit(exit: ExitInfo, waitingFor: string, stderr: string): string {
@@ -177,16 +133,4 @@ function describeExit(exit: ExitInfo, waitingFor: string, stderr: string): strin
   const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
   const lastLine = stderr.trim().split('\n').at(-1)?.slice(0, 300);
   return `${how} before sending "${waitingFor}"${lastLine ? ` (stderr: ${lastLine})` : ''}`;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Gone already.
-  }
 }

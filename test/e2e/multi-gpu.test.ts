@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HostRun } from '../../harness/bench/record/host-record.js';
-import { cli, expectOneLineError, QUICK, runOnDisk, tempDir } from '../helpers.js';
+import { cli, expectOneLineError, QUICK, runOnDisk, tempDir, until } from '../helpers.js';
 
 const TWO_GPUS = { FAKE_GPUS: '2' };
 const UUID = ['GPU-7335e5d7-1513-c22d-a95a-e679698f16b8', 'GPU-7335e5d7-1513-c22d-a95a-e679698f16b9'];
@@ -81,13 +81,16 @@ describe('gpushare bench --gpus (fake two-GPU host)', () => {
 
   it("one GPU that cannot run is that GPU's outcome: the other is benched, the combined report written, and the exit code is 2", async () => {
     const parent = path.join(tempDir(), 'host');
-    // GPU 1's run directory is taken by somebody else's file: its run is refused, GPU 0's is not.
+    const args = ['bench', '--gpus', 'all', '--modes', 'timeslice', '--workloads', 'infer', ...QUICK, '--quiet'];
+    // Killed during its cross-GPU check, before any GPU's run started.
+    const killed = cli([...args, '--out', parent], TWO_GPUS);
+    await until(() => runOnDisk(path.join(parent, 'cross')) !== null, 60_000, 'the cross-GPU check to start');
+    killed.kill('SIGKILL');
+    await killed;
+    // Then GPU 1's run directory is taken by somebody else's file: on --resume its run is refused, GPU 0's is not.
     mkdirSync(path.join(parent, 'gpu1'), { recursive: true });
     writeFileSync(path.join(parent, 'gpu1', 'notes.txt'), 'mine');
-    const result = await cli(
-      ['bench', '--gpus', 'all', '--modes', 'timeslice', '--workloads', 'infer', ...QUICK, '--out', parent, '--quiet'],
-      TWO_GPUS,
-    );
+    const result = await cli(['bench', '--resume', parent, '--quiet'], TWO_GPUS);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toMatch(/^gpushare: GPU 1: .*gpu1/m);
     const record = host(parent);

@@ -438,6 +438,8 @@ function plantedHost(s: string): Parameters<typeof hostMarkdown> {
     gpus: [{ index: 0, uuid: s, name: s, dir: s, exitCode: 0 }],
     crossDir: null,
     schedule: { parallel: true, reason: s },
+    warnings: [s],
+    resumes: [],
   };
   const r = planted(run, s);
   return [

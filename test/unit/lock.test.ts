@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { acquireRunLock, LOCK_FILE } from '../../harness/record/lock.js';
+import { acquireRunLock, LOCK_FILE, liveLockHolder } from '../../harness/record/lock.js';
 import { bootId, processStartTicks } from '../../harness/system/proc/process-table.js';
 import { tempDir } from '../helpers.js';
 
@@ -75,5 +75,16 @@ describe('run directory lock', () => {
     writeFileSync(path.join(dir, LOCK_FILE), theirs);
     lock.release();
     expect(readFileSync(path.join(dir, LOCK_FILE), 'utf8')).toBe(theirs);
+  });
+
+  it('names its live holder to doctor, and no holder once it is released or stale', async () => {
+    const dir = tempDir();
+    expect(await liveLockHolder(dir)).toBeNull();
+    const lock = await acquireRunLock(dir);
+    expect(await liveLockHolder(dir)).toBe(process.pid);
+    lock.release();
+    expect(await liveLockHolder(dir)).toBeNull();
+    writeFileSync(path.join(dir, LOCK_FILE), await owner(await deadPid(), 1));
+    expect(await liveLockHolder(dir)).toBeNull();
   });
 });

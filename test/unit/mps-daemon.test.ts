@@ -1,10 +1,12 @@
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../harness/core/clock.js';
 import { type MpsDaemon, parseControlPid, startMpsDaemon } from '../../harness/system/mps/daemon.js';
+import { prepareMpsDirectory } from '../../harness/system/mps/ownership.js';
+import { killMpsProcessesSettledSync, mpsProcessesOfSync } from '../../harness/system/mps/pipe-processes.js';
 import { isRunning, readProcess } from '../../harness/system/proc/process-table.js';
 import { execaRunner } from '../../harness/system/proc/runner.js';
-import { fakePath, fixture } from '../helpers.js';
+import { fakePath, fixture, until } from '../helpers.js';
 
 const savedPath = process.env.PATH;
 const started: MpsDaemon[] = [];
@@ -88,5 +90,41 @@ describe('MPS control daemon lifecycle (fake nvidia-cuda-mps-control)', () => {
     await ours.daemon.stop();
     expect(await isRunning(ours.daemon.controlPid as number)).toBe(false);
     expect(await isRunning(other.daemon.controlPid as number)).toBe(true);
+  });
+
+  it('an interrupted start kills the daemon that does not answer yet, its server too, and removes its directory', async () => {
+    process.env.FAKE_MPS = 'slow-start';
+    const prepared = await prepareMpsDirectory('run-a');
+    const controller = new AbortController();
+    const starting = startMpsDaemon(
+      execaRunner,
+      systemClock,
+      { ...options, startTimeoutMs: 60_000, signal: controller.signal },
+      prepared,
+    );
+    // Both processes are up (the server logged), and the daemon does not answer for a minute.
+    await until(() => mpsProcessesOfSync(prepared.pipeDirectory).length === 2, 15_000, 'the daemon and its server');
+    controller.abort('SIGINT');
+    const result = await starting;
+    expect(result).toMatchObject({
+      ok: false,
+      interrupted: true,
+      reason: expect.stringMatching(/^interrupted while the MPS daemon started \(killed PID \d+, \d+\)$/),
+    });
+    expect(mpsProcessesOfSync(prepared.pipeDirectory)).toEqual([]);
+    expect(existsSync(prepared.root)).toBe(false);
+  });
+
+  it('kills by pipe directory: the daemon and server of that directory, and nothing of another', async () => {
+    const other = await start('ok');
+    const ours = await start('ok');
+    if (!other.ok || !ours.ok) throw new Error('start failed');
+    const pipe = ours.daemon.env.CUDA_MPS_PIPE_DIRECTORY as string;
+    const servers = await ours.daemon.serverPids();
+    const killed = killMpsProcessesSettledSync(pipe);
+    expect(killed.sort()).toEqual([ours.daemon.controlPid as number, ...servers].sort());
+    expect(mpsProcessesOfSync(pipe)).toEqual([]);
+    expect(await isRunning(other.daemon.controlPid as number)).toBe(true);
+    expect(mpsProcessesOfSync(other.daemon.env.CUDA_MPS_PIPE_DIRECTORY as string)).toHaveLength(2);
   });
 });

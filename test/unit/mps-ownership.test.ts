@@ -1,12 +1,19 @@
 /** What proves an MPS directory and process are gpushare's own, and store write errors as user errors. */
-import { chmodSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { fsRunStore } from '../../harness/bench/record/store.js';
 import { UserError } from '../../harness/core/errors.js';
-import { checkMpsRoot, prepareMpsDirectory, whyNotOurMpsProcess } from '../../harness/system/mps/ownership.js';
+import { findMpsLeftovers } from '../../harness/system/mps/leftovers.js';
+import {
+  checkMpsRoot,
+  chooseMpsDirectory,
+  makeMpsDirectory,
+  prepareMpsDirectory,
+  whyNotOurMpsProcess,
+} from '../../harness/system/mps/ownership.js';
 import { DEFAULT_RUN, tempDir } from '../helpers.js';
 
 describe('MPS root ownership', () => {
@@ -54,6 +61,46 @@ describe('MPS root ownership', () => {
     } finally {
       rmSync(prepared.root, { recursive: true, force: true });
     }
+  });
+});
+
+describe('MPS roots recorded before they are made', () => {
+  it('a chosen root is made only where nothing is: an existing directory is refused and left alone', async () => {
+    const tmp = tempDir();
+    const paths = chooseMpsDirectory(tmp);
+    expect(path.dirname(paths.root)).toBe(tmp);
+    expect(existsSync(paths.root)).toBe(false);
+    mkdirSync(paths.root);
+    writeFileSync(path.join(paths.root, 'theirs'), 'x');
+    await expect(makeMpsDirectory(paths, 'run-a', null)).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(readFileSync(path.join(paths.root, 'theirs'), 'utf8')).toBe('x');
+  });
+
+  it('a recorded root that was never made is missing, not foreign', async () => {
+    const paths = chooseMpsDirectory();
+    expect(await checkMpsRoot(paths.pipeDirectory, 'run-a')).toEqual({
+      ok: false,
+      reason: `${paths.root} does not exist`,
+      missing: true,
+    });
+  });
+});
+
+describe("doctor's leftovers", () => {
+  it("lists the roots with gpushare's marker, with the run directory the marker names, and no other", async () => {
+    const tmp = tempDir();
+    const ours = await prepareMpsDirectory('run-a', '/somewhere/run', tmp);
+    mkdirSync(path.join(tmp, 'gpushare-mps-abcdef', 'pipe'), { recursive: true });
+    mkdirSync(path.join(tmp, 'unrelated'));
+    const found = await findMpsLeftovers(tmp);
+    expect(found).toEqual([
+      {
+        root: ours.root,
+        pipeDirectory: ours.pipeDirectory,
+        marker: expect.objectContaining({ runId: 'run-a', runDir: '/somewhere/run', harnessPid: process.pid }),
+        pids: [],
+      },
+    ]);
   });
 });
 

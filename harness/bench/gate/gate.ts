@@ -6,8 +6,8 @@
 
 import { ExitCode, UserError } from '../../core/errors.js';
 import { refuseSimulatedBesideReal } from '../../record/simulated.js';
+import { fingerprintMismatches, type Machine } from '../../session/machine.js';
 import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stats/bootstrap.js';
-import { type Fingerprint, gpuAt } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
 import type { Metric } from '../analysis/metrics.js';
 import type { Analysis, MetricAnalysis } from '../analysis/types.js';
@@ -44,25 +44,8 @@ export interface GateResult {
   exitCode: number;
 }
 
-/** A fingerprint and the GPU of it under test. */
-export interface Machine {
-  fingerprint: Fingerprint;
-  gpuIndex: number;
-}
-
-/** GPU model, driver, MIG mode and compute mode: runs that differ in these measure different things. */
-export function fingerprintMismatches(now: Machine, before: Machine): string[] {
-  const gpu = (m: Machine) => gpuAt(m.fingerprint, m.gpuIndex);
-  const fields: Array<[string, (m: Machine) => unknown]> = [
-    ['GPU model', (m) => gpu(m)?.name],
-    ['driver', (m) => m.fingerprint.driverVersion],
-    ['MIG mode', (m) => gpu(m)?.migModeCurrent],
-    ['compute mode', (m) => gpu(m)?.computeMode],
-  ];
-  return fields.flatMap(([name, get]) =>
-    get(now) === get(before) ? [] : [`${name}: ${String(get(before))} before vs ${String(get(now))} now`],
-  );
-}
+// GPU model, driver, MIG mode and compute mode: runs that differ in these measure different things.
+export { fingerprintMismatches };
 
 /** Settings that change what a ratio means: windows, client counts, CPU pinning, MPS limits, and each shared comparison's workload. */
 export function settingMismatches(now: Run, before: Run): string[] {

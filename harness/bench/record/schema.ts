@@ -3,6 +3,7 @@
  * and the TypeScript types of the whole harness are inferred from these schemas.
  */
 import { z } from 'zod';
+import { MpsDaemonRecordSchema } from '../../record/daemon-record.js';
 import { RunIdSchema } from '../../record/record-file.js';
 import {
   FingerprintSchema,
@@ -191,17 +192,7 @@ export const ModeRecordSchema = z.object({
     })
     .nullable(),
   /** MPS: the daemon the harness started, and its logs in the run directory. */
-  mps: z
-    .object({
-      controlPid: z.number().int().nullable(),
-      serverPids: z.array(z.number().int()),
-      logFiles: z.array(z.string()),
-      /** Its private pipe directory: lets --resume find and quit a daemon left by a killed harness. */
-      pipeDirectory: z.string().nullable(),
-      /** How it shut down; "running" while the mode is in progress. */
-      shutdown: z.string(),
-    })
-    .nullable(),
+  mps: MpsDaemonRecordSchema.nullable(),
 });
 export type ModeRecord = z.infer<typeof ModeRecordSchema>;
 

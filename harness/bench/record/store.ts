@@ -1,10 +1,9 @@
 /** The one writer of a bench run's record: run.json, checked against its schema, after every trial. */
 import { mkdirSync } from 'node:fs';
-import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { UserError } from '../../core/errors.js';
-import { RUN_FILE } from '../../record/kinds.js';
+import { kindText, type RecordKind, RUN_FILE, recordKindIn } from '../../record/kinds.js';
 import {
   type AtomicWriter,
   atomicWrite,
@@ -12,6 +11,7 @@ import {
   type RecordWriter,
   readRegularFile,
 } from '../../record/store.js';
+import { loadHostRun } from './host-record.js';
 import { upgradeRun } from './migrate.js';
 import { type Run, RunSchema } from './schema.js';
 
@@ -38,23 +38,16 @@ export function fsRunStore(dir: string, writer: AtomicWriter = atomicWrite): Run
   };
 }
 
-/** Removes temp files (`run.json.<n>`) that a harness killed mid-write left; only the lock holder may. */
-export async function removeStaleTempFiles(dir: string): Promise<string[]> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  const stale = names.filter((name) => /^(run\.json|trials\.csv|samples\.csv)\.\d+$/.test(name));
-  for (const name of stale) await unlink(path.join(dir, name)).catch(() => undefined);
-  return stale;
-}
-
 /** Reads and validates a run directory's run.json. */
 export async function loadRun(dir: string): Promise<Run> {
   const file = path.join(dir, RUN_FILE);
-  const text = await readRegularFile(file).catch((error: NodeJS.ErrnoException) => {
-    throw error instanceof UserError
-      ? error
-      : new UserError(
-          `cannot read ${file} (${error.code ?? error.message}): give a run directory made by gpushare bench`,
-        );
+  const text = await readRegularFile(file).catch(async (error: NodeJS.ErrnoException) => {
+    if (error instanceof UserError) throw error;
+    const other = error.code === 'ENOENT' ? await recordKindIn(dir) : null;
+    if (other !== null && other !== 'bench') throw await notABenchRun(dir, other);
+    throw new UserError(
+      `cannot read ${file} (${error.code ?? error.message}): give a run directory made by gpushare bench`,
+    );
   });
   let json: unknown;
   try {
@@ -70,4 +63,18 @@ export async function loadRun(dir: string): Promise<Run> {
     );
   }
   return parsed.data;
+}
+
+/** The refusal for a directory of another kind given where a bench run belongs: it says what the directory is. */
+async function notABenchRun(dir: string, kind: RecordKind): Promise<UserError> {
+  if (kind === 'host') {
+    const host = await loadHostRun(dir).catch(() => null);
+    const runs = host?.gpus.map((g) => path.join(dir, g.dir)).join(', ');
+    return new UserError(
+      `${dir} is ${kindText(kind)}, not a bench run: give one of its GPU runs${runs ? ` (${runs})` : ''}; gpushare report ${dir} writes its combined report`,
+    );
+  }
+  return new UserError(
+    `${dir} is ${kindText(kind)}, not a bench run: give a run directory made by gpushare bench; gpushare report ${dir} writes its report`,
+  );
 }

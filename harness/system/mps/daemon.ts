@@ -1,7 +1,8 @@
 /**
  * The harness's own MPS control daemon: started in a fresh private directory, checked through its
- * control pipe, always shut down with `quit`, and killed by its recorded PID (never by name) when it
- * will not quit. A daemon the harness did not start is never touched: its pipe directory differs.
+ * control pipe, always shut down with `quit`, and killed by PID (the MPS processes of its own pipe
+ * directory, never by name alone) when it will not quit. A daemon the harness did not start is never
+ * touched: its pipe directory differs.
  */
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import {
   prepareMpsDirectory,
   whyNotOurMpsProcess,
 } from './ownership.js';
+import { killMpsProcessesSettledSync, mpsProcessesOfSync } from './pipe-processes.js';
 
 const CONTROL = 'nvidia-cuda-mps-control';
 
@@ -30,8 +32,6 @@ export interface MpsDaemon {
   ask(command: string): Promise<string | null>;
   /** Quits the daemon and confirms it is gone; says how it went. Safe to call twice. */
   stop(): Promise<string>;
-  /** Kills by PID at once, synchronously: for a forced exit (second Ctrl-C). */
-  killNow(): void;
   /** control.log and server.log as they are now. */
   logs(): Promise<Array<{ name: string; content: string }>>;
   /** Removes the private directory (after logs were saved). */
@@ -43,15 +43,17 @@ export interface MpsOptions {
   visibleDevices: string;
   startTimeoutMs: number;
   quitTimeoutMs: number;
+  /** Aborts the start: a daemon that has not answered yet is killed, and the start says it was interrupted. */
+  signal?: AbortSignal;
 }
 
 export type MpsStart =
   | { ok: true; daemon: MpsDaemon }
-  | { ok: false; reason: string; logs: Array<{ name: string; content: string }> };
+  | { ok: false; reason: string; logs: Array<{ name: string; content: string }>; interrupted?: boolean };
 
 /**
- * Starts the daemon in `prepared` (made by prepareMpsDirectory, and recorded in run.json first so a
- * harness killed while the daemon starts leaves a record --resume can act on), or in a fresh root.
+ * Starts the daemon in `prepared` (recorded in the run's record before it was made, so a harness
+ * killed while the daemon starts leaves a record --resume can act on), or in a fresh root.
  */
 export async function startMpsDaemon(
   runner: ProcessRunner,
@@ -77,15 +79,26 @@ export async function startMpsDaemon(
   let controlPid: number | null = null;
   let answering = false;
   const deadline = clock.monotonicUs() + options.startTimeoutMs * 1000;
-  while (clock.monotonicUs() < deadline && !(controlPid !== null && answering)) {
+  while (clock.monotonicUs() < deadline && !(controlPid !== null && answering) && !options.signal?.aborted) {
     controlPid ??= await pidFromLog(path.join(logDir, 'control.log'));
     if (controlPid !== null) answering = (await control(runner, env, 'get_server_list')).ok;
-    if (!(controlPid !== null && answering)) await clock.sleep(100);
+    if (!(controlPid !== null && answering)) await clock.sleep(100, options.signal);
+  }
+  if (options.signal?.aborted && !(controlPid !== null && answering)) {
+    // A daemon that does not answer yet cannot be asked to quit: killed at once, by its pipe directory.
+    const killed = killMpsProcessesSettledSync(pipeDir);
+    const logs = await readLogs();
+    await rm(root, { recursive: true, force: true });
+    return {
+      ok: false,
+      interrupted: true,
+      reason: `interrupted while the MPS daemon started${killed.length > 0 ? ` (killed PID ${killed.join(', ')})` : ''}`,
+      logs,
+    };
   }
 
   const knownServers = new Set<number>();
   let stopped: string | null = null;
-  const comm = controlPid !== null ? ((await readProcess(controlPid))?.comm ?? null) : null;
   const ours = async (pid: number) => (await readProcess(pid))?.comm.startsWith(MPS_COMM_PREFIX) ?? false;
 
   const daemon: MpsDaemon = {
@@ -104,22 +117,21 @@ export async function startMpsDaemon(
       if (stopped !== null) return stopped;
       await daemon.serverPids();
       const quit = await control(runner, env, 'quit', options.quitTimeoutMs);
-      const pids = [...(controlPid !== null ? [controlPid] : []), ...knownServers];
-      if (await waitGone(pids, options.quitTimeoutMs, clock)) {
+      const known = [...(controlPid !== null ? [controlPid] : []), ...knownServers];
+      // Gone: every PID it answered with, and every MPS process of its pipe directory (a server it never listed).
+      const alive = async () => [...new Set([...(await runningOf(known)), ...mpsProcessesOfSync(pipeDir)])];
+      if (await waitUntil(async () => (await alive()).length === 0, options.quitTimeoutMs, clock)) {
         stopped = quit.ok ? 'quit' : `quit failed (${quit.error}) but the daemon is gone`;
         return stopped;
       }
       const left: number[] = [];
-      for (const pid of pids) if ((await isRunning(pid)) && (await ours(pid))) left.push(pid);
+      for (const pid of await alive()) if (await ours(pid)) left.push(pid);
       for (const pid of left) signal(pid, 'SIGTERM');
-      if (!(await waitGone(left, 2000, clock))) for (const pid of left) signal(pid, 'SIGKILL');
-      await waitGone(left, 2000, clock);
+      if (!(await waitUntil(async () => (await runningOf(left)).length === 0, 2000, clock)))
+        for (const pid of left) signal(pid, 'SIGKILL');
+      await waitUntil(async () => (await runningOf(left)).length === 0, 2000, clock);
       stopped = `killed by PID (${left.join(', ')}) after quit did not finish within ${options.quitTimeoutMs} ms`;
       return stopped;
-    },
-    killNow() {
-      if (controlPid !== null && comm?.startsWith(MPS_COMM_PREFIX)) signal(controlPid, 'SIGKILL');
-      for (const pid of knownServers) signal(pid, 'SIGKILL');
     },
     logs: readLogs,
     removeDirectory: () => rm(root, { recursive: true, force: true }),
@@ -167,6 +179,14 @@ export async function stopOrphanDaemon(
   removeRoot: () => Promise<void>;
 }> {
   const checked = await checkMpsRoot(orphan.pipeDirectory, orphan.runId, tempRoot);
+  if (!checked.ok && checked.missing)
+    return {
+      outcome: 'already gone (its directory was never made, or is removed)',
+      controlPid: orphan.controlPid,
+      leftAlone: [],
+      logs: [],
+      removeRoot: async () => undefined,
+    };
   if (!checked.ok)
     return {
       outcome: 'left alone',
@@ -182,7 +202,12 @@ export async function stopOrphanDaemon(
   const controlPid = orphan.controlPid ?? parseControlPid(before.find((l) => l.name === 'control.log')?.content ?? '');
   const serverLog = before.find((l) => l.name === 'server.log')?.content ?? '';
   const candidates = [
-    ...new Set([...(controlPid !== null ? [controlPid] : []), ...orphan.serverPids, ...parseServerPids(serverLog)]),
+    ...new Set([
+      ...(controlPid !== null ? [controlPid] : []),
+      ...orphan.serverPids,
+      ...parseServerPids(serverLog),
+      ...mpsProcessesOfSync(orphan.pipeDirectory),
+    ]),
   ];
   const ours: number[] = [];
   const leftAlone: string[] = [];
@@ -199,10 +224,11 @@ export async function stopOrphanDaemon(
   if (ours.length > 0) {
     const env = { CUDA_MPS_PIPE_DIRECTORY: orphan.pipeDirectory, CUDA_MPS_LOG_DIRECTORY: logDir };
     await control(runner, env, 'quit', 5000);
-    if (await waitGone(ours, 5000, clock)) outcome = 'quit on resume';
+    const gone = async () => (await runningOf(ours)).length === 0;
+    if (await waitUntil(gone, 5000, clock)) outcome = 'quit on resume';
     else {
       for (const pid of ours) signal(pid, 'SIGKILL');
-      await waitGone(ours, 2000, clock);
+      await waitUntil(gone, 2000, clock);
       outcome = `killed by PID (${ours.join(', ')}) on resume`;
     }
   }
@@ -260,12 +286,22 @@ export function parsePids(text: string): number[] {
     .map(Number);
 }
 
-async function waitGone(pids: number[], timeoutMs: number, clock: Clock): Promise<boolean> {
+/** The PIDs of `pids` still running (zombies count as gone). */
+async function runningOf(pids: readonly number[]): Promise<number[]> {
+  const alive: number[] = [];
+  for (const pid of pids) if (await isRunning(pid)) alive.push(pid);
+  return alive;
+}
+
+/** Polls `condition` every 100 ms until it holds (true) or `timeoutMs` passes (false). */
+async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  clock: Clock,
+): Promise<boolean> {
   const deadline = clock.monotonicUs() + timeoutMs * 1000;
   for (;;) {
-    const alive = [];
-    for (const pid of pids) if (await isRunning(pid)) alive.push(pid);
-    if (alive.length === 0) return true;
+    if (await condition()) return true;
     if (clock.monotonicUs() >= deadline) return false;
     await clock.sleep(100);
   }

@@ -3,12 +3,13 @@
  * the temp directory, the marker file it wrote there, and processes whose environment (or start
  * time, in this boot) ties them to that root. --resume acts only on what this proves.
  */
-import { chmod, lstat, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bootId, processStartedAtMs, readEnviron, readProcess } from '../proc/process-table.js';
 
-/** mkdtemp's prefix of every private MPS root. */
+/** The prefix of every private MPS root's name. */
 export const MPS_ROOT_PREFIX = 'gpushare-mps-';
 /** The marker file gpushare writes in every MPS root it creates. */
 export const MPS_MARKER = '.gpushare-mps';
@@ -21,27 +22,64 @@ export interface MpsMarker {
   harnessPid: number;
   bootId: string;
   createdAtMs: number;
+  /** The run directory (absolute) whose record lists this daemon: where doctor sends the user. Absent in older markers. */
+  runDir?: string;
 }
 
-/** A private MPS root made before the daemon starts, so its path can be recorded first. */
-export interface PreparedMps {
+/** A private MPS root's paths, chosen before it is made so that a run can record them first. */
+export interface MpsPaths {
   root: string;
   pipeDirectory: string;
   logDirectory: string;
+}
+
+/** A private MPS root made before the daemon starts. */
+export interface PreparedMps extends MpsPaths {
   marker: MpsMarker;
 }
 
-/** Creates a fresh 0700 root with pipe/ and log/ and the marker that proves it is this run's. */
-export async function prepareMpsDirectory(runId: string, tempRoot = os.tmpdir()): Promise<PreparedMps> {
-  const root = await mkdtemp(path.join(tempRoot, MPS_ROOT_PREFIX));
-  await chmod(root, 0o700);
-  const pipeDirectory = path.join(root, 'pipe');
-  const logDirectory = path.join(root, 'log');
-  await mkdir(pipeDirectory, { mode: 0o700 });
-  await mkdir(logDirectory, { mode: 0o700 });
-  const marker: MpsMarker = { runId, harnessPid: process.pid, bootId: await bootId(), createdAtMs: Date.now() };
-  await writeFile(path.join(root, MPS_MARKER), `${JSON.stringify(marker)}\n`, { mode: 0o600, flag: 'wx' });
-  return { root, pipeDirectory, logDirectory, marker };
+const NAME_CHARACTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A fresh root's paths, `<temp>/gpushare-mps-XXXXXX` (as mkdtemp names it), not made yet. */
+export function chooseMpsDirectory(tempRoot = os.tmpdir()): MpsPaths {
+  const suffix = [...randomBytes(6)].map((b) => NAME_CHARACTERS[b % NAME_CHARACTERS.length]).join('');
+  const root = path.join(path.resolve(tempRoot), `${MPS_ROOT_PREFIX}${suffix}`);
+  return { root, pipeDirectory: path.join(root, 'pipe'), logDirectory: path.join(root, 'log') };
+}
+
+/**
+ * Makes the chosen root (0700, refused if anything is there already) with pipe/ and log/ and the
+ * marker that proves it is the run's in `runDir`.
+ */
+export async function makeMpsDirectory(paths: MpsPaths, runId: string, runDir: string | null): Promise<PreparedMps> {
+  // Not recursive: a directory already there (another's) is refused, never taken over.
+  await mkdir(paths.root, { mode: 0o700 });
+  try {
+    await chmod(paths.root, 0o700);
+    await mkdir(paths.pipeDirectory, { mode: 0o700 });
+    await mkdir(paths.logDirectory, { mode: 0o700 });
+    const marker: MpsMarker = {
+      runId,
+      harnessPid: process.pid,
+      bootId: await bootId(),
+      createdAtMs: Date.now(),
+      ...(runDir !== null ? { runDir: path.resolve(runDir) } : {}),
+    };
+    await writeFile(path.join(paths.root, MPS_MARKER), `${JSON.stringify(marker)}\n`, { mode: 0o600, flag: 'wx' });
+    return { ...paths, marker };
+  } catch (error) {
+    await rm(paths.root, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Chooses and makes a fresh root at once: for a daemon no record needs to know of first. */
+export function prepareMpsDirectory(
+  runId: string,
+  runDir: string | null = null,
+  tempRoot = os.tmpdir(),
+): Promise<PreparedMps> {
+  return makeMpsDirectory(chooseMpsDirectory(tempRoot), runId, runDir);
 }
 
 /** True when `root` has the shape of a root prepareMpsDirectory makes: `<temp>/gpushare-mps-XXXXXX`. */
@@ -52,7 +90,7 @@ export function isMpsRootPath(root: string, tempRoot = os.tmpdir()): boolean {
 /** A recorded pipe directory, checked: the root gpushare made for this run, or why not. */
 export type RootCheck =
   | { ok: true; root: string; logDirectory: string; marker: MpsMarker }
-  | { ok: false; reason: string };
+  | { ok: false; reason: string; missing?: true };
 
 /**
  * Checks that `pipeDirectory` is `<temp>/gpushare-mps-XXXXXX/pipe`, that the root is a real
@@ -66,24 +104,35 @@ export async function checkMpsRoot(pipeDirectory: string, runId: string, tempRoo
       reason: `${pipeDirectory} is not under gpushare's ${path.join(tempRoot, `${MPS_ROOT_PREFIX}XXXXXX`)}/pipe`,
     };
   }
+  // Recorded, then never made (or already removed): nothing of it is there to act on.
+  if ((await lstat(root).catch(() => null)) === null)
+    return { ok: false, reason: `${root} does not exist`, missing: true };
+  const marker = await readMpsMarker(root);
+  if (typeof marker === 'string') return { ok: false, reason: marker };
+  if (marker.runId !== runId)
+    return {
+      ok: false,
+      reason: `${path.join(root, MPS_MARKER)} belongs to run ${String(marker.runId)}, not ${runId}`,
+    };
+  return { ok: true, root, logDirectory: path.join(root, 'log'), marker };
+}
+
+/** The marker of `root`, a real directory of this user's holding gpushare's marker file; else why not. */
+export async function readMpsMarker(root: string): Promise<MpsMarker | string> {
   const info = await lstat(root).catch(() => null);
-  if (info === null) return { ok: false, reason: `${root} does not exist` };
-  if (!info.isDirectory()) return { ok: false, reason: `${root} is not a directory` };
-  if (info.uid !== process.getuid?.())
-    return { ok: false, reason: `${root} is owned by uid ${info.uid}, not this user` };
+  if (info === null) return `${root} does not exist`;
+  if (!info.isDirectory()) return `${root} is not a directory`;
+  if (info.uid !== process.getuid?.()) return `${root} is owned by uid ${info.uid}, not this user`;
   const markerFile = path.join(root, MPS_MARKER);
   const markerInfo = await lstat(markerFile).catch(() => null);
-  if (markerInfo === null || !markerInfo.isFile())
-    return { ok: false, reason: `${root} holds no ${MPS_MARKER} marker written by gpushare` };
-  let marker: MpsMarker;
+  if (markerInfo === null || !markerInfo.isFile()) return `${root} holds no ${MPS_MARKER} marker written by gpushare`;
   try {
-    marker = JSON.parse(await readFile(markerFile, 'utf8')) as MpsMarker;
+    const marker = JSON.parse(await readFile(markerFile, 'utf8')) as MpsMarker;
+    if (typeof marker.runId === 'string') return marker;
   } catch {
-    return { ok: false, reason: `${markerFile} is unreadable` };
+    // Unreadable: below.
   }
-  if (marker.runId !== runId)
-    return { ok: false, reason: `${markerFile} belongs to run ${String(marker.runId)}, not ${runId}` };
-  return { ok: true, root, logDirectory: path.join(root, 'log'), marker };
+  return `${markerFile} is unreadable`;
 }
 
 /**

@@ -8,31 +8,36 @@ import os from 'node:os';
 import path from 'node:path';
 import { isMpsRootPath, MPS_MARKER, type MpsMarker } from './ownership.js';
 
-/** Copies control.log and server.log to `<runDir>/mps/`, removes the root, and returns the copied paths (relative). */
+/**
+ * Copies control.log and server.log to `<runDir>/<logDirectory>/`, removes the root, and returns the
+ * copied paths (relative); null when the root is not provably this run's or the copy failed, and the
+ * root, with its logs, stays where it is.
+ */
 export function salvageMpsLogsSync(
   pipeDirectory: string,
   runId: string,
   runDir: string,
+  logDirectory = 'mps',
   tempRoot = os.tmpdir(),
-): string[] {
+): string[] | null {
   const root = path.dirname(pipeDirectory);
-  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) return [];
+  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) return null;
   try {
-    if (!lstatSync(root).isDirectory()) return [];
+    if (!lstatSync(root).isDirectory()) return null;
     const marker = JSON.parse(readFileSync(path.join(root, MPS_MARKER), 'utf8')) as MpsMarker;
-    if (marker.runId !== runId) return [];
+    if (marker.runId !== runId) return null;
     const copied: string[] = [];
-    mkdirSync(path.join(runDir, 'mps'), { recursive: true });
+    mkdirSync(path.join(runDir, logDirectory), { recursive: true });
     for (const name of ['control.log', 'server.log']) {
       const file = path.join(root, 'log', name);
       if (!existsSync(file)) continue;
-      copyFileSync(file, path.join(runDir, 'mps', name));
-      copied.push(`mps/${name}`);
+      copyFileSync(file, path.join(runDir, logDirectory, name));
+      copied.push(`${logDirectory}/${name}`);
     }
     rmSync(root, { recursive: true, force: true });
     return copied;
   } catch {
     // A failed copy keeps the root, and its logs, where they are.
-    return [];
+    return null;
   }
 }

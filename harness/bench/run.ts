@@ -1,0 +1,224 @@
+/**
+ * One bench run in the run lifecycle (session/lifecycle.ts): a new run or a resumed one, its
+ * scheduler under the sampler, then its analysis, report and exit code. bench --gpus runs several.
+ */
+import path from 'node:path';
+import type { AppDeps } from '../core/deps.js';
+import { ExitCode } from '../core/errors.js';
+import { resultsDir } from '../core/paths.js';
+import { VERSION } from '../core/version.js';
+import { newRunId } from '../record/record-file.js';
+import { newSession, type RecordBinding, resumeSession, runAndReport, type Session } from '../session/lifecycle.js';
+import { refuseOtherMachine } from '../session/machine.js';
+import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
+import { refuseFailingCommands } from '../session/workload-check.js';
+import { startSmiSampler } from '../system/nvidia/sampler.js';
+import { type Fingerprint, gpuAt, isSimulated } from '../system/nvidia/schema.js';
+import { analyze } from './analysis/analyze.js';
+import { possibleMetricIds } from './analysis/metrics.js';
+import type { Analysis } from './analysis/types.js';
+import { verdictsJson } from './gate/outputs.js';
+import { checkPatterns } from './gate/thresholds.js';
+import type { BenchOptions } from './options.js';
+import { writeTables, writeTablesSync } from './outputs/csv.js';
+import { metricsJson } from './outputs/metrics-table.js';
+import { summaryText } from './outputs/summary.js';
+import { writeRunReport } from './outputs/write.js';
+import { buildPlan, type Plan } from './plan.js';
+import { makeProgress, type ProgressStyle } from './progress.js';
+import { type Config, RUN_SCHEMA_ID, type Run } from './record/schema.js';
+import { fsRunStore, loadRun } from './record/store.js';
+import { executeRun, plannedTrials } from './scheduler.js';
+
+/** This machine's fingerprint, as a run of `config` needs it (its Python probed). */
+export function benchFingerprint(config: Config, deps: AppDeps): Promise<Fingerprint> {
+  return machineFingerprint(deps, config.python);
+}
+
+/** Refuses, with the first blocker, to bench any of `gpuIndices` here; Python counts only for built-in workloads. */
+export function refuseBlockedBench(config: Config, fingerprint: Fingerprint, gpuIndices: readonly number[]): void {
+  const needsPython = [...config.streamsWorkloads, ...config.contentionWorkloads].some((w) => w.builtin);
+  refuseBlocked(fingerprint, gpuIndices, 'bench', needsPython);
+}
+
+/** run.json and the CSVs of a run directory, as the lifecycle keeps them. */
+function runBinding(dir: string): RecordBinding<Run> {
+  const store = fsRunStore(dir);
+  return {
+    kind: 'bench',
+    save: (run) => store.saveRun(run),
+    saveSync: (run) => store.saveRunSync(run),
+    daemons: (run) => run.modes.flatMap((m) => (m.mps !== null ? [m.mps] : [])),
+    // CSVs are written once at the end, and on an interruption.
+    tables: { write: (run) => writeTables(run, store), writeSync: (run) => writeTablesSync(run, dir) },
+    done: (run) => run.trials.length,
+    windDown: 'stopping the trial under way, its workloads and the MPS daemon',
+  };
+}
+
+/** A plan made elsewhere (the cross-GPU check's), and the kind its run id names. */
+export interface PlannedRun {
+  plan: Plan;
+  kind: string;
+}
+
+/** A new run of `options` (busy GPU refused unless allowed), its directory opened and its first record saved. */
+export async function newRunSession(
+  options: BenchOptions,
+  fingerprint: Fingerprint,
+  deps: AppDeps,
+  planned?: PlannedRun,
+): Promise<Session<Run>> {
+  const { config } = options;
+  const busy = refuseBusy(
+    fingerprint,
+    config.gpuIndex,
+    options.allowBusy,
+    'the run is then marked contaminated and the gate trusts none of it',
+  );
+  const plan = planned?.plan ?? buildPlan(config, fingerprint);
+  if (options.thresholdsFile)
+    checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
+  const createdAt = deps.clock.nowIso();
+  const id = newRunId(createdAt, fingerprint, config.gpuIndex, planned?.kind ?? null);
+  const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
+  const run: Run = {
+    schema: RUN_SCHEMA_ID,
+    id,
+    status: 'running',
+    createdAt,
+    finishedAt: null,
+    tool: { name: 'gpushare', version: VERSION },
+    fingerprint,
+    config,
+    plan: plan.comparisons,
+    modes: plan.modes,
+    trials: [],
+    samples: [],
+    sampler: { status: 'ok', error: null },
+    warnings: [],
+    stops: [],
+    contamination: busy,
+    resumes: [],
+  };
+  return newSession(runBinding(dir), dir, run, deps);
+}
+
+/** Continues the run in `dir` on this machine (`fingerprint`): finished trials stay, the rest run. */
+export function resumeRunSession(dir: string, fingerprint: Fingerprint, deps: AppDeps): Promise<Session<Run>> {
+  return resumeSession(runBinding(dir), dir, deps, {
+    load: loadRun,
+    check: (run) => refuseOtherMachine(dir, fingerprint, run.fingerprint, run.config.gpuIndex),
+    resumed: (run) => run.resumes.push({ at: deps.clock.nowIso(), trialsKept: run.trials.length }),
+  });
+}
+
+/** bench: one new run on this machine. */
+export async function benchOne(options: BenchOptions, deps: AppDeps): Promise<number> {
+  const fingerprint = await benchFingerprint(options.config, deps);
+  refuseBlockedBench(options.config, fingerprint, [options.config.gpuIndex]);
+  const gpuIndex = options.config.gpuIndex;
+  await refuseFailingCommands(options.config, gpuAt(fingerprint, gpuIndex)?.uuid ?? String(gpuIndex), deps);
+  const session = await newRunSession(options, fingerprint, deps);
+  return execute(session, options.style, session.reportDir, deps);
+}
+
+/** bench --resume <run dir>. */
+export async function resumeOne(dir: string, style: ProgressStyle, deps: AppDeps): Promise<number> {
+  const { config } = await loadRun(dir);
+  const fingerprint = await benchFingerprint(config, deps);
+  refuseBlockedBench(config, fingerprint, [config.gpuIndex]);
+  const session = await resumeRunSession(dir, fingerprint, deps);
+  return execute(session, style, session.reportDir, deps);
+}
+
+/**
+ * Runs `session`'s run under the sampler until its comparisons stop, then writes its report
+ * (to `reportDir`, or beside the run for null) and prints its summary; returns bench's exit code.
+ */
+export function execute(
+  session: Session<Run>,
+  style: ProgressStyle,
+  reportDir: string | null,
+  deps: AppDeps,
+): Promise<number> {
+  const run = session.record;
+  const { config } = run;
+  const store = fsRunStore(session.dir);
+  const progress = makeProgress(style, { out: deps.out, err: deps.err }, deps.terminal);
+  const gpu = gpuAt(run.fingerprint, config.gpuIndex);
+  progress.emit({
+    type: 'run-start',
+    runId: run.id,
+    dir: session.dir,
+    device: `${gpu?.name ?? '?'}${isSimulated(run.fingerprint) ? " (SIMULATED: gpushare's simulator)" : ''}`,
+    comparisons: run.plan.length,
+    trials: plannedTrials(run),
+  });
+  const loop = async () => {
+    // The sampler appends to run.samples itself: every save holds the samples so far.
+    const sampler = startSmiSampler(deps.runner, deps.clock, {
+      gpuIndex: config.gpuIndex,
+      intervalMs: config.sampleIntervalMs,
+      initial: run.samples,
+    });
+    const forgetSampler = session.reaper.add(() => void sampler.stop());
+    try {
+      await executeRun(run, {
+        runner: deps.runner,
+        clock: deps.clock,
+        store,
+        progress,
+        sampler,
+        reaper: session.reaper,
+        signal: session.abort,
+        startMps: (place) => session.startMps(place, gpu?.uuid ?? String(config.gpuIndex)),
+      });
+    } finally {
+      await sampler.stop();
+      forgetSampler();
+      run.sampler = sampler.status();
+    }
+  };
+  const report = async () => {
+    const analysis = analyze(run);
+    const file = await writeRunReport(run, analysis, reportDir ?? path.join(session.dir, 'report'));
+    const outcome = benchOutcome(run, analysis);
+    if (style === 'json')
+      deps.out(
+        `${JSON.stringify({ type: 'summary', runId: run.id, dir: session.dir, report: file, status: run.status, exitCode: outcome.exitCode, problems: outcome.problems, metrics: metricsJson(analysis), verdicts: verdictsJson(analysis.verdicts) })}\n`,
+      );
+    else deps.out(`${summaryText(run, analysis, session.dir)}report: ${file}\n`);
+    // An interrupted run's exit code is the signal's: what it did not measure is no problem of it.
+    if (run.status === 'complete') for (const problem of outcome.problems) deps.err(`gpushare: ${problem}\n`);
+    return outcome.exitCode;
+  };
+  return runAndReport(session, loop, report, (status) => progress.emit({ type: 'run-end', status }));
+}
+
+/**
+ * bench is the CI gate on GPU pods: 1 when a graded threshold fails; 3 when a graded ratio is
+ * inconclusive or invalid, or when a mode or comparison measured nothing; 0 otherwise.
+ */
+export function benchOutcome(run: Run, analysis: Analysis): { exitCode: number; problems: string[] } {
+  const problems = [
+    ...run.modes.filter((m) => m.status === 'failed').map((m) => `${m.mode} measured nothing: ${m.reason}`),
+    ...analysis.comparisons
+      .filter((c) => c.completeRounds === 0)
+      .map((c) => `${c.comparison.id} measured nothing: no round completed`),
+  ];
+  const graded = analysis.verdicts.filter((v) => v.threshold !== null);
+  const doubtful = graded.filter((v) => v.verdict === 'inconclusive' || v.verdict === 'invalid');
+  problems.push(...doubtful.map((v) => `${v.metric.id} is ${v.verdict}${v.reasons[0] ? `: ${v.reasons[0]}` : ''}`));
+  if (graded.some((v) => v.verdict === 'fail'))
+    return {
+      exitCode: ExitCode.fail,
+      problems: [
+        ...graded
+          .filter((v) => v.verdict === 'fail')
+          .map((v) => `${v.metric.id} failed its threshold ${v.threshold?.text}: ${v.reasons[0] ?? ''}`),
+        ...problems,
+      ],
+    };
+  return { exitCode: problems.length > 0 ? ExitCode.inconclusive : ExitCode.ok, problems };
+}

@@ -1,0 +1,456 @@
+/**
+ * One run's lifecycle, the same for a bench run, a multi-GPU host run, a probe run and a capacity
+ * run: its directory opened and locked (or, for --resume, locked and its record read again), the
+ * interrupts watched (one double-signal policy), its MPS daemons recorded before they start and
+ * stopped however the run ends, the status, finishedAt and "stopped by" warning set, the final save,
+ * and where the report goes. A product supplies only what differs: its record, its loop, its report.
+ */
+import path from 'node:path';
+import type { AppDeps } from '../core/deps.js';
+import { Interrupted, type InterruptSignal, signalExitCode, UserError } from '../core/errors.js';
+import { reportsDir, resultsDir } from '../core/paths.js';
+import { daemonMayRun, type MpsDaemonRecord } from '../record/daemon-record.js';
+import { RECORD_KINDS, type RecordKind } from '../record/kinds.js';
+import { acquireRunLock, type RunLock } from '../record/lock.js';
+import type { RunStatus } from '../record/record-file.js';
+import { directoryWriter, openRunDirectory, type RecordWriter, removeStaleTempFiles } from '../record/store.js';
+import { type MpsDaemon, startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
+import { chooseMpsDirectory, makeMpsDirectory, type PreparedMps } from '../system/mps/ownership.js';
+import { killMpsProcessesSettledSync, killMpsProcessesSync } from '../system/mps/pipe-processes.js';
+import { salvageMpsLogsSync } from '../system/mps/salvage.js';
+import type { Fingerprint } from '../system/nvidia/schema.js';
+import { Reaper } from '../system/proc/reaper.js';
+import { type InterruptWatch, watchInterrupts } from './interrupts.js';
+import { refuseOtherMachine } from './machine.js';
+import { machineFingerprint, refuseBlocked } from './preflight.js';
+
+/** What the lifecycle reads and sets in every product's record. */
+export interface SessionRecord {
+  id: string;
+  status: RunStatus;
+  finishedAt: string | null;
+  warnings: string[];
+}
+
+/** How a product's record is kept: the lifecycle saves it and manages the MPS daemons it lists. */
+export interface RecordBinding<R extends SessionRecord> {
+  kind: RecordKind;
+  save(record: R): Promise<void>;
+  /** save, synchronously: for a forced exit, where process.exit follows at once. */
+  saveSync(record: R): void;
+  /** The record's MPS daemon records, as live objects of it. */
+  daemons(record: R): MpsDaemonRecord[];
+  /** Files written once, after the record, at the end and on a forced exit (bench's CSVs). */
+  tables?: { write(record: R): Promise<void>; writeSync(record: R): void };
+  /** How many units of work (RECORD_KINDS[kind].unit) the record holds finished. */
+  done(record: R): number;
+  /** What the first Ctrl-C does, e.g. "finishing the current probe, then stopping". */
+  windDown: string;
+}
+
+/** A daemon of a run, its record kept up to date in the run's record. */
+export interface SessionDaemon {
+  /** CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY for every client. */
+  readonly env: Record<string, string>;
+  serverPids(): Promise<number[]>;
+  ask(command: string): Promise<string | null>;
+  /** Quits it, saves its logs, removes its directory and records how it went; safe to call twice. */
+  stop(): Promise<string>;
+}
+
+export type SessionMpsStart =
+  | { ok: true; daemon: SessionDaemon }
+  | { ok: false; reason: string; logs: Array<{ name: string; content: string }> };
+
+/** How long a daemon may take to answer, and to quit, ms. */
+const MPS_START_TIMEOUT_MS = 15_000;
+const MPS_QUIT_TIMEOUT_MS = 10_000;
+
+export class Session<R extends SessionRecord> {
+  /** Everything that must die on a forced exit: each part of the run registers its killer here. */
+  readonly reaper = new Reaper();
+  private readonly watch: InterruptWatch;
+  private readonly files: RecordWriter;
+
+  constructor(
+    readonly dir: string,
+    readonly record: R,
+    private readonly binding: RecordBinding<R>,
+    private readonly lock: RunLock,
+    private readonly deps: AppDeps,
+  ) {
+    this.files = directoryWriter(dir, undefined, binding.kind);
+    this.watch = watchInterrupts(
+      (signal) => this.forcedExit(signal),
+      (signal) => deps.err(`gpushare: ${signal}: ${binding.windDown} (again to stop at once)\n`),
+    );
+  }
+
+  /** Fires on the first signal: the run finishes what it is doing and stops. */
+  get abort(): AbortSignal {
+    return this.watch.abort;
+  }
+
+  /** The first signal that came, or null. */
+  get signal(): InterruptSignal | null {
+    return this.watch.signal;
+  }
+
+  /** Where the report goes: reports/ for a run in results/, null for beside the run. */
+  get reportDir(): string | null {
+    return path.dirname(path.resolve(this.deps.cwd, this.dir)) === resultsDir(this.deps.cwd)
+      ? reportsDir(this.deps.cwd)
+      : null;
+  }
+
+  /** The file of a one-file report: reports/<run id>.md for a run in results/, else report.md beside the run. */
+  reportFile(): string {
+    const dir = this.reportDir;
+    return dir !== null ? path.join(dir, `${this.record.id}.md`) : path.join(this.dir, 'report.md');
+  }
+
+  save(): Promise<void> {
+    return this.binding.save(this.record);
+  }
+
+  /** Thrown by a loop that stops because of the first signal. */
+  interrupted(): Interrupted {
+    return new Interrupted(this.signal ?? 'SIGINT');
+  }
+
+  /**
+   * Runs the product's loop, then sets the record's status (complete, unless the loop set failed;
+   * interrupted; or failed with a "run stopped by" warning), stops any daemon it still lists, saves it
+   * with its tables, and says how to continue a run that did not complete. Throws what stopped the run,
+   * but an interrupt.
+   */
+  async run(loop: () => Promise<void>, onEnd: (status: RunStatus) => void = () => undefined): Promise<void> {
+    const record = this.record;
+    let failure: unknown = null;
+    try {
+      await loop();
+      if (record.status === 'running') record.status = 'complete';
+    } catch (error) {
+      failure = error instanceof Interrupted ? new Interrupted(this.signal ?? error.signal) : error;
+      record.status = error instanceof Interrupted ? 'interrupted' : 'failed';
+      if (!(error instanceof Interrupted))
+        record.warnings.push(
+          `run stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof UserError ? error.message : String(error)}`,
+        );
+    } finally {
+      record.finishedAt = this.deps.clock.nowIso();
+      // Every path tries to save what it can, even when the disk is refusing writes.
+      const saved = await this.stopLeftDaemons('failed', 'this harness, whose shutdown an error cut short')
+        .then(() => this.save())
+        .then(() => this.binding.tables?.write(record))
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      failure ??= saved;
+      onEnd(record.status);
+      // A store error says where the work is and how to continue in its one line already.
+      if (record.status !== 'complete' && !(failure instanceof UserError)) {
+        const { unit, command } = RECORD_KINDS[this.binding.kind];
+        const n = this.binding.done(record);
+        this.deps.err(
+          `gpushare: run ${record.status}; ${n} finished ${unit}${n === 1 ? ' is' : 's are'} saved in ${this.dir} (continue with ${command} --resume ${this.dir})\n`,
+        );
+      }
+    }
+    if (failure !== null && !(failure instanceof Interrupted)) throw failure;
+  }
+
+  /** Stops listening for interrupts and releases the directory: once the run is saved and reported. */
+  close(): void {
+    this.watch.dispose();
+    this.lock.release();
+  }
+
+  /**
+   * A fresh MPS daemon for this run. Its private directory is put in the record (by `place`) and saved,
+   * and its forced-exit killer registered, before `nvidia-cuda-mps-control -d` runs: a harness killed
+   * at any moment leaves a record that --resume acts on. Its logs go to `logDirectory` when it stops.
+   */
+  async startMps(
+    place: (daemon: MpsDaemonRecord) => void,
+    visibleDevices: string,
+    logDirectory = 'mps',
+  ): Promise<SessionMpsStart> {
+    if (this.abort.aborted) throw this.interrupted();
+    // Recorded before it is even made: a harness killed at any moment leaves no root its record lacks.
+    const paths = chooseMpsDirectory();
+    const pipe = paths.pipeDirectory;
+    const daemonRecord: MpsDaemonRecord = {
+      controlPid: null,
+      serverPids: [],
+      logFiles: [],
+      pipeDirectory: pipe,
+      shutdown: 'starting',
+      ...(logDirectory !== 'mps' ? { logDirectory } : {}),
+    };
+    place(daemonRecord);
+    const forget = this.reaper.add(() => killMpsProcessesSync(pipe));
+    let prepared: PreparedMps;
+    try {
+      await this.save();
+      prepared = await makeMpsDirectory(paths, this.record.id, this.dir);
+    } catch (error) {
+      forget();
+      Object.assign(daemonRecord, { pipeDirectory: null, shutdown: 'not started' });
+      throw error;
+    }
+    const started = await startMpsDaemon(
+      this.deps.runner,
+      this.deps.clock,
+      {
+        visibleDevices,
+        startTimeoutMs: MPS_START_TIMEOUT_MS,
+        quitTimeoutMs: MPS_QUIT_TIMEOUT_MS,
+        signal: this.abort,
+      },
+      prepared,
+    );
+    if (!started.ok) {
+      forget();
+      Object.assign(daemonRecord, {
+        pipeDirectory: null,
+        shutdown: started.interrupted ? `stopped: ${started.reason}` : 'not started',
+        logFiles: await this.saveLogs(started.logs, logDirectory, ''),
+      });
+      await this.save();
+      if (started.interrupted) throw this.interrupted();
+      return { ok: false, reason: started.reason, logs: started.logs };
+    }
+    const daemon = started.daemon;
+    Object.assign(daemonRecord, { controlPid: daemon.controlPid, shutdown: 'running' });
+    await this.save();
+    const managed = this.managed(daemon, daemonRecord, logDirectory, forget);
+    // Up just as the first signal came: no client will use it.
+    if (this.abort.aborted) {
+      await managed.stop();
+      throw this.interrupted();
+    }
+    return { ok: true, daemon: managed };
+  }
+
+  private managed(
+    daemon: MpsDaemon,
+    daemonRecord: MpsDaemonRecord,
+    logDirectory: string,
+    forget: () => void,
+  ): SessionDaemon {
+    let stopped: Promise<string> | null = null;
+    const stop = async () => {
+      const serverPids = await daemon.serverPids();
+      const shutdown = await daemon.stop();
+      forget();
+      // Logs that cannot be saved (a full disk) keep the record "running": the end of the run, or
+      // --resume, saves them from the private directory later.
+      const logFiles = await this.saveLogs(await daemon.logs(), logDirectory, '');
+      Object.assign(daemonRecord, { serverPids, shutdown, logFiles });
+      await daemon.removeDirectory();
+      await this.save();
+      return shutdown;
+    };
+    return {
+      env: daemon.env,
+      serverPids: () => daemon.serverPids(),
+      ask: (command) => daemon.ask(command),
+      stop: () => {
+        stopped ??= stop();
+        return stopped;
+      },
+    };
+  }
+
+  private async saveLogs(
+    logs: Array<{ name: string; content: string }>,
+    logDirectory: string,
+    prefix: string,
+  ): Promise<string[]> {
+    const files: string[] = [];
+    for (const log of logs) {
+      const file = `${logDirectory}/${prefix}${log.name}`;
+      await this.files.writeText(file, log.content);
+      files.push(file);
+    }
+    return files;
+  }
+
+  /**
+   * Stops every MPS daemon the record still lists as running or starting (left by a killed harness,
+   * or by an error that cut the run's own shutdown short), acting only on what is provably this
+   * run's; saves its logs as `<prefix>-*.log` and removes its private directory once they are saved.
+   */
+  async stopLeftDaemons(prefix: string, leftBy: string): Promise<void> {
+    for (const daemon of this.binding.daemons(this.record)) {
+      if (!daemonMayRun(daemon) || daemon.pipeDirectory === null) continue;
+      const orphan = await stopOrphanDaemon(this.deps.runner, this.deps.clock, {
+        runId: this.record.id,
+        controlPid: daemon.controlPid,
+        serverPids: daemon.serverPids,
+        pipeDirectory: daemon.pipeDirectory,
+      });
+      const logFiles = await this.saveLogs(orphan.logs, daemon.logDirectory ?? 'mps', `${prefix}-`).catch(() => null);
+      if (logFiles !== null) {
+        await orphan.removeRoot();
+        Object.assign(daemon, {
+          controlPid: orphan.controlPid,
+          shutdown: `daemon of ${leftBy}: ${orphan.outcome}`,
+          logFiles,
+        });
+      } else daemon.controlPid = orphan.controlPid;
+      if (orphan.outcome !== 'left alone')
+        this.record.warnings.push(
+          `MPS daemon ${orphan.controlPid ?? '(no PID logged)'} left by ${leftBy}: ${orphan.outcome}`,
+        );
+      this.record.warnings.push(...orphan.leftAlone);
+    }
+  }
+
+  /**
+   * A second signal (or the process ending while the run is live): kill everything registered, MPS
+   * daemons by their pipe directories, salvage their logs, and save the record synchronously.
+   */
+  private forcedExit(signal: InterruptSignal | null): void {
+    const record = this.record;
+    this.reaper.killAll();
+    if (record.status === 'running') {
+      record.status = signal !== null ? 'interrupted' : 'failed';
+      if (signal === null) record.warnings.push('run stopped by the process exiting while the run was in progress');
+      record.finishedAt = this.deps.clock.nowIso();
+    }
+    for (const daemon of this.binding.daemons(record)) {
+      if (!daemonMayRun(daemon) || daemon.pipeDirectory === null) continue;
+      killMpsProcessesSettledSync(daemon.pipeDirectory);
+      const logFiles = salvageMpsLogsSync(daemon.pipeDirectory, record.id, this.dir, daemon.logDirectory);
+      // Not salvaged: the record keeps it running, for --resume to stop and clean up.
+      if (logFiles === null) continue;
+      Object.assign(daemon, {
+        shutdown: `killed by PID on a forced exit (${signal !== null ? `a second ${signal}` : 'the process exited'})`,
+        logFiles,
+      });
+    }
+    try {
+      this.binding.saveSync(record);
+      this.binding.tables?.writeSync(record);
+    } catch {
+      // The last save before the signal stands; --resume continues from it.
+    }
+    this.lock.release();
+  }
+}
+
+/** Opens `dir` for a new run (the --out refusals and the lock), saves its first record, and watches interrupts. */
+export async function newSession<R extends SessionRecord>(
+  binding: RecordBinding<R>,
+  dir: string,
+  record: R,
+  deps: AppDeps,
+): Promise<Session<R>> {
+  const lock = await openRunDirectory(dir, record.id, binding.kind);
+  if (lock.warning !== null) {
+    record.warnings.push(lock.warning);
+    deps.err(`gpushare: warning: ${lock.warning}\n`);
+  }
+  try {
+    await binding.save(record);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  return new Session(dir, record, binding, lock, deps);
+}
+
+/** What resuming a product's run needs: its record read (under the lock), checked, and marked resumed. */
+export interface Resumption<R> {
+  load(dir: string): Promise<R>;
+  /** Throws a UserError when the run cannot go on here (another machine). */
+  check(record: R): void;
+  /** Notes the resume in the record (when, and what it kept). */
+  resumed(record: R): void;
+}
+
+/**
+ * Continues the run in `dir` whose harness was killed or interrupted: locks it first (a harness still
+ * running it, or a second --resume, is refused), reads its record again under the lock, removes temp
+ * files a killed write left, and stops the daemons the record still lists as running.
+ */
+export async function resumeSession<R extends SessionRecord>(
+  binding: RecordBinding<R>,
+  dir: string,
+  deps: AppDeps,
+  resumption: Resumption<R>,
+): Promise<Session<R>> {
+  const lock = await acquireRunLock(dir);
+  let session: Session<R> | null = null;
+  try {
+    // Read again under the lock: another harness may have written it since.
+    const record = await resumption.load(dir);
+    if (record.status === 'complete') throw new UserError(`${dir} holds a complete run: there is nothing to resume`);
+    resumption.check(record);
+    if (lock.warning !== null) {
+      record.warnings.push(lock.warning);
+      deps.err(`gpushare: warning: ${lock.warning}\n`);
+    }
+    // Temp files of a harness killed mid-write: nobody else writes here while we hold the lock.
+    await removeStaleTempFiles(dir);
+    session = new Session(dir, record, binding, lock, deps);
+    await session.stopLeftDaemons('interrupted', 'the interrupted harness');
+    record.status = 'running';
+    record.finishedAt = null;
+    resumption.resumed(record);
+    await session.save();
+    return session;
+  } catch (error) {
+    if (session !== null) session.close();
+    else lock.release();
+    throw error;
+  }
+}
+
+/** A recorded run that knows the machine it ran on: a probe or capacity run. */
+export interface MachineRecord extends SessionRecord {
+  fingerprint: Fingerprint;
+  gpuIndex: number;
+}
+
+/**
+ * Continues the probe or capacity run in `dir` on this machine: its fingerprint is taken with the run's
+ * own Python, and a machine that cannot `verb` or differs from the run's is refused.
+ */
+export async function resumeOnThisMachine<R extends MachineRecord>(
+  binding: RecordBinding<R>,
+  dir: string,
+  deps: AppDeps,
+  { load, resumed, verb }: Omit<Resumption<R>, 'check'> & { verb: string },
+): Promise<Session<R>> {
+  const recorded = await load(dir);
+  const fingerprint = await machineFingerprint(deps, recorded.fingerprint.python.executable);
+  refuseBlocked(fingerprint, [recorded.gpuIndex], verb);
+  return resumeSession(binding, dir, deps, {
+    load,
+    check: (run) => refuseOtherMachine(dir, fingerprint, run.fingerprint, run.gpuIndex),
+    resumed,
+  });
+}
+
+/**
+ * Runs `loop` in `session`, then `report` (for a complete, failed or interrupted run alike), and
+ * closes the session. The exit code is the report's, or 128 + the signal for an interrupted run.
+ */
+export async function runAndReport<R extends SessionRecord>(
+  session: Session<R>,
+  loop: () => Promise<void>,
+  report: () => Promise<number>,
+  onEnd?: (status: RunStatus) => void,
+): Promise<number> {
+  try {
+    await session.run(loop, onEnd);
+    const code = await report();
+    return session.record.status === 'interrupted' ? signalExitCode(session.signal ?? 'SIGINT') : code;
+  } finally {
+    session.close();
+  }
+}
