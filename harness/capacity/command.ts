@@ -24,7 +24,7 @@ import { READY_TIMEOUT_S } from '../workload/client.js';
 import { capacityMarkdown } from './markdown.js';
 import { measurePoint } from './measure.js';
 import { CAPACITY_EPILOGUE, CAPACITY_FLAGS, type CapacityOptions, resolveCapacityOptions } from './options.js';
-import { CAPACITY_SCHEMA_ID, type CapacityRun, capacityRecordJson, loadCapacityRun } from './record.js';
+import { CAPACITY_SCHEMA_ID, type CapacityRun, loadCapacityRun } from './record.js';
 import { capacityExitCode, capacitySummary, capacityTable } from './table.js';
 
 /** A new capacity run, or --resume of one (with its own settings). */
@@ -98,11 +98,11 @@ async function resumeCapacity(dir: string, json: boolean, deps: AppDeps): Promis
 }
 
 function capacityBinding(dir: string): RecordBinding<CapacityRun> {
-  const store = jsonRecordStore<ReturnType<typeof capacityRecordJson>>(dir, 'capacity', 0);
+  const store = jsonRecordStore<CapacityRun>(dir, 'capacity', 0);
   return {
     kind: 'capacity',
-    save: (run) => store.save(capacityRecordJson(run)),
-    saveSync: (run) => store.saveSync(capacityRecordJson(run)),
+    save: (run) => store.save(run),
+    saveSync: (run) => store.saveSync(run),
     daemons: (run) => run.daemons ?? [],
     done: (run) => run.points.filter((p) => p.mode !== run.current?.mode || p.clients !== run.current?.clients).length,
     windDown: 'stopping the step under way (--resume measures its point again)',
