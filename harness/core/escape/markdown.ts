@@ -22,7 +22,7 @@ const LINK = /\](?=\()|^\[/g;
 /** An entity reference (`&lt;`, `&#60;`) would be read as the character it names. */
 const ENTITY = /&(?=#?[A-Za-z0-9]+;)/g;
 /** What starts a block when the text starts a line (or a list item): a heading, a quote, a list item, a rule. */
-const BLOCK_START = /^(?:#|>|[-+=](?=\s|$)|[-=](?=[-=]*$)|\d+[.)](?=\s|$))/;
+const BLOCK_START = /^(?:#|>|[-+=](?=\s|$)|[-=](?=[-= \t]*$)|\d+[.)](?=\s|$))/;
 /** A heading's closing `#`s (trailing spaces after them too) would be dropped when the text ends one. */
 const CLOSING_HASHES = /(?<=\s)#(?=#*[ \t]*$)/;
 
