@@ -1,10 +1,13 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { expect } from 'vitest';
+import { expect, type TestContext } from 'vitest';
 import type { Run } from '../harness/bench/record/schema.js';
+import { run as runArgv } from '../harness/cli/run.js';
+import { systemClock } from '../harness/core/clock.js';
 import { UserError } from '../harness/core/errors.js';
+import { createRunner } from '../harness/system/proc/runner.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const FAKES = path.join(ROOT, 'test', 'fakes', 'bin');
@@ -14,6 +17,7 @@ export function fixture(name: string): string {
   return readFileSync(path.join(ROOT, 'test', 'fixtures', name), 'utf8');
 }
 
+/** A fresh directory under the suite's temporary root (TMPDIR, set by test/setup/temp-root.ts), which goes when the suite ends. */
 export function tempDir(prefix = 'gpushare-test-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
@@ -29,6 +33,43 @@ export function pathWithoutNvidia(): string {
   symlinkSync(process.execPath, path.join(dir, 'node'));
   symlinkSync(path.join(FAKES, 'python3'), path.join(dir, 'python3'));
   return dir;
+}
+
+/** What one run of the CLI printed (less one final newline, as execa gives it) and returned. */
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs argv through `run(argv, deps)` in this process, as main does, with fake deps: output captured,
+ * the processes it starts given the fakes first on PATH (or `options.path`) and `env` on top of this
+ * process's environment, which stays untouched, so runs may overlap. `cwd` (default: a fresh empty
+ * directory) is where default output (results/, reports/) would go. A bug, which main would print
+ * with its stack and exit 70, rejects.
+ */
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { path?: string; cwd?: string } = {},
+): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const exitCode = await runArgv(args, {
+    runner: createRunner({ ...process.env, ...env, PATH: options.path ?? fakePath() }),
+    clock: systemClock,
+    out: (text) => {
+      stdout += text;
+    },
+    err: (text) => {
+      stderr += text;
+    },
+    cwd: options.cwd ?? tempDir(),
+    terminal: { isTty: false, columns: 80, nowMs: () => systemClock.monotonicUs() / 1000 },
+  });
+  const chomp = (text: string) => text.replace(/\n$/, '');
+  return { exitCode, stdout: chomp(stdout), stderr: chomp(stderr) };
 }
 
 /** Runs the built CLI as a user would, with the given PATH and extra environment. */
@@ -47,18 +88,22 @@ export function cli(
 /** The fast settings every end-to-end test uses. */
 export const QUICK = ['--rounds', '6', '--max-rounds', '6', '--window-ms', '50'];
 
-/** The committed real runs of the default suite (results/), oldest first. */
-export function committedRuns(): string[] {
-  const dir = path.join(ROOT, 'results');
-  return readdirSync(dir)
-    .map((name) => path.join(dir, name))
-    .filter((run) => existsSync(path.join(run, 'run.json')))
-    .sort();
-}
-
-/** The committed default H100 run (run schema 2) and the repeat made straight after it. */
-export const DEFAULT_RUN = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-d4099d');
-export const REPEAT_RUN = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-f89eae');
+/** Copies of committed real runs (results/), the runs tests read: see test/fixtures/runs/README.md. */
+export const FIXTURE_RUNS = path.join(ROOT, 'test', 'fixtures', 'runs');
+/** The default H100 run (run schema 2) and the repeat made straight after it. */
+export const DEFAULT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-d4099d');
+export const REPEAT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-f89eae');
+/** The default H100 suite at its older 250 ms windows, and the repeat made after it. */
+export const H100_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-e4176e');
+export const H100_REPEAT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-c263f1');
+/** The first H200 run, of run schema 1 (read through the migration): every mode, MPS measured cheaper. */
+export const H200_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-a6c68a');
+/** An H200 run of the streams mode alone (run schema 1). */
+export const H200_STREAMS_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-d7edc0');
+/** Every fixture run, oldest first. */
+export const FIXTURE_RUN_DIRS = [H200_RUN, H200_STREAMS_RUN, H100_REPEAT_RUN, DEFAULT_RUN, H100_RUN, REPEAT_RUN].sort(
+  (a, b) => path.basename(a).localeCompare(path.basename(b)),
+);
 
 /** Copies a run directory and rewrites its run.json through `edit`. */
 export function editedCopy(runDir: string, edit: (run: Run) => void): string {
@@ -122,4 +167,17 @@ export async function until(
     if (Date.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Fails or skips a test that needs `tool`: a test must not pass when the tool it checks is absent.
+ * Missing under CI=true (CI installs it), the test fails naming the tool; elsewhere it is skipped with
+ * one line saying what to install.
+ */
+export async function requireTool(context: TestContext, tool: string, install: string): Promise<void> {
+  if ((await createRunner().which(tool)) !== null) return;
+  if (process.env.CI === 'true') throw new Error(`${tool} is not on PATH, and CI=true needs it: ${install}`);
+  const note = `${tool} is not installed: ${install} to run this test`;
+  console.warn(`skipped "${context.task.name}": ${note}`);
+  context.skip(note);
 }
