@@ -178,6 +178,16 @@ export async function requireTool(context: TestContext, tool: string, install: s
   if ((await createRunner().which(tool)) !== null) return;
   if (process.env.CI === 'true') throw new Error(`${tool} is not on PATH, and CI=true needs it: ${install}`);
   const note = `${tool} is not installed: ${install} to run this test`;
-  console.warn(`skipped "${context.task.name}": ${note}`);
+  if (!warned.has(tool))
+    console.warn(`gpushare tests: ${tool} is not installed, so the tests that need it are skipped: ${install}`);
+  warned.add(tool);
   context.skip(note);
+}
+const warned = new Set<string>();
+
+/** shellcheck finds nothing in `file` (every severity); without shellcheck, skipped or, under CI=true, failed. */
+export async function expectShellcheckClean(context: TestContext, file: string): Promise<void> {
+  await requireTool(context, 'shellcheck', 'install shellcheck (e.g. apt-get install shellcheck)');
+  const result = await execa('shellcheck', [file], { reject: false });
+  expect([file, result.exitCode, result.stdout, result.stderr]).toEqual([file, 0, '', '']);
 }
