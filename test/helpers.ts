@@ -100,10 +100,6 @@ export const H100_REPEAT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm
 export const H200_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-a6c68a');
 /** An H200 run of the streams mode alone (run schema 1). */
 export const H200_STREAMS_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-d7edc0');
-/** Every fixture run, oldest first. */
-export const FIXTURE_RUN_DIRS = [H200_RUN, H200_STREAMS_RUN, H100_REPEAT_RUN, DEFAULT_RUN, H100_RUN, REPEAT_RUN].sort(
-  (a, b) => path.basename(a).localeCompare(path.basename(b)),
-);
 
 /** Copies a run directory and rewrites its run.json through `edit`. */
 export function editedCopy(runDir: string, edit: (run: Run) => void): string {

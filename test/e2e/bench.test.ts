@@ -18,7 +18,20 @@ function metricValue(run: Run, id: string): number {
   return value;
 }
 
-describe('gpushare bench end to end (fakes)', () => {
+/** One quiet run of the streams mode alone, made once for the two tests that read it. */
+let streamsAloneRun: Promise<{ out: string; result: Awaited<ReturnType<typeof cli>> }> | null = null;
+function streamsAlone() {
+  streamsAloneRun ??= (async () => {
+    const out = path.join(tempDir(), 'run');
+    return {
+      out,
+      result: await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', '--quiet', ...QUICK]),
+    };
+  })();
+  return streamsAloneRun;
+}
+
+describe.concurrent('gpushare bench end to end (fakes)', () => {
   it('measures all modes, skips MIG with its reason, and writes a valid run directory', async () => {
     const out = path.join(tempDir(), 'run');
     const result = await cli(['bench', '--out', out, ...QUICK]);
@@ -144,24 +157,14 @@ describe('gpushare bench end to end (fakes)', () => {
   });
 
   it('prints nothing but the summary with --quiet', async () => {
-    const result = await cli([
-      'bench',
-      '--out',
-      path.join(tempDir(), 'run'),
-      '--modes',
-      'streams',
-      '--workloads',
-      'spin',
-      '--quiet',
-      ...QUICK,
-    ]);
+    const { result } = await streamsAlone();
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toContain('streams/spin/speedup-k2');
   });
 });
 
-describe('misbehaving workloads are outcomes, not crashes', () => {
+describe.concurrent('misbehaving workloads are outcomes, not crashes', () => {
   const contention = ['--modes', 'timeslice', '--workloads', 'gemm', ...QUICK];
 
   /** A comparison whose trials broke measured nothing: bench exits 3 and says so. */
@@ -213,8 +216,9 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
     expect(failed?.status === 'failed' && failed.reason).toContain('answered for trial "other"');
   });
 
+  // The run ending at all (exit 3, within the test's deadline) is what "does not hang" means here:
+  // how long it took is not asserted (no timed assertions on a loaded machine).
   it('a hung workload times out in its window and does not hang the run', async () => {
-    const started = Date.now();
     const { run } = await runWith({ FAKE_WORKLOAD: 'hang', FAKE_WORKLOAD_CLIENT: '1' }, [
       '--trial-timeout-s',
       '1',
@@ -223,7 +227,7 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
     ]);
     const timeout = run.trials.find((t) => t.status === 'timeout');
     expect(timeout).toMatchObject({ phase: 'window', client: 1 });
-    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(run.status).toBe('complete');
   });
 
   it('a workload that never becomes ready times out in the ready phase', async () => {
@@ -287,7 +291,7 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
   });
 });
 
-describe('bench writes the report of every run', () => {
+describe.concurrent('bench writes the report of every run', () => {
   it('beside a run given --out', async () => {
     const out = path.join(tempDir(), 'run');
     const result = await cli(['bench', '--out', out, '--modes', 'streams,timeslice', '--workloads', 'spin', ...QUICK]);
@@ -299,10 +303,8 @@ describe('bench writes the report of every run', () => {
   });
 
   it('for the streams mode alone: no "which mode" section, and charts name only the modes that ran', async () => {
-    const out = path.join(tempDir(), 'run');
-    expect(
-      (await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', ...QUICK, '--quiet'])).exitCode,
-    ).toBe(0);
+    const { out, result } = await streamsAlone();
+    expect(result.exitCode).toBe(0);
     const reportDir = path.join(out, 'report');
     const md = readdirSync(reportDir).find((f) => f.endsWith('.md')) as string;
     expect(readFileSync(path.join(reportDir, md), 'utf8')).not.toContain('Which mode');
