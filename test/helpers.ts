@@ -81,7 +81,11 @@ export function cli(
   return execa(process.execPath, [CLI, ...args], {
     reject: false,
     env: { ...env, PATH: options.path ?? fakePath() },
-    timeout: options.timeoutMs ?? 60_000,
+    // A test that sends SIGTERM checks how the CLI winds down: no SIGKILL from execa 5 s later, which
+    // on a loaded machine could come before the CLI had quit its daemon and saved its run.
+    forceKillAfterDelay: false,
+    // Below the e2e tests' 180 s deadline: a run killed here fails its test with what it printed.
+    timeout: options.timeoutMs ?? 150_000,
   });
 }
 

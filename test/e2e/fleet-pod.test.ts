@@ -45,17 +45,21 @@ function fakeTools(dir: string): void {
   for (const tool of ['gpushare', 'kubectl']) chmodSync(path.join(dir, tool), 0o755);
 }
 
-/** Runs the pod's script with /results moved into a temporary directory, as the container would. */
-async function runPod(spec: FleetJobSpec, env: Record<string, string>) {
+/**
+ * Runs the pod's script with /results moved into a temporary directory, as the container would. With
+ * `log`, its stderr goes into its stdout as it is written, as the container's log interleaves them
+ * line by line in time: two pipes read by this process would interleave them in whatever order the
+ * reads came, and could put bench's progress between the results' begin and end lines.
+ */
+async function runPod(spec: FleetJobSpec, env: Record<string, string>, { log = false } = {}) {
   const root = tempDir('gpushare-pod-');
   const bin = path.join(root, 'bin');
   fakeTools(bin);
   const results = path.join(root, 'results');
   mkdirSync(results);
-  const script = podScript(spec).replaceAll('/results', results);
+  const script = `${log ? 'exec 2>&1\n' : ''}${podScript(spec).replaceAll('/results', results)}`;
   const pod = await execa('/bin/sh', ['-c', script], {
     reject: false,
-    all: true,
     env: { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '2', ...env },
   });
   return { root, bin, results, pod };
@@ -67,11 +71,12 @@ describe('results in the logs: the pod prints its runs, the documented one-liner
   });
 
   it("round-trips every GPU's run through kubectl logs", async () => {
-    const { root, bin, pod } = await runPod(spec({ gpusPerNode: 2 }), {});
+    const { root, bin, pod } = await runPod(spec({ gpusPerNode: 2 }), {}, { log: true });
     expect(pod.exitCode).toBe(0);
-    expect(pod.stdout).toContain('gpushare-bench-exit node-a 0\ngpushare-results-begin node-a-2\n');
     // kubectl logs gives stdout and stderr as one stream.
-    writeFileSync(path.join(root, 'pod.log'), pod.all);
+    expect(pod.stdout).toContain('bench progress on stderr\n');
+    expect(pod.stdout).toContain('gpushare-bench-exit node-a 0\ngpushare-results-begin node-a-2\n');
+    writeFileSync(path.join(root, 'pod.log'), pod.stdout);
     const work = path.join(root, 'work');
     mkdirSync(work);
     const collect = await execa('/bin/sh', ['-c', collectCommand({ name: 'gpushare-fleet', namespace: null })], {
