@@ -7,7 +7,7 @@ import type { Run } from '../harness/bench/record/schema.js';
 import { run as runArgv } from '../harness/cli/run.js';
 import { systemClock } from '../harness/core/clock.js';
 import { UserError } from '../harness/core/errors.js';
-import { createRunner } from '../harness/system/proc/runner.js';
+import { createRunner, execaRunner } from '../harness/system/proc/runner.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const FAKES = path.join(ROOT, 'test', 'fakes', 'bin');
@@ -169,21 +169,22 @@ export async function until(
   }
 }
 
+const warnedAbout = new Set<string>();
+
 /**
  * Fails or skips a test that needs `tool`: a test must not pass when the tool it checks is absent.
  * Missing under CI=true (CI installs it), the test fails naming the tool; elsewhere it is skipped with
  * one line saying what to install.
  */
 export async function requireTool(context: TestContext, tool: string, install: string): Promise<void> {
-  if ((await createRunner().which(tool)) !== null) return;
+  if ((await execaRunner.which(tool)) !== null) return;
   if (process.env.CI === 'true') throw new Error(`${tool} is not on PATH, and CI=true needs it: ${install}`);
-  const note = `${tool} is not installed: ${install} to run this test`;
-  if (!warned.has(tool))
+  // Said once per test file on stderr, and with each skipped test in the reporter.
+  if (!warnedAbout.has(tool))
     console.warn(`gpushare tests: ${tool} is not installed, so the tests that need it are skipped: ${install}`);
-  warned.add(tool);
-  context.skip(note);
+  warnedAbout.add(tool);
+  context.skip(`${tool} is not installed: ${install} to run this test`);
 }
-const warned = new Set<string>();
 
 /** shellcheck finds nothing in `file` (every severity); without shellcheck, skipped or, under CI=true, failed. */
 export async function expectShellcheckClean(context: TestContext, file: string): Promise<void> {

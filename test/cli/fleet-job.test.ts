@@ -41,6 +41,7 @@ const container = (job: JobType) => job.spec?.template.spec?.containers[0];
 /** A parsed manifest to break on purpose. */
 // biome-ignore lint/suspicious/noExplicitAny: a parsed manifest is walked by path; the schema validation is the type check.
 type Loose = Record<string, any>;
+
 describe.concurrent('every manifest fleet job writes validates against the Kubernetes API schema', () => {
   const per = [[], ['--gpus-per-node', '8'], ['--per', 'gpu', '--gpus-per-node', '4']];
   const results = [[], ['--results', 'pvc', '--pvc', 'bench-results']];
@@ -137,6 +138,7 @@ describe.concurrent('every manifest fleet job writes validates against the Kuber
     );
   });
 });
+
 describe('the schema check is real: kubernetes-models rejects a broken Job', () => {
   const base = () => parse(readFileSync(COMMITTED, 'utf8')) as Loose;
 
@@ -206,6 +208,7 @@ describe('the schema check is real: kubernetes-models rejects a broken Job', () 
     expect(typed.kind).toBe('Job');
   });
 });
+
 describe('the manifest builder is pure and typed', () => {
   it('builds the same Job object the CLI prints', async () => {
     const { job } = await manifest(POOL);
@@ -214,6 +217,7 @@ describe('the manifest builder is pure and typed', () => {
     ).toEqual(job);
   });
 });
+
 describe.concurrent('bad flags: one line naming the flag, the value and the fix; exit 2; nothing written', () => {
   it.each([
     [

@@ -64,6 +64,7 @@ async function runPod(spec: FleetJobSpec, env: Record<string, string>, { log = f
   });
   return { root, bin, results, pod };
 }
+
 describe('results in the logs: the pod prints its runs, the documented one-liner unpacks them', () => {
   const spec = (over: Partial<FleetJobSpec> = {}): FleetJobSpec => ({
     ...resolveFleetJobOptions({ nodes: 'pool=h100', image: 'x/gpushare:1', count: '3' }).spec,
