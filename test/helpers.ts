@@ -7,10 +7,12 @@ import type { Run } from '../harness/bench/record/schema.js';
 import { run as runArgv } from '../harness/cli/run.js';
 import { systemClock } from '../harness/core/clock.js';
 import { UserError } from '../harness/core/errors.js';
+import { FAKES_BIN } from '../harness/system/deps.js';
 import { createRunner, execaRunner } from '../harness/system/proc/runner.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
-export const FAKES = path.join(ROOT, 'test', 'fakes', 'bin');
+/** The fake nvidia-smi, nvidia-cuda-mps-control and python3 (the folder GPUSHARE_SIMULATE=1 uses too). */
+export const FAKES = FAKES_BIN;
 export const CLI = path.join(ROOT, 'dist', 'harness', 'main.js');
 
 export function fixture(name: string): string {

@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { FAKES_BIN } from '../../harness/system/deps.js';
 import { findProcesses, type ProcessInfo, readEnviron } from '../../harness/system/proc/process-table.js';
 
-const FAKES = path.resolve(import.meta.dirname, '..', 'fakes', 'bin');
 const LEFTOVER_DEADLINE_MS = 15_000;
 
 export default function setup(): () => Promise<void> {
@@ -36,7 +36,7 @@ async function leftovers(root: string): Promise<ProcessInfo[]> {
   for (;;) {
     const ours: ProcessInfo[] = [];
     for (const p of await findProcesses('')) {
-      if (!p.argv.some((a) => a.startsWith(FAKES)) && !p.comm.startsWith('nvidia-cuda-mps')) continue;
+      if (!p.argv.some((a) => a.startsWith(FAKES_BIN)) && !p.comm.startsWith('nvidia-cuda-mps')) continue;
       if ((await readEnviron(p.pid))?.includes(`TMPDIR=${root}`)) ours.push(p);
     }
     if (ours.length === 0 || Date.now() > end) return ours;
