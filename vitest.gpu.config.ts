@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/gpu/**/*.test.ts'],
+    globalSetup: ['test/setup/temp-root.ts'],
     testTimeout: 300_000,
     hookTimeout: 300_000,
     fileParallelism: false,

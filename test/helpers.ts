@@ -1,14 +1,18 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { expect } from 'vitest';
+import { expect, type TestContext } from 'vitest';
 import type { Run } from '../harness/bench/record/schema.js';
+import { run as runArgv } from '../harness/cli/run.js';
+import { systemClock } from '../harness/core/clock.js';
 import { UserError } from '../harness/core/errors.js';
+import { SIMULATOR_BIN } from '../harness/core/paths.js';
+import { createRunner, execaRunner } from '../harness/system/proc/runner.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 /** gpushare's simulator (shipped in the package): the fake nvidia-smi, nvidia-cuda-mps-control and python3. */
-export const FAKES = path.join(ROOT, 'simulator', 'bin');
+export const FAKES = SIMULATOR_BIN;
 export const CLI = path.join(ROOT, 'dist', 'harness', 'main.js');
 
 /** A recorded real output: test/fixtures, or simulator/recorded for what the simulated nvidia-smi replays. */
@@ -17,6 +21,7 @@ export function fixture(name: string): string {
   return readFileSync(existsSync(recorded) ? recorded : path.join(ROOT, 'test', 'fixtures', name), 'utf8');
 }
 
+/** A fresh directory under the suite's temporary root (TMPDIR, set by test/setup/temp-root.ts), which goes when the suite ends. */
 export function tempDir(prefix = 'gpushare-test-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
@@ -40,6 +45,43 @@ export function pathWithoutNvidia(): string {
   return dir;
 }
 
+/** What one run of the CLI printed (less one final newline, as execa gives it) and returned. */
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs argv through `run(argv, deps)` in this process, as main does, with fake deps: output captured,
+ * the processes it starts given the fakes first on PATH (or `options.path`) and `env` on top of this
+ * process's environment, which stays untouched, so runs may overlap. `cwd` (default: a fresh empty
+ * directory) is where default output (results/, reports/) would go. A bug, which main would print
+ * with its stack and exit 70, rejects.
+ */
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { path?: string; cwd?: string } = {},
+): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const exitCode = await runArgv(args, {
+    runner: createRunner({ ...process.env, ...env, PATH: options.path ?? fakePath() }),
+    clock: systemClock,
+    out: (text) => {
+      stdout += text;
+    },
+    err: (text) => {
+      stderr += text;
+    },
+    cwd: options.cwd ?? tempDir(),
+    terminal: { isTty: false, columns: 80, nowMs: () => systemClock.monotonicUs() / 1000 },
+  });
+  const chomp = (text: string) => text.replace(/\n$/, '');
+  return { exitCode, stdout: chomp(stdout), stderr: chomp(stderr) };
+}
+
 /** Runs the built CLI as a user would, with the given PATH and extra environment. */
 export function cli(
   args: string[],
@@ -49,25 +91,29 @@ export function cli(
   return execa(process.execPath, [CLI, ...args], {
     reject: false,
     env: { ...env, PATH: options.path ?? fakePath() },
-    timeout: options.timeoutMs ?? 60_000,
+    // A test that sends SIGTERM checks how the CLI winds down: no SIGKILL from execa 5 s later, which
+    // on a loaded machine could come before the CLI had quit its daemon and saved its run.
+    forceKillAfterDelay: false,
+    // Below the e2e tests' 180 s deadline: a run killed here fails its test with what it printed.
+    timeout: options.timeoutMs ?? 150_000,
   });
 }
 
 /** The fast settings every end-to-end test uses. */
 export const QUICK = ['--rounds', '6', '--max-rounds', '6', '--window-ms', '50'];
 
-/** The committed real runs of the default suite (results/), oldest first. */
-export function committedRuns(): string[] {
-  const dir = path.join(ROOT, 'results');
-  return readdirSync(dir)
-    .map((name) => path.join(dir, name))
-    .filter((run) => existsSync(path.join(run, 'run.json')))
-    .sort();
-}
-
-/** The committed default H100 run (run schema 2) and the repeat made straight after it. */
-export const DEFAULT_RUN = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-d4099d');
-export const REPEAT_RUN = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-f89eae');
+/** Copies of committed real runs (results/), the runs tests read: see test/fixtures/runs/README.md. */
+export const FIXTURE_RUNS = path.join(ROOT, 'test', 'fixtures', 'runs');
+/** The default H100 run (run schema 2) and the repeat made straight after it. */
+export const DEFAULT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-d4099d');
+export const REPEAT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-f89eae');
+/** The default H100 suite at its older 250 ms windows, and the repeat made after it. */
+export const H100_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-e4176e');
+export const H100_REPEAT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-c263f1');
+/** The first H200 run, of run schema 1 (read through the migration): every mode, MPS measured cheaper. */
+export const H200_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-a6c68a');
+/** An H200 run of the streams mode alone (run schema 1). */
+export const H200_STREAMS_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-d7edc0');
 
 /** Copies a run directory and rewrites its run.json through `edit`. */
 export function editedCopy(runDir: string, edit: (run: Run) => void): string {
@@ -131,4 +177,28 @@ export async function until(
     if (Date.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+const warnedAbout = new Set<string>();
+
+/**
+ * Fails or skips a test that needs `tool`: a test must not pass when the tool it checks is absent.
+ * Missing under CI=true (CI installs it), the test fails naming the tool; elsewhere it is skipped with
+ * one line saying what to install.
+ */
+export async function requireTool(context: TestContext, tool: string, install: string): Promise<void> {
+  if ((await execaRunner.which(tool)) !== null) return;
+  if (process.env.CI === 'true') throw new Error(`${tool} is not on PATH, and CI=true needs it: ${install}`);
+  // Said once per test file on stderr, and with each skipped test in the reporter.
+  if (!warnedAbout.has(tool))
+    console.warn(`gpushare tests: ${tool} is not installed, so the tests that need it are skipped: ${install}`);
+  warnedAbout.add(tool);
+  context.skip(`${tool} is not installed: ${install} to run this test`);
+}
+
+/** shellcheck finds nothing in `file` (every severity); without shellcheck, skipped or, under CI=true, failed. */
+export async function expectShellcheckClean(context: TestContext, file: string): Promise<void> {
+  await requireTool(context, 'shellcheck', 'install shellcheck (e.g. apt-get install shellcheck)');
+  const result = await execa('shellcheck', [file], { reject: false });
+  expect([file, result.exitCode, result.stdout, result.stderr]).toEqual([file, 0, '', '']);
 }

@@ -2,14 +2,14 @@
  * The whole CLI, as a user runs it, against fake executables on PATH: nvidia-smi, the MPS control
  * daemon and a python3 that plays the workloads with simulated timings.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import { isRunning } from '../../harness/system/proc/process-table.js';
-import { cli, expectOneLineError, pathWithoutNvidia, QUICK, tempDir } from '../helpers.js';
+import { cli, QUICK, tempDir } from '../helpers.js';
 
 /** A metric's median; the fakes sleep for real, so their ratios carry a few percent of jitter. */
 function metricValue(run: Run, id: string): number {
@@ -18,7 +18,20 @@ function metricValue(run: Run, id: string): number {
   return value;
 }
 
-describe('gpushare bench end to end (fakes)', () => {
+/** One quiet run of the streams mode alone, made once for the two tests that read it. */
+let streamsAloneRun: Promise<{ out: string; result: Awaited<ReturnType<typeof cli>> }> | null = null;
+function streamsAlone() {
+  streamsAloneRun ??= (async () => {
+    const out = path.join(tempDir(), 'run');
+    return {
+      out,
+      result: await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', '--quiet', ...QUICK]),
+    };
+  })();
+  return streamsAloneRun;
+}
+
+describe.concurrent('gpushare bench end to end (fakes)', () => {
   it('measures all modes, skips MIG with its reason, and writes a valid run directory', async () => {
     const out = path.join(tempDir(), 'run');
     const result = await cli(['bench', '--out', out, ...QUICK]);
@@ -144,69 +157,14 @@ describe('gpushare bench end to end (fakes)', () => {
   });
 
   it('prints nothing but the summary with --quiet', async () => {
-    const result = await cli([
-      'bench',
-      '--out',
-      path.join(tempDir(), 'run'),
-      '--modes',
-      'streams',
-      '--workloads',
-      'spin',
-      '--quiet',
-      ...QUICK,
-    ]);
+    const { result } = await streamsAlone();
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toContain('streams/spin/speedup-k2');
   });
-
-  it('without nvidia-smi: exits 2 with one line pointing to doctor, and measures nothing', async () => {
-    const out = path.join(tempDir(), 'run');
-    const result = await cli(['bench', '--out', out], {}, { path: pathWithoutNvidia() });
-    expect(result.exitCode).toBe(2);
-    expectOneLineError(result.stderr, 'cannot bench here: nvidia-smi not found on PATH');
-    expect(result.stderr).toContain('gpushare doctor');
-    expect(existsSync(out)).toBe(false);
-  });
-
-  it('with a failing nvidia-smi: exits 2 quoting it', async () => {
-    const result = await cli(['bench', '--out', path.join(tempDir(), 'run')], { FAKE_SMI: 'fail' });
-    expect(result.exitCode).toBe(2);
-    expectOneLineError(result.stderr, "couldn't communicate with the NVIDIA driver");
-  });
-
-  it('--dry-run prints the plan and an estimate anywhere, GPU or not', async () => {
-    const result = await cli(['bench', '--dry-run'], {}, { path: pathWithoutNvidia() });
-    expect(result.exitCode).toBe(0);
-    expect(result.stdout).toContain(
-      'timeslice/gemm: 2 client(s), arms solo-c0 solo-c1 contended, at least 6 rounds (ABBA) = 18 trials',
-    );
-    expect(result.stdout).toContain('mig: decided at run time');
-    expect(result.stdout).toMatch(
-      /8 comparisons, at least 132 trials, about \d+ s \(estimate\), plus up to 45 s of extra rounds \(up to 40 per comparison\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/,
-    );
-  });
-
-  it.each([
-    [['--modes', 'warp'], 'unknown mode "warp" in --modes'],
-    [['--rounds', '-1'], '--rounds -1: needs a number from 1 to 1000'],
-    [['--bogus'], 'unknown flag --bogus for bench (see gpushare bench --help)'],
-  ])('bad input %j: exit 2, one line, no stack trace', async (args, message) => {
-    const result = await cli(['bench', ...args]);
-    expect(result.exitCode).toBe(2);
-    expectOneLineError(result.stderr, message);
-  });
-
-  it('refuses an output directory that holds a different run', async () => {
-    const out = tempDir();
-    writeFileSync(path.join(out, 'run.json'), JSON.stringify({ id: 'someone-else' }));
-    const result = await cli(['bench', '--out', out, ...QUICK]);
-    expect(result.exitCode).toBe(2);
-    expectOneLineError(result.stderr, 'already holds a different run (someone-else)');
-  });
 });
 
-describe('misbehaving workloads are outcomes, not crashes', () => {
+describe.concurrent('misbehaving workloads are outcomes, not crashes', () => {
   const contention = ['--modes', 'timeslice', '--workloads', 'gemm', ...QUICK];
 
   /** A comparison whose trials broke measured nothing: bench exits 3 and says so. */
@@ -258,8 +216,9 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
     expect(failed?.status === 'failed' && failed.reason).toContain('answered for trial "other"');
   });
 
+  // The run ending at all (exit 3, within the test's deadline) is what "does not hang" means here:
+  // how long it took is not asserted (no timed assertions on a loaded machine).
   it('a hung workload times out in its window and does not hang the run', async () => {
-    const started = Date.now();
     const { run } = await runWith({ FAKE_WORKLOAD: 'hang', FAKE_WORKLOAD_CLIENT: '1' }, [
       '--trial-timeout-s',
       '1',
@@ -268,7 +227,7 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
     ]);
     const timeout = run.trials.find((t) => t.status === 'timeout');
     expect(timeout).toMatchObject({ phase: 'window', client: 1 });
-    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(run.status).toBe('complete');
   });
 
   it('a workload that never becomes ready times out in the ready phase', async () => {
@@ -332,5 +291,33 @@ describe('misbehaving workloads are outcomes, not crashes', () => {
     expect(run.warnings).toContain(
       'workload "gemm" (client 0) did not exit within 500 ms of the exit command and was killed',
     );
+  });
+});
+
+describe.concurrent('bench writes the report of every run', () => {
+  it('beside a run given --out', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--out', out, '--modes', 'streams,timeslice', '--workloads', 'spin', ...QUICK]);
+    expect(result.exitCode).toBe(0);
+    const reportDir = path.join(out, 'report');
+    const md = readdirSync(reportDir).find((f) => f.endsWith('.md'));
+    expect(md).toBeDefined();
+    expect(result.stdout).toContain(`report: ${path.join(reportDir, md as string)}`);
+  });
+
+  it('for the streams mode alone: no "which mode" section, and charts name only the modes that ran', async () => {
+    const { out, result } = await streamsAlone();
+    expect(result.exitCode).toBe(0);
+    const reportDir = path.join(out, 'report');
+    const md = readdirSync(reportDir).find((f) => f.endsWith('.md')) as string;
+    expect(readFileSync(path.join(reportDir, md), 'utf8')).not.toContain('Which mode');
+    const charts = path.join(reportDir, md.replace(/\.md$/, ''));
+    const texts = (file: string) =>
+      [...readFileSync(path.join(charts, file), 'utf8').matchAll(/>([^<]+)<\/text>/g)].map((m) => m[1]);
+    // The legend lists streams only; each ratio's label says which direction is better.
+    expect(texts('ratios.svg')).toEqual(expect.arrayContaining(['streams', 'streams/spin/speedup-k2 ↑']));
+    expect(texts('ratios.svg')).not.toEqual(expect.arrayContaining(['mps']));
+    expect(texts('timeline.svg')).toEqual(expect.arrayContaining(['streams/spin']));
+    expect(texts('timeline.svg')).not.toEqual(expect.arrayContaining(['timeslice']));
   });
 });

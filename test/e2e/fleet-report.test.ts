@@ -10,12 +10,18 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import type { FleetAnalysis } from '../../harness/fleet/report/analyze.js';
-import { cli, degrade, expectOneLineError, ROOT, tempDir } from '../helpers.js';
+import {
+  cli,
+  degrade,
+  expectOneLineError,
+  H100_RUN as H100,
+  H100_REPEAT_RUN as H100_REPEAT,
+  H200_RUN as H200,
+  ROOT,
+  tempDir,
+} from '../helpers.js';
 import { markdown, NOT_XML_CHAR, TERMINAL_CONTROL } from '../output-checks.js';
 
-const H100 = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-e4176e');
-const H100_REPEAT = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-c263f1');
-const H200 = path.join(ROOT, 'results', '2026-11-21-h200-a6c68a');
 /** The headline ratios of the default suite, as the committed H100 runs have them. */
 const HEADLINE = [
   'streams/spin/speedup-k2',

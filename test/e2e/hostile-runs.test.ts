@@ -13,7 +13,17 @@ import { parse as parseYaml } from 'yaml';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { checked, commentText } from '../../harness/core/escape/embed.js';
 import { mpsStartScript } from '../../harness/deploy/mps-scripts.js';
-import { cli, DEFAULT_RUN, editedCopy, expectOneLineError, fakePath, ROOT, tempDir, userErrorOf } from '../helpers.js';
+import {
+  cli,
+  DEFAULT_RUN,
+  editedCopy,
+  expectOneLineError,
+  expectShellcheckClean,
+  fakePath,
+  ROOT,
+  tempDir,
+  userErrorOf,
+} from '../helpers.js';
 import { markdown, markdownShape, TERMINAL_CONTROL } from '../output-checks.js';
 
 const gpuOf = (run: Run) => run.fingerprint.gpus[run.config.gpuIndex] as Run['fingerprint']['gpus'][number];
@@ -42,7 +52,7 @@ describe('a hostile run.json', () => {
     );
   });
 
-  it('a GPU name with line breaks and $( ) stays inside comments: scripts pass bash -n and shellcheck, and running one creates no file', async () => {
+  it('a GPU name with line breaks and $( ) stays inside comments: scripts pass bash -n and shellcheck, and running one creates no file', async (context) => {
     const marker = path.join(tempDir(), 'pwned');
     const injected = `touch ${marker}`;
     const hostile = editedCopy(
@@ -61,7 +71,6 @@ describe('a hostile run.json', () => {
     }
     for (const script of ['gpushare-mps-start.sh', 'gpushare-mps-stop.sh']) {
       expect((await execa('bash', ['-n', path.join(out, script)], { reject: false })).exitCode).toBe(0);
-      expect((await execa('shellcheck', [path.join(out, script)], { reject: false })).stdout).toBe('');
     }
     // Run the start and stop scripts for real against the fake MPS daemon.
     const env = {
@@ -76,6 +85,8 @@ describe('a hostile run.json', () => {
       (await execa(path.join(out, 'gpushare-mps-stop.sh'), ['--skip-compute-mode'], { env, reject: false })).exitCode,
     ).toBe(0);
     expect(existsSync(marker)).toBe(false);
+    for (const script of ['gpushare-mps-start.sh', 'gpushare-mps-stop.sh'])
+      await expectShellcheckClean(context, path.join(out, script));
   });
 
   it('a run id with ../ cannot make report write outside --out', async () => {

@@ -34,13 +34,14 @@ describe('gpushare probe on a real GPU', () => {
     expect(limit.accepted).toBeGreaterThan(1);
     expect(run.cleanup.every((c) => c.leftPids.length === 0)).toBe(true);
     expect(await findProcesses('nvidia-cuda-mps')).toEqual([]);
-    const ps = await execa('ps', ['-eo', 'args'], { reject: false });
+    // Both reads must succeed: an empty answer from a failed ps or nvidia-smi would pass as "nothing left".
+    const ps = await execa('ps', ['-eo', 'args']);
     expect(
       String(ps.stdout)
         .split('\n')
         .filter((l) => l.includes('isolation.py')),
     ).toEqual([]);
-    const apps = await execa('nvidia-smi', ['--query-compute-apps=pid', '--format=csv,noheader'], { reject: false });
+    const apps = await execa('nvidia-smi', ['--query-compute-apps=pid', '--format=csv,noheader']);
     expect(String(apps.stdout).trim()).toBe('');
   });
 });

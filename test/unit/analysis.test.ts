@@ -9,7 +9,7 @@ import { budgetShareS, stopDecision } from '../../harness/bench/policy.js';
 import type { ClientResult, Comparison, RoundPolicy, Run, Trial } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import { implausibleResult } from '../../harness/workload/result-checks.js';
-import { committedRuns, userErrorOf } from '../helpers.js';
+import { H200_RUN, userErrorOf } from '../helpers.js';
 import { testConfig } from './config-fixture.js';
 
 const base = { startedAt: '2026-11-22T00:00:00Z', finishedAt: '2026-11-22T00:00:01Z' };
@@ -109,7 +109,7 @@ describe('rounds and metrics', () => {
   });
 
   it('gain-over-timeslice has a value in a single run (it was n/a), from the two modes’ medians', async () => {
-    const run = await loadRun(committedRuns()[0] as string);
+    const run = await loadRun(H200_RUN);
     const analysis = analyze(run);
     const gain = analysis.metrics.find((m) => m.metric.id === 'mps/infer/gain-over-timeslice');
     const ts = analysis.metrics.find((m) => m.metric.id === 'timeslice/infer/slowdown')?.stats.value as number;

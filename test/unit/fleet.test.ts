@@ -1,5 +1,4 @@
 /** The fleet analysis: the outlier rule, groups of like runs, and each node's checks, on copies of a committed run. */
-import path from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
@@ -15,7 +14,7 @@ import {
   outlierSide,
   robustBand,
 } from '../../harness/fleet/report/analyze.js';
-import { degrade, ROOT } from '../helpers.js';
+import { degrade, H100_RUN } from '../helpers.js';
 
 const rules: FleetRules = {
   machineDifferences: (now, before) =>
@@ -125,7 +124,7 @@ describe('the outlier rule', () => {
 describe('analyzeFleet on copies of a committed run', () => {
   let base: Run;
   beforeAll(async () => {
-    base = await loadRun(path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-e4176e'));
+    base = await loadRun(H100_RUN);
   });
 
   /** A copy of the run on GPU `uuid` of host `host`, edited, and analysed afresh. */

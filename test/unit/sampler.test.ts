@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../harness/core/clock.js';
 import { startSmiSampler, tagSamples } from '../../harness/system/nvidia/sampler.js';
 import type { Sample } from '../../harness/system/nvidia/schema.js';
-import { execaRunner } from '../../harness/system/proc/runner.js';
+import { createRunner } from '../../harness/system/proc/runner.js';
 import { fakePath } from '../helpers.js';
-
-const savedPath = process.env.PATH;
-beforeAll(() => {
-  process.env.PATH = fakePath();
-});
-afterAll(() => {
-  process.env.PATH = savedPath;
-  delete process.env.FAKE_SMI;
-});
 
 /** Samples until `done` holds (a condition, not a guess at how long a loaded machine takes), within a deadline. */
 async function sampleUntil(
@@ -20,8 +11,9 @@ async function sampleUntil(
   done: (sampler: ReturnType<typeof startSmiSampler>) => boolean,
   deadlineMs = 20_000,
 ) {
-  process.env.FAKE_SMI = scenario;
-  const sampler = startSmiSampler(execaRunner, systemClock, { gpuIndex: 0, intervalMs: 20 });
+  // The fake nvidia-smi plays `scenario`: given to this runner's children, not set in process.env.
+  const runner = createRunner({ ...process.env, PATH: fakePath(), FAKE_SMI: scenario });
+  const sampler = startSmiSampler(runner, systemClock, { gpuIndex: 0, intervalMs: 20 });
   const deadline = Date.now() + deadlineMs;
   while (!done(sampler) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   await sampler.stop();

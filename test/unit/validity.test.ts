@@ -4,11 +4,11 @@ import { groupRounds } from '../../harness/bench/analysis/rounds.js';
 import { comparisonValidity as validityOf } from '../../harness/bench/analysis/validity.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
-import { committedRuns } from '../helpers.js';
+import { H200_RUN } from '../helpers.js';
 
 let run: Run;
 beforeEach(async () => {
-  run = await loadRun(committedRuns()[0] as string);
+  run = await loadRun(H200_RUN);
 });
 
 const comparisonValidity = (r: Run, c: Run['plan'][number]) => validityOf(r, c, groupRounds(c, r.trials));

@@ -13,12 +13,17 @@ function splitArgv(argv: readonly string[]): [string, string[]] {
   return [file, args];
 }
 
-export const execaRunner: ProcessRunner = {
+/**
+ * A runner whose children see `baseEnv` (with each call's env on top) in place of this process's
+ * environment, and whose `which` searches baseEnv.PATH: in-process tests give each CLI run its own
+ * PATH this way, without touching process.env. Without baseEnv, this process's environment.
+ */
+export const createRunner = (baseEnv?: NodeJS.ProcessEnv): ProcessRunner => ({
   async exec(argv, options = {}) {
     const [file, args] = splitArgv(argv);
     const result = await execa(file, args, {
       reject: false,
-      env: options.env,
+      ...childEnv(baseEnv, options.env),
       input: options.input,
       timeout: options.timeoutMs,
       stripFinalNewline: false,
@@ -42,7 +47,7 @@ export const execaRunner: ProcessRunner = {
     const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     const child = execa(file, args, {
       reject: false,
-      env: options.env,
+      ...childEnv(baseEnv, options.env),
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
@@ -118,14 +123,21 @@ export const execaRunner: ProcessRunner = {
 
   async which(command) {
     if (command.includes('/')) return (await isExecutable(command)) ? path.resolve(command) : null;
-    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    for (const dir of ((baseEnv ?? process.env).PATH ?? '').split(path.delimiter)) {
       if (!dir) continue;
       const candidate = path.join(dir, command);
       if (await isExecutable(candidate)) return candidate;
     }
     return null;
   },
-};
+});
+
+/** The runner of this process: its children inherit its environment. */
+export const execaRunner: ProcessRunner = createRunner();
+
+function childEnv(baseEnv: NodeJS.ProcessEnv | undefined, env: Record<string, string> | undefined) {
+  return baseEnv === undefined ? { env } : { env: { ...baseEnv, ...env }, extendEnv: false };
+}
 
 async function isExecutable(file: string): Promise<boolean> {
   try {

@@ -1,12 +1,17 @@
-/** The gate and report on a committed real run (results/), and on copies of it made worse. */
+/**
+ * The gate and report on a real run (a fixture copy of a committed one), and on copies of it made
+ * worse, in process. $GITHUB_STEP_SUMMARY, which the gate reads from the environment, is checked on
+ * the built CLI in test/e2e/smoke.test.ts.
+ */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { cli, DEFAULT_RUN, degrade, editedCopy, REPEAT_RUN, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, degrade, editedCopy, REPEAT_RUN, runCli, tempDir } from '../helpers.js';
 
 const real = DEFAULT_RUN;
+const cli = (args: string[]) => runCli(args);
 
 interface GateJson {
   exitCode: number;
@@ -81,17 +86,6 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     const allowed = await cli(['gate', real, '--baseline', other, '--allow-mismatch']);
     expect(allowed.exitCode).toBe(0);
     expect(allowed.stdout).toContain('warning: measured differently: driver');
-  });
-
-  it('appends a markdown table to $GITHUB_STEP_SUMMARY', async () => {
-    const summary = path.join(tempDir(), 'summary.md');
-    writeFileSync(summary, '# earlier step\n');
-    await cli(['gate', real, '--baseline', real], { GITHUB_STEP_SUMMARY: summary });
-    const text = readFileSync(summary, 'utf8');
-    expect(text).toMatch(/^# earlier step\n### gpushare gate: pass\n/);
-    expect(text).toMatch(
-      /\| `timeslice\/gemm\/slowdown` \| 2\.\d{3} \| \[2\.\d{3}, 2\.\d{3}\] \| 1\.2–3\.5 \| pass \| [-+]0\.0% /,
-    );
   });
 
   it('a bad thresholds file: exit 2, one line naming the path and the value', async () => {

@@ -1,21 +1,24 @@
+/**
+ * gpushare report and show on real runs (fixture copies of committed ones), in process. That every
+ * committed report regenerates byte for byte is test/e2e/committed-reports.test.ts.
+ */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { execa } from 'execa';
 import { XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { CLI, cli, committedRuns, DEFAULT_RUN, expectOneLineError, fakePath, QUICK, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, expectOneLineError, H200_RUN, H200_STREAMS_RUN, runCli, tempDir } from '../helpers.js';
 
-const runs = committedRuns();
 const real = DEFAULT_RUN;
+const cli = (args: string[]) => runCli(args);
 
 describe('gpushare report (markdown)', () => {
   it('matches the snapshot for a committed real run, with its charts beside it', async () => {
     const out = tempDir();
-    const result = await cli(['report', real as string, '--out', out]);
+    const result = await cli(['report', real, '--out', out]);
     expect(result.exitCode).toBe(0);
-    const id = path.basename(real as string);
+    const id = path.basename(real);
     const md = readFileSync(path.join(out, `${id}.md`), 'utf8').replace(/gpushare \d+\.\d+\.\d+/, 'gpushare <version>');
     await expect(md).toMatchFileSnapshot(`__snapshots__/report-${id}.md`);
     expect(md.indexOf('## Verdicts')).toBeLessThan(md.indexOf('## Environment'));
@@ -23,8 +26,11 @@ describe('gpushare report (markdown)', () => {
       expect(readdirSync(path.join(out, id))).toContain(path.basename(link[1] as string));
   });
 
-  it('every chart of every committed run is valid XML without scripts and renders to PNG', async () => {
+  // Runs of each shape: schema 1 with every mode, the streams mode alone, schema 2. Every committed
+  // run's charts are checked in test/e2e/committed-reports.test.ts.
+  it('every chart of runs of each shape is valid XML without scripts and renders to PNG', async () => {
     const out = tempDir();
+    const runs = [H200_RUN, H200_STREAMS_RUN, DEFAULT_RUN];
     for (const run of runs) expect((await cli(['report', run, '--out', out])).exitCode).toBe(0);
     const svgs = runs.flatMap((run) =>
       readdirSync(path.join(out, path.basename(run))).map((f) => path.join(out, path.basename(run), f)),
@@ -42,8 +48,7 @@ describe('gpushare report (markdown)', () => {
 
   it('compares two runs side by side with each change and its CI', async () => {
     const out = tempDir();
-    const [a, b] = runs;
-    const result = await cli(['report', a as string, b as string, '--out', out]);
+    const result = await cli(['report', H200_RUN, H200_STREAMS_RUN, '--out', out]);
     expect(result.exitCode).toBe(0);
     const md = readFileSync(result.stdout.trim(), 'utf8');
     expect(md).toMatch(
@@ -54,8 +59,8 @@ describe('gpushare report (markdown)', () => {
 
 describe('gpushare report --format csv and json share their columns', () => {
   it('CSV header = the keys of each JSON metric (plus perRound and roundIndices)', async () => {
-    const csv = await cli(['report', real as string, '--format', 'csv']);
-    const json = await cli(['report', real as string, '--format', 'json']);
+    const csv = await cli(['report', real, '--format', 'csv']);
+    const json = await cli(['report', real, '--format', 'json']);
     const rows = parseCsv(csv.stdout, { columns: true }) as Array<Record<string, string>>;
     const metrics = (JSON.parse(json.stdout) as { metrics: Array<Record<string, unknown>> }).metrics;
     expect(rows).toHaveLength(metrics.length);
@@ -65,41 +70,10 @@ describe('gpushare report --format csv and json share their columns', () => {
   });
 });
 
-describe('bench writes the report of every run', () => {
-  it('beside a run given --out', async () => {
-    const out = path.join(tempDir(), 'run');
-    const result = await cli(['bench', '--out', out, '--modes', 'streams,timeslice', '--workloads', 'spin', ...QUICK]);
-    expect(result.exitCode).toBe(0);
-    const reportDir = path.join(out, 'report');
-    const md = readdirSync(reportDir).find((f) => f.endsWith('.md'));
-    expect(md).toBeDefined();
-    expect(result.stdout).toContain(`report: ${path.join(reportDir, md as string)}`);
-  });
-
-  it('for the streams mode alone: no "which mode" section, and charts name only the modes that ran', async () => {
-    const out = path.join(tempDir(), 'run');
-    expect(
-      (await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', ...QUICK, '--quiet'])).exitCode,
-    ).toBe(0);
-    const reportDir = path.join(out, 'report');
-    const md = readdirSync(reportDir).find((f) => f.endsWith('.md')) as string;
-    expect(readFileSync(path.join(reportDir, md), 'utf8')).not.toContain('Which mode');
-    const charts = path.join(reportDir, md.replace(/\.md$/, ''));
-    const texts = (file: string) =>
-      [...readFileSync(path.join(charts, file), 'utf8').matchAll(/>([^<]+)<\/text>/g)].map((m) => m[1]);
-    // The legend lists streams only; each ratio's label says which direction is better.
-    expect(texts('ratios.svg')).toEqual(expect.arrayContaining(['streams', 'streams/spin/speedup-k2 ↑']));
-    expect(texts('ratios.svg')).not.toEqual(expect.arrayContaining(['mps']));
-    expect(texts('timeline.svg')).toEqual(expect.arrayContaining(['streams/spin']));
-    expect(texts('timeline.svg')).not.toEqual(expect.arrayContaining(['timeslice']));
-  });
-});
-
 describe('gpushare show', () => {
   it('prints the headline summary of a saved run, every ratio with --all, and writes nothing', async () => {
     const cwd = tempDir();
-    const show = (args: string[]) =>
-      execa(process.execPath, [CLI, 'show', ...args], { cwd, reject: false, env: { PATH: fakePath() } });
+    const show = (args: string[]) => runCli(['show', ...args], {}, { cwd });
     const run = await show([DEFAULT_RUN]);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(

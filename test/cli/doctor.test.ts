@@ -1,6 +1,9 @@
+/** `gpushare doctor` in process, with the fake nvidia-smi, MPS control and python3 on PATH, or without NVIDIA's tools. */
 import { describe, expect, it } from 'vitest';
 import { FingerprintSchema } from '../../harness/system/nvidia/schema.js';
-import { cli, pathWithoutNvidia } from '../helpers.js';
+import { pathWithoutNvidia, runCli } from '../helpers.js';
+
+const cli = runCli;
 
 describe('gpushare doctor', () => {
   it('shows the GPU, MIG profiles, MPS and Python, and is ready', async () => {

@@ -1,25 +1,18 @@
 /**
- * `gpushare fleet job` as a user runs it: every manifest it can write is a Job the Kubernetes API
- * schema accepts (kubernetes-models validates against the OpenAPI schema, and is shown to reject a
- * broken one), the committed 3-node manifest is what the command writes today, the pod's script hands
- * its runs back through the documented kubectl one-liner, and each bad flag is one line and exit 2.
+ * `gpushare fleet job`, in process: every manifest it can write is a Job the Kubernetes API schema
+ * accepts (kubernetes-models validates against the OpenAPI schema, and is shown to reject a broken
+ * one), the builder is pure, and each bad flag is one line and exit 2. The committed manifest is
+ * checked against the built CLI in test/e2e/smoke.test.ts; the pod's script in test/e2e/fleet-pod.test.ts.
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import { Job } from 'kubernetes-models/batch/v1';
 import type { Job as JobType } from 'kubernetes-types/batch/v1.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import {
-  collectCommand,
-  EXTRACT_PIPELINE,
-  type FleetJobSpec,
-  fleetJob,
-  podScript,
-} from '../../harness/fleet/job/manifest.js';
+import { fleetJob } from '../../harness/fleet/job/manifest.js';
 import { resolveFleetJobOptions } from '../../harness/fleet/job/options.js';
-import { cli, expectOneLineError, ROOT, tempDir, until } from '../helpers.js';
+import { expectOneLineError, ROOT, runCli, tempDir } from '../helpers.js';
 
 const POOL = [
   '--nodes',
@@ -30,12 +23,10 @@ const POOL = [
   'ghcr.io/gpushare/gpushare:0.1.0',
 ];
 const COMMITTED = path.join(ROOT, 'reports', 'fleet', 'job-3-node-h100-pool.yaml');
-/** A pool of three 8-GPU H100 nodes (HGX), each pod holding its whole node. */
-const COMMITTED_ARGS = ['fleet', 'job', ...POOL, '--modes', 'timeslice,mps', '--gpus-per-node', '8'];
 
 /** The manifest the CLI prints for these flags, parsed. */
 async function manifest(args: string[]): Promise<{ text: string; job: JobType }> {
-  const result = await cli(['fleet', 'job', ...args]);
+  const result = await runCli(['fleet', 'job', ...args]);
   expect(result.stderr).toBe('');
   expect(result.exitCode).toBe(0);
   return { text: result.stdout, job: parse(result.stdout) as JobType };
@@ -74,7 +65,7 @@ describe.concurrent('every manifest fleet job writes validates against the Kuber
   ];
   const variants = per.flatMap((p) => results.flatMap((r) => extras.map((e) => [...p, ...r, ...e])));
 
-  it.each(variants)('%j', async (...flags) => {
+  it.each(variants.map((flags) => [flags.join(' ') || 'the defaults', flags] as const))('%s', async (_, flags) => {
     const { job } = await manifest([...POOL, ...flags]);
     expect(() => validate(job)).not.toThrow();
     const pods = flags.includes('gpu') ? 12 : 3;
@@ -218,151 +209,6 @@ describe('the schema check is real: kubernetes-models rejects a broken Job', () 
   });
 });
 
-describe('the committed manifest for a 3-node H100 pool', () => {
-  it('is what the built CLI writes today, and validates', async () => {
-    const out = path.join(tempDir(), 'job.yaml');
-    const result = await cli([...COMMITTED_ARGS, '--out', out]);
-    expect(result.exitCode).toBe(0);
-    expect(result.stdout).toBe(
-      `wrote ${out}: Indexed Job gpushare-fleet, 3 pod(s); apply it with kubectl apply -f ${out}`,
-    );
-    // Regenerate with: node dist/harness/main.js fleet job --nodes nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 --count 3 --image ghcr.io/gpushare/gpushare:0.1.0 --modes timeslice,mps --gpus-per-node 8 --out reports/fleet/job-3-node-h100-pool.yaml
-    expect(readFileSync(out, 'utf8')).toBe(readFileSync(COMMITTED, 'utf8'));
-    const job = parse(readFileSync(COMMITTED, 'utf8')) as JobType;
-    expect(() => validate(job)).not.toThrow();
-    expect(job.spec).toMatchObject({ completionMode: 'Indexed', completions: 3, parallelism: 3 });
-    expect(readFileSync(COMMITTED, 'utf8')).toContain(`# Made by: gpushare ${COMMITTED_ARGS.join(' ')}\n`);
-  });
-});
-
-/**
- * A fake gpushare that writes a run directory at --out (with --gpus all, host.json and a run per GPU of
- * $FAKE_GPUS, as bench does) and exits $FAKE_EXIT, and a fake kubectl that serves one pod's log.
- */
-function fakeTools(dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    path.join(dir, 'gpushare'),
-    [
-      '#!/bin/sh',
-      'while [ $# -gt 0 ]; do case "$1" in --out) out=$2; shift ;; --gpus) gpus=$2; shift ;; esac; shift; done',
-      'if [ -n "$gpus" ]; then',
-      '  mkdir -p "$out" && echo \'{"schema":"gpushare-host/1"}\' > "$out/host.json"',
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template.
-      '  for gpu in $(seq 0 $((${FAKE_GPUS:-2} - 1))); do mkdir -p "$out/gpu$gpu" && printf \'{"gpu":"%s","node":"%s"}\\n\' "$gpu" "$NODE_NAME" > "$out/gpu$gpu/run.json"; done',
-      'else',
-      '  mkdir -p "$out" && printf \'{"gpu":"0","node":"%s"}\\n\' "$NODE_NAME" > "$out/run.json"',
-      'fi',
-      'echo "bench progress on stderr" >&2',
-      // FAKE_WAIT: a bench still measuring, which on SIGTERM saves its run and exits 143.
-      'if [ -n "$FAKE_WAIT" ]; then trap \'echo saved > "$out/stopped"; exit 143\' TERM; touch "$out/measuring"; sleep 30 & wait; fi',
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template.
-      'exit "${FAKE_EXIT:-0}"',
-      '',
-    ].join('\n'),
-  );
-  writeFileSync(
-    path.join(dir, 'kubectl'),
-    '#!/bin/sh\ncase "$1" in get) echo pod/gpushare-fleet-0-x7k2p ;; logs) cat "$FAKE_LOG" ;; esac\n',
-  );
-  for (const tool of ['gpushare', 'kubectl']) chmodSync(path.join(dir, tool), 0o755);
-}
-
-/** Runs the pod's script with /results moved into a temporary directory, as the container would. */
-async function runPod(spec: FleetJobSpec, env: Record<string, string>) {
-  const root = tempDir('gpushare-pod-');
-  const bin = path.join(root, 'bin');
-  fakeTools(bin);
-  const results = path.join(root, 'results');
-  mkdirSync(results);
-  const script = podScript(spec).replaceAll('/results', results);
-  const pod = await execa('/bin/sh', ['-c', script], {
-    reject: false,
-    all: true,
-    env: { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '2', ...env },
-  });
-  return { root, bin, results, pod };
-}
-
-describe('results in the logs: the pod prints its runs, the documented one-liner unpacks them', () => {
-  const spec = (over: Partial<FleetJobSpec> = {}): FleetJobSpec => ({
-    ...resolveFleetJobOptions({ nodes: 'pool=h100', image: 'x/gpushare:1', count: '3' }).spec,
-    ...over,
-  });
-
-  it("round-trips every GPU's run through kubectl logs", async () => {
-    const { root, bin, pod } = await runPod(spec({ gpusPerNode: 2 }), {});
-    expect(pod.exitCode).toBe(0);
-    expect(pod.stdout).toContain('gpushare-bench-exit node-a 0\ngpushare-results-begin node-a-2\n');
-    // kubectl logs gives stdout and stderr as one stream.
-    writeFileSync(path.join(root, 'pod.log'), pod.all);
-    const work = path.join(root, 'work');
-    mkdirSync(work);
-    const collect = await execa('/bin/sh', ['-c', collectCommand({ name: 'gpushare-fleet', namespace: null })], {
-      cwd: work,
-      reject: false,
-      env: { PATH: `${bin}:${process.env.PATH ?? ''}`, FAKE_LOG: path.join(root, 'pod.log') },
-    });
-    expect(collect.stderr).toBe('');
-    expect(collect.exitCode).toBe(0);
-    expect(readdirSync(path.join(work, 'fleet-results', 'node-a')).sort()).toEqual(['gpu0', 'gpu1', 'host.json']);
-    expect(JSON.parse(readFileSync(path.join(work, 'fleet-results', 'node-a', 'gpu1', 'run.json'), 'utf8'))).toEqual({
-      gpu: '1',
-      node: 'node-a',
-    });
-    expect(collectCommand({ name: 'gpushare-fleet', namespace: null })).toContain(EXTRACT_PIPELINE);
-  });
-
-  it('passes the SIGTERM of an eviction or the deadline on to bench (the shell is PID 1), waits for it, and fails the pod', async () => {
-    const root = tempDir('gpushare-pod-');
-    const bin = path.join(root, 'bin');
-    fakeTools(bin);
-    const results = path.join(root, 'results');
-    mkdirSync(results);
-    const pod = execa('/bin/sh', ['-c', podScript(spec()).replaceAll('/results', results)], {
-      reject: false,
-      env: { PATH: `${bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '0', FAKE_WAIT: '1' },
-    });
-    await until(
-      () => existsSync(path.join(results, 'node-a', 'gpu0', 'measuring')),
-      10_000,
-      'bench to start measuring',
-    );
-    pod.kill('SIGTERM');
-    const ended = await pod;
-    expect(readFileSync(path.join(results, 'node-a', 'gpu0', 'stopped'), 'utf8')).toBe('saved\n');
-    expect(ended.stdout).toContain('gpushare-bench-exit node-a/gpu0 143\n');
-    expect(ended.exitCode).toBe(143);
-  });
-
-  it('a measured run (bench exit 1 or 3) succeeds the pod; exit 2 fails it, and still prints what there is', async () => {
-    for (const [bench, podExit] of [
-      ['1', 0],
-      ['3', 0],
-      ['2', 2],
-    ] as const) {
-      const { pod } = await runPod(spec({ per: 'gpu', gpusPerNode: 4 }), { FAKE_EXIT: bench });
-      expect(pod.exitCode).toBe(podExit);
-      expect(pod.stdout).toContain(`gpushare-bench-exit node-a/pod2 ${bench}\n`);
-      expect(pod.stdout).toMatch(/gpushare-results-begin node-a-2\n[A-Za-z0-9+/=\n]+gpushare-results-end$/);
-    }
-  });
-
-  it("on a claim, a retried pod keeps its predecessor's run and prints nothing", async () => {
-    const first = await runPod(spec({ results: { kind: 'pvc', claimName: 'runs' } }), {});
-    expect(first.pod.stdout).toBe('gpushare-bench-exit node-a/gpu0 0');
-    const again = await execa(
-      '/bin/sh',
-      ['-c', podScript(spec({ results: { kind: 'pvc', claimName: 'runs' } })).replaceAll('/results', first.results)],
-      {
-        env: { PATH: `${first.bin}:${process.env.PATH ?? ''}`, NODE_NAME: 'node-a', JOB_COMPLETION_INDEX: '0' },
-      },
-    );
-    expect(again.stdout).toMatch(/^gpushare-bench-exit node-a\/gpu0-retry-\d{8}T\d{6}Z 0$/);
-    expect(readdirSync(path.join(first.results, 'node-a'))).toHaveLength(2);
-  });
-});
-
 describe('the manifest builder is pure and typed', () => {
   it('builds the same Job object the CLI prints', async () => {
     const { job } = await manifest(POOL);
@@ -443,25 +289,20 @@ describe.concurrent('bad flags: one line naming the flag, the value and the fix;
     [[...POOL, '--out', ''], "--out '': needs a value, not an empty one"],
   ])('%j', async (args, message) => {
     const cwd = tempDir();
-    const result = await execa(
-      process.execPath,
-      [
-        path.join(ROOT, 'dist', 'harness', 'main.js'),
-        'fleet',
-        'job',
-        ...args,
-        ...(args.includes('--out') ? [] : ['--out', 'job.yaml']),
-      ],
-      { cwd, reject: false, env: { PATH: process.env.PATH ?? '' } },
+    const out = path.join(cwd, 'job.yaml');
+    const result = await runCli(
+      ['fleet', 'job', ...args, ...(args.includes('--out') ? [] : ['--out', out])],
+      {},
+      { cwd },
     );
     expect(result.exitCode).toBe(2);
     expectOneLineError(result.stderr, message);
     expect(result.stdout).toBe('');
-    expect(existsSync(path.join(cwd, 'job.yaml'))).toBe(false);
+    expect(existsSync(out)).toBe(false);
   });
 
   it('--help shows the defaults and why the logs are the default', async () => {
-    const help = await cli(['fleet', 'job', '--help']);
+    const help = await runCli(['fleet', 'job', '--help']);
     expect(help.exitCode).toBe(0);
     const text = help.stdout.replace(/\s+/g, ' ');
     for (const flag of [

@@ -1,15 +1,18 @@
+/** `gpushare artifacts` and `gpushare plan` through run(argv, deps), in process. */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { cli, committedRuns, tempDir } from '../helpers.js';
+import { H200_RUN, runCli, tempDir } from '../helpers.js';
 
-const [real] = committedRuns();
+/** The H200 run: every mode, MPS measured cheaper than time-slicing. */
+const real = H200_RUN;
+const cli = (args: string[]) => runCli(args);
 
 describe('gpushare artifacts', () => {
   it("writes the MPS scripts (executable), the Kubernetes files and the GPU's MIG geometries for a real run", async () => {
     const out = path.join(tempDir(), 'artifacts');
-    const result = await cli(['artifacts', '--run', real as string, '--out', out]);
+    const result = await cli(['artifacts', '--run', real, '--out', out]);
     expect(result.exitCode).toBe(0);
     expect(readdirSync(out).sort()).toEqual([
       'README.md',
@@ -61,7 +64,7 @@ describe('gpushare plan', () => {
       '--gpu-model',
       'A100-80GB',
       '--run',
-      real as string,
+      real,
       '--out',
       out,
     ]);

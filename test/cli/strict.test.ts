@@ -2,27 +2,32 @@
  * The CLI refuses what it would otherwise misread: repeated flags, numbers in any form but plain
  * decimal, empty values, a command after -- that --workloads leaves out. Each is one line on stderr and
  * exit 2; and --dry-run prints a workload's argv so that nothing in it reaches the terminal raw.
+ * In process, through run(argv, deps), from a fresh empty working directory.
  */
 import { readdirSync } from 'node:fs';
-import { execa } from 'execa';
-import { describe, expect, it } from 'vitest';
-import { CLI, cli, committedRuns, expectOneLineError, fakePath, tempDir } from '../helpers.js';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOneLineError, H200_RUN, ROOT, runCli, tempDir } from '../helpers.js';
 
-const RUN = committedRuns()[0] ?? '';
+const RUN = H200_RUN;
 const GPU = ['--gpu-model', 'H100-80GB'];
 const PLAN = ['plan', '--models', '2', '--mem-gib', '4', '--sm-pct', '20'];
 
-/** The CLI run in a fresh empty directory, so that a path that meant "here" would show as files in it. */
+// Relative paths ("a", "", "out") resolve against the process's working directory: an empty one, so
+// that a path that meant "here" would show as files in it.
+let here = '';
+beforeAll(() => {
+  here = tempDir();
+  process.chdir(here);
+});
+afterAll(() => process.chdir(ROOT));
+
+/** The CLI run here; what it left in the working directory. */
 async function cliIn(args: string[]) {
-  const cwd = tempDir();
-  const result = await execa(process.execPath, [CLI, ...args], {
-    reject: false,
-    cwd,
-    env: { PATH: fakePath() },
-    timeout: 60_000,
-  });
-  return { ...result, written: readdirSync(cwd) };
+  const result = await runCli(args, {}, { cwd: here });
+  return { ...result, written: readdirSync(here) };
 }
+const cli = (args: string[]) => runCli(args);
 
 describe.concurrent('a flag given twice is refused, for every command', () => {
   it.each([
@@ -156,7 +161,7 @@ describe.concurrent('numbers: plain decimal only, on every numeric flag', () => 
       [...PLAN, ...GPU, '--latency-slo-ms', '50', '--mem-gib', '0.5'].filter((_, i) => i < 3 || i > 4),
     );
     expect(plan.exitCode).toBe(0);
-    const artifacts = await cliIn(['artifacts', ...GPU, '--out', 'out', '--replicas', '4']);
+    const artifacts = await cli(['artifacts', ...GPU, '--out', path.join(tempDir(), 'out'), '--replicas', '4']);
     expect(artifacts.exitCode).toBe(0);
   });
 

@@ -1,0 +1,100 @@
+/**
+ * Every report committed under reports/ regenerates byte for byte from the runs committed under
+ * results/ — each run's report and charts, the comparisons, the fleet report — and every chart is
+ * valid XML without scripts that renders to PNG. The one test that reads results/: the rest read the
+ * copies in test/fixtures/runs.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Resvg } from '@resvg/resvg-js';
+import { XMLValidator } from 'fast-xml-parser';
+import { describe, expect, it } from 'vitest';
+import { ROOT, runCli, tempDir } from '../helpers.js';
+
+const RESULTS = path.join(ROOT, 'results');
+const REPORTS = path.join(ROOT, 'reports');
+
+/** Every file under `dir`, relative to it, sorted. */
+function files(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/**
+ * Every file `args` writes into a fresh --out directory equals the same file under reports/, byte for
+ * byte, and `expected` (files under reports/) are among them. Returns the files written.
+ */
+async function expectRegenerated(args: string[], expected: string[]): Promise<string[]> {
+  const out = tempDir();
+  const result = await runCli([...args, '--out', out]);
+  expect([args.join(' '), result.stderr]).toEqual([args.join(' '), '']);
+  const written = files(out);
+  expect(written).toEqual(expect.arrayContaining(expected));
+  for (const file of written)
+    expect([file, readFileSync(path.join(out, file), 'utf8')]).toEqual([
+      file,
+      readFileSync(path.join(REPORTS, file), 'utf8'),
+    ]);
+  return written.map((file) => path.join(out, file));
+}
+
+const runs = readdirSync(RESULTS).filter((id) => existsSync(path.join(REPORTS, `${id}.md`)));
+const comparisons = readdirSync(REPORTS).flatMap((name) => {
+  const ids = /^compare-(.+)-vs-(.+)\.md$/.exec(name);
+  return ids ? [[name, ids[1] as string, ids[2] as string] as const] : [];
+});
+
+describe('the committed reports regenerate byte for byte', () => {
+  it('covers every committed run', () => {
+    expect(readdirSync(RESULTS).filter((id) => !runs.includes(id))).toEqual([]);
+    expect(runs.length).toBeGreaterThanOrEqual(19);
+    expect(comparisons.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it.each(runs)('%s: its report and charts; every chart valid XML without scripts that renders to PNG', async (id) => {
+    const charts = existsSync(path.join(REPORTS, id)) ? files(path.join(REPORTS, id)).map((f) => path.join(id, f)) : [];
+    // A multi-GPU run writes its GPUs' reports too.
+    const written = await expectRegenerated(['report', path.join(RESULTS, id)], [`${id}.md`, ...charts]);
+    for (const file of written.filter((f) => f.endsWith('.svg'))) {
+      const svg = readFileSync(file, 'utf8');
+      expect([file, XMLValidator.validate(svg)]).toEqual([file, true]);
+      expect(svg).not.toMatch(/<script|javascript:/i);
+      const png = new Resvg(svg).render();
+      expect(png.width).toBeGreaterThan(300);
+      expect(png.asPng().length).toBeGreaterThan(1000);
+    }
+  });
+
+  it.each(comparisons)('%s', async (name, a, b) => {
+    await expectRegenerated(['report', path.join(RESULTS, a), path.join(RESULTS, b)], [name]);
+  });
+
+  it('the fleet report over results/', async () => {
+    const out = tempDir();
+    const junit = path.join(out, 'fleet-results.junit.xml');
+    // The committed report was made from the repository's root, and quotes the directory as given.
+    const result = await runCli([
+      'fleet',
+      'report',
+      path.relative(process.cwd(), RESULTS),
+      '--out',
+      out,
+      '--junit',
+      junit,
+    ]);
+    // The committed fleet holds a run made different on purpose: an outlier, exit 1.
+    expect(result.exitCode).toBe(1);
+    expect(files(out)).toEqual([
+      'fleet-results.junit.xml',
+      'fleet-results.md',
+      path.join('fleet-results', 'ratios.svg'),
+    ]);
+    for (const file of files(out))
+      expect([file, readFileSync(path.join(out, file), 'utf8')]).toEqual([
+        file,
+        readFileSync(path.join(REPORTS, file), 'utf8'),
+      ]);
+  });
+});

@@ -1,0 +1,99 @@
+"""Unit tests of workloads/gpushare_protocol.py's pure parts, on the CPU without PyTorch: open-loop
+arrivals, the protocol line, argument parsing. Run by test/unit/python.test.ts as
+`python3 -B test/python/test_protocol.py` (-B: no __pycache__ beside the sources)."""
+import argparse
+import contextlib
+import io
+import json
+import math
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "workloads"))
+import gpushare_protocol as protocol  # noqa: E402  (it needs the path above; importing it needs no torch)
+
+
+class Arrivals(unittest.TestCase):
+    def test_constant_load_is_evenly_spaced_from_the_window_start(self):
+        times = protocol._arrivals({"kind": "constant", "qps": 1000}, 0.0, 10_000.0, "t/0", 0.0)
+        self.assertEqual(times, [i * 1000.0 for i in range(10)])
+
+    def test_a_phase_shifts_a_client_by_that_part_of_a_gap(self):
+        times = protocol._arrivals({"kind": "constant", "qps": 1000}, 0.0, 10_000.0, "t/1", 0.5)
+        self.assertEqual(times, [500.0 + i * 1000.0 for i in range(10)])
+
+    def test_poisson_arrivals_repeat_for_a_seed_and_differ_between_seeds(self):
+        load = {"kind": "poisson", "qps": 2000}
+        first = protocol._arrivals(load, 100.0, 1_000_100.0, "trial-3/0", 0.0)
+        self.assertEqual(first, protocol._arrivals(load, 100.0, 1_000_100.0, "trial-3/0", 0.0))
+        self.assertNotEqual(first, protocol._arrivals(load, 100.0, 1_000_100.0, "trial-3/1", 0.0))
+
+    def test_poisson_arrivals_lie_in_the_window_in_order_at_the_rate_asked(self):
+        times = protocol._arrivals({"kind": "poisson", "qps": 2000}, 100.0, 1_000_100.0, "trial-3/0", 0.0)
+        self.assertEqual(times, sorted(times))
+        self.assertTrue(all(100.0 < t < 1_000_100.0 for t in times))
+        # 2000 requests a second for one second, seeded: about 2000 (a Poisson count's sd is about 45).
+        self.assertLess(abs(len(times) - 2000), 200)
+
+    def test_a_window_shorter_than_a_gap_gets_one_request_at_its_start(self):
+        self.assertEqual(protocol._arrivals({"kind": "constant", "qps": 10}, 0.0, 50_000.0, "t/0", 0.0), [0.0])
+
+
+class ProtocolLine(unittest.TestCase):
+    def setUp(self):
+        self.saved, protocol._out = protocol._out, io.StringIO()
+
+    def tearDown(self):
+        protocol._out = self.saved
+
+    def test_emit_writes_one_json_line_with_the_event_first(self):
+        protocol.emit("result", trial="t1", windowStartUs=1.5, windowEndUs=2.5, iterations=3, gpuMs=0.25,
+                      latenciesMs=[0.1, 0.2], chunkIterations=1)
+        text = protocol._out.getvalue()
+        self.assertTrue(text.endswith("\n"))
+        self.assertEqual(text.count("\n"), 1)
+        message = json.loads(text)
+        self.assertEqual(list(message)[0], "event")
+        self.assertEqual(message, {"event": "result", "trial": "t1", "windowStartUs": 1.5, "windowEndUs": 2.5,
+                                   "iterations": 3, "gpuMs": 0.25, "latenciesMs": [0.1, 0.2], "chunkIterations": 1})
+
+    def test_a_line_break_in_a_message_stays_inside_its_line(self):
+        protocol.emit("error", message="CUDA error:\nillegal memory access")
+        self.assertEqual(protocol._out.getvalue().count("\n"), 1)
+
+    def test_nan_and_infinity_are_refused_not_written(self):
+        for bad in (math.nan, math.inf):
+            with self.assertRaises(ValueError):
+                protocol.emit("result", trial="t1", gpuMs=bad)
+        self.assertEqual(protocol._out.getvalue(), "")
+
+
+class Arguments(unittest.TestCase):
+    def test_flag_takes_true_and_false_in_the_forms_the_harness_writes(self):
+        for text in ("true", "1", "yes"):
+            self.assertIs(protocol.flag(text), True)
+        for text in ("false", "0", "no"):
+            self.assertIs(protocol.flag(text), False)
+
+    def test_flag_refuses_anything_else_naming_it(self):
+        for text in ("True", "", "on", "2"):
+            with self.assertRaisesRegex(argparse.ArgumentTypeError, "expected true or false"):
+                protocol.flag(text)
+
+    def test_the_common_flags_and_their_defaults(self):
+        args = protocol.parser("x").parse_args([])
+        self.assertEqual(vars(args), {"iterations": 100, "sync_every": 1, "warmup_ms": 500})
+        args = protocol.parser("x").parse_args(["--iterations", "7", "--sync-every", "4", "--warmup-ms", "2.5"])
+        self.assertEqual(vars(args), {"iterations": 7, "sync_every": 4, "warmup_ms": 2.5})
+
+    def test_a_bad_number_is_a_usage_error(self):
+        usage = io.StringIO()
+        with self.assertRaises(SystemExit) as exit_, contextlib.redirect_stderr(usage):
+            protocol.parser("x").parse_args(["--iterations", "7.5"])
+        self.assertEqual(exit_.exception.code, 2)
+        self.assertIn("argument --iterations: invalid int value: '7.5'", usage.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
