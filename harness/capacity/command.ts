@@ -2,9 +2,11 @@
  * `gpushare capacity`: per mode and client count, the highest total request rate (open-loop arrivals
  * made inside each workload) whose merged p99 stays within the target, found by a rate search.
  */
+
 import path from 'node:path';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
+import { termJson, termText } from '../core/escape/terminal.js';
 import { resultsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { newRunId, notARunOf } from '../record/record-file.js';
@@ -160,7 +162,7 @@ async function capacityRun(session: Session<CapacityRun>, options: CapacityOptio
           run.current = null;
           await session.save();
           deps.err(
-            `  ${mode} × ${clients}: ${point.status === 'measured' ? `${point.steps.length} steps` : `${point.status}: ${point.reason}`}\n`,
+            `  ${mode} × ${clients}: ${point.status === 'measured' ? `${point.steps.length} steps` : `${point.status}: ${termText(point.reason)}`}\n`,
           );
         }
       } finally {
@@ -174,9 +176,15 @@ async function capacityRun(session: Session<CapacityRun>, options: CapacityOptio
     const rows = capacityTable(run);
     if (options.json)
       deps.out(
-        `${JSON.stringify({ runId: run.id, dir: session.dir, report: file, status: run.status, rows: rows.map(({ steps: _steps, ...row }) => row) }, null, 2)}\n`,
+        termJson({
+          runId: run.id,
+          dir: session.dir,
+          report: file,
+          status: run.status,
+          rows: rows.map(({ steps: _steps, ...row }) => row),
+        }),
       );
-    else deps.out(`${capacitySummary(rows)}run: ${session.dir}\nreport: ${file}\n`);
+    else deps.out(`${capacitySummary(rows)}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`);
     return capacityExitCode(rows);
   };
   return runAndReport(session, loop, report);

@@ -1,5 +1,7 @@
 /** capacity's progress on stderr: a line per step, with the rate, its p99 against the target, its verdict and the time left at most. */
+
 import { clockText } from '../core/clock-text.js';
+import { termText } from '../core/escape/terminal.js';
 import type { StepAnalysis } from './search.js';
 
 /** Where a step stands in its run: which point and step, and what the run may still take. */
@@ -19,7 +21,7 @@ export interface StepProgress {
 /** e.g. `timeslice × 2, step 3 of at most 12: 800 req/s, p99 1.23 ms (target 2 ms): pass; at most 1:40 left`. */
 export function stepLine(at: StepProgress, step: StepAnalysis): string {
   const p99 = Number.isFinite(step.p99Ms) && step.requests > 0 ? `${step.p99Ms.toFixed(2)} ms` : '—';
-  const verdict = step.verdict === 'pass' ? 'pass' : `${step.verdict}: ${step.reason}`;
+  const verdict = step.verdict === 'pass' ? 'pass' : `${step.verdict}: ${termText(step.reason)}`;
   const left = at.stepsLeft > 0 ? `at most ${clockText(at.stepsLeft * at.stepMs)} left` : 'done';
   return `  ${at.mode} × ${at.clients}, step ${at.step} of at most ${at.maxSteps}: ${step.totalQps.toFixed(0)} req/s, p99 ${p99} (target ${at.targetMs} ms): ${verdict}; ${left}\n`;
 }

@@ -1,5 +1,7 @@
 /** The capacity table: one row per mode and client count, from the recorded steps, and how the console and exit code read it. */
+
 import { ExitCode } from '../core/errors.js';
+import { termText } from '../core/escape/terminal.js';
 import type { CapacityPoint, CapacityRun } from './record.js';
 import { analyzeStep, capacityOf, type StepAnalysis } from './search.js';
 
@@ -83,12 +85,12 @@ export function capacityText(r: CapacityRow, unit = ' req/s'): string {
   return `≥ ${q(r.capacityQps)} (no rate failed within --max-steps ${r.steps.length})`;
 }
 
-/** The console's capacity table: a line per mode and client count. */
+/** The console's capacity table: a line per mode and client count (a reason quoting a workload's stderr shown escaped). */
 export function capacitySummary(rows: readonly CapacityRow[]): string {
   return rows
     .map((r) => {
       const at = r.at ? `; p99 ${r.at.p99Ms.toFixed(2)} ms over ${r.at.requests} requests` : '';
-      return `${r.mode.padEnd(10)} ${String(r.clients).padStart(3)} clients  ${capacityText(r)}${at}\n`;
+      return `${r.mode.padEnd(10)} ${String(r.clients).padStart(3)} clients  ${termText(capacityText(r))}${at}\n`;
     })
     .join('');
 }

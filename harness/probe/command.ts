@@ -1,8 +1,10 @@
 /** `gpushare probe`: fingerprint → each probe in turn (saved after each) → claims ledger → report. */
+
 import path from 'node:path';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
+import { termJson, termText } from '../core/escape/terminal.js';
 import { resultsDir, WORKLOADS_DIR } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { newRunId, notARunOf } from '../record/record-file.js';
@@ -94,7 +96,7 @@ async function probeRun(session: Session<ProbeRun>, python: string, json: boolea
   const todo = (run.requested ?? []).filter((name) => !run.probes.some((o) => o.probe === name));
   const loop = async () => {
     deps.err(
-      `gpushare probe ${run.id}: ${todo.join(', ') || 'nothing left'} on ${gpu?.name ?? `GPU ${run.gpuIndex}`}\n`,
+      `gpushare probe ${run.id}: ${todo.join(', ') || 'nothing left'} on ${termText(gpu?.name ?? `GPU ${run.gpuIndex}`)}\n`,
     );
     for (const name of todo) {
       if (session.abort.aborted) throw session.interrupted();
@@ -117,7 +119,7 @@ async function probeRun(session: Session<ProbeRun>, python: string, json: boolea
         if (cleanup.leftPids.length > 0)
           run.warnings.push(`${name} (${cleanup.mode}) left processes running: ${cleanup.leftPids.join(', ')}`);
         deps.err(
-          `  ${name}${'mode' in outcome ? ` (${outcome.mode})` : ''}: ${outcome.status}${outcome.status !== 'measured' ? `: ${outcome.reason}` : ''}\n`,
+          `  ${name}${'mode' in outcome ? ` (${outcome.mode})` : ''}: ${outcome.status}${outcome.status !== 'measured' ? `: ${termText(outcome.reason)}` : ''}\n`,
         );
       }
       await session.save();
@@ -129,11 +131,18 @@ async function probeRun(session: Session<ProbeRun>, python: string, json: boolea
     const ledger = claimsLedger(run);
     if (json)
       deps.out(
-        `${JSON.stringify({ runId: run.id, dir: session.dir, report: file, status: run.status, claims: ledger, cleanup: run.cleanup }, null, 2)}\n`,
+        termJson({
+          runId: run.id,
+          dir: session.dir,
+          report: file,
+          status: run.status,
+          claims: ledger,
+          cleanup: run.cleanup,
+        }),
       );
     else
       deps.out(
-        `${ledger.map((c) => `${c.verdict.padEnd(13)} ${c.claim}\n${' '.repeat(14)}${c.measured}`).join('\n')}\nrun: ${session.dir}\nreport: ${file}\n`,
+        `${ledger.map((c) => `${c.verdict.padEnd(13)} ${c.claim}\n${' '.repeat(14)}${termText(c.measured)}`).join('\n')}\nrun: ${termText(session.dir)}\nreport: ${termText(file)}\n`,
       );
     const troubles = run.probes.some((o) => o.status === 'failed') || run.cleanup.some((c) => c.leftPids.length > 0);
     return troubles ? ExitCode.inconclusive : ExitCode.ok;

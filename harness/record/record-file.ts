@@ -1,5 +1,6 @@
 /** Run ids, the header every record starts with, and the reading of a probe, capacity or multi-GPU record through its schema. */
 import { randomBytes } from 'node:crypto';
+import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../core/errors.js';
@@ -43,6 +44,25 @@ export const DirNameSchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a directory name of letters, digits, ".", "_" and "-" (e.g. gpu0)')
   .refine((name) => !name.includes('..'), 'a directory name without ".."');
+
+/**
+ * `<parent>/<name>`, a run directory a record names (a multi-GPU run's gpu0/, cross/): never a symbolic link, which
+ * would present a run from outside the parent as the parent's own. Absent is fine: it may not have started yet.
+ */
+export function ownRunDir(parent: string, name: string): string {
+  const dir = path.join(parent, name);
+  let link = false;
+  try {
+    link = lstatSync(dir).isSymbolicLink();
+  } catch {
+    return dir;
+  }
+  if (link)
+    throw new UserError(
+      `${dir} is a symbolic link: the run directories a multi-GPU run lists are its own (remove the link, or report the run it points to on its own)`,
+    );
+  return dir;
+}
 
 /** Where a run stands: `running` until it ends, or its harness was killed (then --resume continues it). */
 export const RunStatusSchema = z.enum(['running', 'complete', 'interrupted', 'failed']);

@@ -3,11 +3,11 @@
  * is opened for a run the same way whatever kind of run it holds; and a command given a directory of
  * another kind says what it is. On the fakes, with records written by hand around a real fingerprint.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cli, expectOneLineError, QUICK, tempDir } from '../helpers.js';
+import { cli, DEFAULT_RUN, expectOneLineError, QUICK, tempDir } from '../helpers.js';
 
 let fingerprint: Record<string, unknown>;
 beforeAll(async () => {
@@ -117,6 +117,21 @@ describe('records are read through their schemas', () => {
       expect(result.timedOut).toBe(false);
       expect(result.exitCode).toBe(2);
       expectOneLineError(result.stderr, `${dir}/host.json is not a regular file`);
+    }
+  });
+});
+
+describe("a multi-GPU run's directories are its own", () => {
+  it('a gpu0 that is a symbolic link to a run elsewhere is refused by report and bench --resume, not shown as GPU 0', async () => {
+    const dir = dirWith('host.json', hostRecord());
+    symlinkSync(DEFAULT_RUN, path.join(dir, 'gpu0'));
+    for (const args of [
+      ['report', dir, '--out', tempDir()],
+      ['bench', '--resume', dir],
+    ]) {
+      const result = await cli(args);
+      expect([args[0], result.exitCode]).toEqual([args[0], 2]);
+      expectOneLineError(result.stderr, `${dir}/gpu0 is a symbolic link`);
     }
   });
 });

@@ -20,7 +20,10 @@ import type { HostRun } from '../../harness/bench/record/host-record.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import { capacityMarkdown } from '../../harness/capacity/markdown.js';
+import { stepLine } from '../../harness/capacity/progress.js';
 import { type CapacityRun, loadCapacityRun } from '../../harness/capacity/record.js';
+import type { StepAnalysis } from '../../harness/capacity/search.js';
+import { capacitySummary, capacityTable } from '../../harness/capacity/table.js';
 import { mdCode, mdFence, mdText } from '../../harness/core/escape/markdown.js';
 import { termJson, termText } from '../../harness/core/escape/terminal.js';
 import { shownEscaped } from '../../harness/core/escape/unprintable.js';
@@ -569,6 +572,18 @@ describe("the terminal: no control or bidi character but the writer's own line b
     ['gate', (s: string) => gateText(plantedGate(s))],
     ['fleet report', (s: string) => fleetText(plantedFleet(s), s)],
     ['fleet report --json', (s: string) => fleetJson(plantedFleet(s))],
+    [
+      "capacity's table, a reason quoting a workload's stderr",
+      (s: string) => capacitySummary(capacityTable(capacity).map((r) => ({ ...r, status: 'failed', reason: s }))),
+    ],
+    [
+      "capacity's step line",
+      (s: string) => {
+        const step = capacityTable(capacity)[0]?.steps[0] as StepAnalysis;
+        const at = { mode: 'mps', clients: 2, step: 1, maxSteps: 3, targetMs: 10, stepsLeft: 1, stepMs: 1000 };
+        return stepLine(at, { ...step, verdict: 'invalid', reason: s });
+      },
+    ],
   ])('%s', (_name, write) => {
     const lines = write('x').split('\n').length;
     fc.assert(

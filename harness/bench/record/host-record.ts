@@ -3,7 +3,7 @@
  * ordinary run directory per GPU (gpu<N>/) and the cross-GPU check's run (cross/).
  */
 import { z } from 'zod';
-import { DirNameSchema, loadRecord, recordHeaderSchema } from '../../record/record-file.js';
+import { DirNameSchema, loadRecord, ownRunDir, recordHeaderSchema } from '../../record/record-file.js';
 import { ConfigSchema } from './schema.js';
 
 export const HOST_SCHEMA_ID = 'gpushare-host/1';
@@ -46,7 +46,10 @@ export const HostRunSchema = z
   });
 export type HostRun = z.infer<typeof HostRunSchema>;
 
-/** host.json of `dir`, read through its schema, or null when `dir` is not a multi-GPU run. */
-export function loadHostRun(dir: string): Promise<HostRun | null> {
-  return loadRecord(dir, 'host', HostRunSchema);
+/** host.json of `dir`, read through its schema (its run directories no links), or null when `dir` is not a multi-GPU run. */
+export async function loadHostRun(dir: string): Promise<HostRun | null> {
+  const host = await loadRecord(dir, 'host', HostRunSchema);
+  for (const name of [...(host?.gpus.map((g) => g.dir) ?? []), ...(host?.crossDir ? [host.crossDir] : [])])
+    ownRunDir(dir, name);
+  return host;
 }
