@@ -95,16 +95,19 @@ export async function openRunDirectory(dir: string, runId: string, kind: RecordK
     if (found === kind) {
       const file = path.join(dir, RECORD_KINDS[kind].file);
       const existing = await readRegularFile(file, 'choose an empty or new directory with --out');
-      const id = (() => {
+      const { id, status } = (() => {
         try {
-          return (JSON.parse(existing) as { id?: unknown }).id;
+          return JSON.parse(existing) as { id?: unknown; status?: unknown };
         } catch {
-          return undefined;
+          return { id: undefined, status: undefined };
         }
       })();
+      // One cut short (interrupted, or killed while running) is continued, not replaced: say how.
+      const unfinished = status === 'running' || status === 'interrupted';
+      const resume = unfinished ? `continue it with ${RECORD_KINDS[kind].command} --resume ${dir}, or ` : '';
       if (id !== runId)
         throw new UserError(
-          `${dir} already holds a different run (${String(id ?? `unreadable ${RECORD_KINDS[kind].file}`)}): choose an empty directory with --out`,
+          `${dir} already holds a different run (${String(id ?? `unreadable ${RECORD_KINDS[kind].file}`)}${unfinished ? `, ${status}` : ''}): ${resume}choose an empty directory with --out`,
         );
     } else {
       // Not a run: whatever is there is the user's, and a run would overwrite its files.

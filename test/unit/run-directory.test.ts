@@ -60,6 +60,11 @@ describe('openRunDirectory', () => {
     expect(await refusal(openRunDirectory(dir, 'r-1', 'probe'))).toBe(
       `${dir} already holds a different run (other): choose an empty directory with --out`,
     );
+    // One cut short is continued rather than replaced: the refusal says how.
+    writeFileSync(path.join(dir, 'probe.json'), '{"id":"other","status":"interrupted"}');
+    expect(await refusal(openRunDirectory(dir, 'r-1', 'probe'))).toBe(
+      `${dir} already holds a different run (other, interrupted): continue it with gpushare probe --resume ${dir}, or choose an empty directory with --out`,
+    );
     const mine = tempDir();
     mkdirSync(path.join(mine, 'gpu1'));
     expect(await refusal(openRunDirectory(mine, 'r-1', 'host'))).toBe(
