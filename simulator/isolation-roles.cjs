@@ -37,7 +37,10 @@ function live() {
     .filter((p) => alive(p.pid));
 }
 const me = { role: '', heldMib: 0 };
-const save = () => fs.writeFileSync(file(`proc-${process.pid}`), JSON.stringify(me));
+const save = () => {
+  fs.mkdirSync(stateDir, { recursive: true });
+  fs.writeFileSync(file(`proc-${process.pid}`), JSON.stringify(me));
+};
 const freeMib = () => TOTAL_MIB - live().reduce((sum, p) => sum + CONTEXT_MIB + p.heldMib, 0);
 const limitMib = (() => {
   const m = /=(\d+)M$/.exec(process.env.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT || '');
@@ -50,6 +53,15 @@ const ILLEGAL = 'AcceleratorError: CUDA error: an illegal memory access was enco
 
 function exit(code) {
   fs.rmSync(file(`proc-${process.pid}`), { force: true });
+  // The last role of a time-sliced fake GPU takes its state directory with it (under MPS it is the pipe directory,
+  // which the fake daemon's owner removes): an empty one is removed, one still in use is not.
+  if (!underMps) {
+    for (const n of fs.readdirSync(stateDir).filter((f) => f.startsWith('proc-')))
+      if (!alive(Number(n.slice(5)))) fs.rmSync(file(n), { force: true });
+    try {
+      fs.rmdirSync(stateDir);
+    } catch {}
+  }
   process.exit(code);
 }
 

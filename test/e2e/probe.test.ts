@@ -2,7 +2,7 @@
  * `gpushare probe` end to end with the fakes: a fake GPU whose MPS clients all fail after one faults,
  * whose server reports FAULT until it accepts clients again, and which refuses clients past a limit.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -23,11 +23,15 @@ async function isolationProcesses(): Promise<string[]> {
 }
 
 describe('gpushare probe (fake GPU)', () => {
-  it('runs every probe, grades each claim, writes the report, and leaves no process behind', async () => {
+  it('runs every probe, grades each claim, writes the report, and leaves no process or temporary directory behind', async () => {
     const out = path.join(tempDir(), 'probe');
-    const result = await cli(['probe', '--out', out], { FAKE_MPS_CLIENTS: '5' }, { timeoutMs: 120_000 });
+    // A temporary directory of its own: the MPS roots and the simulated GPU's state go there, and must go.
+    const tmp = tempDir();
+    const env = { FAKE_MPS_CLIENTS: '5', TMPDIR: tmp };
+    const result = await cli(['probe', '--out', out], env, { timeoutMs: 120_000 });
     expect(result.stderr).toContain('memory (timeslice): measured');
     expect(result.exitCode).toBe(0);
+    expect(readdirSync(tmp)).toEqual([]);
     const run = probeRun(out);
     expect(run.status).toBe('complete');
     expect(run.probes.every((o) => o.status === 'measured')).toBe(true);
