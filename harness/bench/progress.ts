@@ -169,7 +169,7 @@ function humanLine(event: ProgressEvent): string | null {
       const widths = Object.entries(event.stop.halfWidths).map(
         ([id, w]) => `${id.split('/').at(-1)} ±${w === null ? 'n/a' : `${(w * 100).toFixed(1)}%`}`,
       );
-      return `${event.stop.comparisonId}: ${event.stop.rounds} rounds, stopped: ${event.stop.reason}${widths.length > 0 ? ` (${widths.join(', ')})` : ''}`;
+      return `${event.stop.comparisonId}: ${event.stop.rounds} rounds, stopped: ${event.stop.reason}${event.stop.detail !== undefined ? ` (${event.stop.detail})` : ''}${widths.length > 0 ? ` (${widths.join(', ')})` : ''}`;
     }
     case 'warning':
       return `warning: ${event.message}`;
