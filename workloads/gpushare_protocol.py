@@ -506,17 +506,21 @@ def _sms_used(torch, tenant, total):
     except ImportError as exc:
         raise Unsupported(f"checking which SMs each green context runs on needs Triton: {exc}") from exc
     blocks, seen = 4 * total, set()
-    with tenant.entered(torch):
-        out = torch.full((blocks,), -1, dtype=torch.int32, device="cuda")
-        launch = lambda: kernel[(blocks,)](out, SMID_SPIN_NS, num_warps=1)  # noqa: E731
-        launch()
-        tenant.stream.synchronize()
-        seen |= set(out.tolist())
-        replay = graph_replay(torch, launch, warmups=1)
-        out.fill_(-1)
-        replay()
-        tenant.stream.synchronize()
-        seen |= set(out.tolist())
+    try:
+        with tenant.entered(torch):
+            out = torch.full((blocks,), -1, dtype=torch.int32, device="cuda")
+            launch = lambda: kernel[(blocks,)](out, SMID_SPIN_NS, num_warps=1)  # noqa: E731
+            launch()
+            tenant.stream.synchronize()
+            seen |= set(out.tolist())
+            replay = graph_replay(torch, launch, warmups=1)
+            out.fill_(-1)
+            replay()
+            tenant.stream.synchronize()
+            seen |= set(out.tolist())
+    except RuntimeError as exc:  # e.g. a kernel loaded in one context launched from another: say so, do not guess
+        raise Unsupported(f"the %smid check could not run in tenant {tenant.index}'s green context: "
+                          f"{type(exc).__name__}: {exc}") from exc
     return sorted(seen - {-1})
 
 
