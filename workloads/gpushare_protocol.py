@@ -427,6 +427,7 @@ def _green_contexts(torch, count, pct):
     if missing:
         raise Unsupported(f"the CUDA driver bindings here have no {', '.join(missing)}: green contexts need CUDA 12.4 or later")
     torch.zeros(1, device="cuda")  # the primary context, current on this thread
+    torch.cuda.Stream()  # PyTorch's stream pool made in the primary context, before any green context is current
     try:
         device = _driver(cu.cuDeviceGet(torch.cuda.current_device()), "cuDeviceGet", cu)
         whole = _driver(cu.cuDeviceGetDevResource(device, cu.CUdevResourceType.CU_DEV_RESOURCE_TYPE_SM),
@@ -518,7 +519,7 @@ def _sms_used(torch, tenant, total):
             replay()
             tenant.stream.synchronize()
             seen |= set(out.tolist())
-    except RuntimeError as exc:  # e.g. a kernel loaded in one context launched from another: say so, do not guess
+    except Exception as exc:  # e.g. a kernel loaded in one context launched from another: say so, do not guess
         raise Unsupported(f"the %smid check could not run in tenant {tenant.index}'s green context: "
                           f"{type(exc).__name__}: {exc}") from exc
     return sorted(seen - {-1})
