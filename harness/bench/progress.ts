@@ -154,7 +154,7 @@ function humanLine(event: ProgressEvent): string | null {
         ? null
         : `${event.record.mode}: ${event.record.status} — ${event.record.reason}`;
     case 'comparison':
-      return `${event.comparison.id}: starting ${event.comparison.clientEnv.length} client(s)`;
+      return `${event.comparison.id}: starting ${event.comparison.tenants !== undefined ? `one process of ${event.comparison.tenants} tenants` : `${event.comparison.clientEnv.length} client(s)`}`;
     case 'trial': {
       const { trial, running } = event;
       const where = `[${String(event.done).padStart(String(event.total).length)}/${event.total}] ${trial.comparisonId} r${trial.round} ${trial.arm}`;

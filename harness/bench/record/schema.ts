@@ -22,13 +22,9 @@ export const ModeNameSchema = z.enum(MODE_NAMES);
 /** A way of sharing the GPU that gpushare measures. */
 export type ModeName = z.infer<typeof ModeNameSchema>;
 /**
- * A comparison of N tenants in one process (in-process streams, or green contexts), tenant k standing
- * for client k; the streams mode's other comparisons are the lab's fixed work on 1 vs K streams.
+ * The lab's streams comparison: the same fixed work on 1 vs K streams of one process (a speedup, no
+ * clients). The streams mode's other comparisons, and green's, are N tenants of one process (`tenants`).
  */
-export function inProcess(c: Pick<Comparison, 'tenants'>): boolean {
-  return c.tenants !== undefined;
-}
-/** The lab's streams comparison: the same fixed work on 1 vs K streams of one process (a speedup, no clients). */
 export function fixedWorkStreams(c: Pick<Comparison, 'mode' | 'tenants'>): boolean {
   return c.mode === 'streams' && c.tenants === undefined;
 }
