@@ -28,14 +28,14 @@ describe('gpushare check -- <cmd>', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
     expect(result.stdout).toMatch(
-      /^check passed: "infer" \(protocol 2, NVIDIA H200 \(fake\)\) ready in [\d.]+ s; a 200 ms window: \d+ iterations; fixed work: 10 iterations on 2 streams in [\d.]+ ms of GPU time; open loop at \d+ req\/s: \d+ requests served; exited when asked$/,
+      /^check passed: "infer" \(protocol 3, NVIDIA H200 \(fake\)\) ready in [\d.]+ s; a 200 ms window: \d+ iterations; fixed work: 10 iterations on 2 streams in [\d.]+ ms of GPU time; open loop at \d+ req\/s: \d+ requests served; exited when asked$/,
     );
   });
 
   it('runs the workload of the docs with the real Python helper, imported from the PYTHONPATH gpushare gives it', async () => {
     const result = await cli(['check', '--', 'python3', docsWorkload(), '--batch', '4'], { PYTHONPATH: FAKE_TORCH });
     expect(result.exitCode, `${result.stdout}${result.stderr}`).toBe(0);
-    expect(result.stdout).toMatch(/^check passed: "my-model" \(protocol 2, Fake GPU/);
+    expect(result.stdout).toMatch(/^check passed: "my-model" \(protocol 3, Fake GPU/);
   });
 
   it.each<[string, Record<string, string>, string[], string[], RegExp]>([
