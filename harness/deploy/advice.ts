@@ -92,7 +92,7 @@ function measuredText(m: MeasuredMode | null | undefined, source: string, inProc
     : `${m.clients} ${termText(m.workload)} clients`;
   const memory =
     m.risePerProcessMiB != null && m.reservedPerProcessMiB != null
-      ? `; memory per process: nvidia-smi rose ${mibText(m.risePerProcessMiB)}, the workload's allocator held ${mibText(m.reservedPerProcessMiB)}, overhead ${mibText(m.risePerProcessMiB - m.reservedPerProcessMiB)}`
+      ? `; memory per process: nvidia-smi rose ${mibText(m.risePerProcessMiB)}, the workload's allocator held ${mibText(m.reservedPerProcessMiB)}, overhead ${m.risePerProcessMiB >= m.reservedPerProcessMiB ? mibText(m.risePerProcessMiB - m.reservedPerProcessMiB) : 'not separable'}`
       : m.memoryPerClientMiB != null
         ? `, ${m.memoryPerClientMiB.toFixed(0)} MiB of GPU memory per client`
         : '';

@@ -44,7 +44,11 @@ export function memoryAccount(
     risePerTenantMiB: perClient,
     reservedPerProcessMiB,
     graphPoolPerProcessMiB: start.graphPoolMiB == null ? null : start.graphPoolMiB / processes,
-    overheadPerProcessMiB: reservedPerProcessMiB === null ? null : risePerProcessMiB - reservedPerProcessMiB,
+    // A rise below the reservation separates nothing (samples that missed the windows, a fake GPU): no overhead.
+    overheadPerProcessMiB:
+      reservedPerProcessMiB === null || risePerProcessMiB < reservedPerProcessMiB
+        ? null
+        : risePerProcessMiB - reservedPerProcessMiB,
   };
 }
 

@@ -71,7 +71,7 @@ function causeLines(ca: ComparisonAnalysis): string[] {
   if (m?.reservedPerProcessMiB != null) {
     const tenants = m.tenantsPerProcess > 1 ? ` (${m.tenantsPerProcess} tenants: ${mib(m.risePerTenantMiB)} each)` : '';
     lines.push(
-      `Memory per process: nvidia-smi rose ${mib(m.risePerProcessMiB)}${tenants}; the workload's allocator held ${mib(m.reservedPerProcessMiB)}${m.graphPoolPerProcessMiB != null ? ` (${mib(m.graphPoolPerProcessMiB)} in CUDA-graph pools)` : ''}; overhead (context and runtime) ${mib(m.overheadPerProcessMiB)}.`,
+      `Memory per process: nvidia-smi rose ${mib(m.risePerProcessMiB)}${tenants}; the workload's allocator held ${mib(m.reservedPerProcessMiB)}${m.graphPoolPerProcessMiB != null ? ` (${mib(m.graphPoolPerProcessMiB)} in CUDA-graph pools)` : ''}; overhead (context and runtime) ${m.overheadPerProcessMiB === null ? 'not separable: nvidia-smi rose less than the allocator holds' : mib(m.overheadPerProcessMiB)}.`,
     );
   }
   const h = ca.stepHost;
