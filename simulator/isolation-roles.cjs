@@ -132,6 +132,19 @@ module.exports = function play(flags) {
       out({ event: 'result', role, tries, heldMib: me.heldMib, error });
       return commands((cmd) => cmd.cmd === 'stop' && exit(0));
     }
+    case 'infault': {
+      // One process, one context: the fault is sticky, so every tenant's next synchronization fails.
+      const tenants = Number(flag(flags, 'tenants', 4));
+      save();
+      out({ event: 'ready', role, pid: process.pid, tenants, running: tenants });
+      out({
+        event: 'result',
+        role,
+        faulterError: ILLEGAL,
+        victims: Array.from({ length: tenants }, () => ({ survived: false, error: ILLEGAL })),
+      });
+      return exit(0);
+    }
     case 'faulter': {
       save();
       out({ event: 'ready', role, pid: process.pid });

@@ -1,4 +1,4 @@
-"""gpushare's workload helper: your model as a gpushare workload, speaking protocol 2.
+"""gpushare's workload helper: your model as a gpushare workload, speaking protocol 3.
 
     from gpushare_protocol import serve
 
@@ -20,6 +20,11 @@ Then `gpushare check -- python3 my_model.py` says in one line whether it works, 
 directory of this file on the workload's PYTHONPATH, so the import works without touching sys.path
 (`gpushare check --print-helper-path` prints the directory, for running the script yourself).
 
+In-process tenancy comes for free: when gpushare asks for N tenants (GPUSHARE_TENANTS=N, in the
+streams and green modes), serve() calls setup N times, one model instance per tenant, each on a CUDA
+stream and a host thread of its own (with GPUSHARE_GREEN_SM_PCT, each in a green context of its own
+SMs), and serves every tenant's requests as the harness asks.
+
 Needs PyTorch built for CUDA (imported when serve runs, never at import). Importing this module has
 no side effect: serve() takes stdout for the protocol when it starts, and from then on anything else
 printed (by your code, a library, C code) goes to stderr, which gpushare keeps in the run directory.
@@ -29,16 +34,22 @@ file; any language can speak it. Times are CLOCK_MONOTONIC microseconds (time.mo
 comparable across processes.
 """
 import argparse
+import contextlib
 import inspect
 import json
 import math
 import os
+import queue
 import sys
+import threading
 import time
 
-PROTOCOL = 2  # 2 adds open-loop load ("load" in a run command); the harness still accepts 1
-LATENCY_CAP = 20000  # latencies kept per trial; a result line stays well under the harness's 1 MiB limit
+PROTOCOL = 3  # 3 adds tenants (GPUSHARE_TENANTS) and green contexts; 2 added open-loop load; the harness still accepts 1 and 2
+LATENCY_CAP = 20000  # latencies kept per trial, all tenants together: a result line stays well under the harness's 1 MiB limit
 FIXED_WORK_REPEATS = 3  # a fixed-work trial runs its work this many times and reports the median
+TENANTS_ENV = "GPUSHARE_TENANTS"  # how many tenants (model instances) this process serves; 1 unless gpushare asks
+GREEN_ENV = "GPUSHARE_GREEN_SM_PCT"  # set: each tenant in a green context of this share of the SMs, %, or "even"
+SMID_SPIN_NS = 20_000  # how long each block of the SM-id kernel spins, so that its blocks spread over every SM it may use
 
 _out = None  # the private handle on the real stdout, once serve() (or the first emit) has taken it
 
@@ -64,28 +75,52 @@ def line(message):
     return json.dumps(message, allow_nan=False, separators=(",", ":"))
 
 
-def ready_message(name, pid, device, params):
-    """The line a workload prints once built and warmed up: its name, pid, device and parameters."""
-    return {"event": "ready", "protocol": PROTOCOL, "workload": name, "pid": pid, "device": device,
-            "params": {k: _json_value(v) for k, v in params.items()}}
-
-
-def result_message(trial, window_start_us, window_end_us, iterations, gpu_ms, latencies_ms, chunk_iterations,
-                   schedule_lag_ms=None, schedule_lag_max_ms=None, dropped_requests=None):
-    """The answer to one run command. The open-loop fields (schedule lag, dropped requests) only with a load."""
-    message = {"event": "result", "trial": trial, "windowStartUs": window_start_us, "windowEndUs": window_end_us,
-               "iterations": iterations, "gpuMs": gpu_ms, "latenciesMs": latencies_ms,
-               "chunkIterations": chunk_iterations}
-    for key, value in (("scheduleLagMs", schedule_lag_ms), ("scheduleLagMaxMs", schedule_lag_max_ms),
-                       ("droppedRequests", dropped_requests)):
-        if value is not None:
-            message[key] = value
+def ready_message(name, pid, device, params, tenants=1, memory_reserved_mib=None, graph_pool_mib=None,
+                  tenant_sms=None):
+    """The line a workload prints once built and warmed up: its name, pid, device and parameters; the
+    tenants it built; what its allocator holds (MiB, graph pools too); the SMs each green tenant ran on."""
+    message = {"event": "ready", "protocol": PROTOCOL, "workload": name, "pid": pid, "device": device,
+               "params": {k: _json_value(v) for k, v in params.items()}, "tenants": tenants,
+               "memoryReservedMiB": memory_reserved_mib, "graphPoolMiB": graph_pool_mib}
+    if tenant_sms is not None:
+        message["tenantSms"] = tenant_sms
     return message
 
 
-def error_message(text):
-    """What a workload says before it exits non-zero: one line the harness shows as the reason."""
-    return {"event": "error", "message": text}
+def result_fields(window_start_us, window_end_us, iterations, gpu_ms, latencies_ms, chunk_iterations,
+                  schedule_lag_ms=None, schedule_lag_max_ms=None, dropped_requests=None, step_host_us=None):
+    """What one window measured (of the process, or of one tenant). The open-loop fields (schedule
+    lag, dropped requests) only with a load; step_host_us: host time of one step() call, mean, µs."""
+    fields = {"windowStartUs": window_start_us, "windowEndUs": window_end_us, "iterations": iterations,
+              "gpuMs": gpu_ms, "latenciesMs": latencies_ms, "chunkIterations": chunk_iterations}
+    for key, value in (("scheduleLagMs", schedule_lag_ms), ("scheduleLagMaxMs", schedule_lag_max_ms),
+                       ("droppedRequests", dropped_requests), ("stepHostUs", step_host_us)):
+        if value is not None:
+            fields[key] = value
+    return fields
+
+
+def result_message(trial, window_start_us, window_end_us, iterations, gpu_ms, latencies_ms, chunk_iterations,
+                   schedule_lag_ms=None, schedule_lag_max_ms=None, dropped_requests=None, step_host_us=None):
+    """The answer to one run command that names no tenants."""
+    return {"event": "result", "trial": trial,
+            **result_fields(window_start_us, window_end_us, iterations, gpu_ms, latencies_ms, chunk_iterations,
+                            schedule_lag_ms, schedule_lag_max_ms, dropped_requests, step_host_us)}
+
+
+def tenants_result_message(trial, tenants):
+    """The answer to a run command that names tenants: one entry per tenant ({"tenant": k, **its
+    result_fields}) and, at the top, the process as a whole (its span, iterations and GPU time)."""
+    return {"event": "result", "trial": trial,
+            **result_fields(min(t["windowStartUs"] for t in tenants), max(t["windowEndUs"] for t in tenants),
+                            sum(t["iterations"] for t in tenants), sum(t["gpuMs"] for t in tenants), [], 1),
+            "tenants": tenants}
+
+
+def error_message(text, unsupported=False):
+    """What a workload says before it exits non-zero: one line the harness shows as the reason.
+    unsupported: this machine cannot run what was asked (the harness then skips, not fails)."""
+    return {"event": "error", "message": text, **({"unsupported": True} if unsupported else {})}
 
 
 def send(message):
@@ -167,15 +202,29 @@ def _wait_until(t_us):
             time.sleep((left - 1000) / 1e6)  # sleep most of it, spin the last millisecond
 
 
-def _enqueue(torch, step, lanes, variant, first, n):
+class _HostTime:
+    """Host time spent inside step() calls: with tenants on threads of one process, it grows with
+    the wait for Python's GIL, which is part of what in-process tenancy costs."""
+
+    def __init__(self):
+        self.ns, self.calls = 0, 0
+
+    def step_us(self):
+        return self.ns / self.calls / 1000 if self.calls else None
+
+
+def _enqueue(torch, step, lanes, variant, first, n, host):
     """Enqueues iterations first..first+n-1, round-robin over the lanes (streams)."""
     for i in range(first, first + n):
         lane = i % len(lanes)
         with torch.cuda.stream(lanes[lane]):
+            t0 = time.perf_counter_ns()
             step(i, lane, variant)
+            host.ns += time.perf_counter_ns() - t0
+        host.calls += 1
 
 
-def _fixed_work(torch, step, lanes, variant, target):
+def _fixed_work(torch, step, lanes, variant, target, host):
     """GPU time of the fixed work, ms: the median of FIXED_WORK_REPEATS back-to-back runs, so one
     run slowed by something outside the workload (seen on H100: +20-50 ms in 1 of 5) does not count."""
     cur = torch.cuda.current_stream()
@@ -185,7 +234,7 @@ def _fixed_work(torch, step, lanes, variant, target):
         start.record(cur)
         for s in lanes:
             s.wait_stream(cur)
-        _enqueue(torch, step, lanes, variant, 0, target)
+        _enqueue(torch, step, lanes, variant, 0, target, host)
         for s in lanes:
             cur.wait_stream(s)
         end.record(cur)
@@ -194,7 +243,7 @@ def _fixed_work(torch, step, lanes, variant, target):
     return sorted(times)[len(times) // 2]
 
 
-def _window(torch, step, lanes, variant, deadline_us, sync_every):
+def _window(torch, step, lanes, variant, deadline_us, sync_every, cap, host):
     """Runs until the deadline, synchronizing every sync_every iterations: (iterations, GPU ms, latencies)."""
     cur = torch.cuda.current_stream()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -204,12 +253,12 @@ def _window(torch, step, lanes, variant, deadline_us, sync_every):
     done, latencies = 0, []
     while True:
         ts = now_us()
-        _enqueue(torch, step, lanes, variant, done, sync_every)
+        _enqueue(torch, step, lanes, variant, done, sync_every, host)
         done += sync_every
         for s in lanes:
             s.synchronize()
         te = now_us()
-        if len(latencies) < LATENCY_CAP:
+        if len(latencies) < cap:
             latencies.append((te - ts) / 1000.0)
         if te >= deadline_us:
             break
@@ -235,7 +284,7 @@ def _arrivals(load, t0_us, end_us, seed, phase):
         times.append(t)
 
 
-def _open_loop(torch, step, lanes, variant, t0_us, end_us, load, seed, phase):
+def _open_loop(torch, step, lanes, variant, t0_us, end_us, load, seed, phase, cap, host):
     """One worker serving requests at their scheduled times: a request due while the one before is
     still running waits (a queue), and its latency counts from its scheduled time, so that wait counts
     too (no coordinated omission). The lags returned are the generator's own: how late requests started
@@ -250,42 +299,334 @@ def _open_loop(torch, step, lanes, variant, t0_us, end_us, load, seed, phase):
         start = now_us()
         if free_at <= due:
             lags.append((start - due) / 1000.0)
-        _enqueue(torch, step, lanes, variant, done, 1)
+        _enqueue(torch, step, lanes, variant, done, 1, host)
         for s in lanes:
             s.synchronize()
         free_at = now_us()
         done += 1
-        if len(latencies) < LATENCY_CAP:
+        if len(latencies) < cap:
             latencies.append((free_at - due) / 1000.0)
     lags.sort()
     return done, len(arrivals) - done, latencies, (lags[int(0.99 * (len(lags) - 1))] if lags else 0.0), (lags[-1] if lags else 0.0)
 
 
-def _run(torch, step, cmd, args, lanes_by_k):
-    """One run command: a timed window, fixed work, or an open-loop window; its result message."""
+def _run(torch, tenant, cmd, args, seed, phase, cap):
+    """One run command for one tenant, on its thread with its stream current: a timed window, fixed
+    work, or an open-loop window; the fields of its result."""
     variant = cmd.get("variant") or {}
     k = int(variant.get("streams", 1))
-    lanes = lanes_by_k.setdefault(k, [torch.cuda.Stream() for _ in range(k)])
-    duration_ms = cmd.get("durationMs")
-    torch.cuda.synchronize()
+    lanes = tenant.lanes_by_k.setdefault(k, [torch.cuda.Stream() for _ in range(k)])
+    duration_ms, host = cmd.get("durationMs"), _HostTime()
     _wait_until(cmd["startAtUs"])
     t0 = now_us()
     if cmd.get("load"):
         end = t0 + duration_ms * 1000
-        client = int(os.environ.get("GPUSHARE_CLIENT_INDEX", "0"))
-        phase = client / max(1, int(cmd.get("clients") or 1))
-        done, dropped, latencies, lag_p99, lag_max = _open_loop(torch, step, lanes, variant, t0, end, cmd["load"], f'{cmd["trial"]}/{client}', phase)
+        done, dropped, latencies, lag_p99, lag_max = _open_loop(torch, tenant.step, lanes, variant, t0, end, cmd["load"],
+                                                                seed, phase, cap, host)
         # The window lasts until its end even when the last request was served before it: a result
         # sent earlier would claim a window that had not ended yet.
         _wait_until(end)
-        return result_message(cmd["trial"], t0, now_us(), done, 0.0, latencies, 1,
-                              schedule_lag_ms=lag_p99, schedule_lag_max_ms=lag_max, dropped_requests=dropped)
+        return result_fields(t0, now_us(), done, 0.0, latencies, 1, schedule_lag_ms=lag_p99,
+                             schedule_lag_max_ms=lag_max, dropped_requests=dropped, step_host_us=host.step_us())
     if duration_ms:
-        done, gpu_ms, latencies = _window(torch, step, lanes, variant, t0 + duration_ms * 1000, args.sync_every)
-        return result_message(cmd["trial"], t0, now_us(), done, gpu_ms, latencies, args.sync_every)
+        done, gpu_ms, latencies = _window(torch, tenant.step, lanes, variant, t0 + duration_ms * 1000,
+                                          args.sync_every, cap, host)
+        return result_fields(t0, now_us(), done, gpu_ms, latencies, args.sync_every, step_host_us=host.step_us())
     done = cmd.get("iterations") or args.iterations
-    gpu_ms = _fixed_work(torch, step, lanes, variant, done)
-    return result_message(cmd["trial"], t0, now_us(), done, gpu_ms, [], done)
+    gpu_ms = _fixed_work(torch, tenant.step, lanes, variant, done, host)
+    return result_fields(t0, now_us(), done, gpu_ms, [], done, step_host_us=host.step_us())
+
+
+class Unsupported(Exception):
+    """This machine cannot run the workload as asked (green contexts where the driver has none, SMs
+    that cannot be split into that many groups): serve() says so with "unsupported", and gpushare
+    records the comparison as skipped, with this reason, not as failed."""
+
+
+class _Tenant:
+    """One model instance of the process: its step, its CUDA stream (lane 0) and, in the green mode,
+    the green context it runs in. Its requests run on a host thread of its own."""
+
+    def __init__(self, index, stream, green=None):
+        self.index, self.stream, self.green = index, stream, green
+        self.step = None
+        self.lanes_by_k = {1: [stream]}
+        self.jobs, self.done = queue.Queue(), queue.Queue()
+
+    @contextlib.contextmanager
+    def entered(self, torch):
+        """Its green context (if any) and its stream current on this thread while inside."""
+        if self.green is not None:
+            self.green.push()
+        try:
+            with torch.cuda.stream(self.stream):
+                yield
+        finally:
+            if self.green is not None:
+                self.green.pop()
+
+    def start_thread(self, torch):
+        """Its host thread: runs each job put on `jobs` with its context and stream current, answers on `done`."""
+
+        def work():
+            if self.green is not None:
+                self.green.push()
+            torch.cuda.set_stream(self.stream)
+            while True:
+                job = self.jobs.get()
+                try:
+                    self.done.put((True, job()))
+                except Exception as exc:  # sent on: the main thread reports it as the workload's error
+                    self.done.put((False, exc))
+
+        threading.Thread(target=work, name=f"tenant-{self.index}", daemon=True).start()
+
+
+def _driver(result, what, cu):
+    """The value(s) of a cuda-python driver call, which returns (CUresult, *values); a RuntimeError
+    naming the call and the driver's error otherwise."""
+    err, *values = result
+    if int(err) != 0:
+        name = cu.cuGetErrorName(err)[1]
+        raise RuntimeError(f"{what}: {name.decode() if isinstance(name, bytes) else name}")
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+class _GreenContext:
+    """A green context of some SMs, made through the CUDA driver API, and a stream of it for PyTorch."""
+
+    def __init__(self, cu, green, context, stream, handles, sms):
+        self.cu, self.green, self.context, self.stream, self.sms = cu, green, context, stream, sms
+        self._handles = handles  # the descriptor and stream handle, kept alive as long as the context
+
+    def push(self):
+        _driver(self.cu.cuCtxPushCurrent(self.context), "cuCtxPushCurrent", self.cu)
+
+    def pop(self):
+        _driver(self.cu.cuCtxPopCurrent(), "cuCtxPopCurrent", self.cu)
+
+
+def _green_contexts(torch, count, pct):
+    """`count` green contexts of disjoint SMs: `pct`% of the SMs each, or an even split (pct None).
+
+    Through the driver API (cuda-python), not torch.cuda.green_contexts: PyTorch 2.11's
+    GreenContext.create(n) takes the first n SMs every time, so its contexts overlap. The driver
+    rounds each group up to its minimum size (8 SMs on Hopper); where the SMs cannot make `count`
+    groups, or a call is missing, this is Unsupported with the driver's own words."""
+    try:
+        from cuda.bindings import driver as cu
+    except ImportError:
+        try:
+            from cuda import cuda as cu  # cuda-python before 12.6 named the module so
+        except ImportError as exc:
+            raise Unsupported(f"green contexts need NVIDIA's Python bindings of the CUDA driver "
+                              f"(pip install cuda-python): {exc}") from exc
+    calls = ("cuDeviceGetDevResource", "cuDevSmResourceSplitByCount", "cuDevResourceGenerateDesc",
+             "cuGreenCtxCreate", "cuCtxFromGreenCtx", "cuGreenCtxStreamCreate")
+    missing = [c for c in calls if not hasattr(cu, c)]
+    if missing:
+        raise Unsupported(f"the CUDA driver bindings here have no {', '.join(missing)}: green contexts need CUDA 12.4 or later")
+    torch.zeros(1, device="cuda")  # the primary context, current on this thread
+    torch.cuda.Stream()  # PyTorch's stream pool made in the primary context, before any green context is current
+    try:
+        device = _driver(cu.cuDeviceGet(torch.cuda.current_device()), "cuDeviceGet", cu)
+        whole = _driver(cu.cuDeviceGetDevResource(device, cu.CUdevResourceType.CU_DEV_RESOURCE_TYPE_SM),
+                        "cuDeviceGetDevResource", cu)
+        total = whole.sm.smCount
+        asked = int(total * pct / 100) if pct is not None else total // count
+        groups = _split(cu, whole, count, asked, total, even=pct is None)
+        made = []
+        for group in groups:
+            desc = _driver(cu.cuDevResourceGenerateDesc([group], 1), "cuDevResourceGenerateDesc", cu)
+            green = _driver(cu.cuGreenCtxCreate(desc, device, cu.CUgreenCtxCreate_flags.CU_GREEN_CTX_DEFAULT_STREAM),
+                            "cuGreenCtxCreate", cu)
+            context = _driver(cu.cuCtxFromGreenCtx(green), "cuCtxFromGreenCtx", cu)
+            handle = _driver(cu.cuGreenCtxStreamCreate(green, cu.CUstream_flags.CU_STREAM_NON_BLOCKING, 0),
+                             "cuGreenCtxStreamCreate", cu)
+            stream = torch.cuda.ExternalStream(int(handle), device=torch.cuda.current_device())
+            made.append(_GreenContext(cu, green, context, stream, (desc, handle), group.sm.smCount))
+        return made, total
+    except RuntimeError as exc:  # a driver call refused: this GPU or driver cannot make these contexts
+        raise Unsupported(f"green contexts could not be made for {count} tenants: {exc}") from exc
+
+
+def _split(cu, whole, count, asked, total, even):
+    """`count` disjoint SM groups of at least `asked` SMs each. An even split tries smaller groups
+    until the driver makes `count` of them (it rounds a group up to its granularity, so 33 SMs asked
+    can mean 40 given); a share asked for (--sm-pct) is tried as it is."""
+    best, refused = (0, 0), None
+    for least in (range(max(asked, 1), 0, -1) if even else [max(asked, 1)]):
+        try:
+            groups, made, _rest = _driver(cu.cuDevSmResourceSplitByCount(count, whole, 0, least),
+                                          "cuDevSmResourceSplitByCount", cu)
+        except RuntimeError as exc:
+            refused = f"{exc} (at {least} SMs a group)"
+            continue
+        groups = list(groups)[:made]
+        if made >= count:
+            return groups[:count]
+        if made > best[0]:
+            best = (made, groups[0].sm.smCount if groups else 0)
+    share = f"{asked} SMs each ({100 * asked / total:.1f}%)" if not even else "an even split"
+    if best[0] == 0:
+        raise Unsupported(f"the driver made no group of {total} SMs for {count} tenants ({share}): {refused}")
+    raise Unsupported(f"the driver splits {total} SMs into at most {best[0]} groups of {best[1]} SMs "
+                      f"(its smallest group here), not the {count} asked for {share}: at most {best[0]} tenants "
+                      f"get green contexts of their own on this GPU")
+
+
+_SMID_KERNEL = None
+
+
+def _smid_kernel():
+    """A Triton kernel smid[(blocks,)](out, ns): each block spins ns on %globaltimer, then writes the
+    id of the SM it ran on."""
+    global _SMID_KERNEL
+    if _SMID_KERNEL is None:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def smid(out_ptr, ns):
+            start = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+            now = start
+            while now - start < ns:
+                now = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+            sm = tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+            tl.store(out_ptr + tl.program_id(0), sm)
+
+        _SMID_KERNEL = smid
+    return _SMID_KERNEL
+
+
+def _sms_used(torch, tenant, total):
+    """The SMs a tenant's work runs on: a kernel of 4 spinning blocks per SM of the GPU, launched on
+    its stream in its context, eagerly and replayed from a CUDA graph (as graph workloads run)."""
+    try:
+        kernel = _smid_kernel()
+    except ImportError as exc:
+        raise Unsupported(f"checking which SMs each green context runs on needs Triton: {exc}") from exc
+    blocks, seen = 4 * total, set()
+    try:
+        with tenant.entered(torch):
+            out = torch.full((blocks,), -1, dtype=torch.int32, device="cuda")
+            launch = lambda: kernel[(blocks,)](out, SMID_SPIN_NS, num_warps=1)  # noqa: E731
+            launch()
+            tenant.stream.synchronize()
+            seen |= set(out.tolist())
+            replay = graph_replay(torch, launch, warmups=1)
+            out.fill_(-1)
+            replay()
+            tenant.stream.synchronize()
+            seen |= set(out.tolist())
+    except Exception as exc:  # e.g. a kernel loaded in one context launched from another: say so, do not guess
+        raise Unsupported(f"the %smid check could not run in tenant {tenant.index}'s green context: "
+                          f"{type(exc).__name__}: {exc}") from exc
+    return sorted(seen - {-1})
+
+
+def _check_disjoint(tenants, used):
+    """Unsupported unless each tenant ran only on as many SMs as its group has, none shared."""
+    for t, sms in zip(tenants, used):
+        if len(sms) > t.green.sms:
+            raise Unsupported(f"tenant {t.index}'s kernels ran on {len(sms)} SMs, but its green context has "
+                              f"{t.green.sms}: the green context did not confine its work")
+    owner = {}
+    for t, sms in zip(tenants, used):
+        for sm in sms:
+            if sm in owner:
+                shared = sorted(set(used[owner[sm]]) & set(sms))
+                raise Unsupported(f"green contexts overlap: tenants {owner[sm]} and {t.index} both ran on "
+                                  f"SMs {_ranges(shared)}: the split did not give them SMs of their own")
+            owner[sm] = t.index
+
+
+def _ranges(ids):
+    """SM ids as text, runs collapsed: 0-15,32."""
+    parts, start = [], None
+    for i, sm in enumerate(ids):
+        if start is None:
+            start = sm
+        if i + 1 == len(ids) or ids[i + 1] != sm + 1:
+            parts.append(str(start) if start == sm else f"{start}-{sm}")
+            start = None
+    return ",".join(parts)
+
+
+def _tenants(torch, count, green_pct):
+    """The process's tenants, each with a stream of its own; in the green mode (green_pct not None:
+    "even" or a share in %) in green contexts of their own SMs, checked disjoint on the GPU itself.
+    Returns (tenants, the SM ids each ran on or None)."""
+    if green_pct is None:
+        return [_Tenant(i, torch.cuda.Stream()) for i in range(count)], None
+    contexts, total = _green_contexts(torch, count, None if green_pct == "even" else green_pct)
+    tenants = [_Tenant(i, g.stream, g) for i, g in enumerate(contexts)]
+    used = [_sms_used(torch, t, total) for t in tenants]
+    _check_disjoint(tenants, used)
+    return tenants, used
+
+
+def _env_tenants():
+    """GPUSHARE_TENANTS (1 when unset) and GPUSHARE_GREEN_SM_PCT (None when unset), checked."""
+    text = os.environ.get(TENANTS_ENV, "1")
+    if not text.isdigit() or int(text) < 1:
+        raise _Refused(f"{TENANTS_ENV}={text!r}: expected a whole number of tenants, 1 or more")
+    green = os.environ.get(GREEN_ENV)
+    if green is not None and green != "even":
+        try:
+            green = float(green)
+        except ValueError:
+            green = -1.0
+        if not 0 < green <= 100:
+            raise _Refused(f"{GREEN_ENV}={os.environ.get(GREEN_ENV)!r}: expected a share of the SMs in % (0-100] or even")
+    return int(text), green
+
+
+def _memory(torch):
+    """What the process's caching allocator holds (torch.cuda.memory_reserved), MiB, and the part in
+    CUDA-graph pools (segments of a private pool), MiB; None where this PyTorch cannot say."""
+    reserved = torch.cuda.memory_reserved() / 2**20
+    try:
+        segments = torch.cuda.memory_snapshot()
+        if not all("segment_pool_id" in s for s in segments):
+            return reserved, None
+        return reserved, sum(s["total_size"] for s in segments if tuple(s["segment_pool_id"]) != (0, 0)) / 2**20
+    except Exception:  # an allocator without snapshots: the reservation alone
+        return reserved, None
+
+
+def _warm_up(torch, tenants, warmup_ms):
+    """Each tenant in turn (CUDA-graph captures must not overlap), in its context and on its stream,
+    at least 2 steps and its share of the warm-up time."""
+    share_us = warmup_ms * 1000 / len(tenants)
+    for t in tenants:
+        with t.entered(torch):
+            t_end, i = now_us() + share_us, 0
+            while i < 2 or now_us() < t_end:
+                t.step(i, 0, {"streams": 1, "pinned": True})
+                t.stream.synchronize()
+                i += 1
+    torch.cuda.synchronize()
+
+
+def _serve_tenants(torch, tenants, cmd, args):
+    """A run command that names tenants: each runs it on its own thread, started together; one result."""
+    active = cmd["tenants"]
+    if (not isinstance(active, list) or not active or len(set(active)) != len(active)
+            or not all(isinstance(k, int) and 0 <= k < len(tenants) for k in active)):
+        raise ValueError(f"the run command names tenants {active!r}, but this process has {len(tenants)} (0-{len(tenants) - 1})")
+    torch.cuda.synchronize()  # every tenant idle: no device-wide synchronization inside the window
+    cap = max(100, LATENCY_CAP // len(active))
+    for k in active:
+        t = tenants[k]
+        t.jobs.put(lambda t=t: _run(torch, t, cmd, args, f'{cmd["trial"]}/{t.index}', t.index / len(tenants), cap))
+    results = []
+    for k in active:
+        ok, value = tenants[k].done.get()
+        if not ok:
+            raise value
+        results.append({"tenant": k, **value})
+    return tenants_result_message(cmd["trial"], results)
 
 
 def _pin():
@@ -343,6 +684,8 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
         are parsed and before warm-up, as setup() or, if it takes a parameter, as setup(args): args
         is the argparse namespace of your own arguments (add_arguments) and the harness's
         (args.iterations, args.sync_every, args.warmup_ms). Import torch and load the model inside it.
+        With N tenants (GPUSHARE_TENANTS=N, set by gpushare's streams and green modes) it is called
+        N times, once per tenant, each call's model and step that tenant's own.
     argv: the command-line arguments, a list of strings; default sys.argv[1:].
     add_arguments: a function fn(parser) that declares the workload's own arguments on the argparse
         parser, e.g. parser.add_argument("--batch", type=int, default=8).
@@ -360,6 +703,11 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
             trial runs on) and "pinned" (page-locked host memory; False only in the pageable arms
             of workloads that copy from the host). Most workloads ignore it.
 
+    Tenants: each has its own CUDA stream (its lane 0), its own host thread and, in the green mode,
+    its own green context; a run command naming tenants runs each on its thread, started together.
+    Where this machine cannot make green contexts as asked, serve says so as "unsupported" and
+    gpushare records the comparison as skipped.
+
     The old form serve(name, build, args), with args from parser().parse_args() and build() taking
     no argument, still works. Anything else that cannot work (argv that is not a list of strings, a
     setup taking two arguments, no PyTorch) is refused with an error line before anything is built.
@@ -368,6 +716,7 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
         args = _arguments(argv, add_arguments, description)  # before stdout is taken: --help prints there
         claim_stdout()
         takes_args = _setup_takes_args(setup) and not isinstance(argv, argparse.Namespace)
+        count, green_pct = _env_tenants()
         _pin()
         try:
             import torch
@@ -377,17 +726,19 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
             raise _Refused("PyTorch sees no CUDA GPU (torch.cuda.is_available() is False): "
                            f"check CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r} and the driver")
 
-        step = setup(args) if takes_args else setup()
-        if not callable(step):
-            raise _Refused(f"setup must return step(i, lane, variant), but returned {type(step).__name__}")
+        tenants, sms = _tenants(torch, count, green_pct)
+        for t in tenants:
+            with t.entered(torch):
+                t.step = setup(args) if takes_args else setup()
+            if not callable(t.step):
+                raise _Refused(f"setup must return step(i, lane, variant), but returned {type(t.step).__name__}")
         torch.cuda.synchronize()
-        t_end, i = now_us() + args.warmup_ms * 1000, 0
-        while i < 2 or now_us() < t_end:
-            step(i, 0, {"streams": 1, "pinned": True})
-            torch.cuda.synchronize()
-            i += 1
-        send(ready_message(name, os.getpid(), torch.cuda.get_device_name(), vars(args)))
-        lanes_by_k = {}
+        _warm_up(torch, tenants, args.warmup_ms)
+        reserved, graphs = _memory(torch)
+        send(ready_message(name, os.getpid(), torch.cuda.get_device_name(), vars(args), tenants=count,
+                           memory_reserved_mib=reserved, graph_pool_mib=graphs, tenant_sms=sms))
+        threads = False
+        client = int(os.environ.get("GPUSHARE_CLIENT_INDEX", "0"))
         for text in iter(sys.stdin.readline, ""):
             if not text.strip():
                 continue
@@ -397,11 +748,27 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
             if cmd.get("cmd") != "run":
                 send(error_message(f"unknown command {cmd.get('cmd')!r}"))
                 return 2
-            send(_run(torch, step, cmd, args, lanes_by_k))
+            if "tenants" in cmd:
+                if not threads:
+                    for t in tenants:
+                        t.start_thread(torch)
+                    threads = True
+                send(_serve_tenants(torch, tenants, cmd, args))
+                continue
+            # A command naming no tenants (protocol 1 and 2): tenant 0, on this thread.
+            torch.cuda.synchronize()
+            with tenants[0].entered(torch):
+                fields = _run(torch, tenants[0], cmd, args, f'{cmd["trial"]}/{client}',
+                              client / max(1, int(cmd.get("clients") or 1)), LATENCY_CAP)
+            send({"event": "result", "trial": cmd["trial"], **fields})
         return 0  # stdin closed: the harness is gone, so stop
     except _Refused as exc:
         print(f"gpushare_protocol: {exc}", file=sys.stderr)
         send(error_message(str(exc)))
+        return 2
+    except Unsupported as exc:
+        print(f"gpushare_protocol: unsupported here: {exc}", file=sys.stderr)
+        send(error_message(str(exc), unsupported=True))
         return 2
     except Exception as exc:  # reported as a protocol error, with the traceback on stderr
         import traceback

@@ -140,6 +140,64 @@ def faulter(args):
     return 0
 
 
+def infault(args):
+    """Tenants of one process, each spinning kernels on its own stream and thread, while one more
+    thread of the same process makes an illegal address: which tenants still run after it. A CUDA
+    fault is sticky for the context, and the process has one: none is expected to survive."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def poke(ptr, offset):
+        tl.store(ptr + offset, 1)
+
+    torch = cuda()
+    spin = spin_kernel()
+    n, ns = args.tenants, int(args.spin_us * 1000)
+    streams = [torch.cuda.Stream() for _ in range(n)]
+    outs = [torch.zeros(args.blocks, dtype=torch.int64, device="cuda") for _ in range(n)]
+    kernels, errors, stop = [0] * n, [None] * n, threading.Event()
+
+    def tenant(k):
+        torch.cuda.set_stream(streams[k])
+        try:
+            while not stop.is_set():
+                spin[(args.blocks,)](outs[k], ns, num_warps=1)
+                streams[k].synchronize()
+                kernels[k] += 1
+            # Stopped without an error of its own: one more kernel says whether it still runs.
+            spin[(args.blocks,)](outs[k], ns, num_warps=1)
+            streams[k].synchronize()
+        except Exception as exc:
+            errors[k] = first_line(exc)
+
+    threads = [threading.Thread(target=tenant, args=(k,), daemon=True) for k in range(n)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 30
+    while min(kernels) == 0 and time.monotonic() < deadline and not any(errors):
+        time.sleep(0.01)
+    emit("ready", role="infault", pid=os.getpid(), tenants=n, running=sum(1 for k in kernels if k > 0))
+    x = torch.zeros(1, dtype=torch.int32, device="cuda")
+    side = torch.cuda.Stream()
+    faulter_error = None
+    try:
+        with torch.cuda.stream(side):
+            poke[(1,)](x, 1 << 42)
+        side.synchronize()
+    except Exception as exc:
+        faulter_error = first_line(exc)
+    time.sleep(1)  # the tenants' next synchronizations meet the fault, or run on
+    stop.set()
+    for t in threads:
+        t.join(timeout=10)
+    victims = [{"survived": errors[k] is None and not threads[k].is_alive(),
+                "error": errors[k] if errors[k] is not None else ("stopped answering" if threads[k].is_alive() else None)}
+               for k in range(n)]
+    emit("result", role="infault", faulterError=faulter_error, victims=victims)
+    return 0
+
+
 def context(args):
     cu = ctypes.CDLL("libcuda.so.1")
     q = commands()
@@ -381,7 +439,7 @@ def greenctx(args):
     return 0
 
 
-ROLES = {"tenant": tenant, "hog": hog, "faulter": faulter, "context": context, "latency": latency,
+ROLES = {"tenant": tenant, "hog": hog, "faulter": faulter, "infault": infault, "context": context, "latency": latency,
          "smcap": smcap, "trap": trap, "priority": priority, "greenctx": greenctx}
 
 
@@ -404,6 +462,7 @@ def main():
     p.add_argument("--streams", type=int, default=4)
     p.add_argument("--iterations", type=int, default=200)
     p.add_argument("--critical-sms", type=int, default=16, help="greenctx: SMs kept from the background")
+    p.add_argument("--tenants", type=int, default=4, help="infault: tenants (threads) of the one process")
     args = p.parse_args()
     try:
         code = ROLES[args.role](args)

@@ -46,7 +46,7 @@ function planText(config: Config, plan: Plan): string {
     for (const c of plan.comparisons.filter((x) => x.mode === mode.mode)) {
       const rounds = config.roundPolicy.minRounds;
       lines.push(
-        `${c.id}: ${c.clientEnv.length} client(s), arms ${c.arms.map((a) => a.id).join(' ')}, at least ${rounds} rounds (ABBA) = ${c.arms.length * rounds} trials`,
+        `${c.id}: ${c.tenants !== undefined ? `${c.tenants} tenants of one process` : `${c.clientEnv.length} client(s)`}, arms ${c.arms.map((a) => a.id).join(' ')}, at least ${rounds} rounds (ABBA) = ${c.arms.length * rounds} trials`,
       );
       lines.push(`  ${argvText(c.workload.argv)}`); // quoted and escaped: a custom command is the user's verbatim argv
     }

@@ -14,8 +14,8 @@ import { type Comparison, type Config, MODE_NAMES } from './record/schema.js';
 export const BENCH_FLAGS = {
   modes: {
     type: 'string',
-    describe: 'sharing modes to measure, comma-separated: streams, timeslice, mps, mig',
-    defaultDescription: 'all four',
+    describe: 'sharing modes to measure, comma-separated: streams, green, timeslice, mps, mig',
+    defaultDescription: 'streams, timeslice, mps, mig',
   },
   workloads: {
     type: 'string',
@@ -25,7 +25,7 @@ export const BENCH_FLAGS = {
   clients: {
     type: 'string',
     describe:
-      'client processes that contend in timeslice, mps and mig; a list (2,4,8) is a sweep, each count its own comparison',
+      'client processes that contend in timeslice, mps and mig, and tenants of one process in streams and green; a list (2,4,8) is a sweep, each count its own comparison',
     defaultDescription: String(DEFAULTS.clients),
   },
   rounds: {
@@ -79,6 +79,11 @@ export const BENCH_FLAGS = {
     type: 'string',
     describe: 'run directory (with --gpus: the parent directory)',
     defaultDescription: 'results/<date>-<gpu>-<id>',
+  },
+  'sm-pct': {
+    type: 'number',
+    describe: "green: each tenant's share of the GPU's SMs, % (its green context's size)",
+    defaultDescription: 'an even split',
   },
   'mps-thread-pct': { type: 'number', describe: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE for each MPS client (1-100)' },
   'mps-mem-limit': {
@@ -163,6 +168,7 @@ const MEASUREMENT_FLAGS = [
   'gpu',
   'gpus',
   'out',
+  'smPct',
   'mpsThreadPct',
   'mpsMemLimit',
   'minOverlap',
@@ -202,11 +208,19 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     if (!BUILTIN_NAMES.includes(name))
       throw new UserError(`--set ${name}.…: unknown workload "${name}"; choose from ${BUILTIN_NAMES.join(', ')}`);
   }
+  if (args.smPct !== undefined && !modes.includes('green'))
+    throw new UserError(
+      `--sm-pct ${argText(args.smPct)} sets each green context's share: add green to --modes, or drop it`,
+    );
   const rounds = integer(args.rounds, '--rounds', DEFAULTS.rounds, 1, 1000);
   const config: Config = {
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     modes,
     ...clientCounts(args.clients),
+    ...(args.clients !== undefined ? { tenancy: true } : {}),
+    ...(modes.includes('green')
+      ? { greenSmPct: args.smPct === undefined ? null : number(args.smPct, '--sm-pct', 0, 1, 100) }
+      : {}),
     roundPolicy: {
       minRounds: rounds,
       maxRounds: Math.max(rounds, integer(args.maxRounds, '--max-rounds', DEFAULTS.maxRounds, 1, 10_000)),

@@ -4,6 +4,7 @@
  */
 
 import { type Fingerprint, type Gpu, gpuAt } from '../system/nvidia/schema.js';
+import { GREEN_ENV } from '../workload/protocol.js';
 import { findBuiltin } from '../workload/registry.js';
 import type { Variant, WorkloadSpec } from '../workload/spec.js';
 import {
@@ -45,6 +46,14 @@ export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan
     if (mode === 'streams') {
       const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, 1);
       comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config, cpus)));
+      if (!config.tenancy) continue;
+    }
+    if (mode === 'streams' || mode === 'green') {
+      // Tenants of one process: one core for the process, pinned as client 0 would be.
+      for (const count of clientCounts(config)) {
+        const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, 1)[0] ?? {};
+        comparisons.push(...config.contentionWorkloads.map((w) => tenancyComparison(mode, w, config, count, cpus)));
+      }
       continue;
     }
     const sweep = config.clientCounts !== undefined;
@@ -81,6 +90,7 @@ const PLACEHOLDER_GPU: Gpu = {
 function skipReason(mode: ModeName, config: Config, fingerprint: Fingerprint, gpu: Gpu): string | null {
   switch (mode) {
     case 'streams':
+    case 'green':
     case 'timeslice':
       return null;
     case 'mps':
@@ -190,6 +200,27 @@ function contentionComparison(
     clientEnv,
     arms: [...solo, contended],
   };
+}
+
+/**
+ * N tenants in one process (`<mode>/<workload>@<N>`, always with @N so it never meets the lab's
+ * `streams/<workload>`): the arms of the multi-process modes, tenant k standing for client k, so the
+ * same analysis reads it. solo-c0 is tenant 0 alone, the other tenants loaded and idle.
+ */
+function tenancyComparison(
+  mode: 'streams' | 'green',
+  workload: WorkloadSpec,
+  config: Config,
+  count: number,
+  cpus: Record<string, string>,
+): Comparison {
+  const env: Record<string, string> = { ...cpus };
+  if (mode === 'green') env[GREEN_ENV] = config.greenSmPct == null ? 'even' : String(config.greenSmPct);
+  const clientEnv = Array.from({ length: count }, () => env);
+  const c = contentionComparison(mode, workload, config, clientEnv, false);
+  const solo = c.arms.filter((a) => a.id === 'solo-c0');
+  const contended = c.arms.filter((a) => a.id === 'contended');
+  return { ...c, id: `${mode}/${workload.name}@${count}`, arms: [...solo, ...contended], tenants: count };
 }
 
 /** Time-sliced clients that load each neighbouring GPU in a cross-GPU check: enough to keep it busy. */

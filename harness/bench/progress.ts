@@ -154,7 +154,7 @@ function humanLine(event: ProgressEvent): string | null {
         ? null
         : `${event.record.mode}: ${event.record.status} — ${event.record.reason}`;
     case 'comparison':
-      return `${event.comparison.id}: starting ${event.comparison.clientEnv.length} client(s)`;
+      return `${event.comparison.id}: starting ${event.comparison.tenants !== undefined ? `one process of ${event.comparison.tenants} tenants` : `${event.comparison.clientEnv.length} client(s)`}`;
     case 'trial': {
       const { trial, running } = event;
       const where = `[${String(event.done).padStart(String(event.total).length)}/${event.total}] ${trial.comparisonId} r${trial.round} ${trial.arm}`;
@@ -169,7 +169,7 @@ function humanLine(event: ProgressEvent): string | null {
       const widths = Object.entries(event.stop.halfWidths).map(
         ([id, w]) => `${id.split('/').at(-1)} ±${w === null ? 'n/a' : `${(w * 100).toFixed(1)}%`}`,
       );
-      return `${event.stop.comparisonId}: ${event.stop.rounds} rounds, stopped: ${event.stop.reason}${widths.length > 0 ? ` (${widths.join(', ')})` : ''}`;
+      return `${event.stop.comparisonId}: ${event.stop.rounds} rounds, stopped: ${event.stop.reason}${event.stop.detail !== undefined ? ` (${event.stop.detail})` : ''}${widths.length > 0 ? ` (${widths.join(', ')})` : ''}`;
     }
     case 'warning':
       return `warning: ${event.message}`;

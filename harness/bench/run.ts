@@ -204,7 +204,8 @@ export function benchOutcome(run: Run, analysis: Analysis): { exitCode: number; 
   const problems = [
     ...run.modes.filter((m) => m.status === 'failed').map((m) => `${m.mode} measured nothing: ${m.reason}`),
     ...analysis.comparisons
-      .filter((c) => c.completeRounds === 0)
+      // A comparison the machine cannot run (unsupported) is skipped with its reason, as a skipped mode is.
+      .filter((c) => c.completeRounds === 0 && c.stop?.reason !== 'unsupported')
       .map((c) => `${c.comparison.id} measured nothing: no round completed`),
   ];
   const graded = analysis.verdicts.filter((v) => v.threshold !== null);

@@ -11,7 +11,7 @@ import { type Sampler, tagSamples } from '../system/nvidia/sampler.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import type { Reaper } from '../system/proc/reaper.js';
 import { type ClientReply, WorkloadClient } from '../workload/client.js';
-import { runCommand } from '../workload/protocol.js';
+import { type ReadyMessage, runCommand, TENANTS_ENV, type TenantResult } from '../workload/protocol.js';
 import { releaseLeadMs } from '../workload/release.js';
 import { implausibleResult, overlap, overlapShortfall } from '../workload/result-checks.js';
 import { analyzeComparison } from './analysis/analyze.js';
@@ -20,7 +20,7 @@ import type { ComparisonAnalysis } from './analysis/types.js';
 import { orderTrials, type PlannedTrial, roundTrials } from './plan.js';
 import { budgetShareS, stopDecision, targeted } from './policy.js';
 import type { Progress } from './progress.js';
-import type { ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
+import type { Arm, ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
 import type { RunStore } from './record/store.js';
 
 export interface SchedulerDeps {
@@ -111,14 +111,25 @@ class Scheduler {
     this.deps.progress.emit({ type: 'comparison', comparison: c });
     const { runner, reaper, config } = { ...this.deps, config: this.run.config };
     const startedUs = this.deps.clock.monotonicUs();
-    const clients = c.clientEnv.map((env, i) =>
-      WorkloadClient.start(runner, i, `workload "${c.workload.name}" (client ${i})`, c.workload.argv, {
-        CUDA_VISIBLE_DEVICES: this.gpuUuid,
-        GPUSHARE_CLIENT_INDEX: String(i),
-        PYTHONUNBUFFERED: '1',
-        ...modeEnv,
-        ...env,
-      }),
+    // In-process tenancy: one process of c.tenants tenants (its env is client 0's, as every tenant's is).
+    const processEnv = c.tenants !== undefined ? c.clientEnv.slice(0, 1) : c.clientEnv;
+    const clients = processEnv.map((env, i) =>
+      WorkloadClient.start(
+        runner,
+        i,
+        c.tenants !== undefined
+          ? `workload "${c.workload.name}" (${c.tenants} tenants)`
+          : `workload "${c.workload.name}" (client ${i})`,
+        c.workload.argv,
+        {
+          CUDA_VISIBLE_DEVICES: this.gpuUuid,
+          GPUSHARE_CLIENT_INDEX: String(i),
+          PYTHONUNBUFFERED: '1',
+          ...modeEnv,
+          ...env,
+          ...(c.tenants !== undefined ? { [TENANTS_ENV]: String(c.tenants) } : {}),
+        },
+      ),
     );
     const forget = clients.map((client) => reaper.add(() => client.kill()));
     const policy = config.roundPolicy;
@@ -133,6 +144,13 @@ class Scheduler {
         clients.map((client) => client.awaitReady(config.timeouts.readyMs, this.deps.signal)),
       );
       const notReady = ready.findIndex((r) => r.kind !== 'message');
+      const unsupported =
+        notReady === -1 ? tenancyRefusal(c, ready as ReadyReplies) : unsupportedReply(ready[notReady]);
+      if (unsupported !== null) {
+        await this.skipRest(orderTrials(c, policy.minRounds), `skipped: ${unsupported}`);
+        await this.stop(c, 'unsupported', unsupported);
+        return;
+      }
       if (notReady !== -1) {
         const first = orderTrials(c, policy.minRounds).find((t) => !done.has(t.id)) as PlannedTrial;
         const outcome = this.failure(
@@ -149,7 +167,12 @@ class Scheduler {
         await this.stop(c, 'aborted');
         return;
       }
-      (this.run.clientStarts ??= []).push({ comparisonId: c.id, startedUs, readyUs: this.deps.clock.monotonicUs() });
+      (this.run.clientStarts ??= []).push({
+        comparisonId: c.id,
+        startedUs,
+        readyUs: this.deps.clock.monotonicUs(),
+        ...readyMemory(ready as ReadyReplies),
+      });
       if (daemon) await daemon.serverPids();
       const left = this.run.plan.filter((x) => !this.run.stops.some((s) => s.comparisonId === x.id)).length;
       let shareUs: number | null = null;
@@ -197,10 +220,16 @@ class Scheduler {
     return analyzeComparison(this.run, c, this.run.config.thresholds);
   }
 
-  private async stop(c: Comparison, reason: Stop['reason']): Promise<void> {
+  private async stop(c: Comparison, reason: Stop['reason'], detail?: string): Promise<void> {
     const analysis = this.analysis(c);
     const halfWidths = Object.fromEntries(targeted(analysis).map((t) => [t.id, t.halfWidth]));
-    this.run.stops.push({ comparisonId: c.id, rounds: analysis.rounds.length, reason, halfWidths });
+    this.run.stops.push({
+      comparisonId: c.id,
+      rounds: analysis.rounds.length,
+      reason,
+      halfWidths,
+      ...(detail !== undefined ? { detail } : {}),
+    });
     await this.save();
     this.deps.progress.emit({ type: 'stop', stop: this.run.stops.at(-1) as Stop });
   }
@@ -213,6 +242,8 @@ class Scheduler {
     const leadMs = releaseLeadMs(config.releaseLeadMs, planned.arm.clients.length);
     const timeoutMs = (work.kind === 'fixed-duration' ? work.durationMs : 0) + leadMs + config.timeouts.trialMs;
     const startAtUs = clock.monotonicUs() + leadMs * 1000;
+    if (planned.comparison.tenants !== undefined)
+      return this.runTenantsTrial(planned, clients[0] as WorkloadClient, startAtUs, timeoutMs, startedAt);
     const released = planned.arm.clients.map((a) => ({ arm: a, client: clients[a.client] as WorkloadClient }));
     const replies = await Promise.all(
       released.map(({ arm, client }) =>
@@ -240,18 +271,57 @@ class Scheduler {
     const results: ClientResult[] = replies.map((reply, i) => {
       const message = (reply as Extract<typeof reply, { kind: 'message' }>).message;
       const { arm, client } = released[i] as (typeof released)[number];
-      return {
-        client: arm.client,
-        pid: client.pid,
-        variant: arm.variant,
-        windowStartUs: message.windowStartUs,
-        windowEndUs: message.windowEndUs,
-        iterations: message.iterations,
-        gpuMs: message.gpuMs,
-        latency: summarizeLatencies(message.latenciesMs),
-        chunkIterations: message.chunkIterations,
-      };
+      return clientResult(arm, client.pid, message);
     });
+    return this.checkedTrial(planned, startedAt, startAtUs, receivedUs, results);
+  }
+
+  /** One trial of an in-process comparison: one run command naming the arm's tenants, one result per tenant. */
+  private async runTenantsTrial(
+    planned: PlannedTrial,
+    client: WorkloadClient,
+    startAtUs: number,
+    timeoutMs: number,
+    startedAt: string,
+  ): Promise<Trial> {
+    const { clock, signal } = this.deps;
+    const work = planned.arm.work;
+    const tenants = planned.arm.clients.map((a) => a.client);
+    const variant = planned.arm.clients[0]?.variant ?? { streams: 1 };
+    const command = runCommand(planned.id, startAtUs, work, variant, tenants.length, null, tenants);
+    const reply = await client.run(command, planned.id, timeoutMs, signal);
+    const receivedUs = clock.monotonicUs();
+    if (reply.kind !== 'message') return this.failure(planned, startedAt, reply, 0, [client], 'window', timeoutMs);
+    const byTenant = new Map((reply.message.tenants ?? []).map((t) => [t.tenant, t]));
+    const missing = tenants.filter((k) => !byTenant.has(k));
+    if (missing.length > 0 || byTenant.size !== tenants.length) {
+      const reason = `${client.label} answered for tenants [${[...byTenant.keys()].join(', ')}] instead of [${tenants.join(', ')}]`;
+      return this.failure(
+        planned,
+        startedAt,
+        { kind: 'failed', reason, exitCode: null },
+        0,
+        [client],
+        'window',
+        timeoutMs,
+      );
+    }
+    const results = planned.arm.clients.map((arm) =>
+      clientResult(arm, client.pid, byTenant.get(arm.client) as TenantResult),
+    );
+    return this.checkedTrial(planned, startedAt, startAtUs, receivedUs, results);
+  }
+
+  /** A trial's results through the checks of a result (plausible, overlapping windows): ok or invalid. */
+  private checkedTrial(
+    planned: PlannedTrial,
+    startedAt: string,
+    startAtUs: number,
+    receivedUs: number,
+    results: ClientResult[],
+  ): Trial {
+    const config = this.run.config;
+    const work = planned.arm.work;
     tagSamples(
       this.deps.sampler.samples,
       planned.id,
@@ -341,4 +411,62 @@ class Scheduler {
   private throwIfAborted(): void {
     if (this.deps.signal.aborted) throw new Interrupted(this.deps.signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
   }
+}
+
+type ReadyReplies = Array<Extract<ClientReply<ReadyMessage>, { kind: 'message' }>>;
+
+/** One client's (or tenant's) result as the run records it. */
+function clientResult(
+  arm: Arm['clients'][number],
+  pid: number | null,
+  m: Pick<
+    TenantResult,
+    'windowStartUs' | 'windowEndUs' | 'iterations' | 'gpuMs' | 'latenciesMs' | 'chunkIterations' | 'stepHostUs'
+  >,
+): ClientResult {
+  return {
+    client: arm.client,
+    pid,
+    variant: arm.variant,
+    windowStartUs: m.windowStartUs,
+    windowEndUs: m.windowEndUs,
+    iterations: m.iterations,
+    gpuMs: m.gpuMs,
+    latency: summarizeLatencies(m.latenciesMs),
+    chunkIterations: m.chunkIterations,
+    ...(m.stepHostUs !== undefined ? { stepHostUs: m.stepHostUs } : {}),
+  };
+}
+
+/** A workload that said it cannot run so here (green contexts): its words; null for any other failure. */
+function unsupportedReply(reply: ClientReply<ReadyMessage> | undefined): string | null {
+  return reply?.kind === 'failed' && reply.unsupported ? reply.reason : null;
+}
+
+/** Why a ready process cannot serve an in-process comparison (an older protocol, another tenant count); null if it can. */
+function tenancyRefusal(c: Comparison, ready: ReadyReplies): string | null {
+  if (c.tenants === undefined) return null;
+  const m = (ready[0] as ReadyReplies[number]).message;
+  if (m.protocol < 3)
+    return `workload "${c.workload.name}" speaks protocol ${m.protocol}, which has no tenants: in-process modes need protocol 3 (gpushare_protocol.serve speaks it)`;
+  if ((m.tenants ?? 1) !== c.tenants)
+    return `workload "${c.workload.name}" built ${m.tenants ?? 1} tenant(s) where ${TENANTS_ENV}=${c.tenants} asked for ${c.tenants}`;
+  return null;
+}
+
+/** What the ready lines say the processes' allocators hold, for the record (see clientStarts in the run schema). */
+function readyMemory(
+  ready: ReadyReplies,
+): Pick<NonNullable<Run['clientStarts']>[number], 'processes' | 'memoryReservedMiB' | 'graphPoolMiB' | 'tenantSms'> {
+  const sum = (pick: (m: ReadyMessage) => number | null | undefined) => {
+    const values = ready.map((r) => pick(r.message));
+    return values.every((v): v is number => typeof v === 'number') ? values.reduce((a, b) => a + b, 0) : null;
+  };
+  const sms = ready[0]?.message.tenantSms;
+  return {
+    processes: ready.length,
+    memoryReservedMiB: sum((m) => m.memoryReservedMiB),
+    graphPoolMiB: sum((m) => m.graphPoolMiB),
+    ...(sms !== undefined ? { tenantSms: sms } : {}),
+  };
 }

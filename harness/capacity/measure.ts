@@ -3,11 +3,11 @@ import type { AppDeps } from '../core/deps.js';
 import { Interrupted } from '../core/errors.js';
 import type { Reaper } from '../system/proc/reaper.js';
 import { WorkloadClient } from '../workload/client.js';
-import { type ResultMessage, runCommand } from '../workload/protocol.js';
+import { GREEN_ENV, type ResultMessage, runCommand, TENANTS_ENV, type TenantResult } from '../workload/protocol.js';
 import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
 import type { CapacityOptions } from './options.js';
 import { stepLine } from './progress.js';
-import type { CapacityPoint, CapacityRun } from './record.js';
+import type { CapacityMode, CapacityPoint, CapacityRun } from './record.js';
 import { type ClientStep, encodeLatencies, nextRate, type Step, type StepAnalysis } from './search.js';
 import { invalidStep } from './step-checks.js';
 import { capacityTable } from './table.js';
@@ -17,7 +17,7 @@ import { capacityTable } from './table.js';
  * each step, and a line says how the step went. A signal marks the point interrupted (its steps stand).
  */
 export async function measurePoint(
-  mode: 'timeslice' | 'mps',
+  mode: CapacityMode,
   count: number,
   env: Record<string, string>,
   options: CapacityOptions,
@@ -30,12 +30,20 @@ export async function measurePoint(
   const { settings } = options;
   const point: CapacityPoint = { mode, clients: count, status: 'measured', steps: [] };
   run.points.push(point);
-  const clients = Array.from({ length: count }, (_, i) =>
-    WorkloadClient.start(deps.runner, i, `workload "${settings.workload.name}" (client ${i})`, settings.workload.argv, {
-      ...env,
-      GPUSHARE_CLIENT_INDEX: String(i),
-      PYTHONUNBUFFERED: '1',
-    }),
+  // streams and green: one process of `count` tenants (tenant k is client k), as bench runs them.
+  const tenants = mode === 'streams' || mode === 'green' ? count : null;
+  const tenantEnv =
+    tenants === null ? {} : { [TENANTS_ENV]: String(tenants), ...(mode === 'green' ? { [GREEN_ENV]: 'even' } : {}) };
+  const clients = Array.from({ length: tenants === null ? count : 1 }, (_, i) =>
+    WorkloadClient.start(
+      deps.runner,
+      i,
+      tenants === null
+        ? `workload "${settings.workload.name}" (client ${i})`
+        : `workload "${settings.workload.name}" (${tenants} tenants)`,
+      settings.workload.argv,
+      { ...env, ...tenantEnv, GPUSHARE_CLIENT_INDEX: String(i), PYTHONUNBUFFERED: '1' },
+    ),
   );
   const forget = clients.map((c) => reaper.add(() => c.kill()));
   const fail = (reason: string) => Object.assign(point, { status: 'failed' as const, reason });
@@ -47,6 +55,17 @@ export async function measurePoint(
   try {
     const ready = await Promise.all(clients.map((c) => c.awaitReady(options.readyTimeoutMs, signal)));
     const notReady = ready.findIndex((r) => r.kind !== 'message');
+    const first = ready[0];
+    const skip =
+      first?.kind === 'failed' && first.unsupported
+        ? first.reason
+        : tenants !== null && first?.kind === 'message' && first.message.protocol < 3
+          ? `the workload speaks protocol ${first.message.protocol}, which has no tenants: ${mode} needs protocol 3 (gpushare_protocol.serve speaks it)`
+          : null;
+    if (skip !== null) {
+      Object.assign(point, { status: 'skipped' as const, reason: skip });
+      return point;
+    }
     if (notReady !== -1) {
       const reply = ready[notReady];
       const why = reply?.kind === 'failed' ? reply.reason : 'it did not say ready in time';
@@ -72,7 +91,15 @@ export async function measurePoint(
     let rate = nextRate([], policy);
     while (rate !== null && !signal.aborted) {
       const startedMs = deps.terminal.nowMs();
-      const step = await runStep(clients, rate, `${mode}@${count}#${point.steps.length}`, options, deps, signal);
+      const step = await runStep(
+        clients,
+        tenants,
+        rate,
+        `${mode}@${count}#${point.steps.length}`,
+        options,
+        deps,
+        signal,
+      );
       if (typeof step === 'string') {
         fail(step);
         return point;
@@ -107,6 +134,7 @@ const MAX_STEP_MS = 20_000;
 /** One rate: every client open-loop at rate ÷ clients for the window; a string says why it failed. */
 async function runStep(
   clients: WorkloadClient[],
+  tenants: number | null,
   totalQps: number,
   trialId: string,
   options: CapacityOptions,
@@ -114,18 +142,20 @@ async function runStep(
   signal: AbortSignal,
 ): Promise<Step | string> {
   const { settings } = options;
-  const leadMs = releaseLeadMs(RELEASE_LEAD_MS, clients.length);
+  const senders = tenants ?? clients.length;
+  const leadMs = releaseLeadMs(RELEASE_LEAD_MS, senders);
   const startAtUs = deps.clock.monotonicUs() + leadMs * 1000;
   // Long enough for STEP_REQUESTS requests: a p99 claim needs 299 with none over the target, 628 with 2.
   const work = {
     kind: 'fixed-duration' as const,
     durationMs: Math.max(settings.windowMs, Math.min(MAX_STEP_MS, Math.ceil((STEP_REQUESTS / totalQps) * 1000))),
   };
-  const load = { kind: settings.load, qps: totalQps / clients.length };
+  const load = { kind: settings.load, qps: totalQps / senders };
+  const named = tenants === null ? null : Array.from({ length: tenants }, (_, k) => k);
   const replies = await Promise.all(
     clients.map((c) =>
       c.run(
-        runCommand(trialId, startAtUs, work, { streams: 1 }, clients.length, load),
+        runCommand(trialId, startAtUs, work, { streams: 1 }, senders, load, named),
         trialId,
         work.durationMs + leadMs + 60_000,
         signal,
@@ -133,11 +163,14 @@ async function runStep(
     ),
   );
   const receivedUs = deps.clock.monotonicUs();
-  const messages: ResultMessage[] = [];
+  const messages: Array<ResultMessage | TenantResult> = [];
   for (const [i, reply] of replies.entries()) {
     if (reply.kind !== 'message')
       return `client ${i} at ${totalQps.toFixed(0)} req/s: ${reply.kind === 'failed' ? reply.reason : 'no result in time'}`;
-    messages.push(reply.message);
+    if (named === null) messages.push(reply.message);
+    else if (reply.message.tenants?.length !== named.length)
+      return `${clients[i]?.label} at ${totalQps.toFixed(0)} req/s answered for ${reply.message.tenants?.length ?? 0} tenants, not ${named.length}`;
+    else messages.push(...[...reply.message.tenants].sort((a, b) => a.tenant - b.tenant));
   }
   const steps: ClientStep[] = [];
   for (const m of messages) {

@@ -8,7 +8,7 @@ import { runFlags } from '../session/flags.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { DEFAULT_PYTHON, parseSets, workloadSpec } from '../workload/registry.js';
 import type { WorkloadSpec } from '../workload/spec.js';
-import type { CapacitySettings } from './record.js';
+import { CAPACITY_MODES, type CapacitySettings } from './record.js';
 
 /** What each exit code of capacity means (its --help). */
 export const CAPACITY_EPILOGUE =
@@ -17,8 +17,16 @@ export const CAPACITY_EPILOGUE =
 /** capacity's flags. */
 export const CAPACITY_FLAGS = {
   'slo-p99-ms': { type: 'number', describe: 'the p99 latency target, ms (required)' },
-  modes: { type: 'string', describe: 'timeslice, mps or both', defaultDescription: 'timeslice,mps' },
-  clients: { type: 'string', describe: 'client counts, comma-separated', defaultDescription: '1,2,4' },
+  modes: {
+    type: 'string',
+    describe: 'timeslice, mps, streams or green (the last two: N tenants of one process), comma-separated',
+    defaultDescription: 'timeslice,mps',
+  },
+  clients: {
+    type: 'string',
+    describe: 'client counts (tenants in streams and green), comma-separated',
+    defaultDescription: '1,2,4',
+  },
   workloads: {
     type: 'string',
     describe: 'the workload: a built-in (infer, gemm, spin…) or custom, the command after -- (protocol 2)',
@@ -58,7 +66,7 @@ export function resolveCapacityOptions(args: CapacityArgs): CapacityOptions {
     settings: {
       sloP99Ms: number(args.sloP99Ms, '--slo-p99-ms', 10, 0.01, 600_000),
       modes: list(args.modes, '--modes', ['timeslice', 'mps']).map((m) =>
-        oneOf(m, ['timeslice', 'mps'] as const, '--modes', 'mode (capacity measures timeslice and mps)'),
+        oneOf(m, CAPACITY_MODES, '--modes', 'mode (capacity measures timeslice, mps, streams and green)'),
       ),
       clientCounts: integerList(args.clients, '--clients', [1, 2, 4], 1, 64),
       workload: capacityWorkload(args, python),

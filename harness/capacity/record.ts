@@ -36,7 +36,11 @@ export type Step = z.infer<typeof StepSchema>;
 
 export const CAPACITY_SCHEMA_ID = 'gpushare-capacity/1';
 
-const ModeSchema = z.enum(['timeslice', 'mps']);
+/** timeslice and mps: a process per client; streams and green: one process of N tenants (protocol 3). */
+export const CAPACITY_MODES = ['timeslice', 'mps', 'streams', 'green'] as const;
+const ModeSchema = z.enum(CAPACITY_MODES);
+/** A mode of capacity. */
+export type CapacityMode = z.infer<typeof ModeSchema>;
 
 /** The settings of a capacity run. */
 const CapacitySettingsSchema = z.object({

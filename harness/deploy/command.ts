@@ -1,7 +1,7 @@
 /** `gpushare artifacts` and `gpushare plan`: production files for a GPU, and the answer to "which mode?". */
 import path from 'node:path';
 import { analyze } from '../bench/analysis/analyze.js';
-import { cheaperMode, measuredFromAnalysis } from '../bench/analysis/which-mode.js';
+import { cheaperMode, type Measured, measuredFromAnalysis } from '../bench/analysis/which-mode.js';
 import type { Run } from '../bench/record/schema.js';
 import { loadRun } from '../bench/record/store.js';
 import { defineCommand } from '../core/command.js';
@@ -44,13 +44,21 @@ export interface PlanOptions extends PlanRequest {
   gpus: number[] | 'all';
 }
 
+/** SMs of the built-in GPU models (NVIDIA's data sheets): green contexts split them. */
+const BUILTIN_SM_COUNTS: Record<string, number> = {
+  'A100-40GB': 108,
+  'A100-80GB': 108,
+  'H100-80GB': 132,
+  'H200-141GB': 132,
+};
+
 function builtinGpu(name: string): PlanGpu {
   const table = builtinMigGpu(name);
   if (!table)
     throw new UserError(
       `unknown GPU "${name}" for --gpu-model: choose from ${BUILTIN_MIG_GPUS.map((g) => g.name).join(', ')}, or give --run with a measured run`,
     );
-  return { name: table.name, memoryGiB: table.memoryGiB, mig: table };
+  return { name: table.name, memoryGiB: table.memoryGiB, mig: table, smCount: BUILTIN_SM_COUNTS[table.name] ?? null };
 }
 
 /** A GPU for plan: a built-in table, or any model whose memory is given (no MIG table: MIG not assessed). */
@@ -70,7 +78,13 @@ function runGpu(run: Run): PlanGpu {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   if (!gpu) throw new UserError(`run ${run.id} has no GPU ${run.config.gpuIndex} in its fingerprint`);
   // The name is free text from run.json: it reaches comments and the index, never a command.
-  return { name: commentText(gpu.name ?? 'GPU'), memoryGiB: (gpu.memoryTotalMiB ?? 0) / 1024, mig: migGpuFromRun(gpu) };
+  const python = run.fingerprint.python;
+  return {
+    name: commentText(gpu.name ?? 'GPU'),
+    memoryGiB: (gpu.memoryTotalMiB ?? 0) / 1024,
+    mig: migGpuFromRun(gpu),
+    smCount: python.status === 'ok' ? python.smCount : null,
+  };
 }
 
 async function writeBundle(out: string, files: ArtifactFile[], index: string, deps: AppDeps): Promise<void> {
@@ -82,6 +96,24 @@ async function writeBundle(out: string, files: ArtifactFile[], index: string, de
 
 function indexText(title: string, lines: string[], files: ArtifactFile[]): string {
   return [`# ${title}`, '', ...lines, '', ...files.map((f) => `- [\`${f.name}\`](${f.name})`), ''].join('\n');
+}
+
+/** The environment of one in-process server of every model, as gpushare's streams and green modes set it. */
+function inProcessSettings(mode: 'streams' | 'green', options: PlanOptions, measured: Measured | null): ArtifactFile {
+  const m = measured?.[mode];
+  const lines = [
+    `# gpushare plan: ${options.models} models in one process (${mode === 'green' ? 'green contexts' : 'in-process streams'}).`,
+    `# Source this before starting a server built on gpushare_protocol.serve; one tenant per model, one CUDA stream each.`,
+    ...(m
+      ? [
+          `# Measured with ${m.clients} ${commentText(m.workload)} tenants: slowdown ${m.slowdown?.toFixed(2) ?? 'n/a'}x.`,
+        ]
+      : []),
+    `GPUSHARE_TENANTS=${options.models}`,
+    ...(mode === 'green' ? [`GPUSHARE_GREEN_SM_PCT=${options.smPct}`] : []),
+    '',
+  ];
+  return { name: 'gpushare-in-process.env', content: lines.join('\n'), executable: false };
 }
 
 /** `gpushare artifacts`: flags, options, run. */
@@ -143,12 +175,18 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
     models: options.models,
     memGiB: options.memGiB,
     smPct: options.smPct,
-    latencySloMs: options.latencySloMs,
+    sloP99Ms: options.sloP99Ms,
+    headroomPct: options.headroomPct,
   };
-  const advice = advise(request, gpu, run ? measuredFromAnalysis(run, analyze(run), options.models) : null);
-  const text = `${simulated ? `${SIMULATED_TEXT}\n\n` : ''}${adviceText(advice)}`;
+  const measured = run ? measuredFromAnalysis(run, analyze(run), options.models) : null;
+  const advice = advise(request, gpu, measured);
+  const text = `${simulated ? `${SIMULATED_TEXT}\n\n` : ''}${adviceText(advice, measured)}`;
   deps.out(options.json ? termJson(simulated ? { simulated, ...advice } : advice) : text);
-  if (options.out && advice.recommendation) {
+  if (options.out && (advice.recommendation === 'streams' || advice.recommendation === 'green')) {
+    const files = [inProcessSettings(advice.recommendation, options, measured)];
+    const index = `# gpushare plan\n\n${mdFence(text)}\nOne process serves every model: no device-plugin sharing, MPS daemon or MIG geometry. Run it with the settings below, as gpushare measured them (each model's setup called once per tenant by \`gpushare_protocol.serve\`, on a CUDA stream and a host thread of its own${advice.recommendation === 'green' ? ', in a green context of its own SMs' : ''}).\n\n${files.map((f) => `- [\`${f.name}\`](${f.name})`).join('\n')}\n`;
+    await writeBundle(options.out, files, index, deps);
+  } else if (options.out && advice.recommendation) {
     const source = `gpushare plan (${options.models} models × ${options.memGiB} GiB, ${options.smPct}% SMs) for ${gpu.name}${run ? `, costs from run ${run.id}` : ''}`;
     const mig =
       advice.recommendation === 'mig' && gpu.mig

@@ -1,10 +1,11 @@
 /** `gpushare artifacts`' and `gpushare plan`'s flags given meaning. */
 
-import type { ArgsOf } from '../core/command.js';
+import { type ArgsOf, renamedFlag } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
 import { gpuList, integer, number } from '../core/flags.js';
 import { K8S_NAME } from '../core/k8s-name.js';
+import { DEFAULT_HEADROOM_PCT } from './advice.js';
 import type { ArtifactsOptions, PlanOptions } from './command.js';
 import { DEFAULT_OPERATOR, type Operator } from './k8s.js';
 
@@ -42,9 +43,15 @@ export const PLAN_FLAGS = {
   models: { type: 'number', demandOption: true, describe: 'how many models (processes)' },
   'mem-gib': { type: 'number', demandOption: true, describe: 'GPU memory each model needs, GiB' },
   'sm-pct': { type: 'number', demandOption: true, describe: 'share of the SMs each model needs when busy, %' },
-  'latency-slo-ms': {
+  'slo-p99-ms': {
     type: 'number',
-    describe: 'p99 latency target, ms (checked against the run measured contended p99)',
+    describe: "p99 latency target, ms (checked against the run's measured contended p99)",
+  },
+  'latency-slo-ms': renamedFlag('slo-p99-ms', { type: 'number', describe: 'the old name of --slo-p99-ms' }),
+  'headroom-pct': {
+    type: 'number',
+    describe: "memory a fit leaves free, % of the GPU's",
+    defaultDescription: String(DEFAULT_HEADROOM_PCT),
   },
   run: { type: 'string', describe: 'run directory: its GPU, MIG table and measured costs' },
   'gpu-model': {
@@ -106,7 +113,8 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     models: integer(args.models, '--models', 1, 1, 100_000),
     memGiB: number(args.memGib, '--mem-gib', 1, 0.001, 10_000),
     smPct: number(args.smPct, '--sm-pct', 10, 0.01, 100),
-    latencySloMs: args.latencySloMs === undefined ? null : number(args.latencySloMs, '--latency-slo-ms', 0, 0.001, 1e7),
+    sloP99Ms: args.sloP99Ms === undefined ? null : number(args.sloP99Ms, '--slo-p99-ms', 0, 0.001, 1e7),
+    headroomPct: number(args.headroomPct, '--headroom-pct', DEFAULT_HEADROOM_PCT, 0, 90),
     run: args.run,
     gpu: gpuModel(args),
     gpuMemGiB: args.gpuMemGib === undefined ? null : number(args.gpuMemGib, '--gpu-mem-gib', 0, 0.001, 100_000),

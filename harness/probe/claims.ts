@@ -64,6 +64,7 @@ const SEED = {
   plugin: 'NVIDIA k8s-device-plugin README (time-slicing)',
   cudaGuide: 'CUDA C++ Programming Guide (stream priorities)',
   torch: 'PyTorch docs, torch.cuda.green_contexts',
+  cudaErrors: 'CUDA C++ Programming Guide (sticky errors: the context is unusable until the process ends)',
 };
 
 type Find = <P extends ProbeOutcome['probe']>(
@@ -94,6 +95,7 @@ export function claimsLedger(run: ProbeRun): Claim[] {
     memoryClaims(find),
     smCapClaim(find),
     faultClaims(find),
+    inProcessFaultClaim(find),
     clientLimitClaim(find),
     contextClaims(find),
     sliceClaims(find),
@@ -246,6 +248,32 @@ function faultClaims(find: Find): Claim[] {
       true,
       'holds when the other processes die with the faulting one',
     ),
+  ];
+}
+
+/**
+ * Models served in one process share its one context: one model's fault ends them all. Listed only
+ * where the run has the probe's outcome (runs before it was added never ran it).
+ */
+function inProcessFaultClaim(find: Find): Claim[] {
+  const o = find('fault-in-process');
+  if (o === undefined) return [];
+  const base = {
+    id: 'in-process-fault-domain',
+    claim:
+      "Models served in one process share one fault domain: one model's illegal address ends every model of the process",
+    source: SEED.cudaErrors,
+    rule: 'holds when every other tenant of the process stops with the error',
+  };
+  if (o.status !== 'measured')
+    return [{ ...base, measured: unmeasured(o, 'the in-process fault probe'), verdict: 'not measured' }];
+  const died = o.victims.filter((v) => !v.survived);
+  return [
+    {
+      ...base,
+      measured: `after one thread's illegal address (${o.faulterError ?? 'no error'}), ${died.length} of ${o.victims.length} tenants of the process stopped${died[0] ? ` (${died[0].error})` : ''}; ${o.victims.length - died.length} survived`,
+      verdict: died.length === o.victims.length ? 'holds' : died.length === 0 ? 'does not hold' : 'partly holds',
+    },
   ];
 }
 

@@ -56,6 +56,7 @@ function whatBreaks(run: ProbeRun, ledger: Claim[]): string[] {
     'timeslice-memory-isolation',
     'mps-fault-reported-to-all',
     'timeslice-fault-isolation',
+    'in-process-fault-domain',
     'mps-client-limit',
     'timeslice-10ms',
     'default-stream-trap',
@@ -125,6 +126,16 @@ function section(o: ProbeOutcome): string[] {
         ),
         '',
         `MPS server status after the fault: ${mdText(o.serverAfterFault ?? '—')}; after recovery: ${mdText(o.serverAfterRecovery ?? '—')}. New client ${o.recovery.accepted ? `accepted ${f(o.recovery.afterMs / 1000, 2)} s after the fault, attempt ${o.recovery.attempts}` : `not accepted within ${f(o.recovery.afterMs / 1000, 1)} s: ${mdText(o.recovery.lastError ?? '')}`}.`,
+      ];
+    case 'fault-in-process':
+      return [
+        title,
+        '',
+        `One process, ${o.victims.length} tenants (a thread and a stream each); another thread of it made an illegal address: ${mdText(o.faulterError ?? 'no error')}.`,
+        '',
+        '| tenant | survived | error |',
+        '|---|---|---|',
+        ...o.victims.map((v, i) => `| tenant ${i + 1} | ${v.survived ? 'yes' : 'no'} | ${mdText(v.error ?? '—')} |`),
       ];
     case 'client-limit':
       return [

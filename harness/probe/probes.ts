@@ -19,6 +19,8 @@ export const PROBE_SETTINGS = {
   /** Clients the client-limit probe tries at most (the MPS docs say 48 on Volta and later). */
   maxClients: 64,
   contextClients: 4,
+  /** Tenants of the one process of the in-process fault probe. */
+  inProcessTenants: 4,
   sliceCotenants: [0, 1, 2, 4],
   slice: { periodMs: 10, requests: 500 },
   /** Priority and green contexts: short requests every 2 ms beside a background that fills every SM. */
@@ -76,6 +78,8 @@ export async function runProbe(name: ProbeName, deps: ProbeDeps): Promise<ProbeR
         await session(deps, 'fault', 'timeslice', { mode: 'timeslice' }, (cast) => fault(cast, null, deps.clock)),
         await session(deps, 'fault', 'mps', { mode: 'mps' }, (cast, daemon) => fault(cast, daemon, deps.clock)),
       ];
+    case 'fault-in-process':
+      return [await session(deps, 'fault-in-process', 'in-process', {}, faultInProcess)];
     case 'client-limit':
       return [await session(deps, 'client-limit', 'mps', { mode: 'mps' }, clientLimit)];
     case 'context':
@@ -282,6 +286,16 @@ async function fault(cast: Cast, daemon: SessionDaemon | null, clock: Clock): Pr
     serverAfterFault,
     serverAfterRecovery: await server(),
     recovery: { accepted, afterMs, attempts, lastError },
+  };
+}
+
+/** Tenants of one process (threads, streams) while another thread of it makes an illegal address. */
+async function faultInProcess(cast: Cast): Promise<Measured<'fault-in-process'>> {
+  const role = cast.start('infault', 'infault', ['--tenants', String(PROBE_SETTINGS.inProcessTenants)]);
+  const m = await expect(role, ['result']);
+  return {
+    faulterError: m.faulterError ? text(m.faulterError) : null,
+    victims: records(m.victims).map((v) => ({ survived: v.survived === true, error: v.error ? text(v.error) : null })),
   };
 }
 

@@ -14,6 +14,7 @@ export const PROBES = [
   'memory',
   'sm-cap',
   'fault',
+  'fault-in-process',
   'client-limit',
   'context',
   'slice',
@@ -95,6 +96,15 @@ export const ProbeOutcomeSchema = z.union([
     }),
   }),
   z.object({ probe: z.literal('fault'), mode: ProbeModeSchema, ...notMeasured }),
+  z.object({
+    probe: z.literal('fault-in-process'),
+    status: z.literal('measured'),
+    /** The error the faulting thread got, or null when its illegal address raised none. */
+    faulterError: z.string().nullable(),
+    /** Each other tenant (thread, stream) of the same process: did it keep running. */
+    victims: z.array(VictimSchema),
+  }),
+  z.object({ probe: z.literal('fault-in-process'), ...notMeasured }),
   z.object({
     probe: z.literal('client-limit'),
     mode: z.literal('mps'),

@@ -30,7 +30,7 @@ export function workloadEnv(env: Record<string, string>, inherited = process.env
 /** What waiting on a client gave: the expected message, or why not. */
 export type ClientReply<M> =
   | { kind: 'message'; message: M }
-  | { kind: 'failed'; reason: string; exitCode: number | null }
+  | { kind: 'failed'; reason: string; exitCode: number | null; unsupported?: true }
   | { kind: 'timeout' };
 
 /** Every line is a protocol message; a blank one is ignored, any other is a broken contract. */
@@ -94,8 +94,14 @@ export class WorkloadClient {
     this.child.killNow();
   }
 
-  private failure(reason: string): ClientReply<never> {
-    return { kind: 'failed', reason: `${this.label} ${reason}`, exitCode: this.child.exit?.exitCode ?? null };
+  /** unsupported: the workload said it cannot run so on this machine (a skip, not a failure). */
+  private failure(reason: string, unsupported = false): ClientReply<never> {
+    return {
+      kind: 'failed',
+      reason: `${this.label} ${reason}`,
+      exitCode: this.child.exit?.exitCode ?? null,
+      ...(unsupported ? { unsupported: true as const } : {}),
+    };
   }
 
   /** The next message, which must be `event`: anything else it does first is a failure. */
@@ -117,6 +123,8 @@ export class WorkloadClient {
       case 'message':
         if (next.message.event === event)
           return { kind: 'message', message: next.message as Extract<WorkloadMessage, { event: E }> };
+        if (next.message.event === 'error' && next.message.unsupported)
+          return this.failure(`cannot run here: ${next.message.message}`, true);
         if (next.message.event === 'error') return this.failure(`reported an error: ${next.message.message}`);
         return this.failure(`sent "${next.message.event}" while the harness waited for "${event}"`);
     }

@@ -1,53 +1,95 @@
 /**
- * The workload protocol, version 2 (documented in the README; version 1 workloads are still accepted). A workload prints JSON lines on
+ * The workload protocol, version 3 (documented in the README; versions 1 and 2 are still accepted). A workload prints JSON lines on
  * stdout and nothing else; the harness writes JSON lines to its stdin.
  *
- *   workload → harness  {"event":"ready","protocol":1,"workload":"gemm","pid":123,...}
- *   harness → workload  {"cmd":"run","trial":"…","startAtUs":…,"durationMs":500|null,"iterations":N|null,"variant":{…},"load":null|{"kind":"poisson"|"constant","qps":…}}
- *   workload → harness  {"event":"result","trial":"…","windowStartUs":…,"windowEndUs":…,"iterations":…,"gpuMs":…,…}
+ *   workload → harness  {"event":"ready","protocol":3,"workload":"gemm","pid":123,"tenants":1,"memoryReservedMiB":…,...}
+ *   harness → workload  {"cmd":"run","trial":"…","startAtUs":…,"durationMs":500|null,"iterations":N|null,"variant":{…},"load":null|{"kind":"poisson"|"constant","qps":…},"tenants":[0,1,…]?}
+ *   workload → harness  {"event":"result","trial":"…","windowStartUs":…,"windowEndUs":…,"iterations":…,"gpuMs":…,…,"tenants":[{"tenant":0,…},…]?}
  *                       with a load (version 2): latenciesMs from each request's scheduled time, and scheduleLagMs
  *   harness → workload  {"cmd":"exit"}   (or stdin closes: the workload exits either way)
- *   workload → harness  {"event":"error","message":"…"}   (then exits non-zero)
+ *   workload → harness  {"event":"error","message":"…","unsupported":true?}   (then exits non-zero)
+ *
+ * Version 3: a process may hold several tenants (GPUSHARE_TENANTS=N in its environment; each tenant a
+ * model instance with its own stream and host thread): its ready line says how many it built, a run
+ * command names the tenants it releases, and the result carries one entry per tenant. An error marked
+ * unsupported is something this machine cannot do (green contexts here): skipped, not failed.
  *
  * Times are CLOCK_MONOTONIC microseconds, comparable across processes of one host.
  */
 import { z } from 'zod';
 import type { Variant, Work } from './spec.js';
 
-export const PROTOCOL_VERSION = 2;
-/** Versions a workload may speak: 1 knows no open-loop load. */
-export const PROTOCOL_VERSIONS = [1, 2] as const;
+export const PROTOCOL_VERSION = 3;
+/** Versions a workload may speak: 1 knows no open-loop load, 2 no tenants. */
+export const PROTOCOL_VERSIONS = [1, 2, 3] as const;
+
+/** The environment variable that asks a workload process for N tenants (protocol 3). */
+export const TENANTS_ENV = 'GPUSHARE_TENANTS';
+/** The environment variable that puts each tenant in a green context of that share of the SMs, % ("even": an even split). */
+export const GREEN_ENV = 'GPUSHARE_GREEN_SM_PCT';
 
 const finite = z.number().refine(Number.isFinite, 'must be a finite number');
 
+const nonnegative = finite.pipe(z.number().nonnegative());
+
 export const ReadyMessageSchema = z.object({
   event: z.literal('ready'),
-  protocol: z.union([z.literal(1), z.literal(2)]),
+  protocol: z.union([z.literal(1), z.literal(2), z.literal(3)]),
   workload: z.string(),
   pid: z.number().int(),
   device: z.string().nullish(),
   params: z.record(z.string(), z.unknown()).optional(),
+  /** Protocol 3: the tenants the process built (1 unless GPUSHARE_TENANTS asked for more). */
+  tenants: z.number().int().positive().optional(),
+  /** Protocol 3: what the process's own allocator holds once warmed up (PyTorch: torch.cuda.memory_reserved()), MiB. */
+  memoryReservedMiB: nonnegative.nullish(),
+  /** Protocol 3: the part of it in CUDA-graph pools, MiB; null where the framework cannot say. */
+  graphPoolMiB: nonnegative.nullish(),
+  /** Protocol 3, green contexts: the SM ids each tenant's work ran on, checked disjoint. */
+  tenantSms: z.array(z.array(z.number().int().nonnegative())).optional(),
 });
+
+/** What one window measured: of the process, or of one of its tenants. */
+const resultFields = {
+  windowStartUs: finite,
+  windowEndUs: finite,
+  iterations: z.number().int().nonnegative(),
+  gpuMs: nonnegative,
+  latenciesMs: z.array(nonnegative).default([]),
+  chunkIterations: z.number().int().positive().default(1),
+  /** Open loop only: how late the generator issued requests while its worker was idle, ms: p99 and max. */
+  scheduleLagMs: nonnegative.optional(),
+  scheduleLagMaxMs: nonnegative.optional(),
+  /** Open loop only: requests still queued a window after the window ended, not served. */
+  droppedRequests: z.number().int().nonnegative().optional(),
+  /** Host time of one step() call (one request enqueued), mean, µs: with tenants on threads, the GIL's share shows here. */
+  stepHostUs: nonnegative.optional(),
+};
+const inOrder = (m: { windowStartUs: number; windowEndUs: number }) => m.windowEndUs >= m.windowStartUs;
+const BACKWARDS = 'windowEndUs is before windowStartUs';
+
+/** One tenant's share of a result (protocol 3). */
+export const TenantResultSchema = z
+  .object({ tenant: z.number().int().nonnegative(), ...resultFields })
+  .refine(inOrder, BACKWARDS);
+export type TenantResult = z.infer<typeof TenantResultSchema>;
 
 export const ResultMessageSchema = z
   .object({
     event: z.literal('result'),
     trial: z.string(),
-    windowStartUs: finite,
-    windowEndUs: finite,
-    iterations: z.number().int().nonnegative(),
-    gpuMs: finite.pipe(z.number().nonnegative()),
-    latenciesMs: z.array(finite.pipe(z.number().nonnegative())).default([]),
-    chunkIterations: z.number().int().positive().default(1),
-    /** Open loop only: how late the generator issued requests while its worker was idle, ms: p99 and max. */
-    scheduleLagMs: finite.pipe(z.number().nonnegative()).optional(),
-    scheduleLagMaxMs: finite.pipe(z.number().nonnegative()).optional(),
-    /** Open loop only: requests still queued a window after the window ended, not served. */
-    droppedRequests: z.number().int().nonnegative().optional(),
+    ...resultFields,
+    /** Protocol 3, a command that named tenants: one entry per tenant named; the fields above are the process's as a whole. */
+    tenants: z.array(TenantResultSchema).optional(),
   })
-  .refine((m) => m.windowEndUs >= m.windowStartUs, 'windowEndUs is before windowStartUs');
+  .refine(inOrder, BACKWARDS);
 
-export const ErrorMessageSchema = z.object({ event: z.literal('error'), message: z.string() });
+export const ErrorMessageSchema = z.object({
+  event: z.literal('error'),
+  message: z.string(),
+  /** This machine cannot run what was asked (e.g. green contexts): the comparison is skipped with the message, not failed. */
+  unsupported: z.boolean().optional(),
+});
 
 const MessageSchema = z.discriminatedUnion('event', [ReadyMessageSchema, ResultMessageSchema, ErrorMessageSchema]);
 /** A message a workload may print. */
@@ -75,7 +117,10 @@ export function parseWorkloadLine(line: string): ParsedLine {
   };
 }
 
-/** The run command for one trial; `clients` is how many clients are released together (informational). */
+/**
+ * The run command for one trial; `clients` is how many clients are released together (informational);
+ * `tenants`, the tenants of the process it releases (protocol 3), null for a process of one.
+ */
 export function runCommand(
   trial: string,
   startAtUs: number,
@@ -83,6 +128,7 @@ export function runCommand(
   variant: Variant,
   clients = 1,
   load: Load | null = null,
+  tenants: readonly number[] | null = null,
 ): string {
   return JSON.stringify({
     cmd: 'run',
@@ -93,6 +139,7 @@ export function runCommand(
     variant,
     clients,
     ...(load !== null ? { load } : {}),
+    ...(tenants !== null ? { tenants } : {}),
   });
 }
 

@@ -51,12 +51,12 @@ describe('gpushare artifacts', () => {
 });
 
 describe('gpushare plan', () => {
-  it('40 small models on one A100-80GB: MPS, with the measured costs, and writes its artifacts', async () => {
+  it('36 small models on one A100-80GB: MPS (the lowest measured slowdown that fits), with the measured costs, and writes its artifacts', async () => {
     const out = path.join(tempDir(), 'plan');
     const result = await cli([
       'plan',
       '--models',
-      '40',
+      '36',
       '--mem-gib',
       '1.5',
       '--sm-pct',
@@ -69,14 +69,17 @@ describe('gpushare plan', () => {
       out,
     ]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/^recommendation: MPS — MIG cannot give 40 models a slice each/m);
-    // The run measured 2 clients: quoted for 40, and marked as such.
+    expect(result.stdout).toMatch(
+      /^recommendation: MPS — fits, and measured the lowest per-model slowdown of the options that fit: 1\.12× at 2 clients$/m,
+    );
+    expect(result.stdout).toMatch(/^runner-up: time-slicing — fits, and measured the next lowest per-model slowdown/m);
+    // The run measured 2 clients: quoted for 36, and marked as such.
     expect(result.stdout).toMatch(
       /time-slicing: fits\n[\s\S]*! measured on run .* with 2 infer clients \(EXTRAPOLATED: the most clients measured; more cost more\): slowdown \d\.\d\d×/,
     );
     expect(readdirSync(out)).toContain('gpushare-mps-start.sh');
     const configMap = parse(readFileSync(path.join(out, 'gpushare-device-plugin-configmap.yaml'), 'utf8'));
-    expect(parse(configMap.data['mps-40']).sharing.mps.resources).toEqual([{ name: 'nvidia.com/gpu', replicas: 40 }]);
+    expect(parse(configMap.data['mps-36']).sharing.mps.resources).toEqual([{ name: 'nvidia.com/gpu', replicas: 36 }]);
     expect(readFileSync(path.join(out, 'gpushare-mps-start.sh'), 'utf8')).toContain(
       'set_default_active_thread_percentage 2',
     );
@@ -87,7 +90,7 @@ describe('gpushare plan', () => {
     const result = await cli([
       'plan',
       '--models',
-      '40',
+      '36',
       '--mem-gib',
       '1.5',
       '--sm-pct',
@@ -99,7 +102,7 @@ describe('gpushare plan', () => {
     ]);
     expect(result.exitCode).toBe(0);
     const configMap = parse(readFileSync(path.join(out, 'gpushare-device-plugin-configmap.yaml'), 'utf8'));
-    const [resource] = parse(configMap.data['mps-40']).sharing.mps.resources as Array<{ replicas: number }>;
+    const [resource] = parse(configMap.data['mps-36']).sharing.mps.resources as Array<{ replicas: number }>;
     const replicas = resource?.replicas ?? 0;
     // What NVIDIA's mps-control-daemon sets for its replicas (cmd/mps-control-daemon/mps/daemon.go):
     // 100 / replicas percent of the threads, and the GPU's memory / replicas (MiB), both rounded down.
@@ -119,7 +122,7 @@ describe('gpushare plan', () => {
     await cli([
       'plan',
       '--models',
-      '40',
+      '36',
       '--mem-gib',
       '1.5',
       '--sm-pct',
@@ -196,6 +199,22 @@ describe('gpushare artifacts without a run', () => {
   });
 });
 
+describe('gpushare plan --slo-p99-ms', () => {
+  const args = ['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu-model', 'H100-80GB', '--run', real];
+  it("is capacity's name; --latency-slo-ms still works, with a warning, and means the same", async () => {
+    const now = await cli([...args, '--slo-p99-ms', '0.05']);
+    const old = await cli([...args, '--latency-slo-ms', '0.05']);
+    expect(now.exitCode).toBe(0);
+    expect(now.stderr).toBe('');
+    expect(old.stderr).toContain('warning: --latency-slo-ms is deprecated: use --slo-p99-ms');
+    expect(old.stdout).toBe(now.stdout);
+    // The fit and the target are said apart: a mode that fits but misses the target says both.
+    expect(now.stdout).toMatch(
+      /^time-slicing: fits, but misses the 0\.05 ms p99 target \(measured contended p99 0\.\d\d ms\)$/m,
+    );
+  });
+});
+
 describe('gpushare plan for a GPU without a built-in table', () => {
   it('fits time-slicing and MPS from the memory given, leaves MIG out, and asks for the memory when it is missing', async () => {
     const out = path.join(tempDir(), 'plan');
@@ -215,8 +234,12 @@ describe('gpushare plan for a GPU without a built-in table', () => {
       out,
     ]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/^recommendation: MPS — A10 has no MIG table here/m);
-    expect(result.stdout).toContain('4 × (2 GiB + 0.5 GiB context) = 10 GiB of 24 GiB');
+    expect(result.stdout).toMatch(
+      /^recommendation: MPS — fits; its cost was not measured, so it is ranked by isolation .*; the better isolated options cannot: MIG does not fit$/m,
+    );
+    expect(result.stdout).toContain(
+      'memory: 4 × 2 GiB + 4 contexts × 0.5 GiB assumed overhead = 10 GiB of 22.8 GiB usable (24 GiB less 5% headroom): 12.8 GiB left',
+    );
     expect(result.stdout).toContain('A10 has no MIG profile table');
     expect(readdirSync(out)).not.toContain('gpushare-mig-parted.yaml');
     const json = JSON.parse(
@@ -240,15 +263,17 @@ describe('gpushare plan for a GPU without a built-in table', () => {
       ),
     );
     expect(json).toMatchObject({
-      request: { models: 4, memGiB: 2, smPct: 10, latencySloMs: null },
+      request: { models: 4, memGiB: 2, smPct: 10, sloP99Ms: null, headroomPct: 5 },
       gpu: { name: 'A10', memoryGiB: 24, mig: null },
       recommendation: 'mps',
       mpsThreadPct: 25,
       mpsMemLimit: '6144M',
     });
     expect(json.assessments.map((a: { mode: string; fits: boolean }) => [a.mode, a.fits])).toEqual([
-      ['mps', true],
+      ['streams', true],
+      ['green', true],
       ['timeslice', true],
+      ['mps', true],
       ['mig', false],
     ]);
     const missing = await cli(['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu-model', 'A10']);

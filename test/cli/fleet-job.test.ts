@@ -281,7 +281,7 @@ describe.concurrent('bad flags: one line naming the flag, the value and the fix;
     ],
     [
       [...POOL, '--modes', 'timeslice,vgpu'],
-      'unknown mode "vgpu" in --modes: choose from streams, timeslice, mps, mig',
+      'unknown mode "vgpu" in --modes: choose from streams, green, timeslice, mps, mig',
     ],
     [[...POOL, '--modes', ','], '--modes ,: give at least one mode'],
     [['--nodes', 'a=b', '--image', 'x/y:1'], 'fleet job needs --count (see gpushare fleet job --help)'],

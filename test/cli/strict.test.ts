@@ -112,7 +112,7 @@ const NUMERIC: Array<[string[], string, string, Kind]> = [
   [[...PLAN.filter((_, i) => i < 1 || i > 2), ...GPU], '--models', '2', 'whole'],
   [[...PLAN.filter((_, i) => i < 3 || i > 4), ...GPU], '--mem-gib', '4', 'number'],
   [[...PLAN.slice(0, 5), ...GPU], '--sm-pct', '20', 'number'],
-  [[...PLAN, ...GPU], '--latency-slo-ms', '50', 'number'],
+  [[...PLAN, ...GPU], '--slo-p99-ms', '50', 'number'],
 ];
 
 /** Forms that Number() reads as `value` (all in range, so accepted before), but are not plain decimal. */
@@ -158,7 +158,7 @@ describe.concurrent('numbers: plain decimal only, on every numeric flag', () => 
     expect(dryRun.stderr).toBe('');
     expect(dryRun.stdout).toContain(', at least 7 rounds (ABBA)');
     const plan = await cli(
-      [...PLAN, ...GPU, '--latency-slo-ms', '50', '--mem-gib', '0.5'].filter((_, i) => i < 3 || i > 4),
+      [...PLAN, ...GPU, '--slo-p99-ms', '50', '--mem-gib', '0.5'].filter((_, i) => i < 3 || i > 4),
     );
     expect(plan.exitCode).toBe(0);
     const artifacts = await cli(['artifacts', ...GPU, '--out', path.join(tempDir(), 'out'), '--replicas', '4']);

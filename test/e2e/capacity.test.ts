@@ -41,6 +41,44 @@ describe('gpushare capacity (fake GPU)', () => {
     expect(capacityRun(out).points[0]?.steps[0]?.clients[0]?.histogram).toMatch(/^[A-Za-z0-9+/=]+$/);
   });
 
+  it('streams and green: N tenants of one process per point; green past the SM split is skipped with the reason, exit 0', async () => {
+    const out = path.join(tempDir(), 'cap');
+    const result = await cli(
+      [
+        'capacity',
+        '--slo-p99-ms',
+        '2',
+        '--modes',
+        'streams,green',
+        '--clients',
+        '2,17',
+        '--window-ms',
+        '200',
+        '--start-qps',
+        '1000',
+        '--max-steps',
+        '3',
+        '--out',
+        out,
+      ],
+      {},
+      { timeoutMs: 120_000 },
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    const points = capacityRun(out).points;
+    expect(points.map((p) => `${p.mode}×${p.clients} ${p.status}`)).toEqual([
+      'streams×2 measured',
+      'streams×17 measured',
+      'green×2 measured',
+      'green×17 skipped',
+    ]);
+    // One result per tenant in each step: 2 and 17 of them.
+    expect(points.map((p) => p.steps[0]?.clients.length ?? 0)).toEqual([2, 17, 2, 0]);
+    expect(result.stdout).toMatch(
+      /green\s+17 clients {2}skipped: .*at most 16 tenants get green contexts of their own/,
+    );
+  });
+
   it('a point whose every step was invalid is reported invalid with the reason, exit 3, never "nothing passed"', async () => {
     const out = path.join(tempDir(), 'cap');
     // The command of the issue: client 1's generator falls 5 ms behind its schedule, over the 2 ms allowed.

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Run } from '../../harness/bench/record/schema.js';
 import { cli, expectOneLineError, FAKE_TORCH, QUICK, ROOT, tempDir } from '../helpers.js';
 
 /** A custom command the simulated python3 plays: the built-in infer script, given as a command after --. */
@@ -28,14 +29,14 @@ describe('gpushare check -- <cmd>', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
     expect(result.stdout).toMatch(
-      /^check passed: "infer" \(protocol 2, NVIDIA H200 \(fake\)\) ready in [\d.]+ s; a 200 ms window: \d+ iterations; fixed work: 10 iterations on 2 streams in [\d.]+ ms of GPU time; open loop at \d+ req\/s: \d+ requests served; exited when asked$/,
+      /^check passed: "infer" \(protocol 3, NVIDIA H200 \(fake\)\) ready in [\d.]+ s; a 200 ms window: \d+ iterations; fixed work: 10 iterations on 2 streams in [\d.]+ ms of GPU time; open loop at \d+ req\/s: \d+ requests served; exited when asked$/,
     );
   });
 
   it('runs the workload of the docs with the real Python helper, imported from the PYTHONPATH gpushare gives it', async () => {
     const result = await cli(['check', '--', 'python3', docsWorkload(), '--batch', '4'], { PYTHONPATH: FAKE_TORCH });
     expect(result.exitCode, `${result.stdout}${result.stderr}`).toBe(0);
-    expect(result.stdout).toMatch(/^check passed: "my-model" \(protocol 2, Fake GPU/);
+    expect(result.stdout).toMatch(/^check passed: "my-model" \(protocol 3, Fake GPU/);
   });
 
   it.each<[string, Record<string, string>, string[], string[], RegExp]>([
@@ -161,6 +162,43 @@ describe('bench -- <cmd>', () => {
       /^ {2}! measured on run \S+ \(NVIDIA H200, driver [\d.]+\) with 2 custom clients: slowdown 2\.\d+×/m,
     );
     expect(plan.stdout).toContain('costs are those measured at 2 clients, the fewest measured at or above 2');
+  }, 120_000);
+
+  it('measures the workload of the docs as tenants of one process: the real helper gives it tenancy for free', async () => {
+    const out = path.join(tempDir(), 'run');
+    const bench = await cli(
+      [
+        'bench',
+        '--out',
+        out,
+        '--modes',
+        'streams',
+        '--clients',
+        '3',
+        ...QUICK,
+        '--quiet',
+        '--',
+        'python3',
+        docsWorkload(),
+      ],
+      { PYTHONPATH: FAKE_TORCH },
+    );
+    expect(bench.exitCode, bench.stderr).toBe(0);
+    const run = JSON.parse(readFileSync(path.join(out, 'run.json'), 'utf8')) as Run;
+    expect(run.plan.map((c) => c.id)).toEqual(['streams/custom', 'streams/custom@3']);
+    const contended = run.trials.filter((t) => t.comparisonId === 'streams/custom@3' && t.arm === 'contended');
+    expect(contended.map((t) => t.status)).toEqual(Array(6).fill('ok'));
+    for (const t of contended) {
+      if (t.status !== 'ok') continue;
+      expect(t.clients.map((c) => c.client)).toEqual([0, 1, 2]);
+      expect(new Set(t.clients.map((c) => c.pid)).size).toBe(1);
+      for (const c of t.clients) expect(c.stepHostUs).toBeGreaterThan(0);
+    }
+    // The fake torch's allocator holds 64 MiB per model moved to the GPU: three tenants, 192.
+    expect(run.clientStarts?.find((s) => s.comparisonId === 'streams/custom@3')).toMatchObject({
+      processes: 1,
+      memoryReservedMiB: 192,
+    });
   }, 120_000);
 
   it('report answers "which mode" from a committed custom run (torchvision resnet18 on the H100)', async () => {

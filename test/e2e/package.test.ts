@@ -143,7 +143,7 @@ describe('the packed package, installed in another project', () => {
 
     const check = await gpushare(['check', '--', 'python3', 'my_model.py', '--batch', '4'], torch);
     expect(check.exitCode, `${check.stdout}${check.stderr}`).toBe(0);
-    expect(check.stdout).toMatch(/^check passed: "my-model" \(protocol 2, /);
+    expect(check.stdout).toMatch(/^check passed: "my-model" \(protocol 3, /);
 
     const bench = await gpushare(
       ['bench', '--modes', 'timeslice,mps', ...QUICK, '--quiet', '--', 'python3', 'my_model.py', '--batch', '4'],

@@ -50,6 +50,15 @@ describe('gpushare probe (fake GPU)', () => {
       lastError: expect.stringContaining('MPS_SERVER_NOT_READY'),
     });
     expect(ts.victims.map((v) => v.survived)).toEqual([true, true]);
+    // In one process the fault is the context's: the simulator, like CUDA, ends every tenant.
+    const inProcess = run.probes.find((o) => o.probe === 'fault-in-process');
+    expect(inProcess).toMatchObject({ status: 'measured', faulterError: expect.stringContaining('illegal memory') });
+    expect(inProcess?.status === 'measured' && inProcess.victims.map((v) => v.survived)).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
 
     const limit = run.probes.find((o) => o.probe === 'client-limit');
     expect(limit).toMatchObject({
@@ -86,6 +95,8 @@ describe('gpushare probe (fake GPU)', () => {
       claims: Array<{ id: string; verdict: string }>;
     };
     expect(json.claims.find((c) => c.id === 'mps-fault-reported-to-all')?.verdict).toBe('holds');
+    expect(json.claims.find((c) => c.id === 'in-process-fault-domain')?.verdict).toBe('holds');
+    expect(report).toMatch(/after one thread's illegal address \(.*\), 4 of 4 tenants of the process stopped/);
   });
 
   it('a probe whose role dies is failed with its words, the others still run, and the exit code is 3', async () => {
@@ -120,7 +131,7 @@ describe('gpushare probe (fake GPU)', () => {
     expect(result.exitCode).toBe(2);
     expectOneLineError(
       result.stderr,
-      'unknown probe "memry" in --probes: choose from memory, sm-cap, fault, client-limit, context, slice, default-stream, priority, green-context',
+      'unknown probe "memry" in --probes: choose from memory, sm-cap, fault, fault-in-process, client-limit, context, slice, default-stream, priority, green-context',
     );
     expect(existsSync(out)).toBe(false);
   });

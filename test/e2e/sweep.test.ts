@@ -57,4 +57,54 @@ describe('gpushare bench --clients 2,4 (fake GPU)', () => {
     expect(at40.stdout).toMatch(/with 4 spin clients \(EXTRAPOLATED: the most clients measured; more cost more\)/);
     expect(at40.stdout).toContain('binding limit:');
   });
+
+  it('--modes streams,green: N tenants in one process at each count, beside timeslice; green past the SM split is skipped with the reason', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli([
+      'bench',
+      '--modes',
+      'streams,green,timeslice',
+      '--workloads',
+      'infer',
+      '--clients',
+      '2,17',
+      ...QUICK,
+      '--out',
+      out,
+      '--quiet',
+    ]);
+    // green at 17 is skipped (132 SMs make 16 groups of 8 at most), not a failure: exit 0.
+    expect(result.exitCode).toBe(0);
+    const run = runOnDisk(out);
+    expect(run?.plan.map((c) => `${c.id}${c.tenants ? ` (${c.tenants} tenants)` : ''}`)).toEqual([
+      'streams/infer',
+      'streams/infer@2 (2 tenants)',
+      'streams/infer@17 (17 tenants)',
+      'green/infer@2 (2 tenants)',
+      'green/infer@17 (17 tenants)',
+      'timeslice/infer@2',
+      'timeslice/infer@17',
+    ]);
+    expect(run?.stops.find((s) => s.comparisonId === 'green/infer@17')).toMatchObject({
+      reason: 'unsupported',
+      detail: expect.stringContaining('not the 17 asked for an even split: at most 16 tenants'),
+    });
+    // One process per in-process comparison; its tenants' memory from its ready line.
+    expect(run?.clientStarts?.find((s) => s.comparisonId === 'streams/infer@17')).toMatchObject({
+      processes: 1,
+      memoryReservedMiB: 17 * 73,
+    });
+    const contended = run?.trials.find((t) => t.comparisonId === 'streams/infer@17' && t.arm === 'contended');
+    expect(contended?.status === 'ok' && new Set(contended.clients.map((c) => c.pid)).size).toBe(1);
+    const md = readFileSync(path.join(out, 'report', `${run?.id}.md`), 'utf8');
+    // The simulator: 1 + 0.55·(n−1) slower on streams of one process, 1 + 0.1·(n−1) in green contexts,
+    // host time per step 10·(1 + 0.5·(n−1)) µs, 73 MiB reserved per tenant.
+    expect(md).toMatch(
+      /\| streams \| infer \| 2 \| 1\.55× ±0\.0% \| 1\.29× \|.*\| 146 MiB \|.*\| 10\.0 → 15\.0 \| 6 \|/,
+    );
+    expect(md).toMatch(/\| green \| infer \| 2 \| 1\.10× ±0\.0% \|/);
+    expect(md).toMatch(/\| green \| infer \| 17 \| not measured: skipped: .*at most 16 tenants get green contexts/);
+    expect(md).toMatch(/\| timeslice \| infer \| 2 \| 2\.00× ±0\.0% \|/);
+    expect(md).toContain('the rise is the wait for the GIL');
+  });
 });

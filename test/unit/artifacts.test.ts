@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import type { Measured } from '../../harness/bench/analysis/which-mode.js';
-import { advise, bindingLimit } from '../../harness/deploy/advice.js';
+import { adviceText, advise, bindingLimit, contextOverhead, memoryFit } from '../../harness/deploy/advice.js';
 import { artifactBundle, sharingConfigs } from '../../harness/deploy/bundle.js';
 import { DevicePluginConfigSchema, devicePluginConfig } from '../../harness/deploy/k8s.js';
 import { MigPartedSpecSchema, standardGeometries } from '../../harness/deploy/mig-parted.js';
@@ -240,7 +240,16 @@ const a100gpu = { name: 'A100-80GB', memoryGiB: a100.memoryGiB, mig: a100 };
 
 describe('plan', () => {
   it.each([
-    ['40 small models on an A100-80GB → MPS (more than MIG has slices)', { models: 40, memGiB: 1.5, smPct: 10 }, 'mps'],
+    [
+      '36 small models on an A100-80GB → MPS (more than MIG has slices; the lowest measured slowdown)',
+      { models: 36, memGiB: 1.5, smPct: 10 },
+      'mps',
+    ],
+    [
+      '40 small models on an A100-80GB → in-process streams (one context: 40 × 1.5 + 0.5 GiB; a context each overflows the headroom)',
+      { models: 40, memGiB: 1.5, smPct: 10 },
+      'streams',
+    ],
     ['5 models that each fit a 1g slice → MIG', { models: 5, memGiB: 8, smPct: 10 }, 'mig'],
     ['60 models: over the MPS client limit → time-slicing', { models: 60, memGiB: 0.5, smPct: 1 }, 'timeslice'],
     [
@@ -249,28 +258,82 @@ describe('plan', () => {
       null,
     ],
   ] as const)('%s', (_name, request, recommendation) => {
-    const advice = advise({ ...request, latencySloMs: null }, a100gpu, measured);
+    const advice = advise({ ...request, sloP99Ms: null }, a100gpu, measured);
     expect(advice.recommendation).toBe(recommendation);
   });
 
-  it('none fits: says how many such GPUs the models need', () => {
-    expect(advise({ models: 3, memGiB: 30, smPct: 40, latencySloMs: null }, a100gpu, measured).why).toBe(
-      "the models do not fit in A100-80GB's memory: they need about 2 such GPUs",
+  it('none fits: says how many such GPUs the models need, and in which mode', () => {
+    expect(advise({ models: 3, memGiB: 30, smPct: 40, sloP99Ms: null }, a100gpu, measured).why).toBe(
+      'the 3 models do not fit one A100-80GB in any mode: the fewest is 2 such GPUs, with MIG (2 models per GPU)',
+    );
+    expect(advise({ models: 200, memGiB: 1.5, smPct: 1, sloP99Ms: null }, a100gpu, measured).why).toBe(
+      'the 200 models do not fit one A100-80GB in any mode: the fewest is 4 such GPUs, with green contexts (50 models per GPU)',
+    );
+  });
+
+  it('adds the overhead per context: one for in-process streams and green contexts, one per model for time-slicing and MPS, one per slice for MIG', () => {
+    // A run that measured memory by cause: nvidia-smi rose 600 MiB per process, 88 of it the workload's own.
+    const mode = { workload: 'infer', clients: 2, slowdown: 2, aggregate: 1, p99Ratio: 2, contendedP99Ms: 1 };
+    const byCause: Measured = {
+      source: 'a run',
+      timeslice: { ...mode, risePerProcessMiB: 600, reservedPerProcessMiB: 88 },
+      mps: null,
+    };
+    const over = contextOverhead(byCause, 'mps');
+    expect(over).toEqual({ gib: 0.5, measured: true, text: '0.5 GiB measured overhead' });
+    const request = { models: 40, memGiB: 1.5, smPct: 10, sloP99Ms: null };
+    // One context: 40 × 1.5 + 0.5 = 60.5 GiB of 80 × 0.95 = 76 usable.
+    expect(memoryFit(request, a100gpu, over, false)).toMatchObject({
+      fits: true,
+      needGiB: 60.5,
+      usableGiB: 76,
+      mostModels: 50,
+    });
+    // A context per model: 40 × (1.5 + 0.5) = 80 GiB: over the 76 usable, though it equals the GPU's 80.
+    expect(memoryFit(request, a100gpu, over, true)).toMatchObject({ fits: false, needGiB: 80, mostModels: 38 });
+    expect(memoryFit(request, a100gpu, over, true).line).toBe(
+      'memory: 40 × 1.5 GiB + 40 contexts × 0.5 GiB measured overhead = 80 GiB of 76 GiB usable (80 GiB less 5% headroom): 4 GiB short',
+    );
+    // No headroom: the same 80 GiB fits exactly.
+    expect(memoryFit({ ...request, headroomPct: 0 }, a100gpu, over, true)).toMatchObject({ fits: true });
+    // The rise alone (no reservation reported) is not taken for the overhead: it holds the workload's model.
+    const riseOnly: Measured = { source: 'a run', timeslice: { ...mode, memoryPerClientMiB: 900 }, mps: null };
+    expect(contextOverhead(riseOnly, 'timeslice')).toEqual({
+      gib: 0.5,
+      measured: false,
+      text: '0.5 GiB assumed overhead',
+    });
+    const advice = advise(request, a100gpu, byCause);
+    expect(advice.assessments.find((a) => a.mode === 'mig')?.reasons[0]).toBe(
+      'the smallest slice for one model and its context (1.5 GiB + 0.5 GiB measured overhead) is 1g.10gb (10 GiB, 1/7 of the compute)',
     );
   });
 
   it('MIG gets one slice per model, checked by the solver', () => {
-    const mig = advise({ models: 5, memGiB: 8, smPct: 10, latencySloMs: null }, a100gpu, measured).assessments.find(
+    const mig = advise({ models: 5, memGiB: 8, smPct: 10, sloP99Ms: null }, a100gpu, measured).assessments.find(
       (a) => a.mode === 'mig',
     );
     expect(mig?.geometry).toEqual({ '1g.10gb': 5 });
   });
 
   it('a latency target rules out a mode whose measured contended p99 misses it', () => {
-    const advice = advise({ models: 60, memGiB: 0.5, smPct: 1, latencySloMs: 0.2 }, a100gpu, measured);
+    const mps = measured.mps as NonNullable<Measured['mps']>;
+    const both: Measured = {
+      ...measured,
+      mps: { ...mps, contendedP99Ms: 0.3 },
+      streams: { ...mps, contendedP99Ms: 0.5 },
+      green: null,
+    };
+    const advice = advise({ models: 60, memGiB: 0.5, smPct: 1, sloP99Ms: 0.2 }, a100gpu, both);
     expect(advice.assessments.find((a) => a.mode === 'timeslice')?.missesSlo).toBe(true);
-    expect(advice.recommendation).toBeNull();
-    expect(advice.why).toBe('every mode misses the latency target');
+    // Green contexts fit (60 × 1% of the SMs) and were not measured: nothing says they miss it.
+    expect(advice.recommendation).toBe('green');
+    expect(adviceText(advice, both)).toContain(
+      'in-process streams: fits, but misses the 0.2 ms p99 target (measured contended p99 0.50 ms)',
+    );
+    expect(adviceText(advice, both)).toContain(
+      'MPS: does not fit, and would miss the 0.2 ms p99 target too (measured contended p99 0.30 ms)',
+    );
   });
 
   it('names the hard limit that binds first: measured memory per client, the MPS client limit, or the latency target over a sweep', () => {
@@ -292,28 +355,32 @@ describe('plan', () => {
         ],
       },
     };
-    // 80 GiB ÷ (1.5 GiB + 900 MiB measured) = 33 models.
-    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, latencySloMs: null }, a100gpu, sweep, 'mps')).toBe(
-      'binding limit: memory (1.5 GiB + 0.88 GiB measured per client of 80 GiB), at 33 models (fewer than the 40 asked)',
+    // 76 GiB usable ÷ (1.5 GiB + 0.5 GiB assumed: the 900 MiB rise holds the workload's own model too) = 38 models.
+    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, sloP99Ms: null }, a100gpu, sweep, 'mps')).toBe(
+      'binding limit: memory (1.5 GiB per model + 0.5 GiB assumed overhead per model, a context each, of 76 GiB usable), at 38 models (fewer than the 40 asked)',
     );
-    expect(bindingLimit({ models: 40, memGiB: 0.1, smPct: 1, latencySloMs: null }, a100gpu, sweep, 'mps')).toBe(
+    expect(bindingLimit({ models: 40, memGiB: 0.1, smPct: 1, sloP99Ms: null }, a100gpu, sweep, 'mps')).toBe(
       'binding limit: the MPS client limit, at 48 models',
     );
-    expect(bindingLimit({ models: 40, memGiB: 0.1, smPct: 1, latencySloMs: 10 }, a100gpu, sweep, 'mps')).toMatch(
+    expect(bindingLimit({ models: 40, memGiB: 0.1, smPct: 1, sloP99Ms: 10 }, a100gpu, sweep, 'mps')).toMatch(
       /^binding limit: the 10 ms p99 target \(measured contended p99: 4\.0 ms at 8, 8\.0 ms at 16, 22\.0 ms at 48 clients\), at 16 models \(fewer than the 40 asked\)$/,
     );
     // Without a measurement, the assumed context overhead, and said so.
-    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, latencySloMs: null }, a100gpu, null, 'timeslice')).toBe(
-      'binding limit: memory (1.5 GiB + 0.5 GiB assumed per client of 80 GiB), at 40 models',
+    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, sloP99Ms: null }, a100gpu, null, 'timeslice')).toBe(
+      'binding limit: memory (1.5 GiB per model + 0.5 GiB assumed overhead per model, a context each, of 76 GiB usable), at 38 models (fewer than the 40 asked)',
+    );
+    // One process: the overhead once.
+    expect(bindingLimit({ models: 40, memGiB: 1.5, smPct: 1, sloP99Ms: null }, a100gpu, null, 'streams')).toBe(
+      'binding limit: memory (1.5 GiB per model + 0.5 GiB assumed overhead once, one process, of 76 GiB usable), at 50 models',
     );
   });
 
   it('sizes MPS client limits as the device plugin splits a GPU between that many replicas', () => {
-    expect(advise({ models: 40, memGiB: 1.5, smPct: 10, latencySloMs: null }, a100gpu, null)).toMatchObject({
+    expect(advise({ models: 40, memGiB: 1.5, smPct: 10, sloP99Ms: null }, a100gpu, null)).toMatchObject({
       mpsThreadPct: 2,
       mpsMemLimit: '2048M',
     });
-    expect(advise({ models: 3, memGiB: 1.5, smPct: 10, latencySloMs: null }, a100gpu, null)).toMatchObject({
+    expect(advise({ models: 3, memGiB: 1.5, smPct: 10, sloP99Ms: null }, a100gpu, null)).toMatchObject({
       mpsThreadPct: 33,
       mpsMemLimit: '27306M',
     });

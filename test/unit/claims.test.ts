@@ -58,6 +58,24 @@ describe('claims ledger', () => {
     expect(verdict([fault('timeslice', [true, true])], 'timeslice-fault-isolation')).toBe('does not hold');
   });
 
+  it('grades the in-process fault domain by how many tenants stopped; a run without that probe lists no such claim', () => {
+    const inProcess = (survived: boolean[]): ProbeOutcome => ({
+      probe: 'fault-in-process',
+      status: 'measured',
+      faulterError: 'AcceleratorError: CUDA error: an illegal memory access was encountered',
+      victims: survived.map((s) => ({ survived: s, error: s ? null : 'AcceleratorError: CUDA error: …' })),
+    });
+    expect(verdict([inProcess([false, false, false, false])], 'in-process-fault-domain')).toBe('holds');
+    expect(verdict([inProcess([true, false, false, false])], 'in-process-fault-domain')).toBe('partly holds');
+    expect(verdict([inProcess([true, true])], 'in-process-fault-domain')).toBe('does not hold');
+    expect(
+      claimsLedger(run([inProcess([false, true])])).find((c) => c.id === 'in-process-fault-domain')?.measured,
+    ).toBe(
+      "after one thread's illegal address (AcceleratorError: CUDA error: an illegal memory access was encountered), 1 of 2 tenants of the process stopped (AcceleratorError: CUDA error: …); 1 survived",
+    );
+    expect(claimsLedger(run([])).some((c) => c.id === 'in-process-fault-domain')).toBe(false);
+  });
+
   it('a claim whose probe did not run, or was skipped, is not measured and says why', () => {
     const ledger = claimsLedger(
       run([

@@ -16,7 +16,7 @@ import { ROOT } from '../helpers.js';
 /** examples/torchvision_model.py (resnet18) at 2 clients, time-sliced and under MPS, on the H100. */
 const CUSTOM_RUN = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-c67faf');
 const H100 = { name: 'NVIDIA H100 80GB HBM3', memoryGiB: 79.6, mig: null };
-const request = { models: 2, memGiB: 2, smPct: 20, latencySloMs: null };
+const request = { models: 2, memGiB: 2, smPct: 20, sloP99Ms: null };
 
 describe('a custom run', () => {
   it('answers "which mode" from the user\'s own command', async () => {

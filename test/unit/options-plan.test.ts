@@ -56,7 +56,7 @@ describe('bench options', () => {
   });
 
   it.each([
-    [{ modes: 'streams,warp' }, 'unknown mode "warp" in --modes: choose from streams, timeslice, mps, mig'],
+    [{ modes: 'streams,warp' }, 'unknown mode "warp" in --modes: choose from streams, green, timeslice, mps, mig'],
     [
       { workloads: 'gemm,resnet' },
       'unknown workload "resnet": choose from spin, gemm, infer, infer-eager, pipeline, or give your own command after --',
@@ -212,6 +212,41 @@ describe('plan', () => {
         fingerprint({}),
       ).comparisons.map((c) => c.id),
     ).toEqual(['timeslice/infer']);
+  });
+
+  it('with --clients, streams and green run N tenants in one process: ids @N, arms solo-c0 and contended', () => {
+    const { config } = resolve({ modes: 'streams,green,timeslice', workloads: 'infer', clients: '2,8', smPct: '10' });
+    const plan = buildPlan(config, fingerprint({}));
+    expect(
+      plan.comparisons.map(
+        (c) =>
+          `${c.id}: ${c.tenants ?? '-'} tenants, ${c.clientEnv.length} clients, ${c.arms.map((a) => a.id).join(' ')}`,
+      ),
+    ).toEqual([
+      'streams/infer: - tenants, 1 clients, s1 s2',
+      'streams/infer@2: 2 tenants, 2 clients, solo-c0 contended',
+      'streams/infer@8: 8 tenants, 8 clients, solo-c0 contended',
+      'green/infer@2: 2 tenants, 2 clients, solo-c0 contended',
+      'green/infer@8: 8 tenants, 8 clients, solo-c0 contended',
+      'timeslice/infer@2: - tenants, 2 clients, solo-c0 solo-c1 contended',
+      'timeslice/infer@8: - tenants, 8 clients, solo-c0 contended',
+    ]);
+    expect(plan.comparisons.find((c) => c.id === 'green/infer@2')?.clientEnv[0]).toEqual({
+      GPUSHARE_GREEN_SM_PCT: '10',
+    });
+    expect(plan.comparisons.find((c) => c.id === 'streams/infer@2')?.clientEnv[0]).toEqual({});
+    // Without --clients the streams mode is the lab's fixed work alone, and green is not a default mode.
+    const plain = resolve({ workloads: 'infer' }).config;
+    expect(plain.modes).toEqual(['streams', 'timeslice', 'mps', 'mig']);
+    expect(buildPlan({ ...plain, modes: ['streams'] }, fingerprint({})).comparisons.map((c) => c.id)).toEqual([
+      'streams/infer',
+    ]);
+    expect(buildPlan({ ...plain, modes: ['green'] }, fingerprint({})).comparisons[0]?.clientEnv[0]).toEqual({
+      GPUSHARE_GREEN_SM_PCT: 'even',
+    });
+    expect(userError({ modes: 'streams', smPct: '10' })).toBe(
+      "--sm-pct 10 sets each green context's share: add green to --modes, or drop it",
+    );
   });
 
   it('skips MIG when there are fewer MIG devices than clients', () => {

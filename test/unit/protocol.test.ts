@@ -63,8 +63,8 @@ describe('workload protocol lines', () => {
 
   it('rejects a window that ends before it starts, and an unknown protocol version', () => {
     expect(parseWorkloadLine(JSON.stringify({ ...result, windowEndUs: 5 })).ok).toBe(false);
-    expect(parseWorkloadLine('{"event":"ready","protocol":2,"workload":"x","pid":1}').ok).toBe(true);
-    expect(parseWorkloadLine('{"event":"ready","protocol":3,"workload":"x","pid":1}').ok).toBe(false);
+    expect(parseWorkloadLine('{"event":"ready","protocol":3,"workload":"x","pid":1}').ok).toBe(true);
+    expect(parseWorkloadLine('{"event":"ready","protocol":4,"workload":"x","pid":1}').ok).toBe(false);
   });
 
   it('never throws, whatever the line (property)', () => {

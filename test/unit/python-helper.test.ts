@@ -7,15 +7,20 @@
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { parseWorkloadLine } from '../../harness/workload/protocol.js';
 import { FAKE_TORCH, PYTHON, ROOT } from '../helpers.js';
 
 const WORKLOADS = path.join(ROOT, 'workloads');
 
 /** Runs a Python program with the helper importable (and torch, unless `torch` is false); stdin closed at once. */
-async function run(code: string, args: string[] = [], { torch = true } = {}) {
+async function run(
+  code: string,
+  args: string[] = [],
+  { torch = true, env = {}, input = '' }: { torch?: boolean; env?: Record<string, string>; input?: string } = {},
+) {
   const result = await execa(PYTHON, ['-c', code, ...args], {
-    env: { PYTHONPATH: [WORKLOADS, ...(torch ? [FAKE_TORCH] : [])].join(path.delimiter) },
-    input: '',
+    env: { PYTHONPATH: [WORKLOADS, ...(torch ? [FAKE_TORCH] : [])].join(path.delimiter), ...env },
+    input,
     reject: false,
     timeout: 60_000,
   });
@@ -75,7 +80,7 @@ sys.exit(serve("mine", setup_args, add_arguments=add))`,
     expect(stderr).toContain('SETUP CALLED 3');
     expect(stderr).toContain("a library's print once serve() runs");
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatchObject({ event: 'ready', protocol: 2, workload: 'mine', params: { batch: 3 } });
+    expect(messages[0]).toMatchObject({ event: 'ready', protocol: 3, workload: 'mine', params: { batch: 3 } });
   });
 
   it('setup() without arguments works too', async () => {
@@ -151,5 +156,86 @@ sys.exit(serve("x", setup, []))`,
     expect(code).toBe(1);
     expect(messages).toEqual([{ event: 'error', message: 'RuntimeError: CUDA error: out of memory' }]);
     expect(stderr).toContain('Traceback');
+  });
+
+  describe('tenants (protocol 3)', () => {
+    /** A model per setup call: the fake allocator holds 64 MiB for each one moved to the GPU. */
+    const MODEL = `
+import sys
+from gpushare_protocol import serve
+import torch
+def setup():
+    print("SETUP CALLED", file=sys.stderr)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8)).cuda()
+    x = torch.randn(4, 8, device="cuda")
+    return lambda i, lane, variant: model(x)
+sys.exit(serve("tenanted", setup, ["--warmup-ms", "1"]))`;
+    const window = (trial: string, tenants?: number[]) =>
+      `${JSON.stringify({ cmd: 'run', trial, startAtUs: 0, durationMs: 20, iterations: null, variant: { streams: 1 }, clients: tenants?.length ?? 1, ...(tenants ? { tenants } : {}) })}\n`;
+
+    it('builds one model per tenant and answers a run naming tenants with one result each, host time per step included', async () => {
+      const { code, messages, stderr } = await run(MODEL, [], {
+        env: { GPUSHARE_TENANTS: '3' },
+        input: `${window('solo', [0])}${window('all', [0, 1, 2])}{"cmd":"exit"}\n`,
+      });
+      expect(code).toBe(0);
+      expect(stderr.match(/SETUP CALLED/g)).toHaveLength(3);
+      const [ready, solo, all] = messages as Array<Record<string, unknown> & { tenants?: unknown }>;
+      expect(ready).toMatchObject({ event: 'ready', protocol: 3, tenants: 3, memoryReservedMiB: 192 });
+      const entries = (m: typeof solo) => m?.tenants as Array<Record<string, number>>;
+      expect(entries(solo).map((t) => t.tenant)).toEqual([0]);
+      expect(entries(all).map((t) => t.tenant)).toEqual([0, 1, 2]);
+      for (const t of entries(all)) {
+        expect(t.iterations).toBeGreaterThan(0);
+        expect(t.stepHostUs).toBeGreaterThan(0);
+        expect(t.windowEndUs).toBeGreaterThanOrEqual(t.windowStartUs as number);
+      }
+      expect(all?.iterations).toBe(entries(all).reduce((n, t) => n + (t.iterations as number), 0));
+      for (const m of messages) expect(parseWorkloadLine(JSON.stringify(m)).ok).toBe(true);
+    });
+
+    it('a run command without tenants is tenant 0 on its own, as protocols 1 and 2 run', async () => {
+      const { code, messages } = await run(MODEL, [], { input: `${window('plain')}{"cmd":"exit"}\n` });
+      expect(code).toBe(0);
+      expect(messages[0]).toMatchObject({ tenants: 1, memoryReservedMiB: 64 });
+      expect(messages[1]).toMatchObject({ event: 'result', trial: 'plain' });
+      expect(messages[1]).not.toHaveProperty('tenants');
+    });
+
+    it('refuses a run naming a tenant the process does not have, in one error line', async () => {
+      const { code, messages } = await run(MODEL, [], {
+        env: { GPUSHARE_TENANTS: '2' },
+        input: window('bad', [0, 2]),
+      });
+      expect(code).not.toBe(0);
+      expect(messages.at(-1)).toMatchObject({
+        event: 'error',
+        message: expect.stringContaining('names tenants [0, 2], but this process has 2 (0-1)'),
+      });
+    });
+
+    it('refuses GPUSHARE_TENANTS that is not a whole number, before anything is built', async () => {
+      const { code, messages, stderr } = await run(MODEL, [], { env: { GPUSHARE_TENANTS: 'two' } });
+      expect(code).toBe(2);
+      expect(messages).toEqual([
+        { event: 'error', message: "GPUSHARE_TENANTS='two': expected a whole number of tenants, 1 or more" },
+      ]);
+      expect(stderr).not.toContain('SETUP CALLED');
+    });
+
+    it('green contexts without the driver bindings: unsupported, with the reason, nothing built', async () => {
+      const { code, messages, stderr } = await run(MODEL, [], {
+        env: { GPUSHARE_TENANTS: '2', GPUSHARE_GREEN_SM_PCT: 'even' },
+      });
+      expect(code).toBe(2);
+      expect(messages).toEqual([
+        {
+          event: 'error',
+          unsupported: true,
+          message: expect.stringContaining("green contexts need NVIDIA's Python bindings of the CUDA driver"),
+        },
+      ]);
+      expect(stderr).not.toContain('SETUP CALLED');
+    });
   });
 });

@@ -9,6 +9,7 @@ import { buildPlan } from '../../harness/bench/plan.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
+import { benchOutcome } from '../../harness/bench/run.js';
 import { executeRun } from '../../harness/bench/scheduler.js';
 import type { Clock } from '../../harness/core/clock.js';
 import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
@@ -32,11 +33,18 @@ function fakeClock(): Clock & { now: number } {
  * A workload that is alone 1000 it/s, and with N clients at once 1000/N it/s; `wobble(n)` scales the
  * rate of its n-th window, so a test can give rounds a spread.
  */
-function fakeRunner(clock: Clock & { now: number }, wobble: (n: number) => number = () => 1): ProcessRunner {
+function fakeRunner(
+  clock: Clock & { now: number },
+  wobble: (n: number) => number = () => 1,
+  ready: (env: Record<string, string>) => object = () => ({ event: 'ready', protocol: 1, workload: 'fake', pid: 0 }),
+  spawned: Array<Record<string, string>> = [],
+): ProcessRunner {
   return {
     exec: async () => ({ status: 'exited', exitCode: 0, stdout: '', stderr: '' }),
     which: async () => null,
-    spawn(): ChildHandle {
+    spawn(_argv, options): ChildHandle {
+      const env = options?.env ?? {};
+      spawned.push(env);
       const listeners: Array<(line: string, tooLong: boolean) => void> = [];
       let resolveExit: (info: { exitCode: number; signal: null }) => void = () => undefined;
       const exited = new Promise<{ exitCode: number; signal: null }>((resolve) => (resolveExit = resolve));
@@ -50,7 +58,7 @@ function fakeRunner(clock: Clock & { now: number }, wobble: (n: number) => numbe
         pid: undefined,
         onLine: (listener) => {
           listeners.push(listener);
-          say({ event: 'ready', protocol: 1, workload: 'fake', pid: 0 });
+          say(ready(env));
         },
         writeLine: (line) => {
           const cmd = JSON.parse(line) as {
@@ -59,6 +67,7 @@ function fakeRunner(clock: Clock & { now: number }, wobble: (n: number) => numbe
             startAtUs: number;
             durationMs: number;
             clients: number;
+            tenants?: number[];
           };
           if (cmd.cmd === 'exit') {
             queueMicrotask(() => resolveExit({ exitCode: 0, signal: null }));
@@ -67,15 +76,22 @@ function fakeRunner(clock: Clock & { now: number }, wobble: (n: number) => numbe
           const end = cmd.startAtUs + cmd.durationMs * 1000;
           const iterations = Math.round(((cmd.durationMs / 1000) * 1000 * wobble(windows++)) / cmd.clients);
           clock.now = Math.max(clock.now, end);
+          const window = { windowStartUs: cmd.startAtUs, windowEndUs: end, gpuMs: cmd.durationMs, chunkIterations: 1 };
+          // Tenants of one process (protocol 3): each n tenants at once run at 1000/n it/s, as clients do.
+          const tenants = cmd.tenants?.map((tenant) => ({
+            tenant,
+            ...window,
+            iterations,
+            latenciesMs: [],
+            stepHostUs: 10 * cmd.clients,
+          }));
           say({
             event: 'result',
             trial: cmd.trial,
-            windowStartUs: cmd.startAtUs,
-            windowEndUs: end,
-            iterations,
-            gpuMs: cmd.durationMs,
+            ...window,
+            iterations: tenants ? iterations * tenants.length : iterations,
             latenciesMs: [],
-            chunkIterations: 1,
+            ...(tenants ? { tenants } : {}),
           });
           return true;
         },
@@ -100,8 +116,8 @@ function memoryStore(): RunStore & { saves: number } {
   return store;
 }
 
-function newRun(policy: Partial<Run['config']['roundPolicy']>): Run {
-  const base = testConfig({ modes: ['timeslice'], windowMs: 100, releaseLeadMs: 100 });
+function newRun(policy: Partial<Run['config']['roundPolicy']>, overrides: Partial<Run['config']> = {}): Run {
+  const base = testConfig({ modes: ['timeslice'], windowMs: 100, releaseLeadMs: 100, ...overrides });
   const config = {
     ...base,
     contentionWorkloads: base.contentionWorkloads.filter((w) => w.name === 'spin'),
@@ -129,12 +145,17 @@ function newRun(policy: Partial<Run['config']['roundPolicy']>): Run {
   };
 }
 
-async function execute(run: Run, wobble?: (n: number) => number) {
+async function execute(
+  run: Run,
+  wobble?: (n: number) => number,
+  ready?: (env: Record<string, string>) => object,
+  spawned?: Array<Record<string, string>>,
+) {
   const clock = fakeClock();
   const events: ProgressEvent[] = [];
   const store = memoryStore();
   await executeRun(run, {
-    runner: fakeRunner(clock, wobble),
+    runner: fakeRunner(clock, wobble, ready, spawned),
     clock,
     store,
     progress: { emit: (e) => events.push(e) },
@@ -186,5 +207,63 @@ describe('scheduler (deterministic fake client)', () => {
     await execute(run, (n) => (n % 2 === 0 ? 1.05 : 0.95));
     // A round is 3 trials of 100 ms windows with a 100 ms release lead on the fake clock: 0.6 s.
     expect(run.stops[0]).toMatchObject({ rounds: 8, reason: 'time-budget' });
+  });
+
+  describe('in-process tenancy', () => {
+    const tenancy = { modes: ['streams' as const], clients: 4, tenancy: true, streamsWorkloads: [] };
+    const readyV3 = (env: Record<string, string>) => ({
+      event: 'ready',
+      protocol: 3,
+      workload: 'fake',
+      pid: 0,
+      tenants: Number(env.GPUSHARE_TENANTS ?? 1),
+      memoryReservedMiB: 73 * Number(env.GPUSHARE_TENANTS ?? 1),
+      graphPoolMiB: null,
+    });
+
+    it('starts one process of N tenants, maps tenant k to client k, and analyses it as the multi-process modes', async () => {
+      const run = newRun({ minRounds: 6, maxRounds: 6 }, tenancy);
+      const spawned: Array<Record<string, string>> = [];
+      await execute(run, undefined, readyV3, spawned);
+      expect(run.plan.map((c) => c.id)).toEqual(['streams/spin@4']);
+      expect(spawned.map((env) => env.GPUSHARE_TENANTS)).toEqual(['4']);
+      const contended = run.trials.find((t) => t.arm === 'contended');
+      expect(contended?.status).toBe('ok');
+      expect(contended?.status === 'ok' && contended.clients.map((c) => [c.client, c.stepHostUs])).toEqual([
+        [0, 40],
+        [1, 40],
+        [2, 40],
+        [3, 40],
+      ]);
+      expect(run.clientStarts?.[0]).toMatchObject({ processes: 1, memoryReservedMiB: 292, graphPoolMiB: null });
+      const analysis = analyze(run);
+      expect(analysis.metrics.find((m) => m.metric.id === 'streams/spin@4/slowdown')?.stats.value).toBe(4);
+      expect(analysis.metrics.find((m) => m.metric.id === 'streams/spin@4/aggregate-throughput')?.stats.value).toBe(1);
+      expect(analysis.comparisons[0]?.stepHost).toEqual({ soloUs: 10, contendedUs: 40 });
+    });
+
+    it("skips, with the workload's words, a process that cannot make its tenants (unsupported)", async () => {
+      const run = newRun({ minRounds: 6, maxRounds: 6 }, { ...tenancy, modes: ['green'] });
+      await execute(run, undefined, () => ({ event: 'error', message: 'at most 16 tenants here', unsupported: true }));
+      expect(run.stops).toMatchObject([
+        {
+          comparisonId: 'green/spin@4',
+          reason: 'unsupported',
+          detail: 'workload "spin" (4 tenants) cannot run here: at most 16 tenants here',
+        },
+      ]);
+      expect(new Set(run.trials.map((t) => t.status))).toEqual(new Set(['skipped']));
+      expect(benchOutcome(run, analyze(run)).exitCode).toBe(0);
+    });
+
+    it('skips a workload of protocol 2, which knows no tenants, naming the protocol it needs', async () => {
+      const run = newRun({ minRounds: 6, maxRounds: 6 }, tenancy);
+      await execute(run, undefined, () => ({ event: 'ready', protocol: 2, workload: 'fake', pid: 0 }));
+      expect(run.stops[0]).toMatchObject({
+        reason: 'unsupported',
+        detail:
+          'workload "spin" speaks protocol 2, which has no tenants: in-process modes need protocol 3 (gpushare_protocol.serve speaks it)',
+      });
+    });
   });
 });

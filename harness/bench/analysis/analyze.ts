@@ -7,7 +7,7 @@
 import { type MetricStats, MIN_ROUNDS_FOR_CI, metricStats } from '../../stats/statistics.js';
 import { type Bounds, boundsFor, describeBounds, type Thresholds } from '../gate/thresholds.js';
 import type { Comparison, RoundPolicy, Run } from '../record/schema.js';
-import { memoryPerClientMiB, roundsFailure } from './clients.js';
+import { memoryAccount, memoryPerClientMiB, roundsFailure, stepHostTime } from './clients.js';
 import { comparisonNoise, diagnose } from './diagnosis.js';
 import { comparisonMetrics, crossModeMetrics, type Metric } from './metrics.js';
 import { groupRounds, isComplete } from './rounds.js';
@@ -85,9 +85,13 @@ export function analyzeComparison(
     stop: run.stops.find((s) => s.comparisonId === comparison.id) ?? null,
     metrics: [],
     memoryPerClientMiB: memoryPerClientMiB(run, comparison),
+    memory: memoryAccount(run, comparison),
+    stepHost: stepHostTime(rounds),
     failure: roundsFailure(rounds),
   };
   const noise = noiseOnce(run, analysis);
+  // Skipped as unsupported (green contexts this GPU cannot split so): no ratio to show, its reason is the result.
+  if (analysis.stop?.reason === 'unsupported') return analysis;
   analysis.metrics = comparisonMetrics(comparison, rounds).map((m) =>
     analyzeMetric(run, m, analysis, noise, validity, thresholds),
   );

@@ -1,7 +1,8 @@
 /** What a comparison's clients held on the GPU, from nvidia-smi's memory.used around their start, and why a comparison measured nothing. */
 import { median } from 'simple-statistics';
 import type { Comparison, Run } from '../record/schema.js';
-import type { Round } from './rounds.js';
+import { armResults, type Round } from './rounds.js';
+import type { MemoryAccount, StepHostTime } from './types.js';
 
 /**
  * MiB per client: memory.used while the comparison's trials ran (median of the samples inside its
@@ -17,6 +18,47 @@ export function memoryPerClientMiB(run: Pick<Run, 'samples' | 'clientStarts'>, c
     .map((s) => s.memoryUsedMiB as number);
   if (before === undefined || before === null || during.length === 0) return null;
   return (median(during) - before) / comparison.clientEnv.length;
+}
+
+/**
+ * Memory by its cause: nvidia-smi's rise per process (and per tenant), what each process's own
+ * allocator held once ready (its ready line), and the difference, the context and runtime overhead a
+ * process pays whatever its model. Null where the rise is unknown; the reservation parts are null
+ * where a workload did not report it (protocol 1 and 2).
+ */
+export function memoryAccount(
+  run: Pick<Run, 'samples' | 'clientStarts'>,
+  comparison: Comparison,
+): MemoryAccount | null {
+  const perClient = memoryPerClientMiB(run, comparison);
+  const start = run.clientStarts?.find((s) => s.comparisonId === comparison.id);
+  if (perClient === null || start === undefined) return null;
+  const tenants = comparison.clientEnv.length;
+  const processes = start.processes ?? tenants;
+  const risePerProcessMiB = (perClient * tenants) / processes;
+  const reservedPerProcessMiB = start.memoryReservedMiB == null ? null : start.memoryReservedMiB / processes;
+  return {
+    processes,
+    tenantsPerProcess: tenants / processes,
+    risePerProcessMiB,
+    risePerTenantMiB: perClient,
+    reservedPerProcessMiB,
+    graphPoolPerProcessMiB: start.graphPoolMiB == null ? null : start.graphPoolMiB / processes,
+    // A rise below the reservation separates nothing (samples that missed the windows, a fake GPU): no overhead.
+    overheadPerProcessMiB:
+      reservedPerProcessMiB === null || risePerProcessMiB < reservedPerProcessMiB
+        ? null
+        : risePerProcessMiB - reservedPerProcessMiB,
+  };
+}
+
+/** Host time per request's step() call, median over the arm's results (each a mean over its window), µs; null where not reported. */
+export function stepHostTime(rounds: readonly Round[]): StepHostTime {
+  const of = (arm: string) => {
+    const values = armResults(rounds, arm).flatMap((r) => (r.stepHostUs !== undefined ? [r.stepHostUs] : []));
+    return values.length > 0 ? median(values) : null;
+  };
+  return { soloUs: of('solo-c0'), contendedUs: of('contended') };
 }
 
 /** Why a comparison's rounds measured nothing: the first failed trial's reason (a client that never became ready). */

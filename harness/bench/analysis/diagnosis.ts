@@ -4,7 +4,7 @@
  */
 import { max, mean, min, sampleStandardDeviation } from 'simple-statistics';
 import { type MetricStats, MIN_ROUNDS_FOR_CI } from '../../stats/statistics.js';
-import type { Run } from '../record/schema.js';
+import { fixedWorkStreams, type Run } from '../record/schema.js';
 import { throughputPerS } from './measures.js';
 import type { Metric } from './metrics.js';
 import { armResults } from './rounds.js';
@@ -28,7 +28,7 @@ export function comparisonNoise(
 ): string[] {
   const lines: string[] = [];
   const comparison = c.comparison;
-  if (comparison.mode === 'streams') {
+  if (fixedWorkStreams(comparison)) {
     const arms = comparison.arms
       .map((a) => ({ arm: a.id, ms: armResults(c.rounds, a.id).map((r) => r.gpuMs) }))
       .filter((a) => a.ms.length > 0);
@@ -96,6 +96,8 @@ function stopText(reason: string): string {
       return '--max-rounds reached';
     case 'fixed-rounds':
       return 'a fixed number of rounds (--max-rounds equals --rounds)';
+    case 'unsupported':
+      return 'skipped: this machine cannot run it so';
     default:
       return 'a trial failed or timed out';
   }

@@ -3,7 +3,7 @@
  * baseline arm of the same round) over every complete round, and summarized by their median.
  */
 import { max, mean, median, min } from 'simple-statistics';
-import type { ClientResult, Comparison, ModeName } from '../record/schema.js';
+import { type ClientResult, type Comparison, fixedWorkStreams, type ModeName } from '../record/schema.js';
 import { throughputPerS } from './measures.js';
 import { isComplete, okTrial, type Round } from './rounds.js';
 
@@ -203,7 +203,7 @@ function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
 /** Every metric of a comparison from its complete rounds (every arm measured). */
 export function comparisonMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
   const complete = rounds.filter((r) => isComplete(c, r));
-  return c.mode === 'streams' ? streamsMetrics(c, complete) : contentionMetrics(c, complete);
+  return fixedWorkStreams(c) ? streamsMetrics(c, complete) : contentionMetrics(c, complete);
 }
 
 /**
@@ -276,7 +276,7 @@ export function crossModeMetrics(
 export function possibleMetricIds(plan: readonly Comparison[]): string[] {
   const ids = plan.flatMap((c) => [
     ...comparisonMetrics(c, []).map((m) => m.id),
-    ...(c.mode === 'streams' || c.crossGpu ? [] : [`${c.id}/p99-latency-ratio`]),
+    ...(fixedWorkStreams(c) || c.crossGpu ? [] : [`${c.id}/p99-latency-ratio`]),
   ]);
   for (const mps of plan.filter((c) => c.mode === 'mps')) {
     if (

@@ -43,8 +43,34 @@ export interface ComparisonAnalysis {
   metrics: MetricAnalysis[];
   /** GPU memory each client held (context and workload), MiB; null where the samples cannot say. */
   memoryPerClientMiB: number | null;
+  /** Memory by cause (nvidia-smi's rise, the workload's own reservation, the overhead); null where the samples cannot say. */
+  memory: MemoryAccount | null;
+  /** Host time per request (the GIL's share with tenants on threads); null parts where not reported. */
+  stepHost: StepHostTime;
   /** The first failed trial's reason: why a comparison with no complete round measured nothing. */
   failure: string | null;
+}
+
+/** A comparison's GPU memory by cause, MiB. */
+export interface MemoryAccount {
+  /** Workload processes: one per client, or one for in-process tenancy. */
+  processes: number;
+  tenantsPerProcess: number;
+  /** nvidia-smi's memory.used rise while the trials ran, per process and per tenant (client), MiB. */
+  risePerProcessMiB: number;
+  risePerTenantMiB: number;
+  /** What each process's allocator held once ready (PyTorch: memory_reserved), MiB; null where not reported. */
+  reservedPerProcessMiB: number | null;
+  /** The part of it in CUDA-graph pools, MiB; null where not reported. */
+  graphPoolPerProcessMiB: number | null;
+  /** Rise − reservation: the context and runtime overhead of one process, MiB; null where the reservation is unknown. */
+  overheadPerProcessMiB: number | null;
+}
+
+/** Host time of one request's step() call, median of the windows' means, µs: alone (solo-c0) and contended. */
+export interface StepHostTime {
+  soloUs: number | null;
+  contendedUs: number | null;
 }
 
 export interface Analysis {

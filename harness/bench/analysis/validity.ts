@@ -4,7 +4,7 @@
  */
 import { mean } from 'simple-statistics';
 import { throttleReasons } from '../../system/nvidia/smi-csv.js';
-import type { Comparison, Run } from '../record/schema.js';
+import { type Comparison, fixedWorkStreams, type Run } from '../record/schema.js';
 import type { Round } from './rounds.js';
 
 /** SM clocks of two arms that differ by more than this fraction invalidate the comparison. */
@@ -17,7 +17,7 @@ export interface Validity {
 
 /** Contended and solo arms are compared as two groups; streams arms one by one. */
 function armGroup(comparison: Comparison, arm: string): string {
-  return comparison.mode !== 'streams' && arm.startsWith('solo-') ? 'solo' : arm;
+  return !fixedWorkStreams(comparison) && arm.startsWith('solo-') ? 'solo' : arm;
 }
 
 /** `rounds` are the comparison's (groupRounds); `run` gives the samples and the contamination evidence. */

@@ -1,7 +1,7 @@
 /** "Which sharing mode measured cheaper?": what a run measured per mode, and the one function that decides. */
 import { median } from 'simple-statistics';
 import { gpuAt } from '../../system/nvidia/schema.js';
-import type { Run } from '../record/schema.js';
+import { fixedWorkStreams, type Run } from '../record/schema.js';
 import { armResults } from './rounds.js';
 import type { Analysis } from './types.js';
 
@@ -22,6 +22,12 @@ export interface MeasuredMode {
   contendedP99Ms: number | null;
   /** GPU memory each client held (context and probe workload), MiB; null where not measured. */
   memoryPerClientMiB?: number | null;
+  /** Memory by cause (protocol 3 workloads): nvidia-smi's rise per process and what its allocator held, MiB. */
+  risePerProcessMiB?: number | null;
+  reservedPerProcessMiB?: number | null;
+  /** Host time per request alone and with every client (tenant), µs: the GIL's share in one process. */
+  stepHostSoloUs?: number | null;
+  stepHostContendedUs?: number | null;
   /** Measured at fewer clients than the plan asks for: its costs are a floor, not a measurement at that count. */
   extrapolated?: boolean;
   /** The contended p99 at every client count the run measured (a sweep), ms. */
@@ -32,6 +38,9 @@ export interface Measured {
   source: string;
   timeslice: MeasuredMode | null;
   mps: MeasuredMode | null;
+  /** N tenants in one process, on streams or in green contexts (absent: a run before tenancy). */
+  streams?: MeasuredMode | null;
+  green?: MeasuredMode | null;
 }
 
 /**
@@ -42,14 +51,15 @@ export interface Measured {
  */
 export function measuredFromAnalysis(run: Run, analysis: Analysis, models: number | null = null): Measured {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
-  const forMode = (mode: 'timeslice' | 'mps'): MeasuredMode | null => {
+  const forMode = (mode: 'timeslice' | 'mps' | 'streams' | 'green'): MeasuredMode | null => {
+    // The streams mode answers with its tenants only: its fixed-work comparisons share no GPU.
+    const of = (c: (typeof analysis.comparisons)[number]) =>
+      c.comparison.mode === mode && !fixedWorkStreams(c.comparison) && c.completeRounds > 0;
     const workload = ANSWERING_WORKLOADS.find((w) =>
-      analysis.comparisons.some(
-        (c) => c.comparison.mode === mode && c.comparison.workload.name === w && c.completeRounds > 0,
-      ),
+      analysis.comparisons.some((c) => of(c) && c.comparison.workload.name === w),
     );
     const points = analysis.comparisons
-      .filter((c) => c.comparison.mode === mode && c.comparison.workload.name === workload && c.completeRounds > 0)
+      .filter((c) => of(c) && c.comparison.workload.name === workload)
       .sort((a, b) => a.comparison.clientEnv.length - b.comparison.clientEnv.length);
     const ca =
       models === null ? points[0] : (points.find((c) => c.comparison.clientEnv.length >= models) ?? points.at(-1));
@@ -70,6 +80,12 @@ export function measuredFromAnalysis(run: Run, analysis: Analysis, models: numbe
       contendedP99Ms: contendedP99(ca),
       p99ByClients: points.map((c) => ({ clients: c.comparison.clientEnv.length, p99Ms: contendedP99(c) })),
       memoryPerClientMiB: ca.memoryPerClientMiB,
+      ...(ca.memory?.reservedPerProcessMiB != null
+        ? { risePerProcessMiB: ca.memory.risePerProcessMiB, reservedPerProcessMiB: ca.memory.reservedPerProcessMiB }
+        : {}),
+      ...(ca.stepHost.contendedUs !== null
+        ? { stepHostSoloUs: ca.stepHost.soloUs, stepHostContendedUs: ca.stepHost.contendedUs }
+        : {}),
       extrapolated: models !== null && ca.comparison.clientEnv.length < models,
     };
   };
@@ -77,6 +93,8 @@ export function measuredFromAnalysis(run: Run, analysis: Analysis, models: numbe
     source: `run ${run.id} (${gpu?.name ?? 'GPU'}, driver ${run.fingerprint.driverVersion ?? '?'})`,
     timeslice: forMode('timeslice'),
     mps: forMode('mps'),
+    streams: forMode('streams'),
+    green: forMode('green'),
   };
 }
 

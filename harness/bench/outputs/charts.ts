@@ -12,7 +12,13 @@ import type { ScalingPoint } from './scaling.js';
 type Spec = vl.TopLevelSpec;
 const WIDTH = 620;
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
-const MODE_COLOR: Record<string, string> = { streams: '#4c78a8', timeslice: '#e45756', mps: '#54a24b', mig: '#b279a2' };
+const MODE_COLOR: Record<string, string> = {
+  streams: '#4c78a8',
+  green: '#f58518',
+  timeslice: '#e45756',
+  mps: '#54a24b',
+  mig: '#b279a2',
+};
 
 /** The colour scale for the modes a chart shows: a legend lists only modes that ran, each in its own colour. */
 function modeScale(modes: readonly string[]) {

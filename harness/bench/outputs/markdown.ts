@@ -8,7 +8,7 @@ import { throughputPerS } from '../analysis/measures.js';
 import { armResults } from '../analysis/rounds.js';
 import type { Analysis, ComparisonAnalysis, MetricAnalysis } from '../analysis/types.js';
 import { cheaperMode, measuredFromAnalysis } from '../analysis/which-mode.js';
-import { clientCounts, type Run } from '../record/schema.js';
+import { clientCounts, fixedWorkStreams, MODE_NAMES, type Run } from '../record/schema.js';
 import { scalingPoints, scalingTable } from './scaling.js';
 
 export interface ChartLinks {
@@ -24,6 +24,7 @@ const f3 = (x: number | null | undefined) => (x === null || x === undefined ? 'n
 const ci = (c: [number, number] | null) => (c ? `[${f3(c[0])}, ${f3(c[1])}]` : 'n/a');
 const modeTitle: Record<string, string> = {
   streams: 'CUDA streams',
+  green: 'Green contexts',
   timeslice: 'Time-slicing',
   mps: 'MPS',
   mig: 'MIG',
@@ -62,6 +63,27 @@ function clientTable(ca: ComparisonAnalysis): string[] {
   }
   return lines;
 }
+
+/** Memory by cause and host time per request, where the workload reported them (protocol 3). */
+function causeLines(ca: ComparisonAnalysis): string[] {
+  const m = ca.memory;
+  const lines: string[] = [];
+  if (m?.reservedPerProcessMiB != null) {
+    const tenants = m.tenantsPerProcess > 1 ? ` (${m.tenantsPerProcess} tenants: ${mib(m.risePerTenantMiB)} each)` : '';
+    lines.push(
+      `Memory per process: nvidia-smi rose ${mib(m.risePerProcessMiB)}${tenants}; the workload's allocator held ${mib(m.reservedPerProcessMiB)}${m.graphPoolPerProcessMiB != null ? ` (${mib(m.graphPoolPerProcessMiB)} in CUDA-graph pools)` : ''}; overhead (context and runtime) ${m.overheadPerProcessMiB === null ? 'not separable: nvidia-smi rose less than the allocator holds' : mib(m.overheadPerProcessMiB)}.`,
+    );
+  }
+  const h = ca.stepHost;
+  if (h.soloUs !== null || h.contendedUs !== null)
+    lines.push(
+      `Host time per request (step() call, mean): ${us(h.soloUs)} alone, ${us(h.contendedUs)} contended${ca.comparison.tenants !== undefined ? ' (tenants are threads of one process: the rise is the wait for the GIL)' : ''}.`,
+    );
+  return lines.length > 0 ? [...lines, ''] : [];
+}
+
+const mib = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(0)} MiB`);
+const us = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(1)} µs`);
 
 function streamsTable(ca: ComparisonAnalysis): string[] {
   const lines = ['| arm | streams | host memory | GPU time of the fixed work, median (ms) |', '|---|---|---|---|'];
@@ -178,7 +200,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     `| settings | ${clientCounts(run.config).join(', ')} clients, ${run.config.roundPolicy.minRounds}–${run.config.roundPolicy.maxRounds} rounds (CI targets: headline ±${(run.config.roundPolicy.ciTarget * 100).toFixed(1)}%, graded ±${(run.config.roundPolicy.gradedCiTarget * 100).toFixed(1)}%; ${run.config.roundPolicy.timeBudgetS} s for extra rounds), ${run.config.windowMs} ms windows, CPU pinning ${run.config.cpuPin}, sampling every ${run.config.sampleIntervalMs} ms |`,
     ...(run.contamination.length > 0 ? [`| contaminated | ${mdText(run.contamination.join('; '))} |`] : []),
   ];
-  for (const mode of ['streams', 'timeslice', 'mps', 'mig'] as const) {
+  for (const mode of MODE_NAMES) {
     const record = run.modes.find((m) => m.mode === mode);
     if (!record) continue;
     lines.push('', `## ${modeTitle[mode]}`, '');
@@ -210,7 +232,12 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
         `${mdCode(workloadText(c.workload))} · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${mdText(pinned.join(', '))}` : ''}`,
         '',
       );
-      lines.push(...(mode === 'streams' ? streamsTable(ca) : clientTable(ca)), '');
+      if (stop?.reason === 'unsupported') {
+        lines.push(`skipped: ${mdText(stop.detail ?? 'unsupported here')}`, '');
+        continue;
+      }
+      lines.push(...(fixedWorkStreams(c) ? streamsTable(ca) : clientTable(ca)), '');
+      lines.push(...causeLines(ca));
       lines.push(
         '| ratio | median | CI (coverage) | half-width | rounds | outliers | meaning |',
         '|---|---|---|---|---|---|---|',

@@ -17,10 +17,17 @@ import { LatencySummarySchema, VariantSchema, WorkloadSpecSchema, WorkSchema } f
 export const RUN_SCHEMA_ID = 'gpushare.run/2';
 /** The first run format: still read (see `migrate.ts`), never written. */
 export const RUN_SCHEMA_V1 = 'gpushare.run/1';
-export const MODE_NAMES = ['streams', 'timeslice', 'mps', 'mig'] as const;
+export const MODE_NAMES = ['streams', 'green', 'timeslice', 'mps', 'mig'] as const;
 export const ModeNameSchema = z.enum(MODE_NAMES);
 /** A way of sharing the GPU that gpushare measures. */
 export type ModeName = z.infer<typeof ModeNameSchema>;
+/**
+ * The lab's streams comparison: the same fixed work on 1 vs K streams of one process (a speedup, no
+ * clients). The streams mode's other comparisons, and green's, are N tenants of one process (`tenants`).
+ */
+export function fixedWorkStreams(c: Pick<Comparison, 'mode' | 'tenants'>): boolean {
+  return c.mode === 'streams' && c.tenants === undefined;
+}
 /** The client counts of a run: the sweep's, or the one count. */
 export function clientCounts(config: Pick<Config, 'clients' | 'clientCounts'>): number[] {
   return config.clientCounts ?? [config.clients];
@@ -50,6 +57,13 @@ export const ConfigSchema = z.object({
    * ids `<mode>/<workload>@<count>`. Absent for one count, which is `clients`.
    */
   clientCounts: z.array(z.number().int().min(2)).optional(),
+  /**
+   * --clients was given: the streams mode also runs N tenants in one process at each count
+   * (`streams/<workload>@<N>`), beside its fixed-work comparisons. Absent: the lab's streams alone.
+   */
+  tenancy: z.boolean().optional(),
+  /** The green mode: each tenant's share of the SMs, %; null: an even split. */
+  greenSmPct: z.number().positive().max(100).nullable().optional(),
   /** When a comparison stops adding rounds: a policy, never a fixed count (see harness/execute/policy.ts). */
   roundPolicy: RoundPolicySchema,
   /** The thresholds in force: they grade ratios, and the graded ones get the tighter CI target. */
@@ -101,6 +115,11 @@ export const ComparisonSchema = z.object({
   clientEnv: z.array(z.record(z.string(), z.string())),
   arms: z.array(ArmSchema),
   /**
+   * In-process tenancy (the streams and green modes with clients): one workload process of this many
+   * tenants (GPUSHARE_TENANTS), tenant k standing for client k of `clientEnv` and of every arm.
+   */
+  tenants: z.number().int().positive().optional(),
+  /**
    * A cross-GPU check (bench --gpus): client 0 runs on GPU `victimGpu`, alone and while
    * `loadersPerGpu` time-sliced clients load each of `loadedGpus`.
    */
@@ -126,6 +145,8 @@ export const ClientResultSchema = z.object({
   /** Latency of the synchronized chunks of `chunkIterations` iterations; null for fixed-work trials. */
   latency: LatencySummarySchema.nullable(),
   chunkIterations: z.number().int().positive(),
+  /** Host time of one request's step() call, mean, µs (protocol 3): with tenants on threads, the GIL's wait shows here. */
+  stepHostUs: z.number().nonnegative().optional(),
 });
 export type ClientResult = z.infer<typeof ClientResultSchema>;
 
@@ -199,12 +220,15 @@ export type ModeRecord = z.infer<typeof ModeRecordSchema>;
 /**
  * Why a comparison stopped adding rounds, with the CI half-widths of its targeted ratios then.
  * fixed-rounds: the policy's minimum and maximum are equal; invalid: a validity check failed, which
- * more rounds cannot mend; aborted: a trial failed or timed out.
+ * more rounds cannot mend; aborted: a trial failed or timed out; unsupported: the workload cannot run
+ * so here (green contexts this GPU cannot split, tenants a protocol-2 workload does not know).
  */
 export const StopSchema = z.object({
   comparisonId: z.string(),
   rounds: z.number().int().nonnegative(),
-  reason: z.enum(['ci-target', 'max-rounds', 'time-budget', 'fixed-rounds', 'invalid', 'aborted']),
+  reason: z.enum(['ci-target', 'max-rounds', 'time-budget', 'fixed-rounds', 'invalid', 'aborted', 'unsupported']),
+  /** unsupported: what this machine cannot do, as the workload said (the comparison is skipped, not failed). */
+  detail: z.string().optional(),
   halfWidths: z.record(z.string(), z.number().nullable()),
 });
 export type Stop = z.infer<typeof StopSchema>;
@@ -233,6 +257,22 @@ export const RunSchema = z.object({
    * When each comparison's clients were started and all said ready (CLOCK_MONOTONIC µs): with the
    * samples' memory.used, what the clients hold on the GPU. Absent in runs made before 2026-11-23.
    */
-  clientStarts: z.array(z.object({ comparisonId: z.string(), startedUs: z.number(), readyUs: z.number() })).optional(),
+  clientStarts: z
+    .array(
+      z.object({
+        comparisonId: z.string(),
+        startedUs: z.number(),
+        readyUs: z.number(),
+        /** Workload processes started (1 for in-process tenancy). Absent before 2026-11-24: one per client. */
+        processes: z.number().int().positive().optional(),
+        /** What the processes' own allocators held once ready, summed (protocol 3's ready line), MiB; null where one did not say. */
+        memoryReservedMiB: z.number().nonnegative().nullable().optional(),
+        /** The part of it in CUDA-graph pools, MiB; null where one could not say. */
+        graphPoolMiB: z.number().nonnegative().nullable().optional(),
+        /** Green contexts: the SM ids each tenant's work ran on, as the workload checked them. */
+        tenantSms: z.array(z.array(z.number().int().nonnegative())).optional(),
+      }),
+    )
+    .optional(),
 });
 export type Run = z.infer<typeof RunSchema>;

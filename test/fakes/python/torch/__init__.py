@@ -4,12 +4,16 @@ gpushare_protocol.serve and the workload in docs/bring-your-own-workload.md to r
 A fake GPU runs every kernel for KERNEL_MS on the stream it was enqueued on: a stream's work ends
 KERNEL_MS after the later of its previous work and the moment it was enqueued, and synchronizing
 waits for that. CUDA events report the GPU time enqueued (kernels × KERNEL_MS), not a wall clock.
+The current stream is per thread, as PyTorch's is; the caching allocator holds RESERVED_MIB per
+module built (so N tenants of a process hold N times as much), none of it in graph pools.
 """
 import contextlib
+import threading
 import time
 
 __version__ = "0.0.0+fake"
 KERNEL_MS = 0.05
+RESERVED_MIB = 64
 
 float16, bfloat16, float32, int64 = "float16", "bfloat16", "float32", "int64"
 
@@ -18,6 +22,7 @@ class _Stream:
     def __init__(self):
         self.gpu_ms = 0.0  # GPU time of the work enqueued so far
         self.busy_until = 0.0  # time.monotonic() when that work ends
+        _streams.append(self)
 
     def launch(self):
         self.busy_until = max(self.busy_until, time.monotonic()) + KERNEL_MS / 1000
@@ -49,13 +54,17 @@ class _Event:
         return end.gpu_ms - self.gpu_ms
 
 
+_streams = []  # every stream made: synchronize() waits for all of them, as the device does
+_reserved = [0]  # MiB the fake caching allocator holds
+
+
 class _Cuda:
     Stream = _Stream
     Event = _Event
 
     def __init__(self):
         self._default = _Stream()
-        self._current = self._default
+        self._local = threading.local()
 
     def is_available(self):
         return True
@@ -63,20 +72,33 @@ class _Cuda:
     def get_device_name(self, device=None):
         return "Fake GPU (test/fakes/python/torch)"
 
+    def current_device(self):
+        return 0
+
     def current_stream(self):
-        return self._current
+        return getattr(self._local, "current", self._default)
+
+    def set_stream(self, s):
+        self._local.current = s
 
     @contextlib.contextmanager
     def stream(self, s):
-        before, self._current = self._current, s
+        before = self.current_stream()
+        self._local.current = s
         try:
             yield
         finally:
-            self._current = before
+            self._local.current = before
 
     def synchronize(self):
-        self._current.synchronize()
-        self._default.synchronize()
+        for s in list(_streams):
+            s.synchronize()
+
+    def memory_reserved(self, device=None):
+        return _reserved[0] * 2**20
+
+    def memory_snapshot(self):
+        return [{"total_size": _reserved[0] * 2**20, "segment_pool_id": (0, 0)}] if _reserved[0] else []
 
 
 cuda = _Cuda()
@@ -125,6 +147,7 @@ class _Module:
         return x
 
     def cuda(self):
+        _reserved[0] += RESERVED_MIB
         return self
 
     def half(self):

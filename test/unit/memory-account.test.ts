@@ -1,0 +1,56 @@
+/** Memory by cause: nvidia-smi's rise per process and per tenant, the workload's own reservation, and the overhead between them. */
+import { describe, expect, it } from 'vitest';
+import { memoryAccount } from '../../harness/bench/analysis/clients.js';
+import type { Comparison, Run } from '../../harness/bench/record/schema.js';
+
+/** memory.used 1000 MiB before the clients started, `duringMiB` in every sample of the comparison's trials. */
+function run(
+  duringMiB: number,
+  start: Partial<NonNullable<Run['clientStarts']>[number]>,
+): Pick<Run, 'samples' | 'clientStarts'> {
+  const sample = (tUs: number, memoryUsedMiB: number, trialId: string | null) =>
+    ({ tUs, memoryUsedMiB, trialId }) as unknown as Run['samples'][number];
+  return {
+    samples: [sample(0, 1000, null), sample(20, duringMiB, 'c#r0/contended'), sample(30, duringMiB, 'c#r0/solo-c0')],
+    clientStarts: [{ comparisonId: 'c', startedUs: 10, readyUs: 15, ...start }],
+  };
+}
+const comparison = (clients: number, tenants?: number) =>
+  ({ id: 'c', clientEnv: Array.from({ length: clients }, () => ({})), ...(tenants ? { tenants } : {}) }) as Comparison;
+
+describe('memory by cause', () => {
+  it('one process of 8 tenants: the whole rise is the process, an eighth of it each tenant, less its reservation the overhead', () => {
+    // 1000 → 2400 MiB: 1400 MiB for the process, of which its allocator holds 880 (8 × 110).
+    expect(
+      memoryAccount(run(2400, { processes: 1, memoryReservedMiB: 880, graphPoolMiB: 80 }), comparison(8, 8)),
+    ).toEqual({
+      processes: 1,
+      tenantsPerProcess: 8,
+      risePerProcessMiB: 1400,
+      risePerTenantMiB: 175,
+      reservedPerProcessMiB: 880,
+      graphPoolPerProcessMiB: 80,
+      overheadPerProcessMiB: 520,
+    });
+  });
+
+  it('8 processes: the rise and reservation split per process; a run before protocol 3 has no reservation, so no overhead', () => {
+    expect(memoryAccount(run(5000, { processes: 8, memoryReservedMiB: 8 * 110 }), comparison(8))).toMatchObject({
+      risePerProcessMiB: 500,
+      reservedPerProcessMiB: 110,
+      overheadPerProcessMiB: 390,
+    });
+    expect(memoryAccount(run(5000, {}), comparison(8))).toMatchObject({
+      processes: 8,
+      risePerProcessMiB: 500,
+      reservedPerProcessMiB: null,
+      overheadPerProcessMiB: null,
+    });
+  });
+
+  it('a rise below the reservation separates nothing: no overhead, rather than a negative one', () => {
+    expect(
+      memoryAccount(run(1000, { processes: 1, memoryReservedMiB: 146 }), comparison(2, 2))?.overheadPerProcessMiB,
+    ).toBeNull();
+  });
+});
