@@ -77,11 +77,11 @@ describe('gpushare show', () => {
     const run = await show([DEFAULT_RUN]);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(
-      /^\* timeslice\/gemm\/slowdown +2\.074× +\[2\.031, 2\.126\] +2\.29% +8 {2}pass \(1\.2–3\.5\)$/m,
+      /^timeslice\/gemm \(8 rounds, time budget spent\)\n {2}slowdown +2\.074× +\[2\.031, 2\.126\] +2\.29% {2}lower {3}pass \(1\.2–3\.5\)$/m,
     );
     expect(run.stdout).toContain('more ratios in the report and in gpushare show --all');
     const all = await show([DEFAULT_RUN, '--all']);
-    expect(all.stdout).toMatch(/^ {2}timeslice\/gemm\/fairness +/m);
+    expect(all.stdout).toMatch(/^ {2}fairness +[\d.]+× .* lower$/m);
     // --json is what report --format json prints.
     const json = JSON.parse(String((await show([DEFAULT_RUN, '--json'])).stdout)) as unknown;
     const report = JSON.parse(String((await cli(['report', DEFAULT_RUN, '--format', 'json'])).stdout)) as unknown;

@@ -123,8 +123,9 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
     const slowdown = analyze(run).metrics.find((m) => m.metric.id === 'timeslice/spin/slowdown');
     expect(slowdown?.metric.rounds).toEqual(Array.from({ length: 16 }, (_, r) => r));
     expect(slowdown?.stats.halfWidth).toBeLessThanOrEqual(0.03);
-    expect(result.stdout).toMatch(/^\* timeslice\/spin\/slowdown +\d\.\d{3}× +\[[\d., ]+\] +\d\.\d\d% +16$/m);
-    expect(result.stdout).toContain('timeslice/spin: 16 rounds, stopped: ci-target');
+    expect(result.stdout).toMatch(
+      /^timeslice\/spin \(16 rounds, CI on target\)\n {2}slowdown +\d\.\d{3}× +\[[\d., ]+\] +\d\.\d\d% +lower$/m,
+    );
   });
 
   it('prints progress as JSON lines with --json', async () => {
