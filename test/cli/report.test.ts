@@ -92,3 +92,40 @@ describe('gpushare show', () => {
     expectOneLineError(String(missing.stderr), `cannot read ${path.join(cwd, 'nowhere', 'run.json')}`);
   });
 });
+
+describe('gpushare report --format html', () => {
+  it('writes one self-contained page: the markdown report as HTML, every chart inlined as an image', async () => {
+    const out = tempDir();
+    const result = await cli(['report', real, '--format', 'html', '--out', out]);
+    expect(result.exitCode).toBe(0);
+    const id = path.basename(real);
+    expect(readdirSync(out)).toEqual([`${id}.html`]);
+    const html = readFileSync(path.join(out, `${id}.html`), 'utf8');
+    expect(html).toMatch(/^<!doctype html>\n<html lang="en">/);
+    expect(html).toContain(`<title>gpushare run ${id}</title>`);
+    expect(html).toContain('<h2>Verdicts</h2>');
+    // Nothing fetched: every src and href is an inlined image or a link within the page or to the web.
+    const targets = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1] as string);
+    expect(targets.filter((t) => !/^(data:image\/svg\+xml;base64,|#|https:)/.test(t))).toEqual([]);
+    expect(html).not.toMatch(/<script|<link|<iframe|javascript:/i);
+    const images = [...html.matchAll(/<img src="data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)"/g)];
+    const md = await cli(['report', real, '--out', out]);
+    expect(md.exitCode).toBe(0);
+    expect(images).toHaveLength(readdirSync(path.join(out, id)).length);
+    for (const [, data] of images) {
+      const svg = Buffer.from(data as string, 'base64').toString('utf8');
+      expect(XMLValidator.validate(svg)).toBe(true);
+      expect(new Resvg(svg).render().width).toBeGreaterThan(300);
+    }
+  });
+
+  it('--json is the JSON spelling, --format json its deprecated old one', async () => {
+    const json = await cli(['report', real, '--json']);
+    expect(json.exitCode).toBe(0);
+    expect(json.stderr).toBe('');
+    const old = await cli(['report', real, '--format', 'json']);
+    expect(old.exitCode).toBe(0);
+    expect(old.stdout).toBe(json.stdout);
+    expect(old.stderr).toBe('gpushare: warning: --format json is deprecated: use --json');
+  });
+});
