@@ -172,7 +172,7 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
 
 describe('gpushare report --format json', () => {
   it('prints verdicts with value, CI, threshold and verdict, and every metric with its statistics', async () => {
-    const result = await cli(['report', real, '--format', 'json']);
+    const result = await cli(['report', real, '--json']);
     expect(result.exitCode).toBe(0);
     const report = JSON.parse(result.stdout) as {
       verdicts: Array<{

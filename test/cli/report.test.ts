@@ -60,7 +60,7 @@ describe('gpushare report (markdown)', () => {
 describe('gpushare report --format csv and json share their columns', () => {
   it('CSV header = the keys of each JSON metric (plus perRound and roundIndices)', async () => {
     const csv = await cli(['report', real, '--format', 'csv']);
-    const json = await cli(['report', real, '--format', 'json']);
+    const json = await cli(['report', real, '--json']);
     const rows = parseCsv(csv.stdout, { columns: true }) as Array<Record<string, string>>;
     const metrics = (JSON.parse(json.stdout) as { metrics: Array<Record<string, unknown>> }).metrics;
     expect(rows).toHaveLength(metrics.length);
@@ -84,7 +84,7 @@ describe('gpushare show', () => {
     expect(all.stdout).toMatch(/^ {2}fairness +[\d.]+× .* lower$/m);
     // --json is what report --format json prints.
     const json = JSON.parse(String((await show([DEFAULT_RUN, '--json'])).stdout)) as unknown;
-    const report = JSON.parse(String((await cli(['report', DEFAULT_RUN, '--format', 'json'])).stdout)) as unknown;
+    const report = JSON.parse(String((await cli(['report', DEFAULT_RUN, '--json'])).stdout)) as unknown;
     expect(json).toEqual(report);
     expect(readdirSync(cwd)).toEqual([]);
     const missing = await show([path.join(cwd, 'nowhere')]);

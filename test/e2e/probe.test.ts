@@ -91,7 +91,7 @@ describe('gpushare probe (fake GPU)', () => {
     const again = tempDir();
     expect((await cli(['report', out, '--out', again])).exitCode).toBe(0);
     expect(readFileSync(path.join(again, `${run.id}.md`), 'utf8')).toBe(report.replace(/gpushare [\d.]+\./, (m) => m));
-    const json = JSON.parse((await cli(['report', out, '--format', 'json'])).stdout) as {
+    const json = JSON.parse((await cli(['report', out, '--json'])).stdout) as {
       claims: Array<{ id: string; verdict: string }>;
     };
     expect(json.claims.find((c) => c.id === 'mps-fault-reported-to-all')?.verdict).toBe('holds');

@@ -116,7 +116,7 @@ export function gateMarkdown(result: GateResult): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The machine-readable verdicts, as `gpushare report --format json` and `gate --json` print them. */
+/** The machine-readable verdicts, as `gpushare report --json` and `gate --json` print them. */
 export function verdictsJson(verdicts: readonly MetricAnalysis[]) {
   return verdicts.map((v) => ({
     metric: v.metric.id,

@@ -140,7 +140,7 @@ export function summaryText(
   return `${lines.flatMap((line) => wrapLine(termText(line), columns)).join('\n')}\n`;
 }
 
-/** A run's analysis as JSON: `report --format json` and `show --json` print this. */
+/** A run's analysis as JSON: `report --json` and `show --json` print this. */
 export function summaryJson(run: Run, analysis: Analysis) {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
   return {
