@@ -83,7 +83,7 @@ describe('gpushare probe (fake GPU)', () => {
     const report = readFileSync(path.join(out, 'report.md'), 'utf8');
     expect(report).toContain('## Claims ledger');
     expect(report).toMatch(
-      /\| An MPS server accepts up to 48 clients per GPU \(Volta and later\) \| NVIDIA MPS documentation \| 5 clients accepted; client 6 failed: .*\| \*\*does not hold\*\* \|/,
+      /\| An MPS server accepts up to 48 clients per GPU \(Volta and later\) \| \*\*not so here\*\* \| 5 clients accepted; client 6 failed: .*\| NVIDIA, "Multi-Process Service" \(https:\/\/docs\.nvidia\.com\/deploy\/mps\/index\.html\) \|$/m,
     );
     expect(result.stdout).toMatch(/holds\s+A fatal fault in one MPS client is reported to every client of that GPU/);
 
