@@ -47,27 +47,24 @@ async function bench(options: BenchOptions, deps: AppDeps): Promise<number> {
  */
 async function dryRun(options: BenchOptions, deps: AppDeps): Promise<number> {
   const { config } = options;
-  let machine: { fingerprint: Fingerprint | null; refusal: UserError | null };
+  // This machine's refusal is kept until the plan is printed: the plan shows anywhere.
+  let fingerprint: Fingerprint | null = null;
+  let refusal: UserError | null = null;
   try {
-    const fingerprint = await benchFingerprint(config, deps);
-    try {
-      refuseBlockedBench(config, fingerprint, [config.gpuIndex]);
-      refuseBusy(fingerprint, config.gpuIndex, options.allowBusy, BUSY_CONSEQUENCE);
-      machine = { fingerprint, refusal: null };
-    } catch (error) {
-      if (!(error instanceof UserError)) throw error;
-      machine = { fingerprint: null, refusal: error };
-    }
+    const found = await benchFingerprint(config, deps);
+    refuseBlockedBench(config, found, [config.gpuIndex]);
+    refuseBusy(found, config.gpuIndex, options.allowBusy, BUSY_CONSEQUENCE);
+    fingerprint = found;
   } catch (error) {
     if (!(error instanceof UserError)) throw error;
-    machine = { fingerprint: null, refusal: error };
+    refusal = error;
   }
-  const plan = buildPlan(config, machine.fingerprint);
+  const plan = buildPlan(config, fingerprint);
   deps.out(options.style === 'json' ? termJson(planJson(config, plan)) : planText(config, plan));
   if (options.thresholdsFile)
     checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   if (options.out !== null) await checkNewRunDirectory(options.out, 'bench');
-  if (machine.refusal) throw machine.refusal;
+  if (refusal) throw refusal;
   if (everyModeSkipped(plan.modes)) {
     deps.err(
       `gpushare: nothing would be measured: every mode asked for is skipped on this machine (${plan.modes.map((m) => m.mode).join(', ')}); bench would exit 3\n`,
