@@ -46,7 +46,7 @@ const REPORT_FLAGS = {
     renamedChoices: { json: 'json' },
   },
   json: { type: 'boolean', describe: "the run's analysis as JSON on stdout (as show --json prints it)" },
-  out: { type: 'string', describe: 'directory for markdown reports', defaultDescription: 'reports/' },
+  out: { type: 'string', describe: 'directory for md and html reports', defaultDescription: 'reports/' },
   config: { type: 'string', describe: 'thresholds file (YAML or JSON)' },
 } as const;
 
@@ -54,12 +54,16 @@ const REPORT_FLAGS = {
 export const reportCommand = defineCommand({
   flags: REPORT_FLAGS,
   positionals: REPORT_POSITIONALS,
-  resolve: (args): ReportOptions => ({
-    runs: [args.run, ...(args.other !== undefined ? [args.other] : [])],
-    format: args.json ? 'json' : args.format,
-    ...(args.out !== undefined ? { out: args.out } : {}),
-    ...(args.config !== undefined ? { config: args.config } : {}),
-  }),
+  resolve: (args): ReportOptions => {
+    if (args.json && args.format !== 'md')
+      throw new UserError(`--json and --format ${args.format}: give one (--json prints the run's analysis as JSON)`);
+    return {
+      runs: [args.run, ...(args.other !== undefined ? [args.other] : [])],
+      format: args.json ? 'json' : args.format,
+      ...(args.out !== undefined ? { out: args.out } : {}),
+      ...(args.config !== undefined ? { config: args.config } : {}),
+    };
+  },
   run: report,
 });
 

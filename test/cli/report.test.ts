@@ -127,5 +127,8 @@ describe('gpushare report --format html', () => {
     expect(old.exitCode).toBe(0);
     expect(old.stdout).toBe(json.stdout);
     expect(old.stderr).toBe('gpushare: warning: --format json is deprecated: use --json');
+    const both = await cli(['report', real, '--json', '--format', 'csv']);
+    expect(both.exitCode).toBe(2);
+    expectOneLineError(both.stderr, '--json and --format csv: give one');
   });
 });
