@@ -135,9 +135,9 @@ export function summaryText(
   for (const warning of run.warnings) lines.push(`warning: ${warning}`);
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);
   lines.push(...verdictLines(run, analysis));
-  lines.push(`results: ${dir}`);
-  // Each line shown escaped (the GPU's name, reasons and warnings are the run's text), then folded.
-  return `${lines.flatMap((line) => wrapLine(termText(line), columns)).join('\n')}\n`;
+  // Each line shown escaped (the GPU's name, reasons and warnings are the run's text), then folded;
+  // the run's directory last and whole, for a script or a reader to copy.
+  return `${[...lines.flatMap((line) => wrapLine(termText(line), columns)), termText(`results: ${dir}`)].join('\n')}\n`;
 }
 
 /** A run's analysis as JSON: `report --json` and `show --json` print this. */
