@@ -21,6 +21,7 @@ const STOP_WORDS: Record<Stop['reason'], string> = {
   'fixed-rounds': 'fixed rounds',
   invalid: 'invalid, no more rounds',
   aborted: 'aborted',
+  unsupported: 'not supported here',
 };
 
 /** A ratio's cells: the table's columns, the verdict last. */
