@@ -2,15 +2,20 @@
 
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
-import { ExitCode } from '../core/errors.js';
-import { argvText } from '../core/escape/terminal.js';
+import { ExitCode, UserError } from '../core/errors.js';
+import { argvText, termJson } from '../core/escape/terminal.js';
 import { recordKindIn } from '../record/kinds.js';
-import { loadThresholds } from './gate/thresholds.js';
+import { checkNewRunDirectory } from '../record/store.js';
+import { refuseBusy } from '../session/preflight.js';
+import type { Fingerprint } from '../system/nvidia/schema.js';
+import { possibleMetricIds } from './analysis/metrics.js';
+import { checkPatterns, loadThresholds } from './gate/thresholds.js';
 import { benchGpus, resumeGpus } from './gpus.js';
 import { BENCH_FLAGS, type BenchOptions, estimateSeconds, resolveBenchOptions } from './options.js';
+import { everyModeSkipped } from './outcome.js';
 import { buildPlan, type Plan } from './plan.js';
 import type { Config } from './record/schema.js';
-import { benchOne, resumeOne } from './run.js';
+import { BUSY_CONSEQUENCE, benchFingerprint, benchOne, refuseBlockedBench, resumeOne } from './run.js';
 import { plannedTrials } from './scheduler.js';
 
 /** `gpushare bench`: flags, options, run. */
@@ -18,22 +23,76 @@ export const benchCommand = defineCommand({
   flags: BENCH_FLAGS,
   rest: true,
   epilogue:
-    'exit 0: measured, and every graded ratio passed its threshold; 1: a graded ratio failed its threshold; 2: a usage error, or this machine cannot bench; 3: a graded ratio is inconclusive or invalid, or a mode or comparison measured nothing; 129/130/131/143: interrupted by SIGHUP/SIGINT/SIGQUIT/SIGTERM (continue with --resume <dir>)',
+    'exit 0: measured, and every graded ratio passed its threshold; 1: a graded ratio failed its threshold; 2: a usage error, or this machine cannot bench; 3: a graded ratio is inconclusive or invalid, a mode or comparison measured nothing, or every mode asked for was skipped; --dry-run exits as the real run would before measuring (0, 2, or 3 when every mode would be skipped); 129/130/131/143: interrupted by SIGHUP/SIGINT/SIGQUIT/SIGTERM (continue with --resume <dir>)',
   resolve: async (args) => resolveBenchOptions(args, await loadThresholds(args.config)),
   run: bench,
 });
 
 async function bench(options: BenchOptions, deps: AppDeps): Promise<number> {
-  if (options.dryRun) {
-    deps.out(planText(options.config, buildPlan(options.config, null)));
-    return ExitCode.ok;
-  }
+  if (options.dryRun) return dryRun(options, deps);
   if (options.gpus !== null) return benchGpus(options, options.gpus, deps);
   if (options.resume !== null)
     return (await recordKindIn(options.resume)) === 'host'
       ? resumeGpus(options.resume, options.style, deps)
       : resumeOne(options.resume, options.style, deps);
   return benchOne(options, deps);
+}
+
+/**
+ * bench --dry-run: the plan this machine would run, printed first (as JSON with --json) so that it
+ * shows anywhere, then every check the real run makes before it measures, with the real run's
+ * refusal and exit code: the thresholds file against the plan's ratios, the output directory, this
+ * machine's readiness and a busy GPU. Nothing is started: a command after -- is not run (gpushare
+ * check runs it), and no directory is made.
+ */
+async function dryRun(options: BenchOptions, deps: AppDeps): Promise<number> {
+  const { config } = options;
+  // This machine's refusal is kept until the plan is printed: the plan shows anywhere.
+  let fingerprint: Fingerprint | null = null;
+  let refusal: UserError | null = null;
+  try {
+    const found = await benchFingerprint(config, deps);
+    refuseBlockedBench(config, found, [config.gpuIndex]);
+    refuseBusy(found, config.gpuIndex, options.allowBusy, BUSY_CONSEQUENCE);
+    fingerprint = found;
+  } catch (error) {
+    if (!(error instanceof UserError)) throw error;
+    refusal = error;
+  }
+  const plan = buildPlan(config, fingerprint);
+  deps.out(options.style === 'json' ? termJson(planJson(config, plan)) : planText(config, plan));
+  if (options.thresholdsFile)
+    checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
+  if (options.out !== null) await checkNewRunDirectory(options.out, 'bench');
+  if (refusal) throw refusal;
+  if (everyModeSkipped(plan.modes)) {
+    deps.err(
+      `gpushare: nothing would be measured: every mode asked for is skipped on this machine (${plan.modes.map((m) => m.mode).join(', ')}); bench would exit 3\n`,
+    );
+    return ExitCode.inconclusive;
+  }
+  return ExitCode.ok;
+}
+
+/** The plan as JSON: what --dry-run --json prints. */
+function planJson(config: Config, plan: Plan) {
+  const policy = config.roundPolicy;
+  return {
+    dryRun: true,
+    modes: plan.modes.map((m) => ({ mode: m.mode, status: m.status, reason: m.reason })),
+    comparisons: plan.comparisons.map((c) => ({
+      id: c.id,
+      mode: c.mode,
+      workload: c.workload.name,
+      argv: c.workload.argv,
+      clients: c.clientEnv.length,
+      arms: c.arms.map((a) => a.id),
+      minTrials: c.arms.length * policy.minRounds,
+    })),
+    minTrials: plannedTrials({ plan: plan.comparisons, config }),
+    estimateS: Math.round(estimateSeconds(config, plan.comparisons)),
+    roundPolicy: policy,
+  };
 }
 
 function planText(config: Config, plan: Plan): string {

@@ -17,6 +17,7 @@ import { type Fingerprint, gpuAt } from '../system/nvidia/schema.js';
 import { analyze } from './analysis/analyze.js';
 import { CROSS_GPU_TOLERANCE, crossGpuResults, gpuSchedule } from './analysis/cross-gpu.js';
 import type { BenchOptions } from './options.js';
+import { benchOutcome } from './outcome.js';
 import { writeHostReport, writeRunReport } from './outputs/write.js';
 import { crossGpuPlan } from './plan.js';
 import type { ProgressStyle } from './progress.js';
@@ -25,7 +26,6 @@ import type { Config, Run } from './record/schema.js';
 import { loadRun } from './record/store.js';
 import {
   benchFingerprint,
-  benchOutcome,
   execute,
   newRunSession,
   type PlannedRun,

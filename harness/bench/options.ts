@@ -129,9 +129,16 @@ export const BENCH_FLAGS = {
     type: 'boolean',
     describe: 'measure even if another process uses the GPU (the run is marked contaminated)',
   },
-  'dry-run': { type: 'boolean', describe: 'print the plan and its estimated time; run nothing' },
+  'dry-run': {
+    type: 'boolean',
+    describe:
+      'print the plan and its estimated time, and make every check the real run makes before measuring; run nothing',
+  },
   quiet: { type: 'boolean', describe: 'no progress lines' },
-  json: { type: 'boolean', describe: 'progress and summary as JSON lines on stdout' },
+  json: {
+    type: 'boolean',
+    describe: 'progress and summary as JSON lines on stdout (with --dry-run: the plan as JSON)',
+  },
 } as const;
 
 /** bench's arguments as typed: numbers stay strings so errors can quote them; `rest` is the command after `--`. */

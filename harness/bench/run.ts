@@ -4,7 +4,6 @@
  */
 import path from 'node:path';
 import type { AppDeps } from '../core/deps.js';
-import { ExitCode } from '../core/errors.js';
 import { resultsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { newRunId } from '../record/record-file.js';
@@ -16,10 +15,10 @@ import { startSmiSampler } from '../system/nvidia/sampler.js';
 import { type Fingerprint, gpuAt, isSimulated } from '../system/nvidia/schema.js';
 import { analyze } from './analysis/analyze.js';
 import { possibleMetricIds } from './analysis/metrics.js';
-import type { Analysis } from './analysis/types.js';
 import { verdictsJson } from './gate/outputs.js';
 import { checkPatterns } from './gate/thresholds.js';
 import type { BenchOptions } from './options.js';
+import { benchOutcome } from './outcome.js';
 import { writeTables, writeTablesSync } from './outputs/csv.js';
 import { metricsJson } from './outputs/metrics-table.js';
 import { summaryText } from './outputs/summary.js';
@@ -56,6 +55,9 @@ function runBinding(dir: string): RecordBinding<Run> {
   };
 }
 
+/** What --allow-busy costs, as the refusal of a busy GPU says it. */
+export const BUSY_CONSEQUENCE = 'the run is then marked contaminated and the gate trusts none of it';
+
 /** A plan made elsewhere (the cross-GPU check's), and the kind its run id names. */
 export interface PlannedRun {
   plan: Plan;
@@ -70,12 +72,7 @@ export async function newRunSession(
   planned?: PlannedRun,
 ): Promise<Session<Run>> {
   const { config } = options;
-  const busy = refuseBusy(
-    fingerprint,
-    config.gpuIndex,
-    options.allowBusy,
-    'the run is then marked contaminated and the gate trusts none of it',
-  );
+  const busy = refuseBusy(fingerprint, config.gpuIndex, options.allowBusy, BUSY_CONSEQUENCE);
   const plan = planned?.plan ?? buildPlan(config, fingerprint);
   if (options.thresholdsFile)
     checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
@@ -194,32 +191,4 @@ export function execute(
     return outcome.exitCode;
   };
   return runAndReport(session, loop, report, (status) => progress.emit({ type: 'run-end', status }));
-}
-
-/**
- * bench is the CI gate on GPU pods: 1 when a graded threshold fails; 3 when a graded ratio is
- * inconclusive or invalid, or when a mode or comparison measured nothing; 0 otherwise.
- */
-export function benchOutcome(run: Run, analysis: Analysis): { exitCode: number; problems: string[] } {
-  const problems = [
-    ...run.modes.filter((m) => m.status === 'failed').map((m) => `${m.mode} measured nothing: ${m.reason}`),
-    ...analysis.comparisons
-      // A comparison the machine cannot run (unsupported) is skipped with its reason, as a skipped mode is.
-      .filter((c) => c.completeRounds === 0 && c.stop?.reason !== 'unsupported')
-      .map((c) => `${c.comparison.id} measured nothing: no round completed`),
-  ];
-  const graded = analysis.verdicts.filter((v) => v.threshold !== null);
-  const doubtful = graded.filter((v) => v.verdict === 'inconclusive' || v.verdict === 'invalid');
-  problems.push(...doubtful.map((v) => `${v.metric.id} is ${v.verdict}${v.reasons[0] ? `: ${v.reasons[0]}` : ''}`));
-  if (graded.some((v) => v.verdict === 'fail'))
-    return {
-      exitCode: ExitCode.fail,
-      problems: [
-        ...graded
-          .filter((v) => v.verdict === 'fail')
-          .map((v) => `${v.metric.id} failed its threshold ${v.threshold?.text}: ${v.reasons[0] ?? ''}`),
-        ...problems,
-      ],
-    };
-  return { exitCode: problems.length > 0 ? ExitCode.inconclusive : ExitCode.ok, problems };
 }

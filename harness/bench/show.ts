@@ -14,7 +14,7 @@ const SHOW_FLAGS = {
   all: { type: 'boolean', describe: 'every ratio of the run, not only the headline and graded ones' },
   json: {
     type: 'boolean',
-    describe: "the run's verdicts, every ratio and its stops as JSON (as report --format json)",
+    describe: "the run's verdicts, every ratio and its stops as JSON (as report --json)",
   },
   config: { type: 'string', describe: 'thresholds file (YAML or JSON)' },
 } as const;

@@ -74,13 +74,22 @@ export async function parseArgv(argv: readonly string[], columns: number): Promi
   return { kind: 'command', entry, command, ...underNewNames(args, command.flags) };
 }
 
-/** Flags given by an old name (`renamedFlag`), their values moved to the new one, and a warning for each. */
+/** Flags given by an old name (`renamedFlag`) or a choice by its old spelling (`renamedChoices`), moved to the new one, and a warning for each. */
 export function underNewNames(
   args: Record<string, unknown>,
   flags: Flags,
 ): { args: Record<string, unknown>; warnings: string[] } {
   const out = { ...args };
   const warnings: string[] = [];
+  for (const [name, flag] of Object.entries(flags)) {
+    const choice = out[name];
+    const to = typeof choice === 'string' ? flag.renamedChoices?.[choice] : undefined;
+    if (to === undefined) continue;
+    // The old spelling of a choice: its own flag set, this flag back to its default, one warning.
+    for (const key of [to, camel(to)]) out[key] = true;
+    for (const key of [name, camel(name)]) out[key] = flag.default;
+    warnings.push(`--${name} ${String(choice)} is deprecated: use --${to}`);
+  }
   for (const [old, flag] of Object.entries(flags)) {
     const to = flag.renamedTo;
     if (to === undefined || out[old] === undefined) continue;

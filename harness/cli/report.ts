@@ -5,7 +5,7 @@ import { checkPatterns, loadThresholds } from '../bench/gate/thresholds.js';
 import { compareRuns, comparisonMarkdown } from '../bench/outputs/compare.js';
 import { metricsCsv } from '../bench/outputs/metrics-table.js';
 import { summaryJson } from '../bench/outputs/summary.js';
-import { runFile, writeHostReport, writeRunReport } from '../bench/outputs/write.js';
+import { runFile, writeHostReport, writeRunHtml, writeRunReport } from '../bench/outputs/write.js';
 import { loadHostRun } from '../bench/record/host-record.js';
 import { loadRun } from '../bench/record/store.js';
 import { capacityMarkdown } from '../capacity/markdown.js';
@@ -14,6 +14,7 @@ import { capacityTable } from '../capacity/table.js';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode, UserError } from '../core/errors.js';
+import { htmlPage } from '../core/escape/html.js';
 import { termJson } from '../core/escape/terminal.js';
 import { reportsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
@@ -22,7 +23,7 @@ import { probeMarkdown } from '../probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../probe/record.js';
 import { writeOutputFile } from '../record/store.js';
 
-export type ReportFormat = 'md' | 'csv' | 'json';
+export type ReportFormat = 'md' | 'html' | 'csv' | 'json';
 
 export interface ReportOptions {
   runs: string[];
@@ -38,11 +39,14 @@ const REPORT_POSITIONALS = {
 const REPORT_FLAGS = {
   format: {
     type: 'string',
-    choices: ['md', 'csv', 'json'],
+    choices: ['md', 'html', 'csv', 'json'],
     default: 'md',
-    describe: 'output format (md is written to --out; csv and json are printed)',
+    describe:
+      'output format: md (with SVG charts beside it) and html (one self-contained file) are written to --out; csv is printed (json: deprecated, use --json)',
+    renamedChoices: { json: 'json' },
   },
-  out: { type: 'string', describe: 'directory for markdown reports', defaultDescription: 'reports/' },
+  json: { type: 'boolean', describe: "the run's analysis as JSON on stdout (as show --json prints it)" },
+  out: { type: 'string', describe: 'directory for md and html reports', defaultDescription: 'reports/' },
   config: { type: 'string', describe: 'thresholds file (YAML or JSON)' },
 } as const;
 
@@ -50,12 +54,16 @@ const REPORT_FLAGS = {
 export const reportCommand = defineCommand({
   flags: REPORT_FLAGS,
   positionals: REPORT_POSITIONALS,
-  resolve: (args): ReportOptions => ({
-    runs: [args.run, ...(args.other !== undefined ? [args.other] : [])],
-    format: args.format,
-    ...(args.out !== undefined ? { out: args.out } : {}),
-    ...(args.config !== undefined ? { config: args.config } : {}),
-  }),
+  resolve: (args): ReportOptions => {
+    if (args.json && args.format !== 'md')
+      throw new UserError(`--json and --format ${args.format}: give one (--json prints the run's analysis as JSON)`);
+    return {
+      runs: [args.run, ...(args.other !== undefined ? [args.other] : [])],
+      format: args.json ? 'json' : args.format,
+      ...(args.out !== undefined ? { out: args.out } : {}),
+      ...(args.config !== undefined ? { config: args.config } : {}),
+    };
+  },
   run: report,
 });
 
@@ -80,7 +88,7 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
   const out = options.out ?? reportsDir(deps.cwd);
   if (second) {
     if (options.format === 'csv')
-      throw new UserError('--format csv describes one run: compare two with --format md or json');
+      throw new UserError('--format csv describes one run: compare two with --format md or html, or --json');
     if (options.format === 'json') {
       deps.out(
         termJson({
@@ -92,8 +100,11 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
       );
       return ExitCode.ok;
     }
-    const file = runFile(out, `compare-${first.id}-vs-${second.id}`, '.md');
-    await writeOutputFile(file, comparisonMarkdown(first, second, thresholds.noiseBand));
+    const name = `compare-${first.id}-vs-${second.id}`;
+    const markdown = comparisonMarkdown(first, second, thresholds.noiseBand);
+    const html = options.format === 'html';
+    const file = runFile(out, name, html ? '.html' : '.md');
+    await writeOutputFile(file, html ? htmlPage(`gpushare ${name}`, markdown) : markdown);
     deps.out(`${file}\n`);
     return ExitCode.ok;
   }
@@ -114,27 +125,36 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
     case 'md':
       deps.out(`${await writeRunReport(first, analysis, out)}\n`);
       return ExitCode.ok;
+    case 'html':
+      deps.out(`${await writeRunHtml(first, analysis, out)}\n`);
+      return ExitCode.ok;
   }
 }
 
 /** A probe run's report: its markdown, or its claims ledger as JSON (CSV has no table to give). */
 async function probeReport(run: ProbeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
   if (options.format === 'csv')
-    throw new UserError('--format csv describes a bench run: a probe run has --format md or json');
+    throw new UserError('--format csv describes a bench run: a probe run has --format md or html, or --json');
   if (options.format === 'json') {
     deps.out(termJson({ runId: run.id, status: run.status, claims: claimsLedger(run), cleanup: run.cleanup }));
     return ExitCode.ok;
   }
-  const file = runFile(options.out ?? reportsDir(deps.cwd), run.id, '.md');
-  await writeOutputFile(file, probeMarkdown(run, VERSION));
-  deps.out(`${file}\n`);
+  await writeReportFile(run.id, probeMarkdown(run, VERSION), options, deps);
   return ExitCode.ok;
+}
+
+/** A markdown report written to --out, or with --format html as one HTML page of it. */
+async function writeReportFile(id: string, markdown: string, options: ReportOptions, deps: AppDeps): Promise<void> {
+  const html = options.format === 'html';
+  const file = runFile(options.out ?? reportsDir(deps.cwd), id, html ? '.html' : '.md');
+  await writeOutputFile(file, html ? htmlPage(`gpushare ${id}`, markdown) : markdown);
+  deps.out(`${file}\n`);
 }
 
 /** A capacity run's report: its markdown, or its capacity table as JSON. */
 async function capacityReport(run: CapacityRun, options: ReportOptions, deps: AppDeps): Promise<number> {
   if (options.format === 'csv')
-    throw new UserError('--format csv describes a bench run: a capacity run has --format md or json');
+    throw new UserError('--format csv describes a bench run: a capacity run has --format md or html, or --json');
   if (options.format === 'json') {
     deps.out(
       termJson({
@@ -146,8 +166,6 @@ async function capacityReport(run: CapacityRun, options: ReportOptions, deps: Ap
     );
     return ExitCode.ok;
   }
-  const file = runFile(options.out ?? reportsDir(deps.cwd), run.id, '.md');
-  await writeOutputFile(file, capacityMarkdown(run, VERSION));
-  deps.out(`${file}\n`);
+  await writeReportFile(run.id, capacityMarkdown(run, VERSION), options, deps);
   return ExitCode.ok;
 }

@@ -13,6 +13,8 @@ export type Flag = Options & {
   type: 'string' | 'number' | 'boolean';
   /** The flag's new name, when this is its old one (see `renamedFlag`). */
   renamedTo?: string;
+  /** Choices now spelled as a boolean flag of their own: `{ json: 'json' }` reads `--format json` as `--json`. */
+  renamedChoices?: Readonly<Record<string, string>>;
 };
 export type Flags = Readonly<Record<string, Flag>>;
 export type Positional = PositionalOptions & { type: 'string' };

@@ -54,17 +54,31 @@ export interface Claim {
   rule: string;
 }
 
+/** Public documents the claims are checked against, by title and address. */
+const DOC = {
+  mps: 'NVIDIA, "Multi-Process Service" (https://docs.nvidia.com/deploy/mps/index.html)',
+  cuda: 'NVIDIA, "CUDA C++ Programming Guide" (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html)',
+  plugin:
+    'NVIDIA, "k8s-device-plugin README: Shared Access to GPUs" (https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus)',
+  torch:
+    'PyTorch, "torch.cuda.green_contexts.GreenContext" (https://docs.pytorch.org/docs/stable/generated/torch.cuda.green_contexts.GreenContext.html)',
+};
+
+/**
+ * Where each claim comes from, by title and address. The project's seed articles have no public
+ * address: they are named by title, beside the public document that states the same behaviour.
+ */
 const SEED = {
-  s000: 'seed article "CUDA contexts, streams, and MPS" (shared/seeds/000)',
-  s001: 'seed article "CUDA Multi-Process Service (MPS)" (shared/seeds/001)',
-  s002: 'seed article "What is a CUDA Stream?" (shared/seeds/002)',
-  s003: 'seed article "GPU Sharing: Streams, MPS, MIG, and the Real Cost of Contention" (shared/seeds/003)',
-  s004: 'seed article "Multi-Process Service (MPS)" TL;DR (shared/seeds/004)',
-  mpsDocs: 'NVIDIA MPS documentation',
-  plugin: 'NVIDIA k8s-device-plugin README (time-slicing)',
-  cudaGuide: 'CUDA C++ Programming Guide (stream priorities)',
-  torch: 'PyTorch docs, torch.cuda.green_contexts',
-  cudaErrors: 'CUDA C++ Programming Guide (sticky errors: the context is unusable until the process ends)',
+  s000: `the article "CUDA contexts, streams, and MPS"; ${DOC.cuda}`,
+  s001: `the article "CUDA Multi-Process Service (MPS)"; ${DOC.mps}`,
+  s002: `the article "What is a CUDA Stream?"; ${DOC.cuda}`,
+  s003: `the lab "GPU Sharing: Streams, MPS, MIG, and the Real Cost of Contention"; ${DOC.mps}`,
+  s004: `the article "Multi-Process Service (MPS)" (TL;DR); ${DOC.mps}`,
+  mpsDocs: DOC.mps,
+  plugin: DOC.plugin,
+  cudaGuide: `${DOC.cuda}, stream priorities`,
+  torch: DOC.torch,
+  cudaErrors: `${DOC.cuda}, error checking (sticky errors: the context is unusable until the process ends)`,
 };
 
 type Find = <P extends ProbeOutcome['probe']>(
@@ -127,7 +141,7 @@ function memoryClaims(find: Find): Claim[] {
   const limitBase = {
     id: 'mps-memory-limit',
     claim: 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT caps the device memory a client can allocate',
-    source: `${SEED.s004}; ${SEED.mpsDocs}`,
+    source: SEED.s004,
     rule: 'holds when an allocation of half the limit succeeds, one of 1.5× the limit fails, and filling stops at or below the limit',
   };
   let limit: Claim;
@@ -417,7 +431,7 @@ function defaultStreamClaim(find: Find): Claim {
   const base = {
     id: 'default-stream-trap',
     claim: 'One stray default-stream call serializes every stream',
-    source: `${SEED.s002}; ${SEED.s000}`,
+    source: `the articles "What is a CUDA Stream?" and "CUDA contexts, streams, and MPS"; ${DOC.cuda}`,
     rule: 'holds when one synchronous default-stream copy per round brings 4 streams of both kinds down to ≤ 1.5× concurrency (near serial); partly holds when it does so for one kind, or cuts either by over a quarter',
   };
   if (o?.status !== 'measured')

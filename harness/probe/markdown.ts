@@ -21,13 +21,13 @@ export function probeMarkdown(run: ProbeRun, version: string): string {
     '',
     '## Claims ledger',
     '',
-    'Each claim as its source makes it, what this GPU showed, and the verdict by the rule given.',
+    'Each claim as its source makes it, whether it was so on this GPU, what this GPU showed, and the rule that decides.',
     '',
-    '| claim | source | measured | verdict | rule |',
+    '| claim | so here? | what this GPU showed | rule | source |',
     '|---|---|---|---|---|',
     ...ledger.map(
       (c) =>
-        `| ${mdText(c.claim)} | ${mdText(c.source)} | ${mdText(c.measured)} | **${c.verdict}** | ${mdText(c.rule)} |`,
+        `| ${mdText(c.claim)} | **${FINDING[c.verdict]}** | ${mdText(c.measured)} | ${mdText(c.rule)} | ${mdText(c.source)} |`,
     ),
     '',
     '## Measurements',
@@ -49,6 +49,14 @@ export function probeMarkdown(run: ProbeRun, version: string): string {
   return lines.join('\n');
 }
 
+/** A verdict as a finding about the claim: "not so here" reads plainly where "does not hold" of a hazard was a double negative. */
+const FINDING: Record<Claim['verdict'], string> = {
+  holds: 'so here',
+  'partly holds': 'partly so here',
+  'does not hold': 'not so here',
+  'not measured': 'not measured',
+};
+
 /** The claims that did not hold, and the hazards that did: what a team sharing this GPU must plan for. */
 function whatBreaks(run: ProbeRun, ledger: Claim[]): string[] {
   const hazards = new Set([
@@ -68,10 +76,7 @@ function whatBreaks(run: ProbeRun, ledger: Claim[]): string[] {
   );
   if (run.probes.length === 0) return ['No probe ran.'];
   if (breaks.length === 0) return ['No claim that matters for sharing failed here, and no hazard showed.'];
-  return breaks.map(
-    (c) =>
-      `- **${mdText(c.claim)}** — ${c.verdict === 'does not hold' ? 'not so here' : 'so here'}: ${mdText(c.measured)}.`,
-  );
+  return breaks.map((c) => `- **${mdText(c.claim)}** — ${FINDING[c.verdict]}: ${mdText(c.measured)}.`);
 }
 
 function latencyRow(label: string, s: LatencySeries): string {

@@ -87,41 +87,59 @@ export async function openRunDirectory(dir: string, runId: string, kind: RecordK
   // Locked before looking: a second harness that started at the same moment must not pass the checks too.
   const lock = await acquireRunLock(dir);
   try {
-    const found = await recordKindIn(dir);
-    if (found !== null && found !== kind)
-      throw new UserError(
-        `${dir} holds ${kindText(found)}, not a ${RECORD_KINDS[kind].noun}: choose an empty or new directory with --out`,
-      );
-    if (found === kind) {
-      const file = path.join(dir, RECORD_KINDS[kind].file);
-      const existing = await readRegularFile(file, 'choose an empty or new directory with --out');
-      const { id, status } = (() => {
-        try {
-          return JSON.parse(existing) as { id?: unknown; status?: unknown };
-        } catch {
-          return { id: undefined, status: undefined };
-        }
-      })();
-      // One cut short (interrupted, or killed while running) is continued, not replaced: say how.
-      const unfinished = status === 'running' || status === 'interrupted';
-      const resume = unfinished ? `continue it with ${RECORD_KINDS[kind].command} --resume ${dir}, or ` : '';
-      if (id !== runId)
-        throw new UserError(
-          `${dir} already holds a different run (${String(id ?? `unreadable ${RECORD_KINDS[kind].file}`)}${unfinished ? `, ${status}` : ''}): ${resume}choose an empty directory with --out`,
-        );
-    } else {
-      // Not a run: whatever is there is the user's, and a run would overwrite its files.
-      const entries = (await readdir(dir)).filter((name) => name !== LOCK_FILE);
-      if (entries.length > 0)
-        throw new UserError(
-          `${dir} is not empty and holds no gpushare run (it has ${entries[0]}${entries.length > 1 ? ` and ${entries.length - 1} more` : ''}): choose an empty or new directory with --out`,
-        );
-    }
+    await refuseContents(dir, runId, kind);
   } catch (error) {
     lock.release();
     throw error;
   }
   return lock;
+}
+
+/**
+ * What openRunDirectory would refuse in `dir` for a new run of `kind`, checked without creating or
+ * locking anything (bench --dry-run): a directory that holds a run, or files of the user's.
+ */
+export async function checkNewRunDirectory(dir: string, kind: RecordKind): Promise<void> {
+  if (dir.trim() === '') throw new UserError('--out is empty: give the directory the run should go to');
+  const exists = await access(dir).then(
+    () => true,
+    () => false,
+  );
+  if (exists) await refuseContents(dir, null, kind);
+}
+
+/** Refuses `dir` unless it is empty or holds the run `runId` of `kind` (null: a run not made yet). */
+async function refuseContents(dir: string, runId: string | null, kind: RecordKind): Promise<void> {
+  const found = await recordKindIn(dir);
+  if (found !== null && found !== kind)
+    throw new UserError(
+      `${dir} holds ${kindText(found)}, not a ${RECORD_KINDS[kind].noun}: choose an empty or new directory with --out`,
+    );
+  if (found === kind) {
+    const file = path.join(dir, RECORD_KINDS[kind].file);
+    const existing = await readRegularFile(file, 'choose an empty or new directory with --out');
+    const { id, status } = (() => {
+      try {
+        return JSON.parse(existing) as { id?: unknown; status?: unknown };
+      } catch {
+        return { id: undefined, status: undefined };
+      }
+    })();
+    // One cut short (interrupted, or killed while running) is continued, not replaced: say how.
+    const unfinished = status === 'running' || status === 'interrupted';
+    const resume = unfinished ? `continue it with ${RECORD_KINDS[kind].command} --resume ${dir}, or ` : '';
+    if (id !== runId)
+      throw new UserError(
+        `${dir} already holds a different run (${String(id ?? `unreadable ${RECORD_KINDS[kind].file}`)}${unfinished ? `, ${status}` : ''}): ${resume}choose an empty directory with --out`,
+      );
+    return;
+  }
+  // Not a run: whatever is there is the user's, and a run would overwrite its files.
+  const entries = (await readdir(dir)).filter((name) => name !== LOCK_FILE);
+  if (entries.length > 0)
+    throw new UserError(
+      `${dir} is not empty and holds no gpushare run (it has ${entries[0]}${entries.length > 1 ? ` and ${entries.length - 1} more` : ''}): choose an empty or new directory with --out`,
+    );
 }
 
 /** Removes the temp files (`run.json.<n>`, `probe.json.<n>`, …) that a harness killed mid-write left; only the lock holder may. */

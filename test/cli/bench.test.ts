@@ -2,9 +2,10 @@
  * bench before it measures, in process: without nvidia-smi or with a failing one, --dry-run, bad
  * flags, an output directory that holds another run. The runs themselves: test/e2e/bench.test.ts.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadRun } from '../../harness/bench/record/store.js';
 import { expectOneLineError, pathWithoutNvidia, QUICK, runCli, tempDir } from '../helpers.js';
 
 const cli = runCli;
@@ -25,9 +26,8 @@ describe('gpushare bench refuses before it measures', () => {
     expectOneLineError(result.stderr, "couldn't communicate with the NVIDIA driver");
   });
 
-  it('--dry-run prints the plan and an estimate anywhere, GPU or not', async () => {
+  it('--dry-run prints the plan and an estimate anywhere; without a GPU it then refuses as bench would (exit 2)', async () => {
     const result = await cli(['bench', '--dry-run'], {}, { path: pathWithoutNvidia() });
-    expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain(
       'timeslice/gemm: 2 client(s), arms solo-c0 solo-c1 contended, at least 6 rounds (ABBA) = 18 trials',
     );
@@ -35,6 +35,59 @@ describe('gpushare bench refuses before it measures', () => {
     expect(result.stdout).toMatch(
       /8 comparisons, at least 132 trials, about \d+ s \(estimate\), plus up to 45 s of extra rounds \(up to 40 per comparison\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/,
     );
+    const real = await cli(['bench', '--out', path.join(tempDir(), 'run')], {}, { path: pathWithoutNvidia() });
+    expect(real.exitCode).toBe(2);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toBe(real.stderr);
+  });
+
+  it('--dry-run makes the checks the real run makes before measuring: thresholds, --out, skipped modes', async () => {
+    const typo = path.join(tempDir(), 'typo.yaml');
+    writeFileSync(typo, 'thresholds:\n  "mps/infre/slowdown": { max: 1.2 }\n');
+    const thresholds = await cli(['bench', '--dry-run', '--config', typo]);
+    expect(thresholds.exitCode).toBe(2);
+    expectOneLineError(thresholds.stderr, 'thresholds pattern "mps/infre/slowdown" matches no metric of this run');
+    const full = tempDir();
+    writeFileSync(path.join(full, 'notes.txt'), 'mine\n');
+    const out = await cli(['bench', '--dry-run', '--out', full]);
+    expect(out.exitCode).toBe(2);
+    expectOneLineError(out.stderr, `${full} is not empty and holds no gpushare run`);
+    expect(readFileSync(path.join(full, 'notes.txt'), 'utf8')).toBe('mine\n');
+    const fresh = path.join(tempDir(), 'new');
+    expect((await cli(['bench', '--dry-run', '--out', fresh])).exitCode).toBe(0);
+    expect(existsSync(fresh)).toBe(false);
+    const mig = await cli(['bench', '--dry-run', '--modes', 'mig']);
+    expect(mig.exitCode).toBe(3);
+    expect(mig.stdout).toContain('mig: MIG is Disabled on GPU 0');
+    expectOneLineError(mig.stderr, 'nothing would be measured: every mode asked for is skipped on this machine (mig)');
+  });
+
+  it('--dry-run --json prints the plan as JSON', async () => {
+    const result = await cli(['bench', '--dry-run', '--json', '--modes', 'timeslice', '--workloads', 'gemm']);
+    expect(result.exitCode).toBe(0);
+    const plan = JSON.parse(result.stdout) as {
+      dryRun: boolean;
+      comparisons: Array<{ id: string; clients: number; arms: string[]; minTrials: number }>;
+      minTrials: number;
+    };
+    expect(plan.dryRun).toBe(true);
+    expect(plan.comparisons).toEqual([
+      expect.objectContaining({
+        id: 'timeslice/gemm',
+        clients: 2,
+        arms: ['solo-c0', 'solo-c1', 'contended'],
+        minTrials: 18,
+      }),
+    ]);
+    expect(plan.minTrials).toBe(18);
+  });
+
+  it('a run in which every mode asked for was skipped measured nothing: exit 3, naming it', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--out', out, '--modes', 'mig', ...QUICK, '--quiet']);
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toContain('gpushare: nothing was measured: every mode asked for was skipped (mig)');
+    expect((await loadRun(out)).status).toBe('complete');
   });
 
   it.each([

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { DEFAULT_RUN, degrade, editedCopy, REPEAT_RUN, runCli, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, degrade, editedCopy, H100_RUN, REPEAT_RUN, runCli, tempDir } from '../helpers.js';
 
 const real = DEFAULT_RUN;
 const cli = (args: string[]) => runCli(args);
@@ -81,7 +81,7 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     const refused = await cli(['gate', real, '--baseline', other]);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr.trim()).toBe(
-      'gpushare: refusing to compare runs measured differently (driver: 570.00.00 before vs 580.159.04 now): use --allow-mismatch to compare anyway',
+      'gpushare: refusing to compare runs measured differently: driver: 570.00.00 before vs 580.159.04 now; --allow-mismatch compares them anyway, listing every difference',
     );
     const allowed = await cli(['gate', real, '--baseline', other, '--allow-mismatch']);
     expect(allowed.exitCode).toBe(0);
@@ -99,14 +99,14 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
   });
 
   it.each([
-    ['windows', (run: Run) => void (run.config.windowMs = 300), 'window: "500 ms" before vs "300 ms" now'],
+    ['windows', (run: Run) => void (run.config.windowMs = 300), 'window: 500 ms before vs 300 ms now'],
     ['client counts', (run: Run) => void (run.config.clients = 4), 'clients: 2 before vs 4 now'],
-    ['CPU pinning', (run: Run) => void (run.config.cpuPin = 'auto'), 'CPU pinning: "off" before vs "auto" now'],
+    ['CPU pinning', (run: Run) => void (run.config.cpuPin = 'auto'), 'CPU pinning: off before vs auto now'],
     [
       'workload parameters',
       (run: Run) =>
         void ((run.plan.find((c) => c.id === 'timeslice/gemm') as Run['plan'][number]).workload.params.size = 8192),
-      'timeslice/gemm workload:',
+      'timeslice/gemm size: 4096 before vs 8192 now',
     ],
   ])('refuses a baseline measured with other %s unless --allow-mismatch', async (_, edit, message) => {
     const other = editedCopy(real, edit);
@@ -114,6 +114,8 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain(message);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr.length).toBeLessThan(200);
+    expect(refused.stderr).not.toContain('{');
     expect((await cli(['gate', other, '--baseline', real, '--allow-mismatch'])).stdout).toContain(
       `warning: measured differently: ${message}`,
     );
@@ -170,7 +172,7 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
 
 describe('gpushare report --format json', () => {
   it('prints verdicts with value, CI, threshold and verdict, and every metric with its statistics', async () => {
-    const result = await cli(['report', real, '--format', 'json']);
+    const result = await cli(['report', real, '--json']);
     expect(result.exitCode).toBe(0);
     const report = JSON.parse(result.stdout) as {
       verdicts: Array<{
@@ -190,5 +192,28 @@ describe('gpushare report --format json', () => {
     expect(gemm?.ci[0]).toBeLessThanOrEqual(gemm?.value as number);
     // timeslice/infer ran 2 rounds beyond the minimum of 6: every one of them counts.
     expect(report.metrics.find((m) => m.metric === 'timeslice/infer/p99-latency-ratio')?.perRound).toHaveLength(8);
+  });
+});
+
+describe('gate names what differs in a few words, not JSON', () => {
+  it('two committed H100 runs of other suite versions: each difference named, the refusal one short line', async () => {
+    const refused = await cli(['gate', H100_RUN, '--baseline', DEFAULT_RUN]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr.trim()).toBe(
+      'gpushare: refusing to compare runs measured differently: window: 500 ms before vs 250 ms now; streams/pipeline matmuls: unset before vs 2 now; streams/pipeline pageable: unset before vs false now (and 6 more); --allow-mismatch compares them anyway, listing every difference',
+    );
+    const allowed = await cli(['gate', H100_RUN, '--baseline', DEFAULT_RUN, '--allow-mismatch']);
+    const warnings = allowed.stdout.split('\n').filter((l) => l.startsWith('warning: measured differently: '));
+    expect(warnings).toHaveLength(9);
+    expect(allowed.stdout).toContain(
+      'warning: measured differently: timeslice/infer model: mlp before vs transformer\n  now\n',
+    );
+    const lines = allowed.stdout.split('\n');
+    const first = lines.findIndex((l) => l.startsWith('warning: '));
+    const differences = lines.slice(
+      first,
+      lines.findIndex((l) => l.startsWith('metric ')),
+    );
+    expect(differences.filter((l) => [...l].length > 80)).toEqual([]);
   });
 });

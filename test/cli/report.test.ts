@@ -60,7 +60,7 @@ describe('gpushare report (markdown)', () => {
 describe('gpushare report --format csv and json share their columns', () => {
   it('CSV header = the keys of each JSON metric (plus perRound and roundIndices)', async () => {
     const csv = await cli(['report', real, '--format', 'csv']);
-    const json = await cli(['report', real, '--format', 'json']);
+    const json = await cli(['report', real, '--json']);
     const rows = parseCsv(csv.stdout, { columns: true }) as Array<Record<string, string>>;
     const metrics = (JSON.parse(json.stdout) as { metrics: Array<Record<string, unknown>> }).metrics;
     expect(rows).toHaveLength(metrics.length);
@@ -77,18 +77,58 @@ describe('gpushare show', () => {
     const run = await show([DEFAULT_RUN]);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(
-      /^\* timeslice\/gemm\/slowdown +2\.074× +\[2\.031, 2\.126\] +2\.29% +8 {2}pass \(1\.2–3\.5\)$/m,
+      /^timeslice\/gemm \(8 rounds, time budget spent\)\n {2}slowdown +2\.074× +\[2\.031, 2\.126\] +2\.29% {2}lower {3}pass \(1\.2–3\.5\)$/m,
     );
     expect(run.stdout).toContain('more ratios in the report and in gpushare show --all');
     const all = await show([DEFAULT_RUN, '--all']);
-    expect(all.stdout).toMatch(/^ {2}timeslice\/gemm\/fairness +/m);
+    expect(all.stdout).toMatch(/^ {2}fairness +[\d.]+× .* lower$/m);
     // --json is what report --format json prints.
     const json = JSON.parse(String((await show([DEFAULT_RUN, '--json'])).stdout)) as unknown;
-    const report = JSON.parse(String((await cli(['report', DEFAULT_RUN, '--format', 'json'])).stdout)) as unknown;
+    const report = JSON.parse(String((await cli(['report', DEFAULT_RUN, '--json'])).stdout)) as unknown;
     expect(json).toEqual(report);
     expect(readdirSync(cwd)).toEqual([]);
     const missing = await show([path.join(cwd, 'nowhere')]);
     expect(missing.exitCode).toBe(2);
     expectOneLineError(String(missing.stderr), `cannot read ${path.join(cwd, 'nowhere', 'run.json')}`);
+  });
+});
+
+describe('gpushare report --format html', () => {
+  it('writes one self-contained page: the markdown report as HTML, every chart inlined as an image', async () => {
+    const out = tempDir();
+    const result = await cli(['report', real, '--format', 'html', '--out', out]);
+    expect(result.exitCode).toBe(0);
+    const id = path.basename(real);
+    expect(readdirSync(out)).toEqual([`${id}.html`]);
+    const html = readFileSync(path.join(out, `${id}.html`), 'utf8');
+    expect(html).toMatch(/^<!doctype html>\n<html lang="en">/);
+    expect(html).toContain(`<title>gpushare run ${id}</title>`);
+    expect(html).toContain('<h2>Verdicts</h2>');
+    // Nothing fetched: every src and href is an inlined image or a link within the page or to the web.
+    const targets = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1] as string);
+    expect(targets.filter((t) => !/^(data:image\/svg\+xml;base64,|#|https:)/.test(t))).toEqual([]);
+    expect(html).not.toMatch(/<script|<link|<iframe|javascript:/i);
+    const images = [...html.matchAll(/<img src="data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)"/g)];
+    const md = await cli(['report', real, '--out', out]);
+    expect(md.exitCode).toBe(0);
+    expect(images).toHaveLength(readdirSync(path.join(out, id)).length);
+    for (const [, data] of images) {
+      const svg = Buffer.from(data as string, 'base64').toString('utf8');
+      expect(XMLValidator.validate(svg)).toBe(true);
+      expect(new Resvg(svg).render().width).toBeGreaterThan(300);
+    }
+  });
+
+  it('--json is the JSON spelling, --format json its deprecated old one', async () => {
+    const json = await cli(['report', real, '--json']);
+    expect(json.exitCode).toBe(0);
+    expect(json.stderr).toBe('');
+    const old = await cli(['report', real, '--format', 'json']);
+    expect(old.exitCode).toBe(0);
+    expect(old.stdout).toBe(json.stdout);
+    expect(old.stderr).toBe('gpushare: warning: --format json is deprecated: use --json');
+    const both = await cli(['report', real, '--json', '--format', 'csv']);
+    expect(both.exitCode).toBe(2);
+    expectOneLineError(both.stderr, '--json and --format csv: give one');
   });
 });

@@ -152,9 +152,20 @@ describe.concurrent('numbers: plain decimal only, on every numeric flag', () => 
 
   it('the plain forms are still taken', async () => {
     const bench = NUMERIC.filter(
-      ([before, flag]) => before[0] === 'bench' && flag !== '--rounds' && flag !== '--window-ms',
+      ([before, flag]) => before[0] === 'bench' && !['--rounds', '--window-ms', '--gpu'].includes(flag),
     ).flatMap(([, flag, value]) => [flag, value]);
-    const dryRun = await cli(['bench', '--dry-run', ...bench, '--rounds', '007', '--window-ms', '100.5']);
+    // --dry-run checks the GPU as the real run does: the fake nvidia-smi's GPU 0, written 00.
+    const dryRun = await cli([
+      'bench',
+      '--dry-run',
+      ...bench,
+      '--rounds',
+      '007',
+      '--window-ms',
+      '100.5',
+      '--gpu',
+      '00',
+    ]);
     expect(dryRun.stderr).toBe('');
     expect(dryRun.stdout).toContain(', at least 7 rounds (ABBA)');
     const plan = await cli(

@@ -61,7 +61,7 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
     expect(metricValue(run, 'timeslice/gemm/slowdown')).toBeCloseTo(277 / 138, 12);
     expect(metricValue(run, 'mps/gemm/slowdown')).toBeCloseTo(277 / 252, 12);
     expect(result.stdout).toMatch(
-      /^\* timeslice\/gemm\/slowdown +2\.007× +\[2\.007, 2\.007\] +0\.00% +6 {2}pass \(1\.2–3\.5\)$/m,
+      /^timeslice\/gemm \(6 rounds, fixed rounds\)\n {2}slowdown +2\.007× +\[2\.007, 2\.007\] +0\.00% +lower +pass \(1\.2–3\.5\)$/m,
     );
     expect(result.stderr).toMatch(/\[ *1\/132\] streams\/spin r0 s1 +ok/);
   });
@@ -123,8 +123,9 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
     const slowdown = analyze(run).metrics.find((m) => m.metric.id === 'timeslice/spin/slowdown');
     expect(slowdown?.metric.rounds).toEqual(Array.from({ length: 16 }, (_, r) => r));
     expect(slowdown?.stats.halfWidth).toBeLessThanOrEqual(0.03);
-    expect(result.stdout).toMatch(/^\* timeslice\/spin\/slowdown +\d\.\d{3}× +\[[\d., ]+\] +\d\.\d\d% +16$/m);
-    expect(result.stdout).toContain('timeslice/spin: 16 rounds, stopped: ci-target');
+    expect(result.stdout).toMatch(
+      /^timeslice\/spin \(16 rounds, CI on target\)\n {2}slowdown +\d\.\d{3}× +\[[\d., ]+\] +\d\.\d\d% +lower$/m,
+    );
   });
 
   it('prints progress as JSON lines with --json', async () => {
@@ -160,7 +161,7 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
     const { result } = await streamsAlone();
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toBe('');
-    expect(result.stdout).toContain('streams/spin/speedup-k2');
+    expect(result.stdout).toMatch(/^streams\/spin \(6 rounds, fixed rounds\)\n {2}speedup-k2 /m);
   });
 });
 
@@ -282,7 +283,7 @@ describe.concurrent('misbehaving workloads are outcomes, not crashes', () => {
     const trials = run.trials.filter((t) => t.arm !== 'solo-c0');
     expect(trials.every((t) => t.status === 'invalid')).toBe(true);
     expect(trials[0]?.status === 'invalid' && trials[0].reason).toMatch(reason);
-    expect(result.stdout).toMatch(/^\* timeslice\/gemm\/slowdown +n\/a/m);
+    expect(result.stdout).toMatch(/^timeslice\/gemm \(\d+ rounds[^)\n]*\)\n {2}slowdown +n\/a/m);
   });
 
   it('a workload that will not exit is killed, and the run says so', async () => {

@@ -251,7 +251,7 @@ describe('run text on the terminal: controls and bidi overrides shown escaped', 
   it.each([
     ['show', ['show', copy]],
     ['show --json', ['show', copy, '--json']],
-    ['report --format json', ['report', copy, '--format', 'json']],
+    ['report --json', ['report', copy, '--json']],
     [
       'gate against a baseline (the mismatches quote the GPU name and driver)',
       ['gate', copy, '--baseline', DEFAULT_RUN, '--allow-mismatch'],

@@ -72,7 +72,7 @@ describe('the packed package, installed in another project', () => {
     const report = await gpushare(['report', runDir, '--out', 'again']);
     expect(report.exitCode, String(report.stderr)).toBe(0);
     expect(readdirSync(path.join(project, 'again'))).toContain(`${run}.md`);
-    expect((await gpushare(['report', runDir, '--format', 'json'])).exitCode).toBe(0);
+    expect((await gpushare(['report', runDir, '--json'])).exitCode).toBe(0);
 
     const gate = await gpushare(['gate', runDir, '--baseline', runDir, '--junit', 'gate.xml']);
     expect(gate.exitCode, String(gate.stderr)).toBe(0);

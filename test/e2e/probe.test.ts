@@ -83,7 +83,7 @@ describe('gpushare probe (fake GPU)', () => {
     const report = readFileSync(path.join(out, 'report.md'), 'utf8');
     expect(report).toContain('## Claims ledger');
     expect(report).toMatch(
-      /\| An MPS server accepts up to 48 clients per GPU \(Volta and later\) \| NVIDIA MPS documentation \| 5 clients accepted; client 6 failed: .*\| \*\*does not hold\*\* \|/,
+      /\| An MPS server accepts up to 48 clients per GPU \(Volta and later\) \| \*\*not so here\*\* \| 5 clients accepted; client 6 failed: .*\| NVIDIA, "Multi-Process Service" \(https:\/\/docs\.nvidia\.com\/deploy\/mps\/index\.html\) \|$/m,
     );
     expect(result.stdout).toMatch(/holds\s+A fatal fault in one MPS client is reported to every client of that GPU/);
 
@@ -91,7 +91,7 @@ describe('gpushare probe (fake GPU)', () => {
     const again = tempDir();
     expect((await cli(['report', out, '--out', again])).exitCode).toBe(0);
     expect(readFileSync(path.join(again, `${run.id}.md`), 'utf8')).toBe(report.replace(/gpushare [\d.]+\./, (m) => m));
-    const json = JSON.parse((await cli(['report', out, '--format', 'json'])).stdout) as {
+    const json = JSON.parse((await cli(['report', out, '--json'])).stdout) as {
       claims: Array<{ id: string; verdict: string }>;
     };
     expect(json.claims.find((c) => c.id === 'mps-fault-reported-to-all')?.verdict).toBe('holds');

@@ -1,6 +1,7 @@
 /** The claims ledger: verdicts by their stated rules, from typed probe outcomes (no GPU, no processes). */
 import { describe, expect, it } from 'vitest';
 import { claimsLedger, latencySummary, perClientMib } from '../../harness/probe/claims.js';
+import { probeMarkdown } from '../../harness/probe/markdown.js';
 import type { LatencySeries, ProbeOutcome, ProbeRun } from '../../harness/probe/record.js';
 
 function run(probes: ProbeOutcome[]): ProbeRun {
@@ -150,5 +151,30 @@ describe('claims ledger', () => {
     expect(verdict([trap(1.1, 1.2)], 'default-stream-trap')).toBe('holds');
     expect(verdict([trap(2.3, 4)], 'default-stream-trap')).toBe('partly holds');
     expect(verdict([trap(3.9, 4)], 'default-stream-trap')).toBe('does not hold');
+  });
+});
+
+describe('the ledger cites its sources and reads as findings', () => {
+  it('every claim names a public document by title and address, never a file outside the repository', () => {
+    for (const c of claimsLedger(run([]))) {
+      expect(c.source).toMatch(/"[^"]+" \(https:\/\/[^\s)]+\)/);
+      expect(c.source).not.toMatch(/seeds|shared\//);
+    }
+  });
+
+  it('the report says "so here" or "not so here", never "does not hold"', () => {
+    const limit: ProbeOutcome = {
+      probe: 'client-limit',
+      mode: 'mps',
+      status: 'measured',
+      tried: 49,
+      accepted: 48,
+      firstError: 'CUDA_ERROR_MPS_MAX_CLIENTS_REACHED',
+    };
+    const probed = { ...run([limit]), fingerprint: { python: { status: 'missing' }, gpus: [] } as never };
+    const text = probeMarkdown(probed, '0.1.0');
+    expect(text).toContain('| claim | so here? | what this GPU showed | rule | source |');
+    expect(text).toMatch(/\| An MPS server accepts up to 48 clients per GPU \(Volta and later\) \| \*\*so here\*\* \|/);
+    expect(text).not.toMatch(/does not hold\*\*|\*\*holds\*\*/);
   });
 });

@@ -16,6 +16,7 @@ import { renderSvg } from '../../harness/bench/outputs/charts.js';
 import { hostMarkdown } from '../../harness/bench/outputs/host-markdown.js';
 import { runMarkdown } from '../../harness/bench/outputs/markdown.js';
 import { summaryJson, summaryText } from '../../harness/bench/outputs/summary.js';
+import { runHtml } from '../../harness/bench/outputs/write.js';
 import type { HostRun } from '../../harness/bench/record/host-record.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
@@ -24,6 +25,7 @@ import { stepLine } from '../../harness/capacity/progress.js';
 import { type CapacityRun, loadCapacityRun } from '../../harness/capacity/record.js';
 import type { StepAnalysis } from '../../harness/capacity/search.js';
 import { capacitySummary, capacityTable } from '../../harness/capacity/table.js';
+import { htmlPage, htmlText } from '../../harness/core/escape/html.js';
 import { mdCode, mdFence, mdText } from '../../harness/core/escape/markdown.js';
 import { termJson, termText } from '../../harness/core/escape/terminal.js';
 import { shownEscaped } from '../../harness/core/escape/unprintable.js';
@@ -520,6 +522,55 @@ describe('every markdown writer keeps its structure whatever the runs say', () =
   );
 });
 
+/** The tags and attribute names of an HTML page, in order: its structure, whatever its text says. */
+function htmlShape(html: string): string[] {
+  return [...html.matchAll(/<(\/?[a-zA-Z][\w-]*)((?:\s+[\w-]+(?:="[^"]*")?)*)\s*>/g)].map(
+    (m) => `${m[1]}${[...(m[2] ?? '').matchAll(/\s([\w-]+)=/g)].map((a) => ` ${a[1]}`).join('')}`,
+  );
+}
+
+describe('HTML: every report as a page (report --format html) keeps the structure of a harmless name', () => {
+  it('htmlText leaves no markup and no unprintable character', () => {
+    fc.assert(
+      fc.property(present, (s) => {
+        const text = htmlText(s);
+        expect(text).not.toMatch(/[<>"']|&(?!amp;|lt;|gt;|quot;|#39;)/);
+        expect(text).not.toMatch(TERMINAL_CONTROL);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it.each(Object.keys(MARKDOWN))('%s', (name) => {
+    const write = (s: string) => htmlPage(s, (MARKDOWN[name] as (s: string) => string)(s));
+    const expected = htmlShape(write('x'));
+    fc.assert(
+      fc.property(present, (s) => {
+        const html = write(s);
+        expect(htmlShape(html)).toEqual(expected);
+        expect(html).not.toMatch(/<script|javascript:|<[a-z]+[^>]*\son\w+=/i);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('the run report page with its charts inlined', async () => {
+    const page = async (s: string) => {
+      const r = planted(run, s);
+      return runHtml(r, plantedAnalysis(analysis, r, s));
+    };
+    const expected = htmlShape(await page('x'));
+    await fc.assert(
+      fc.asyncProperty(present, async (s) => {
+        const html = await page(s);
+        expect(htmlShape(html)).toEqual(expected);
+        expect(html).not.toMatch(/<script|javascript:/i);
+      }),
+      { numRuns: 6 },
+    );
+  }, 120_000);
+});
+
 describe('JUnit and SVG parse to the element tree of a harmless name', () => {
   it.each([
     ['the fleet JUnit', (s: string) => fleetJunit(plantedFleet(s), 'test')],
@@ -554,12 +605,14 @@ describe('JUnit and SVG parse to the element tree of a harmless name', () => {
 });
 
 describe("the terminal: no control or bidi character but the writer's own line breaks", () => {
+  // The summary and the gate fold long lines at spaces for an 80-column terminal: their line count
+  // is checked unfolded (columns Infinity), their characters folded as printed.
   it.each([
     [
       'show',
-      (s: string) => {
+      (s: string, columns?: number) => {
         const r = planted(run, s);
-        return summaryText(r, plantedAnalysis(analysis, r, s), s, true);
+        return summaryText(r, plantedAnalysis(analysis, r, s), s, true, columns);
       },
     ],
     [
@@ -569,7 +622,7 @@ describe("the terminal: no control or bidi character but the writer's own line b
         return termJson(summaryJson(r, plantedAnalysis(analysis, r, s)));
       },
     ],
-    ['gate', (s: string) => gateText(plantedGate(s))],
+    ['gate', (s: string, columns?: number) => gateText(plantedGate(s), columns)],
     ['fleet report', (s: string) => fleetText(plantedFleet(s), s)],
     ['fleet report --json', (s: string) => fleetJson(plantedFleet(s))],
     [
@@ -584,14 +637,14 @@ describe("the terminal: no control or bidi character but the writer's own line b
         return stepLine(at, { ...step, verdict: 'invalid', reason: s });
       },
     ],
-  ])('%s', (_name, write) => {
-    const lines = write('x').split('\n').length;
+  ])('%s', (_name, write: (s: string, columns?: number) => string) => {
+    const lines = write('x', Number.POSITIVE_INFINITY).split('\n').length;
     fc.assert(
       fc.property(present, (s) => {
         const text = write(s);
         expect(text).not.toMatch(TERMINAL_CONTROL);
         expect(text).not.toMatch(/[\u2028\u2029]/);
-        expect(text.split('\n')).toHaveLength(lines);
+        expect(write(s, Number.POSITIVE_INFINITY).split('\n')).toHaveLength(lines);
       }),
       { numRuns: 60 },
     );

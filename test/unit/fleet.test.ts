@@ -251,7 +251,7 @@ describe('analyzeFleet on copies of a committed run', () => {
     const fleet = fleetOf([node('a', 'GPU-a'), node('b', 'GPU-b'), node('c', 'GPU-c'), other('odd')]);
     const odd = fleet.groups.find((g) => g.nodes.includes('odd/gpu0'));
     expect(odd?.setAside).toBe(
-      'no other NVIDIA H100 80GB HBM3 run has its settings; the nearest, a/gpu0, differs: window: "500 ms" here, "250 ms" in it',
+      'no other NVIDIA H100 80GB HBM3 run has its settings; the nearest, a/gpu0, differs: window: 500 ms here, 250 ms in it',
     );
     expect(fleet.nodes.find((n) => n.name === 'odd/gpu0')?.flags.map((f) => f.kind)).toEqual(['settings']);
     // One GPU against one: two experiments, no majority setting, so no flag; both are set aside.

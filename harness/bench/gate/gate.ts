@@ -5,6 +5,7 @@
  */
 
 import { ExitCode, UserError } from '../../core/errors.js';
+import { shortList } from '../../core/wrap.js';
 import { refuseSimulatedBesideReal } from '../../record/simulated.js';
 import { fingerprintMismatches, type Machine } from '../../session/machine.js';
 import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stats/bootstrap.js';
@@ -47,30 +48,45 @@ export interface GateResult {
 // GPU model, driver, MIG mode and compute mode: runs that differ in these measure different things.
 export { fingerprintMismatches };
 
-/** Settings that change what a ratio means: windows, client counts, CPU pinning, MPS limits, and each shared comparison's workload. */
+/**
+ * Settings that change what a ratio means: windows, client counts, CPU pinning, MPS limits, and each
+ * shared comparison's workload. One short line per difference, "<what>: <before's> before vs <now's>
+ * now" (fleet report rewords that form), never a JSON dump of a workload.
+ */
 export function settingMismatches(now: Run, before: Run): string[] {
-  const text = (x: unknown) => JSON.stringify(x);
-  const fields: Array<[string, (r: Run) => unknown]> = [
-    ['window', (r) => `${r.config.windowMs} ms`],
-    ['clients', (r) => r.config.clientCounts ?? r.config.clients],
-    ['CPU pinning', (r) => r.config.cpuPin],
-    ['MPS limits', (r) => r.config.mps],
-  ];
-  const out = fields.flatMap(([name, get]) =>
-    text(get(now)) === text(get(before)) ? [] : [`${name}: ${text(get(before))} before vs ${text(get(now))} now`],
-  );
+  const out: string[] = [];
+  const differ = (what: string, old: unknown, current: unknown) => {
+    if (JSON.stringify(old) !== JSON.stringify(current))
+      out.push(`${what}: ${settingText(old)} before vs ${settingText(current)} now`);
+  };
+  differ('window', `${before.config.windowMs} ms`, `${now.config.windowMs} ms`);
+  differ('clients', before.config.clientCounts ?? before.config.clients, now.config.clientCounts ?? now.config.clients);
+  differ('CPU pinning', before.config.cpuPin, now.config.cpuPin);
+  differ('MPS thread percentage', before.config.mps.threadPct, now.config.mps.threadPct);
+  differ('MPS memory limit', before.config.mps.memLimit, now.config.mps.memLimit);
   for (const c of now.plan) {
     const old = before.plan.find((b) => b.id === c.id);
-    // Paths differ between machines; what the workload does is its name, parameters and arguments after the script.
-    const shape = (x: typeof c) =>
-      text({
-        params: x.workload.params,
-        args: x.workload.builtin ? [] : x.workload.argv,
-        env: x.clientEnv.map((e) => Object.keys(e).sort()),
-      });
-    if (old && shape(old) !== shape(c)) out.push(`${c.id} workload: ${shape(old)} before vs ${shape(c)} now`);
+    if (!old) continue;
+    const params = [...new Set([...Object.keys(old.workload.params), ...Object.keys(c.workload.params)])];
+    for (const key of params) differ(`${c.id} ${key}`, old.workload.params[key], c.workload.params[key]);
+    // Paths differ between machines; what a custom workload does is its command.
+    if (!c.workload.builtin || !old.workload.builtin)
+      differ(`${c.id} command`, old.workload.argv.join(' '), c.workload.argv.join(' '));
+    const env = (x: typeof c) => x.clientEnv.map((e) => Object.keys(e).sort().join(',') || 'none').join('; ');
+    differ(`${c.id} client environment`, env(old), env(c));
   }
   return out;
+}
+
+/** A setting's value in a few words: null and undefined as unset, a list joined, an object as key=value. */
+function settingText(value: unknown): string {
+  if (value === undefined || value === null) return 'unset';
+  if (Array.isArray(value)) return value.map(settingText).join(',');
+  if (typeof value === 'object')
+    return Object.entries(value)
+      .map(([k, v]) => `${k}=${settingText(v)}`)
+      .join(' ');
+  return String(value);
 }
 
 const machine = (run: Run): Machine => ({ fingerprint: run.fingerprint, gpuIndex: run.config.gpuIndex });
@@ -132,7 +148,7 @@ export function gate(
     : [];
   if (mismatches.length > 0 && !options.allowMismatch) {
     throw new UserError(
-      `refusing to compare runs measured differently (${mismatches.join('; ')}): use --allow-mismatch to compare anyway`,
+      `refusing to compare runs measured differently: ${shortList(mismatches)}; --allow-mismatch compares them anyway, listing every difference`,
     );
   }
   const analysis = analyze(run, thresholds);

@@ -3,6 +3,7 @@
 import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { termJson, termText } from '../../core/escape/terminal.js';
 import { type JunitCase, junitDocument } from '../../core/junit.js';
+import { TERMINAL_COLUMNS, wrapLine } from '../../core/wrap.js';
 import type { MetricAnalysis } from '../analysis/types.js';
 import type { Change, GateResult } from './gate.js';
 
@@ -15,11 +16,13 @@ function rows(result: GateResult): Array<{ v: MetricAnalysis; change: Change | u
   return result.verdicts.map((v) => ({ v, change: changes.get(v.metric.id) }));
 }
 
-export function gateText(result: GateResult): string {
+/** The gate's console text; its notes of how the runs differ folded at `columns` (Infinity: not folded). */
+export function gateText(result: GateResult, columns = TERMINAL_COLUMNS): string {
   const lines = [
     `gate: run ${result.runId}${result.baselineId ? ` against baseline ${result.baselineId} (noise band ±${(result.noiseBand * 100).toFixed(1)}%)` : ''}`,
   ];
-  for (const m of result.mismatches) lines.push(`warning: measured differently: ${m}`);
+  // Each difference on lines of its own, folded to the terminal's width.
+  for (const m of result.mismatches) lines.push(...wrapLine(termText(`warning: measured differently: ${m}`), columns));
   for (const p of result.problems) lines.push(`inconclusive: ${p}`);
   const table = rows(result).map(({ v, change }) => [
     termText(v.metric.id),
@@ -113,7 +116,7 @@ export function gateMarkdown(result: GateResult): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The machine-readable verdicts, as `gpushare report --format json` and `gate --json` print them. */
+/** The machine-readable verdicts, as `gpushare report --json` and `gate --json` print them. */
 export function verdictsJson(verdicts: readonly MetricAnalysis[]) {
   return verdicts.map((v) => ({
     metric: v.metric.id,

@@ -37,67 +37,118 @@ export async function renderSvg(spec: Spec): Promise<string> {
 /** A ratio's axis label, with the direction that is better: speedups and slowdowns share the axis. */
 const label = (v: MetricAnalysis) => `${v.metric.id} ${v.metric.better === 'higher' ? '↑' : '↓'}`;
 
-/** Headline ratios as bars with their 95% CI as whiskers, thresholds as red ticks, 1× as a grey rule. */
+/** Above this span (largest ÷ smallest value drawn) a ratio axis is logarithmic: 1.7× and 61.8× both stay readable. */
+export const LOG_AXIS_SPAN = 5;
+
+/** Characters of a ratio's label: the label column is sized to the longest, not to a fixed width. */
+const LABEL_PX_PER_CHAR = 8;
+
+/**
+ * Headline ratios as a dot (the median) with its 95% CI as a whisker with end caps, one row each,
+ * thresholds as ticks, 1× as a dashed rule; a log axis when the values span more than LOG_AXIS_SPAN×.
+ * The caption names only what is drawn.
+ */
 export function ratiosChart(verdicts: readonly MetricAnalysis[]): Spec {
   const rows = verdicts
     .filter((v) => v.stats.value !== null)
     .map((v) => ({
       metric: label(v),
       mode: v.metric.mode,
-      value: v.stats.value,
-      lo: v.stats.ci?.[0] ?? v.stats.value,
-      hi: v.stats.ci?.[1] ?? v.stats.value,
+      value: v.stats.value as number,
+      lo: v.stats.ci?.[0] ?? (v.stats.value as number),
+      hi: v.stats.ci?.[1] ?? (v.stats.value as number),
       verdict: v.verdict,
     }));
   const bounds = verdicts.flatMap((v) =>
     [v.threshold?.bounds.min, v.threshold?.bounds.max]
-      .filter((b) => b !== undefined)
-      .map((bound) => ({ metric: label(v), bound })),
+      .filter((b) => b !== undefined && b !== null)
+      .map((bound) => ({ metric: label(v), bound: bound as number })),
   );
+  const drawn = [1, ...rows.flatMap((r) => [r.lo, r.hi]), ...bounds.map((b) => b.bound)].filter((x) => x > 0);
+  const log = Math.max(...drawn) / Math.min(...drawn) > LOG_AXIS_SPAN;
   const colors = modeScale(rows.map((r) => r.mode));
-  const y = { field: 'metric', type: 'nominal' as const, sort: null, title: null, axis: { labelLimit: 300 } };
+  const labelWidth = Math.ceil(Math.max(40, ...rows.map((r) => r.metric.length)) * LABEL_PX_PER_CHAR);
+  const y = {
+    field: 'metric',
+    type: 'nominal' as const,
+    sort: null,
+    title: null,
+    axis: { labelLimit: labelWidth, labelFontSize: 11 },
+  };
+  const x = {
+    type: 'quantitative' as const,
+    scale: log ? { type: 'log' as const, nice: false } : { zero: false, nice: true },
+    title: log ? 'ratio (×, log scale)' : 'ratio (×)',
+  };
+  const directions = [
+    ...(rows.some((r) => r.metric.endsWith('↑')) ? ['↑ higher is better'] : []),
+    ...(rows.some((r) => r.metric.endsWith('↓')) ? ['↓ lower is better'] : []),
+  ];
+  const marks = [
+    'dot: median · line: 95% CI',
+    ...(bounds.length > 0 ? ['orange ticks: thresholds'] : []),
+    'dashed: 1×',
+  ];
   return {
     $schema: SCHEMA,
     title: {
       text: 'Headline ratios (median, 95% CI)',
-      subtitle:
-        '↑ higher is better (speedups) · ↓ lower is better (slowdowns) · black: CI · orange ticks: thresholds · dashed: 1×',
+      subtitle: [directions.join(' · '), marks.join(' · ')].filter((line) => line !== ''),
       anchor: 'start',
     },
-    width: WIDTH - 300,
+    width: 360,
     height: { step: 22 },
     layer: [
       {
+        data: { values: [{ x: 1 }] },
+        mark: { type: 'rule', color: '#888', strokeDash: [3, 3] },
+        encoding: { x: { field: 'x', ...x } },
+      },
+      {
         data: { values: rows },
-        mark: { type: 'bar', height: { band: 0.7 } },
+        mark: { type: 'rule', strokeWidth: 2 },
         encoding: {
           y,
-          x: { field: 'value', type: 'quantitative', title: 'ratio (×)' },
-          color: { field: 'mode', type: 'nominal', scale: colors, title: 'mode' },
+          x: { field: 'lo', ...x },
+          x2: { field: 'hi' },
+          color: {
+            field: 'mode',
+            type: 'nominal',
+            scale: colors,
+            legend: { orient: 'bottom', direction: 'horizontal', title: 'mode' },
+          },
+        },
+      },
+      ...(['lo', 'hi'] as const).map((end) => ({
+        data: { values: rows },
+        mark: { type: 'tick' as const, thickness: 2, size: 10 },
+        encoding: {
+          y,
+          x: { field: end, ...x },
+          color: { field: 'mode', type: 'nominal' as const, scale: colors },
+        },
+      })),
+      {
+        data: { values: rows },
+        mark: { type: 'point', filled: true, size: 50, opacity: 1 },
+        encoding: {
+          y,
+          x: { field: 'value', ...x },
+          color: { field: 'mode', type: 'nominal', scale: colors },
           tooltip: [{ field: 'value', format: '.3f' }],
         },
       },
       {
         data: { values: rows },
-        mark: { type: 'rule', color: 'black', strokeWidth: 1.5 },
-        encoding: { y, x: { field: 'lo', type: 'quantitative' }, x2: { field: 'hi' } },
-      },
-      {
-        data: { values: rows },
-        mark: { type: 'text', align: 'left', dx: 4, fontSize: 10 },
-        encoding: { y, x: { field: 'hi', type: 'quantitative' }, text: { field: 'value', format: '.2f' } },
-      },
-      {
-        data: { values: [{ x: 1 }] },
-        mark: { type: 'rule', color: '#888', strokeDash: [2, 2] },
-        encoding: { x: { field: 'x', type: 'quantitative' } },
+        mark: { type: 'text', align: 'left', dx: 6, fontSize: 10 },
+        encoding: { y, x: { field: 'hi', ...x }, text: { field: 'value', format: '.2f' } },
       },
       ...(bounds.length > 0
         ? [
             {
               data: { values: bounds },
               mark: { type: 'tick' as const, color: '#f58518', thickness: 3 },
-              encoding: { y, x: { field: 'bound', type: 'quantitative' as const } },
+              encoding: { y, x: { field: 'bound', ...x } },
             },
           ]
         : []),

@@ -1,4 +1,4 @@
-/** The metric table, columns defined once: `report --format csv` rows and `--format json` objects. */
+/** The metric table, columns defined once: `report --format csv` rows and `--json` objects. */
 import { stringify } from 'csv-stringify/sync';
 import type { Analysis, MetricAnalysis } from '../analysis/types.js';
 

@@ -1,6 +1,7 @@
 /** Writes a run's report: the markdown and its SVG charts, each a pure function of the analysis. */
 import path from 'node:path';
 import { UserError } from '../../core/errors.js';
+import { htmlPage, svgDataUrl } from '../../core/escape/html.js';
 import { VERSION } from '../../core/version.js';
 import { RunIdSchema } from '../../record/record-file.js';
 import { writeOutputFile } from '../../record/store.js';
@@ -26,8 +27,8 @@ export function runFile(dir: string, name: string, suffix = ''): string {
   return path.join(dir, `${name}${suffix}`);
 }
 
-/** Writes `<out>/<run-id>.md` and its charts in `<out>/<run-id>/`; returns the markdown's path. */
-export async function writeRunReport(run: Run, analysis: Analysis, out: string): Promise<string> {
+/** A run's charts as SVG documents, by the name its report links them under; those with nothing to draw left out. */
+async function runCharts(run: Run, analysis: Analysis): Promise<Array<[keyof ChartLinks, string]>> {
   const specs = {
     ratios: ratiosChart(analysis.verdicts),
     timeline: timelineChart(run, analysis),
@@ -35,15 +36,36 @@ export async function writeRunReport(run: Run, analysis: Analysis, out: string):
     scaling: scalingChart(analysis),
     clientScaling: run.config.clientCounts !== undefined ? clientScalingChart(scalingPoints(analysis)) : null,
   };
+  const charts: Array<[keyof ChartLinks, string]> = [];
+  for (const [name, spec] of Object.entries(specs))
+    if (spec) charts.push([name as keyof ChartLinks, await renderSvg(spec)]);
+  return charts;
+}
+
+/** Writes `<out>/<run-id>.md` and its charts in `<out>/<run-id>/`; returns the markdown's path. */
+export async function writeRunReport(run: Run, analysis: Analysis, out: string): Promise<string> {
   const links: ChartLinks = {};
   const charts = runFile(out, run.id);
-  for (const [name, spec] of Object.entries(specs)) {
-    if (!spec) continue;
-    await writeOutputFile(path.join(charts, `${name}.svg`), await renderSvg(spec));
-    links[name as keyof ChartLinks] = `${run.id}/${name}.svg`;
+  for (const [name, svg] of await runCharts(run, analysis)) {
+    await writeOutputFile(path.join(charts, `${name}.svg`), svg);
+    links[name] = `${run.id}/${name}.svg`;
   }
   const file = runFile(out, run.id, '.md');
   await writeOutputFile(file, runMarkdown(run, analysis, links, VERSION));
+  return file;
+}
+
+/** The run's report as one self-contained HTML page, its charts inlined: what a CI job attaches. */
+export async function runHtml(run: Run, analysis: Analysis): Promise<string> {
+  const links: ChartLinks = {};
+  for (const [name, svg] of await runCharts(run, analysis)) links[name] = svgDataUrl(svg);
+  return htmlPage(`gpushare run ${run.id}`, runMarkdown(run, analysis, links, VERSION));
+}
+
+/** Writes `<out>/<run-id>.html` (runHtml); returns its path. */
+export async function writeRunHtml(run: Run, analysis: Analysis, out: string): Promise<string> {
+  const file = runFile(out, run.id, '.html');
+  await writeOutputFile(file, await runHtml(run, analysis));
   return file;
 }
 

@@ -9,6 +9,7 @@ import { median, medianAbsoluteDeviation } from 'simple-statistics';
 import type { Analysis, MetricAnalysis, Verdict } from '../../bench/analysis/types.js';
 import { DEFAULT_THRESHOLDS } from '../../bench/gate/thresholds.js';
 import { clientCounts, type Run } from '../../bench/record/schema.js';
+import { shortList } from '../../core/wrap.js';
 import { MAD_TO_SD, OUTLIER_MADS } from '../../stats/statistics.js';
 import { gpuAt } from '../../system/nvidia/schema.js';
 import { throttleReasons } from '../../system/nvidia/smi-csv.js';
@@ -445,7 +446,7 @@ export function analyzeFleet(
       for (const m of ofModel.filter((x) => !usual.includes(x))) {
         nodes.get(m)?.flags.push({
           kind: 'settings',
-          text: `settings differ from those most ${model} GPUs ran with (as ${nameOf.get(ref)}): ${settingLines(m, ref, nameOf.get(ref) as string).join('; ')}`,
+          text: `settings differ from those most ${model} GPUs ran with (as ${nameOf.get(ref)}): ${shortList(settingLines(m, ref, 'it'), 4)}`,
         });
       }
     }

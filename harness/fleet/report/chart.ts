@@ -65,23 +65,35 @@ function panel(g: FleetGroup, d: RatioDistribution, floor: number) {
   };
 }
 
-/** A panel per group (of 2 or more runs) and ratio, stacked. Null when no group has 2 runs. */
+/**
+ * A panel per group (of 2 or more runs) and ratio, two panels a row so the page stays readable; the
+ * caption names only what some panel draws.
+ */
 export function fleetChart(fleet: FleetAnalysis): vl.TopLevelSpec | null {
-  const panels = fleet.groups
-    .filter((g) => g.setAside === null)
-    .flatMap((g) => g.ratios.map((d) => panel(g, d, fleet.rule.floor)));
+  const shown = fleet.groups.filter((g) => g.setAside === null);
+  const panels = shown.flatMap((g) => g.ratios.map((d) => panel(g, d, fleet.rule.floor)));
   if (panels.length === 0) return null;
+  const ratios = shown.flatMap((g) => g.ratios);
+  const caption = [
+    ...(ratios.some((d) => d.band)
+      ? ["grey: the group's band (its median ± the outlier margin the report states)"]
+      : []),
+    "dashed: the group's median",
+    ...(ratios.some((d) => d.points.some((p) => p.outlier !== null))
+      ? ['red: a CI wholly outside the band (an outlier)']
+      : []),
+    ...(ratios.some((d) => !d.band) ? ['grey dots: a group too small to test'] : []),
+    '↑ higher is better, ↓ lower',
+  ];
   return {
     $schema: SCHEMA,
     title: {
       text: 'Each headline ratio per node (median, 95% CI)',
-      subtitle: [
-        `grey: the group's band, median ± max(${fleet.rule.k} × 1.4826 × MAD, ${fleet.rule.floor * 100}%) · dashed: the group's median`,
-        'red: a CI wholly outside the band (an outlier) · grey dots: groups too small to test · ↑ higher is better, ↓ lower',
-      ],
+      subtitle: [caption.slice(0, 2).join(' · '), caption.slice(2).join(' · ')].filter((line) => line !== ''),
       anchor: 'start',
     },
-    vconcat: panels,
-    spacing: 12,
+    concat: panels,
+    columns: 2,
+    spacing: 16,
   } as vl.TopLevelSpec;
 }
