@@ -129,9 +129,9 @@ describe('the packed package, installed in another project', () => {
     expect(record.fingerprint.nvidiaSmi.path).toBe(path.join(installed, 'simulator', 'bin', 'nvidia-smi'));
   }, 300_000);
 
-  it('brings a model written from the docs: the helper imports without sys.path, and check, bench, report and plan take it', async () => {
-    const doc = readFileSync(path.join(installed, 'docs', 'bring-your-own-workload.md'), 'utf8');
-    const code = /```python\n([\s\S]*?)```/.exec(doc)?.[1] ?? '';
+  it('brings a model written from the README alone: the helper imports without sys.path, and check, bench, report (markdown and HTML) and plan take it', async () => {
+    const readme = readFileSync(path.join(installed, 'README.md'), 'utf8');
+    const code = /```python\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
     expect(code).toContain('from gpushare_protocol import serve');
     expect(code).not.toMatch(/sys\.path\.(insert|append)/);
     writeFileSync(path.join(project, 'my_model.py'), code);
@@ -157,6 +157,11 @@ describe('the packed package, installed in another project', () => {
     expect(readFileSync(path.join(project, report.stdout.trim()), 'utf8')).toMatch(
       /^Measured with 2 `custom` clients \(your own command\)/m,
     );
+    const html = await gpushare(['report', run, '--format', 'html', '--out', 'custom-report']);
+    expect(html.exitCode, String(html.stderr)).toBe(0);
+    const page = readFileSync(path.join(project, html.stdout.trim()), 'utf8');
+    expect(page).toMatch(/^<!doctype html>/i);
+    expect(page).toContain('your own command');
     const plan = await gpushare(['plan', '--models', '2', '--mem-gib', '2', '--sm-pct', '20', '--run', run]);
     expect(plan.exitCode, String(plan.stderr)).toBe(0);
     expect(plan.stdout).toMatch(/with 2 custom clients: slowdown/);
