@@ -17,20 +17,7 @@ import { WorkloadClient } from '../../harness/workload/client.js';
 import { runCommand } from '../../harness/workload/protocol.js';
 import { builtinSpec } from '../../harness/workload/registry.js';
 import { CLI, runOnDisk, tempDir } from '../helpers.js';
-
-const gpuCli = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false, timeout: 280_000 });
-
-/** What `ps` shows of MPS and workload processes: printed for the record, and returned. */
-async function psReport(label: string): Promise<string> {
-  const ps = await execa('ps', ['-eo', 'pid,ppid,stat,comm,args'], { reject: false });
-  // By command name (4th column): the shell running this very test names MPS in its arguments.
-  const lines = String(ps.stdout)
-    .split('\n')
-    .filter((l, i) => i === 0 || /^(nvidia-cuda-mps|python3?)/.test(l.trim().split(/\s+/)[3] ?? ''));
-  const text = lines.join('\n');
-  console.log(`ps after ${label}:\n${text}`);
-  return text;
-}
+import { gpuCli, psReport } from './processes.js';
 
 async function liveMpsProcesses(): Promise<number[]> {
   return (await findProcesses('nvidia-cuda-mps')).map((p) => p.pid);
@@ -83,7 +70,7 @@ describe('on a real GPU', () => {
     expect(logs[1]?.content).toContain('Server has started');
     await daemon.removeDirectory();
     expect(await liveMpsProcesses()).toEqual(before);
-    await psReport('the MPS lifecycle test');
+    await psReport('after the MPS lifecycle test');
   });
 
   it('SIGINT in the MPS arm: exit 130, finished trials kept, no MPS daemon or workload left', async () => {
@@ -102,7 +89,7 @@ describe('on a real GPU', () => {
     expect(run.trials.length).toBeGreaterThanOrEqual(3);
     expect(run.modes[0]?.mps?.shutdown).toBe('quit');
     expect(await liveMpsProcesses()).toEqual([]);
-    const ps = await psReport(`SIGINT in the MPS arm (${run.trials.length} trials kept)`);
+    const ps = await psReport(`after SIGINT in the MPS arm (${run.trials.length} trials kept)`);
     expect(ps).not.toMatch(/workloads\/infer\.py/);
   });
 
@@ -130,7 +117,7 @@ describe('on a real GPU', () => {
     await child;
     const kept = runOnDisk(out)?.trials ?? [];
     await sleep(3000);
-    const psAfterKill = await psReport(`kill -9 of the harness (${kept.length} trials on disk)`);
+    const psAfterKill = await psReport(`after kill -9 of the harness (${kept.length} trials on disk)`);
     expect(psAfterKill).not.toMatch(/workloads\/infer\.py/);
     const resumed = await gpuCli(['bench', '--resume', out, '--quiet']);
     expect(resumed.exitCode).toBe(0);
@@ -143,7 +130,7 @@ describe('on a real GPU', () => {
     expect(run.resumes).toEqual([{ at: expect.any(String), trialsKept: kept.length }]);
     expect(await liveMpsProcesses()).toEqual([]);
     console.log(`resume: ${kept.length} trials kept, ${ids.length} in the end; warnings: ${run.warnings.join(' | ')}`);
-    await psReport('--resume');
+    await psReport('after --resume');
   });
 
   it('kill -9 while the MPS daemon starts, then --resume: the daemon is found through run.json and quit, nothing left', async () => {
@@ -187,7 +174,7 @@ describe('on a real GPU', () => {
     child.kill('SIGKILL');
     await child;
     await sleep(1000);
-    const psAfterKill = await psReport('kill -9 during MPS start');
+    const psAfterKill = await psReport('after kill -9 during MPS start');
     expect(psAfterKill).toMatch(/ nvidia-cuda-mps /);
     const resumed = await gpuCli(['bench', '--resume', out, '--quiet']);
     expect(resumed.exitCode).toBe(0);
@@ -198,7 +185,7 @@ describe('on a real GPU', () => {
     console.log(
       `kill -9 during MPS start: MPS processes right after the kill: ${psAfterKill.split('\n').filter((l) => / nvidia-cuda-mps /.test(l)).length}; warnings after resume: ${run.warnings.join(' | ')}`,
     );
-    await psReport('--resume after kill -9 during MPS start');
+    await psReport('after --resume after kill -9 during MPS start');
   });
 
   it('two benches into one directory: the second refuses while the first runs', async () => {
@@ -262,7 +249,7 @@ describe('on a real GPU', () => {
     expect([stop.exitCode, String(stop.stdout).trim()]).toEqual([0, 'MPS control daemon stopped']);
     await sleep(500);
     expect(await liveMpsProcesses()).toEqual(before);
-    await psReport('the generated MPS scripts');
+    await psReport('after the generated MPS scripts');
   });
 
   it('a short real run of every mode writes a valid run', async () => {
@@ -287,6 +274,6 @@ describe('on a real GPU', () => {
     expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     expect(run.modes.find((m) => m.mode === 'mig')?.status).toMatch(/ran|skipped/);
     expect(await liveMpsProcesses()).toEqual([]);
-    await psReport('a normal run');
+    await psReport('after a normal run');
   });
 });

@@ -10,18 +10,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { findProcesses } from '../../harness/system/proc/process-table.js';
 import { CLI, tempDir } from '../helpers.js';
-
-const gpuCli = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false, timeout: 280_000 });
-
-/** MPS and workload processes as `ps` shows them, printed for the record. */
-async function psReport(label: string): Promise<string> {
-  const ps = await execa('ps', ['-eo', 'pid,ppid,stat,comm,args'], { reject: false });
-  const lines = String(ps.stdout)
-    .split('\n')
-    .filter((l, i) => i === 0 || /^(nvidia-cuda-mps|python3?)/.test(l.trim().split(/\s+/)[3] ?? ''));
-  console.log(`ps ${label}:\n${lines.join('\n')}`);
-  return lines.join('\n');
-}
+import { gpuCli, psReport } from './processes.js';
 
 /** MPS processes still running (zombies excluded: an exited daemon waits for init to reap it). */
 async function runningMps(): Promise<number[]> {
