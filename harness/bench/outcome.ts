@@ -5,6 +5,7 @@
  * mode asked for was skipped; 0 otherwise.
  */
 import { ExitCode } from '../core/errors.js';
+import { unsupportedHere } from './analysis/analyze.js';
 import type { Analysis } from './analysis/types.js';
 import type { ModeRecord, Run } from './record/schema.js';
 
@@ -26,8 +27,7 @@ export function benchOutcome(run: Run, analysis: Analysis): BenchOutcome {
       : []),
     ...run.modes.filter((m) => m.status === 'failed').map((m) => `${m.mode} measured nothing: ${m.reason}`),
     ...analysis.comparisons
-      // A comparison the machine cannot run (unsupported) is skipped with its reason, as a skipped mode is.
-      .filter((c) => c.completeRounds === 0 && c.stop?.reason !== 'unsupported')
+      .filter((c) => c.completeRounds === 0 && !unsupportedHere(c))
       .map((c) => `${c.comparison.id} measured nothing: no round completed`),
   ];
   const graded = analysis.verdicts.filter((v) => v.threshold !== null);

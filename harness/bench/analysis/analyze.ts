@@ -91,7 +91,7 @@ export function analyzeComparison(
   };
   const noise = noiseOnce(run, analysis);
   // Skipped as unsupported (green contexts this GPU cannot split so): no ratio to show, its reason is the result.
-  if (analysis.stop?.reason === 'unsupported') return analysis;
+  if (unsupportedHere(analysis)) return analysis;
   analysis.metrics = comparisonMetrics(comparison, rounds).map((m) =>
     analyzeMetric(run, m, analysis, noise, validity, thresholds),
   );
@@ -135,4 +135,12 @@ export function analyze(run: Run, thresholds: Thresholds = run.config.thresholds
     verdicts: metrics.filter((m) => m.metric.headline || m.threshold !== null),
     thresholds,
   };
+}
+
+/**
+ * A comparison this machine cannot run (green contexts a GPU cannot split so, a workload without tenants): skipped
+ * with its reason, as a skipped mode is; measuring nothing there is no failure of the run.
+ */
+export function unsupportedHere(c: Pick<ComparisonAnalysis, 'stop'>): boolean {
+  return c.stop?.reason === 'unsupported';
 }

@@ -6,6 +6,7 @@
  * of the runs and their analyses: the markdown, JUnit, console text and JSON read this, never a run.
  */
 import { median, medianAbsoluteDeviation } from 'simple-statistics';
+import { unsupportedHere } from '../../bench/analysis/analyze.js';
 import type { Analysis, MetricAnalysis, Verdict } from '../../bench/analysis/types.js';
 import { DEFAULT_THRESHOLDS } from '../../bench/gate/thresholds.js';
 import { clientCounts, type Run } from '../../bench/record/schema.js';
@@ -315,7 +316,7 @@ function throttling(run: Run): string | null {
   return `${[...counts].map(([r, n]) => `${r} in ${n}`).join(', ')} of ${during.length} samples taken during trials`;
 }
 
-/** What a run lacks to be complete: its status, a mode that could not be set up, a comparison with no complete round. */
+/** What a run lacks to be complete: its status, a mode that could not be set up, a comparison with no complete round (one this machine cannot run is skipped, not lacking). */
 function incompleteness(m: FleetMember): string[] {
   const out: string[] = [];
   if (m.run.status !== 'complete') out.push(`the run is ${m.run.status}, not complete`);
@@ -323,7 +324,7 @@ function incompleteness(m: FleetMember): string[] {
     if (mode.status === 'failed') out.push(`${mode.mode} failed: ${mode.reason ?? 'no reason recorded'}`);
   for (const c of m.analysis.comparisons) {
     const ran = m.run.modes.find((x) => x.mode === c.comparison.mode)?.status !== 'skipped';
-    if (ran && c.completeRounds === 0)
+    if (ran && c.completeRounds === 0 && !unsupportedHere(c))
       out.push(`${c.comparison.id} has no complete round${c.failure ? `: ${c.failure}` : ''}`);
   }
   return out;
