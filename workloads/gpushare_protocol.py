@@ -164,15 +164,22 @@ def parser(description=None):
 
 def graph_replay(torch, fn, warmups=3):
     """Captures fn() in a CUDA graph and returns its replay. The warm-up runs (cuBLAS handles,
-    allocator pools) happen on a side stream first, outside the capture, as PyTorch requires."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
+    allocator pools) happen off the default stream, outside the capture, as PyTorch requires: on a
+    side stream when the default stream is current, else on the current stream, which the capture
+    uses too (a tenant's stream, which in the green mode belongs to its green context: a graph
+    captured on PyTorch's own side stream would run on every SM)."""
+    current = torch.cuda.current_stream()
+    own = current != torch.cuda.default_stream()
+    side = current if own else torch.cuda.Stream()
+    if not own:
+        side.wait_stream(current)
     with torch.cuda.stream(side):
         for _ in range(warmups):
             fn()
-    torch.cuda.current_stream().wait_stream(side)
+    if not own:
+        current.wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=side if own else None):
         fn()
     return graph.replay
 

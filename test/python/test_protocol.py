@@ -95,5 +95,31 @@ class Arguments(unittest.TestCase):
         self.assertIn("argument --iterations: invalid int value: '7.5'", usage.getvalue())
 
 
+class GraphCapture(unittest.TestCase):
+    """graph_replay on the fake torch (test/fakes/python), which records the stream a graph was captured on:
+    a graph runs on the SMs of its capture stream's context, so a tenant's graph (in the green mode, of its
+    green context) must be captured on the tenant's own stream, not on a side stream of PyTorch's."""
+
+    def setUp(self):
+        fakes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "python")
+        sys.path.insert(0, fakes)
+        self.addCleanup(sys.path.remove, fakes)
+        import torch
+
+        self.torch = torch
+
+    def test_a_tenants_graph_is_captured_on_its_own_stream(self):
+        torch = self.torch
+        own = torch.cuda.Stream()
+        with torch.cuda.stream(own):
+            replay = protocol.graph_replay(torch, lambda: None, warmups=1)
+        self.assertIs(replay.__self__.captured_on, own)
+
+    def test_on_the_default_stream_a_graph_is_captured_off_it(self):
+        torch = self.torch
+        replay = protocol.graph_replay(torch, lambda: None, warmups=1)
+        self.assertIsNot(replay.__self__.captured_on, torch.cuda.default_stream())
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -58,9 +58,23 @@ _streams = []  # every stream made: synchronize() waits for all of them, as the 
 _reserved = [0]  # MiB the fake caching allocator holds
 
 
+class _CUDAGraph:
+    """A captured graph: what was captured, and on which stream (a graph runs on the SMs of the context its
+    capture stream belongs to, so where it was captured matters)."""
+
+    def __init__(self):
+        self.captured_on = None
+        self.work = []
+
+    def replay(self):
+        for fn in self.work:
+            fn()
+
+
 class _Cuda:
     Stream = _Stream
     Event = _Event
+    CUDAGraph = _CUDAGraph
 
     def __init__(self):
         self._default = _Stream()
@@ -89,6 +103,17 @@ class _Cuda:
             yield
         finally:
             self._local.current = before
+
+    def default_stream(self, device=None):
+        return self._default
+
+    @contextlib.contextmanager
+    def graph(self, cuda_graph, pool=None, stream=None):
+        """As PyTorch's: captures on `stream`, or on a side stream of its own when none is given."""
+        capture = stream if stream is not None else _Stream()
+        cuda_graph.captured_on = capture
+        with self.stream(capture):
+            yield
 
     def synchronize(self):
         for s in list(_streams):
