@@ -5,6 +5,7 @@
  * stopped however the run ends, the status, finishedAt and "stopped by" warning set, the final save,
  * and where the report goes. A product supplies only what differs: its record, its loop, its report.
  */
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { AppDeps } from '../core/deps.js';
 import { Interrupted, type InterruptSignal, signalExitCode, UserError } from '../core/errors.js';
@@ -15,7 +16,7 @@ import { acquireRunLock, type RunLock } from '../record/lock.js';
 import type { RunStatus } from '../record/record-file.js';
 import { directoryWriter, openRunDirectory, type RecordWriter, removeStaleTempFiles } from '../record/store.js';
 import { type MpsDaemon, startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
-import { chooseMpsDirectory, makeMpsDirectory, type PreparedMps } from '../system/mps/ownership.js';
+import { checkMpsRoot, chooseMpsDirectory, makeMpsDirectory, type PreparedMps } from '../system/mps/ownership.js';
 import { killMpsProcessesSettledSync, killMpsProcessesSync } from '../system/mps/pipe-processes.js';
 import { salvageMpsLogsSync } from '../system/mps/salvage.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
@@ -285,7 +286,14 @@ export class Session<R extends SessionRecord> {
    */
   async stopLeftDaemons(prefix: string, leftBy: string): Promise<void> {
     for (const daemon of this.binding.daemons(this.record)) {
-      if (!daemonMayRun(daemon) || daemon.pipeDirectory === null) continue;
+      if (daemon.pipeDirectory === null) continue;
+      if (!daemonMayRun(daemon)) {
+        // Quit and recorded so, but the harness was killed before its private directory went: remove it
+        // (only a root provably this run's, as everywhere).
+        const left = await checkMpsRoot(daemon.pipeDirectory, this.record.id);
+        if (left.ok) await rm(left.root, { recursive: true, force: true });
+        continue;
+      }
       const orphan = await stopOrphanDaemon(this.deps.runner, this.deps.clock, {
         runId: this.record.id,
         controlPid: daemon.controlPid,
