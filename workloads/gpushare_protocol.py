@@ -357,18 +357,26 @@ class _Tenant:
     def __init__(self, index, stream, green=None):
         self.index, self.stream, self.green = index, stream, green
         self.step = None
+        # Its grad mode, as its own code left it (infer's setup turns it off): PyTorch keeps it per
+        # thread, so each tenant's is applied wherever it runs, and one tenant's setup sets no other's.
+        self.grad = True
         self.lanes_by_k = {1: [stream]}
         self.jobs, self.done = queue.Queue(), queue.Queue()
 
     @contextlib.contextmanager
     def entered(self, torch):
-        """Its green context (if any) and its stream current on this thread while inside."""
+        """Its green context (if any), its stream and its grad mode current on this thread while inside;
+        the grad mode its code leaves is kept as its own."""
         if self.green is not None:
             self.green.push()
+        before = torch.is_grad_enabled()
+        torch.set_grad_enabled(self.grad)
         try:
             with torch.cuda.stream(self.stream):
                 yield
         finally:
+            self.grad = torch.is_grad_enabled()
+            torch.set_grad_enabled(before)
             if self.green is not None:
                 self.green.pop()
 
@@ -379,6 +387,7 @@ class _Tenant:
             if self.green is not None:
                 self.green.push()
             torch.cuda.set_stream(self.stream)
+            torch.set_grad_enabled(self.grad)
             while True:
                 job = self.jobs.get()
                 try:

@@ -121,5 +121,41 @@ class GraphCapture(unittest.TestCase):
         self.assertIsNot(replay.__self__.captured_on, torch.cuda.default_stream())
 
 
+class TenantGradMode(unittest.TestCase):
+    """PyTorch keeps grad mode per thread: infer's setup turns it off on the thread that builds it, a
+    training tenant needs it on, and a tenant's requests run on a thread of its own. Each tenant keeps the
+    mode its own setup left, on every thread it runs on (a training tenant set up after infer failed with
+    "element 0 of tensors does not require grad" on the H100)."""
+
+    def setUp(self):
+        fakes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "python")
+        sys.path.insert(0, fakes)
+        self.addCleanup(sys.path.remove, fakes)
+        import torch
+
+        self.torch = torch
+        self.addCleanup(torch.set_grad_enabled, torch.is_grad_enabled())
+
+    def test_each_tenant_keeps_its_own_grad_mode_in_setup_warm_up_and_on_its_thread(self):
+        torch = self.torch
+        inference, training = protocol._Tenant(0, torch.cuda.Stream()), protocol._Tenant(1, torch.cuda.Stream())
+        seen = []
+        with inference.entered(torch):
+            torch.set_grad_enabled(False)  # as infer's setup does
+        with training.entered(torch):
+            seen.append(("training setup", torch.is_grad_enabled()))
+        for t in (inference, training):
+            with t.entered(torch):
+                seen.append((f"warm-up {t.index}", torch.is_grad_enabled()))
+            t.start_thread(torch)
+            t.jobs.put(torch.is_grad_enabled)
+            seen.append((f"thread {t.index}", t.done.get(timeout=10)[1]))
+        self.assertEqual(
+            seen,
+            [("training setup", True), ("warm-up 0", False), ("thread 0", False), ("warm-up 1", True), ("thread 1", True)],
+        )
+        self.assertTrue(torch.is_grad_enabled())  # the main thread's own mode, restored
+
+
 if __name__ == "__main__":
     unittest.main()

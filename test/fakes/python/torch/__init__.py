@@ -158,8 +158,25 @@ def matmul(a, b, out=None):
     return out if out is not None else Tensor(a.shape[:-1] + b.shape[-1:])
 
 
-def set_grad_enabled(mode):
-    return contextlib.nullcontext()
+_grad = threading.local()  # as in PyTorch, grad mode is per thread, and on in a new one
+
+
+def is_grad_enabled():
+    return getattr(_grad, "on", True)
+
+
+class set_grad_enabled:
+    """As in PyTorch: sets this thread's grad mode when called; as a context manager, restores it after."""
+
+    def __init__(self, mode):
+        self._before = is_grad_enabled()
+        _grad.on = bool(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _grad.on = self._before
 
 
 def inference_mode(mode=True):
