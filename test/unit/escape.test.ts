@@ -23,7 +23,7 @@ import { loadRun } from '../../harness/bench/record/store.js';
 import { capacityMarkdown } from '../../harness/capacity/markdown.js';
 import { stepLine } from '../../harness/capacity/progress.js';
 import { type CapacityRun, loadCapacityRun } from '../../harness/capacity/record.js';
-import type { StepAnalysis } from '../../harness/capacity/search.js';
+import type { StepAnalysis } from '../../harness/workload/open-loop.js';
 import { capacitySummary, capacityTable } from '../../harness/capacity/table.js';
 import { htmlPage, htmlText } from '../../harness/core/escape/html.js';
 import { mdCode, mdFence, mdText } from '../../harness/core/escape/markdown.js';
