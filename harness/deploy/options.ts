@@ -31,6 +31,11 @@ const OPERATOR_FLAGS = {
 export const ARTIFACTS_FLAGS = {
   out: { type: 'string', demandOption: true, describe: 'directory for the files' },
   run: { type: 'string', describe: 'run directory: the GPU it measured and its costs' },
+  mix: {
+    type: 'string',
+    describe:
+      "a gpushare mix run: each aggressor's MPS thread cap its protection search found, in a launcher and pod specs",
+  },
   'gpu-model': { type: 'string', describe: 'a GPU model without a run: A100-40GB, A100-80GB, H100-80GB, H200-141GB' },
   gpu: { type: 'string', hidden: true },
   replicas: { type: 'number', describe: 'shares per GPU in the device-plugin configs', defaultDescription: '4' },
@@ -76,6 +81,7 @@ export function resolveArtifactsOptions(args: ArtifactsArgs): ArtifactsOptions {
   return {
     out: args.out,
     run: args.run,
+    mix: args.mix,
     gpu: gpuModel(args),
     replicas: integer(args.replicas, '--replicas', 4, 2, 48),
     operator: operator(args),

@@ -1,0 +1,361 @@
+/**
+ * The measurements of a mix run: the victim's capacity alone (capacity's rate search, on the shared
+ * open-loop steps), then per mode its processes started together and every round's windows, each
+ * saved as it comes. A window releases the victim (open loop at its load) and the aggressor (closed
+ * loop, flat out) at one CLOCK_MONOTONIC time, and goes through bench's result checks.
+ */
+
+import { clockText } from '../core/clock-text.js';
+import type { AppDeps } from '../core/deps.js';
+import { termText } from '../core/escape/terminal.js';
+import type { Session, SessionDaemon } from '../session/lifecycle.js';
+import { gpuAt } from '../system/nvidia/schema.js';
+import { WorkloadClient } from '../workload/client.js';
+import { analyzeStep, capacityOf, encodeLatencies, invalidStep, nextRate, type Step } from '../workload/open-loop.js';
+import { type Load, type ResultMessage, runCommand } from '../workload/protocol.js';
+import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
+import type { WorkloadSpec } from '../workload/spec.js';
+import type { MixOptions } from './options.js';
+import { type Arm, aggressorProcesses, PROCESS_MODES, roundArms } from './plan.js';
+import { type AggressorWindow, type MixMode, type MixRun, PAIR, type VictimWindow } from './record.js';
+
+/** Why the in-process modes are not measured by this version: said in the record as their skip. */
+export const IN_PROCESS_SKIP =
+  "not measured: a victim open-loop beside an aggressor flat out in one process needs a load per tenant, and protocol 3 releases a process's tenants with one run command and one load";
+
+/** Who runs beside a client in a window: informational for a real workload; gpushare's simulator plays it. */
+interface Beside {
+  workload: string;
+  threadPct: number | null;
+  qps: number | null;
+}
+
+/** The victim's capacity alone, req/s: given, found by the search recorded, or searched now. Null: none found. */
+export async function victimCapacity(
+  session: Session<MixRun>,
+  options: MixOptions,
+  deps: AppDeps,
+  visible: string,
+): Promise<number | null> {
+  const run = session.record;
+  const { settings } = run;
+  if (settings.victimQps !== null) return settings.victimQps;
+  const target = settings.sloP99Ms as number;
+  const analyzed = () => run.capacitySteps.map((s) => analyzeStep(s, target));
+  const policy = {
+    startQps: settings.startQps,
+    tolerance: 0.1,
+    maxSteps: settings.maxSteps,
+    minQps: settings.startQps / 16,
+  };
+  let rate = nextRate(analyzed(), policy);
+  if (rate === null) return capacityOf(analyzed()).capacityQps;
+  const victim = startClient(deps, session, 0, 'the victim (capacity search)', settings.victim, {
+    CUDA_VISIBLE_DEVICES: visible,
+  });
+  try {
+    const ready = await victim.awaitReady(options.readyTimeoutMs, session.abort);
+    if (ready.kind !== 'message') {
+      run.warnings.push(
+        `the victim never became ready for its capacity search: ${ready.kind === 'failed' ? ready.reason : 'no ready line in time'}`,
+      );
+      return null;
+    }
+    while (rate !== null) {
+      if (session.abort.aborted) throw session.interrupted();
+      const window = await runWindow(
+        { victim, aggressor: null, partner: null },
+        { load: { kind: settings.arrivals, qps: rate }, beside: [], aggressorBeside: [], partnerBeside: [] },
+        `capacity#${run.capacitySteps.length}`,
+        Math.max(settings.windowMs, Math.min(5000, Math.ceil((640 / rate) * 1000))),
+        deps,
+        session.abort,
+      );
+      if (typeof window === 'string') {
+        run.warnings.push(`the victim's capacity search stopped: ${window}`);
+        return null;
+      }
+      const v = window.victim as VictimWindow;
+      const step: Step = {
+        totalQps: rate,
+        windowS: v.windowS,
+        clients: [
+          {
+            requests: v.requests + v.dropped,
+            overTarget: window.overTarget(target) + v.dropped,
+            unreported: v.unreported,
+            scheduleLagMs: v.scheduleLagMs,
+            histogram: v.histogram,
+          },
+        ],
+        invalid: window.invalid,
+      };
+      run.capacitySteps.push(step);
+      await session.save();
+      const verdicts = analyzed();
+      const last = verdicts.at(-1);
+      deps.err(
+        `  victim alone, step ${verdicts.length}: ${rate.toFixed(0)} req/s, p99 ${last?.p99Ms.toFixed(2)} ms (target ${target} ms): ${last?.verdict}\n`,
+      );
+      rate = nextRate(verdicts, policy);
+    }
+  } finally {
+    await victim.close(10_000);
+  }
+  return capacityOf(analyzed()).capacityQps;
+}
+
+/** Measures every round of `mode` not measured yet; records a skip or failure as the mode's outcome. */
+export async function measureMode(
+  session: Session<MixRun>,
+  mode: MixMode,
+  capacityQps: number,
+  options: MixOptions,
+  deps: AppDeps,
+  progress: { windowsLeft: () => number },
+): Promise<void> {
+  const run = session.record;
+  const { settings } = run;
+  const outcome = (status: 'skipped' | 'failed', reason: string) => run.outcomes.push({ mode, status, reason });
+  if (!PROCESS_MODES.includes(mode)) {
+    outcome('skipped', IN_PROCESS_SKIP);
+    await session.save();
+    return;
+  }
+  const visible = gpuAt(run.fingerprint, run.gpuIndex)?.uuid ?? String(run.gpuIndex);
+  let daemon: SessionDaemon | null = null;
+  if (mode === 'mps') {
+    const started = await session.startMps((d) => run.daemons.push(d), visible);
+    if (!started.ok) {
+      outcome('skipped', `the MPS daemon did not start: ${started.reason}`);
+      await session.save();
+      return;
+    }
+    daemon = started.daemon;
+  }
+  const env = { ...(daemon?.env ?? {}), CUDA_VISIBLE_DEVICES: visible };
+  const victim = startClient(deps, session, 0, 'the victim', settings.victim, env);
+  const aggressors = aggressorProcesses(settings, mode).map((p, i) => {
+    const workload = settings.aggressors.find((a) => a.name === p.aggressor)?.workload as WorkloadSpec;
+    const cap: Record<string, string> =
+      p.threadPct === null ? {} : { CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(p.threadPct) };
+    const label = `aggressor ${p.aggressor}${p.threadPct === null ? '' : ` at ${p.threadPct}% threads`}`;
+    return { ...p, workload, client: startClient(deps, session, i + 1, label, workload, { ...env, ...cap }) };
+  });
+  const clients = [victim, ...aggressors.map((a) => a.client)];
+  try {
+    const ready = await Promise.all(clients.map((c) => c.awaitReady(options.readyTimeoutMs, session.abort)));
+    const bad = ready.findIndex((r) => r.kind !== 'message');
+    if (bad !== -1) {
+      const reply = ready[bad];
+      const why = reply?.kind === 'failed' ? reply.reason : `${clients[bad]?.label} did not say ready in time`;
+      outcome(reply?.kind === 'failed' && reply.unsupported ? 'skipped' : 'failed', why);
+      return;
+    }
+    for (let round = 0; round < settings.rounds; round++) {
+      const arms = roundArms(settings, mode, round).filter((arm) => !recorded(run, mode, round, arm));
+      if (arms.length === 0) continue;
+      run.current = { mode, round };
+      for (const arm of arms) {
+        if (session.abort.aborted) throw session.interrupted();
+        const started = deps.terminal.nowMs();
+        const agg =
+          arm.aggressor === null
+            ? null
+            : aggressors.find((a) => a.aggressor === arm.aggressor && a.threadPct === arm.threadPct);
+        const qps = arm.load === null ? null : arm.load * capacityQps;
+        const partner =
+          arm.arm === 'pair' ? aggressors.find((a) => a.aggressor === PAIR[1] && a.threadPct === null) : undefined;
+        const inArm = {
+          victim: arm.arm === 'aggressor-alone' || arm.arm === 'pair' ? null : victim,
+          aggressor: arm.arm === 'victim-alone' ? null : (agg?.client ?? null),
+          partner: partner?.client ?? null,
+        };
+        const together = inArm.victim !== null && inArm.aggressor !== null;
+        const window = await runWindow(
+          inArm,
+          {
+            load: qps === null ? null : { kind: settings.arrivals, qps },
+            beside: together && agg ? [{ workload: agg.workload.name, threadPct: agg.threadPct, qps: null }] : [],
+            aggressorBeside: together
+              ? [{ workload: settings.victim.name, threadPct: null, qps }]
+              : partner
+                ? [{ workload: partner.workload.name, threadPct: null, qps: null }]
+                : [],
+            partnerBeside: agg && partner ? [{ workload: agg.workload.name, threadPct: null, qps: null }] : [],
+          },
+          `${mode}#${round}/${arm.arm}/${arm.aggressor ?? '-'}@${arm.threadPct ?? 100}/${arm.load ?? '-'}`,
+          settings.windowMs,
+          deps,
+          session.abort,
+        );
+        if (typeof window === 'string') {
+          outcome('failed', window);
+          return;
+        }
+        run.windows.push({
+          mode,
+          round,
+          ...arm,
+          victimResult: window.victim,
+          aggressorResult: window.aggressor,
+          partnerResult: window.partner,
+          invalid: window.invalid,
+        });
+        await session.save();
+        deps.err(
+          windowLine(
+            mode,
+            round,
+            settings.rounds,
+            arm,
+            window,
+            progress.windowsLeft(),
+            deps.terminal.nowMs() - started,
+          ),
+        );
+      }
+      run.current = null;
+      await session.save();
+    }
+  } finally {
+    await Promise.all(clients.map((c) => c.close(10_000)));
+    await daemon?.stop();
+  }
+}
+
+function recorded(run: MixRun, mode: MixMode, round: number, arm: Arm): boolean {
+  return run.windows.some(
+    (w) =>
+      w.mode === mode &&
+      w.round === round &&
+      w.arm === arm.arm &&
+      w.aggressor === arm.aggressor &&
+      w.threadPct === arm.threadPct &&
+      w.load === arm.load,
+  );
+}
+
+function startClient(
+  deps: AppDeps,
+  session: Session<MixRun>,
+  index: number,
+  label: string,
+  workload: WorkloadSpec,
+  env: Record<string, string>,
+): WorkloadClient {
+  const client = WorkloadClient.start(deps.runner, index, label, workload.argv, {
+    ...env,
+    GPUSHARE_CLIENT_INDEX: String(index),
+    PYTHONUNBUFFERED: '1',
+  });
+  session.reaper.add(() => client.kill());
+  return client;
+}
+
+/** What one window gave: each side's result, why the checks refused it (or null), and the victim's count over a target. */
+interface Measured {
+  victim: VictimWindow | null;
+  aggressor: AggressorWindow | null;
+  partner: AggressorWindow | null;
+  invalid: string | null;
+  overTarget(targetMs: number): number;
+}
+
+/** Releases the clients of an arm together for one window; a string says why it failed. */
+async function runWindow(
+  clients: { victim: WorkloadClient | null; aggressor: WorkloadClient | null; partner: WorkloadClient | null },
+  plan: { load: Load | null; beside: Beside[]; aggressorBeside: Beside[]; partnerBeside: Beside[] },
+  trial: string,
+  durationMs: number,
+  deps: AppDeps,
+  signal: AbortSignal,
+): Promise<Measured | string> {
+  const senders = [clients.victim, clients.aggressor, clients.partner].filter((c) => c !== null).length;
+  const leadMs = releaseLeadMs(RELEASE_LEAD_MS, senders);
+  const startAtUs = deps.clock.monotonicUs() + leadMs * 1000;
+  const work = { kind: 'fixed-duration' as const, durationMs };
+  const command = (load: Load | null, beside: Beside[]) =>
+    JSON.stringify({ ...JSON.parse(runCommand(trial, startAtUs, work, { streams: 1 }, senders, load)), beside });
+  const timeoutMs = durationMs * 2 + leadMs + 60_000;
+  const [victimReply, aggressorReply, partnerReply] = await Promise.all([
+    clients.victim?.run(command(plan.load, plan.beside), trial, timeoutMs, signal) ?? null,
+    clients.aggressor?.run(command(null, plan.aggressorBeside), trial, timeoutMs, signal) ?? null,
+    clients.partner?.run(command(null, plan.partnerBeside), trial, timeoutMs, signal) ?? null,
+  ]);
+  const receivedUs = deps.clock.monotonicUs();
+  const messages: ResultMessage[] = [];
+  for (const [reply, client] of [
+    [victimReply, clients.victim],
+    [aggressorReply, clients.aggressor],
+    [partnerReply, clients.partner],
+  ] as const) {
+    if (reply === null) continue;
+    if (reply.kind !== 'message')
+      return `${client?.label} in window ${trial}: ${reply.kind === 'failed' ? reply.reason : 'no result in time'}`;
+    messages.push(reply.message);
+  }
+  const claims = messages.map((m, client) => ({ ...m, client }));
+  const invalid = invalidStep(claims, startAtUs, receivedUs, durationMs);
+  const v = victimReply?.kind === 'message' ? victimReply.message : null;
+  const closed = (reply: typeof aggressorReply): AggressorWindow | null =>
+    reply?.kind === 'message'
+      ? {
+          iterations: reply.message.iterations,
+          windowS: (reply.message.windowEndUs - reply.message.windowStartUs) / 1e6,
+        }
+      : null;
+  return {
+    victim: v === null ? null : victimWindow(v, plan.load?.qps ?? 0),
+    aggressor: closed(aggressorReply),
+    partner: closed(partnerReply),
+    invalid,
+    overTarget: (targetMs) => v?.latenciesMs.filter((ms) => ms > targetMs).length ?? 0,
+  };
+}
+
+/** The victim's side of a window, from its result: latencies as a histogram, and whether they climbed. */
+export function victimWindow(m: ResultMessage, offeredQps: number): VictimWindow {
+  const lat = m.latenciesMs;
+  const quarter = Math.floor(lat.length / 4);
+  const median = (xs: readonly number[]) => {
+    const s = [...xs].sort((x, y) => x - y);
+    return s.length === 0 ? null : (s[Math.floor((s.length - 1) / 2)] as number);
+  };
+  return {
+    offeredQps,
+    windowS: (m.windowEndUs - m.windowStartUs) / 1e6,
+    requests: lat.length,
+    dropped: m.droppedRequests ?? 0,
+    unreported: Math.max(0, m.iterations - lat.length),
+    scheduleLagMs: m.scheduleLagMs ?? 0,
+    histogram: encodeLatencies(lat),
+    firstQuarterP50Ms: quarter > 0 ? median(lat.slice(0, quarter)) : null,
+    lastQuarterP50Ms: quarter > 0 ? median(lat.slice(lat.length - quarter)) : null,
+  };
+}
+
+function windowLine(
+  mode: MixMode,
+  round: number,
+  rounds: number,
+  arm: Arm,
+  w: Measured,
+  windowsLeft: number,
+  windowMs: number,
+): string {
+  const who =
+    arm.arm === 'victim-alone'
+      ? `victim alone at ${(arm.load as number) * 100}%`
+      : arm.arm === 'aggressor-alone'
+        ? `${arm.aggressor} alone`
+        : arm.arm === 'pair'
+          ? `${PAIR.join(' and ')} together`
+          : `victim at ${(arm.load as number) * 100}% beside ${arm.aggressor}${arm.threadPct === null ? '' : ` (${arm.threadPct}% threads)`}`;
+  const victim = w.victim ? `; victim ${w.victim.requests} requests` : '';
+  const aggressor = w.aggressor
+    ? `; aggressor ${(w.aggressor.iterations / Math.max(1e-9, w.aggressor.windowS)).toFixed(0)} it/s`
+    : '';
+  const invalid = w.invalid ? `; invalid: ${termText(w.invalid)}` : '';
+  return `  ${mode} round ${round + 1}/${rounds}, ${who}${victim}${aggressor}${invalid}; about ${clockText(windowsLeft * windowMs)} left\n`;
+}
