@@ -266,7 +266,10 @@ function cellOf(
         w.round === round &&
         w.arm === arm &&
         w.load === load &&
-        (arm === 'victim-alone' || (w.aggressor === aggressor && w.threadPct === threadPct)),
+        // The victim alone: of the mode's one victim process (aggressor null), or of this aggressor's process (in-process modes).
+        (arm === 'victim-alone'
+          ? w.aggressor === null || w.aggressor === aggressor
+          : w.aggressor === aggressor && w.threadPct === threadPct),
     );
   const pairs: Array<{ alone: MixWindow; together: MixWindow }> = [];
   for (let round = 0; round < run.settings.rounds; round++) {

@@ -5,23 +5,31 @@
  * loop, flat out) at one CLOCK_MONOTONIC time, and goes through bench's result checks.
  */
 
+import path from 'node:path';
 import { clockText } from '../core/clock-text.js';
 import type { AppDeps } from '../core/deps.js';
 import { termText } from '../core/escape/terminal.js';
+import { WORKLOADS_DIR } from '../core/paths.js';
 import type { Session, SessionDaemon } from '../session/lifecycle.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { WorkloadClient } from '../workload/client.js';
 import { analyzeStep, capacityOf, encodeLatencies, invalidStep, nextRate, type Step } from '../workload/open-loop.js';
-import { type Load, type ResultMessage, runCommand } from '../workload/protocol.js';
+import {
+  GREEN_ENV,
+  type Load,
+  type ResultMessage,
+  runCommand,
+  TENANTS_ENV,
+  type TenantResult,
+} from '../workload/protocol.js';
 import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
 import type { WorkloadSpec } from '../workload/spec.js';
 import type { MixOptions } from './options.js';
 import { type Arm, aggressorProcesses, PROCESS_MODES, roundArms } from './plan.js';
 import { type AggressorWindow, type MixMode, type MixRun, PAIR, type VictimWindow } from './record.js';
 
-/** Why the in-process modes are not measured by this version: said in the record as their skip. */
-export const IN_PROCESS_SKIP =
-  "not measured: a victim open-loop beside an aggressor flat out in one process needs a load per tenant, and protocol 3 releases a process's tenants with one run command and one load";
+/** The in-process workload: tenant 0 the victim, tenant 1 the aggressor, each built by its own script. */
+const MIX_TENANTS_SCRIPT = 'mix_tenants.py';
 
 /** Who runs beside a client in a window: informational for a real workload; gpushare's simulator plays it. */
 interface Beside {
@@ -117,11 +125,7 @@ export async function measureMode(
   const run = session.record;
   const { settings } = run;
   const outcome = (status: 'skipped' | 'failed', reason: string) => run.outcomes.push({ mode, status, reason });
-  if (!PROCESS_MODES.includes(mode)) {
-    outcome('skipped', IN_PROCESS_SKIP);
-    await session.save();
-    return;
-  }
+  if (!PROCESS_MODES.includes(mode)) return measureInProcess(session, mode, capacityQps, options, deps, progress);
   const visible = gpuAt(run.fingerprint, run.gpuIndex)?.uuid ?? String(run.gpuIndex);
   let daemon: SessionDaemon | null = null;
   if (mode === 'mps') {
@@ -315,7 +319,7 @@ async function runWindow(
 }
 
 /** The victim's side of a window, from its result: latencies as a histogram, and whether they climbed. */
-export function victimWindow(m: ResultMessage, offeredQps: number): VictimWindow {
+export function victimWindow(m: ResultMessage | TenantResult, offeredQps: number): VictimWindow {
   const lat = m.latenciesMs;
   const quarter = Math.floor(lat.length / 4);
   const median = (xs: readonly number[]) => {
@@ -358,4 +362,163 @@ function windowLine(
     : '';
   const invalid = w.invalid ? `; invalid: ${termText(w.invalid)}` : '';
   return `  ${mode} round ${round + 1}/${rounds}, ${who}${victim}${aggressor}${invalid}; about ${clockText(windowsLeft * windowMs)} left\n`;
+}
+
+/**
+ * An in-process mode: per aggressor one process of two tenants (the victim on a high-priority stream,
+ * or each in green contexts of its own SMs), started together; each round's windows name the tenants
+ * they release, the victim's with its load.
+ */
+async function measureInProcess(
+  session: Session<MixRun>,
+  mode: MixMode,
+  capacityQps: number,
+  options: MixOptions,
+  deps: AppDeps,
+  progress: { windowsLeft: () => number },
+): Promise<void> {
+  const run = session.record;
+  const { settings } = run;
+  const outcome = (status: 'skipped' | 'failed', reason: string) => run.outcomes.push({ mode, status, reason });
+  const custom = [settings.victim, ...settings.aggressors.map((a) => a.workload)].find((w) => !w.builtin);
+  if (custom !== undefined) {
+    outcome(
+      'skipped',
+      `in one process both sides must be built-in workloads (their setup is called in-process); ${custom.name} is a command of its own`,
+    );
+    await session.save();
+    return;
+  }
+  const visible = gpuAt(run.fingerprint, run.gpuIndex)?.uuid ?? String(run.gpuIndex);
+  const env = {
+    CUDA_VISIBLE_DEVICES: visible,
+    [TENANTS_ENV]: '2',
+    ...(mode === 'green' ? { [GREEN_ENV]: 'even' } : {}),
+  };
+  const sideArg = (w: WorkloadSpec) => JSON.stringify(w.argv.slice(1));
+  const python = settings.victim.argv[0] as string;
+  const script = path.join(WORKLOADS_DIR, MIX_TENANTS_SCRIPT);
+  const processes = settings.aggressors.map((a, i) => ({
+    aggressor: a,
+    client: startClient(
+      deps,
+      session,
+      i,
+      `the victim and ${a.name} in one process`,
+      {
+        name: 'mix_tenants',
+        builtin: true,
+        argv: [python, script, '--victim', sideArg(settings.victim), '--aggressor', sideArg(a.workload)],
+        params: {},
+      },
+      env,
+    ),
+  }));
+  try {
+    const ready = await Promise.all(processes.map((p) => p.client.awaitReady(options.readyTimeoutMs, session.abort)));
+    const bad = ready.findIndex((r) => r.kind !== 'message');
+    if (bad !== -1) {
+      const reply = ready[bad];
+      const why = reply?.kind === 'failed' ? reply.reason : `${processes[bad]?.client.label} did not say ready in time`;
+      outcome(reply?.kind === 'failed' && reply.unsupported ? 'skipped' : 'failed', why);
+      return;
+    }
+    for (let round = 0; round < settings.rounds; round++) {
+      const arms = roundArms(settings, mode, round).filter((arm) => !recorded(run, mode, round, arm));
+      if (arms.length === 0) continue;
+      run.current = { mode, round };
+      for (const arm of arms) {
+        if (session.abort.aborted) throw session.interrupted();
+        const started = deps.terminal.nowMs();
+        const p = processes.find((x) => x.aggressor.name === arm.aggressor) as (typeof processes)[number];
+        const qps = arm.load === null ? null : arm.load * capacityQps;
+        const window = await runTenantsWindow(
+          p.client,
+          arm,
+          qps,
+          settings,
+          p.aggressor.workload.name,
+          `${mode}#${round}/${arm.arm}/${arm.aggressor}/${arm.load ?? '-'}`,
+          deps,
+          session.abort,
+        );
+        if (typeof window === 'string') {
+          outcome('failed', window);
+          return;
+        }
+        run.windows.push({
+          mode,
+          round,
+          ...arm,
+          victimResult: window.victim,
+          aggressorResult: window.aggressor,
+          partnerResult: null,
+          invalid: window.invalid,
+        });
+        await session.save();
+        deps.err(
+          windowLine(
+            mode,
+            round,
+            settings.rounds,
+            arm,
+            window,
+            progress.windowsLeft(),
+            deps.terminal.nowMs() - started,
+          ),
+        );
+      }
+      run.current = null;
+      await session.save();
+    }
+  } finally {
+    await Promise.all(processes.map((p) => p.client.close(10_000)));
+  }
+}
+
+/** One window of an in-process arm: the tenants it names released by one run command, the victim's with its load. */
+async function runTenantsWindow(
+  client: WorkloadClient,
+  arm: Arm,
+  qps: number | null,
+  settings: MixRun['settings'],
+  aggressorName: string,
+  trial: string,
+  deps: AppDeps,
+  signal: AbortSignal,
+): Promise<Measured | string> {
+  const named = arm.arm === 'victim-alone' ? [0] : arm.arm === 'aggressor-alone' ? [1] : [0, 1];
+  const leadMs = releaseLeadMs(RELEASE_LEAD_MS, named.length);
+  const startAtUs = deps.clock.monotonicUs() + leadMs * 1000;
+  const work = { kind: 'fixed-duration' as const, durationMs: settings.windowMs };
+  const load: Load | null = qps === null ? null : { kind: settings.arrivals, qps };
+  const together = named.length === 2;
+  const command = JSON.stringify({
+    ...JSON.parse(runCommand(trial, startAtUs, work, { streams: 1 }, named.length, null, named)),
+    tenantLoads: load === null ? {} : { 0: load },
+    tenantBeside: together
+      ? {
+          0: [{ workload: aggressorName, threadPct: null, qps: null }],
+          1: [{ workload: settings.victim.name, threadPct: null, qps }],
+        }
+      : {},
+  });
+  const reply = await client.run(command, trial, settings.windowMs * 2 + leadMs + 60_000, signal);
+  const receivedUs = deps.clock.monotonicUs();
+  if (reply.kind !== 'message')
+    return `${client.label} in window ${trial}: ${reply.kind === 'failed' ? reply.reason : 'no result in time'}`;
+  const tenants = reply.message.tenants ?? [];
+  if (tenants.length !== named.length)
+    return `${client.label} in window ${trial} answered for ${tenants.length} tenants, not ${named.length}`;
+  const of = (k: number) => tenants.find((t) => t.tenant === k) ?? null;
+  const v = of(0);
+  const a = of(1);
+  const claims = tenants.map((t, i) => ({ ...t, client: i }));
+  return {
+    victim: v === null ? null : victimWindow(v, qps ?? 0),
+    aggressor: a === null ? null : { iterations: a.iterations, windowS: (a.windowEndUs - a.windowStartUs) / 1e6 },
+    partner: null,
+    invalid: invalidStep(claims, startAtUs, receivedUs, settings.windowMs),
+    overTarget: (targetMs) => v?.latenciesMs.filter((ms) => ms > targetMs).length ?? 0,
+  };
 }

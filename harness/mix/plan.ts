@@ -31,7 +31,24 @@ export function aggressorProcesses(
  * Odd rounds run in reverse, so that no arm always comes first (drift cancels in pairs, as ABBA).
  */
 export function roundArms(settings: MixSettings, mode: MixMode, round: number): Arm[] {
-  const arms: Arm[] = [
+  const arms = PROCESS_MODES.includes(mode) ? processArms(settings, mode) : inProcessArms(settings);
+  return round % 2 === 1 ? arms.reverse() : arms;
+}
+
+/**
+ * In one process (streams, green) each aggressor has a process of its own with a victim tenant beside
+ * it: per aggressor, that victim alone at each load, the aggressor alone, and both at each load.
+ */
+function inProcessArms(settings: MixSettings): Arm[] {
+  return settings.aggressors.flatMap((a) => [
+    ...settings.loads.map((load) => ({ arm: 'victim-alone' as const, aggressor: a.name, threadPct: null, load })),
+    { arm: 'aggressor-alone' as const, aggressor: a.name, threadPct: null, load: null },
+    ...settings.loads.map((load) => ({ arm: 'together' as const, aggressor: a.name, threadPct: null, load })),
+  ]);
+}
+
+function processArms(settings: MixSettings, mode: MixMode): Arm[] {
+  return [
     ...settings.loads.map((load) => ({ arm: 'victim-alone' as const, aggressor: null, threadPct: null, load })),
     ...settings.aggressors.map((a) => ({
       arm: 'aggressor-alone' as const,
@@ -46,12 +63,11 @@ export function roundArms(settings: MixSettings, mode: MixMode, round: number): 
       ? [{ arm: 'pair' as const, aggressor: PAIR[0], threadPct: null, load: null }]
       : []),
   ];
-  return round % 2 === 1 ? arms.reverse() : arms;
 }
 
 /** What a window costs beyond its length on an H100: the release lead, the answer, Python's sync, ms. */
 const WINDOW_OVERHEAD_MS = 180;
-/** Starting a mode's processes together (import torch, CUDA context, build, warm-up) on an H100, ms. */
+/** Starting a mode's processes together (import torch, CUDA context, build, warm-up, green contexts' SM check) on an H100, ms. */
 const STARTUP_MS = 25_000;
 /** The victim's capacity search on an H100, typical steps (of at most maxSteps). */
 const TYPICAL_CAPACITY_STEPS = 7;

@@ -19,7 +19,7 @@ const SMALL = [
   '--aggressors',
   'compute,pcie',
   '--modes',
-  'timeslice,mps,streams',
+  'timeslice,mps,streams,green',
   '--thread-pcts',
   '50,10',
   '--rounds',
@@ -91,18 +91,22 @@ describe('gpushare mix on the simulator', () => {
     expect(at('compute', 0.25)?.kept?.value).toBeCloseTo(cell('mps 50%', 'compute', 0.25).kept?.value as number, 6);
   });
 
-  it('skips the in-process modes with the reason, and says MIG is not measured', () => {
-    expect(cell('streams', 'compute', 0.25)).toMatchObject({
-      status: 'skipped',
-      reason: expect.stringContaining('one load'),
-    });
-    expect(report).toContain('- streams: skipped: not measured');
+  it('measures the victim on a high-priority stream, and in green contexts, in one process with each aggressor; MIG is not measured', () => {
+    const c = cell('streams', 'compute', 0.25);
+    expect(c.status).toBe('measured');
+    expect(c.together?.requests).toBe(320);
+    // The simulator: beside gemm on streams of one process ×1.3 service time, under MPS ×1.8.
+    expect(c.p99?.value).toBeLessThan(cell('mps', 'compute', 0.25).p99?.value as number);
+    expect(c.p99?.value).toBeGreaterThan(1);
+    expect(c.kept?.value).toBeLessThan(1);
+    // Green contexts of its own SMs: less still (×1.1).
+    expect(cell('green', 'compute', 0.25).p99?.value).toBeLessThan(c.p99?.value as number);
     expect(report).toContain('MIG: skipped');
   });
 
   it('writes the matrix, the heat map and the frontier into the report, and grades the cap claim', () => {
     expect(report).toContain('## Interference matrix: victim at 25% of capacity');
-    expect(report).toContain('| aggressor | timeslice | mps | mps 50% | mps 10% | streams |');
+    expect(report).toContain('| aggressor | timeslice | mps | mps 50% | mps 10% | streams | green |');
     expect(report).toContain('![interference matrix](report-heatmap.svg)');
     expect(readFileSync(path.join(dir, 'report-heatmap.svg'), 'utf8')).toContain('<svg');
     expect(readFileSync(path.join(dir, 'report-frontier.svg'), 'utf8')).toContain('<svg');
