@@ -41,6 +41,7 @@ export function mixClientFiles(caps: readonly ClientCap[], source: string): Arti
       : []),
     '# CUDA reads CUDA_MPS_ACTIVE_THREAD_PERCENTAGE when the client creates its context: set it before the process starts.',
     'set -euo pipefail',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${1:?}, not a template
     'role="${1:?usage: $0 victim|<aggressor> <command...>}"',
     'shift',
     'case "$role" in',

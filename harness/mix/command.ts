@@ -143,7 +143,7 @@ async function mixRun(session: Session<MixRun>, options: MixOptions, deps: AppDe
     }
   };
   const report = async () => {
-    const file = await writeMixReport(session, run);
+    const file = await writeMixReport(session.reportFile(), run);
     const cells = mixCells(run);
     if (options.json)
       deps.out(

@@ -4,7 +4,6 @@ import { mdCode, mdText } from '../core/escape/markdown.js';
 import { termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
 import { writeOutputFile } from '../record/store.js';
-import type { Session } from '../session/lifecycle.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { analyzeStep, capacityOf } from '../workload/open-loop.js';
 import { workloadText } from '../workload/spec.js';
@@ -127,9 +126,8 @@ export function mixMarkdown(run: MixRun, charts: { heatmap: string | null; front
   return lines.join('\n');
 }
 
-/** Writes the report and its charts (beside it, named after it); returns the report's path. */
-export async function writeMixReport(session: Session<MixRun>, run: MixRun): Promise<string> {
-  const file = session.reportFile();
+/** Writes the report to `file` and its charts beside it, named after it (`<name>-heatmap.svg`); returns `file`. */
+export async function writeMixReport(file: string, run: MixRun): Promise<string> {
   const base = path.basename(file, '.md');
   const cells = mixCells(run);
   const charts: { heatmap: string | null; frontier: string | null } = { heatmap: null, frontier: null };

@@ -31,7 +31,7 @@ const SMALL = [
 
 describe('gpushare mix on the simulator', () => {
   let dir = '';
-  let json: { status: string; cells: Cell[]; protections: Protection[] };
+  let json: { runId: string; status: string; cells: Cell[]; protections: Protection[] };
   let report = '';
   beforeAll(async () => {
     dir = path.join(tempDir(), 'mix');
@@ -131,6 +131,18 @@ describe('gpushare mix on the simulator', () => {
     expect(env('victim')).toBeNull();
     expect(env('pcie')).toBeNull();
     expect(readFileSync(path.join(out, 'README.md'), 'utf8')).toContain('compute 10%');
+  });
+
+  it('gpushare report regenerates the report and its charts from the run, byte for byte', async () => {
+    const out = tempDir();
+    const id = json.runId;
+    const result = await runCli(['report', dir, '--out', out]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(readFileSync(path.join(out, `${id}.md`), 'utf8')).toBe(report.replaceAll('(report-', `(${id}-`));
+    for (const chart of ['heatmap', 'frontier'])
+      expect(readFileSync(path.join(out, `${id}-${chart}.svg`), 'utf8')).toBe(
+        readFileSync(path.join(dir, `report-${chart}.svg`), 'utf8'),
+      );
   });
 
   it('records every window through its schema, and --resume of a complete run is refused', async () => {
