@@ -21,6 +21,7 @@ import {
 } from './analysis.js';
 import { frontierChart, heatmapChart, renderSvg } from './charts.js';
 import { mixClaims } from './claims.js';
+import { publishedComparison } from './published.js';
 import type { MixRun } from './record.js';
 
 const x = (r: Ratio | null) =>
@@ -53,6 +54,7 @@ export function mixMarkdown(run: MixRun, charts: { heatmap: string | null; front
   const found = protections(run, cells);
   const capacity = victimCapacityQps(run);
   const columns = [...new Set(cells.map((c) => c.column))];
+  const tally = publishedComparison(cells, mdText(gpu?.name ?? 'GPU ?'));
   const mig =
     (gpu?.migDevices.length ?? 0) === 0
       ? 'MIG: skipped: MIG is disabled on this GPU (no MIG devices), and mix runs its tenants on the GPU itself.'
@@ -98,6 +100,7 @@ export function mixMarkdown(run: MixRun, charts: { heatmap: string | null; front
         ]
       : []),
     ...(charts.frontier ? [`![protection frontier](${charts.frontier})`, ''] : []),
+    ...(tally ? ['## Beside published numbers (other hardware)', '', ...tally, ''] : []),
     '## Claims',
     '',
     '| claim | source | measured | verdict | rule |',

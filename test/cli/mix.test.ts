@@ -133,6 +133,33 @@ describe('gpushare mix on the simulator', () => {
     expect(readFileSync(path.join(out, 'README.md'), 'utf8')).toContain('compute 10%');
   });
 
+  it("sets the train row beside tally-bench's published A100 ratios, labelled other hardware", async () => {
+    const out = path.join(tempDir(), 'train');
+    const result = await runCli([
+      'mix',
+      '--victim-qps',
+      '12800',
+      '--aggressors',
+      'train',
+      '--modes',
+      'timeslice',
+      '--loads',
+      '25',
+      '--rounds',
+      '1',
+      '--window-ms',
+      '100',
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const text = readFileSync(path.join(out, 'report.md'), 'utf8');
+    expect(text).toContain('## Beside published numbers (other hardware)');
+    expect(text).toMatch(/\| timeslice \| ×[\d.]+ .*\| ×2\.7 \| 0\.51–0\.73 \|/);
+    expect(text).toContain('This run: the victim at 25% of its capacity beside the `train` aggressor.');
+    expect(report).not.toContain('Beside published numbers');
+  });
+
   it('gpushare report regenerates the report and its charts from the run, byte for byte', async () => {
     const out = tempDir();
     const id = json.runId;
