@@ -75,10 +75,11 @@ const TYPICAL_CAPACITY_STEPS = 7;
 /** The run's length on an H100, estimated from its windows: the capacity search, then each mode's rounds. */
 export function estimateMs(settings: MixSettings): { totalMs: number; windows: number; lines: string[] } {
   const windowMs = settings.windowMs + WINDOW_OVERHEAD_MS;
-  const capacityMs = settings.victimQps === null ? TYPICAL_CAPACITY_STEPS * Math.max(windowMs, 1200) : 0;
+  // Its own victim process, then steps: the first ones longer (640 requests at a low rate).
+  const capacityMs = settings.victimQps === null ? STARTUP_MS + TYPICAL_CAPACITY_STEPS * Math.max(windowMs, 1500) : 0;
   const lines = [
     settings.victimQps === null
-      ? `victim capacity search: about ${TYPICAL_CAPACITY_STEPS} steps (at most ${settings.maxSteps}), ${(capacityMs / 1000).toFixed(0)} s`
+      ? `victim capacity search: start-up and about ${TYPICAL_CAPACITY_STEPS} steps (at most ${settings.maxSteps}), ${(capacityMs / 1000).toFixed(0)} s`
       : `victim capacity given: ${settings.victimQps} req/s`,
   ];
   let totalMs = capacityMs;
