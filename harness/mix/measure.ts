@@ -125,6 +125,7 @@ export async function measureMode(
   const run = session.record;
   const { settings } = run;
   const outcome = (status: 'skipped' | 'failed', reason: string) => run.outcomes.push({ mode, status, reason });
+  if (armsLeft(run, mode) === 0) return;
   if (!PROCESS_MODES.includes(mode)) return measureInProcess(session, mode, capacityQps, options, deps, progress);
   const visible = gpuAt(run.fingerprint, run.gpuIndex)?.uuid ?? String(run.gpuIndex);
   let daemon: SessionDaemon | null = null;
@@ -226,6 +227,14 @@ export async function measureMode(
     await Promise.all(clients.map((c) => c.close(10_000)));
     await daemon?.stop();
   }
+}
+
+/** The windows of `mode` not measured yet (a resumed run's finished modes start no process). */
+function armsLeft(run: MixRun, mode: MixMode): number {
+  let left = 0;
+  for (let round = 0; round < run.settings.rounds; round++)
+    left += roundArms(run.settings, mode, round).filter((arm) => !recorded(run, mode, round, arm)).length;
+  return left;
 }
 
 function recorded(run: MixRun, mode: MixMode, round: number, arm: Arm): boolean {

@@ -3,12 +3,12 @@
  * beside whom and the aggressor's cap: the matrix, overloaded cells, the protection search, the
  * artifacts it feeds, the refusals and the estimate.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { Cell, Protection } from '../../harness/mix/analysis.js';
-import { loadMixRun } from '../../harness/mix/record.js';
+import { loadMixRun, type MixRun } from '../../harness/mix/record.js';
 import { expectOneLineError, runCli, tempDir } from '../helpers.js';
 
 /** 12800 req/s: the simulated victim's capacity at p99 ≤ 1 ms, so 50% of it overloads beside gemm time-sliced. */
@@ -170,6 +170,29 @@ describe('gpushare mix on the simulator', () => {
       expect(readFileSync(path.join(out, `${id}-${chart}.svg`), 'utf8')).toBe(
         readFileSync(path.join(dir, `report-${chart}.svg`), 'utf8'),
       );
+  });
+
+  it('--resume measures again the round a killed run was in, keeps the rounds before it, and completes', async () => {
+    const copy = path.join(tempDir(), 'killed');
+    cpSync(dir, copy, { recursive: true });
+    const run = (await loadMixRun(dir)) as MixRun;
+    const kept = run.windows.filter((w) => w.mode !== 'mps');
+    // Killed in mps's first round, after its first window: the record as the harness left it.
+    const edited = {
+      ...run,
+      status: 'running',
+      finishedAt: null,
+      current: { mode: 'mps', round: 0 },
+      windows: [...kept, run.windows.find((w) => w.mode === 'mps')],
+    };
+    writeFileSync(path.join(copy, 'mix.json'), JSON.stringify(edited));
+    const result = await runCli(['mix', '--resume', copy, '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const resumed = (await loadMixRun(copy)) as MixRun;
+    expect(resumed.status).toBe('complete');
+    expect(resumed.resumes).toEqual([{ at: expect.any(String), windowsKept: kept.length }]);
+    expect(resumed.windows.length).toBe(run.windows.length);
+    expect(JSON.parse(result.stdout).protections).toEqual(json.protections);
   });
 
   it('records every window through its schema, and --resume of a complete run is refused', async () => {
