@@ -157,76 +157,92 @@ export async function measureMode(
       outcome(reply?.kind === 'failed' && reply.unsupported ? 'skipped' : 'failed', why);
       return;
     }
-    for (let round = 0; round < settings.rounds; round++) {
-      const arms = roundArms(settings, mode, round).filter((arm) => !recorded(run, mode, round, arm));
-      if (arms.length === 0) continue;
-      run.current = { mode, round };
-      for (const arm of arms) {
-        if (session.abort.aborted) throw session.interrupted();
-        const started = deps.terminal.nowMs();
-        const agg =
-          arm.aggressor === null
-            ? null
-            : aggressors.find((a) => a.aggressor === arm.aggressor && a.threadPct === arm.threadPct);
-        const qps = arm.load === null ? null : arm.load * capacityQps;
-        const partner =
-          arm.arm === 'pair' ? aggressors.find((a) => a.aggressor === PAIR[1] && a.threadPct === null) : undefined;
-        const inArm = {
-          victim: arm.arm === 'aggressor-alone' || arm.arm === 'pair' ? null : victim,
-          aggressor: arm.arm === 'victim-alone' ? null : (agg?.client ?? null),
-          partner: partner?.client ?? null,
-        };
-        const together = inArm.victim !== null && inArm.aggressor !== null;
-        const window = await runWindow(
-          inArm,
-          {
-            load: qps === null ? null : { kind: settings.arrivals, qps },
-            beside: together && agg ? [{ workload: agg.workload.name, threadPct: agg.threadPct, qps: null }] : [],
-            aggressorBeside: together
-              ? [{ workload: settings.victim.name, threadPct: null, qps }]
-              : partner
-                ? [{ workload: partner.workload.name, threadPct: null, qps: null }]
-                : [],
-            partnerBeside: agg && partner ? [{ workload: agg.workload.name, threadPct: null, qps: null }] : [],
-          },
-          `${mode}#${round}/${arm.arm}/${arm.aggressor ?? '-'}@${arm.threadPct ?? 100}/${arm.load ?? '-'}`,
-          settings.windowMs,
-          deps,
-          session.abort,
-        );
-        if (typeof window === 'string') {
-          outcome('failed', window);
-          return;
-        }
-        run.windows.push({
-          mode,
-          round,
-          ...arm,
-          victimResult: window.victim,
-          aggressorResult: window.aggressor,
-          partnerResult: window.partner,
-          invalid: window.invalid,
-        });
-        await session.save();
-        deps.err(
-          windowLine(
-            mode,
-            round,
-            settings.rounds,
-            arm,
-            window,
-            progress.windowsLeft(),
-            deps.terminal.nowMs() - started,
-          ),
-        );
-      }
-      run.current = null;
-      await session.save();
-    }
+    const failed = await runRounds(session, mode, deps, progress, (arm, round) => {
+      const agg =
+        arm.aggressor === null
+          ? null
+          : aggressors.find((a) => a.aggressor === arm.aggressor && a.threadPct === arm.threadPct);
+      const qps = arm.load === null ? null : arm.load * capacityQps;
+      const partner =
+        arm.arm === 'pair' ? aggressors.find((a) => a.aggressor === PAIR[1] && a.threadPct === null) : undefined;
+      const inArm = {
+        victim: arm.arm === 'aggressor-alone' || arm.arm === 'pair' ? null : victim,
+        aggressor: arm.arm === 'victim-alone' ? null : (agg?.client ?? null),
+        partner: partner?.client ?? null,
+      };
+      const together = inArm.victim !== null && inArm.aggressor !== null;
+      return runWindow(
+        inArm,
+        {
+          load: qps === null ? null : { kind: settings.arrivals, qps },
+          beside: together && agg ? [{ workload: agg.workload.name, threadPct: agg.threadPct, qps: null }] : [],
+          aggressorBeside: together
+            ? [{ workload: settings.victim.name, threadPct: null, qps }]
+            : partner
+              ? [{ workload: partner.workload.name, threadPct: null, qps: null }]
+              : [],
+          partnerBeside: agg && partner ? [{ workload: agg.workload.name, threadPct: null, qps: null }] : [],
+        },
+        `${mode}#${round}/${arm.arm}/${arm.aggressor ?? '-'}@${arm.threadPct ?? 100}/${arm.load ?? '-'}`,
+        settings.windowMs,
+        deps,
+        session.abort,
+      );
+    });
+    if (failed !== null) outcome('failed', failed);
   } finally {
     await Promise.all(clients.map((c) => c.close(10_000)));
     await daemon?.stop();
   }
+}
+
+/**
+ * Every round of `mode` not measured yet, each window by `measure`, saved as it comes with a progress
+ * line; the record's `current` names the round under way. Returns why a window failed, or null.
+ */
+async function runRounds(
+  session: Session<MixRun>,
+  mode: MixMode,
+  deps: AppDeps,
+  progress: { windowsLeft: () => number },
+  measure: (arm: Arm, round: number) => Promise<Measured | string>,
+): Promise<string | null> {
+  const run = session.record;
+  for (let round = 0; round < run.settings.rounds; round++) {
+    const arms = roundArms(run.settings, mode, round).filter((arm) => !recorded(run, mode, round, arm));
+    if (arms.length === 0) continue;
+    run.current = { mode, round };
+    for (const arm of arms) {
+      if (session.abort.aborted) throw session.interrupted();
+      const started = deps.terminal.nowMs();
+      const window = await measure(arm, round);
+      if (typeof window === 'string') return window;
+      run.windows.push({
+        mode,
+        round,
+        ...arm,
+        victimResult: window.victim,
+        aggressorResult: window.aggressor,
+        partnerResult: window.partner,
+        invalid: window.invalid,
+      });
+      await session.save();
+      deps.err(
+        windowLine(
+          mode,
+          round,
+          run.settings.rounds,
+          arm,
+          window,
+          progress.windowsLeft(),
+          deps.terminal.nowMs() - started,
+        ),
+      );
+    }
+    run.current = null;
+    await session.save();
+  }
+  return null;
 }
 
 /** The windows of `mode` not measured yet (a resumed run's finished modes start no process). */
@@ -432,54 +448,13 @@ async function measureInProcess(
       outcome(reply?.kind === 'failed' && reply.unsupported ? 'skipped' : 'failed', why);
       return;
     }
-    for (let round = 0; round < settings.rounds; round++) {
-      const arms = roundArms(settings, mode, round).filter((arm) => !recorded(run, mode, round, arm));
-      if (arms.length === 0) continue;
-      run.current = { mode, round };
-      for (const arm of arms) {
-        if (session.abort.aborted) throw session.interrupted();
-        const started = deps.terminal.nowMs();
-        const p = processes.find((x) => x.aggressor.name === arm.aggressor) as (typeof processes)[number];
-        const qps = arm.load === null ? null : arm.load * capacityQps;
-        const window = await runTenantsWindow(
-          p.client,
-          arm,
-          qps,
-          settings,
-          p.aggressor.workload.name,
-          `${mode}#${round}/${arm.arm}/${arm.aggressor}/${arm.load ?? '-'}`,
-          deps,
-          session.abort,
-        );
-        if (typeof window === 'string') {
-          outcome('failed', window);
-          return;
-        }
-        run.windows.push({
-          mode,
-          round,
-          ...arm,
-          victimResult: window.victim,
-          aggressorResult: window.aggressor,
-          partnerResult: null,
-          invalid: window.invalid,
-        });
-        await session.save();
-        deps.err(
-          windowLine(
-            mode,
-            round,
-            settings.rounds,
-            arm,
-            window,
-            progress.windowsLeft(),
-            deps.terminal.nowMs() - started,
-          ),
-        );
-      }
-      run.current = null;
-      await session.save();
-    }
+    const failed = await runRounds(session, mode, deps, progress, (arm, round) => {
+      const p = processes.find((x) => x.aggressor.name === arm.aggressor) as (typeof processes)[number];
+      const qps = arm.load === null ? null : arm.load * capacityQps;
+      const trial = `${mode}#${round}/${arm.arm}/${arm.aggressor}/${arm.load ?? '-'}`;
+      return runTenantsWindow(p.client, arm, qps, settings, p.aggressor.workload.name, trial, deps, session.abort);
+    });
+    if (failed !== null) outcome('failed', failed);
   } finally {
     await Promise.all(processes.map((p) => p.client.close(10_000)));
   }
