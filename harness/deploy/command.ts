@@ -46,6 +46,8 @@ export interface PlanOptions extends PlanRequest {
   /** Print the advice as JSON instead of text. */
   json: boolean;
   out?: string;
+  /** A mix run whose protection settings go into the MPS files. */
+  mix?: string | undefined;
   operator: Operator;
   gpus: number[] | 'all';
 }
@@ -134,9 +136,7 @@ export const planCommand = defineCommand({ flags: PLAN_FLAGS, resolve: resolvePl
 
 async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<number> {
   const run = options.run ? await loadRun(options.run) : null;
-  const mix = options.mix
-    ? ((await loadMixRun(options.mix)) ?? (await Promise.reject(await notARunOf(options.mix, 'mix'))))
-    : null;
+  const mix = options.mix ? await loadMix(options.mix) : null;
   if (!run && !options.gpu && !mix)
     throw new UserError(
       'artifacts needs --run <run-dir> (the GPU it measured), --mix <mix-run-dir> or --gpu-model <model>',
@@ -187,6 +187,11 @@ async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<numb
   return ExitCode.ok;
 }
 
+/** The mix run in `dir`, or a refusal naming what the directory holds instead. */
+async function loadMix(dir: string): Promise<MixRun> {
+  return (await loadMixRun(dir)) ?? Promise.reject(await notARunOf(dir, 'mix'));
+}
+
 /** Each aggressor's cap from a mix run: the lowest thread % found over the loads measured (null: none held at some load). */
 function mixCaps(mix: MixRun): ClientCap[] {
   const found = protections(mix);
@@ -232,7 +237,8 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
           }
         : null;
     const key = advice.recommendation === 'mps' ? `mps-${options.models}` : `timeslicing-${options.models}`;
-    const files = artifactBundle({
+    const mix = options.mix && advice.recommendation === 'mps' ? await loadMix(options.mix) : null;
+    const bundle = artifactBundle({
       source,
       mps: { gpus: options.gpus, threadPct: advice.mpsThreadPct, pinnedMemLimit: advice.mpsMemLimit, ...MPS_DIRS },
       sharing: {
@@ -243,6 +249,7 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
       operator: options.operator,
       mig,
     }).filter((f) => advice.recommendation === 'mps' || !f.name.startsWith('gpushare-mps'));
+    const files = [...bundle, ...(mix ? mixClientFiles(mixCaps(mix), mixSource(mix)) : [])];
     const pluginNote =
       advice.recommendation === 'mps'
         ? `\nTwo ways to run MPS, with the same limits; use one per node, never both. The device plugin's MPS sharing (\`${key}\` in the ConfigMap) starts its own daemon and splits each GPU evenly between its ${options.models} replicas: ${advice.mpsThreadPct}% of the SMs and ${advice.mpsMemLimit.replace(/M$/, ' MiB')} of memory each. The host scripts start a daemon with those same limits, for nodes whose device plugin does not share with MPS.\n`

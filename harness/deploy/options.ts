@@ -73,6 +73,11 @@ export const PLAN_FLAGS = {
     describe: 'memory of a GPU model without a built-in table, GiB (time-slicing and MPS fits need no MIG table)',
   },
   out: { type: 'string', describe: 'write the artifacts for the recommendation here' },
+  mix: {
+    type: 'string',
+    describe:
+      "a gpushare mix run: with an MPS recommendation, each aggressor's thread cap found, in a launcher and pod specs",
+  },
   ...OPERATOR_FLAGS,
 } as const;
 export type PlanArgs = ArgsOf<typeof PLAN_FLAGS>;
@@ -126,6 +131,7 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     gpuMemGiB: args.gpuMemGib === undefined ? null : number(args.gpuMemGib, '--gpu-mem-gib', 0, 0.001, 100_000),
     json: args.json ?? false,
     out: args.out,
+    mix: args.mix,
     operator: operator(args),
     gpus: gpuList(args.gpus),
   };

@@ -160,6 +160,17 @@ describe('gpushare mix on the simulator', () => {
     expect(report).not.toContain('Beside published numbers');
   });
 
+  it('plan --mix writes the same caps beside an MPS recommendation', async () => {
+    const out = path.join(tempDir(), 'plan');
+    const args = ['plan', '--models', '2', '--mem-gib', '4', '--sm-pct', '50', '--gpu-model', 'H100-80GB'];
+    const result = await runCli([...args, '--mix', dir, '--out', out]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain('recommendation: MPS');
+    expect(readFileSync(path.join(out, 'gpushare-mix-client.sh'), 'utf8')).toContain(
+      'compute) export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=10 ;;',
+    );
+  });
+
   it('gpushare report regenerates the report and its charts from the run, byte for byte', async () => {
     const out = tempDir();
     const id = json.runId;
