@@ -2,10 +2,10 @@
 
 import { mdCode, mdText } from '../core/escape/markdown.js';
 import { gpuAt } from '../system/nvidia/schema.js';
+import { maxScheduleLagMs, P99_CONFIDENCE } from '../workload/open-loop.js';
 import { DEFAULT_MIN_OVERLAP } from '../workload/result-checks.js';
 import { workloadText } from '../workload/spec.js';
 import type { CapacityRun } from './record.js';
-import { maxScheduleLagMs, P99_CONFIDENCE } from './search.js';
 import { capacityTable, capacityText } from './table.js';
 
 const ms = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(2));

@@ -3,13 +3,20 @@ import type { AppDeps } from '../core/deps.js';
 import { Interrupted } from '../core/errors.js';
 import type { Reaper } from '../system/proc/reaper.js';
 import { WorkloadClient } from '../workload/client.js';
+import {
+  type ClientStep,
+  encodeLatencies,
+  invalidStep,
+  nextRate,
+  type Step,
+  type StepAnalysis,
+} from '../workload/open-loop.js';
 import { GREEN_ENV, type ResultMessage, runCommand, TENANTS_ENV, type TenantResult } from '../workload/protocol.js';
 import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
 import type { CapacityOptions } from './options.js';
 import { stepLine } from './progress.js';
 import type { CapacityMode, CapacityPoint, CapacityRun } from './record.js';
-import { type ClientStep, encodeLatencies, nextRate, type Step, type StepAnalysis } from './search.js';
-import { invalidStep } from './step-checks.js';
+
 import { capacityTable } from './table.js';
 
 /**

@@ -2,7 +2,7 @@
 
 import { clockText } from '../core/clock-text.js';
 import { termText } from '../core/escape/terminal.js';
-import type { StepAnalysis } from './search.js';
+import type { StepAnalysis } from '../workload/open-loop.js';
 
 /** Where a step stands in its run: which point and step, and what the run may still take. */
 export interface StepProgress {

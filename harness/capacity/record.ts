@@ -3,36 +3,8 @@ import { z } from 'zod';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
 import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
 import { FingerprintSchema } from '../system/nvidia/schema.js';
+import { StepSchema } from '../workload/open-loop.js';
 import { WorkloadSpecSchema } from '../workload/spec.js';
-
-/** One client's share of a step, as recorded: its latency histogram (µs, compressed HdrHistogram). */
-const ClientStepSchema = z.object({
-  requests: z.number(),
-  /** Its requests slower than the target, counted exactly from the raw latencies when recorded, with those never served. */
-  overTarget: z.number(),
-  /** Requests served whose latency the workload did not report (over its cap of latencies per window): the step is then invalid. */
-  unreported: z.number().optional(),
-  /** How late the generator issued requests while its worker was idle, ms, p99 (its own lag, not queueing). */
-  scheduleLagMs: z.number(),
-  /** The same, the worst request. */
-  scheduleLagMaxMs: z.number().optional(),
-  histogram: z.string(),
-});
-export type ClientStep = z.infer<typeof ClientStepSchema>;
-
-/** One rate tried: the total request rate, split evenly over the clients. */
-const StepSchema = z.object({
-  totalQps: z.number(),
-  windowS: z.number(),
-  clients: z.array(ClientStepSchema),
-  /**
-   * Why the result checks bench runs too (each window against the release time, plausibility, the
-   * clients' overlap) refused the step, or null when it passed them; absent in runs recorded before
-   * capacity ran them.
-   */
-  invalid: z.string().nullable().optional(),
-});
-export type Step = z.infer<typeof StepSchema>;
 
 export const CAPACITY_SCHEMA_ID = 'gpushare-capacity/1';
 

@@ -2,8 +2,8 @@
 
 import { ExitCode } from '../core/errors.js';
 import { termText } from '../core/escape/terminal.js';
+import { analyzeStep, capacityOf, type StepAnalysis } from '../workload/open-loop.js';
 import type { CapacityPoint, CapacityRun } from './record.js';
-import { analyzeStep, capacityOf, type StepAnalysis } from './search.js';
 
 /**
  * What a point gave: `measured` (a capacity, or that even the lowest rate tried failed); `invalid` (no

@@ -49,6 +49,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('../capacity/command.js')).capacityCommand,
   },
   {
+    name: 'mix',
+    describe:
+      "a latency-critical victim beside batch aggressors: its p99 under each sharing mode, the aggressor's throughput kept, and the cheapest MPS cap that protects it",
+    load: async () => (await import('../mix/command.js')).mixCommand,
+  },
+  {
     name: 'gate',
     args: '<run>',
     describe:

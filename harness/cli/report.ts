@@ -18,6 +18,10 @@ import { htmlPage } from '../core/escape/html.js';
 import { termJson } from '../core/escape/terminal.js';
 import { reportsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
+import { mixCells, protections } from '../mix/analysis.js';
+import { mixClaims } from '../mix/claims.js';
+import { loadMixRun, type MixRun } from '../mix/record.js';
+import { mixMarkdown, writeMixReport } from '../mix/report.js';
 import { claimsLedger } from '../probe/claims.js';
 import { probeMarkdown } from '../probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../probe/record.js';
@@ -72,6 +76,8 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
   if (probe !== null) return probeReport(probe, options, deps);
   const capacity = options.runs.length === 1 ? await loadCapacityRun(options.runs[0] as string) : null;
   if (capacity !== null) return capacityReport(capacity, options, deps);
+  const mix = options.runs.length === 1 ? await loadMixRun(options.runs[0] as string) : null;
+  if (mix !== null) return mixReport(mix, options, deps);
   const host = options.runs.length === 1 ? await loadHostRun(options.runs[0] as string) : null;
   if (host !== null) {
     if (options.format !== 'md')
@@ -149,6 +155,31 @@ async function writeReportFile(id: string, markdown: string, options: ReportOpti
   const file = runFile(options.out ?? reportsDir(deps.cwd), id, html ? '.html' : '.md');
   await writeOutputFile(file, html ? htmlPage(`gpushare ${id}`, markdown) : markdown);
   deps.out(`${file}\n`);
+}
+
+/** A mix run's report: its markdown with the heat map and frontier beside it, as one HTML page, or its cells as JSON. */
+async function mixReport(run: MixRun, options: ReportOptions, deps: AppDeps): Promise<number> {
+  if (options.format === 'csv')
+    throw new UserError('--format csv describes a bench run: a mix run has --format md or html, or --json');
+  const cells = mixCells(run);
+  if (options.format === 'json') {
+    deps.out(
+      termJson({
+        runId: run.id,
+        status: run.status,
+        cells,
+        protections: protections(run, cells),
+        claims: mixClaims(run, cells),
+      }),
+    );
+    return ExitCode.ok;
+  }
+  if (options.format === 'html') {
+    await writeReportFile(run.id, mixMarkdown(run, { heatmap: null, frontier: null }), options, deps);
+    return ExitCode.ok;
+  }
+  deps.out(`${await writeMixReport(runFile(options.out ?? reportsDir(deps.cwd), run.id, '.md'), run)}\n`);
+  return ExitCode.ok;
 }
 
 /** A capacity run's report: its markdown, or its capacity table as JSON. */

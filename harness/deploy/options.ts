@@ -31,6 +31,11 @@ const OPERATOR_FLAGS = {
 export const ARTIFACTS_FLAGS = {
   out: { type: 'string', demandOption: true, describe: 'directory for the files' },
   run: { type: 'string', describe: 'run directory: the GPU it measured and its costs' },
+  mix: {
+    type: 'string',
+    describe:
+      "a gpushare mix run: each aggressor's MPS thread cap its protection search found, in a launcher and pod specs",
+  },
   'gpu-model': { type: 'string', describe: 'a GPU model without a run: A100-40GB, A100-80GB, H100-80GB, H200-141GB' },
   gpu: { type: 'string', hidden: true },
   replicas: { type: 'number', describe: 'shares per GPU in the device-plugin configs', defaultDescription: '4' },
@@ -68,6 +73,11 @@ export const PLAN_FLAGS = {
     describe: 'memory of a GPU model without a built-in table, GiB (time-slicing and MPS fits need no MIG table)',
   },
   out: { type: 'string', describe: 'write the artifacts for the recommendation here' },
+  mix: {
+    type: 'string',
+    describe:
+      "a gpushare mix run: with an MPS recommendation, each aggressor's thread cap found, in a launcher and pod specs",
+  },
   ...OPERATOR_FLAGS,
 } as const;
 export type PlanArgs = ArgsOf<typeof PLAN_FLAGS>;
@@ -76,6 +86,7 @@ export function resolveArtifactsOptions(args: ArtifactsArgs): ArtifactsOptions {
   return {
     out: args.out,
     run: args.run,
+    mix: args.mix,
     gpu: gpuModel(args),
     replicas: integer(args.replicas, '--replicas', 4, 2, 48),
     operator: operator(args),
@@ -120,6 +131,7 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     gpuMemGiB: args.gpuMemGib === undefined ? null : number(args.gpuMemGib, '--gpu-mem-gib', 0, 0.001, 100_000),
     json: args.json ?? false,
     out: args.out,
+    mix: args.mix,
     operator: operator(args),
     gpus: gpuList(args.gpus),
   };

@@ -11,6 +11,8 @@ export const RUN_FILE = 'run.json';
 export const PROBE_FILE = 'probe.json';
 /** A capacity run: capacity.json. */
 export const CAPACITY_FILE = 'capacity.json';
+/** A mix run (unlike tenants): mix.json. */
+export const MIX_FILE = 'mix.json';
 /** A multi-GPU host run (bench --gpus): host.json beside one bench run per GPU. */
 export const HOST_FILE = 'host.json';
 
@@ -22,6 +24,7 @@ export const RECORD_KINDS = {
   bench: { file: RUN_FILE, noun: 'bench run', command: 'gpushare bench', unit: 'trial' },
   probe: { file: PROBE_FILE, noun: 'probe run', command: 'gpushare probe', unit: 'probe' },
   capacity: { file: CAPACITY_FILE, noun: 'capacity run', command: 'gpushare capacity', unit: 'point' },
+  mix: { file: MIX_FILE, noun: 'mix run', command: 'gpushare mix', unit: 'window' },
   host: { file: HOST_FILE, noun: 'multi-GPU run', command: 'gpushare bench', unit: 'GPU run' },
 } as const;
 export type RecordKind = keyof typeof RECORD_KINDS;

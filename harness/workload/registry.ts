@@ -96,6 +96,30 @@ export const BUILTIN_WORKLOADS: readonly BuiltinWorkload[] = [
     params: inferParams(false),
   },
   {
+    name: 'bandwidth',
+    script: 'bandwidth.py',
+    description: 'a streaming copy between two device buffers far larger than L2: presses on memory bandwidth',
+    params: [
+      { name: 'mib', type: 'int', default: 1024, help: 'size of each of the two buffers, MiB' },
+      iterations(200),
+      syncEvery(8),
+    ],
+  },
+  {
+    name: 'train',
+    script: 'train.py',
+    description:
+      'training steps of a small transformer encoder (forward, backward and an AdamW step, bf16 autocast): a training job',
+    params: [
+      { name: 'layers', type: 'int', default: 4, help: 'transformer encoder layers' },
+      { name: 'hidden', type: 'int', default: 1024, help: 'model width' },
+      { name: 'tokens', type: 'int', default: 256, help: 'tokens per sequence' },
+      { name: 'batch', type: 'int', default: 16, help: 'sequences per step' },
+      iterations(50),
+      syncEvery(1),
+    ],
+  },
+  {
     name: 'pipeline',
     script: 'pipeline.py',
     description: 'chunks through host-to-device copy, compute and device-to-host copy',

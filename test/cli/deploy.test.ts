@@ -40,7 +40,7 @@ describe('gpushare artifacts', () => {
     const none = await cli(['artifacts', '--out', tempDir()]);
     expect(none.exitCode).toBe(2);
     expect(none.stderr.trim()).toBe(
-      'gpushare: artifacts needs --run <run-dir> (the GPU it measured) or --gpu-model <model>',
+      'gpushare: artifacts needs --run <run-dir> (the GPU it measured), --mix <mix-run-dir> or --gpu-model <model>',
     );
     const unknown = await cli(['artifacts', '--out', tempDir(), '--gpu-model', 'V100']);
     expect(unknown.exitCode).toBe(2);

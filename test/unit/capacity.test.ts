@@ -6,17 +6,17 @@ import { capacityMarkdown } from '../../harness/capacity/markdown.js';
 import { type CapacityArgs, resolveCapacityOptions } from '../../harness/capacity/options.js';
 import { stepLine } from '../../harness/capacity/progress.js';
 import { type CapacityPoint, type CapacityRun, loadCapacityRun } from '../../harness/capacity/record.js';
+import { type CapacityRow, capacityExitCode, capacityTable, capacityText } from '../../harness/capacity/table.js';
 import {
   analyzeStep,
   capacityOf,
   encodeLatencies,
+  invalidStep,
   nextRate,
   p99Holds,
   requestsNeeded,
   type StepVerdict,
-} from '../../harness/capacity/search.js';
-import { invalidStep } from '../../harness/capacity/step-checks.js';
-import { type CapacityRow, capacityExitCode, capacityTable, capacityText } from '../../harness/capacity/table.js';
+} from '../../harness/workload/open-loop.js';
 import { workloadText } from '../../harness/workload/spec.js';
 import { ROOT, userErrorOf } from '../helpers.js';
 

@@ -23,7 +23,6 @@ import { loadRun } from '../../harness/bench/record/store.js';
 import { capacityMarkdown } from '../../harness/capacity/markdown.js';
 import { stepLine } from '../../harness/capacity/progress.js';
 import { type CapacityRun, loadCapacityRun } from '../../harness/capacity/record.js';
-import type { StepAnalysis } from '../../harness/capacity/search.js';
 import { capacitySummary, capacityTable } from '../../harness/capacity/table.js';
 import { htmlPage, htmlText } from '../../harness/core/escape/html.js';
 import { mdCode, mdFence, mdText } from '../../harness/core/escape/markdown.js';
@@ -43,6 +42,7 @@ import { fleetMarkdown } from '../../harness/fleet/report/markdown.js';
 import { fleetJson, fleetJunit, fleetText } from '../../harness/fleet/report/outputs.js';
 import { probeMarkdown } from '../../harness/probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../../harness/probe/record.js';
+import type { StepAnalysis } from '../../harness/workload/open-loop.js';
 import { DEFAULT_RUN, REPEAT_RUN, ROOT } from '../helpers.js';
 import { inlineOf, markdown, markdownShape, NOT_XML_CHAR, TERMINAL_CONTROL } from '../output-checks.js';
 

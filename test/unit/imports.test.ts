@@ -43,10 +43,11 @@ const PRODUCTS: Record<string, string[]> = {
   bench: [],
   probe: [],
   capacity: [],
+  mix: [],
   doctor: [],
   check: [],
   fleet: ['bench'],
-  deploy: ['bench'],
+  deploy: ['bench', 'mix'],
 };
 /** Above the products: the command line (which registers and dispatches them), and main. */
 const TOP: Record<string, string[]> = {

@@ -59,7 +59,7 @@ describe('bench options', () => {
     [{ modes: 'streams,warp' }, 'unknown mode "warp" in --modes: choose from streams, green, timeslice, mps, mig'],
     [
       { workloads: 'gemm,resnet' },
-      'unknown workload "resnet": choose from spin, gemm, infer, infer-eager, pipeline, or give your own command after --',
+      'unknown workload "resnet": choose from spin, gemm, infer, infer-eager, bandwidth, train, pipeline, or give your own command after --',
     ],
     [
       { workloads: 'custom' },

@@ -1,12 +1,70 @@
 /**
- * Serving capacity at a latency target, from open-loop steps: each step's clients' latencies merged
- * as one HDR histogram (never averaged percentiles), a pass/fail by an early-stopping test of the p99
- * claim, and the search for the highest passing rate. Pure functions of the recorded steps.
+ * Open-loop steps (clients serving arrivals at a rate for a window), shared by capacity and mix: how a
+ * step is recorded, whether its results are a measurement at all, its clients' latencies merged as one
+ * HDR histogram (never averaged percentiles), a pass/fail by an early-stopping test of the p99 claim,
+ * and the search for the highest passing rate. Pure functions of the recorded steps.
  */
 import * as hdr from 'hdr-histogram-js';
-import type { Step } from './record.js';
+import { z } from 'zod';
+import {
+  DEFAULT_MIN_OVERLAP,
+  implausibleResult,
+  overlap,
+  overlapShortfall,
+  type WindowClaim,
+} from './result-checks.js';
 
-export type { ClientStep, Step } from './record.js';
+/** One client's share of a step, as recorded: its latency histogram (µs, compressed HdrHistogram). */
+export const ClientStepSchema = z.object({
+  requests: z.number(),
+  /** Its requests slower than the target, counted exactly from the raw latencies when recorded, with those never served. */
+  overTarget: z.number(),
+  /** Requests served whose latency the workload did not report (over its cap of latencies per window): the step is then invalid. */
+  unreported: z.number().optional(),
+  /** How late the generator issued requests while its worker was idle, ms, p99 (its own lag, not queueing). */
+  scheduleLagMs: z.number(),
+  /** The same, the worst request. */
+  scheduleLagMaxMs: z.number().optional(),
+  histogram: z.string(),
+});
+export type ClientStep = z.infer<typeof ClientStepSchema>;
+
+/** One rate tried: the total request rate, split evenly over the clients. */
+export const StepSchema = z.object({
+  totalQps: z.number(),
+  windowS: z.number(),
+  clients: z.array(ClientStepSchema),
+  /**
+   * Why the result checks bench runs too (each window against the release time, plausibility, the
+   * clients' overlap) refused the step, or null when it passed them; absent in runs recorded before
+   * capacity ran them.
+   */
+  invalid: z.string().nullable().optional(),
+});
+export type Step = z.infer<typeof StepSchema>;
+
+/**
+ * Why a step's clients' results cannot be taken as measured, or null: a window that does not start at
+ * the release time (`startAtUs`) or ends after its answer came (`receivedUs`), an implausible count, or
+ * arrival windows that overlap less than bench requires by default.
+ */
+export function invalidStep(
+  claims: readonly WindowClaim[],
+  startAtUs: number,
+  receivedUs: number,
+  durationMs: number,
+): string | null {
+  const work = { kind: 'fixed-duration' as const, durationMs };
+  const implausible = claims.map((c) => implausibleResult(c, startAtUs, receivedUs, work)).find((why) => why !== null);
+  if (implausible) return implausible;
+  // A client with a backlog serves it past its window's end, which is a result, not a misalignment:
+  // the contention that counts is that of the arrivals, [start, start + the step's duration].
+  const arrivals = claims.map((c) => ({
+    windowStartUs: c.windowStartUs,
+    windowEndUs: Math.min(c.windowEndUs, c.windowStartUs + durationMs * 1000),
+  }));
+  return overlapShortfall(overlap(arrivals), DEFAULT_MIN_OVERLAP);
+}
 
 export type StepVerdict = 'pass' | 'fail' | 'invalid';
 
@@ -54,7 +112,7 @@ export function encodeLatencies(latenciesMs: readonly number[]): string {
   return text;
 }
 
-function decode(text: string): hdr.Histogram {
+export function decodeLatencies(text: string): hdr.Histogram {
   return hdr.decodeFromCompressedBase64(text, 32, false);
 }
 
@@ -81,7 +139,8 @@ export function requestsNeeded(over: number): number {
   return lo;
 }
 
-function binomialCdf(k: number, n: number, p: number): number {
+/** P(X ≤ k) for X ~ Binomial(n, p). */
+export function binomialCdf(k: number, n: number, p: number): number {
   let logTerm = n * Math.log1p(-p); // P(X = 0)
   let sum = Math.exp(logTerm);
   for (let i = 1; i <= k; i++) {
@@ -100,7 +159,7 @@ export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
   });
   const perClientP99: number[] = [];
   for (const c of step.clients) {
-    const h = decode(c.histogram);
+    const h = decodeLatencies(c.histogram);
     if (h.totalCount > 0) perClientP99.push(h.getValueAtPercentile(99));
     merged.add(h);
     h.destroy();
