@@ -207,7 +207,8 @@ export function meanInterval(values: readonly number[]): Kept | null {
   if (n < 2) return { value: mean, ci: null, rounds: n };
   const sd = Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1));
   const half = (T95[n - 2] ?? 1.96) * (sd / Math.sqrt(n));
-  return { value: mean, ci: [mean - half, mean + half], rounds: n };
+  // A throughput ratio is never negative: a few rounds far apart give a t interval reaching below 0.
+  return { value: mean, ci: [Math.max(0, mean - half), mean + half], rounds: n };
 }
 
 const rate = (a: AggressorWindow | null) => (a === null || a.windowS <= 0 ? null : a.iterations / a.windowS);

@@ -4,6 +4,7 @@
  * compared by a test of any kind.
  */
 import type { Cell } from './analysis.js';
+import { keptText, overloadedText, ratioText } from './cell-text.js';
 
 /** tally-bench's published ratios (an A100-40GB, a BERT server at 50% load beside PyTorch training jobs). */
 export const TALLY_A100 = {
@@ -16,23 +17,17 @@ export const TALLY_A100 = {
   },
 } as const;
 
+/** A cell of the train row, or "not measured". */
 const ratio = (c: Cell | undefined) =>
   c === undefined
     ? 'not measured'
     : c.status === 'overloaded'
-      ? `overloaded (served ${c.together?.servedQps.toFixed(0)} of ${c.together?.offeredQps.toFixed(0)} req/s)`
+      ? overloadedText(c)
       : c.status !== 'measured' || c.p99 === null
         ? c.status
-        : `×${c.p99.value.toFixed(2)}${c.p99.ci ? ` [${c.p99.ci[0].toFixed(2)}, ${c.p99.ci[1].toFixed(2)}]` : ''}`;
-const kept = (c: Cell | undefined) =>
-  c?.kept
-    ? `${c.kept.value.toFixed(2)}${c.kept.ci ? ` [${c.kept.ci[0].toFixed(2)}, ${c.kept.ci[1].toFixed(2)}]` : ''}`
-    : '—';
+        : ratioText(c.p99);
+const kept = (c: Cell | undefined) => (c?.kept ? keptText(c.kept) : '—');
 
-/**
- * The README's comparison table: this run's victim beside the train aggressor at 50% load (or the load
- * nearest it), per mode, beside tally-bench's A100 numbers where it published any. Null without a train aggressor.
- */
 export function publishedComparison(cells: readonly Cell[], gpuName: string): string[] | null {
   const train = cells.filter((c) => c.aggressor === 'train');
   if (train.length === 0) return null;

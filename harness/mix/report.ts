@@ -10,35 +10,20 @@ import { workloadText } from '../workload/spec.js';
 import {
   type Cell,
   CLIMB_FACTOR,
-  type Kept,
   mixCells,
   type Protection,
   protections,
   QUANTILE_LEVEL,
-  type Ratio,
   requestsForInterval,
   SERVED_SHARE,
 } from './analysis.js';
+import { cellText, keptText, ratioText } from './cell-text.js';
 import { frontierChart, heatmapChart, renderSvg } from './charts.js';
 import { mixClaims } from './claims.js';
 import { publishedComparison } from './published.js';
 import type { MixRun } from './record.js';
 
-const x = (r: Ratio | null) =>
-  r === null
-    ? '—'
-    : `×${r.value.toFixed(2)}${r.ci ? ` [${r.ci[0].toFixed(2)}, ${r.ci[1].toFixed(2)}]` : ' [too few requests]'}`;
-const kept = (k: Kept | null) =>
-  k === null ? '—' : `${k.value.toFixed(2)}${k.ci ? ` [${k.ci[0].toFixed(2)}, ${k.ci[1].toFixed(2)}]` : ''}`;
 const pct = (load: number) => `${Math.round(load * 100)}%`;
-
-/** A cell in the matrix: the p99 ratio with its CI and requests, the throughput kept; or why there is none. */
-function cellText(c: Cell): string {
-  if (c.status === 'overloaded')
-    return `overloaded: served ${c.together?.servedQps.toFixed(0)} of ${c.together?.offeredQps.toFixed(0)} req/s${c.kept ? `; kept ${kept(c.kept)}` : ''}`;
-  if (c.status !== 'measured') return `${c.status}`;
-  return `${x(c.p99)} (n=${c.together?.requests}); kept ${kept(c.kept)}`;
-}
 
 /** The victim's capacity alone, as the run found or was given it, req/s. */
 export function victimCapacityQps(run: MixRun): number | null {
@@ -94,7 +79,7 @@ export function mixMarkdown(run: MixRun, charts: { heatmap: string | null; front
           '|---|---|---|---|---|---|---|',
           ...found.map(
             (p: Protection) =>
-              `| ${mdText(p.aggressor)} | ${pct(p.load)} | ${p.targetMs?.toFixed(3) ?? '—'} | ${p.threadPct === null ? 'none' : `${p.threadPct}%`} | ${p.p99Ms?.toFixed(3) ?? '—'} | ${kept(p.kept)} | ${mdText(p.reason)} |`,
+              `| ${mdText(p.aggressor)} | ${pct(p.load)} | ${p.targetMs?.toFixed(3) ?? '—'} | ${p.threadPct === null ? 'none' : `${p.threadPct}%`} | ${p.p99Ms?.toFixed(3) ?? '—'} | ${keptText(p.kept)} | ${mdText(p.reason)} |`,
           ),
           '',
         ]
@@ -116,7 +101,7 @@ export function mixMarkdown(run: MixRun, charts: { heatmap: string | null; front
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...cells.map(
       (c) =>
-        `| ${pct(c.load)} | ${mdText(c.aggressor)} | ${mdText(c.column)} | ${mdText(c.status)}${c.reason ? `: ${mdText(c.reason)}` : ''} | ${c.rounds} | ${c.alone ? `${c.alone.p99.ms.toFixed(3)} (${c.alone.requests})` : '—'} | ${c.together ? `${c.together.p99.ms.toFixed(3)} (${c.together.requests})` : '—'} | ${x(c.p50)} | ${x(c.p99)} | ${x(c.p999)} | ${c.together ? `${c.together.servedQps.toFixed(0)} / ${c.together.offeredQps.toFixed(0)}` : '—'} | ${kept(c.kept)} |`,
+        `| ${pct(c.load)} | ${mdText(c.aggressor)} | ${mdText(c.column)} | ${mdText(c.status)}${c.reason ? `: ${mdText(c.reason)}` : ''} | ${c.rounds} | ${c.alone ? `${c.alone.p99.ms.toFixed(3)} (${c.alone.requests})` : '—'} | ${c.together ? `${c.together.p99.ms.toFixed(3)} (${c.together.requests})` : '—'} | ${ratioText(c.p50)} | ${ratioText(c.p99)} | ${ratioText(c.p999)} | ${c.together ? `${c.together.servedQps.toFixed(0)} / ${c.together.offeredQps.toFixed(0)}` : '—'} | ${keptText(c.kept)} |`,
     ),
     '',
     '## Modes not measured',
@@ -157,7 +142,7 @@ export function mixSummary(run: MixRun, cells: readonly Cell[]): string {
     ),
     ...found.map(
       (p) =>
-        `protect from ${p.aggressor} at ${pct(p.load)}: ${p.threadPct === null ? termText(`none: ${p.reason}`) : `${p.threadPct}% threads, kept ${kept(p.kept)}`}\n`,
+        `protect from ${p.aggressor} at ${pct(p.load)}: ${p.threadPct === null ? termText(`none: ${p.reason}`) : `${p.threadPct}% threads, kept ${keptText(p.kept)}`}\n`,
     ),
   ].join('');
 }

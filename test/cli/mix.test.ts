@@ -78,7 +78,10 @@ describe('gpushare mix on the simulator', () => {
     expect(c.p99).toBeNull();
     expect(c.reason).toMatch(/climbed through the window/);
     expect(c.together?.servedQps).toBeCloseTo(6400, 0);
-    expect(report).toContain('overloaded: served 6400 of 6400 req/s');
+    // It served all it was offered: the matrix says why it is overloaded (not "served 6400 of 6400"), and
+    // the every-cell table gives the rate served.
+    expect(report).toContain('| compute | overloaded: its latency climbed through the window; kept 0.52 |');
+    expect(report).toMatch(/\| 50% \| compute \| timeslice \| overloaded: its latency climbed .*\| 6400 \/ 6400 \|/);
   });
 
   it('finds, per aggressor and load, the cap that holds p99 within 2× alone and keeps the most throughput', () => {

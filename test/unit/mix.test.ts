@@ -88,6 +88,12 @@ describe('the mean over rounds', () => {
     expect(m?.ci?.[1]).toBeCloseTo(0.7 + (4.303 * 0.1) / Math.sqrt(3), 9);
     expect(meanInterval([0.6])?.ci).toBeNull();
   });
+
+  it('never reaches below 0: a throughput ratio cannot be negative (three far-apart rounds of an eager aggressor did)', () => {
+    const m = meanInterval([0.1, 1.9, 1.0]);
+    expect(m?.ci?.[0]).toBe(0);
+    expect(m?.ci?.[1]).toBeCloseTo(1.0 + (4.303 * 0.9) / Math.sqrt(3), 9);
+  });
 });
 
 describe('the mixed-tenant claims', () => {
