@@ -114,6 +114,8 @@ export const H100_REPEAT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm
 export const H200_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-a6c68a');
 /** An H200 run of the streams mode alone (run schema 1). */
 export const H200_STREAMS_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-d7edc0');
+/** The mix matrix on the H100 (2026-11-24): victim infer beside five aggressors, time-sliced, MPS with caps, in one process. */
+export const H100_MIX_RUN = path.join(FIXTURE_RUNS, '2026-11-24-h100-80gb-hbm3-mix-35ef80');
 
 /** Copies a run directory and rewrites its run.json through `edit`. */
 export function editedCopy(runDir: string, edit: (run: Run) => void): string {

@@ -21,7 +21,7 @@ import { type ArtifactFile, artifactBundle, type BundleSpec, sharingConfigs } fr
 import { devicePluginConfig, type Operator } from './k8s.js';
 import { standardGeometries } from './mig-parted.js';
 import { BUILTIN_MIG_GPUS, builtinMigGpu, migGpuFromRun } from './mig-profiles.js';
-import { type ClientCap, mixClientFiles } from './mix-clients.js';
+import { type ClientCap, capText, mixClientFiles } from './mix-clients.js';
 import { ARTIFACTS_FLAGS, PLAN_FLAGS, resolveArtifactsOptions, resolvePlanOptions } from './options.js';
 
 const MPS_DIRS = { pipeDirectory: '/tmp/nvidia-mps', logDirectory: '/var/log/nvidia-mps' };
@@ -179,7 +179,7 @@ async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<numb
       : 'No MIG table: no mig-parted config.',
     ...(mix && caps
       ? [
-          `From ${mdText(mixSource(mix))}, each MPS client's thread cap (\`gpushare-mix-client.sh\`, \`gpushare-mix-pods.yaml\`): the victim uncapped; ${caps.map((c) => `${mdText(c.aggressor)} ${c.threadPct === null ? 'none held (give it a GPU of its own)' : `${c.threadPct}%`}`).join(', ')}.`,
+          `From ${mdText(mixSource(mix))}, each MPS client's thread cap (\`gpushare-mix-client.sh\`, \`gpushare-mix-pods.yaml\`): the victim uncapped; ${caps.map((c) => mdText(capText(c))).join('; ')}.`,
         ]
       : []),
   ];
@@ -192,10 +192,10 @@ async function loadMix(dir: string): Promise<MixRun> {
   return (await loadMixRun(dir)) ?? Promise.reject(await notARunOf(dir, 'mix'));
 }
 
-/** Each aggressor's cap from a mix run: the lowest thread % found over the loads measured (null: none held at some load). */
+/** Each aggressor's cap from a mix run, with the loads it held at (see protectionFor). */
 function mixCaps(mix: MixRun): ClientCap[] {
   const found = protections(mix);
-  return mix.settings.aggressors.map((a) => ({ aggressor: a.name, threadPct: protectionFor(found, a.name) }));
+  return mix.settings.aggressors.map((a) => ({ aggressor: a.name, ...protectionFor(found, a.name) }));
 }
 
 function mixSource(mix: MixRun): string {

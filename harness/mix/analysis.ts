@@ -395,11 +395,30 @@ function holds(run: MixRun, cell: Cell, targetMs: number): boolean {
   return p99Holds(n, over);
 }
 
-/** The setting that protects the victim from an aggressor at every load measured: the lowest thread % found; null if some load has none. */
-export function protectionFor(found: readonly Protection[], aggressor: string): number | null {
-  const mine = found.filter((p) => p.aggressor === aggressor);
-  if (mine.length === 0 || mine.some((p) => p.threadPct === null)) return null;
-  return Math.min(...mine.map((p) => p.threadPct as number));
+/** The cap carried into deployment files for one aggressor: the loads it held at, and the first at which none did. */
+export interface CarriedCap {
+  /** The lowest thread % found at every load up to `upToLoad`; null when none held at the lowest load. */
+  threadPct: number | null;
+  /** The highest load (fraction of the victim's capacity) up to which a cap held at every load measured; null: none. */
+  upToLoad: number | null;
+  /** The lowest load at which no cap measured held; null when one held at every load. */
+  failedAtLoad: number | null;
+}
+
+/**
+ * An aggressor's cap for deployment: from the lowest load up, while a cap held at each, the lowest of
+ * them (a cap that protects at a higher load protects less at a lower one only by noise); it holds up to
+ * the last such load, and the first load where none held is named, so a file never claims more.
+ */
+export function protectionFor(found: readonly Protection[], aggressor: string): CarriedCap {
+  const mine = found.filter((p) => p.aggressor === aggressor).sort((a, b) => a.load - b.load);
+  const failed = mine.findIndex((p) => p.threadPct === null);
+  const held = failed === -1 ? mine : mine.slice(0, failed);
+  return {
+    threadPct: held.length > 0 ? Math.min(...held.map((p) => p.threadPct as number)) : null,
+    upToLoad: held.at(-1)?.load ?? null,
+    failedAtLoad: failed === -1 ? null : (mine[failed]?.load ?? null),
+  };
 }
 
 /** The pair arm's aggregate in `mode`: per round, the compute and bandwidth aggressors' throughputs together ÷ alone, summed. */

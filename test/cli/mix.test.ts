@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { Cell, Protection } from '../../harness/mix/analysis.js';
 import { loadMixRun, type MixRun } from '../../harness/mix/record.js';
-import { expectOneLineError, runCli, tempDir } from '../helpers.js';
+import { expectOneLineError, H100_MIX_RUN, runCli, tempDir } from '../helpers.js';
 
 /** 12800 req/s: the simulated victim's capacity at p99 ≤ 1 ms, so 50% of it overloads beside gemm time-sliced. */
 const SMALL = [
@@ -133,7 +133,37 @@ describe('gpushare mix on the simulator', () => {
     expect(env('compute')).toEqual([{ name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', value: '10' }]);
     expect(env('victim')).toBeNull();
     expect(env('pcie')).toBeNull();
-    expect(readFileSync(path.join(out, 'README.md'), 'utf8')).toContain('compute 10%');
+    expect(readFileSync(path.join(out, 'README.md'), 'utf8')).toContain(
+      "compute: 10%, which held at every load measured (up to 50% of the victim's capacity)",
+    );
+  });
+
+  it('carries the caps the H100 run found (35ef80), each with the load it held up to and where none did', async () => {
+    const out = path.join(tempDir(), 'artifacts');
+    const result = await runCli(['artifacts', '--mix', H100_MIX_RUN, '--out', out]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const launcher = readFileSync(path.join(out, 'gpushare-mix-client.sh'), 'utf8');
+    // The protection table of its report: at 25% load compute 50%, bandwidth 25%, pcie 50%, train 50%,
+    // launch uncapped; at 50% only launch (uncapped) held.
+    for (const [aggressor, threadPct] of [
+      ['compute', 50],
+      ['bandwidth', 25],
+      ['pcie', 50],
+      ['train', 50],
+    ] as const) {
+      expect(launcher).toContain(`  ${aggressor}) export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=${threadPct} ;;`);
+      expect(launcher).toContain(
+        `#   ${aggressor}: ${threadPct}%, which held up to 25% of the victim's capacity; at 50% no cap measured held`,
+      );
+    }
+    expect(launcher).toContain(
+      "#   launch: 100%, which held at every load measured (up to 50% of the victim's capacity)",
+    );
+    const pods = parseAllDocuments(readFileSync(path.join(out, 'gpushare-mix-pods.yaml'), 'utf8')).map((d) => d.toJS());
+    const env = (name: string) =>
+      pods.find((p) => p?.metadata?.name === `gpushare-mix-${name}`)?.spec.containers[0].env ?? null;
+    expect(env('bandwidth')).toEqual([{ name: 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE', value: '25' }]);
+    expect(env('launch')).toBeNull();
   });
 
   it("sets the train row beside tally-bench's published A100 ratios, labelled other hardware", async () => {

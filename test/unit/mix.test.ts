@@ -1,6 +1,13 @@
 /** mix's pure parts: the quantile intervals, overloaded windows, the mean interval and the claims' grading. */
 import { describe, expect, it } from 'vitest';
-import { meanInterval, overloadOf, quantileRanks, requestsForInterval } from '../../harness/mix/analysis.js';
+import {
+  meanInterval,
+  overloadOf,
+  type Protection,
+  protectionFor,
+  quantileRanks,
+  requestsForInterval,
+} from '../../harness/mix/analysis.js';
 import { mixClaims } from '../../harness/mix/claims.js';
 import type { MixRun, MixWindow, VictimWindow } from '../../harness/mix/record.js';
 
@@ -145,5 +152,26 @@ describe('the mixed-tenant claims', () => {
   it('is inconclusive when the intervals overlap, and not measured without the pair', () => {
     expect(interleave(pairRun({ timeslice: [0.5, 0.7, 0.6], mps: [0.55, 0.8, 0.6] }))?.verdict).toBe('inconclusive');
     expect(interleave(pairRun({ timeslice: [], mps: [] }))?.verdict).toBe('not measured');
+  });
+});
+
+describe('the cap carried into deployment files', () => {
+  const p = (load: number, threadPct: number | null) => ({ aggressor: 'compute', load, threadPct }) as Protection;
+  it('the lowest cap of the loads where one held, up to the first load where none did', () => {
+    expect(protectionFor([p(0.5, null), p(0.25, 50)], 'compute')).toEqual({
+      threadPct: 50,
+      upToLoad: 0.25,
+      failedAtLoad: 0.5,
+    });
+    expect(protectionFor([p(0.25, 50), p(0.5, 10)], 'compute')).toEqual({
+      threadPct: 10,
+      upToLoad: 0.5,
+      failedAtLoad: null,
+    });
+    expect(protectionFor([p(0.25, null), p(0.5, 10)], 'compute')).toEqual({
+      threadPct: null,
+      upToLoad: null,
+      failedAtLoad: 0.25,
+    });
   });
 });
