@@ -206,6 +206,8 @@ class Scheduler {
     } finally {
       const exitMs = this.deps.signal.aborted ? 0 : config.timeouts.exitMs;
       const closed = await Promise.all(clients.map((client) => client.close(exitMs)));
+      const start = this.run.clientStarts?.find((s) => s.comparisonId === c.id && s.startedUs === startedUs);
+      if (start) start.endUs = this.deps.clock.monotonicUs();
       for (const f of forget) f();
       for (const [i, client] of clients.entries()) {
         if (closed[i] === 'killed' && !this.deps.signal.aborted)

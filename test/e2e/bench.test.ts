@@ -64,6 +64,16 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
       /^timeslice\/gemm \(6 rounds, fixed rounds\)\n {2}slowdown +2\.007× +\[2\.007, 2\.007\] +0\.00% +lower +pass \(1\.2–3\.5\)$/m,
     );
     expect(result.stderr).toMatch(/\[ *1\/132\] streams\/spin r0 s1 +ok/);
+    // Where the time went: every comparison a part, the parts and the rest adding up to the wall time.
+    const time = run.timeAccount;
+    expect(time?.parts.map((p) => p.id)).toEqual(run.plan.map((c) => c.id));
+    expect(time && time.windowsS + time.startupS + time.harnessS + time.outsideS).toBeCloseTo(time?.wallS ?? -1, 6);
+    expect(time?.windowsS).toBeGreaterThan(0);
+    expect(run.clientStarts?.every((s) => s.endUs !== undefined && s.endUs >= s.readyUs)).toBe(true);
+    // The summary folds it at 80 columns.
+    expect(result.stdout.replace(/\s+/g, ' ')).toMatch(
+      /measuring: [\d.]+ s of [\d.]+ s \(\d+%\); client start-up and warm-up [\d.]+ s, harness between trials [\d.]+ s, outside comparisons [\d.]+ s /,
+    );
   });
 
   it('on a MIG-enabled GPU (constructed -L) pins each client to its own slice', async () => {

@@ -10,6 +10,7 @@ import { buildPlan } from '../../harness/bench/plan.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
+import { benchTimeAccount } from '../../harness/bench/record/time.js';
 import { executeRun } from '../../harness/bench/scheduler.js';
 import type { Clock } from '../../harness/core/clock.js';
 import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
@@ -38,6 +39,7 @@ function fakeRunner(
   wobble: (n: number) => number = () => 1,
   ready: (env: Record<string, string>) => object = () => ({ event: 'ready', protocol: 1, workload: 'fake', pid: 0 }),
   spawned: Array<Record<string, string>> = [],
+  startupMs = 0,
 ): ProcessRunner {
   return {
     exec: async () => ({ status: 'exited', exitCode: 0, stdout: '', stderr: '' }),
@@ -45,6 +47,8 @@ function fakeRunner(
     spawn(_argv, options): ChildHandle {
       const env = options?.env ?? {};
       spawned.push(env);
+      // Each process's start-up and warm-up (import, CUDA, build) as time on the fake clock.
+      clock.now += startupMs * 1000;
       const listeners: Array<(line: string, tooLong: boolean) => void> = [];
       let resolveExit: (info: { exitCode: number; signal: null }) => void = () => undefined;
       const exited = new Promise<{ exitCode: number; signal: null }>((resolve) => (resolveExit = resolve));
@@ -150,12 +154,13 @@ async function execute(
   wobble?: (n: number) => number,
   ready?: (env: Record<string, string>) => object,
   spawned?: Array<Record<string, string>>,
+  startupMs?: number,
 ) {
   const clock = fakeClock();
   const events: ProgressEvent[] = [];
   const store = memoryStore();
   await executeRun(run, {
-    runner: fakeRunner(clock, wobble, ready, spawned),
+    runner: fakeRunner(clock, wobble, ready, spawned, startupMs),
     clock,
     store,
     progress: { emit: (e) => events.push(e) },
@@ -164,7 +169,7 @@ async function execute(
     signal: new AbortController().signal,
     startMps: async () => ({ ok: false, reason: 'not in this test', logs: [] }),
   });
-  return { events, store };
+  return { events, store, clock };
 }
 
 describe('scheduler (deterministic fake client)', () => {
@@ -207,6 +212,29 @@ describe('scheduler (deterministic fake client)', () => {
     await execute(run, (n) => (n % 2 === 0 ? 1.05 : 0.95));
     // A round is 3 trials of 100 ms windows with a 100 ms release lead on the fake clock: 0.6 s.
     expect(run.stops[0]).toMatchObject({ rounds: 8, reason: 'time-budget' });
+  });
+
+  it('records where the time went: windows, client start-up, the harness between trials (fake clock)', async () => {
+    const run = newRun({ minRounds: 6, maxRounds: 6 });
+    const startUs = fakeClock().now - 500_000; // the command began 0.5 s before the comparisons (fingerprint)
+    // Each of the 2 client processes takes 0.25 s to start and warm up.
+    const { clock } = await execute(run, undefined, undefined, undefined, 250);
+    expect(run.clientStarts).toEqual([
+      expect.objectContaining({ comparisonId: 'timeslice/spin', readyUs: 1_000_500_000, endUs: clock.now }),
+    ]);
+    run.wallSpans = [{ startUs, endUs: clock.now + 250_000 }];
+    // 18 trials, each a 100 ms release lead (harness) then a 100 ms window.
+    const close = (x: number) => expect.closeTo(x, 9);
+    expect(benchTimeAccount(run)).toEqual({
+      wallS: close(4.85),
+      windowsS: close(1.8),
+      startupS: close(0.5),
+      harnessS: close(1.8),
+      outsideS: close(0.75), // 0.5 s before, 0.25 s after the comparison
+      parts: [
+        { id: 'timeslice/spin', spanS: close(4.1), windowsS: close(1.8), startupS: close(0.5), harnessS: close(1.8) },
+      ],
+    });
   });
 
   describe('in-process tenancy', () => {

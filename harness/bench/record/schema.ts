@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { MpsDaemonRecordSchema } from '../../record/daemon-record.js';
 import { RunIdSchema } from '../../record/record-file.js';
+import { TimeAccountSchema, WallSpanSchema } from '../../session/time-account.js';
 import {
   FingerprintSchema,
   MigDeviceSchema,
@@ -263,6 +264,8 @@ export const RunSchema = z.object({
         comparisonId: z.string(),
         startedUs: z.number(),
         readyUs: z.number(),
+        /** When its clients had exited (CLOCK_MONOTONIC µs): the end of its part in the time account. Absent before 2026-11-24. */
+        endUs: z.number().optional(),
         /** Workload processes started (1 for in-process tenancy). Absent before 2026-11-24: one per client. */
         processes: z.number().int().positive().optional(),
         /** What the processes' own allocators held once ready, summed (protocol 3's ready line), MiB; null where one did not say. */
@@ -274,5 +277,9 @@ export const RunSchema = z.object({
       }),
     )
     .optional(),
+  /** Each start of the command (the run, each --resume), CLOCK_MONOTONIC µs. Absent before 2026-11-24. */
+  wallSpans: z.array(WallSpanSchema).optional(),
+  /** Where the wall time went (session/time-account.ts), written when the comparisons end. Absent before 2026-11-24. */
+  timeAccount: TimeAccountSchema.optional(),
 });
 export type Run = z.infer<typeof RunSchema>;
