@@ -125,6 +125,11 @@ export const BENCH_FLAGS = {
     type: 'string',
     describe: 'continue an interrupted or killed run in this directory, with its own settings',
   },
+  'fresh-clients': {
+    type: 'boolean',
+    describe:
+      "start each comparison's clients only when it begins (the old way), not while the previous comparison measures",
+  },
   'allow-busy': {
     type: 'boolean',
     describe: 'measure even if another process uses the GPU (the run is marked contaminated)',
@@ -187,6 +192,7 @@ const MEASUREMENT_FLAGS = [
   'config',
   'dryRun',
   'allowBusy',
+  'freshClients',
 ] as const;
 
 export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DEFAULT_THRESHOLDS): BenchOptions {
@@ -237,6 +243,7 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     },
     thresholds,
     cpuPin: oneOf(args.cpuPin ?? DEFAULTS.cpuPin, ['auto', 'off'] as const, '--cpu-pin', 'setting'),
+    ...(args.freshClients ? { freshClients: true } : {}),
     windowMs: number(args.windowMs, '--window-ms', DEFAULTS.windowMs, 50, 600_000),
     releaseLeadMs: DEFAULTS.releaseLeadMs,
     minOverlap: number(args.minOverlap, '--min-overlap', DEFAULTS.minOverlap, 0, 1),

@@ -70,6 +70,11 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
     expect(time && time.windowsS + time.startupS + time.harnessS + time.outsideS).toBeCloseTo(time?.wallS ?? -1, 6);
     expect(time?.windowsS).toBeGreaterThan(0);
     expect(run.clientStarts?.every((s) => s.endUs !== undefined && s.endUs >= s.readyUs)).toBe(true);
+    // Every comparison's clients were prestarted but the first one's and the first MPS one's (its daemon starts with its mode).
+    expect(run.clientStarts?.filter((s) => !s.prestarted).map((s) => s.comparisonId)).toEqual([
+      run.plan[0]?.id,
+      run.plan.find((c) => c.mode === 'mps')?.id,
+    ]);
     // The summary folds it at 80 columns.
     expect(result.stdout.replace(/\s+/g, ' ')).toMatch(
       /measuring: [\d.]+ s of [\d.]+ s \(\d+%\); client start-up and warm-up [\d.]+ s, harness between trials [\d.]+ s, outside comparisons [\d.]+ s /,

@@ -8,10 +8,10 @@ import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { benchOutcome } from '../../harness/bench/outcome.js';
 import { buildPlan } from '../../harness/bench/plan.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
-import type { Run } from '../../harness/bench/record/schema.js';
+import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
 import { benchTimeAccount } from '../../harness/bench/record/time.js';
-import { executeRun } from '../../harness/bench/scheduler.js';
+import { executeRun, idleCpus, prestartable } from '../../harness/bench/scheduler.js';
 import type { Clock } from '../../harness/core/clock.js';
 import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
 import { Reaper } from '../../harness/system/proc/reaper.js';
@@ -40,15 +40,24 @@ function fakeRunner(
   ready: (env: Record<string, string>) => object = () => ({ event: 'ready', protocol: 1, workload: 'fake', pid: 0 }),
   spawned: Array<Record<string, string>> = [],
   startupMs = 0,
+  log: string[] = [],
 ): ProcessRunner {
+  let processes = 0;
   return {
     exec: async () => ({ status: 'exited', exitCode: 0, stdout: '', stderr: '' }),
     which: async () => null,
     spawn(_argv, options): ChildHandle {
       const env = options?.env ?? {};
       spawned.push(env);
-      // Each process's start-up and warm-up (import, CUDA, build) as time on the fake clock.
-      clock.now += startupMs * 1000;
+      const name = `p${processes++}`;
+      const held = env.GPUSHARE_HOLD === '1';
+      log.push(`spawn ${name}${held ? ' held' : ''}`);
+      // Each process's CUDA start, build and warm-up, as time on the fake clock: at once, or once told to start.
+      const initialise = () => {
+        log.push(`cuda ${name}`);
+        clock.now += startupMs * 1000;
+      };
+      if (!held) initialise();
       const listeners: Array<(line: string, tooLong: boolean) => void> = [];
       let resolveExit: (info: { exitCode: number; signal: null }) => void = () => undefined;
       const exited = new Promise<{ exitCode: number; signal: null }>((resolve) => (resolveExit = resolve));
@@ -62,7 +71,7 @@ function fakeRunner(
         pid: undefined,
         onLine: (listener) => {
           listeners.push(listener);
-          say(ready(env));
+          if (!held) say(ready(env));
         },
         writeLine: (line) => {
           const cmd = JSON.parse(line) as {
@@ -74,7 +83,13 @@ function fakeRunner(
             tenants?: number[];
           };
           if (cmd.cmd === 'exit') {
+            log.push(`exit ${name}`);
             queueMicrotask(() => resolveExit({ exitCode: 0, signal: null }));
+            return true;
+          }
+          if (cmd.cmd === 'start') {
+            initialise();
+            say(ready(env));
             return true;
           }
           const end = cmd.startAtUs + cmd.durationMs * 1000;
@@ -99,7 +114,10 @@ function fakeRunner(
           });
           return true;
         },
-        closeStdin: () => queueMicrotask(() => resolveExit({ exitCode: 0, signal: null })),
+        closeStdin: () => {
+          if (log.at(-1) !== `exit ${name}`) log.push(`exit ${name}`);
+          queueMicrotask(() => resolveExit({ exitCode: 0, signal: null }));
+        },
         stderrTail: () => '',
         killGroup: () => undefined,
         exited,
@@ -135,7 +153,7 @@ function newRun(policy: Partial<Run['config']['roundPolicy']>, overrides: Partia
     createdAt: '',
     finishedAt: null,
     tool: { name: 'gpushare', version: '0' },
-    fingerprint: { gpus: [] } as unknown as Run['fingerprint'],
+    fingerprint: { gpus: [], host: { cpus: 4 } } as unknown as Run['fingerprint'],
     config,
     plan: plan.comparisons,
     modes: plan.modes,
@@ -155,12 +173,13 @@ async function execute(
   ready?: (env: Record<string, string>) => object,
   spawned?: Array<Record<string, string>>,
   startupMs?: number,
+  log?: string[],
 ) {
   const clock = fakeClock();
   const events: ProgressEvent[] = [];
   const store = memoryStore();
   await executeRun(run, {
-    runner: fakeRunner(clock, wobble, ready, spawned, startupMs),
+    runner: fakeRunner(clock, wobble, ready, spawned, startupMs, log),
     clock,
     store,
     progress: { emit: (e) => events.push(e) },
@@ -234,6 +253,67 @@ describe('scheduler (deterministic fake client)', () => {
       parts: [
         { id: 'timeslice/spin', spanS: close(4.1), windowsS: close(1.8), startupS: close(0.5), harnessS: close(1.8) },
       ],
+    });
+  });
+
+  describe('prestart: the next comparison imports while this one measures', () => {
+    const twoComparisons = (fresh: boolean) => {
+      const run = newRun({ minRounds: 2, maxRounds: 2 });
+      const config = testConfig({ modes: ['timeslice'] });
+      run.config.contentionWorkloads = config.contentionWorkloads.filter((w) => w.name !== 'infer');
+      if (fresh) run.config.freshClients = true;
+      const plan = buildPlan(run.config, null);
+      run.plan = plan.comparisons;
+      return run;
+    };
+
+    it('spawns the next clients held, and starts their CUDA only after this comparison’s clients exited', async () => {
+      const run = twoComparisons(false);
+      expect(run.plan.map((c) => c.id)).toEqual(['timeslice/spin', 'timeslice/gemm']);
+      const log: string[] = [];
+      await execute(run, undefined, undefined, undefined, 250, log);
+      const at = (entry: string) => log.indexOf(entry);
+      expect(log.filter((e) => e.startsWith('spawn'))).toEqual([
+        'spawn p0',
+        'spawn p1',
+        'spawn p2 held',
+        'spawn p3 held',
+      ]);
+      // Held while spin measured: spawned before spin's clients exited, CUDA after.
+      expect(at('spawn p2 held')).toBeLessThan(at('exit p0'));
+      expect(Math.min(at('cuda p2'), at('cuda p3'))).toBeGreaterThan(Math.max(at('exit p0'), at('exit p1')));
+      const [spin, gemm] = run.clientStarts ?? [];
+      expect([spin?.prestarted, gemm?.prestarted]).toEqual([undefined, true]);
+      // Its start is when it was told to start CUDA: after the previous clients exited (the memory baseline's idle GPU).
+      expect(gemm?.startedUs).toBeGreaterThanOrEqual(spin?.endUs ?? Number.POSITIVE_INFINITY);
+      expect((gemm?.readyUs ?? 0) - (gemm?.startedUs ?? 0)).toBe(500_000);
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    });
+
+    it('--fresh-clients starts each comparison’s clients when it begins, as before', async () => {
+      const run = twoComparisons(true);
+      const log: string[] = [];
+      await execute(run, undefined, undefined, undefined, 250, log);
+      expect(log.some((e) => e.endsWith('held'))).toBe(false);
+      expect(log.indexOf('spawn p2')).toBeGreaterThan(Math.max(log.indexOf('exit p0'), log.indexOf('exit p1')));
+    });
+
+    it('prestarts a built-in workload only, and an MPS comparison only from its own mode (its daemon up)', () => {
+      const [c] = buildPlan(testConfig({ modes: ['timeslice'] }), null).comparisons as [Comparison];
+      const mps = { ...c, mode: 'mps' as const };
+      const custom = { ...c, workload: { ...c.workload, builtin: false } };
+      expect(prestartable({}, c, c)).toBe(true);
+      expect(prestartable({ freshClients: true }, c, c)).toBe(false);
+      expect(prestartable({}, c, custom)).toBe(false);
+      expect(prestartable({}, c, mps)).toBe(false);
+      expect(prestartable({}, mps, mps)).toBe(true);
+      expect(prestartable({}, mps, c)).toBe(true);
+    });
+
+    it('imports on cores the measuring clients are not pinned to, nor the harness’s core 0', () => {
+      expect(idleCpus(8, { clientEnv: [{ GPUSHARE_CPUS: '7' }, { GPUSHARE_CPUS: '6' }] })).toEqual([1, 2, 3, 4, 5]);
+      expect(idleCpus(8, { clientEnv: [{}, {}] })).toEqual([]);
+      expect(idleCpus(null, { clientEnv: [{ GPUSHARE_CPUS: '7' }] })).toEqual([]);
     });
   });
 
