@@ -81,7 +81,8 @@ def ready_message(name, pid, device, params, tenants=1, memory_reserved_mib=None
     tenants it built; what its allocator holds (MiB, graph pools too); the SMs each green tenant ran on."""
     message = {"event": "ready", "protocol": PROTOCOL, "workload": name, "pid": pid, "device": device,
                "params": {k: _json_value(v) for k, v in params.items()}, "tenants": tenants,
-               "memoryReservedMiB": memory_reserved_mib, "graphPoolMiB": graph_pool_mib}
+               "memoryReservedMiB": memory_reserved_mib, "graphPoolMiB": graph_pool_mib,
+               "holds": True}  # serve() waits for start when started with GPUSHARE_HOLD=1 (see _await_start)
     if tenant_sms is not None:
         message["tenantSms"] = tenant_sms
     return message

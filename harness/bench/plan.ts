@@ -298,3 +298,20 @@ export function roundTrials(comparison: Comparison, round: number): PlannedTrial
 export function orderTrials(comparison: Comparison, rounds: number): PlannedTrial[] {
   return Array.from({ length: rounds }, (_, round) => roundTrials(comparison, round)).flat();
 }
+
+/**
+ * Whether `next`'s clients may start while `c` measures: not with --fresh-clients; only a workload
+ * known to hold until told (a built-in, or a command whose ready line said `holds` earlier in the run:
+ * a command that does not know GPUSHARE_HOLD would start CUDA at once); and an MPS comparison only
+ * from its own mode, whose daemon is up (an MPS client's environment must be set before it starts,
+ * and the daemon of a later mode is not started yet).
+ */
+export function prestartable(
+  config: Pick<Config, 'freshClients'>,
+  c: Pick<Comparison, 'mode'>,
+  next: Pick<Comparison, 'mode' | 'workload'>,
+  holds = next.workload.builtin,
+): boolean {
+  if (config.freshClients === true || !holds) return false;
+  return next.mode !== 'mps' || next.mode === c.mode;
+}

@@ -24,10 +24,10 @@ import { implausibleResult, overlap, overlapShortfall } from '../workload/result
 import { analyzeComparison } from './analysis/analyze.js';
 import { summarizeLatencies } from './analysis/measures.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
-import { orderTrials, type PlannedTrial, roundTrials } from './plan.js';
+import { orderTrials, type PlannedTrial, prestartable, roundTrials } from './plan.js';
 import { budgetShareS, stopDecision, targeted } from './policy.js';
 import type { Progress } from './progress.js';
-import type { Arm, ClientResult, Comparison, Config, ModeRecord, Run, Stop, Trial } from './record/schema.js';
+import type { Arm, ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
 import type { RunStore } from './record/store.js';
 
 export interface SchedulerDeps {
@@ -73,6 +73,8 @@ class Scheduler {
   private extraUs = 0;
   /** The next comparison's clients, started while the current one measures and held (imported, no CUDA yet). */
   private held: ClientGroup | null = null;
+  /** Workload commands (argv) whose ready line said they hold when asked: those may be prestarted. */
+  private readonly holding = new Set<string>();
 
   constructor(
     private readonly run: Run,
@@ -180,6 +182,7 @@ class Scheduler {
         ...readyMemory(ready as ReadyReplies),
       });
       if (daemon) await daemon.serverPids();
+      if ((ready as ReadyReplies).every((r) => r.message.holds === true)) this.holding.add(c.workload.argv.join('\0'));
       this.prestartAfter(c, modeEnv);
       const left = this.run.plan.filter((x) => !this.run.stops.some((s) => s.comparisonId === x.id)).length;
       let shareUs: number | null = null;
@@ -257,7 +260,8 @@ class Scheduler {
    */
   private prestartAfter(c: Comparison, modeEnv: Record<string, string>): void {
     const next = nextComparison(this.run, c);
-    if (next === null || !prestartable(this.run.config, c, next)) return;
+    const holds = next?.workload.builtin === true || this.holding.has(next?.workload.argv.join('\0') ?? '');
+    if (next === null || !prestartable(this.run.config, c, next, holds)) return;
     const hold: Record<string, string> = { [HOLD_ENV]: '1' };
     const cpus = idleCpus(this.run.fingerprint.host.cpus, c);
     if (cpus.length > 0) hold[HOLD_CPUS_ENV] = cpus.join(',');
@@ -480,17 +484,6 @@ function nextComparison(run: Run, c: Comparison): Comparison | null {
   );
   const at = order.indexOf(c);
   return at === -1 ? null : (order[at + 1] ?? null);
-}
-
-/**
- * Whether `next`'s clients may start while `c` measures: not with --fresh-clients; only a built-in
- * workload (gpushare_protocol.serve holds until told; a custom command might start CUDA at once); and
- * an MPS comparison only from its own mode, whose daemon is up (an MPS client's environment must be set
- * before it starts, and the daemon of a later mode is not started yet).
- */
-export function prestartable(config: Pick<Config, 'freshClients'>, c: Comparison, next: Comparison): boolean {
-  if (config.freshClients === true || !next.workload.builtin) return false;
-  return next.mode !== 'mps' || next.mode === c.mode;
 }
 
 /** Cores a held client imports on: neither the harness's (0) nor one a measuring client of `c` is pinned to; [] where `c` is not pinned. */

@@ -48,6 +48,8 @@ export const ReadyMessageSchema = z.object({
   graphPoolMiB: nonnegative.nullish(),
   /** Protocol 3, green contexts: the SM ids each tenant's work ran on, checked disjoint. */
   tenantSms: z.array(z.array(z.number().int().nonnegative())).optional(),
+  /** gpushare_protocol.serve: the process holds when started with HOLD_ENV=1, so it may be prestarted. */
+  holds: z.boolean().optional(),
 });
 
 /** What one window measured: of the process, or of one of its tenants. */

@@ -6,12 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { benchOutcome } from '../../harness/bench/outcome.js';
-import { buildPlan } from '../../harness/bench/plan.js';
+import { buildPlan, prestartable } from '../../harness/bench/plan.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
 import { benchTimeAccount } from '../../harness/bench/record/time.js';
-import { executeRun, idleCpus, prestartable } from '../../harness/bench/scheduler.js';
+import { executeRun, idleCpus } from '../../harness/bench/scheduler.js';
 import type { Clock } from '../../harness/core/clock.js';
 import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
 import { Reaper } from '../../harness/system/proc/reaper.js';
@@ -298,6 +298,23 @@ describe('scheduler (deterministic fake client)', () => {
       expect(log.indexOf('spawn p2')).toBeGreaterThan(Math.max(log.indexOf('exit p0'), log.indexOf('exit p1')));
     });
 
+    it('prestarts a custom command once its ready line said it holds (gpushare_protocol.serve), never before', async () => {
+      for (const holds of [true, false]) {
+        const run = twoComparisons(false);
+        const custom = { ...(run.plan[0] as Comparison).workload, name: 'custom', builtin: false };
+        for (const c of run.plan) c.workload = custom;
+        const log: string[] = [];
+        const ready = () => ({ event: 'ready', protocol: 3, workload: 'custom', pid: 0, ...(holds ? { holds } : {}) });
+        await execute(run, undefined, ready, undefined, 0, log);
+        expect(log.filter((e) => e.startsWith('spawn'))).toEqual(
+          holds
+            ? ['spawn p0', 'spawn p1', 'spawn p2 held', 'spawn p3 held']
+            : ['spawn p0', 'spawn p1', 'spawn p2', 'spawn p3'],
+        );
+        expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+      }
+    });
+
     it('prestarts a built-in workload only, and an MPS comparison only from its own mode (its daemon up)', () => {
       const [c] = buildPlan(testConfig({ modes: ['timeslice'] }), null).comparisons as [Comparison];
       const mps = { ...c, mode: 'mps' as const };
@@ -305,6 +322,7 @@ describe('scheduler (deterministic fake client)', () => {
       expect(prestartable({}, c, c)).toBe(true);
       expect(prestartable({ freshClients: true }, c, c)).toBe(false);
       expect(prestartable({}, c, custom)).toBe(false);
+      expect(prestartable({}, c, custom, true)).toBe(true);
       expect(prestartable({}, c, mps)).toBe(false);
       expect(prestartable({}, mps, mps)).toBe(true);
       expect(prestartable({}, mps, c)).toBe(true);
