@@ -14,8 +14,23 @@ import { type Geometry, placeGeometry } from './mig-solver.js';
 export const CONTEXT_OVERHEAD_GIB = 0.5;
 /** Memory a fit leaves free by default, % of the GPU's (allocator fragmentation, a spike, the driver's own). */
 export const DEFAULT_HEADROOM_PCT = 5;
-/** The smallest SM group a green context gets, and its step: measured on Hopper (the driver's split reports its own elsewhere). */
-export const GREEN_SM_GRANULE = 8;
+/** The smallest SM group a green context gets and the step of its size, SMs, with the architecture that sets them. */
+export interface GreenGranule {
+  minSms: number;
+  stepSms: number;
+  architecture: string;
+}
+
+/**
+ * The granule of a GPU by its name, from the CUDA driver API's guideline for cuDevSmResourceSplitByCount
+ * (compute capability 8.x: at least 4 SMs in steps of 2; 9.0 and later: at least 8 in steps of 8, as the
+ * H100 runs measured): the Ampere and Ada data-centre GPUs by name; any other is taken to be as recent as Hopper.
+ */
+export function greenGranule(gpuName: string): GreenGranule {
+  return /\b(A100|A40|A30|A10G?|L40S?|L4)\b/.test(gpuName)
+    ? { minSms: 4, stepSms: 2, architecture: 'compute capability 8.x' }
+    : { minSms: 8, stepSms: 8, architecture: 'compute capability 9.0 and later' };
+}
 
 export interface PlanRequest {
   models: number;
@@ -123,8 +138,15 @@ function costAssumption(measured: Measured | null, models: number): string {
   const clients = modes.find((m) => m)?.clients;
   if (clients === undefined)
     return `${measured.source} measured neither time-slicing nor MPS on a contention workload: costs not measured`;
-  if (modes.some((m) => m?.extrapolated))
-    return `costs are those measured at the most clients the run has (${Math.max(...modes.map((m) => m?.clients ?? 0))}), fewer than ${models}: marked EXTRAPOLATED; with more clients they grow`;
+  const named: Array<[string, MeasuredMode | null | undefined]> = [
+    [MODE_TEXT.mps, measured.mps],
+    [MODE_TEXT.timeslice, measured.timeslice],
+    [MODE_TEXT.streams, measured.streams],
+    [MODE_TEXT.green, measured.green],
+  ];
+  const extrapolated = named.flatMap(([name, m]) => (m?.extrapolated ? [`${name} at ${m.clients}`] : []));
+  if (extrapolated.length > 0)
+    return `costs are those measured at the most clients the run has for each option; fewer than ${models} for ${extrapolated.join(', ')}: marked EXTRAPOLATED; with more clients they grow`;
   return `costs are those measured at ${clients} clients${(measured.mps?.clients ?? measured.timeslice?.clients ?? 0) >= models ? `, the fewest measured at or above ${models}` : ''}`;
 }
 
@@ -269,14 +291,12 @@ function greenSplit(request: PlanRequest, gpu: PlanGpu): GreenSplit {
     const most = Math.floor(100 / request.smPct);
     return { most, text: `SMs of its own for each model (${request.smPct}% each; this GPU's SM count is not known)` };
   }
-  const group = Math.max(
-    GREEN_SM_GRANULE,
-    Math.ceil((sms * request.smPct) / 100 / GREEN_SM_GRANULE) * GREEN_SM_GRANULE,
-  );
+  const granule = greenGranule(gpu.name);
+  const group = Math.max(granule.minSms, Math.ceil((sms * request.smPct) / 100 / granule.stepSms) * granule.stepSms);
   const most = Math.floor(sms / group);
   return {
     most,
-    text: `SMs of its own for each model (${request.smPct}% of ${sms} SMs is a group of ${group}: groups come in steps of ${GREEN_SM_GRANULE} SMs on Hopper, so ${most} groups)`,
+    text: `SMs of its own for each model (${request.smPct}% of ${sms} SMs is a group of ${group}: groups of at least ${granule.minSms} SMs come in steps of ${granule.stepSms} at ${granule.architecture}, so ${most} groups)`,
   };
 }
 

@@ -18,7 +18,7 @@ import { directoryWriter, openRunDirectory, type RecordWriter, removeStaleTempFi
 import { type MpsDaemon, startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
 import { checkMpsRoot, chooseMpsDirectory, makeMpsDirectory, type PreparedMps } from '../system/mps/ownership.js';
 import { killMpsProcessesSettledSync, killMpsProcessesSync } from '../system/mps/pipe-processes.js';
-import { salvageMpsLogsSync } from '../system/mps/salvage.js';
+import { removeStoppedMpsRootSync, salvageMpsLogsSync } from '../system/mps/salvage.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
 import { Reaper } from '../system/proc/reaper.js';
 import { type InterruptWatch, watchInterrupts } from './interrupts.js';
@@ -330,7 +330,11 @@ export class Session<R extends SessionRecord> {
       record.finishedAt = this.deps.clock.nowIso();
     }
     for (const daemon of this.binding.daemons(record)) {
-      if (!daemonMayRun(daemon) || daemon.pipeDirectory === null) continue;
+      if (daemon.pipeDirectory === null) continue;
+      if (!daemonMayRun(daemon)) {
+        removeStoppedMpsRootSync(daemon.pipeDirectory, record.id);
+        continue;
+      }
       killMpsProcessesSettledSync(daemon.pipeDirectory);
       const logFiles = salvageMpsLogsSync(daemon.pipeDirectory, record.id, this.dir, daemon.logDirectory);
       // Not salvaged: the record keeps it running, for --resume to stop and clean up.

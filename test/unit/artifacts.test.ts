@@ -3,7 +3,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import type { Measured } from '../../harness/bench/analysis/which-mode.js';
-import { adviceText, advise, bindingLimit, contextOverhead, memoryFit } from '../../harness/deploy/advice.js';
+import {
+  adviceText,
+  advise,
+  bindingLimit,
+  contextOverhead,
+  memoryFit,
+  type PlanGpu,
+} from '../../harness/deploy/advice.js';
 import { artifactBundle, sharingConfigs } from '../../harness/deploy/bundle.js';
 import { DevicePluginConfigSchema, devicePluginConfig } from '../../harness/deploy/k8s.js';
 import { MigPartedSpecSchema, standardGeometries } from '../../harness/deploy/mig-parted.js';
@@ -384,5 +391,19 @@ describe('plan', () => {
       mpsThreadPct: 33,
       mpsMemLimit: '27306M',
     });
+  });
+
+  it("splits SMs for green contexts by the GPU's architecture: at least 4 in steps of 2 on an A100, 8 in steps of 8 on an H100", () => {
+    const green = (gpu: PlanGpu) =>
+      advise({ models: 40, memGiB: 1.5, smPct: 10, sloP99Ms: null }, gpu, null).assessments.find(
+        (a) => a.mode === 'green',
+      );
+    // 10% of 108 SMs is 10.8: a group of 12 (a step of 2), 9 groups; of 132 SMs 13.2: a group of 16, 8 groups.
+    expect(green({ ...a100gpu, smCount: 108 })?.reasons.join('\n')).toContain(
+      '10% of 108 SMs is a group of 12: groups of at least 4 SMs come in steps of 2 at compute capability 8.x, so 9 groups',
+    );
+    expect(green({ ...a100gpu, name: 'NVIDIA H100 80GB HBM3', smCount: 132 })?.reasons.join('\n')).toContain(
+      '10% of 132 SMs is a group of 16: groups of at least 8 SMs come in steps of 8 at compute capability 9.0 and later, so 8 groups',
+    );
   });
 });

@@ -53,4 +53,27 @@ describe('memory by cause', () => {
       memoryAccount(run(1000, { processes: 1, memoryReservedMiB: 146 }), comparison(2, 2))?.overheadPerProcessMiB,
     ).toBeNull();
   });
+
+  it("the idle level is the lowest sample from the start to ready: the previous comparison's processes still releasing theirs at the start do not count", () => {
+    // As on the H100 (sweep 3485bb, streams@2): 983 MiB of the last comparison's process at the start,
+    // then 0 once it has exited, before the new process's CUDA context; 1099 MiB while measuring.
+    const sample = (tUs: number, memoryUsedMiB: number, trialId: string | null) =>
+      ({ tUs, memoryUsedMiB, trialId }) as unknown as Run['samples'][number];
+    const measured: Pick<Run, 'samples' | 'clientStarts'> = {
+      samples: [
+        sample(5, 983, null),
+        sample(11, 980, null),
+        sample(12, 0, null),
+        sample(14, 700, null),
+        sample(16, 1099, null), // after ready, before the trials: not the idle level
+        sample(20, 1099, 'c#r0/contended'),
+      ],
+      clientStarts: [{ comparisonId: 'c', startedUs: 10, readyUs: 15, processes: 1, memoryReservedMiB: 336 }],
+    };
+    expect(memoryAccount(measured, comparison(2, 2))).toMatchObject({
+      risePerProcessMiB: 1099,
+      risePerTenantMiB: 549.5,
+      overheadPerProcessMiB: 763,
+    });
+  });
 });

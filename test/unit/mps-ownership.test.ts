@@ -14,6 +14,7 @@ import {
   prepareMpsDirectory,
   whyNotOurMpsProcess,
 } from '../../harness/system/mps/ownership.js';
+import { removeStoppedMpsRootSync, salvageMpsLogsSync } from '../../harness/system/mps/salvage.js';
 import { DEFAULT_RUN, tempDir } from '../helpers.js';
 
 describe('MPS root ownership', () => {
@@ -135,5 +136,33 @@ describe('run store write errors', () => {
     const dir = tempDir();
     chmodSync(dir, 0o500);
     await expect(fsRunStore(dir).saveRun(run)).rejects.toBeInstanceOf(UserError);
+  });
+});
+
+describe("the forced exit's synchronous clean-up of a root", () => {
+  it("salvages the logs into the run and removes the root; a log already gone is skipped; another run's root stays", async () => {
+    const tmp = tempDir();
+    const runDir = tempDir();
+    const ours = await prepareMpsDirectory('run-a', runDir, tmp);
+    mkdirSync(ours.logDirectory, { recursive: true });
+    writeFileSync(path.join(ours.logDirectory, 'control.log'), 'control\n');
+    const theirs = await prepareMpsDirectory('run-b', null, tmp);
+    expect(salvageMpsLogsSync(theirs.pipeDirectory, 'run-a', runDir, 'mps', tmp)).toBeNull();
+    expect(existsSync(theirs.root)).toBe(true);
+    // server.log was never written (or already removed by the run's own shutdown): control.log alone.
+    expect(salvageMpsLogsSync(ours.pipeDirectory, 'run-a', runDir, 'mps', tmp)).toEqual(['mps/control.log']);
+    expect(readFileSync(path.join(runDir, 'mps', 'control.log'), 'utf8')).toBe('control\n');
+    expect(existsSync(ours.root)).toBe(false);
+  });
+
+  it("removes the root of a daemon recorded as stopped (a second Ctrl-C before its removal), only when it is provably the run's", async () => {
+    const tmp = tempDir();
+    const ours = await prepareMpsDirectory('run-a', null, tmp);
+    const theirs = await prepareMpsDirectory('run-b', null, tmp);
+    const unmarked = path.join(tmp, 'gpushare-mps-zzzzzz');
+    mkdirSync(path.join(unmarked, 'pipe'), { recursive: true });
+    for (const pipe of [ours.pipeDirectory, theirs.pipeDirectory, path.join(unmarked, 'pipe')])
+      removeStoppedMpsRootSync(pipe, 'run-a', tmp);
+    expect([existsSync(ours.root), existsSync(theirs.root), existsSync(unmarked)]).toEqual([false, true, true]);
   });
 });

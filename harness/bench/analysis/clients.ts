@@ -6,18 +6,24 @@ import type { MemoryAccount, StepHostTime } from './types.js';
 
 /**
  * MiB per client: memory.used while the comparison's trials ran (median of the samples inside its
- * windows) less the last sample before its clients started, over the client count. Context and
- * workload together; under MPS it includes the server's share. Null without samples on both sides.
+ * windows) less the GPU's idle level before its clients held anything: the lowest sample from the last
+ * one before their start to their ready line. Not the last sample before the start alone: the previous
+ * comparison's processes are often still releasing their memory then (seen on the H100 sweep 3485bb,
+ * where it hid a whole process's share). Context and workload together; under MPS it includes the
+ * server's share. Null without samples on both sides.
  */
 export function memoryPerClientMiB(run: Pick<Run, 'samples' | 'clientStarts'>, comparison: Comparison): number | null {
   const start = run.clientStarts?.find((s) => s.comparisonId === comparison.id);
   if (start === undefined) return null;
-  const before = run.samples.filter((s) => s.tUs <= start.startedUs && s.memoryUsedMiB !== null).at(-1)?.memoryUsedMiB;
+  const known = run.samples.filter((s) => s.memoryUsedMiB !== null);
+  const lastBefore = known.filter((s) => s.tUs <= start.startedUs).at(-1);
+  const starting = known.filter((s) => s.tUs > start.startedUs && s.tUs <= start.readyUs);
+  const idle = [...(lastBefore ? [lastBefore] : []), ...starting].map((s) => s.memoryUsedMiB as number);
   const during = run.samples
     .filter((s) => s.trialId?.startsWith(`${comparison.id}#`) && s.memoryUsedMiB !== null)
     .map((s) => s.memoryUsedMiB as number);
-  if (before === undefined || before === null || during.length === 0) return null;
-  return (median(during) - before) / comparison.clientEnv.length;
+  if (idle.length === 0 || during.length === 0) return null;
+  return (median(during) - Math.min(...idle)) / comparison.clientEnv.length;
 }
 
 /**

@@ -8,6 +8,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { isMpsRootPath, MPS_MARKER, type MpsMarker } from './ownership.js';
 
+/** The private root of `pipeDirectory` when it is provably this run's (its marker names `runId`), else null. */
+function ownRootSync(pipeDirectory: string, runId: string, tempRoot: string): string | null {
+  const root = path.dirname(pipeDirectory);
+  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) return null;
+  try {
+    if (!lstatSync(root).isDirectory()) return null;
+    const marker = JSON.parse(readFileSync(path.join(root, MPS_MARKER), 'utf8')) as MpsMarker;
+    return marker.runId === runId ? root : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Copies control.log and server.log to `<runDir>/<logDirectory>/`, removes the root, and returns the
  * copied paths (relative); null when the root is not provably this run's or the copy failed, and the
@@ -20,18 +33,22 @@ export function salvageMpsLogsSync(
   logDirectory = 'mps',
   tempRoot = os.tmpdir(),
 ): string[] | null {
-  const root = path.dirname(pipeDirectory);
-  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) return null;
+  const root = ownRootSync(pipeDirectory, runId, tempRoot);
+  if (root === null) return null;
   try {
-    if (!lstatSync(root).isDirectory()) return null;
-    const marker = JSON.parse(readFileSync(path.join(root, MPS_MARKER), 'utf8')) as MpsMarker;
-    if (marker.runId !== runId) return null;
     const copied: string[] = [];
     mkdirSync(path.join(runDir, logDirectory), { recursive: true });
     for (const name of ['control.log', 'server.log']) {
       const file = path.join(root, 'log', name);
       if (!existsSync(file)) continue;
-      copyFileSync(file, path.join(runDir, logDirectory, name));
+      try {
+        copyFileSync(file, path.join(runDir, logDirectory, name));
+      } catch (error) {
+        // Gone between the check and the copy: the run's own shutdown was removing the root when the
+        // second signal came. Nothing left to save; the root still goes.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(file)) continue;
+        throw error;
+      }
       copied.push(`${logDirectory}/${name}`);
     }
     rmSync(root, { recursive: true, force: true });
@@ -40,4 +57,14 @@ export function salvageMpsLogsSync(
     // A failed copy keeps the root, and its logs, where they are.
     return null;
   }
+}
+
+/**
+ * Removes the private root of a daemon already stopped and recorded so, whose removal the run's own
+ * shutdown had not finished when the forced exit came (a second Ctrl-C just after the first stopped
+ * it): only a root provably this run's. Its logs were saved before the daemon was recorded stopped.
+ */
+export function removeStoppedMpsRootSync(pipeDirectory: string, runId: string, tempRoot = os.tmpdir()): void {
+  const root = ownRootSync(pipeDirectory, runId, tempRoot);
+  if (root !== null) rmSync(root, { recursive: true, force: true });
 }
