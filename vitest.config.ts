@@ -2,7 +2,10 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /** Timeouts are deadlines for a loaded machine, not performance targets. */
-const shared = { hookTimeout: 60_000, setupFiles: ['test/setup/names.ts', 'test/setup/fast-check.ts', 'test/setup/yield.ts'] };
+const shared = {
+  hookTimeout: 60_000,
+  setupFiles: ['test/setup/names.ts', 'test/setup/fast-check.ts', 'test/setup/yield.ts'],
+};
 
 // Two projects: `fast` runs in process (unit tests, and the CLI through run(argv, deps)), `e2e` spawns
 // the built CLI, fake daemons and workloads. npm run test:fast runs the first alone.
