@@ -135,6 +135,7 @@ class Scheduler {
     // Started while the previous comparison measured: told now, once that one's clients have exited, to
     // start CUDA; its start is this moment, so the memory baseline before it is the idle GPU.
     const held = this.held?.comparisonId === c.id ? this.held : null;
+    if (held === null) await this.closeHeld(); // held for a comparison that will not run now
     this.held = null;
     const startedUs = this.deps.clock.monotonicUs();
     const { clients, forget } = held ?? this.spawnClients(c, modeEnv, {});
