@@ -70,7 +70,9 @@ async function dryRun(options: BenchOptions, deps: AppDeps): Promise<number> {
     refusal = error;
   }
   const plan = buildPlan(config, fingerprint);
-  deps.out(options.style === 'json' ? termJson(planJson(config, plan)) : planText(config, plan));
+  // The estimate counts prestarts by this machine's cores (unknown where the machine was refused).
+  const cpus = fingerprint?.host.cpus ?? null;
+  deps.out(options.style === 'json' ? termJson(planJson(config, plan, cpus)) : planText(config, plan, cpus));
   if (options.thresholdsFile)
     checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   if (options.out !== null) await checkNewRunDirectory(options.out, 'bench');
@@ -85,7 +87,7 @@ async function dryRun(options: BenchOptions, deps: AppDeps): Promise<number> {
 }
 
 /** The plan as JSON: what --dry-run --json prints. */
-function planJson(config: Config, plan: Plan) {
+function planJson(config: Config, plan: Plan, cpus: number | null) {
   const policy = config.roundPolicy;
   return {
     dryRun: true,
@@ -100,13 +102,13 @@ function planJson(config: Config, plan: Plan) {
       minTrials: c.arms.length * policy.minRounds,
     })),
     minTrials: plannedTrials({ plan: plan.comparisons, config }),
-    estimateS: Math.round(estimateSeconds(config, plan.comparisons).wallS),
-    estimateMeasuringPct: Math.round(measuringShare(estimateSeconds(config, plan.comparisons))),
+    estimateS: Math.round(estimateSeconds(config, plan.comparisons, cpus).wallS),
+    estimateMeasuringPct: Math.round(measuringShare(estimateSeconds(config, plan.comparisons, cpus))),
     roundPolicy: policy,
   };
 }
 
-function planText(config: Config, plan: Plan): string {
+function planText(config: Config, plan: Plan, cpus: number | null): string {
   const lines = ['gpushare bench --dry-run: nothing is measured', ''];
   for (const mode of plan.modes) {
     if (mode.status !== 'ran') {
@@ -123,7 +125,7 @@ function planText(config: Config, plan: Plan): string {
   }
   const trials = plannedTrials({ plan: plan.comparisons, config });
   const policy = config.roundPolicy;
-  const estimate = estimateSeconds(config, plan.comparisons);
+  const estimate = estimateSeconds(config, plan.comparisons, cpus);
   const a = ESTIMATE_ASSUMPTIONS_S;
   lines.push(
     '',

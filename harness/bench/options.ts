@@ -318,14 +318,15 @@ export const ESTIMATE_ASSUMPTIONS_S = { coldStart: 8, prestartedStart: 3, outsid
 /** Rough wall time of a plan's minimum rounds, and the part of it inside windows, s: start-up per client group plus each trial's window and overheads. */
 export function estimateSeconds(
   config: Config,
-  comparisons: ReadonlyArray<Pick<Comparison, 'mode' | 'arms' | 'workload'>>,
+  comparisons: ReadonlyArray<Pick<Comparison, 'mode' | 'arms' | 'workload' | 'tenants' | 'clientEnv'>>,
+  cpus: number | null,
 ): { wallS: number; windowsS: number } {
   const a = ESTIMATE_ASSUMPTIONS_S;
   let wallS = a.outside;
   let windowsS = 0;
   comparisons.forEach((c, i) => {
     const prev = comparisons[i - 1];
-    wallS += prev !== undefined && prestartable(config, prev, c) ? a.prestartedStart : a.coldStart;
+    wallS += prev !== undefined && prestartable(config, prev, c, cpus) ? a.prestartedStart : a.coldStart;
     for (const arm of c.arms) {
       const rounds = config.roundPolicy.minRounds;
       if (arm.work.kind === 'fixed-duration') {

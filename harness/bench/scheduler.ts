@@ -262,7 +262,7 @@ class Scheduler {
   private prestartAfter(c: Comparison, modeEnv: Record<string, string>): void {
     const next = nextComparison(this.run, c);
     const holds = next?.workload.builtin === true || this.holding.has(next?.workload.argv.join('\0') ?? '');
-    if (next === null || !prestartable(this.run.config, c, next, holds)) return;
+    if (next === null || !prestartable(this.run.config, c, next, this.run.fingerprint.host.cpus, holds)) return;
     const hold: Record<string, string> = { [HOLD_ENV]: '1' };
     const cpus = idleCpus(this.run.fingerprint.host.cpus, c);
     if (cpus.length > 0) hold[HOLD_CPUS_ENV] = cpus.join(',');

@@ -153,7 +153,7 @@ function newRun(policy: Partial<Run['config']['roundPolicy']>, overrides: Partia
     createdAt: '',
     finishedAt: null,
     tool: { name: 'gpushare', version: '0' },
-    fingerprint: { gpus: [], host: { cpus: 4 } } as unknown as Run['fingerprint'],
+    fingerprint: { gpus: [], host: { cpus: 8 } } as unknown as Run['fingerprint'],
     config,
     plan: plan.comparisons,
     modes: plan.modes,
@@ -315,17 +315,20 @@ describe('scheduler (deterministic fake client)', () => {
       }
     });
 
-    it('prestarts a built-in workload only, and an MPS comparison only from its own mode (its daemon up)', () => {
+    it('prestarts a built-in workload only, where the importers fit beside the measuring clients, and an MPS comparison only from its own mode (its daemon up)', () => {
       const [c] = buildPlan(testConfig({ modes: ['timeslice'] }), null).comparisons as [Comparison];
       const mps = { ...c, mode: 'mps' as const };
       const custom = { ...c, workload: { ...c.workload, builtin: false } };
-      expect(prestartable({}, c, c)).toBe(true);
-      expect(prestartable({ freshClients: true }, c, c)).toBe(false);
-      expect(prestartable({}, c, custom)).toBe(false);
-      expect(prestartable({}, c, custom, true)).toBe(true);
-      expect(prestartable({}, c, mps)).toBe(false);
-      expect(prestartable({}, mps, mps)).toBe(true);
-      expect(prestartable({}, mps, c)).toBe(true);
+      expect(prestartable({}, c, c, null)).toBe(true);
+      expect(prestartable({ freshClients: true }, c, c, null)).toBe(false);
+      expect(prestartable({}, c, custom, null)).toBe(false);
+      expect(prestartable({}, c, custom, null, true)).toBe(true);
+      expect(prestartable({}, c, mps, null)).toBe(false);
+      expect(prestartable({}, mps, mps, null)).toBe(true);
+      expect(prestartable({}, mps, c, null)).toBe(true);
+      // 2 measuring clients and 2 importers: they fit on 5 cores beside the harness's core 0, not on 4.
+      expect(prestartable({}, c, c, 5)).toBe(true);
+      expect(prestartable({}, c, c, 4)).toBe(false);
     });
 
     it('imports on cores the measuring clients are not pinned to, nor the harness’s core 0', () => {
