@@ -61,7 +61,8 @@ export function timeAccount(wall: readonly WallSpan[], parts: readonly Accounted
       p.startedUs !== null && p.endUs !== null
         ? Math.max(seconds(p.endUs - p.startedUs), windowsS + startupS)
         : windowsS + startupS;
-    return { id: p.id, spanS, windowsS, startupS, harnessS: spanS - windowsS - startupS };
+    // Clamped: a span equal to windows + start-up may leave −1e-16 of rounding.
+    return { id: p.id, spanS, windowsS, startupS, harnessS: Math.max(0, spanS - windowsS - startupS) };
   });
   const spansS = sum(accounted.map((p) => p.spanS));
   const wallS = Math.max(spansS, sum(wall.map((w) => (w.endUs !== null ? seconds(w.endUs - w.startUs) : 0))));
@@ -70,7 +71,7 @@ export function timeAccount(wall: readonly WallSpan[], parts: readonly Accounted
     windowsS: sum(accounted.map((p) => p.windowsS)),
     startupS: sum(accounted.map((p) => p.startupS)),
     harnessS: sum(accounted.map((p) => p.harnessS)),
-    outsideS: wallS - spansS,
+    outsideS: Math.max(0, wallS - spansS),
     parts: accounted,
   };
 }

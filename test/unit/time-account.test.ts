@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { benchTimeAccount } from '../../harness/bench/record/time.js';
-import { timeAccount, timeAccountText } from '../../harness/session/time-account.js';
+import { TimeAccountSchema, timeAccount, timeAccountText } from '../../harness/session/time-account.js';
 
 const S = 1_000_000; // µs per second
 
@@ -57,6 +57,20 @@ describe('timeAccount', () => {
     );
     expect(account).toMatchObject({ wallS: 3, windowsS: 2, startupS: 1, harnessS: 0, outsideS: 0 });
   });
+});
+
+it('never records a negative time: rounding of a span made of windows and start-up is clamped (the schema takes none)', () => {
+  // 0.7 + 0.1 − 0.7 − 0.1 is −2.8e-17 in doubles; a run.json with it failed its schema on save.
+  const part = {
+    id: 'a',
+    startedUs: 0,
+    readyUs: 0.1 * S,
+    endUs: null,
+    windows: [{ startUs: 0.1 * S, endUs: 0.8 * S }],
+  };
+  const account = timeAccount([{ startUs: 0, endUs: null }], [part]);
+  expect(account.harnessS).toBe(0);
+  expect(() => TimeAccountSchema.parse(account)).not.toThrow();
 });
 
 describe('benchTimeAccount', () => {
