@@ -11,7 +11,17 @@ import type { Fingerprint } from '../system/nvidia/schema.js';
 import { possibleMetricIds } from './analysis/metrics.js';
 import { checkPatterns, loadThresholds } from './gate/thresholds.js';
 import { benchGpus, resumeGpus } from './gpus.js';
-import { BENCH_FLAGS, type BenchOptions, estimateSeconds, resolveBenchOptions } from './options.js';
+import {
+  BENCH_FLAGS,
+  type BenchOptions,
+  ESTIMATE_ASSUMPTIONS_S,
+  estimateSeconds,
+  resolveBenchOptions,
+} from './options.js';
+
+/** The share of an estimate inside windows, %. */
+const measuringShare = (e: { wallS: number; windowsS: number }) => (e.wallS > 0 ? (100 * e.windowsS) / e.wallS : 0);
+
 import { everyModeSkipped } from './outcome.js';
 import { buildPlan, type Plan } from './plan.js';
 import type { Config } from './record/schema.js';
@@ -60,7 +70,9 @@ async function dryRun(options: BenchOptions, deps: AppDeps): Promise<number> {
     refusal = error;
   }
   const plan = buildPlan(config, fingerprint);
-  deps.out(options.style === 'json' ? termJson(planJson(config, plan)) : planText(config, plan));
+  // The estimate counts prestarts by this machine's cores (unknown where the machine was refused).
+  const cpus = fingerprint?.host.cpus ?? null;
+  deps.out(options.style === 'json' ? termJson(planJson(config, plan, cpus)) : planText(config, plan, cpus));
   if (options.thresholdsFile)
     checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   if (options.out !== null) await checkNewRunDirectory(options.out, 'bench');
@@ -75,7 +87,7 @@ async function dryRun(options: BenchOptions, deps: AppDeps): Promise<number> {
 }
 
 /** The plan as JSON: what --dry-run --json prints. */
-function planJson(config: Config, plan: Plan) {
+function planJson(config: Config, plan: Plan, cpus: number | null) {
   const policy = config.roundPolicy;
   return {
     dryRun: true,
@@ -90,12 +102,13 @@ function planJson(config: Config, plan: Plan) {
       minTrials: c.arms.length * policy.minRounds,
     })),
     minTrials: plannedTrials({ plan: plan.comparisons, config }),
-    estimateS: Math.round(estimateSeconds(config, plan.comparisons)),
+    estimateS: Math.round(estimateSeconds(config, plan.comparisons, cpus).wallS),
+    estimateMeasuringPct: Math.round(measuringShare(estimateSeconds(config, plan.comparisons, cpus))),
     roundPolicy: policy,
   };
 }
 
-function planText(config: Config, plan: Plan): string {
+function planText(config: Config, plan: Plan, cpus: number | null): string {
   const lines = ['gpushare bench --dry-run: nothing is measured', ''];
   for (const mode of plan.modes) {
     if (mode.status !== 'ran') {
@@ -112,9 +125,12 @@ function planText(config: Config, plan: Plan): string {
   }
   const trials = plannedTrials({ plan: plan.comparisons, config });
   const policy = config.roundPolicy;
+  const estimate = estimateSeconds(config, plan.comparisons, cpus);
+  const a = ESTIMATE_ASSUMPTIONS_S;
   lines.push(
     '',
-    `${plan.comparisons.length} comparisons, at least ${trials} trials, about ${Math.round(estimateSeconds(config, plan.comparisons))} s (estimate), plus up to ${policy.timeBudgetS} s of extra rounds (up to ${policy.maxRounds} per comparison) until every headline CI is within ±${(policy.ciTarget * 100).toFixed(1)}% and every graded one within ±${(policy.gradedCiTarget * 100).toFixed(1)}%`,
+    `${plan.comparisons.length} comparisons, at least ${trials} trials, about ${Math.round(estimate.wallS)} s (estimate), plus up to ${policy.timeBudgetS} s of extra rounds (up to ${policy.maxRounds} per comparison) until every headline CI is within ±${(policy.ciTarget * 100).toFixed(1)}% and every graded one within ±${(policy.gradedCiTarget * 100).toFixed(1)}%`,
+    `estimate: ${Math.round(measuringShare(estimate))}% of it inside measurement windows, assuming ${a.coldStart} s to start a comparison's clients cold, ${a.prestartedStart} s prestarted${config.freshClients ? ' (not with --fresh-clients)' : ''}, and ${a.outside} s outside comparisons`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -7,6 +7,7 @@ import { BUILTIN_NAMES, parseSets, workloadSpec } from '../workload/registry.js'
 import { releaseLeadMs } from '../workload/release.js';
 import { DEFAULTS } from './defaults.js';
 import { DEFAULT_THRESHOLDS, type Thresholds } from './gate/thresholds.js';
+import { prestartable } from './plan.js';
 import type { ProgressStyle } from './progress.js';
 import { type Comparison, type Config, MODE_NAMES } from './record/schema.js';
 
@@ -125,6 +126,11 @@ export const BENCH_FLAGS = {
     type: 'string',
     describe: 'continue an interrupted or killed run in this directory, with its own settings',
   },
+  'fresh-clients': {
+    type: 'boolean',
+    describe:
+      "start each comparison's clients only when it begins (the old way), not while the previous comparison measures",
+  },
   'allow-busy': {
     type: 'boolean',
     describe: 'measure even if another process uses the GPU (the run is marked contaminated)',
@@ -187,6 +193,7 @@ const MEASUREMENT_FLAGS = [
   'config',
   'dryRun',
   'allowBusy',
+  'freshClients',
 ] as const;
 
 export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DEFAULT_THRESHOLDS): BenchOptions {
@@ -237,6 +244,7 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     },
     thresholds,
     cpuPin: oneOf(args.cpuPin ?? DEFAULTS.cpuPin, ['auto', 'off'] as const, '--cpu-pin', 'setting'),
+    ...(args.freshClients ? { freshClients: true } : {}),
     windowMs: number(args.windowMs, '--window-ms', DEFAULTS.windowMs, 50, 600_000),
     releaseLeadMs: DEFAULTS.releaseLeadMs,
     minOverlap: number(args.minOverlap, '--min-overlap', DEFAULTS.minOverlap, 0, 1),
@@ -300,17 +308,33 @@ function memoryLimit(raw: string): string {
   return `${match[1]}${(match[2] ?? '').toUpperCase()}`;
 }
 
-/** Rough wall time of a plan's minimum rounds: start-up per client group plus each trial's window and overheads. */
-export function estimateSeconds(config: Config, comparisons: ReadonlyArray<Pick<Comparison, 'mode' | 'arms'>>): number {
-  return comparisons.reduce((total, c) => {
-    const perRound = c.arms.reduce(
-      (sum, arm) =>
-        sum +
-        (arm.work.kind === 'fixed-duration'
-          ? (arm.work.durationMs + releaseLeadMs(config.releaseLeadMs, arm.clients.length)) / 1000 + 0.1
-          : 0.3),
-      0,
-    );
-    return total + 8 + perRound * config.roundPolicy.minRounds;
-  }, 0);
+/**
+ * The assumptions of --dry-run's estimate, s (an H100, 2026-11-23): a comparison's clients started cold
+ * (import torch 4.3 s, CUDA, build, warm-up: 5-12 s measured), or prestarted (CUDA, build, warm-up
+ * only); and the time outside comparisons (the fingerprint's Python probe, MPS daemons, the report).
+ */
+export const ESTIMATE_ASSUMPTIONS_S = { coldStart: 8, prestartedStart: 3, outside: 8 } as const;
+
+/** Rough wall time of a plan's minimum rounds, and the part of it inside windows, s: start-up per client group plus each trial's window and overheads. */
+export function estimateSeconds(
+  config: Config,
+  comparisons: ReadonlyArray<Pick<Comparison, 'mode' | 'arms' | 'workload' | 'tenants' | 'clientEnv'>>,
+  cpus: number | null,
+): { wallS: number; windowsS: number } {
+  const a = ESTIMATE_ASSUMPTIONS_S;
+  let wallS = a.outside;
+  let windowsS = 0;
+  comparisons.forEach((c, i) => {
+    const prev = comparisons[i - 1];
+    wallS += prev !== undefined && prestartable(config, prev, c, cpus) ? a.prestartedStart : a.coldStart;
+    for (const arm of c.arms) {
+      const rounds = config.roundPolicy.minRounds;
+      if (arm.work.kind === 'fixed-duration') {
+        windowsS += (arm.work.durationMs / 1000) * rounds;
+        wallS +=
+          ((arm.work.durationMs + releaseLeadMs(config.releaseLeadMs, arm.clients.length)) / 1000 + 0.1) * rounds;
+      } else wallS += 0.3 * rounds;
+    }
+  });
+  return { wallS, windowsS };
 }

@@ -298,3 +298,29 @@ export function roundTrials(comparison: Comparison, round: number): PlannedTrial
 export function orderTrials(comparison: Comparison, rounds: number): PlannedTrial[] {
   return Array.from({ length: rounds }, (_, round) => roundTrials(comparison, round)).flat();
 }
+
+/** A comparison's workload processes: one for in-process tenancy, else one per client. */
+export function processCount(c: Pick<Comparison, 'tenants' | 'clientEnv'>): number {
+  return c.tenants !== undefined ? 1 : c.clientEnv.length;
+}
+
+/**
+ * Whether `next`'s clients may start while `c` measures: not with --fresh-clients; only a workload
+ * known to hold until told (a built-in, or a command whose ready line said `holds` earlier in the run:
+ * a command that does not know GPUSHARE_HOLD would start CUDA at once); only where c's processes and
+ * next's importers fit on the cores beside the harness's (`cpus`; null: unknown, taken as fitting), so
+ * that importing takes no core from a measuring client; and an MPS comparison only from its own mode,
+ * whose daemon is up (an MPS client's environment must be set before it starts, and the daemon of a
+ * later mode is not started yet).
+ */
+export function prestartable(
+  config: Pick<Config, 'freshClients'>,
+  c: Pick<Comparison, 'mode' | 'tenants' | 'clientEnv'>,
+  next: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
+  cpus: number | null,
+  holds = next.workload.builtin,
+): boolean {
+  if (config.freshClients === true || !holds) return false;
+  if (cpus !== null && processCount(c) + processCount(next) > cpus - 1) return false;
+  return next.mode !== 'mps' || next.mode === c.mode;
+}

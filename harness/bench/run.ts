@@ -27,6 +27,7 @@ import { buildPlan, type Plan } from './plan.js';
 import { makeProgress, type ProgressStyle } from './progress.js';
 import { type Config, RUN_SCHEMA_ID, type Run } from './record/schema.js';
 import { fsRunStore, loadRun } from './record/store.js';
+import { benchTimeAccount } from './record/time.js';
 import { executeRun, plannedTrials } from './scheduler.js';
 
 /** This machine's fingerprint, as a run of `config` needs it (its Python probed). */
@@ -112,34 +113,40 @@ export function resumeRunSession(dir: string, fingerprint: Fingerprint, deps: Ap
 
 /** bench: one new run on this machine. */
 export async function benchOne(options: BenchOptions, deps: AppDeps): Promise<number> {
+  const startedUs = deps.clock.monotonicUs();
   const fingerprint = await benchFingerprint(options.config, deps);
   refuseBlockedBench(options.config, fingerprint, [options.config.gpuIndex]);
   const gpuIndex = options.config.gpuIndex;
   await refuseFailingCommands(options.config, gpuAt(fingerprint, gpuIndex)?.uuid ?? String(gpuIndex), deps);
   const session = await newRunSession(options, fingerprint, deps);
-  return execute(session, options.style, session.reportDir, deps);
+  return execute(session, options.style, session.reportDir, deps, startedUs);
 }
 
 /** bench --resume <run dir>. */
 export async function resumeOne(dir: string, style: ProgressStyle, deps: AppDeps): Promise<number> {
+  const startedUs = deps.clock.monotonicUs();
   const { config } = await loadRun(dir);
   const fingerprint = await benchFingerprint(config, deps);
   refuseBlockedBench(config, fingerprint, [config.gpuIndex]);
   const session = await resumeRunSession(dir, fingerprint, deps);
-  return execute(session, style, session.reportDir, deps);
+  return execute(session, style, session.reportDir, deps, startedUs);
 }
 
 /**
  * Runs `session`'s run under the sampler until its comparisons stop, then writes its report
  * (to `reportDir`, or beside the run for null) and prints its summary; returns bench's exit code.
+ * `startedUs`: when the command started (CLOCK_MONOTONIC µs), the start of its wall time.
  */
 export function execute(
   session: Session<Run>,
   style: ProgressStyle,
   reportDir: string | null,
   deps: AppDeps,
+  startedUs = deps.clock.monotonicUs(),
 ): Promise<number> {
   const run = session.record;
+  const wall = { startUs: startedUs, endUs: null as number | null };
+  (run.wallSpans ??= []).push(wall);
   const { config } = run;
   const store = fsRunStore(session.dir);
   const progress = makeProgress(style, { out: deps.out, err: deps.err }, deps.terminal);
@@ -175,6 +182,8 @@ export function execute(
       await sampler.stop();
       forgetSampler();
       run.sampler = sampler.status();
+      wall.endUs = deps.clock.monotonicUs();
+      run.timeAccount = benchTimeAccount(run) ?? undefined;
     }
   };
   const report = async () => {

@@ -11,13 +11,20 @@ import { type Sampler, tagSamples } from '../system/nvidia/sampler.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import type { Reaper } from '../system/proc/reaper.js';
 import { type ClientReply, WorkloadClient } from '../workload/client.js';
-import { type ReadyMessage, runCommand, TENANTS_ENV, type TenantResult } from '../workload/protocol.js';
+import {
+  HOLD_CPUS_ENV,
+  HOLD_ENV,
+  type ReadyMessage,
+  runCommand,
+  TENANTS_ENV,
+  type TenantResult,
+} from '../workload/protocol.js';
 import { releaseLeadMs } from '../workload/release.js';
 import { implausibleResult, overlap, overlapShortfall } from '../workload/result-checks.js';
 import { analyzeComparison } from './analysis/analyze.js';
 import { summarizeLatencies } from './analysis/measures.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
-import { orderTrials, type PlannedTrial, roundTrials } from './plan.js';
+import { orderTrials, type PlannedTrial, prestartable, roundTrials } from './plan.js';
 import { budgetShareS, stopDecision, targeted } from './policy.js';
 import type { Progress } from './progress.js';
 import type { Arm, ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
@@ -45,7 +52,18 @@ export function plannedTrials(run: Pick<Run, 'plan' | 'config'>): number {
 
 export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
   const scheduler = new Scheduler(run, deps);
-  for (const record of run.modes) await scheduler.runMode(record);
+  try {
+    for (const record of run.modes) await scheduler.runMode(record);
+  } finally {
+    await scheduler.closeHeld();
+  }
+}
+
+/** A comparison's client processes, as started; `forget` takes each off the reaper once it has exited. */
+interface ClientGroup {
+  comparisonId: string;
+  clients: WorkloadClient[];
+  forget: Array<() => void>;
 }
 
 class Scheduler {
@@ -53,6 +71,10 @@ class Scheduler {
   private readonly gpuUuid: string;
   /** Time spent on rounds beyond the minimum, µs: what the time budget counts. */
   private extraUs = 0;
+  /** The next comparison's clients, started while the current one measures and held (imported, no CUDA yet). */
+  private held: ClientGroup | null = null;
+  /** Workload commands (argv) whose ready line said they hold when asked: those may be prestarted. */
+  private readonly holding = new Set<string>();
 
   constructor(
     private readonly run: Run,
@@ -109,29 +131,15 @@ class Scheduler {
     const done = new Set(this.run.trials.map((t) => t.id));
     this.throwIfAborted();
     this.deps.progress.emit({ type: 'comparison', comparison: c });
-    const { runner, reaper, config } = { ...this.deps, config: this.run.config };
+    const config = this.run.config;
+    // Started while the previous comparison measured: told now, once that one's clients have exited, to
+    // start CUDA; its start is this moment, so the memory baseline before it is the idle GPU.
+    const held = this.held?.comparisonId === c.id ? this.held : null;
+    if (held === null) await this.closeHeld(); // held for a comparison that will not run now
+    this.held = null;
     const startedUs = this.deps.clock.monotonicUs();
-    // In-process tenancy: one process of c.tenants tenants (its env is client 0's, as every tenant's is).
-    const processEnv = c.tenants !== undefined ? c.clientEnv.slice(0, 1) : c.clientEnv;
-    const clients = processEnv.map((env, i) =>
-      WorkloadClient.start(
-        runner,
-        i,
-        c.tenants !== undefined
-          ? `workload "${c.workload.name}" (${c.tenants} tenants)`
-          : `workload "${c.workload.name}" (client ${i})`,
-        c.workload.argv,
-        {
-          CUDA_VISIBLE_DEVICES: this.gpuUuid,
-          GPUSHARE_CLIENT_INDEX: String(i),
-          PYTHONUNBUFFERED: '1',
-          ...modeEnv,
-          ...env,
-          ...(c.tenants !== undefined ? { [TENANTS_ENV]: String(c.tenants) } : {}),
-        },
-      ),
-    );
-    const forget = clients.map((client) => reaper.add(() => client.kill()));
+    const { clients, forget } = held ?? this.spawnClients(c, modeEnv, {});
+    if (held) for (const client of clients) client.start();
     const policy = config.roundPolicy;
     // Trials of the minimum rounds that never ran, once the comparison has to stop early.
     const skipPlanned = (reason: string) =>
@@ -171,9 +179,12 @@ class Scheduler {
         comparisonId: c.id,
         startedUs,
         readyUs: this.deps.clock.monotonicUs(),
+        ...(held ? { prestarted: true as const } : {}),
         ...readyMemory(ready as ReadyReplies),
       });
       if (daemon) await daemon.serverPids();
+      if ((ready as ReadyReplies).every((r) => r.message.holds === true)) this.holding.add(c.workload.argv.join('\0'));
+      this.prestartAfter(c, modeEnv);
       const left = this.run.plan.filter((x) => !this.run.stops.some((s) => s.comparisonId === x.id)).length;
       let shareUs: number | null = null;
       for (let round = 0; ; round++) {
@@ -206,6 +217,8 @@ class Scheduler {
     } finally {
       const exitMs = this.deps.signal.aborted ? 0 : config.timeouts.exitMs;
       const closed = await Promise.all(clients.map((client) => client.close(exitMs)));
+      const start = this.run.clientStarts?.find((s) => s.comparisonId === c.id && s.startedUs === startedUs);
+      if (start) start.endUs = this.deps.clock.monotonicUs();
       for (const f of forget) f();
       for (const [i, client] of clients.entries()) {
         if (closed[i] === 'killed' && !this.deps.signal.aborted)
@@ -214,6 +227,57 @@ class Scheduler {
         if (stderr) await this.deps.store.writeText(`logs/${c.id.replace(/\//g, '-')}-c${i}.stderr.log`, stderr);
       }
     }
+  }
+
+  /** c's client processes (one for in-process tenancy), with `extraEnv` on top of each one's environment. */
+  private spawnClients(c: Comparison, modeEnv: Record<string, string>, extraEnv: Record<string, string>): ClientGroup {
+    // In-process tenancy: one process of c.tenants tenants (its env is client 0's, as every tenant's is).
+    const processEnv = c.tenants !== undefined ? c.clientEnv.slice(0, 1) : c.clientEnv;
+    const clients = processEnv.map((env, i) =>
+      WorkloadClient.start(
+        this.deps.runner,
+        i,
+        c.tenants !== undefined
+          ? `workload "${c.workload.name}" (${c.tenants} tenants)`
+          : `workload "${c.workload.name}" (client ${i})`,
+        c.workload.argv,
+        {
+          CUDA_VISIBLE_DEVICES: this.gpuUuid,
+          GPUSHARE_CLIENT_INDEX: String(i),
+          PYTHONUNBUFFERED: '1',
+          ...modeEnv,
+          ...env,
+          ...(c.tenants !== undefined ? { [TENANTS_ENV]: String(c.tenants) } : {}),
+          ...extraEnv,
+        },
+      ),
+    );
+    return { comparisonId: c.id, clients, forget: clients.map((client) => this.deps.reaper.add(() => client.kill())) };
+  }
+
+  /**
+   * Starts the clients of the comparison after `c`, held: they import while c measures and touch the GPU
+   * only once told to start (see prestartable).
+   */
+  private prestartAfter(c: Comparison, modeEnv: Record<string, string>): void {
+    const next = nextComparison(this.run, c);
+    const holds = next?.workload.builtin === true || this.holding.has(next?.workload.argv.join('\0') ?? '');
+    if (next === null || !prestartable(this.run.config, c, next, this.run.fingerprint.host.cpus, holds)) return;
+    const hold: Record<string, string> = { [HOLD_ENV]: '1' };
+    const cpus = idleCpus(this.run.fingerprint.host.cpus, c);
+    if (cpus.length > 0) hold[HOLD_CPUS_ENV] = cpus.join(',');
+    // An MPS comparison is prestarted only from one of its own mode: its daemon is up and modeEnv is its.
+    this.held = this.spawnClients(next, next.mode === c.mode ? modeEnv : {}, hold);
+  }
+
+  /** Held clients whose comparison never ran (an interruption, a failed mode): told to exit. */
+  async closeHeld(): Promise<void> {
+    const held = this.held;
+    this.held = null;
+    if (held === null) return;
+    const exitMs = this.deps.signal.aborted ? 0 : this.run.config.timeouts.exitMs;
+    await Promise.all(held.clients.map((client) => client.close(exitMs)));
+    for (const f of held.forget) f();
   }
 
   private analysis(c: Comparison): ComparisonAnalysis {
@@ -411,6 +475,23 @@ class Scheduler {
   private throwIfAborted(): void {
     if (this.deps.signal.aborted) throw new Interrupted(this.deps.signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
   }
+}
+
+/** The comparison that runs after `c` in this run (skipped modes and stopped comparisons left out); null: none. */
+function nextComparison(run: Run, c: Comparison): Comparison | null {
+  const ran = new Set(run.modes.filter((m) => m.status === 'ran').map((m) => m.mode));
+  const order = run.modes.flatMap((m) =>
+    run.plan.filter((x) => x.mode === m.mode && ran.has(x.mode) && !run.stops.some((s) => s.comparisonId === x.id)),
+  );
+  const at = order.indexOf(c);
+  return at === -1 ? null : (order[at + 1] ?? null);
+}
+
+/** Cores a held client imports on: neither the harness's (0) nor one a measuring client of `c` is pinned to; [] where `c` is not pinned. */
+export function idleCpus(cpus: number | null, c: Pick<Comparison, 'clientEnv'>): number[] {
+  const pinned = c.clientEnv.flatMap((env) => (env.GPUSHARE_CPUS ?? '').split(',').filter(Boolean).map(Number));
+  if (cpus === null || pinned.length === 0) return [];
+  return Array.from({ length: cpus }, (_, i) => i).filter((i) => i !== 0 && !pinned.includes(i));
 }
 
 type ReadyReplies = Array<Extract<ClientReply<ReadyMessage>, { kind: 'message' }>>;

@@ -21,12 +21,13 @@ import {
   type SessionDaemon,
 } from '../session/lifecycle.js';
 import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
+import { timeAccountText } from '../session/time-account.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { capacityMarkdown } from './markdown.js';
 import { measurePoint } from './measure.js';
 import { CAPACITY_EPILOGUE, CAPACITY_FLAGS, type CapacityOptions, resolveCapacityOptions } from './options.js';
-import { CAPACITY_SCHEMA_ID, type CapacityRun, loadCapacityRun } from './record.js';
+import { CAPACITY_SCHEMA_ID, type CapacityRun, capacityTimeAccount, loadCapacityRun } from './record.js';
 import { capacityExitCode, capacitySummary, capacityTable } from './table.js';
 
 /** A new capacity run, or --resume of one (with its own settings). */
@@ -46,7 +47,8 @@ export const capacityCommand = defineCommand({
 });
 
 async function capacity(options: CapacityCommandOptions, deps: AppDeps): Promise<number> {
-  if (options.resume !== null) return resumeCapacity(options.resume, options.json, deps);
+  const startedUs = deps.clock.monotonicUs();
+  if (options.resume !== null) return resumeCapacity(options.resume, options.json, deps, startedUs);
   const fingerprint = await machineFingerprint(deps, options.python);
   refuseBlocked(fingerprint, [options.gpuIndex], 'measure capacity');
   refuseBusy(fingerprint, options.gpuIndex, options.allowBusy);
@@ -68,14 +70,14 @@ async function capacity(options: CapacityCommandOptions, deps: AppDeps): Promise
     current: null,
     resumes: [],
   };
-  return capacityRun(await newSession(capacityBinding(dir), dir, run, deps), options, deps);
+  return capacityRun(await newSession(capacityBinding(dir), dir, run, deps), options, deps, startedUs);
 }
 
 /**
  * Continues a capacity run with its own settings: finished points stay, the point that was being
  * measured when it stopped is dropped and measured again, and the points never started run.
  */
-async function resumeCapacity(dir: string, json: boolean, deps: AppDeps): Promise<number> {
+async function resumeCapacity(dir: string, json: boolean, deps: AppDeps, startedUs: number): Promise<number> {
   const session = await resumeOnThisMachine(capacityBinding(dir), dir, deps, {
     load: async (from) => (await loadCapacityRun(from)) ?? Promise.reject(await notARunOf(from, 'capacity')),
     resumed: (run) => {
@@ -96,7 +98,7 @@ async function resumeCapacity(dir: string, json: boolean, deps: AppDeps): Promis
     allowBusy: false,
     json,
   };
-  return capacityRun(session, options, deps);
+  return capacityRun(session, options, deps, startedUs);
 }
 
 function capacityBinding(dir: string): RecordBinding<CapacityRun> {
@@ -112,11 +114,26 @@ function capacityBinding(dir: string): RecordBinding<CapacityRun> {
 }
 
 /** Measures every point of `session`'s run not measured yet, per mode (the MPS one under a daemon of its own), then reports. */
-async function capacityRun(session: Session<CapacityRun>, options: CapacityOptions, deps: AppDeps): Promise<number> {
+async function capacityRun(
+  session: Session<CapacityRun>,
+  options: CapacityOptions,
+  deps: AppDeps,
+  startedUs: number,
+): Promise<number> {
   const run = session.record;
   const { settings } = run;
   const visible = gpuAt(run.fingerprint, run.gpuIndex)?.uuid ?? String(run.gpuIndex);
+  const wall = { startUs: startedUs, endUs: null as number | null };
+  (run.wallSpans ??= []).push(wall);
   const loop = async () => {
+    try {
+      await measureAll();
+    } finally {
+      wall.endUs = deps.clock.monotonicUs();
+      run.timeAccount = capacityTimeAccount(run) ?? undefined;
+    }
+  };
+  const measureAll = async () => {
     deps.err(
       `gpushare capacity ${run.id}: p99 ≤ ${settings.sloP99Ms} ms, ${settings.workload.name}, ${settings.modes.join(', ')} at ${settings.clientCounts.join(', ')} clients\n`,
     );
@@ -184,7 +201,10 @@ async function capacityRun(session: Session<CapacityRun>, options: CapacityOptio
           rows: rows.map(({ steps: _steps, ...row }) => row),
         }),
       );
-    else deps.out(`${capacitySummary(rows)}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`);
+    else
+      deps.out(
+        `${capacitySummary(rows)}${run.timeAccount ? `${timeAccountText(run.timeAccount)}\n` : ''}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`,
+      );
     return capacityExitCode(rows);
   };
   return runAndReport(session, loop, report);

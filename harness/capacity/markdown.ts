@@ -1,6 +1,7 @@
 /** The capacity report: mode × clients → capacity at the p99 target, and every step of each search. A pure function of the run. */
 
 import { mdCode, mdText } from '../core/escape/markdown.js';
+import { timeAccountText } from '../session/time-account.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { maxScheduleLagMs, P99_CONFIDENCE } from '../workload/open-loop.js';
 import { DEFAULT_MIN_OVERLAP } from '../workload/result-checks.js';
@@ -26,6 +27,7 @@ export function capacityMarkdown(run: CapacityRun, version: string): string {
     '',
     `Target: p99 ≤ ${s.sloP99Ms} ms. Workload ${mdCode(workloadText(s.workload))}, one worker per client process serving ${s.load} arrivals made inside the process, the total rate split evenly over the clients; latency counts from each request's scheduled time. Each step is a window of at least ${s.windowMs / 1000} s, longer (up to 20 s) where needed for 640 requests at its rate; the latencies of every client are merged as one HdrHistogram. A step passes when "p99 ≤ target" holds at ${P99_CONFIDENCE * 100}% confidence (a one-sided binomial test, as MLPerf's early stopping: with no request over the target that takes 299 requests), and is invalid when a generator's p99 lag, issuing requests while its worker was idle, exceeds ${maxScheduleLagMs(s.sloP99Ms)} ms (a fifth of the target, at least 1 ms). The search doubles from ${s.startQps} req/s per client while steps pass, then bisects until the first failing rate is within ${(s.tolerance * 100).toFixed(0)}% of the highest passing one (at most ${s.maxSteps} steps).${checked(run) ? CHECKS : ''}`,
     '',
+    ...(run.timeAccount ? [mdText(timeAccountText(run.timeAccount)), ''] : []),
     '## Capacity',
     '',
     '| mode | clients | capacity (req/s, total) | p50 / p99 / p99.9 ms at capacity | requests behind the p99 | over target | goodput (req/s) | fairness (max/min client p99) | steps |',

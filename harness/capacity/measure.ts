@@ -35,7 +35,12 @@ export async function measurePoint(
   save: () => Promise<void>,
 ): Promise<CapacityPoint> {
   const { settings } = options;
-  const point: CapacityPoint = { mode, clients: count, status: 'measured', steps: [] };
+  const clientSpan = {
+    startedUs: deps.clock.monotonicUs(),
+    readyUs: null as number | null,
+    endUs: null as number | null,
+  };
+  const point: CapacityPoint = { mode, clients: count, clientSpan, status: 'measured', steps: [] };
   run.points.push(point);
   // streams and green: one process of `count` tenants (tenant k is client k), as bench runs them.
   const tenants = mode === 'streams' || mode === 'green' ? count : null;
@@ -62,6 +67,7 @@ export async function measurePoint(
   try {
     const ready = await Promise.all(clients.map((c) => c.awaitReady(options.readyTimeoutMs, signal)));
     const notReady = ready.findIndex((r) => r.kind !== 'message');
+    if (notReady === -1) clientSpan.readyUs = deps.clock.monotonicUs();
     const first = ready[0];
     const skip =
       first?.kind === 'failed' && first.unsupported
@@ -128,6 +134,7 @@ export async function measurePoint(
     throw error;
   } finally {
     await Promise.all(clients.map((c) => c.close(10_000)));
+    clientSpan.endUs = deps.clock.monotonicUs();
     for (const f of forget) f();
     await save();
   }

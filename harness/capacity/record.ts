@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
 import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
+import { type TimeAccount, TimeAccountSchema, timeAccount, WallSpanSchema } from '../session/time-account.js';
 import { FingerprintSchema } from '../system/nvidia/schema.js';
 import { StepSchema } from '../workload/open-loop.js';
 import { WorkloadSpecSchema } from '../workload/spec.js';
@@ -34,10 +35,17 @@ const pointKey = { mode: ModeSchema, clients: z.number().int().positive() };
  * One mode and client count: its steps, or why it could not run (a client that never became ready)
  * or did not finish its search (a signal; the steps before it stand).
  */
+/** When the point's clients were started, all said ready and had exited, CLOCK_MONOTONIC µs (null: never). Absent before 2026-11-24. */
+const ClientSpanSchema = z.object({
+  startedUs: z.number(),
+  readyUs: z.number().nullable(),
+  endUs: z.number().nullable(),
+});
+const pointFields = { ...pointKey, clientSpan: ClientSpanSchema.optional() };
 const CapacityPointSchema = z.union([
-  z.object({ ...pointKey, status: z.literal('measured'), steps: z.array(StepSchema) }),
+  z.object({ ...pointFields, status: z.literal('measured'), steps: z.array(StepSchema) }),
   z.object({
-    ...pointKey,
+    ...pointFields,
     status: z.enum(['skipped', 'failed', 'interrupted']),
     reason: z.string(),
     steps: z.array(StepSchema),
@@ -59,8 +67,30 @@ export const CapacityRunSchema = z.object({
   current: z.object(pointKey).nullable().optional(),
   /** Each --resume: when, and how many finished points it kept. */
   resumes: z.array(z.object({ at: z.string(), pointsKept: z.number().int().nonnegative() })).optional(),
+  /** Each start of the command (the run, each --resume), CLOCK_MONOTONIC µs. Absent before 2026-11-24. */
+  wallSpans: z.array(WallSpanSchema).optional(),
+  /** Where the wall time went (session/time-account.ts), each point a part. Absent before 2026-11-24. */
+  timeAccount: TimeAccountSchema.optional(),
 });
 export type CapacityRun = z.infer<typeof CapacityRunSchema>;
+
+/** A capacity run's time account: each point's clients a part, its steps' windows its windows; null before wall spans were recorded. */
+export function capacityTimeAccount(run: Pick<CapacityRun, 'points' | 'wallSpans'>): TimeAccount | null {
+  if (run.wallSpans === undefined) return null;
+  const parts = run.points.flatMap((p) =>
+    p.clientSpan === undefined
+      ? []
+      : [
+          {
+            id: `${p.mode}@${p.clients}`,
+            ...p.clientSpan,
+            // Steps record their window's length, not its place: laid end to end from ready.
+            windows: p.steps.map((step) => ({ startUs: 0, endUs: step.windowS * 1e6 })),
+          },
+        ],
+  );
+  return timeAccount(run.wallSpans, parts);
+}
 
 /** The capacity run saved in `dir`, read through its schema, or null when `dir` holds none. */
 export async function loadCapacityRun(dir: string): Promise<CapacityRun | null> {

@@ -9,6 +9,7 @@ import {
   parseWorkloadLine,
   type ReadyMessage,
   type ResultMessage,
+  START_COMMAND,
   type WorkloadMessage,
 } from './protocol.js';
 
@@ -83,6 +84,11 @@ export class WorkloadClient {
       return this.failure(`answered for trial "${reply.message.trial}" instead of "${trialId}"`);
     }
     return reply;
+  }
+
+  /** Tells a held process (HOLD_ENV) to start CUDA, build and warm up; false: its stdin is closed (it exited). */
+  start(): boolean {
+    return this.child.send(START_COMMAND);
   }
 
   /** Asks the workload to exit; kills what is left of it after `timeoutMs` (see JsonLinesChild.close). */

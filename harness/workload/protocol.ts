@@ -7,6 +7,7 @@
  *   workload → harness  {"event":"result","trial":"…","windowStartUs":…,"windowEndUs":…,"iterations":…,"gpuMs":…,…,"tenants":[{"tenant":0,…},…]?}
  *                       with a load (version 2): latenciesMs from each request's scheduled time, and scheduleLagMs
  *   harness → workload  {"cmd":"exit"}   (or stdin closes: the workload exits either way)
+ *   harness → workload  {"cmd":"start"}  (first, and only to a built-in workload started with GPUSHARE_HOLD=1)
  *   workload → harness  {"event":"error","message":"…","unsupported":true?}   (then exits non-zero)
  *
  * Version 3: a process may hold several tenants (GPUSHARE_TENANTS=N in its environment; each tenant a
@@ -47,6 +48,8 @@ export const ReadyMessageSchema = z.object({
   graphPoolMiB: nonnegative.nullish(),
   /** Protocol 3, green contexts: the SM ids each tenant's work ran on, checked disjoint. */
   tenantSms: z.array(z.array(z.number().int().nonnegative())).optional(),
+  /** gpushare_protocol.serve: the process holds when started with HOLD_ENV=1, so it may be prestarted. */
+  holds: z.boolean().optional(),
 });
 
 /** What one window measured: of the process, or of one of its tenants. */
@@ -150,6 +153,15 @@ export interface Load {
 }
 
 export const EXIT_COMMAND = JSON.stringify({ cmd: 'exit' });
+/**
+ * A process started with HOLD_ENV=1 (gpushare_protocol.serve) imports its libraries, then waits for this
+ * before it touches the GPU: a prestarted client starts CUDA only when the harness says so. Only
+ * built-in workloads are held; a process that does not know HOLD_ENV is never sent it.
+ */
+export const START_COMMAND = JSON.stringify({ cmd: 'start' });
+export const HOLD_ENV = 'GPUSHARE_HOLD';
+/** The cores a held process imports on (the measuring clients' are not among them), comma-separated. */
+export const HOLD_CPUS_ENV = 'GPUSHARE_HOLD_CPUS';
 
 function clip(text: string): string {
   return text.length > 160 ? `${text.slice(0, 160)}…` : text;

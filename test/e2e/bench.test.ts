@@ -6,7 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
-import type { Run } from '../../harness/bench/record/schema.js';
+import { prestartable } from '../../harness/bench/plan.js';
+import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import { isRunning } from '../../harness/system/proc/process-table.js';
 import { cli, QUICK, tempDir } from '../helpers.js';
@@ -64,6 +65,26 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
       /^timeslice\/gemm \(6 rounds, fixed rounds\)\n {2}slowdown +2\.007× +\[2\.007, 2\.007\] +0\.00% +lower +pass \(1\.2–3\.5\)$/m,
     );
     expect(result.stderr).toMatch(/\[ *1\/132\] streams\/spin r0 s1 +ok/);
+    // Where the time went: every comparison a part, the parts and the rest adding up to the wall time.
+    const time = run.timeAccount;
+    expect(time?.parts.map((p) => p.id)).toEqual(run.plan.map((c) => c.id));
+    expect(time && time.windowsS + time.startupS + time.harnessS + time.outsideS).toBeCloseTo(time?.wallS ?? -1, 6);
+    expect(time?.windowsS).toBeGreaterThan(0);
+    expect(run.clientStarts?.every((s) => s.endUs !== undefined && s.endUs >= s.readyUs)).toBe(true);
+    // Each comparison's clients were prestarted where the policy allows it on this machine's cores (never the
+    // first one's, nor the first MPS one's: its daemon starts with its mode).
+    expect(run.clientStarts?.map((s) => s.prestarted === true)).toEqual(
+      run.plan.map(
+        (c, i) => i > 0 && prestartable(run.config, run.plan[i - 1] as Comparison, c, run.fingerprint.host.cpus),
+      ),
+    );
+    expect(
+      run.clientStarts?.find((s) => s.comparisonId === run.plan.find((c) => c.mode === 'mps')?.id)?.prestarted,
+    ).toBeUndefined();
+    // The summary folds it at 80 columns.
+    expect(result.stdout.replace(/\s+/g, ' ')).toMatch(
+      /measuring: [\d.]+ s of [\d.]+ s \(\d+%\); client start-up and warm-up [\d.]+ s, harness between trials [\d.]+ s, outside comparisons [\d.]+ s /,
+    );
   });
 
   it('on a MIG-enabled GPU (constructed -L) pins each client to its own slice', async () => {

@@ -39,6 +39,15 @@ describe('gpushare capacity (fake GPU)', () => {
     expect(report).toContain('| mode | clients | capacity (req/s, total) |');
     // Every step keeps each client's latencies as a histogram, merged only when analysed.
     expect(capacityRun(out).points[0]?.steps[0]?.clients[0]?.histogram).toMatch(/^[A-Za-z0-9+/=]+$/);
+    // Where the time went: a part per point, its windows the steps' windows, adding up to the wall time.
+    const { timeAccount: time, points } = capacityRun(out);
+    expect(time?.parts.map((p) => p.id)).toEqual(['timeslice@1', 'timeslice@2', 'mps@1', 'mps@2']);
+    expect(time?.windowsS).toBeCloseTo(
+      points.flatMap((p) => p.steps).reduce((a, step) => a + step.windowS, 0),
+      6,
+    );
+    expect(time && time.windowsS + time.startupS + time.harnessS + time.outsideS).toBeCloseTo(time?.wallS ?? -1, 6);
+    expect(report).toMatch(/^measuring: [\d.]+ s of [\d.]+ s \(\d+%\); client start-up/m);
   });
 
   it('streams and green: N tenants of one process per point; green past the SM split is skipped with the reason, exit 0', async () => {

@@ -157,5 +157,49 @@ class TenantGradMode(unittest.TestCase):
         self.assertTrue(torch.is_grad_enabled())  # the main thread's own mode, restored
 
 
+class Hold(unittest.TestCase):
+    """A prestarted process (GPUSHARE_HOLD=1) imports, then touches the GPU only once told start: run as a
+    process of its own on the fake torch, which notes on stderr each time CUDA is asked for."""
+
+    SCRIPT = """
+import sys, torch
+from gpushare_protocol import serve
+real = torch.cuda.is_available
+def noted():
+    print("cuda-initialised", file=sys.stderr)
+    return real()
+torch.cuda.is_available = noted
+def setup():
+    print("setup", file=sys.stderr)
+    return lambda i, lane, variant: None
+sys.exit(serve("held", setup, ["--warmup-ms", "0"]))
+"""
+
+    def serve(self, stdin, hold="1"):
+        import subprocess
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        paths = [os.path.join(here, "..", "..", "workloads"), os.path.join(here, "..", "fakes", "python")]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "GPUSHARE_HOLD": hold}
+        return subprocess.run([sys.executable, "-B", "-c", self.SCRIPT], input=stdin, env=env, capture_output=True,
+                              text=True, timeout=60)
+
+    def test_a_held_process_told_exit_never_initialises_cuda(self):
+        done = self.serve('{"cmd":"exit"}\n')
+        self.assertEqual((done.returncode, done.stdout), (0, ""))
+        self.assertNotIn("cuda-initialised", done.stderr)
+        self.assertNotIn("setup", done.stderr)
+
+    def test_a_held_process_told_start_builds_and_says_ready(self):
+        done = self.serve('{"cmd":"start"}\n{"cmd":"exit"}\n')
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout.splitlines()[0])["event"], "ready")
+        self.assertEqual(done.stderr.split(), ["cuda-initialised", "setup"])
+
+    def test_a_process_not_held_starts_at_once(self):
+        done = self.serve('{"cmd":"exit"}\n', hold="0")
+        self.assertEqual(json.loads(done.stdout.splitlines()[0])["event"], "ready")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type BenchArgs, resolveBenchOptions } from '../../harness/bench/options.js';
+import {
+  type BenchArgs,
+  ESTIMATE_ASSUMPTIONS_S,
+  estimateSeconds,
+  resolveBenchOptions,
+} from '../../harness/bench/options.js';
 import { buildPlan, orderTrials } from '../../harness/bench/plan.js';
 import type { Fingerprint, Gpu } from '../../harness/system/nvidia/schema.js';
 import { parseGpuList, parseMigPlacements, parseMigProfiles } from '../../harness/system/nvidia/smi-text.js';
@@ -126,6 +131,30 @@ function fingerprint(gpu: Partial<Gpu>, mpsControl: string | null = '/usr/bin/nv
     python: { status: 'error', executable: 'python3', error: 'n/a' },
   };
 }
+
+describe("--dry-run's estimate", () => {
+  it('counts a cold start for the first comparison and the first MPS one, a prestarted start for the rest; all cold with --fresh-clients', () => {
+    const config = resolveBenchOptions({ rest: [] } as unknown as BenchArgs).config;
+    const comparisons = buildPlan(config, null).comparisons;
+    expect(comparisons.map((c) => c.mode)).toEqual([
+      'streams',
+      'streams',
+      'timeslice',
+      'timeslice',
+      'timeslice',
+      'mps',
+      'mps',
+      'mps',
+    ]);
+    const warm = estimateSeconds(config, comparisons, 16);
+    const fresh = estimateSeconds({ ...config, freshClients: true }, comparisons, 16);
+    const { coldStart, prestartedStart } = ESTIMATE_ASSUMPTIONS_S;
+    expect(fresh.wallS - warm.wallS).toBeCloseTo(6 * (coldStart - prestartedStart), 9);
+    expect(warm.windowsS).toBe(fresh.windowsS);
+    // On 2 cores no measuring process and importer fit beside the harness's core together: no prestart.
+    expect(estimateSeconds(config, comparisons, 2).wallS).toBe(fresh.wallS);
+  });
+});
 
 describe('plan', () => {
   it('orders trials ABBA: arms forward in even rounds, reversed in odd ones', () => {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { EXIT_COMMAND, parseWorkloadLine, runCommand } from '../../harness/workload/protocol.js';
+import { EXIT_COMMAND, parseWorkloadLine, runCommand, START_COMMAND } from '../../harness/workload/protocol.js';
 import { FAKE_TORCH, PYTHON, ROOT } from '../helpers.js';
 
 const WORKLOADS = path.join(ROOT, 'workloads');
@@ -85,7 +85,8 @@ sys.exit(serve("schema-check", setup, ["--warmup-ms", "1"]))
       expect([line.slice(0, 200), isWorkloadMessage(JSON.parse(line))]).toEqual([line.slice(0, 200), true]);
       expect(parseWorkloadLine(line).ok).toBe(true);
     }
-    for (const command of commands) expect([command, isHarnessCommand(JSON.parse(command))]).toEqual([command, true]);
+    for (const command of [...commands, START_COMMAND])
+      expect([command, isHarnessCommand(JSON.parse(command))]).toEqual([command, true]);
   });
 
   const result = {

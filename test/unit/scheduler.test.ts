@@ -6,11 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { benchOutcome } from '../../harness/bench/outcome.js';
-import { buildPlan } from '../../harness/bench/plan.js';
+import { buildPlan, prestartable } from '../../harness/bench/plan.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
-import type { Run } from '../../harness/bench/record/schema.js';
+import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
-import { executeRun } from '../../harness/bench/scheduler.js';
+import { benchTimeAccount } from '../../harness/bench/record/time.js';
+import { executeRun, idleCpus } from '../../harness/bench/scheduler.js';
 import type { Clock } from '../../harness/core/clock.js';
 import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
 import { Reaper } from '../../harness/system/proc/reaper.js';
@@ -38,13 +39,25 @@ function fakeRunner(
   wobble: (n: number) => number = () => 1,
   ready: (env: Record<string, string>) => object = () => ({ event: 'ready', protocol: 1, workload: 'fake', pid: 0 }),
   spawned: Array<Record<string, string>> = [],
+  startupMs = 0,
+  log: string[] = [],
 ): ProcessRunner {
+  let processes = 0;
   return {
     exec: async () => ({ status: 'exited', exitCode: 0, stdout: '', stderr: '' }),
     which: async () => null,
     spawn(_argv, options): ChildHandle {
       const env = options?.env ?? {};
       spawned.push(env);
+      const name = `p${processes++}`;
+      const held = env.GPUSHARE_HOLD === '1';
+      log.push(`spawn ${name}${held ? ' held' : ''}`);
+      // Each process's CUDA start, build and warm-up, as time on the fake clock: at once, or once told to start.
+      const initialise = () => {
+        log.push(`cuda ${name}`);
+        clock.now += startupMs * 1000;
+      };
+      if (!held) initialise();
       const listeners: Array<(line: string, tooLong: boolean) => void> = [];
       let resolveExit: (info: { exitCode: number; signal: null }) => void = () => undefined;
       const exited = new Promise<{ exitCode: number; signal: null }>((resolve) => (resolveExit = resolve));
@@ -58,7 +71,7 @@ function fakeRunner(
         pid: undefined,
         onLine: (listener) => {
           listeners.push(listener);
-          say(ready(env));
+          if (!held) say(ready(env));
         },
         writeLine: (line) => {
           const cmd = JSON.parse(line) as {
@@ -70,7 +83,13 @@ function fakeRunner(
             tenants?: number[];
           };
           if (cmd.cmd === 'exit') {
+            log.push(`exit ${name}`);
             queueMicrotask(() => resolveExit({ exitCode: 0, signal: null }));
+            return true;
+          }
+          if (cmd.cmd === 'start') {
+            initialise();
+            say(ready(env));
             return true;
           }
           const end = cmd.startAtUs + cmd.durationMs * 1000;
@@ -95,7 +114,10 @@ function fakeRunner(
           });
           return true;
         },
-        closeStdin: () => queueMicrotask(() => resolveExit({ exitCode: 0, signal: null })),
+        closeStdin: () => {
+          if (log.at(-1) !== `exit ${name}`) log.push(`exit ${name}`);
+          queueMicrotask(() => resolveExit({ exitCode: 0, signal: null }));
+        },
         stderrTail: () => '',
         killGroup: () => undefined,
         exited,
@@ -131,7 +153,7 @@ function newRun(policy: Partial<Run['config']['roundPolicy']>, overrides: Partia
     createdAt: '',
     finishedAt: null,
     tool: { name: 'gpushare', version: '0' },
-    fingerprint: { gpus: [] } as unknown as Run['fingerprint'],
+    fingerprint: { gpus: [], host: { cpus: 8 } } as unknown as Run['fingerprint'],
     config,
     plan: plan.comparisons,
     modes: plan.modes,
@@ -150,12 +172,14 @@ async function execute(
   wobble?: (n: number) => number,
   ready?: (env: Record<string, string>) => object,
   spawned?: Array<Record<string, string>>,
+  startupMs?: number,
+  log?: string[],
 ) {
   const clock = fakeClock();
   const events: ProgressEvent[] = [];
   const store = memoryStore();
   await executeRun(run, {
-    runner: fakeRunner(clock, wobble, ready, spawned),
+    runner: fakeRunner(clock, wobble, ready, spawned, startupMs, log),
     clock,
     store,
     progress: { emit: (e) => events.push(e) },
@@ -164,7 +188,7 @@ async function execute(
     signal: new AbortController().signal,
     startMps: async () => ({ ok: false, reason: 'not in this test', logs: [] }),
   });
-  return { events, store };
+  return { events, store, clock };
 }
 
 describe('scheduler (deterministic fake client)', () => {
@@ -207,6 +231,111 @@ describe('scheduler (deterministic fake client)', () => {
     await execute(run, (n) => (n % 2 === 0 ? 1.05 : 0.95));
     // A round is 3 trials of 100 ms windows with a 100 ms release lead on the fake clock: 0.6 s.
     expect(run.stops[0]).toMatchObject({ rounds: 8, reason: 'time-budget' });
+  });
+
+  it('records where the time went: windows, client start-up, the harness between trials (fake clock)', async () => {
+    const run = newRun({ minRounds: 6, maxRounds: 6 });
+    const startUs = fakeClock().now - 500_000; // the command began 0.5 s before the comparisons (fingerprint)
+    // Each of the 2 client processes takes 0.25 s to start and warm up.
+    const { clock } = await execute(run, undefined, undefined, undefined, 250);
+    expect(run.clientStarts).toEqual([
+      expect.objectContaining({ comparisonId: 'timeslice/spin', readyUs: 1_000_500_000, endUs: clock.now }),
+    ]);
+    run.wallSpans = [{ startUs, endUs: clock.now + 250_000 }];
+    // 18 trials, each a 100 ms release lead (harness) then a 100 ms window.
+    const close = (x: number) => expect.closeTo(x, 9);
+    expect(benchTimeAccount(run)).toEqual({
+      wallS: close(4.85),
+      windowsS: close(1.8),
+      startupS: close(0.5),
+      harnessS: close(1.8),
+      outsideS: close(0.75), // 0.5 s before, 0.25 s after the comparison
+      parts: [
+        { id: 'timeslice/spin', spanS: close(4.1), windowsS: close(1.8), startupS: close(0.5), harnessS: close(1.8) },
+      ],
+    });
+  });
+
+  describe('prestart: the next comparison imports while this one measures', () => {
+    const twoComparisons = (fresh: boolean) => {
+      const run = newRun({ minRounds: 2, maxRounds: 2 });
+      const config = testConfig({ modes: ['timeslice'] });
+      run.config.contentionWorkloads = config.contentionWorkloads.filter((w) => w.name !== 'infer');
+      if (fresh) run.config.freshClients = true;
+      const plan = buildPlan(run.config, null);
+      run.plan = plan.comparisons;
+      return run;
+    };
+
+    it('spawns the next clients held, and starts their CUDA only after this comparison’s clients exited', async () => {
+      const run = twoComparisons(false);
+      expect(run.plan.map((c) => c.id)).toEqual(['timeslice/spin', 'timeslice/gemm']);
+      const log: string[] = [];
+      await execute(run, undefined, undefined, undefined, 250, log);
+      const at = (entry: string) => log.indexOf(entry);
+      expect(log.filter((e) => e.startsWith('spawn'))).toEqual([
+        'spawn p0',
+        'spawn p1',
+        'spawn p2 held',
+        'spawn p3 held',
+      ]);
+      // Held while spin measured: spawned before spin's clients exited, CUDA after.
+      expect(at('spawn p2 held')).toBeLessThan(at('exit p0'));
+      expect(Math.min(at('cuda p2'), at('cuda p3'))).toBeGreaterThan(Math.max(at('exit p0'), at('exit p1')));
+      const [spin, gemm] = run.clientStarts ?? [];
+      expect([spin?.prestarted, gemm?.prestarted]).toEqual([undefined, true]);
+      // Its start is when it was told to start CUDA: after the previous clients exited (the memory baseline's idle GPU).
+      expect(gemm?.startedUs).toBeGreaterThanOrEqual(spin?.endUs ?? Number.POSITIVE_INFINITY);
+      expect((gemm?.readyUs ?? 0) - (gemm?.startedUs ?? 0)).toBe(500_000);
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    });
+
+    it('--fresh-clients starts each comparison’s clients when it begins, as before', async () => {
+      const run = twoComparisons(true);
+      const log: string[] = [];
+      await execute(run, undefined, undefined, undefined, 250, log);
+      expect(log.some((e) => e.endsWith('held'))).toBe(false);
+      expect(log.indexOf('spawn p2')).toBeGreaterThan(Math.max(log.indexOf('exit p0'), log.indexOf('exit p1')));
+    });
+
+    it('prestarts a custom command once its ready line said it holds (gpushare_protocol.serve), never before', async () => {
+      for (const holds of [true, false]) {
+        const run = twoComparisons(false);
+        const custom = { ...(run.plan[0] as Comparison).workload, name: 'custom', builtin: false };
+        for (const c of run.plan) c.workload = custom;
+        const log: string[] = [];
+        const ready = () => ({ event: 'ready', protocol: 3, workload: 'custom', pid: 0, ...(holds ? { holds } : {}) });
+        await execute(run, undefined, ready, undefined, 0, log);
+        expect(log.filter((e) => e.startsWith('spawn'))).toEqual(
+          holds
+            ? ['spawn p0', 'spawn p1', 'spawn p2 held', 'spawn p3 held']
+            : ['spawn p0', 'spawn p1', 'spawn p2', 'spawn p3'],
+        );
+        expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+      }
+    });
+
+    it('prestarts a built-in workload only, where the importers fit beside the measuring clients, and an MPS comparison only from its own mode (its daemon up)', () => {
+      const [c] = buildPlan(testConfig({ modes: ['timeslice'] }), null).comparisons as [Comparison];
+      const mps = { ...c, mode: 'mps' as const };
+      const custom = { ...c, workload: { ...c.workload, builtin: false } };
+      expect(prestartable({}, c, c, null)).toBe(true);
+      expect(prestartable({ freshClients: true }, c, c, null)).toBe(false);
+      expect(prestartable({}, c, custom, null)).toBe(false);
+      expect(prestartable({}, c, custom, null, true)).toBe(true);
+      expect(prestartable({}, c, mps, null)).toBe(false);
+      expect(prestartable({}, mps, mps, null)).toBe(true);
+      expect(prestartable({}, mps, c, null)).toBe(true);
+      // 2 measuring clients and 2 importers: they fit on 5 cores beside the harness's core 0, not on 4.
+      expect(prestartable({}, c, c, 5)).toBe(true);
+      expect(prestartable({}, c, c, 4)).toBe(false);
+    });
+
+    it('imports on cores the measuring clients are not pinned to, nor the harness’s core 0', () => {
+      expect(idleCpus(8, { clientEnv: [{ GPUSHARE_CPUS: '7' }, { GPUSHARE_CPUS: '6' }] })).toEqual([1, 2, 3, 4, 5]);
+      expect(idleCpus(8, { clientEnv: [{}, {}] })).toEqual([]);
+      expect(idleCpus(null, { clientEnv: [{ GPUSHARE_CPUS: '7' }] })).toEqual([]);
+    });
   });
 
   describe('in-process tenancy', () => {

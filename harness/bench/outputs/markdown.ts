@@ -2,6 +2,7 @@
 import { median } from 'simple-statistics';
 import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
+import { measuringPct, type TimeAccount, timeAccountText } from '../../session/time-account.js';
 import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { workloadText } from '../../workload/spec.js';
 import { throughputPerS } from '../analysis/measures.js';
@@ -139,6 +140,23 @@ function answer(run: Run, analysis: Analysis): string[] {
   return lines;
 }
 
+/** Where each comparison's time went: its windows, its clients' start-up and warm-up, the harness between trials. */
+function timeTable(account: TimeAccount): string[] {
+  const s = (x: number) => x.toFixed(1);
+  return [
+    '## Where the time went',
+    '',
+    `Of ${s(account.wallS)} s of wall time, ${s(account.windowsS)} s (${measuringPct(account).toFixed(0)}%) inside measurement windows; ${s(account.outsideS)} s outside every comparison (fingerprint, MPS daemons, report). Seconds:`,
+    '',
+    '| comparison | span | windows | start-up and warm-up | harness between trials |',
+    '|---|---|---|---|---|',
+    ...account.parts.map(
+      (p) => `| ${mdCode(p.id, 'cell')} | ${s(p.spanS)} | ${s(p.windowsS)} | ${s(p.startupS)} | ${s(p.harnessS)} |`,
+    ),
+    '',
+  ];
+}
+
 /** The line above everything else in the report of a run made on gpushare's simulator. */
 function simulatedBanner(run: Run): string[] {
   return isSimulated(run.fingerprint) ? [`> **${SIMULATED_TEXT}**`, ''] : [];
@@ -158,6 +176,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     '',
     `${mdText(gpu?.name ?? 'GPU')} · driver ${mdText(run.fingerprint.driverVersion ?? '?')} · CUDA ${mdText(run.fingerprint.cudaVersion ?? '?')} · ${mdText(run.createdAt.slice(0, 10))} · run ${run.status}${wall ? ` in ${wall} s` : ''} · trials: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')} · gpushare ${version}`,
     '',
+    ...(run.timeAccount ? [mdText(timeAccountText(run.timeAccount)), ''] : []),
     '## Verdicts',
     '',
     'Each CI is an exact order-statistic interval of the median over rounds; its coverage is in brackets.',
@@ -259,6 +278,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     lines.push(...scalingTable(scalingPoints(analysis)), '');
     if (charts.clientScaling) lines.push(`![Scaling with the number of clients](${charts.clientScaling})`, '');
   }
+  if (run.timeAccount) lines.push(...timeTable(run.timeAccount));
   if (charts.timeline)
     lines.push('## Timeline', '', `![GPU utilization, SM clock and power with trial windows](${charts.timeline})`, '');
   for (const w of [...run.warnings, ...(run.sampler.error ? [run.sampler.error] : [])])

@@ -3,6 +3,7 @@
 import { termText } from '../../core/escape/terminal.js';
 import { TERMINAL_COLUMNS, wrapLine } from '../../core/wrap.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
+import { timeAccountText } from '../../session/time-account.js';
 import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { type Analysis, type MetricAnalysis, REPORT_HALF_WIDTH } from '../analysis/types.js';
 import { cheaperMode, measuredFromAnalysis } from '../analysis/which-mode.js';
@@ -135,6 +136,7 @@ export function summaryText(
   }
   for (const warning of run.warnings) lines.push(`warning: ${warning}`);
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);
+  if (run.timeAccount) lines.push(timeAccountText(run.timeAccount));
   lines.push(...verdictLines(run, analysis));
   // Each line shown escaped (the GPU's name, reasons and warnings are the run's text), then folded;
   // the run's directory last and whole, for a script or a reader to copy.
@@ -158,5 +160,6 @@ export function summaryJson(run: Run, analysis: Analysis) {
     metrics: metricsJson(analysis),
     modes: run.modes.map((m) => ({ mode: m.mode, status: m.status, reason: m.reason })),
     stops: run.stops,
+    ...(run.timeAccount ? { time: run.timeAccount } : {}),
   };
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { MpsDaemonRecordSchema } from '../../record/daemon-record.js';
 import { RunIdSchema } from '../../record/record-file.js';
+import { TimeAccountSchema, WallSpanSchema } from '../../session/time-account.js';
 import {
   FingerprintSchema,
   MigDeviceSchema,
@@ -75,6 +76,12 @@ export const ConfigSchema = z.object({
   }),
   /** auto: each client process is pinned to a core of its own (GPUSHARE_CPUS), away from core 0; off: the OS places them. */
   cpuPin: z.enum(['auto', 'off']),
+  /**
+   * --fresh-clients: each comparison's clients start when it begins (as before 2026-11-24). Absent: a
+   * built-in workload's next clients are started while the current comparison measures, held (imported,
+   * no CUDA) until the current ones have exited.
+   */
+  freshClients: z.boolean().optional(),
   /** Fixed-duration window of each multi-process trial. */
   windowMs: z.number().positive(),
   /** How far ahead of "now" the release time of a trial is set, so every client starts together. */
@@ -263,6 +270,10 @@ export const RunSchema = z.object({
         comparisonId: z.string(),
         startedUs: z.number(),
         readyUs: z.number(),
+        /** Its clients were started while the previous comparison measured, held until startedUs (absent: started at startedUs). */
+        prestarted: z.literal(true).optional(),
+        /** When its clients had exited (CLOCK_MONOTONIC µs): the end of its part in the time account. Absent before 2026-11-24. */
+        endUs: z.number().optional(),
         /** Workload processes started (1 for in-process tenancy). Absent before 2026-11-24: one per client. */
         processes: z.number().int().positive().optional(),
         /** What the processes' own allocators held once ready, summed (protocol 3's ready line), MiB; null where one did not say. */
@@ -274,5 +285,9 @@ export const RunSchema = z.object({
       }),
     )
     .optional(),
+  /** Each start of the command (the run, each --resume), CLOCK_MONOTONIC µs. Absent before 2026-11-24. */
+  wallSpans: z.array(WallSpanSchema).optional(),
+  /** Where the wall time went (session/time-account.ts), written when the comparisons end. Absent before 2026-11-24. */
+  timeAccount: TimeAccountSchema.optional(),
 });
 export type Run = z.infer<typeof RunSchema>;
