@@ -244,12 +244,12 @@ describe('gpushare fleet report, other fleets', () => {
     expect(h200?.untested).toBeNull();
     expect(json.notCompared.map((x) => x.path)).toContain(path.join('2026-11-23-h200-x2-a4253d', 'cross'));
     expect(json.gpuModels.sort()).toEqual(['NVIDIA H100 80GB HBM3', 'NVIDIA H200']);
-    // The default suites: 250 ms (e4176e, c263f1, and cc7fa9, the baseline of 2026-11-24) and 500 ms (d4099d,
-    // f89eae) on the H100, and the H200's two.
+    // The default suites: 250 ms (e4176e, c263f1; cc7fa9, d9dc25 and f90cc9, the old-way and prestarted runs of
+    // 2026-11-24) and 500 ms (d4099d, f89eae) on the H100, and the H200's two.
     const compared = json.groups.filter((g) => g.setAside === null).map((g) => g.nodes.map((n) => n.slice(-6)).sort());
     expect(compared).toEqual(
       expect.arrayContaining([
-        ['c263f1', 'cc7fa9', 'e4176e'],
+        ['c263f1', 'cc7fa9', 'd9dc25', 'e4176e', 'f90cc9'],
         ['d4099d', 'f89eae'],
         ['a6c68a', 'e7a8f2'],
       ]),
