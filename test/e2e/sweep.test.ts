@@ -99,9 +99,10 @@ describe('gpushare bench --clients 2,4 (fake GPU)', () => {
     const md = readFileSync(path.join(out, 'report', `${run?.id}.md`), 'utf8');
     // The simulator: 1 + 0.55·(n−1) slower on streams of one process, 1 + 0.1·(n−1) in green contexts,
     // host time per step 10·(1 + 0.5·(n−1)) µs, 73 MiB reserved per tenant.
-    expect(md).toMatch(
-      /\| streams \| infer \| 2 \| 1\.55× ±0\.0% \| 1\.29× \|.*\| 146 MiB \|.*\| 10\.0 → 15\.0 \| 6 \|/,
-    );
+    // The memory columns are left out: they need nvidia-smi samples inside 50 ms windows, which a loaded
+    // machine's sampler can miss (the report then says "—"); the reservation is checked from the record.
+    expect(md).toMatch(/\| streams \| infer \| 2 \| 1\.55× ±0\.0% \| 1\.29× \|.*\| 10\.0 → 15\.0 \| 6 \|/);
+    expect(run?.clientStarts?.find((s) => s.comparisonId === 'streams/infer@2')?.memoryReservedMiB).toBe(146);
     expect(md).toMatch(/\| green \| infer \| 2 \| 1\.10× ±0\.0% \|/);
     expect(md).toMatch(/\| green \| infer \| 17 \| not measured: skipped: .*at most 16 tenants get green contexts/);
     expect(md).toMatch(/\| timeslice \| infer \| 2 \| 2\.00× ±0\.0% \|/);
