@@ -55,6 +55,18 @@ function forceAll(signal: InterruptSignal | null): void {
 const onExit = () => forceAll(first);
 
 /**
+ * A signal after the last run wound down but before the process ended (writing its report, waiting on
+ * a child's exit): the second signal of the policy, with no run left to force, so it exits with
+ * 128 + the signal at once. Without it Node's default would kill the process by the signal, and the
+ * exit code would not be the one the policy promises.
+ */
+const late = (signal: InterruptSignal) => process.exit(signalExitCode(signal));
+
+function listenLate(on: boolean): void {
+  for (const s of INTERRUPT_SIGNALS) on ? process.on(s, late) : process.off(s, late);
+}
+
+/**
  * Watches for interrupts on behalf of one run. `onFirst` says what the first signal does (printed by
  * the oldest run only); `forcedExit` is the run's synchronous last word on a second signal.
  */
@@ -63,6 +75,7 @@ export function watchInterrupts(
   onFirst: (signal: InterruptSignal) => void = () => undefined,
 ): InterruptWatch {
   if (watchers.size === 0) {
+    listenLate(false);
     for (const s of INTERRUPT_SIGNALS) process.on(s, onSignal);
     process.on('exit', onExit);
   }
@@ -80,6 +93,7 @@ export function watchInterrupts(
       if (watchers.size > 0) return;
       for (const s of INTERRUPT_SIGNALS) process.off(s, onSignal);
       process.off('exit', onExit);
+      if (first !== null) listenLate(true);
       first = null;
     },
   };

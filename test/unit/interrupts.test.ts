@@ -1,0 +1,28 @@
+/**
+ * The interrupt policy at its edge: a signal that comes after the last run wound down (it saw the first
+ * signal, saved itself and stopped listening) but before the process ended is the policy's second
+ * signal, and exits with 128 + the signal, not by Node's default (killed by the signal, no exit code).
+ */
+import path from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers.js';
+
+const MODULE = path.join(ROOT, 'dist', 'harness', 'session', 'interrupts.js');
+
+describe('the interrupt policy', () => {
+  it('a second Ctrl-C after the run wound down exits 130, not killed by the signal', async () => {
+    // The run sees the first SIGINT, disposes its watch, and the process lingers (a report being written).
+    const script = `
+      const { watchInterrupts } = await import(${JSON.stringify(MODULE)});
+      const watch = watchInterrupts(() => undefined);
+      process.kill(process.pid, 'SIGINT');
+      while (!watch.abort.aborted) await new Promise((r) => setImmediate(r));
+      watch.dispose();
+      process.kill(process.pid, 'SIGINT');
+      setTimeout(() => process.exit(0), 20_000);
+    `;
+    const child = await execa(process.execPath, ['--input-type=module', '-e', script], { reject: false });
+    expect([child.exitCode, child.signal ?? null]).toEqual([130, null]);
+  });
+});
