@@ -1,9 +1,14 @@
-import { existsSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../harness/core/clock.js';
 import { type MpsDaemon, parseControlPid, startMpsDaemon } from '../../harness/system/mps/daemon.js';
 import { prepareMpsDirectory } from '../../harness/system/mps/ownership.js';
-import { killMpsProcessesSettledSync, mpsProcessesOfSync } from '../../harness/system/mps/pipe-processes.js';
+import {
+  killMpsProcessesSettledSync,
+  listPipeProcessesSync,
+  mpsProcessesOfSync,
+} from '../../harness/system/mps/pipe-processes.js';
 import { isRunning, readProcess } from '../../harness/system/proc/process-table.js';
 import { execaRunner } from '../../harness/system/proc/runner.js';
 import { fakePath, fixture, until } from '../helpers.js';
@@ -126,5 +131,31 @@ describe('MPS control daemon lifecycle (fake nvidia-cuda-mps-control)', () => {
     expect(mpsProcessesOfSync(pipe)).toEqual([]);
     expect(await isRunning(other.daemon.controlPid as number)).toBe(true);
     expect(mpsProcessesOfSync(other.daemon.env.CUDA_MPS_PIPE_DIRECTORY as string)).toHaveLength(2);
+  });
+
+  it("at the deadline kills what still names the run's private pipe directory unnamed (a daemon slow to name itself), and nothing naming another", async () => {
+    const ours = await prepareMpsDirectory('run-a');
+    const theirs = await prepareMpsDirectory('run-b');
+    const spawnNaming = (pipe: string) =>
+      spawn('sleep', ['60'], { env: { ...process.env, CUDA_MPS_PIPE_DIRECTORY: pipe }, stdio: 'ignore' });
+    const slow = spawnNaming(ours.pipeDirectory);
+    const other = spawnNaming(theirs.pipeDirectory);
+    try {
+      await until(
+        () =>
+          listPipeProcessesSync().some((p) => p.pid === slow.pid) &&
+          listPipeProcessesSync().some((p) => p.pid === other.pid),
+        10_000,
+        'the two processes to name their pipe directories',
+      );
+      expect(killMpsProcessesSettledSync(ours.pipeDirectory, 100)).toEqual([slow.pid]);
+      await until(async () => !(await isRunning(slow.pid as number)), 10_000, 'the slow one to be gone');
+      expect(await isRunning(other.pid as number)).toBe(true);
+    } finally {
+      slow.kill('SIGKILL');
+      other.kill('SIGKILL');
+      rmSync(ours.root, { recursive: true, force: true });
+      rmSync(theirs.root, { recursive: true, force: true });
+    }
   });
 });

@@ -67,8 +67,10 @@ export function killMpsProcessesSync(pipeDirectory: string): number[] {
 /**
  * Kills every MPS process of `pipeDirectory`, then waits, synchronously and up to `settleMs`, until no
  * process naming the directory is left: one still starting (an MPS server a daemon just forked, not
- * yet named) is killed once it is named. For a forced exit and an interrupted start, which must
- * leave nothing behind.
+ * yet named) is killed once it is named. At the deadline, whatever still names the directory is killed
+ * unnamed: the directory is the run's private one, so only the run's own processes name it (a daemon
+ * slower to name itself than the deadline, on a loaded machine, outlived a forced exit). For a forced
+ * exit and an interrupted start, which must leave nothing behind.
  */
 export function killMpsProcessesSettledSync(pipeDirectory: string, settleMs = 2000): number[] {
   const killed = new Set<number>();
@@ -76,7 +78,18 @@ export function killMpsProcessesSettledSync(pipeDirectory: string, settleMs = 20
   for (;;) {
     for (const pid of killMpsProcessesSync(pipeDirectory)) killed.add(pid);
     const left = listPipeProcessesSync().filter((p) => p.pipeDirectory === pipeDirectory);
-    if (left.length === 0 || Date.now() >= deadline) return [...killed];
+    if (left.length === 0) return [...killed];
+    if (Date.now() >= deadline) {
+      for (const { pid } of left) {
+        try {
+          process.kill(pid, 'SIGKILL');
+          killed.add(pid);
+        } catch {
+          // Gone already.
+        }
+      }
+      return [...killed];
+    }
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
 }
