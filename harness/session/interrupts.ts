@@ -55,14 +55,17 @@ function forceAll(signal: InterruptSignal | null): void {
 const onExit = () => forceAll(first);
 
 /**
- * A signal after the last run wound down but before the process ended (writing its report, waiting on
- * a child's exit): the second signal of the policy, with no run left to force, so it exits with
- * 128 + the signal at once. Without it Node's default would kill the process by the signal, and the
- * exit code would not be the one the policy promises.
+ * A signal after the last run stopped listening but before the process ended (it wound down after a
+ * first signal, or it finished and is writing its report or waiting on a child's exit): no run is left
+ * to stop or force, so it exits with 128 + the signal at once. Without it Node's default would kill the
+ * process by the signal, and the exit code would not be the one the policy promises.
  */
 const late = (signal: InterruptSignal) => process.exit(signalExitCode(signal));
+let lateOn = false;
 
 function listenLate(on: boolean): void {
+  if (on === lateOn) return;
+  lateOn = on;
   for (const s of INTERRUPT_SIGNALS) on ? process.on(s, late) : process.off(s, late);
 }
 
@@ -93,7 +96,7 @@ export function watchInterrupts(
       if (watchers.size > 0) return;
       for (const s of INTERRUPT_SIGNALS) process.off(s, onSignal);
       process.off('exit', onExit);
-      if (first !== null) listenLate(true);
+      listenLate(true);
       first = null;
     },
   };

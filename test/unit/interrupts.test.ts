@@ -25,4 +25,16 @@ describe('the interrupt policy', () => {
     const child = await execa(process.execPath, ['--input-type=module', '-e', script], { reject: false });
     expect([child.exitCode, child.signal ?? null]).toEqual([130, null]);
   });
+
+  it('a Ctrl-C after a run finished, while the process is still ending, exits 130, not killed by the signal', async () => {
+    // The run completed and stopped listening; the process lingers (a report, a child's exit) when Ctrl-C comes.
+    const script = `
+      const { watchInterrupts } = await import(${JSON.stringify(MODULE)});
+      watchInterrupts(() => undefined).dispose();
+      process.kill(process.pid, 'SIGINT');
+      setTimeout(() => process.exit(0), 20_000);
+    `;
+    const child = await execa(process.execPath, ['--input-type=module', '-e', script], { reject: false });
+    expect([child.exitCode, child.signal ?? null]).toEqual([130, null]);
+  });
 });
