@@ -5,7 +5,6 @@
  * stopped however the run ends, the status, finishedAt and "stopped by" warning set, the final save,
  * and where the report goes. A product supplies only what differs: its record, its loop, its report.
  */
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { AppDeps } from '../core/deps.js';
 import { Interrupted, type InterruptSignal, signalExitCode, UserError } from '../core/errors.js';
@@ -16,7 +15,12 @@ import { acquireRunLock, type RunLock } from '../record/lock.js';
 import type { RunStatus } from '../record/record-file.js';
 import { directoryWriter, openRunDirectory, type RecordWriter, removeStaleTempFiles } from '../record/store.js';
 import { type MpsDaemon, startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
-import { checkMpsRoot, chooseMpsDirectory, makeMpsDirectory, type PreparedMps } from '../system/mps/ownership.js';
+import {
+  chooseMpsDirectory,
+  makeMpsDirectory,
+  type PreparedMps,
+  removeRecordedMpsRootSync,
+} from '../system/mps/ownership.js';
 import { killMpsProcessesSettledSync, killMpsProcessesSync } from '../system/mps/pipe-processes.js';
 import { removeStoppedMpsRootSync, salvageMpsLogsSync } from '../system/mps/salvage.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
@@ -290,8 +294,7 @@ export class Session<R extends SessionRecord> {
       if (!daemonMayRun(daemon)) {
         // Quit and recorded so, but the harness was killed before its private directory went: remove it
         // (only a root provably this run's, as everywhere).
-        const left = await checkMpsRoot(daemon.pipeDirectory, this.record.id);
-        if (left.ok) await rm(left.root, { recursive: true, force: true });
+        removeRecordedMpsRootSync(daemon.pipeDirectory, this.record.id);
         continue;
       }
       const orphan = await stopOrphanDaemon(this.deps.runner, this.deps.clock, {

@@ -74,6 +74,16 @@ export function daemonLogged(tmp: string): boolean {
   return mpsRootsUnder(tmp).some((root) => existsSync(path.join(tmp, root, 'log', 'control.log')));
 }
 
+/**
+ * The daemons a record lists while its run goes on. A finished run's are none: its last daemon stays
+ * `quit` on disk, and a stop after the run completed would not be the phase the case names.
+ */
+export function daemonsWhileRunning(
+  record: { status: string; daemons?: DaemonOnDisk[] | undefined } | null,
+): DaemonOnDisk[] {
+  return record?.status === 'running' ? (record.daemons ?? []) : [];
+}
+
 /** Where a run is, from its record's daemons and its temp directory: each test kills it at one of these. */
 export const PHASES = {
   /** A daemon recorded as starting has logged (the fake started slowly: FAKE_MPS=slow-start). */
@@ -81,7 +91,7 @@ export const PHASES = {
     daemons.some((d) => d.shutdown === 'starting') && daemonLogged(tmp),
   /** A daemon serves the run. */
   'while the daemon runs': (daemons: DaemonOnDisk[]) => daemons.some((d) => d.shutdown === 'running'),
-  /** A daemon of the run has quit: the next session is about to start, or has just. */
+  /** A daemon of the run has quit, and the run goes on: the next session is about to start, or has just. */
   'between MPS sessions': (daemons: DaemonOnDisk[]) => daemons.some((d) => d.shutdown === 'quit'),
 } as const;
 export type Phase = keyof typeof PHASES;

@@ -16,6 +16,7 @@ import { until } from '../helpers.js';
 import {
   again,
   type DaemonOnDisk,
+  daemonsWhileRunning,
   expectAfterStop,
   expectNothingLeft,
   jsonOnDisk,
@@ -57,7 +58,7 @@ describe.concurrent('probe: stopped at every phase, then resumed', SLOW, () => {
 
   it.each(SCENARIOS)('%s %s', async (stop, phase) => {
     const started = startIn(['probe', '--probes', 'memory'], phaseEnv(phase));
-    const code = await stopAt(started, phase, stop, () => probeJson(started.out)?.daemons ?? []);
+    const code = await stopAt(started, phase, stop, () => daemonsWhileRunning(probeJson(started.out)));
     await expectAfterStop(started, stop, code);
     const before = probeJson(started.out) as ProbeRun;
     expect(before.status).toBe(stop === 'kill -9' ? 'running' : 'interrupted');
@@ -95,7 +96,7 @@ describe.concurrent('capacity: stopped at every phase, then resumed', SLOW, () =
 
   it.each(SCENARIOS)('%s %s', async (stop, phase) => {
     const started = startIn(ARGS, phaseEnv(phase));
-    const code = await stopAt(started, phase, stop, () => capacityJson(started.out)?.daemons ?? []);
+    const code = await stopAt(started, phase, stop, () => daemonsWhileRunning(capacityJson(started.out)));
     await expectAfterStop(started, stop, code);
     const before = capacityJson(started.out) as CapacityRun;
     expect(before.status).toBe(stop === 'kill -9' ? 'running' : 'interrupted');
@@ -146,7 +147,10 @@ describe.concurrent('bench --gpus: stopped at every phase, then resumed', SLOW, 
     '--quiet',
   ];
   const daemons = (out: string): DaemonOnDisk[] =>
-    GPUS.flatMap((gpu) => runJson(path.join(out, gpu))?.modes.flatMap((m) => (m.mps ? [m.mps] : [])) ?? []);
+    daemonsWhileRunning({
+      status: hostJson(out)?.status ?? 'not started',
+      daemons: GPUS.flatMap((gpu) => runJson(path.join(out, gpu))?.modes.flatMap((m) => (m.mps ? [m.mps] : [])) ?? []),
+    });
 
   it.each(SCENARIOS)('%s %s', async (stop, phase) => {
     const started = startIn(ARGS, { ...ENV, ...phaseEnv(phase) });

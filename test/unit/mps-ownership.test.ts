@@ -5,16 +5,20 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { fsRunStore } from '../../harness/bench/record/store.js';
+import { systemClock } from '../../harness/core/clock.js';
 import { UserError } from '../../harness/core/errors.js';
+import { stopOrphanDaemon } from '../../harness/system/mps/daemon.js';
 import { findMpsLeftovers } from '../../harness/system/mps/leftovers.js';
 import {
   checkMpsRoot,
   chooseMpsDirectory,
   makeMpsDirectory,
   prepareMpsDirectory,
+  removeRecordedMpsRootSync,
   whyNotOurMpsProcess,
 } from '../../harness/system/mps/ownership.js';
 import { removeStoppedMpsRootSync, salvageMpsLogsSync } from '../../harness/system/mps/salvage.js';
+import { execaRunner } from '../../harness/system/proc/runner.js';
 import { DEFAULT_RUN, tempDir } from '../helpers.js';
 
 describe('MPS root ownership', () => {
@@ -161,8 +165,59 @@ describe("the forced exit's synchronous clean-up of a root", () => {
     const theirs = await prepareMpsDirectory('run-b', null, tmp);
     const unmarked = path.join(tmp, 'gpushare-mps-zzzzzz');
     mkdirSync(path.join(unmarked, 'pipe'), { recursive: true });
+    writeFileSync(path.join(unmarked, 'pipe', 'control'), '');
     for (const pipe of [ours.pipeDirectory, theirs.pipeDirectory, path.join(unmarked, 'pipe')])
       removeStoppedMpsRootSync(pipe, 'run-a', tmp);
     expect([existsSync(ours.root), existsSync(theirs.root), existsSync(unmarked)]).toEqual([false, true, true]);
+  });
+});
+
+describe('a root cut short while it was made or removed (kill -9, or a signal between two steps)', () => {
+  /** What a harness leaves at each step of making a root, or of removing one, when it is killed there. */
+  const REMNANTS: Array<[string, (root: string) => void]> = [
+    ['the root only', () => undefined],
+    ['an empty marker (killed between open and write)', (root) => writeFileSync(path.join(root, '.gpushare-mps'), '')],
+    [
+      'empty pipe/ and log/, the marker removed first',
+      (root) => {
+        mkdirSync(path.join(root, 'pipe'));
+        mkdirSync(path.join(root, 'log'));
+      },
+    ],
+  ];
+
+  it.each(REMNANTS)('--resume removes the empty remnant: %s', async (_name, leave) => {
+    const tmp = tempDir();
+    const paths = chooseMpsDirectory(tmp);
+    mkdirSync(paths.root, { mode: 0o700 });
+    leave(paths.root);
+    const orphan = { runId: 'run-a', controlPid: null, serverPids: [], pipeDirectory: paths.pipeDirectory };
+    const stopped = await stopOrphanDaemon(execaRunner, systemClock, orphan, tmp);
+    expect(stopped.outcome).toBe('never started (the empty directory of a start cut short is removed)');
+    expect(existsSync(paths.root)).toBe(false);
+  });
+
+  it.each(REMNANTS)("the forced exit's salvage removes it too, with no logs to save: %s", (_name, leave) => {
+    const tmp = tempDir();
+    const paths = chooseMpsDirectory(tmp);
+    mkdirSync(paths.root, { mode: 0o700 });
+    leave(paths.root);
+    expect(salvageMpsLogsSync(paths.pipeDirectory, 'run-a', tempDir(), 'mps', tmp)).toEqual([]);
+    expect(existsSync(paths.root)).toBe(false);
+  });
+
+  it('an unmarked root holding anything (a log, a marker with text) is not a remnant and stays', async () => {
+    const tmp = tempDir();
+    const withLog = chooseMpsDirectory(tmp);
+    mkdirSync(path.join(withLog.root, 'log'), { recursive: true });
+    writeFileSync(path.join(withLog.root, 'log', 'control.log'), 'a daemon ran here\n');
+    const otherMarker = chooseMpsDirectory(tmp);
+    mkdirSync(otherMarker.root);
+    writeFileSync(path.join(otherMarker.root, '.gpushare-mps'), 'not json');
+    for (const paths of [withLog, otherMarker]) {
+      expect(removeRecordedMpsRootSync(paths.pipeDirectory, 'run-a', tmp)).toBe('not ours');
+      expect(salvageMpsLogsSync(paths.pipeDirectory, 'run-a', tempDir(), 'mps', tmp)).toBeNull();
+      expect(existsSync(paths.root)).toBe(true);
+    }
   });
 });

@@ -5,7 +5,7 @@
  * touched: its pipe directory differs.
  */
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../core/clock.js';
 import type { ProcessRunner } from '../../core/process.js';
@@ -15,6 +15,8 @@ import {
   MPS_COMM_PREFIX,
   type PreparedMps,
   prepareMpsDirectory,
+  removeMpsRootSync,
+  removeRecordedMpsRootSync,
   whyNotOurMpsProcess,
 } from './ownership.js';
 import { killMpsProcessesSettledSync, mpsProcessesOfSync } from './pipe-processes.js';
@@ -71,7 +73,7 @@ export async function startMpsDaemon(
     const why =
       started.status === 'exited' ? `exited with ${started.exitCode}: ${started.stderr.trim()}` : started.status;
     const logs = await readLogs();
-    await rm(root, { recursive: true, force: true });
+    removeMpsRootSync(root);
     return { ok: false, reason: `${CONTROL} -d failed (${why})`, logs };
   }
 
@@ -88,7 +90,7 @@ export async function startMpsDaemon(
     // A daemon that does not answer yet cannot be asked to quit: killed at once, by its pipe directory.
     const killed = killMpsProcessesSettledSync(pipeDir);
     const logs = await readLogs();
-    await rm(root, { recursive: true, force: true });
+    removeMpsRootSync(root);
     return {
       ok: false,
       interrupted: true,
@@ -134,7 +136,7 @@ export async function startMpsDaemon(
       return stopped;
     },
     logs: readLogs,
-    removeDirectory: () => rm(root, { recursive: true, force: true }),
+    removeDirectory: async () => removeMpsRootSync(root),
   };
 
   if (controlPid === null || !answering) {
@@ -179,6 +181,19 @@ export async function stopOrphanDaemon(
   removeRoot: () => Promise<void>;
 }> {
   const checked = await checkMpsRoot(orphan.pipeDirectory, orphan.runId, tempRoot);
+  // A harness killed while it made or removed the root can leave it empty and unmarked: nothing ran there.
+  if (
+    !checked.ok &&
+    !checked.missing &&
+    removeRecordedMpsRootSync(orphan.pipeDirectory, orphan.runId, tempRoot) === 'remnant removed'
+  )
+    return {
+      outcome: 'never started (the empty directory of a start cut short is removed)',
+      controlPid: orphan.controlPid,
+      leftAlone: [],
+      logs: [],
+      removeRoot: async () => undefined,
+    };
   if (!checked.ok && checked.missing)
     return {
       outcome: 'already gone (its directory was never made, or is removed)',
@@ -233,7 +248,7 @@ export async function stopOrphanDaemon(
     }
   }
   const logs = await readLogs();
-  return { outcome, controlPid, leftAlone, logs, removeRoot: () => rm(checked.root, { recursive: true, force: true }) };
+  return { outcome, controlPid, leftAlone, logs, removeRoot: async () => removeMpsRootSync(checked.root) };
 }
 
 /** Server PIDs from server.log lines "[… Server 1234] …". */

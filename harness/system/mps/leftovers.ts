@@ -6,7 +6,7 @@
 import { readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { isMpsRootPath, type MpsMarker, readMpsMarker } from './ownership.js';
+import { isMpsRootPath, type MpsMarker, readMpsMarkerSync } from './ownership.js';
 import { listPipeProcessesSync } from './pipe-processes.js';
 
 /** One root gpushare made, and what still runs for it. */
@@ -25,7 +25,7 @@ export async function findMpsLeftovers(tempRoot = os.tmpdir()): Promise<MpsLefto
   for (const name of (await readdir(tempRoot).catch(() => [] as string[])).sort()) {
     const root = path.join(tempRoot, name);
     if (!isMpsRootPath(root, tempRoot)) continue;
-    const marker = await readMpsMarker(root);
+    const marker = readMpsMarkerSync(root);
     if (typeof marker === 'string') continue;
     const pipeDirectory = path.join(root, 'pipe');
     found.push({

@@ -4,7 +4,8 @@
  * time, in this boot) ties them to that root. --resume acts only on what this proves.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstatSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { chmod, lstat, mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bootId, processStartedAtMs, readEnviron, readProcess } from '../proc/process-table.js';
@@ -48,28 +49,93 @@ export function chooseMpsDirectory(tempRoot = os.tmpdir()): MpsPaths {
 }
 
 /**
- * Makes the chosen root (0700, refused if anything is there already) with pipe/ and log/ and the
- * marker that proves it is the run's in `runDir`.
+ * Makes the chosen root (0700, refused if anything is there already), writes the marker that proves
+ * it is the run's in `runDir` first, then pipe/ and log/: a harness killed in between leaves a root
+ * its marker proves, or an empty remnant (see removeRecordedMpsRootSync).
  */
 export async function makeMpsDirectory(paths: MpsPaths, runId: string, runDir: string | null): Promise<PreparedMps> {
+  const marker: MpsMarker = {
+    runId,
+    harnessPid: process.pid,
+    bootId: await bootId(),
+    createdAtMs: Date.now(),
+    ...(runDir !== null ? { runDir: path.resolve(runDir) } : {}),
+  };
   // Not recursive: a directory already there (another's) is refused, never taken over.
   await mkdir(paths.root, { mode: 0o700 });
   try {
+    await writeFile(path.join(paths.root, MPS_MARKER), `${JSON.stringify(marker)}\n`, { mode: 0o600, flag: 'wx' });
     await chmod(paths.root, 0o700);
     await mkdir(paths.pipeDirectory, { mode: 0o700 });
     await mkdir(paths.logDirectory, { mode: 0o700 });
-    const marker: MpsMarker = {
-      runId,
-      harnessPid: process.pid,
-      bootId: await bootId(),
-      createdAtMs: Date.now(),
-      ...(runDir !== null ? { runDir: path.resolve(runDir) } : {}),
-    };
-    await writeFile(path.join(paths.root, MPS_MARKER), `${JSON.stringify(marker)}\n`, { mode: 0o600, flag: 'wx' });
     return { ...paths, marker };
   } catch (error) {
-    await rm(paths.root, { recursive: true, force: true });
+    removeMpsRootSync(paths.root);
     throw error;
+  }
+}
+
+/**
+ * Removes a root proven to be the run's: all but the marker, then the marker, then the root. Synchronous,
+ * so that a signal's forced exit never runs halfway through it, and in that order, so that a harness
+ * killed halfway leaves a root its marker still proves, or an empty remnant.
+ */
+export function removeMpsRootSync(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of names) if (name !== MPS_MARKER) rmSync(path.join(root, name), { recursive: true, force: true });
+  rmSync(path.join(root, MPS_MARKER), { force: true });
+  rmSync(root, { recursive: true, force: true });
+}
+
+/**
+ * Removes what a run recorded at `pipeDirectory` when it is provably the run's root (its marker names
+ * `runId`), or the remnant a harness killed while making or removing one leaves: a real directory of
+ * this user's at a path of gpushare's shape holding nothing but empty pipe/ and log/ directories and an
+ * empty marker, whose removal loses nothing. Anything else stays. Says what it did.
+ */
+export function removeRecordedMpsRootSync(
+  pipeDirectory: string,
+  runId: string,
+  tempRoot = os.tmpdir(),
+): 'removed' | 'remnant removed' | 'missing' | 'not ours' {
+  const root = path.dirname(pipeDirectory);
+  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) return 'not ours';
+  if (lstatSync(root, { throwIfNoEntry: false }) === undefined) return 'missing';
+  const proof = readMpsMarkerSync(root);
+  if (typeof proof !== 'string') {
+    if (proof.runId !== runId) return 'not ours';
+    removeMpsRootSync(root);
+    return 'removed';
+  }
+  if (!isEmptyRemnantSync(root)) return 'not ours';
+  for (const name of readdirSync(root)) {
+    const entry = path.join(root, name);
+    if (name === MPS_MARKER) rmSync(entry);
+    else rmdirSync(entry);
+  }
+  rmdirSync(root);
+  return 'remnant removed';
+}
+
+/** A directory of this user's whose entries are only empty pipe/ and log/ directories and an empty marker file. */
+function isEmptyRemnantSync(root: string): boolean {
+  try {
+    const info = lstatSync(root);
+    if (!info.isDirectory() || info.uid !== process.getuid?.()) return false;
+    return readdirSync(root).every((name) => {
+      const entry = lstatSync(path.join(root, name));
+      if (name === MPS_MARKER) return entry.isFile() && entry.size === 0;
+      return (
+        (name === 'pipe' || name === 'log') && entry.isDirectory() && readdirSync(path.join(root, name)).length === 0
+      );
+    });
+  } catch {
+    return false;
   }
 }
 
@@ -107,7 +173,7 @@ export async function checkMpsRoot(pipeDirectory: string, runId: string, tempRoo
   // Recorded, then never made (or already removed): nothing of it is there to act on.
   if ((await lstat(root).catch(() => null)) === null)
     return { ok: false, reason: `${root} does not exist`, missing: true };
-  const marker = await readMpsMarker(root);
+  const marker = readMpsMarkerSync(root);
   if (typeof marker === 'string') return { ok: false, reason: marker };
   if (marker.runId !== runId)
     return {
@@ -118,21 +184,22 @@ export async function checkMpsRoot(pipeDirectory: string, runId: string, tempRoo
 }
 
 /** The marker of `root`, a real directory of this user's holding gpushare's marker file; else why not. */
-export async function readMpsMarker(root: string): Promise<MpsMarker | string> {
-  const info = await lstat(root).catch(() => null);
-  if (info === null) return `${root} does not exist`;
-  if (!info.isDirectory()) return `${root} is not a directory`;
-  if (info.uid !== process.getuid?.()) return `${root} is owned by uid ${info.uid}, not this user`;
-  const markerFile = path.join(root, MPS_MARKER);
-  const markerInfo = await lstat(markerFile).catch(() => null);
-  if (markerInfo === null || !markerInfo.isFile()) return `${root} holds no ${MPS_MARKER} marker written by gpushare`;
+export function readMpsMarkerSync(root: string): MpsMarker | string {
   try {
-    const marker = JSON.parse(await readFile(markerFile, 'utf8')) as MpsMarker;
+    const info = lstatSync(root, { throwIfNoEntry: false });
+    if (info === undefined) return `${root} does not exist`;
+    if (!info.isDirectory()) return `${root} is not a directory`;
+    if (info.uid !== process.getuid?.()) return `${root} is owned by uid ${info.uid}, not this user`;
+    const markerFile = path.join(root, MPS_MARKER);
+    const markerInfo = lstatSync(markerFile, { throwIfNoEntry: false });
+    if (markerInfo === undefined || !markerInfo.isFile())
+      return `${root} holds no ${MPS_MARKER} marker written by gpushare`;
+    const marker = JSON.parse(readFileSync(markerFile, 'utf8')) as MpsMarker;
     if (typeof marker.runId === 'string') return marker;
   } catch {
     // Unreadable: below.
   }
-  return `${markerFile} is unreadable`;
+  return `${path.join(root, MPS_MARKER)} is unreadable`;
 }
 
 /**

@@ -3,28 +3,23 @@
  * process.exit follows at once. Copies them into the run directory and removes the private root,
  * only when the root is provably this run's (see ownership.ts).
  */
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isMpsRootPath, MPS_MARKER, type MpsMarker } from './ownership.js';
+import { isMpsRootPath, readMpsMarkerSync, removeMpsRootSync, removeRecordedMpsRootSync } from './ownership.js';
 
 /** The private root of `pipeDirectory` when it is provably this run's (its marker names `runId`), else null. */
 function ownRootSync(pipeDirectory: string, runId: string, tempRoot: string): string | null {
   const root = path.dirname(pipeDirectory);
   if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) return null;
-  try {
-    if (!lstatSync(root).isDirectory()) return null;
-    const marker = JSON.parse(readFileSync(path.join(root, MPS_MARKER), 'utf8')) as MpsMarker;
-    return marker.runId === runId ? root : null;
-  } catch {
-    return null;
-  }
+  const marker = readMpsMarkerSync(root);
+  return typeof marker !== 'string' && marker.runId === runId ? root : null;
 }
 
 /**
  * Copies control.log and server.log to `<runDir>/<logDirectory>/`, removes the root, and returns the
  * copied paths (relative); null when the root is not provably this run's or the copy failed, and the
- * root, with its logs, stays where it is.
+ * root, with its logs, stays where it is. An empty remnant (see removeRecordedMpsRootSync) is removed.
  */
 export function salvageMpsLogsSync(
   pipeDirectory: string,
@@ -34,7 +29,8 @@ export function salvageMpsLogsSync(
   tempRoot = os.tmpdir(),
 ): string[] | null {
   const root = ownRootSync(pipeDirectory, runId, tempRoot);
-  if (root === null) return null;
+  // A root cut short while being made holds no logs: its empty remnant goes, and nothing is left to save.
+  if (root === null) return removeRecordedMpsRootSync(pipeDirectory, runId, tempRoot) === 'remnant removed' ? [] : null;
   try {
     const copied: string[] = [];
     mkdirSync(path.join(runDir, logDirectory), { recursive: true });
@@ -51,7 +47,7 @@ export function salvageMpsLogsSync(
       }
       copied.push(`${logDirectory}/${name}`);
     }
-    rmSync(root, { recursive: true, force: true });
+    removeMpsRootSync(root);
     return copied;
   } catch {
     // A failed copy keeps the root, and its logs, where they are.
@@ -62,9 +58,9 @@ export function salvageMpsLogsSync(
 /**
  * Removes the private root of a daemon already stopped and recorded so, whose removal the run's own
  * shutdown had not finished when the forced exit came (a second Ctrl-C just after the first stopped
- * it): only a root provably this run's. Its logs were saved before the daemon was recorded stopped.
+ * it): only a root provably this run's, or its empty remnant. Its logs were saved before the daemon
+ * was recorded stopped.
  */
 export function removeStoppedMpsRootSync(pipeDirectory: string, runId: string, tempRoot = os.tmpdir()): void {
-  const root = ownRootSync(pipeDirectory, runId, tempRoot);
-  if (root !== null) rmSync(root, { recursive: true, force: true });
+  removeRecordedMpsRootSync(pipeDirectory, runId, tempRoot);
 }
