@@ -204,3 +204,7 @@ export async function expectShellcheckClean(context: TestContext, file: string):
   const result = await execa('shellcheck', [file], { reject: false });
   expect([file, result.exitCode, result.stdout, result.stderr]).toEqual([file, 0, '', '']);
 }
+
+/** The environment npm gets in the tests: the CA bundle the suite's global setup took from every other process. */
+export const NPM_ENV: Record<string, string> =
+  process.env.GPUSHARE_SUITE_NPM_CA !== undefined ? { NODE_EXTRA_CA_CERTS: process.env.GPUSHARE_SUITE_NPM_CA } : {};

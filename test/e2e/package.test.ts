@@ -12,7 +12,7 @@ import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { FAKE_TORCH, QUICK, ROOT, tempDir } from '../helpers.js';
+import { FAKE_TORCH, NPM_ENV, QUICK, ROOT, tempDir } from '../helpers.js';
 
 /** This machine's PATH: node, npm and a real python3, and no fake nvidia-smi, MPS daemon or python3. */
 const PLAIN_PATH = process.env.PATH ?? '';
@@ -31,7 +31,10 @@ function listing(dir: string): string[] {
 let tarball = '';
 beforeAll(async () => {
   const dir = tempDir('gpushare-pack-');
-  const packed = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: ROOT });
+  const packed = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
+    cwd: ROOT,
+    env: NPM_ENV,
+  });
   tarball = path.join(dir, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]?.filename ?? '');
 }, 120_000);
 
@@ -54,6 +57,7 @@ describe('the packed package, installed in another project', () => {
     // The dependencies come from npm's cache, which `npm ci` filled.
     await execa('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--no-package-lock'], {
       cwd: project,
+      env: NPM_ENV,
     });
     before = listing(installed);
   }, 300_000);
@@ -203,7 +207,7 @@ describe('the GitHub Actions example, run as written', () => {
       execa('bash', ['-euo', 'pipefail', '-c', command], {
         cwd: repo,
         reject: false,
-        env: { PATH: PLAIN_PATH, CI: 'true', GPUSHARE_SIMULATE: '1', npm_config_prefer_offline: 'true' },
+        env: { PATH: PLAIN_PATH, CI: 'true', GPUSHARE_SIMULATE: '1', npm_config_prefer_offline: 'true', ...NPM_ENV },
         timeout: 300_000,
       });
     for (const command of runs) {

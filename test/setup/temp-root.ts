@@ -15,6 +15,14 @@ const LEFTOVER_DEADLINE_MS = 15_000;
 export default function setup(): () => Promise<void> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'gpushare-suite-'));
   process.env.TMPDIR = root;
+  // Node reads NODE_EXTRA_CA_CERTS's bundle at every process start (60 ms of CPU on a 2-core machine), and
+  // the suite starts thousands of node processes: the CLI and its fakes, none of which reaches the network.
+  // npm, which may, gets it back (NPM_ENV in test/helpers.ts).
+  const ca = process.env.NODE_EXTRA_CA_CERTS;
+  if (ca !== undefined) {
+    process.env.GPUSHARE_SUITE_NPM_CA = ca;
+    delete process.env.NODE_EXTRA_CA_CERTS;
+  }
   return async () => {
     try {
       const left = await leftovers(root);
