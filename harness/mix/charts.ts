@@ -1,25 +1,9 @@
 /** The mix report's charts as vega-lite specs (pure functions of the analysis), rendered headless to SVG. */
-import * as vega from 'vega';
-import * as vl from 'vega-lite';
-import { xmlChars } from '../core/escape/xml.js';
+import type { ChartSpec } from '../core/chart-svg.js';
 import type { Cell } from './analysis.js';
 
-type Spec = vl.TopLevelSpec;
+type Spec = ChartSpec;
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
-
-/** The SVG of a chart (as bench renders its own: vega escapes only markup, so text is made XML-safe), the same for the same spec. */
-export async function renderSvg(spec: Spec): Promise<string> {
-  const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
-  const svg = await view.toSVG();
-  view.finalize();
-  // Vega numbers gradients by a counter of the process: renumbered from 0, the SVG is a function of the run.
-  const ids = new Map<string, string>();
-  const stable = svg.replace(/gradient_\d+/g, (id) => {
-    if (!ids.has(id)) ids.set(id, `gradient_${ids.size}`);
-    return ids.get(id) as string;
-  });
-  return `${xmlChars(stable)}\n`;
-}
 
 const loadText = (load: number) => `victim at ${Math.round(load * 100)}% of capacity`;
 

@@ -1,5 +1,6 @@
 /** The mix report (markdown, a heat map and a frontier chart) and the console summary: pure functions of the run, and their writing. */
 import path from 'node:path';
+import { renderSvg } from '../core/chart-svg.js';
 import { mdCode, mdText } from '../core/escape/markdown.js';
 import { termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
@@ -18,7 +19,7 @@ import {
   SERVED_SHARE,
 } from './analysis.js';
 import { cellText, keptText, ratioText } from './cell-text.js';
-import { frontierChart, heatmapChart, renderSvg } from './charts.js';
+import { frontierChart, heatmapChart } from './charts.js';
 import { mixClaims } from './claims.js';
 import { publishedComparison } from './published.js';
 import type { MixRun } from './record.js';

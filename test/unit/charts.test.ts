@@ -2,8 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import type { MetricAnalysis } from '../../harness/bench/analysis/types.js';
-import { ratiosChart, renderSvg } from '../../harness/bench/outputs/charts.js';
+import { ratiosChart } from '../../harness/bench/outputs/charts.js';
 import { loadRun } from '../../harness/bench/record/store.js';
+import { renderSvg } from '../../harness/core/chart-svg.js';
 import { H100_RUN } from '../helpers.js';
 
 const verdicts = async () => analyze(await loadRun(H100_RUN)).verdicts;

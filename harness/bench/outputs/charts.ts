@@ -2,14 +2,12 @@
  * Charts as vega-lite specs (pure functions of a run), rendered headless to SVG by vega: no scripts,
  * fixed sizes, readable on GitHub.
  */
-import * as vega from 'vega';
-import * as vl from 'vega-lite';
-import { xmlChars } from '../../core/escape/xml.js';
+import type { ChartSpec } from '../../core/chart-svg.js';
 import type { Analysis, MetricAnalysis } from '../analysis/types.js';
 import type { Run } from '../record/schema.js';
 import type { ScalingPoint } from './scaling.js';
 
-type Spec = vl.TopLevelSpec;
+type Spec = ChartSpec;
 const WIDTH = 620;
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
 const MODE_COLOR: Record<string, string> = {
@@ -24,14 +22,6 @@ const MODE_COLOR: Record<string, string> = {
 function modeScale(modes: readonly string[]) {
   const domain = Object.keys(MODE_COLOR).filter((m) => modes.includes(m));
   return { domain, range: domain.map((m) => MODE_COLOR[m] as string) };
-}
-
-/** The SVG of a chart. Vega escapes only markup, so the run's text in it (GPU and node names) is made XML-safe here. */
-export async function renderSvg(spec: Spec): Promise<string> {
-  const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
-  const svg = await view.toSVG();
-  view.finalize();
-  return `${xmlChars(svg)}\n`;
 }
 
 /** A ratio's axis label, with the direction that is better: speedups and slowdowns share the axis. */

@@ -1,5 +1,6 @@
 /** Writes a run's report: the markdown and its SVG charts, each a pure function of the analysis. */
 import path from 'node:path';
+import { renderSvg } from '../../core/chart-svg.js';
 import { UserError } from '../../core/errors.js';
 import { htmlPage, svgDataUrl } from '../../core/escape/html.js';
 import { VERSION } from '../../core/version.js';
@@ -10,7 +11,7 @@ import type { Analysis } from '../analysis/types.js';
 import type { HostRun } from '../record/host-record.js';
 import type { Run } from '../record/schema.js';
 import { loadRun } from '../record/store.js';
-import { clientScalingChart, clientsChart, ratiosChart, renderSvg, scalingChart, timelineChart } from './charts.js';
+import { clientScalingChart, clientsChart, ratiosChart, scalingChart, timelineChart } from './charts.js';
 import { type HostGpuRun, hostMarkdown } from './host-markdown.js';
 import { type ChartLinks, runMarkdown } from './markdown.js';
 import { scalingPoints } from './scaling.js';

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 
 /** A process as /proc shows it. `state` is the one-letter state ("Z" for a zombie). */
@@ -89,19 +90,43 @@ async function parentPid(pid: number): Promise<number | null> {
  * reused PID apart later.
  */
 export async function descendants(pid: number): Promise<Array<{ pid: number; startTicks: number }>> {
+  const childrenOf = hasChildrenFiles() ? childrenFromTasks : await childrenByScan();
+  const found: Array<{ pid: number; startTicks: number }> = [];
+  const queue = await childrenOf(pid);
+  while (queue.length > 0) {
+    const next = queue.shift() as number;
+    const startTicks = await processStartTicks(next);
+    if (startTicks !== null) found.push({ pid: next, startTicks });
+    queue.push(...(await childrenOf(next)));
+  }
+  return found;
+}
+
+let childrenFiles: boolean | null = null;
+/** Whether this kernel lists each thread's children in /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN). */
+function hasChildrenFiles(): boolean {
+  childrenFiles ??= existsSync(`/proc/self/task/${process.pid}/children`);
+  return childrenFiles;
+}
+
+/** The children of `pid`, from every one of its threads' children file: a few reads, not one per process. */
+export async function childrenFromTasks(pid: number): Promise<number[]> {
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  const children: number[] = [];
+  for (const tid of tasks) {
+    const text = await readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch(() => '');
+    for (const child of text.split(' ')) if (/^\d+$/.test(child)) children.push(Number(child));
+  }
+  return children;
+}
+
+/** Children by parent, from the parent PID of every process in /proc: where the kernel has no children files. */
+export async function childrenByScan(): Promise<(pid: number) => Promise<number[]>> {
   const entries = (await readdir('/proc').catch(() => [] as string[])).filter((e) => /^\d+$/.test(e)).map(Number);
   const children = new Map<number, number[]>();
   for (const child of entries) {
     const parent = await parentPid(child);
     if (parent !== null) children.set(parent, [...(children.get(parent) ?? []), child]);
   }
-  const found: Array<{ pid: number; startTicks: number }> = [];
-  const queue = [...(children.get(pid) ?? [])];
-  while (queue.length > 0) {
-    const next = queue.shift() as number;
-    const startTicks = await processStartTicks(next);
-    if (startTicks !== null) found.push({ pid: next, startTicks });
-    queue.push(...(children.get(next) ?? []));
-  }
-  return found;
+  return async (pid) => children.get(pid) ?? [];
 }
