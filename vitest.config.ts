@@ -1,5 +1,19 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The end-to-end files first: they are the long ones, and the short unit files then fill the workers at the
+ * end, rather than one long file started late running on alone (a clean clone has no durations cached,
+ * and vitest's default then starts the largest files first, whatever their kind).
+ */
+class EndToEndFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const e2e = (f: TestSpecification) => (f.project.name === 'e2e' ? 0 : 1);
+    return sorted.sort((a, b) => e2e(a) - e2e(b));
+  }
+}
 
 /** Timeouts are deadlines for a loaded machine, not performance targets. */
 const shared = {
@@ -14,7 +28,8 @@ export default defineConfig({
     globalSetup: ['test/setup/temp-root.ts'],
     // The end-to-end files mostly wait on the fakes' windows and daemons, not on the CPU: run more files
     // at once than vitest's default of one fewer than the cores (one, on a 2-core machine).
-    maxWorkers: Math.max(3, availableParallelism()),
+    maxWorkers: Math.max(4, availableParallelism()),
+    sequence: { sequencer: EndToEndFirst },
     projects: [
       {
         test: {

@@ -6,7 +6,7 @@
  * Python workload written from docs/bring-your-own-workload.md alone (real Python, on a fake torch)
  * imports the helper without touching sys.path. Then the GitHub Actions example runs as written.
  */
-import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -124,13 +124,24 @@ describe('the packed package, installed in another project', () => {
     expect((await gpushare(['report', path.join('results', capacityRun as string)])).exitCode).toBe(0);
   }, 300_000);
 
-  it('gpushare demo tries it without a GPU and without GPUSHARE_SIMULATE', async () => {
+  it('gpushare demo is listed first in --help, and tries it without a GPU, without GPUSHARE_SIMULATE, and says what next', async () => {
+    const help = await gpushare(['--help'], {}, false);
+    expect(help.stdout).toMatch(/gpushare demo +try gpushare without a GPU/);
     const demo = await gpushare(['demo', '--quiet', '--out', 'demo'], {}, false);
     expect(demo.exitCode, String(demo.stderr)).toBe(0);
     expect(demo.stdout.split('\n')[0]).toMatch(/^SIMULATED: made on gpushare's simulator/);
+    expect(demo.stderr).toContain('GPUSHARE_SIMULATE=1 gpushare doctor');
     const record = JSON.parse(readFileSync(path.join(project, 'demo', 'run.json'), 'utf8')) as Run;
     expect(record.fingerprint.simulated).toBe(true);
     expect(record.fingerprint.nvidiaSmi.path).toBe(path.join(installed, 'simulator', 'bin', 'nvidia-smi'));
+    expect(record.modes.map((m) => `${m.mode} ${m.status}`)).toEqual([
+      'streams ran',
+      'timeslice ran',
+      'mps ran',
+      'mig skipped',
+    ]);
+    expect(record.trials.every((t) => t.status === 'ok')).toBe(true);
+    expect(existsSync(path.join(project, 'demo', 'report', `${record.id}.md`))).toBe(true);
   }, 300_000);
 
   it('brings a model written from the README alone: the helper imports without sys.path, and check, bench, report (markdown and HTML) and plan take it', async () => {

@@ -1,9 +1,10 @@
 /**
- * The simulated mode: GPUSHARE_SIMULATE=1 and gpushare demo run on the simulator shipped in the package
+ * The simulated mode: GPUSHARE_SIMULATE=1 runs on the simulator shipped in the package
  * (simulator/, nothing of test/ on PATH), and a run made there says so everywhere (run id, run.json,
- * report, console); gate, fleet report and plan refuse to set it beside a real run.
+ * report, console); gate, fleet report and plan refuse to set it beside a real run. gpushare demo is
+ * tested where a user meets it: from the installed package (package.test.ts).
  */
-import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
@@ -108,26 +109,4 @@ describe('a run on the simulator', () => {
     const json = await cli([...plan, '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({ simulated: true });
   });
-});
-
-describe('gpushare demo', () => {
-  it('is listed first in --help, runs a short bench on the simulator with no GPU and nothing on PATH, and says what next', async () => {
-    const help = await cli(['--help'], {}, { path: PLAIN_PATH });
-    expect(help.stdout).toMatch(/gpushare demo +try gpushare without a GPU/);
-    const dir = path.join(tempDir(), 'demo');
-    const demo = await cli(['demo', '--quiet', '--out', dir], {}, { path: PLAIN_PATH, timeoutMs: 150_000 });
-    expect(demo.exitCode, demo.stderr).toBe(0);
-    const run = JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8')) as Run;
-    expect(run.fingerprint.simulated).toBe(true);
-    expect(run.modes.map((m) => `${m.mode} ${m.status}`)).toEqual([
-      'streams ran',
-      'timeslice ran',
-      'mps ran',
-      'mig skipped',
-    ]);
-    expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
-    expect(demo.stdout.split('\n')[0]).toContain(SIMULATED);
-    expect(demo.stderr).toContain('GPUSHARE_SIMULATE=1 gpushare doctor');
-    expect(existsSync(path.join(dir, 'report', `${run.id}.md`))).toBe(true);
-  }, 180_000);
 });
