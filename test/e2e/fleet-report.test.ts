@@ -233,10 +233,13 @@ describe('gpushare fleet report, other fleets', () => {
       expect(json.nodes.find((n) => n.name === name)?.outliers).toEqual(['streams/pipeline/pinned-speedup-k2']);
     // The H200 runs of 2026-11-21 ran the suite's older settings, unlike most H200 GPUs here.
     const older = ['2026-11-21-h200-a6c68a', '2026-11-21-h200-d7edc0', '2026-11-21-h200-e7a8f2'];
-    // The tenancy sweep: two of its ratios are invalid (sw_power_cap in the contended arm but not the solo one).
+    // The tenancy sweep: two of its ratios are invalid (sw_power_cap in the contended arm but not the solo one);
+    // so is one of the default run ab89b3 (sw_power_cap in the solo arm).
     const sweep3485 = '2026-11-24-h100-80gb-hbm3-3485bb';
-    expect(json.failingNodes).toEqual([...older, made, ...slowCopies, sweep3485]);
-    expect(json.nodes.find((n) => n.name === sweep3485)?.flags.map((f) => f.kind)).toEqual(['invalid']);
+    const ab89b3 = '2026-11-24-h100-80gb-hbm3-ab89b3';
+    expect(json.failingNodes).toEqual([...older, made, ...slowCopies, sweep3485, ab89b3]);
+    for (const name of [sweep3485, ab89b3])
+      expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.kind)).toEqual(['invalid']);
     for (const name of older)
       expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.kind)).toEqual(['settings']);
     const h200 = json.groups.find((g) => g.nodes.includes(made));
@@ -244,21 +247,24 @@ describe('gpushare fleet report, other fleets', () => {
     expect(h200?.untested).toBeNull();
     expect(json.notCompared.map((x) => x.path)).toContain(path.join('2026-11-23-h200-x2-a4253d', 'cross'));
     expect(json.gpuModels.sort()).toEqual(['NVIDIA H100 80GB HBM3', 'NVIDIA H200']);
-    // The default suites: 250 ms (e4176e, c263f1; cc7fa9, d9dc25 and f90cc9, the old-way and prestarted runs of
-    // 2026-11-24) and 500 ms (d4099d, f89eae) on the H100, and the H200's two.
+    // The default suites: 250 ms (e4176e, c263f1; cc7fa9, d9dc25, f90cc9 and ab89b3, the old-way and prestarted
+    // runs of 2026-11-24) and 500 ms (d4099d, f89eae) on the H100, and the H200's two; the infer sweeps, the old
+    // way (6b0c38) and prestarted (059f38); the resnet18 example, the old way (b34a9c) and prestarted (fd4af8, 01f71c).
     const compared = json.groups.filter((g) => g.setAside === null).map((g) => g.nodes.map((n) => n.slice(-6)).sort());
     expect(compared).toEqual(
       expect.arrayContaining([
-        ['c263f1', 'cc7fa9', 'd9dc25', 'e4176e', 'f90cc9'],
+        ['ab89b3', 'c263f1', 'cc7fa9', 'd9dc25', 'e4176e', 'f90cc9'],
         ['d4099d', 'f89eae'],
+        ['059f38', '6b0c38'],
+        ['01f71c', 'b34a9c', 'fd4af8'],
         ['a6c68a', 'e7a8f2'],
       ]),
     );
     for (const g of json.groups.filter((g) => g.nodes.length < 3)) expect(g.untested).not.toBeNull();
-    const sweep = json.groups.find((g) => g.nodes.some((n) => n.endsWith('6b0c38')));
-    expect(sweep?.setAside).toMatch(
-      // The nearest is the tenancy sweep (3485bb): the same counts, with the streams tenants and green comparisons.
-      /^no other NVIDIA H100 80GB HBM3 run has its settings; the nearest, 2026-11-24-h100-80gb-hbm3-3485bb, differs: comparisons only in it: green\/infer@16/,
+    const tenancy = json.groups.find((g) => g.nodes.some((n) => n.endsWith('3485bb')));
+    expect(tenancy?.setAside).toMatch(
+      // The nearest is the infer sweep (6b0c38): the same counts, without the streams tenants and green comparisons.
+      /^no other NVIDIA H100 80GB HBM3 run has its settings; the nearest, 2026-11-23-h100-80gb-hbm3-6b0c38, differs: comparisons only here: green\/infer@16/,
     );
     expect(json.notCompared.map((x) => x.reason.split(' (')[0])).toEqual(
       expect.arrayContaining(['a capacity record', 'a probe record']),
