@@ -2,12 +2,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze, analyzeComparison } from '../../harness/bench/analysis/analyze.js';
+import { diagnose } from '../../harness/bench/analysis/diagnosis.js';
+import type { Metric } from '../../harness/bench/analysis/metrics.js';
 import { groupRounds, isComplete } from '../../harness/bench/analysis/rounds.js';
 import { checkPatterns, DEFAULT_THRESHOLDS } from '../../harness/bench/gate/thresholds.js';
 import { buildPlan } from '../../harness/bench/plan.js';
 import { budgetShareS, stopDecision } from '../../harness/bench/policy.js';
 import type { ClientResult, Comparison, RoundPolicy, Run, Trial } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
+import type { MetricStats } from '../../harness/stats/statistics.js';
 import { implausibleResult } from '../../harness/workload/result-checks.js';
 import { H200_RUN, userErrorOf } from '../helpers.js';
 import { testConfig } from './config-fixture.js';
@@ -211,5 +214,24 @@ describe('thresholds patterns', () => {
     expect(() =>
       checkPatterns({ noiseBand: 0.02, rules: [{ pattern: '*/infer/slowdown', bounds: { max: 9 } }] }, ids, 'f'),
     ).not.toThrow();
+  });
+});
+
+describe('why a CI is wide: the stop reason in words', () => {
+  const metric = { name: 'slowdown' } as Metric;
+  const stats = { n: 6, outliers: [] as number[] } as unknown as MetricStats;
+  const because = (reason: string) =>
+    diagnose(
+      { stop: { comparisonId: 'mps/infer', rounds: 6, reason, halfWidths: {} } } as never,
+      metric,
+      stats,
+      () => [],
+    );
+
+  it('an invalid comparison is named so, not as a failed trial', () => {
+    expect(because('invalid')).toEqual([
+      'stopped adding rounds at 6: a validity check failed, which more rounds cannot mend (the reason is on its own line)',
+    ]);
+    expect(because('aborted')).toEqual(['stopped adding rounds at 6: a trial failed or timed out']);
   });
 });

@@ -98,6 +98,8 @@ function stopText(reason: string): string {
       return 'a fixed number of rounds (--max-rounds equals --rounds)';
     case 'unsupported':
       return 'skipped: this machine cannot run it so';
+    case 'invalid':
+      return 'a validity check failed, which more rounds cannot mend (the reason is on its own line)';
     default:
       return 'a trial failed or timed out';
   }
