@@ -22,7 +22,7 @@ import {
   removeRecordedMpsRootSync,
 } from '../system/mps/ownership.js';
 import { killMpsProcessesSettledSync, killMpsProcessesSync } from '../system/mps/pipe-processes.js';
-import { removeStoppedMpsRootSync, salvageMpsLogsSync } from '../system/mps/salvage.js';
+import { salvageMpsLogsSync } from '../system/mps/salvage.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
 import { Reaper } from '../system/proc/reaper.js';
 import { type InterruptWatch, watchInterrupts } from './interrupts.js';
@@ -335,7 +335,7 @@ export class Session<R extends SessionRecord> {
     for (const daemon of this.binding.daemons(record)) {
       if (daemon.pipeDirectory === null) continue;
       if (!daemonMayRun(daemon)) {
-        removeStoppedMpsRootSync(daemon.pipeDirectory, record.id);
+        removeRecordedMpsRootSync(daemon.pipeDirectory, record.id);
         continue;
       }
       killMpsProcessesSettledSync(daemon.pipeDirectory);

@@ -10,14 +10,14 @@ import { UserError } from '../../harness/core/errors.js';
 import { stopOrphanDaemon } from '../../harness/system/mps/daemon.js';
 import { findMpsLeftovers } from '../../harness/system/mps/leftovers.js';
 import {
-  checkMpsRoot,
+  checkMpsRootSync,
   chooseMpsDirectory,
   makeMpsDirectory,
   prepareMpsDirectory,
   removeRecordedMpsRootSync,
   whyNotOurMpsProcess,
 } from '../../harness/system/mps/ownership.js';
-import { removeStoppedMpsRootSync, salvageMpsLogsSync } from '../../harness/system/mps/salvage.js';
+import { salvageMpsLogsSync } from '../../harness/system/mps/salvage.js';
 import { execaRunner } from '../../harness/system/proc/runner.js';
 import { DEFAULT_RUN, tempDir } from '../helpers.js';
 
@@ -30,8 +30,8 @@ describe('MPS root ownership', () => {
         runId: 'run-a',
         harnessPid: process.pid,
       });
-      expect(await checkMpsRoot(prepared.pipeDirectory, 'run-a')).toMatchObject({ ok: true, root: prepared.root });
-      expect(await checkMpsRoot(prepared.pipeDirectory, 'run-b')).toEqual({
+      expect(checkMpsRootSync(prepared.pipeDirectory, 'run-a')).toMatchObject({ ok: true, root: prepared.root });
+      expect(checkMpsRootSync(prepared.pipeDirectory, 'run-b')).toEqual({
         ok: false,
         reason: `${prepared.root}/.gpushare-mps belongs to run run-a, not run-b`,
       });
@@ -41,13 +41,13 @@ describe('MPS root ownership', () => {
   });
 
   it("refuses paths outside gpushare's temp root pattern, and roots without the marker", async () => {
-    expect(await checkMpsRoot('/', 'r')).toMatchObject({ ok: false });
-    expect(await checkMpsRoot('/home/user/pipe', 'r')).toMatchObject({ ok: false });
-    expect(await checkMpsRoot(path.join(os.tmpdir(), 'pipe'), 'r')).toMatchObject({ ok: false });
+    expect(checkMpsRootSync('/', 'r')).toMatchObject({ ok: false });
+    expect(checkMpsRootSync('/home/user/pipe', 'r')).toMatchObject({ ok: false });
+    expect(checkMpsRootSync(path.join(os.tmpdir(), 'pipe'), 'r')).toMatchObject({ ok: false });
     const bare = path.join(os.tmpdir(), 'gpushare-mps-zzzzzz');
     mkdirSync(path.join(bare, 'pipe'), { recursive: true });
     try {
-      expect(await checkMpsRoot(path.join(bare, 'pipe'), 'r')).toEqual({
+      expect(checkMpsRootSync(path.join(bare, 'pipe'), 'r')).toEqual({
         ok: false,
         reason: `${bare} holds no .gpushare-mps marker written by gpushare`,
       });
@@ -83,7 +83,7 @@ describe('MPS roots recorded before they are made', () => {
 
   it('a recorded root that was never made is missing, not foreign', async () => {
     const paths = chooseMpsDirectory();
-    expect(await checkMpsRoot(paths.pipeDirectory, 'run-a')).toEqual({
+    expect(checkMpsRootSync(paths.pipeDirectory, 'run-a')).toEqual({
       ok: false,
       reason: `${paths.root} does not exist`,
       missing: true,
@@ -167,7 +167,7 @@ describe("the forced exit's synchronous clean-up of a root", () => {
     mkdirSync(path.join(unmarked, 'pipe'), { recursive: true });
     writeFileSync(path.join(unmarked, 'pipe', 'control'), '');
     for (const pipe of [ours.pipeDirectory, theirs.pipeDirectory, path.join(unmarked, 'pipe')])
-      removeStoppedMpsRootSync(pipe, 'run-a', tmp);
+      removeRecordedMpsRootSync(pipe, 'run-a', tmp);
     expect([existsSync(ours.root), existsSync(theirs.root), existsSync(unmarked)]).toEqual([false, true, true]);
   });
 });

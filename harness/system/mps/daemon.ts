@@ -11,12 +11,12 @@ import type { Clock } from '../../core/clock.js';
 import type { ProcessRunner } from '../../core/process.js';
 import { isRunning, readProcess } from '../proc/process-table.js';
 import {
-  checkMpsRoot,
+  checkMpsRootSync,
   MPS_COMM_PREFIX,
   type PreparedMps,
   prepareMpsDirectory,
+  removeMpsRemnantSync,
   removeMpsRootSync,
-  removeRecordedMpsRootSync,
   whyNotOurMpsProcess,
 } from './ownership.js';
 import { killMpsProcessesSettledSync, mpsProcessesOfSync } from './pipe-processes.js';
@@ -180,13 +180,9 @@ export async function stopOrphanDaemon(
   logs: Array<{ name: string; content: string }>;
   removeRoot: () => Promise<void>;
 }> {
-  const checked = await checkMpsRoot(orphan.pipeDirectory, orphan.runId, tempRoot);
+  const checked = checkMpsRootSync(orphan.pipeDirectory, orphan.runId, tempRoot);
   // A harness killed while it made or removed the root can leave it empty and unmarked: nothing ran there.
-  if (
-    !checked.ok &&
-    !checked.missing &&
-    removeRecordedMpsRootSync(orphan.pipeDirectory, orphan.runId, tempRoot) === 'remnant removed'
-  )
+  if (!checked.ok && !checked.missing && removeMpsRemnantSync(orphan.pipeDirectory, tempRoot))
     return {
       outcome: 'never started (the empty directory of a start cut short is removed)',
       controlPid: orphan.controlPid,

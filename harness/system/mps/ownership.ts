@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
-import { chmod, lstat, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bootId, processStartedAtMs, readEnviron, readProcess } from '../proc/process-table.js';
@@ -103,23 +103,29 @@ export function removeRecordedMpsRootSync(
   runId: string,
   tempRoot = os.tmpdir(),
 ): 'removed' | 'remnant removed' | 'missing' | 'not ours' {
-  const root = path.dirname(pipeDirectory);
-  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) return 'not ours';
-  if (lstatSync(root, { throwIfNoEntry: false }) === undefined) return 'missing';
-  const proof = readMpsMarkerSync(root);
-  if (typeof proof !== 'string') {
-    if (proof.runId !== runId) return 'not ours';
-    removeMpsRootSync(root);
+  const checked = checkMpsRootSync(pipeDirectory, runId, tempRoot);
+  if (checked.ok) {
+    removeMpsRootSync(checked.root);
     return 'removed';
   }
-  if (!isEmptyRemnantSync(root)) return 'not ours';
+  if (checked.missing) return 'missing';
+  return removeMpsRemnantSync(pipeDirectory, tempRoot) ? 'remnant removed' : 'not ours';
+}
+
+/**
+ * Removes the root of `pipeDirectory` when it is the empty remnant a harness killed while making or
+ * removing a root leaves (see removeRecordedMpsRootSync), at a path of gpushare's shape; true when it did.
+ */
+export function removeMpsRemnantSync(pipeDirectory: string, tempRoot = os.tmpdir()): boolean {
+  const root = rootOfPipe(pipeDirectory, tempRoot);
+  if (root === null || !isEmptyRemnantSync(root)) return false;
   for (const name of readdirSync(root)) {
     const entry = path.join(root, name);
     if (name === MPS_MARKER) rmSync(entry);
     else rmdirSync(entry);
   }
   rmdirSync(root);
-  return 'remnant removed';
+  return true;
 }
 
 /** A directory of this user's whose entries are only empty pipe/ and log/ directories and an empty marker file. */
@@ -158,20 +164,26 @@ export type RootCheck =
   | { ok: true; root: string; logDirectory: string; marker: MpsMarker }
   | { ok: false; reason: string; missing?: true };
 
+/** The root of `pipeDirectory` when it has the shape gpushare gives one, `<temp>/gpushare-mps-XXXXXX/pipe`; else null. */
+function rootOfPipe(pipeDirectory: string, tempRoot: string): string | null {
+  const root = path.dirname(pipeDirectory);
+  return path.basename(pipeDirectory) === 'pipe' && isMpsRootPath(root, tempRoot) ? root : null;
+}
+
 /**
  * Checks that `pipeDirectory` is `<temp>/gpushare-mps-XXXXXX/pipe`, that the root is a real
  * directory owned by this user, and that it holds this run's marker. Anything else is not ours.
+ * Synchronous: the forced exit checks with it too.
  */
-export async function checkMpsRoot(pipeDirectory: string, runId: string, tempRoot = os.tmpdir()): Promise<RootCheck> {
-  const root = path.dirname(pipeDirectory);
-  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) {
+export function checkMpsRootSync(pipeDirectory: string, runId: string, tempRoot = os.tmpdir()): RootCheck {
+  const root = rootOfPipe(pipeDirectory, tempRoot);
+  if (root === null)
     return {
       ok: false,
       reason: `${pipeDirectory} is not under gpushare's ${path.join(tempRoot, `${MPS_ROOT_PREFIX}XXXXXX`)}/pipe`,
     };
-  }
   // Recorded, then never made (or already removed): nothing of it is there to act on.
-  if ((await lstat(root).catch(() => null)) === null)
+  if (lstatSync(root, { throwIfNoEntry: false }) === undefined)
     return { ok: false, reason: `${root} does not exist`, missing: true };
   const marker = readMpsMarkerSync(root);
   if (typeof marker === 'string') return { ok: false, reason: marker };

@@ -6,15 +6,7 @@
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isMpsRootPath, readMpsMarkerSync, removeMpsRootSync, removeRecordedMpsRootSync } from './ownership.js';
-
-/** The private root of `pipeDirectory` when it is provably this run's (its marker names `runId`), else null. */
-function ownRootSync(pipeDirectory: string, runId: string, tempRoot: string): string | null {
-  const root = path.dirname(pipeDirectory);
-  if (path.basename(pipeDirectory) !== 'pipe' || !isMpsRootPath(root, tempRoot)) return null;
-  const marker = readMpsMarkerSync(root);
-  return typeof marker !== 'string' && marker.runId === runId ? root : null;
-}
+import { checkMpsRootSync, removeMpsRemnantSync, removeMpsRootSync } from './ownership.js';
 
 /**
  * Copies control.log and server.log to `<runDir>/<logDirectory>/`, removes the root, and returns the
@@ -28,9 +20,10 @@ export function salvageMpsLogsSync(
   logDirectory = 'mps',
   tempRoot = os.tmpdir(),
 ): string[] | null {
-  const root = ownRootSync(pipeDirectory, runId, tempRoot);
+  const checked = checkMpsRootSync(pipeDirectory, runId, tempRoot);
   // A root cut short while being made holds no logs: its empty remnant goes, and nothing is left to save.
-  if (root === null) return removeRecordedMpsRootSync(pipeDirectory, runId, tempRoot) === 'remnant removed' ? [] : null;
+  if (!checked.ok) return !checked.missing && removeMpsRemnantSync(pipeDirectory, tempRoot) ? [] : null;
+  const root = checked.root;
   try {
     const copied: string[] = [];
     mkdirSync(path.join(runDir, logDirectory), { recursive: true });
@@ -53,14 +46,4 @@ export function salvageMpsLogsSync(
     // A failed copy keeps the root, and its logs, where they are.
     return null;
   }
-}
-
-/**
- * Removes the private root of a daemon already stopped and recorded so, whose removal the run's own
- * shutdown had not finished when the forced exit came (a second Ctrl-C just after the first stopped
- * it): only a root provably this run's, or its empty remnant. Its logs were saved before the daemon
- * was recorded stopped.
- */
-export function removeStoppedMpsRootSync(pipeDirectory: string, runId: string, tempRoot = os.tmpdir()): void {
-  removeRecordedMpsRootSync(pipeDirectory, runId, tempRoot);
 }
