@@ -133,6 +133,23 @@ describe('MPS control daemon lifecycle (fake nvidia-cuda-mps-control)', () => {
     expect(mpsProcessesOfSync(other.daemon.env.CUDA_MPS_PIPE_DIRECTORY as string)).toHaveLength(2);
   });
 
+  it('does not stop at one empty scan: a process that names the directory a moment later is killed too', async () => {
+    const ours = await prepareMpsDirectory('run-a');
+    // The shell does not name the directory; 0.2 s later the sleep it becomes does (as a process in exec
+    // is unseen for a moment, then seen).
+    const late = spawn('sh', ['-c', `sleep 0.2; exec env CUDA_MPS_PIPE_DIRECTORY=${ours.pipeDirectory} sleep 60`], {
+      stdio: 'ignore',
+    });
+    try {
+      await until(async () => await isRunning(late.pid as number), 10_000, 'the shell to run');
+      expect(killMpsProcessesSettledSync(ours.pipeDirectory, 100, 1500)).toEqual([late.pid]);
+      await until(async () => !(await isRunning(late.pid as number)), 10_000, 'the late one to be gone');
+    } finally {
+      late.kill('SIGKILL');
+      rmSync(ours.root, { recursive: true, force: true });
+    }
+  });
+
   it("at the deadline kills what still names the run's private pipe directory unnamed (a daemon slow to name itself), and nothing naming another", async () => {
     const ours = await prepareMpsDirectory('run-a');
     const theirs = await prepareMpsDirectory('run-b');

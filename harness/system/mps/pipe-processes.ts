@@ -69,17 +69,23 @@ export function killMpsProcessesSync(pipeDirectory: string): number[] {
  * process naming the directory is left: one still starting (an MPS server a daemon just forked, not
  * yet named) is killed once it is named. At the deadline, whatever still names the directory is killed
  * unnamed: the directory is the run's private one, so only the run's own processes name it (a daemon
- * slower to name itself than the deadline, on a loaded machine, outlived a forced exit). For a forced
- * exit and an interrupted start, which must leave nothing behind.
+ * slower to name itself than the deadline, on a loaded machine, outlived a forced exit). It returns only
+ * once no process has named the directory for `quietMs`: one scan can miss a process, one in the middle
+ * of exec, whose environment cannot be read for that moment (a double Ctrl-C between MPS sessions, under
+ * load, left a daemon so). For a forced exit and an interrupted start, which must leave nothing behind.
  */
-export function killMpsProcessesSettledSync(pipeDirectory: string, settleMs = 2000): number[] {
+export function killMpsProcessesSettledSync(pipeDirectory: string, settleMs = 2000, quietMs = 100): number[] {
   const killed = new Set<number>();
   const deadline = Date.now() + settleMs;
+  let quietSince: number | null = null;
   for (;;) {
     for (const pid of killMpsProcessesSync(pipeDirectory)) killed.add(pid);
     const left = listPipeProcessesSync().filter((p) => p.pipeDirectory === pipeDirectory);
-    if (left.length === 0) return [...killed];
-    if (Date.now() >= deadline) {
+    const now = Date.now();
+    if (left.length > 0) quietSince = null;
+    else quietSince ??= now;
+    if (quietSince !== null && now - quietSince >= quietMs) return [...killed];
+    if (now >= deadline) {
       for (const { pid } of left) {
         try {
           process.kill(pid, 'SIGKILL');
@@ -88,7 +94,8 @@ export function killMpsProcessesSettledSync(pipeDirectory: string, settleMs = 20
           // Gone already.
         }
       }
-      return [...killed];
+      // Past the deadline every scan kills what it finds; a quiet stretch or a second deadline ends it.
+      if (now >= deadline + Math.max(settleMs, quietMs)) return [...killed];
     }
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
