@@ -35,11 +35,13 @@ comparable across processes.
 """
 import argparse
 import contextlib
+import gc
 import inspect
 import json
 import math
 import os
 import queue
+import runpy
 import sys
 import threading
 import time
@@ -52,6 +54,7 @@ GREEN_ENV = "GPUSHARE_GREEN_SM_PCT"  # set: each tenant in a green context of th
 SMID_SPIN_NS = 20_000  # how long each block of the SM-id kernel spins, so that its blocks spread over every SM it may use
 
 _out = None  # the private handle on the real stdout, once serve() (or the first emit) has taken it
+_switch = {"started": False, "released": None}  # a process that switched workloads: started once; what the last one left
 
 
 def claim_stdout():
@@ -76,15 +79,19 @@ def line(message):
 
 
 def ready_message(name, pid, device, params, tenants=1, memory_reserved_mib=None, graph_pool_mib=None,
-                  tenant_sms=None):
+                  tenant_sms=None, released=None):
     """The line a workload prints once built and warmed up: its name, pid, device and parameters; the
-    tenants it built; what its allocator holds (MiB, graph pools too); the SMs each green tenant ran on."""
+    tenants it built; what its allocator holds (MiB, graph pools too); the SMs each green tenant ran on;
+    after a switch, what the previous workload held and what was left once it was released (MiB)."""
     message = {"event": "ready", "protocol": PROTOCOL, "workload": name, "pid": pid, "device": device,
                "params": {k: _json_value(v) for k, v in params.items()}, "tenants": tenants,
                "memoryReservedMiB": memory_reserved_mib, "graphPoolMiB": graph_pool_mib,
-               "holds": True}  # serve() waits for start when started with GPUSHARE_HOLD=1 (see _await_start)
+               "holds": True,  # serve() waits for start when started with GPUSHARE_HOLD=1 (see _await_start)
+               "switches": True}  # serve() takes {"cmd":"switch","argv":[...]} (see _switch_to)
     if tenant_sms is not None:
         message["tenantSms"] = tenant_sms
+    if released is not None:
+        message["released"] = released
     return message
 
 
@@ -688,6 +695,32 @@ def _await_start():
     return False
 
 
+def _switch_to(torch, name, tenants, threads, argv):
+    """Releases this workload (its steps, and with them its models, buffers and CUDA graphs; then the
+    allocator's cache) and serves the one `argv` names ([script, args...]) in this process, whose
+    imports and CUDA context carry over. Returns that workload's exit status. Its ready line says what
+    this one held and what was left after the release (released)."""
+    if threads:
+        raise _Refused("a process whose tenants run on threads does not switch workloads")
+    if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+        raise _Refused(f"switch takes argv, a list of strings [script, args...], got {argv!r}")
+    held, _ = _memory(torch)
+    for t in tenants:
+        t.step = None
+    tenants.clear()
+    gc.collect()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    left, _ = _memory(torch)
+    _switch["released"] = {"workload": name, "memoryReservedMiB": held, "leftMiB": left}
+    sys.argv = list(argv)
+    try:
+        runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0
+
+
 class _Refused(Exception):
     """A call of serve() that cannot work, said before anything is built."""
 
@@ -760,6 +793,11 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
     Where this machine cannot make green contexts as asked, serve says so as "unsupported" and
     gpushare records the comparison as skipped.
 
+    Switch: between comparisons of one mode and one set of processes, gpushare may send
+    {"cmd":"switch","argv":[script, args...]}: serve drops this workload's steps (and with them what
+    setup built), empties PyTorch's allocator cache and runs that script in this process, whose
+    imports and CUDA context carry over; its ready line says what was released.
+
     The old form serve(name, build, args), with args from parser().parse_args() and build() taking
     no argument, still works. Anything else that cannot work (argv that is not a list of strings, a
     setup taking two arguments, no PyTorch) is refused with an error line before anything is built.
@@ -769,7 +807,7 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
         claim_stdout()
         takes_args = _setup_takes_args(setup) and not isinstance(argv, argparse.Namespace)
         count, green_pct = _env_tenants()
-        held = os.environ.get(HOLD_ENV) == "1"
+        held = os.environ.get(HOLD_ENV) == "1" and not _switch["started"]  # a switched-to workload starts at once
         undo = _hold_begin() if held else []
         try:
             import torch
@@ -779,6 +817,7 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
             return 0
         for restore in undo:
             restore()
+        _switch["started"] = True
         _pin()
         if not torch.cuda.is_available():
             raise _Refused("PyTorch sees no CUDA GPU (torch.cuda.is_available() is False): "
@@ -793,8 +832,9 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
         torch.cuda.synchronize()
         _warm_up(torch, tenants, args.warmup_ms)
         reserved, graphs = _memory(torch)
+        released, _switch["released"] = _switch["released"], None
         send(ready_message(name, os.getpid(), torch.cuda.get_device_name(), vars(args), tenants=count,
-                           memory_reserved_mib=reserved, graph_pool_mib=graphs, tenant_sms=sms))
+                           memory_reserved_mib=reserved, graph_pool_mib=graphs, tenant_sms=sms, released=released))
         threads = False
         client = int(os.environ.get("GPUSHARE_CLIENT_INDEX", "0"))
         for text in iter(sys.stdin.readline, ""):
@@ -803,6 +843,8 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None):
             cmd = json.loads(text)
             if cmd.get("cmd") == "exit":
                 return 0
+            if cmd.get("cmd") == "switch":
+                return _switch_to(torch, name, tenants, threads, cmd.get("argv"))
             if cmd.get("cmd") != "run":
                 send(error_message(f"unknown command {cmd.get('cmd')!r}"))
                 return 2

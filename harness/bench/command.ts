@@ -130,7 +130,7 @@ function planText(config: Config, plan: Plan, cpus: number | null): string {
   lines.push(
     '',
     `${plan.comparisons.length} comparisons, at least ${trials} trials, about ${Math.round(estimate.wallS)} s (estimate), plus up to ${policy.timeBudgetS} s of extra rounds (up to ${policy.maxRounds} per comparison) until every headline CI is within ±${(policy.ciTarget * 100).toFixed(1)}% and every graded one within ±${(policy.gradedCiTarget * 100).toFixed(1)}%`,
-    `estimate: ${Math.round(measuringShare(estimate))}% of it inside measurement windows, assuming ${a.coldStart} s to start a comparison's clients cold, ${a.prestartedStart} s prestarted${config.freshClients ? ' (not with --fresh-clients)' : ''}, and ${a.outside} s outside comparisons`,
+    `estimate: ${Math.round(measuringShare(estimate))}% of it inside measurement windows, assuming ${a.coldStart} s to start a comparison's clients cold, ${a.prestartedStart} s prestarted and ${a.switchedStart} s switched from the previous comparison's processes${config.freshClients ? ' (neither with --fresh-clients)' : ''}, and ${a.outside} s outside comparisons`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -7,7 +7,7 @@ import { BUILTIN_NAMES, parseSets, workloadSpec } from '../workload/registry.js'
 import { releaseLeadMs } from '../workload/release.js';
 import { DEFAULTS } from './defaults.js';
 import { DEFAULT_THRESHOLDS, type Thresholds } from './gate/thresholds.js';
-import { prestartable } from './plan.js';
+import { prestartable, switchable } from './plan.js';
 import type { ProgressStyle } from './progress.js';
 import { type Comparison, type Config, MODE_NAMES } from './record/schema.js';
 
@@ -129,7 +129,7 @@ export const BENCH_FLAGS = {
   'fresh-clients': {
     type: 'boolean',
     describe:
-      "start each comparison's clients only when it begins (the old way), not while the previous comparison measures",
+      "start each comparison's clients afresh when it begins (the old way): not while the previous comparison measures, and no switching of the previous comparison's processes to the next workload",
   },
   'allow-busy': {
     type: 'boolean',
@@ -310,10 +310,10 @@ function memoryLimit(raw: string): string {
 
 /**
  * The assumptions of --dry-run's estimate, s (an H100, 2026-11-23): a comparison's clients started cold
- * (import torch 4.3 s, CUDA, build, warm-up: 5-12 s measured), or prestarted (CUDA, build, warm-up
- * only); and the time outside comparisons (the fingerprint's Python probe, MPS daemons, the report).
+ * (import torch 4.3 s, CUDA, build, warm-up: 5-12 s measured), prestarted (CUDA, build, warm-up
+ * only) or switched from the previous comparison's processes (build and warm-up only); and the time outside comparisons (the fingerprint's Python probe, MPS daemons, the report).
  */
-export const ESTIMATE_ASSUMPTIONS_S = { coldStart: 8, prestartedStart: 3, outside: 8 } as const;
+export const ESTIMATE_ASSUMPTIONS_S = { coldStart: 8, prestartedStart: 3, switchedStart: 1, outside: 8 } as const;
 
 /** Rough wall time of a plan's minimum rounds, and the part of it inside windows, s: start-up per client group plus each trial's window and overheads. */
 export function estimateSeconds(
@@ -326,7 +326,14 @@ export function estimateSeconds(
   let windowsS = 0;
   comparisons.forEach((c, i) => {
     const prev = comparisons[i - 1];
-    wallS += prev !== undefined && prestartable(config, prev, c, cpus) ? a.prestartedStart : a.coldStart;
+    wallS +=
+      prev === undefined
+        ? a.coldStart
+        : switchable(config, prev, c)
+          ? a.switchedStart
+          : prestartable(config, prev, c, cpus)
+            ? a.prestartedStart
+            : a.coldStart;
     for (const arm of c.arms) {
       const rounds = config.roundPolicy.minRounds;
       if (arm.work.kind === 'fixed-duration') {

@@ -324,3 +324,21 @@ export function prestartable(
   if (cpus !== null && processCount(c) + processCount(next) > cpus - 1) return false;
   return next.mode !== 'mps' || next.mode === c.mode;
 }
+
+/**
+ * Whether `next` may be served by `c`'s processes, told to switch workloads (protocol `switch`) instead
+ * of exiting: not with --fresh-clients; only processes that said they switch (`switches`; a built-in
+ * does); the same mode (an MPS client is bound to its daemon), the same interpreter, and the same
+ * processes: one per client (no tenancy), with the same environments.
+ */
+export function switchable(
+  config: Pick<Config, 'freshClients'>,
+  c: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
+  next: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
+  switches = c.workload.builtin,
+): boolean {
+  if (config.freshClients === true || !switches) return false;
+  if (c.tenants !== undefined || next.tenants !== undefined || c.mode !== next.mode) return false;
+  if (c.workload.argv[0] !== next.workload.argv[0]) return false;
+  return JSON.stringify(c.clientEnv) === JSON.stringify(next.clientEnv);
+}

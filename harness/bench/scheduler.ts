@@ -24,7 +24,7 @@ import { implausibleResult, overlap, overlapShortfall } from '../workload/result
 import { analyzeComparison } from './analysis/analyze.js';
 import { summarizeLatencies } from './analysis/measures.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
-import { orderTrials, type PlannedTrial, prestartable, roundTrials } from './plan.js';
+import { orderTrials, type PlannedTrial, prestartable, roundTrials, switchable } from './plan.js';
 import { budgetShareS, stopDecision, targeted } from './policy.js';
 import type { Progress } from './progress.js';
 import type { Arm, ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
@@ -55,7 +55,8 @@ export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
   try {
     for (const record of run.modes) await scheduler.runMode(record);
   } finally {
-    await scheduler.closeHeld();
+    await scheduler.closeGroup('carried');
+    await scheduler.closeGroup('held');
   }
 }
 
@@ -64,6 +65,8 @@ interface ClientGroup {
   comparisonId: string;
   clients: WorkloadClient[];
   forget: Array<() => void>;
+  /** The comparison that started these processes, where they were switched to `comparisonId` from an earlier one. */
+  startedFor?: string;
 }
 
 class Scheduler {
@@ -73,6 +76,8 @@ class Scheduler {
   private extraUs = 0;
   /** The next comparison's clients, started while the current one measures and held (imported, no CUDA yet). */
   private held: ClientGroup | null = null;
+  /** The finished comparison's processes, kept for the next one (see switchable), told to switch when it begins. */
+  private carried: ClientGroup | null = null;
   /** Workload commands (argv) whose ready line said they hold when asked: those may be prestarted. */
   private readonly holding = new Set<string>();
 
@@ -118,6 +123,7 @@ class Scheduler {
     try {
       for (const c of comparisons) await this.runComparison(c, daemon.env, daemon);
     } finally {
+      await this.closeGroup('carried'); // connected to this daemon: they go before it does
       await daemon.stop();
     }
   }
@@ -133,13 +139,20 @@ class Scheduler {
     this.deps.progress.emit({ type: 'comparison', comparison: c });
     const config = this.run.config;
     // Started while the previous comparison measured: told now, once that one's clients have exited, to
-    // start CUDA; its start is this moment, so the memory baseline before it is the idle GPU.
+    // start CUDA; its start is this moment, so the memory baseline before it is the idle GPU. Or the
+    // previous comparison's processes, told now to switch to this workload.
     const held = this.held?.comparisonId === c.id ? this.held : null;
-    if (held === null) await this.closeHeld(); // held for a comparison that will not run now
+    const carried = this.carried?.comparisonId === c.id ? this.carried : null;
+    if (held === null) await this.closeGroup('held'); // held for a comparison that will not run now
+    if (carried === null) await this.closeGroup('carried');
     this.held = null;
+    this.carried = null;
     const startedUs = this.deps.clock.monotonicUs();
-    const { clients, forget } = held ?? this.spawnClients(c, modeEnv, {});
-    if (held) for (const client of clients) client.start();
+    const group = carried ?? held ?? this.spawnClients(c, modeEnv, {});
+    const { clients, forget } = group;
+    if (carried)
+      for (const [i, client] of clients.entries()) client.switchTo(c.workload.argv.slice(1), clientLabel(c, i));
+    else if (held) for (const client of clients) client.start();
     const policy = config.roundPolicy;
     // Trials of the minimum rounds that never ran, once the comparison has to stop early.
     const skipPlanned = (reason: string) =>
@@ -181,10 +194,14 @@ class Scheduler {
         readyUs: this.deps.clock.monotonicUs(),
         ...(held ? { prestarted: true as const } : {}),
         ...readyMemory(ready as ReadyReplies),
+        ...(carried ? { switchedFrom: carried.startedFor ?? '?', ...releasedMemory(ready as ReadyReplies) } : {}),
       });
       if (daemon) await daemon.serverPids();
       if ((ready as ReadyReplies).every((r) => r.message.holds === true)) this.holding.add(c.workload.argv.join('\0'));
-      this.prestartAfter(c, modeEnv);
+      const next = nextComparison(this.run, c);
+      const switches = (ready as ReadyReplies).every((r) => r.message.switches === true);
+      const carryOn = next !== null && switchable(this.run.config, c, next, switches) ? next : null;
+      if (carryOn === null) this.prestartAfter(c, next, modeEnv);
       const left = this.run.plan.filter((x) => !this.run.stops.some((s) => s.comparisonId === x.id)).length;
       let shareUs: number | null = null;
       for (let round = 0; ; round++) {
@@ -211,15 +228,20 @@ class Scheduler {
         const reason = stopDecision(this.analysis(c), policy, round + 1, shareUs !== null && shareUs <= 0);
         if (reason) {
           await this.stop(c, reason);
+          // Stopped as planned: its processes serve the next comparison.
+          if (carryOn !== null && !this.deps.signal.aborted)
+            this.carried = { comparisonId: carryOn.id, clients, forget, startedFor: group.startedFor ?? c.id };
           break;
         }
       }
     } finally {
+      // Kept for the next comparison (this.carried), or told to exit; their stderr so far is kept either way.
+      const kept = this.carried?.clients === clients;
       const exitMs = this.deps.signal.aborted ? 0 : config.timeouts.exitMs;
-      const closed = await Promise.all(clients.map((client) => client.close(exitMs)));
+      const closed = kept ? [] : await Promise.all(clients.map((client) => client.close(exitMs)));
       const start = this.run.clientStarts?.find((s) => s.comparisonId === c.id && s.startedUs === startedUs);
       if (start) start.endUs = this.deps.clock.monotonicUs();
-      for (const f of forget) f();
+      if (!kept) for (const f of forget) f();
       for (const [i, client] of clients.entries()) {
         if (closed[i] === 'killed' && !this.deps.signal.aborted)
           this.warn(`${client.label} did not exit within ${exitMs} ms of the exit command and was killed`);
@@ -234,23 +256,15 @@ class Scheduler {
     // In-process tenancy: one process of c.tenants tenants (its env is client 0's, as every tenant's is).
     const processEnv = c.tenants !== undefined ? c.clientEnv.slice(0, 1) : c.clientEnv;
     const clients = processEnv.map((env, i) =>
-      WorkloadClient.start(
-        this.deps.runner,
-        i,
-        c.tenants !== undefined
-          ? `workload "${c.workload.name}" (${c.tenants} tenants)`
-          : `workload "${c.workload.name}" (client ${i})`,
-        c.workload.argv,
-        {
-          CUDA_VISIBLE_DEVICES: this.gpuUuid,
-          GPUSHARE_CLIENT_INDEX: String(i),
-          PYTHONUNBUFFERED: '1',
-          ...modeEnv,
-          ...env,
-          ...(c.tenants !== undefined ? { [TENANTS_ENV]: String(c.tenants) } : {}),
-          ...extraEnv,
-        },
-      ),
+      WorkloadClient.start(this.deps.runner, i, clientLabel(c, i), c.workload.argv, {
+        CUDA_VISIBLE_DEVICES: this.gpuUuid,
+        GPUSHARE_CLIENT_INDEX: String(i),
+        PYTHONUNBUFFERED: '1',
+        ...modeEnv,
+        ...env,
+        ...(c.tenants !== undefined ? { [TENANTS_ENV]: String(c.tenants) } : {}),
+        ...extraEnv,
+      }),
     );
     return { comparisonId: c.id, clients, forget: clients.map((client) => this.deps.reaper.add(() => client.kill())) };
   }
@@ -259,8 +273,7 @@ class Scheduler {
    * Starts the clients of the comparison after `c`, held: they import while c measures and touch the GPU
    * only once told to start (see prestartable).
    */
-  private prestartAfter(c: Comparison, modeEnv: Record<string, string>): void {
-    const next = nextComparison(this.run, c);
+  private prestartAfter(c: Comparison, next: Comparison | null, modeEnv: Record<string, string>): void {
     const holds = next?.workload.builtin === true || this.holding.has(next?.workload.argv.join('\0') ?? '');
     if (next === null || !prestartable(this.run.config, c, next, this.run.fingerprint.host.cpus, holds)) return;
     const hold: Record<string, string> = { [HOLD_ENV]: '1' };
@@ -270,14 +283,14 @@ class Scheduler {
     this.held = this.spawnClients(next, next.mode === c.mode ? modeEnv : {}, hold);
   }
 
-  /** Held clients whose comparison never ran (an interruption, a failed mode): told to exit. */
-  async closeHeld(): Promise<void> {
-    const held = this.held;
-    this.held = null;
-    if (held === null) return;
+  /** Held or carried clients whose comparison never ran (an interruption, a failed mode): told to exit. */
+  async closeGroup(which: 'held' | 'carried'): Promise<void> {
+    const group = this[which];
+    this[which] = null;
+    if (group === null) return;
     const exitMs = this.deps.signal.aborted ? 0 : this.run.config.timeouts.exitMs;
-    await Promise.all(held.clients.map((client) => client.close(exitMs)));
-    for (const f of held.forget) f();
+    await Promise.all(group.clients.map((client) => client.close(exitMs)));
+    for (const f of group.forget) f();
   }
 
   private analysis(c: Comparison): ComparisonAnalysis {
@@ -495,6 +508,22 @@ export function idleCpus(cpus: number | null, c: Pick<Comparison, 'clientEnv'>):
 }
 
 type ReadyReplies = Array<Extract<ClientReply<ReadyMessage>, { kind: 'message' }>>;
+
+/** How failures and warnings name client `i` of `c` (or its one process of tenants). */
+function clientLabel(c: Comparison, i: number): string {
+  return c.tenants !== undefined
+    ? `workload "${c.workload.name}" (${c.tenants} tenants)`
+    : `workload "${c.workload.name}" (client ${i})`;
+}
+
+/** What switched processes' previous workload held and left once released, summed over the processes, MiB. */
+function releasedMemory(ready: ReadyReplies): Pick<NonNullable<Run['clientStarts']>[number], 'released'> {
+  const sum = (pick: (r: NonNullable<ReadyMessage['released']>) => number | null) => {
+    const values = ready.map((r) => (r.message.released ? pick(r.message.released) : null));
+    return values.every((v): v is number => v !== null) ? values.reduce((a, b) => a + b, 0) : null;
+  };
+  return { released: { memoryReservedMiB: sum((r) => r.memoryReservedMiB), leftMiB: sum((r) => r.leftMiB) } };
+}
 
 /** One client's (or tenant's) result as the run records it. */
 function clientResult(

@@ -10,6 +10,7 @@ import {
   type ReadyMessage,
   type ResultMessage,
   START_COMMAND,
+  switchCommand,
   type WorkloadMessage,
 } from './protocol.js';
 
@@ -45,7 +46,8 @@ const parseLine: LineParser<WorkloadMessage> = (line, tooLong) => {
 export class WorkloadClient {
   private constructor(
     readonly index: number,
-    readonly label: string,
+    /** How failures name it: its workload and client index (a switch renames it). */
+    public label: string,
     private readonly child: JsonLinesChild<WorkloadMessage>,
   ) {}
 
@@ -89,6 +91,12 @@ export class WorkloadClient {
   /** Tells a held process (HOLD_ENV) to start CUDA, build and warm up; false: its stdin is closed (it exited). */
   start(): boolean {
     return this.child.send(START_COMMAND);
+  }
+
+  /** Tells a process that said `switches` to serve `argv` (script and arguments) next, as `label`; false: its stdin is closed. */
+  switchTo(argv: readonly string[], label: string): boolean {
+    this.label = label;
+    return this.child.send(switchCommand(argv));
   }
 
   /** Asks the workload to exit; kills what is left of it after `timeoutMs` (see JsonLinesChild.close). */

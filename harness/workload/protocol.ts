@@ -8,6 +8,7 @@
  *                       with a load (version 2): latenciesMs from each request's scheduled time, and scheduleLagMs
  *   harness → workload  {"cmd":"exit"}   (or stdin closes: the workload exits either way)
  *   harness → workload  {"cmd":"start"}  (first, and only to a built-in workload started with GPUSHARE_HOLD=1)
+ *   harness → workload  {"cmd":"switch","argv":["…/gemm.py",…]}  (only to a process that said switches: it serves that workload next)
  *   workload → harness  {"event":"error","message":"…","unsupported":true?}   (then exits non-zero)
  *
  * Version 3: a process may hold several tenants (GPUSHARE_TENANTS=N in its environment; each tenant a
@@ -50,6 +51,12 @@ export const ReadyMessageSchema = z.object({
   tenantSms: z.array(z.array(z.number().int().nonnegative())).optional(),
   /** gpushare_protocol.serve: the process holds when started with HOLD_ENV=1, so it may be prestarted. */
   holds: z.boolean().optional(),
+  /** gpushare_protocol.serve: the process takes a switch command, so the next comparison of its mode and clients may reuse it. */
+  switches: z.boolean().optional(),
+  /** After a switch: what the previous workload's allocator held and what it still held once released, MiB. */
+  released: z
+    .object({ workload: z.string(), memoryReservedMiB: nonnegative.nullable(), leftMiB: nonnegative.nullable() })
+    .optional(),
 });
 
 /** What one window measured: of the process, or of one of its tenants. */
@@ -160,6 +167,14 @@ export const EXIT_COMMAND = JSON.stringify({ cmd: 'exit' });
  */
 export const START_COMMAND = JSON.stringify({ cmd: 'start' });
 export const HOLD_ENV = 'GPUSHARE_HOLD';
+
+/**
+ * Tells a process whose ready line said `switches` to release its workload and serve the one `argv`
+ * names (script and arguments, no interpreter) in the same process: imports and CUDA context carry over.
+ */
+export function switchCommand(argv: readonly string[]): string {
+  return JSON.stringify({ cmd: 'switch', argv });
+}
 /** The cores a held process imports on (the measuring clients' are not among them), comma-separated. */
 export const HOLD_CPUS_ENV = 'GPUSHARE_HOLD_CPUS';
 

@@ -36,7 +36,7 @@ describe('gpushare bench refuses before it measures', () => {
       /8 comparisons, at least 132 trials, about \d+ s \(estimate\), plus up to 45 s of extra rounds \(up to 40 per comparison\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/,
     );
     expect(result.stdout).toMatch(
-      /^estimate: \d+% of it inside measurement windows, assuming 8 s to start a comparison's clients cold, 3 s prestarted, and 8 s outside comparisons$/m,
+      /^estimate: \d+% of it inside measurement windows, assuming 8 s to start a comparison's clients cold, 3 s prestarted and 1 s switched from the previous comparison's processes, and 8 s outside comparisons$/m,
     );
     const real = await cli(['bench', '--out', path.join(tempDir(), 'run')], {}, { path: pathWithoutNvidia() });
     expect(real.exitCode).toBe(2);

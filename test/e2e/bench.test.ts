@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
-import { prestartable } from '../../harness/bench/plan.js';
+import { prestartable, switchable } from '../../harness/bench/plan.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import { isRunning } from '../../harness/system/proc/process-table.js';
@@ -71,13 +71,28 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
     expect(time && time.windowsS + time.startupS + time.harnessS + time.outsideS).toBeCloseTo(time?.wallS ?? -1, 6);
     expect(time?.windowsS).toBeGreaterThan(0);
     expect(run.clientStarts?.every((s) => s.endUs !== undefined && s.endUs >= s.readyUs)).toBe(true);
-    // Each comparison's clients were prestarted where the policy allows it on this machine's cores (never the
-    // first one's, nor the first MPS one's: its daemon starts with its mode).
-    expect(run.clientStarts?.map((s) => s.prestarted === true)).toEqual(
-      run.plan.map(
-        (c, i) => i > 0 && prestartable(run.config, run.plan[i - 1] as Comparison, c, run.fingerprint.host.cpus),
-      ),
-    );
+    // Each comparison's clients were the previous comparison's processes, switched, where its mode and
+    // processes match (spin → pipeline, spin → gemm → infer); else prestarted where the policy allows it on
+    // this machine's cores (never the first one's, nor the first MPS one's: its daemon starts with its mode).
+    const how = (c: Comparison, i: number) => {
+      const prev = run.plan[i - 1];
+      if (prev === undefined) return 'started';
+      if (switchable(run.config, prev, c)) return 'switched';
+      return prestartable(run.config, prev, c, run.fingerprint.host.cpus) ? 'prestarted' : 'started';
+    };
+    expect(
+      run.clientStarts?.map((s) => (s.switchedFrom ? 'switched' : s.prestarted ? 'prestarted' : 'started')),
+    ).toEqual(run.plan.map(how));
+    expect(run.clientStarts?.map((s) => s.switchedFrom ?? null)).toEqual([
+      null,
+      'streams/spin',
+      null,
+      'timeslice/spin',
+      'timeslice/spin',
+      null,
+      'mps/spin',
+      'mps/spin',
+    ]);
     expect(
       run.clientStarts?.find((s) => s.comparisonId === run.plan.find((c) => c.mode === 'mps')?.id)?.prestarted,
     ).toBeUndefined();

@@ -76,4 +76,35 @@ describe('memory by cause', () => {
       overheadPerProcessMiB: 763,
     });
   });
+
+  it('processes switched from an earlier comparison: the idle level is the one before that comparison started them (their context counts)', () => {
+    const sample = (tUs: number, memoryUsedMiB: number, trialId: string | null) =>
+      ({ tUs, memoryUsedMiB, trialId }) as unknown as Run['samples'][number];
+    // 0 MiB idle before "a" started its 2 processes; 1000 MiB while "a" measured (2 contexts and spin);
+    // c switched from a at 30: 1000 MiB then, 1800 while c measured.
+    const measured: Pick<Run, 'samples' | 'clientStarts'> = {
+      samples: [
+        sample(5, 0, null),
+        sample(20, 1000, 'a#r0/contended'),
+        sample(31, 1000, null),
+        sample(40, 1800, 'c#r0/contended'),
+      ],
+      clientStarts: [
+        { comparisonId: 'a', startedUs: 10, readyUs: 15, endUs: 30, processes: 2 },
+        { comparisonId: 'c', startedUs: 30, readyUs: 35, processes: 2, memoryReservedMiB: 600, switchedFrom: 'a' },
+      ],
+    };
+    expect(memoryAccount(measured, comparison(2))).toMatchObject({
+      risePerProcessMiB: 900,
+      reservedPerProcessMiB: 300,
+      overheadPerProcessMiB: 600,
+    });
+    // Without switchedFrom the context would be missed: the rise from 1000 only.
+    const [origin, switched] = measured.clientStarts as NonNullable<Run['clientStarts']>;
+    const { switchedFrom: _, ...own } = switched as NonNullable<Run['clientStarts']>[number];
+    expect(
+      memoryAccount({ ...measured, clientStarts: [origin, own] as Run['clientStarts'] }, comparison(2))
+        ?.risePerProcessMiB,
+    ).toBe(400);
+  });
 });

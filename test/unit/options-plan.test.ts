@@ -27,7 +27,7 @@ describe('bench options', () => {
       roundPolicy: { minRounds: 6, maxRounds: 40, ciTarget: 0.02, gradedCiTarget: 0.01, timeBudgetS: 45 },
       cpuPin: 'off',
       windowMs: 250,
-      releaseLeadMs: 30,
+      releaseLeadMs: 10,
       streamCounts: [2],
       minOverlap: 0.9,
     });
@@ -133,7 +133,7 @@ function fingerprint(gpu: Partial<Gpu>, mpsControl: string | null = '/usr/bin/nv
 }
 
 describe("--dry-run's estimate", () => {
-  it('counts a cold start for the first comparison and the first MPS one, a prestarted start for the rest; all cold with --fresh-clients', () => {
+  it('counts a cold start for the first comparison and the first MPS one, a switched start for the rest of a mode, a prestarted one for the first of the next; all cold with --fresh-clients', () => {
     const config = resolveBenchOptions({ rest: [] } as unknown as BenchArgs).config;
     const comparisons = buildPlan(config, null).comparisons;
     expect(comparisons.map((c) => c.mode)).toEqual([
@@ -148,11 +148,13 @@ describe("--dry-run's estimate", () => {
     ]);
     const warm = estimateSeconds(config, comparisons, 16);
     const fresh = estimateSeconds({ ...config, freshClients: true }, comparisons, 16);
-    const { coldStart, prestartedStart } = ESTIMATE_ASSUMPTIONS_S;
-    expect(fresh.wallS - warm.wallS).toBeCloseTo(6 * (coldStart - prestartedStart), 9);
+    const { coldStart, prestartedStart, switchedStart } = ESTIMATE_ASSUMPTIONS_S;
+    // Switched: streams/pipeline, timeslice/gemm and infer, mps/gemm and infer; prestarted: timeslice/spin.
+    expect(fresh.wallS - warm.wallS).toBeCloseTo(coldStart - prestartedStart + 5 * (coldStart - switchedStart), 9);
     expect(warm.windowsS).toBe(fresh.windowsS);
-    // On 2 cores no measuring process and importer fit beside the harness's core together: no prestart.
-    expect(estimateSeconds(config, comparisons, 2).wallS).toBe(fresh.wallS);
+    // On 2 cores no measuring process and importer fit beside the harness's core together: no prestart,
+    // but switching needs no core.
+    expect(fresh.wallS - estimateSeconds(config, comparisons, 2).wallS).toBeCloseTo(5 * (coldStart - switchedStart), 9);
   });
 });
 

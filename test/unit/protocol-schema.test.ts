@@ -8,7 +8,13 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { EXIT_COMMAND, parseWorkloadLine, runCommand, START_COMMAND } from '../../harness/workload/protocol.js';
+import {
+  EXIT_COMMAND,
+  parseWorkloadLine,
+  runCommand,
+  START_COMMAND,
+  switchCommand,
+} from '../../harness/workload/protocol.js';
 import { FAKE_TORCH, PYTHON, ROOT } from '../helpers.js';
 
 const WORKLOADS = path.join(ROOT, 'workloads');
@@ -85,7 +91,7 @@ sys.exit(serve("schema-check", setup, ["--warmup-ms", "1"]))
       expect([line.slice(0, 200), isWorkloadMessage(JSON.parse(line))]).toEqual([line.slice(0, 200), true]);
       expect(parseWorkloadLine(line).ok).toBe(true);
     }
-    for (const command of [...commands, START_COMMAND])
+    for (const command of [...commands, START_COMMAND, switchCommand(['/w/gemm.py', '--size', '64'])])
       expect([command, isHarnessCommand(JSON.parse(command))]).toEqual([command, true]);
   });
 
@@ -106,6 +112,21 @@ sys.exit(serve("schema-check", setup, ["--warmup-ms", "1"]))
     ],
     ['an error', { event: 'error', message: 'boom' }],
     ['a ready of protocol 3', { event: 'ready', protocol: 3, workload: 'w', pid: 1 }],
+    [
+      'a ready after a switch',
+      {
+        event: 'ready',
+        protocol: 3,
+        workload: 'w',
+        pid: 1,
+        switches: true,
+        released: { workload: 'v', memoryReservedMiB: 64, leftMiB: null },
+      },
+    ],
+    [
+      'a release without what was left',
+      { event: 'ready', protocol: 3, workload: 'w', pid: 1, released: { workload: 'v', memoryReservedMiB: 64 } },
+    ],
     ['a ready without its pid', { event: 'ready', protocol: 2, workload: 'w' }],
     ['a fractional pid', { event: 'ready', protocol: 2, workload: 'w', pid: 1.5 }],
     ['negative iterations', { ...result, iterations: -1 }],

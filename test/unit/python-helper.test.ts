@@ -4,11 +4,12 @@
  * takes the workload's own arguments through add_arguments, keeps the old call form working, and
  * refuses a call that cannot work with one error line before anything is built.
  */
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { parseWorkloadLine } from '../../harness/workload/protocol.js';
-import { FAKE_TORCH, PYTHON, ROOT } from '../helpers.js';
+import { FAKE_TORCH, PYTHON, ROOT, tempDir } from '../helpers.js';
 
 const WORKLOADS = path.join(ROOT, 'workloads');
 
@@ -156,6 +157,67 @@ sys.exit(serve("x", setup, []))`,
     expect(code).toBe(1);
     expect(messages).toEqual([{ event: 'error', message: 'RuntimeError: CUDA error: out of memory' }]);
     expect(stderr).toContain('Traceback');
+  });
+
+  describe('switch: one process serves the next workload', () => {
+    /** A workload script named `name` building one model (64 MiB on the fake allocator). */
+    const script = (name: string) => `
+import sys
+from gpushare_protocol import serve
+import torch
+def setup():
+    print("SETUP ${name}", file=sys.stderr)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8)).cuda()
+    x = torch.randn(4, 8, device="cuda")
+    return lambda i, lane, variant: model(x)
+sys.exit(serve("${name}", setup))`;
+
+    it('releases the first workload (its model and the cached memory), builds the next with its own arguments, and says what was released; a held process waits for start once', async () => {
+      const dir = tempDir('gpushare-switch-');
+      writeFileSync(path.join(dir, 'first.py'), script('first'));
+      writeFileSync(path.join(dir, 'second.py'), script('second'));
+      const window = JSON.stringify({
+        cmd: 'run',
+        trial: 't',
+        startAtUs: 0,
+        durationMs: 20,
+        iterations: null,
+        variant: { streams: 1 },
+        clients: 1,
+      });
+      const switchTo = JSON.stringify({ cmd: 'switch', argv: [path.join(dir, 'second.py'), '--warmup-ms', '1'] });
+      const result = await execa(PYTHON, [path.join(dir, 'first.py'), '--warmup-ms', '1'], {
+        env: { PYTHONPATH: [WORKLOADS, FAKE_TORCH].join(path.delimiter), GPUSHARE_HOLD: '1' },
+        input: ['{"cmd":"start"}', switchTo, window, '{"cmd":"exit"}', ''].join('\n'),
+        reject: false,
+        timeout: 60_000,
+      });
+      expect(result.exitCode, result.stderr).toBe(0);
+      const messages = result.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(messages.map((m) => m.event)).toEqual(['ready', 'ready', 'result']);
+      expect(messages[0]).toMatchObject({ workload: 'first', switches: true, memoryReservedMiB: 64 });
+      expect(messages[0]?.released).toBeUndefined();
+      expect(messages[1]).toMatchObject({
+        workload: 'second',
+        pid: messages[0]?.pid,
+        memoryReservedMiB: 64,
+        released: { workload: 'first', memoryReservedMiB: 64, leftMiB: 0 },
+        params: { warmup_ms: 1 },
+      });
+      expect(result.stderr.match(/SETUP \w+/g)).toEqual(['SETUP first', 'SETUP second']);
+      for (const m of messages) expect(parseWorkloadLine(JSON.stringify(m)).ok).toBe(true);
+    });
+
+    it('refuses a switch without a script, with one error line', async () => {
+      const { code, messages } = await run(`${script('first')}`, ['--warmup-ms', '1'], {
+        input: '{"cmd":"switch","argv":[]}\n',
+      });
+      expect(code).toBe(2);
+      expect(messages.at(-1)).toMatchObject({ event: 'error', message: expect.stringContaining('switch takes argv') });
+    });
   });
 
   describe('tenants (protocol 3)', () => {

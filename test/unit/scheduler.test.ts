@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { benchOutcome } from '../../harness/bench/outcome.js';
-import { buildPlan, prestartable } from '../../harness/bench/plan.js';
+import { buildPlan, prestartable, switchable } from '../../harness/bench/plan.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
@@ -90,6 +90,13 @@ function fakeRunner(
           if (cmd.cmd === 'start') {
             initialise();
             say(ready(env));
+            return true;
+          }
+          if (cmd.cmd === 'switch') {
+            const next = (JSON.parse(line) as { argv: string[] }).argv[0] ?? '';
+            log.push(`switch ${name} ${next.split('/').at(-1)}`);
+            clock.now += (startupMs / 5) * 1000; // build and warm-up only
+            say({ ...ready(env), released: { workload: 'before', memoryReservedMiB: 50, leftMiB: 2 } });
             return true;
           }
           const end = cmd.startAtUs + cmd.durationMs * 1000;
@@ -335,6 +342,77 @@ describe('scheduler (deterministic fake client)', () => {
       expect(idleCpus(8, { clientEnv: [{ GPUSHARE_CPUS: '7' }, { GPUSHARE_CPUS: '6' }] })).toEqual([1, 2, 3, 4, 5]);
       expect(idleCpus(8, { clientEnv: [{}, {}] })).toEqual([]);
       expect(idleCpus(null, { clientEnv: [{ GPUSHARE_CPUS: '7' }] })).toEqual([]);
+    });
+  });
+
+  describe('switch: the processes of one comparison serve the next of their mode and clients', () => {
+    /** spin, gemm and infer time-sliced on 2 clients, each of whose ready lines says it switches (or not). */
+    const threeComparisons = (fresh: boolean) => {
+      const run = newRun({ minRounds: 2, maxRounds: 2 });
+      run.config.contentionWorkloads = testConfig({ modes: ['timeslice'] }).contentionWorkloads;
+      if (fresh) run.config.freshClients = true;
+      run.plan = buildPlan(run.config, null).comparisons;
+      return run;
+    };
+    const switching = () => ({ event: 'ready', protocol: 3, workload: 'fake', pid: 0, holds: true, switches: true });
+
+    it('starts 2 processes for 3 comparisons, switches them, and records where each comparison’s processes came from and what was released', async () => {
+      const run = threeComparisons(false);
+      expect(run.plan.map((c) => c.id)).toEqual(['timeslice/spin', 'timeslice/gemm', 'timeslice/infer']);
+      const log: string[] = [];
+      await execute(run, undefined, switching, undefined, 500, log);
+      expect(log.filter((e) => !e.startsWith('cuda'))).toEqual([
+        'spawn p0',
+        'spawn p1',
+        'switch p0 gemm.py',
+        'switch p1 gemm.py',
+        'switch p0 infer.py',
+        'switch p1 infer.py',
+        'exit p0',
+        'exit p1',
+      ]);
+      const [spin, gemm, infer] = run.clientStarts ?? [];
+      expect([spin?.switchedFrom, gemm?.switchedFrom, infer?.switchedFrom]).toEqual([
+        undefined,
+        'timeslice/spin',
+        'timeslice/spin',
+      ]);
+      expect(gemm?.released).toEqual({ memoryReservedMiB: 100, leftMiB: 4 });
+      // A switch costs build and warm-up (100 ms a process here, one after the other on the fake clock), not a start's 500 ms.
+      expect((gemm?.readyUs ?? 0) - (gemm?.startedUs ?? 0)).toBe(200_000);
+      expect(gemm?.startedUs).toBe(spin?.endUs);
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+      expect(run.trials).toHaveLength(3 * 3 * 2);
+    });
+
+    it('--fresh-clients, or processes that did not say they switch: new processes for each comparison', async () => {
+      for (const [fresh, ready] of [
+        [true, switching],
+        [false, () => ({ event: 'ready', protocol: 3, workload: 'fake', pid: 0 })],
+      ] as const) {
+        const run = threeComparisons(fresh);
+        const log: string[] = [];
+        await execute(run, undefined, ready, undefined, 0, log);
+        expect(log.some((e) => e.startsWith('switch'))).toBe(false);
+        expect(log.filter((e) => e.startsWith('spawn'))).toHaveLength(6);
+        expect(run.clientStarts?.some((s) => s.switchedFrom !== undefined)).toBe(false);
+      }
+    });
+
+    it('switches within one mode and one set of processes only: not across modes, tenancy, environments or interpreters', () => {
+      const [c] = buildPlan(testConfig({ modes: ['timeslice'] }), null).comparisons as [Comparison];
+      const custom = { ...c, workload: { ...c.workload, builtin: false } };
+      expect(switchable({}, c, c)).toBe(true);
+      expect(switchable({ freshClients: true }, c, c)).toBe(false);
+      expect(switchable({}, custom, c)).toBe(false);
+      expect(switchable({}, custom, c, true)).toBe(true);
+      expect(switchable({}, c, { ...c, mode: 'mps' })).toBe(false);
+      expect(switchable({}, c, { ...c, tenants: 2 })).toBe(false);
+      expect(switchable({}, c, { ...c, clientEnv: [{ GPUSHARE_CPUS: '1' }, {}] })).toBe(false);
+      expect(switchable({}, c, { ...c, clientEnv: c.clientEnv.slice(0, 1) })).toBe(false);
+      expect(
+        switchable({}, c, { ...c, workload: { ...c.workload, argv: ['python3.11', ...c.workload.argv.slice(1)] } }),
+      ).toBe(false);
     });
   });
 

@@ -9,12 +9,16 @@ import type { MemoryAccount, StepHostTime } from './types.js';
  * windows) less the GPU's idle level before its clients held anything: the lowest sample from the last
  * one before their start to their ready line. Not the last sample before the start alone: the previous
  * comparison's processes are often still releasing their memory then (seen on the H100 sweep 3485bb,
- * where it hid a whole process's share). Context and workload together; under MPS it includes the
- * server's share. Null without samples on both sides.
+ * where it hid a whole process's share). For processes switched from an earlier comparison's workload,
+ * the idle level before that comparison's start. Context and workload together (and what earlier
+ * workloads left after their release); under MPS it includes the server's share. Null without samples on both sides.
  */
 export function memoryPerClientMiB(run: Pick<Run, 'samples' | 'clientStarts'>, comparison: Comparison): number | null {
-  const start = run.clientStarts?.find((s) => s.comparisonId === comparison.id);
-  if (start === undefined) return null;
+  const own = run.clientStarts?.find((s) => s.comparisonId === comparison.id);
+  if (own === undefined) return null;
+  // Switched processes: the GPU was idle before the comparison that started them.
+  const origin = run.clientStarts?.filter((s) => s.comparisonId === own.switchedFrom && s.startedUs <= own.startedUs);
+  const start = origin?.at(-1) ?? own;
   const known = run.samples.filter((s) => s.memoryUsedMiB !== null);
   const lastBefore = known.filter((s) => s.tUs <= start.startedUs).at(-1);
   const starting = known.filter((s) => s.tUs > start.startedUs && s.tUs <= start.readyUs);

@@ -282,6 +282,18 @@ export const RunSchema = z.object({
         graphPoolMiB: z.number().nonnegative().nullable().optional(),
         /** Green contexts: the SM ids each tenant's work ran on, as the workload checked them. */
         tenantSms: z.array(z.array(z.number().int().nonnegative())).optional(),
+        /**
+         * Its processes are those this comparison started, told to switch workloads (absent: started for it):
+         * the GPU was idle before that one's start. Absent before 2026-11-24.
+         */
+        switchedFrom: z.string().optional(),
+        /** After a switch: what the previous workload's allocators held, and what they still held once it was released, MiB (sums). */
+        released: z
+          .object({
+            memoryReservedMiB: z.number().nonnegative().nullable(),
+            leftMiB: z.number().nonnegative().nullable(),
+          })
+          .optional(),
       }),
     )
     .optional(),

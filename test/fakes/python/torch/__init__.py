@@ -57,6 +57,7 @@ class _Event:
 
 _streams = []  # every stream made: synchronize() waits for all of them, as the device does
 _reserved = [0]  # MiB the fake caching allocator holds
+_freed = [0]  # MiB of it whose modules are gone: held until empty_cache(), as a caching allocator does
 
 
 class _CUDAGraph:
@@ -122,6 +123,10 @@ class _Cuda:
 
     def memory_reserved(self, device=None):
         return _reserved[0] * 2**20
+
+    def empty_cache(self):
+        _reserved[0] -= _freed[0]
+        _freed[0] = 0
 
     def memory_snapshot(self):
         return [{"total_size": _reserved[0] * 2**20, "segment_pool_id": (0, 0)}] if _reserved[0] else []
@@ -191,7 +196,12 @@ class _Module:
 
     def cuda(self):
         _reserved[0] += RESERVED_MIB
+        self._on_gpu = True
         return self
+
+    def __del__(self):
+        if getattr(self, "_on_gpu", False):
+            _freed[0] += RESERVED_MIB
 
     def half(self):
         return self
