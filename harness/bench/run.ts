@@ -9,7 +9,7 @@ import { VERSION } from '../core/version.js';
 import { newRunId } from '../record/record-file.js';
 import { newSession, type RecordBinding, resumeSession, runAndReport, type Session } from '../session/lifecycle.js';
 import { refuseOtherMachine } from '../session/machine.js';
-import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
+import { machineFingerprint, refuseBlocked, refuseBusy, startMachineFingerprint } from '../session/preflight.js';
 import { refuseFailingCommands } from '../session/workload-check.js';
 import { startSmiSampler } from '../system/nvidia/sampler.js';
 import { type Fingerprint, gpuAt, isSimulated } from '../system/nvidia/schema.js';
@@ -28,7 +28,7 @@ import { makeProgress, type ProgressStyle } from './progress.js';
 import { type Config, RUN_SCHEMA_ID, type Run } from './record/schema.js';
 import { fsRunStore, loadRun } from './record/store.js';
 import { benchTimeAccount } from './record/time.js';
-import { executeRun, plannedTrials } from './scheduler.js';
+import { executeRun, type Prestarted, plannedTrials, prestartFirst } from './scheduler.js';
 
 /** This machine's fingerprint, as a run of `config` needs it (its Python probed). */
 export function benchFingerprint(config: Config, deps: AppDeps): Promise<Fingerprint> {
@@ -114,12 +114,22 @@ export function resumeRunSession(dir: string, fingerprint: Fingerprint, deps: Ap
 /** bench: one new run on this machine. */
 export async function benchOne(options: BenchOptions, deps: AppDeps): Promise<number> {
   const startedUs = deps.clock.monotonicUs();
-  const fingerprint = await benchFingerprint(options.config, deps);
-  refuseBlockedBench(options.config, fingerprint, [options.config.gpuIndex]);
-  const gpuIndex = options.config.gpuIndex;
-  await refuseFailingCommands(options.config, gpuAt(fingerprint, gpuIndex)?.uuid ?? String(gpuIndex), deps);
-  const session = await newRunSession(options, fingerprint, deps);
-  return execute(session, options.style, session.reportDir, deps, startedUs);
+  const { config } = options;
+  const fingerprinting = startMachineFingerprint(deps, config.python);
+  // The first comparison's clients import PyTorch while the Python probe does; the plan needs no Python.
+  const system = await fingerprinting.system;
+  const prestarted = prestartFirst(config, buildPlan(config, system).comparisons, system, deps.runner);
+  let session: Session<Run>;
+  try {
+    const fingerprint = await fingerprinting.complete;
+    refuseBlockedBench(config, fingerprint, [config.gpuIndex]);
+    await refuseFailingCommands(config, gpuAt(fingerprint, config.gpuIndex)?.uuid ?? String(config.gpuIndex), deps);
+    session = await newRunSession(options, fingerprint, deps);
+  } catch (error) {
+    await Promise.all((prestarted?.clients ?? []).map((client) => client.close(0)));
+    throw error;
+  }
+  return execute(session, options.style, session.reportDir, deps, startedUs, prestarted);
 }
 
 /** bench --resume <run dir>. */
@@ -143,6 +153,7 @@ export function execute(
   reportDir: string | null,
   deps: AppDeps,
   startedUs = deps.clock.monotonicUs(),
+  prestarted: Prestarted | null = null,
 ): Promise<number> {
   const run = session.record;
   const wall = { startUs: startedUs, endUs: null as number | null };
@@ -177,6 +188,7 @@ export function execute(
         reaper: session.reaper,
         signal: session.abort,
         startMps: (place) => session.startMps(place, gpu?.uuid ?? String(config.gpuIndex)),
+        prestarted,
       });
     } finally {
       await sampler.stop();

@@ -43,6 +43,36 @@ export interface SchedulerDeps {
    * the daemon starts; the daemon's stop records how it ended and where its logs went.
    */
   startMps: (place: (daemon: MpsDaemonRecord) => void) => Promise<SessionMpsStart>;
+  /** The first comparison's clients, started held before the run began (see prestartFirst). */
+  prestarted?: Prestarted | null;
+}
+
+/** Clients started held for a comparison before the scheduler ran: it tells them to start. */
+export interface Prestarted {
+  comparisonId: string;
+  clients: WorkloadClient[];
+}
+
+/**
+ * The first comparison's clients, started held while the run's preamble (the Python probe, which imports
+ * PyTorch) goes on: they import meanwhile and touch the GPU only once the scheduler says start. Null where
+ * that comparison may not be prestarted: --fresh-clients, a command not known to hold, an MPS one (its
+ * daemon is not up), or no such GPU here.
+ */
+export function prestartFirst(
+  config: Run['config'],
+  plan: readonly Comparison[],
+  fingerprint: Run['fingerprint'],
+  runner: ProcessRunner,
+): Prestarted | null {
+  const first = plan[0];
+  const gpu = gpuAt(fingerprint, config.gpuIndex);
+  if (first === undefined || gpu === undefined || config.freshClients === true) return null;
+  if (!first.workload.builtin || first.mode === 'mps') return null;
+  return {
+    comparisonId: first.id,
+    clients: startClients(runner, first, gpu.uuid ?? String(config.gpuIndex), {}, { [HOLD_ENV]: '1' }),
+  };
 }
 
 /** Trials of every comparison's minimum rounds: the total a progress display starts from. */
@@ -87,6 +117,8 @@ class Scheduler {
   ) {
     this.total = plannedTrials(run);
     this.gpuUuid = gpuAt(run.fingerprint, run.config.gpuIndex)?.uuid ?? String(run.config.gpuIndex);
+    const early = deps.prestarted;
+    if (early) this.held = { ...early, forget: early.clients.map((client) => deps.reaper.add(() => client.kill())) };
   }
 
   async runMode(record: ModeRecord): Promise<void> {
@@ -251,21 +283,9 @@ class Scheduler {
     }
   }
 
-  /** c's client processes (one for in-process tenancy), with `extraEnv` on top of each one's environment. */
+  /** c's client processes (see startClients), each on the reaper until it has exited. */
   private spawnClients(c: Comparison, modeEnv: Record<string, string>, extraEnv: Record<string, string>): ClientGroup {
-    // In-process tenancy: one process of c.tenants tenants (its env is client 0's, as every tenant's is).
-    const processEnv = c.tenants !== undefined ? c.clientEnv.slice(0, 1) : c.clientEnv;
-    const clients = processEnv.map((env, i) =>
-      WorkloadClient.start(this.deps.runner, i, clientLabel(c, i), c.workload.argv, {
-        CUDA_VISIBLE_DEVICES: this.gpuUuid,
-        GPUSHARE_CLIENT_INDEX: String(i),
-        PYTHONUNBUFFERED: '1',
-        ...modeEnv,
-        ...env,
-        ...(c.tenants !== undefined ? { [TENANTS_ENV]: String(c.tenants) } : {}),
-        ...extraEnv,
-      }),
-    );
+    const clients = startClients(this.deps.runner, c, this.gpuUuid, modeEnv, extraEnv);
     return { comparisonId: c.id, clients, forget: clients.map((client) => this.deps.reaper.add(() => client.kill())) };
   }
 
@@ -488,6 +508,29 @@ class Scheduler {
   private throwIfAborted(): void {
     if (this.deps.signal.aborted) throw new Interrupted(this.deps.signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
   }
+}
+
+/** c's client processes (one for in-process tenancy) on GPU `gpuUuid`, with `modeEnv` and `extraEnv` on top of each one's environment. */
+function startClients(
+  runner: ProcessRunner,
+  c: Comparison,
+  gpuUuid: string,
+  modeEnv: Record<string, string>,
+  extraEnv: Record<string, string>,
+): WorkloadClient[] {
+  // In-process tenancy: one process of c.tenants tenants (its env is client 0's, as every tenant's is).
+  const processEnv = c.tenants !== undefined ? c.clientEnv.slice(0, 1) : c.clientEnv;
+  return processEnv.map((env, i) =>
+    WorkloadClient.start(runner, i, clientLabel(c, i), c.workload.argv, {
+      CUDA_VISIBLE_DEVICES: gpuUuid,
+      GPUSHARE_CLIENT_INDEX: String(i),
+      PYTHONUNBUFFERED: '1',
+      ...modeEnv,
+      ...env,
+      ...(c.tenants !== undefined ? { [TENANTS_ENV]: String(c.tenants) } : {}),
+      ...extraEnv,
+    }),
+  );
 }
 
 /** The comparison that runs after `c` in this run (skipped modes and stopped comparisons left out); null: none. */

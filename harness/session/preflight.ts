@@ -6,14 +6,22 @@ import path from 'node:path';
 import type { AppDeps } from '../core/deps.js';
 import { UserError } from '../core/errors.js';
 import { WORKLOADS_DIR } from '../core/paths.js';
-import { collectFingerprint } from '../system/nvidia/fingerprint.js';
+import { startFingerprint } from '../system/nvidia/fingerprint.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
 import { busyEvidence } from './busy.js';
 import { benchBlockers } from './readiness.js';
 
 /** This machine's fingerprint, with `python` probed for PyTorch. */
 export function machineFingerprint(deps: AppDeps, python: string): Promise<Fingerprint> {
-  return collectFingerprint(deps.runner, {
+  return startMachineFingerprint(deps, python).complete;
+}
+
+/** This machine's fingerprint in two steps (see startFingerprint): without the Python probe, then with it. */
+export function startMachineFingerprint(
+  deps: AppDeps,
+  python: string,
+): { system: Promise<Fingerprint>; complete: Promise<Fingerprint> } {
+  return startFingerprint(deps.runner, {
     python,
     probeScript: path.join(WORKLOADS_DIR, 'probe.py'),
     clock: deps.clock,

@@ -11,7 +11,7 @@ import type { ProgressEvent } from '../../harness/bench/progress.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
 import { benchTimeAccount } from '../../harness/bench/record/time.js';
-import { executeRun, idleCpus } from '../../harness/bench/scheduler.js';
+import { executeRun, idleCpus, type Prestarted, prestartFirst } from '../../harness/bench/scheduler.js';
 import type { Clock } from '../../harness/core/clock.js';
 import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
 import { Reaper } from '../../harness/system/proc/reaper.js';
@@ -181,12 +181,17 @@ async function execute(
   spawned?: Array<Record<string, string>>,
   startupMs?: number,
   log?: string[],
+  early?: (runner: ProcessRunner) => Prestarted | null,
 ) {
   const clock = fakeClock();
   const events: ProgressEvent[] = [];
   const store = memoryStore();
+  const runner = fakeRunner(clock, wobble, ready, spawned, startupMs, log);
+  const prestarted = early?.(runner) ?? null;
+  if (early) log?.push('run starts');
   await executeRun(run, {
-    runner: fakeRunner(clock, wobble, ready, spawned, startupMs, log),
+    runner,
+    prestarted,
     clock,
     store,
     progress: { emit: (e) => events.push(e) },
@@ -295,6 +300,31 @@ describe('scheduler (deterministic fake client)', () => {
       expect(gemm?.startedUs).toBeGreaterThanOrEqual(spin?.endUs ?? Number.POSITIVE_INFINITY);
       expect((gemm?.readyUs ?? 0) - (gemm?.startedUs ?? 0)).toBe(500_000);
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    });
+
+    it('the first comparison’s clients, started held before the run (beside the Python probe), are told to start by it', async () => {
+      const run = twoComparisons(false);
+      run.fingerprint = { ...run.fingerprint, gpus: [{ index: 0, uuid: 'GPU-0' }] } as unknown as Run['fingerprint'];
+      const log: string[] = [];
+      const spawned: Array<Record<string, string>> = [];
+      await execute(run, undefined, undefined, spawned, 250, log, (runner) =>
+        prestartFirst(run.config, run.plan, run.fingerprint, runner),
+      );
+      expect(log.slice(0, 3)).toEqual(['spawn p0 held', 'spawn p1 held', 'run starts']);
+      expect(log.indexOf('cuda p0')).toBeGreaterThan(log.indexOf('run starts'));
+      expect(spawned[0]).toMatchObject({
+        CUDA_VISIBLE_DEVICES: 'GPU-0',
+        GPUSHARE_CLIENT_INDEX: '0',
+        GPUSHARE_HOLD: '1',
+      });
+      expect(run.clientStarts?.map((s) => s.prestarted)).toEqual([true, true]);
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+      // Not where the GPU is unknown, with --fresh-clients, or for an MPS comparison (its daemon is not up).
+      const runner = fakeRunner(fakeClock());
+      expect(prestartFirst(run.config, run.plan, { ...run.fingerprint, gpus: [] }, runner)).toBeNull();
+      expect(prestartFirst({ ...run.config, freshClients: true }, run.plan, run.fingerprint, runner)).toBeNull();
+      const mps = run.plan.map((c) => ({ ...c, mode: 'mps' as const }));
+      expect(prestartFirst(run.config, mps, run.fingerprint, runner)).toBeNull();
     });
 
     it('--fresh-clients starts each comparison’s clients when it begins, as before', async () => {

@@ -18,34 +18,46 @@ export interface FingerprintOptions {
 
 const SMI_TIMEOUT_MS = 30_000;
 
-/** Reads everything the harness relies on through nvidia-smi, /proc and the Python probe. */
-export async function collectFingerprint(runner: ProcessRunner, options: FingerprintOptions): Promise<Fingerprint> {
+/**
+ * Reads everything the harness relies on through nvidia-smi, /proc and the Python probe, in two steps: `system`, what nvidia-smi, /proc and the MPS binaries say (a fraction of
+ * a second; its python is a placeholder, not probed), and `complete`, with the Python probe, which imports
+ * PyTorch (seconds) and runs meanwhile.
+ */
+export function startFingerprint(
+  runner: ProcessRunner,
+  options: FingerprintOptions,
+): { system: Promise<Fingerprint>; complete: Promise<Fingerprint> } {
   const env = options.env ?? process.env;
-  const smiPath = await runner.which('nvidia-smi');
-  const [smi, python, mps] = await Promise.all([
-    smiPath ? readSmi(runner) : Promise.resolve(noSmi('nvidia-smi not found on PATH')),
-    probePython(runner, options.python, options.probeScript),
-    readMps(runner, env),
-  ]);
-  return {
-    collectedAt: options.clock.nowIso(),
-    host: {
-      platform: os.platform(),
-      kernel: os.release(),
-      arch: os.arch(),
-      cpus: os.cpus().length,
-      nodeVersion: process.version,
-      hostname: os.hostname(),
-    },
-    nvidiaSmi: { path: smiPath, error: smi.error },
-    driverVersion: smi.driverVersion,
-    cudaVersion: smi.cudaVersion,
-    gpus: smi.gpus,
-    computeApps: smi.computeApps,
-    mps,
-    python,
-    simulated: smiPath !== null && isSimulator(smiPath),
-  };
+  const python = probePython(runner, options.python, options.probeScript);
+  const system = (async (): Promise<Fingerprint> => {
+    const smiPath = await runner.which('nvidia-smi');
+    const [smi, mps] = await Promise.all([
+      smiPath ? readSmi(runner) : Promise.resolve(noSmi('nvidia-smi not found on PATH')),
+      readMps(runner, env),
+    ]);
+    return {
+      collectedAt: options.clock.nowIso(),
+      host: {
+        platform: os.platform(),
+        kernel: os.release(),
+        arch: os.arch(),
+        cpus: os.cpus().length,
+        nodeVersion: process.version,
+        hostname: os.hostname(),
+      },
+      nvidiaSmi: { path: smiPath, error: smi.error },
+      driverVersion: smi.driverVersion,
+      cudaVersion: smi.cudaVersion,
+      gpus: smi.gpus,
+      computeApps: smi.computeApps,
+      mps,
+      python: { status: 'error', executable: options.python, error: 'not probed yet' },
+      simulated: smiPath !== null && isSimulator(smiPath),
+    };
+  })();
+  const complete = Promise.all([system, python]).then(([fingerprint, probed]) => ({ ...fingerprint, python: probed }));
+  complete.catch(() => undefined); // a caller that stops at a failed `system` has that error already
+  return { system, complete };
 }
 
 type SmiPart = Pick<Fingerprint, 'driverVersion' | 'cudaVersion' | 'gpus' | 'computeApps'> & { error: string | null };
