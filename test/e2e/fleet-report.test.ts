@@ -248,15 +248,16 @@ describe('gpushare fleet report, other fleets', () => {
     expect(json.notCompared.map((x) => x.path)).toContain(path.join('2026-11-23-h200-x2-a4253d', 'cross'));
     expect(json.gpuModels.sort()).toEqual(['NVIDIA H100 80GB HBM3', 'NVIDIA H200']);
     // The default suites: 250 ms (e4176e, c263f1; cc7fa9, d9dc25, f90cc9 and ab89b3, the old-way and prestarted
-    // runs of 2026-11-24) and 500 ms (d4099d, f89eae) on the H100, and the H200's two; the infer sweeps, the old
-    // way (6b0c38) and prestarted (059f38); the resnet18 example, the old way (b34a9c) and prestarted (fd4af8, 01f71c).
+    // runs of 2026-11-24; e34b0e, 6fbe14 and ed51c9, the old way, --fresh-clients and switched) and 500 ms (d4099d,
+    // f89eae) on the H100, and the H200's two; the infer sweeps, the old way (6b0c38), prestarted (059f38) and
+    // 718113; the resnet18 example, the old way (b34a9c) and prestarted (fd4af8, 01f71c, 63f685).
     const compared = json.groups.filter((g) => g.setAside === null).map((g) => g.nodes.map((n) => n.slice(-6)).sort());
     expect(compared).toEqual(
       expect.arrayContaining([
-        ['ab89b3', 'c263f1', 'cc7fa9', 'd9dc25', 'e4176e', 'f90cc9'],
+        ['6fbe14', 'ab89b3', 'c263f1', 'cc7fa9', 'd9dc25', 'e34b0e', 'e4176e', 'ed51c9', 'f90cc9'],
         ['d4099d', 'f89eae'],
-        ['059f38', '6b0c38'],
-        ['01f71c', 'b34a9c', 'fd4af8'],
+        ['059f38', '6b0c38', '718113'],
+        ['01f71c', '63f685', 'b34a9c', 'fd4af8'],
         ['a6c68a', 'e7a8f2'],
       ]),
     );
