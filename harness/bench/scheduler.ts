@@ -95,8 +95,8 @@ interface ClientGroup {
   comparisonId: string;
   clients: WorkloadClient[];
   forget: Array<() => void>;
-  /** The comparison that started these processes, where they were switched to `comparisonId` from an earlier one. */
-  startedFor?: string;
+  /** The comparison these processes were started for: `comparisonId`, or an earlier one they switched from. */
+  startedFor: string;
 }
 
 class Scheduler {
@@ -118,7 +118,12 @@ class Scheduler {
     this.total = plannedTrials(run);
     this.gpuUuid = gpuAt(run.fingerprint, run.config.gpuIndex)?.uuid ?? String(run.config.gpuIndex);
     const early = deps.prestarted;
-    if (early) this.held = { ...early, forget: early.clients.map((client) => deps.reaper.add(() => client.kill())) };
+    if (early)
+      this.held = {
+        ...early,
+        startedFor: early.comparisonId,
+        forget: early.clients.map((client) => deps.reaper.add(() => client.kill())),
+      };
   }
 
   async runMode(record: ModeRecord): Promise<void> {
@@ -226,7 +231,7 @@ class Scheduler {
         readyUs: this.deps.clock.monotonicUs(),
         ...(held ? { prestarted: true as const } : {}),
         ...readyMemory(ready as ReadyReplies),
-        ...(carried ? { switchedFrom: carried.startedFor ?? '?', ...releasedMemory(ready as ReadyReplies) } : {}),
+        ...(carried ? { switchedFrom: carried.startedFor, ...releasedMemory(ready as ReadyReplies) } : {}),
       });
       if (daemon) await daemon.serverPids();
       if ((ready as ReadyReplies).every((r) => r.message.holds === true)) this.holding.add(c.workload.argv.join('\0'));
@@ -262,7 +267,7 @@ class Scheduler {
           await this.stop(c, reason);
           // Stopped as planned: its processes serve the next comparison.
           if (carryOn !== null && !this.deps.signal.aborted)
-            this.carried = { comparisonId: carryOn.id, clients, forget, startedFor: group.startedFor ?? c.id };
+            this.carried = { comparisonId: carryOn.id, clients, forget, startedFor: group.startedFor };
           break;
         }
       }
@@ -286,7 +291,12 @@ class Scheduler {
   /** c's client processes (see startClients), each on the reaper until it has exited. */
   private spawnClients(c: Comparison, modeEnv: Record<string, string>, extraEnv: Record<string, string>): ClientGroup {
     const clients = startClients(this.deps.runner, c, this.gpuUuid, modeEnv, extraEnv);
-    return { comparisonId: c.id, clients, forget: clients.map((client) => this.deps.reaper.add(() => client.kill())) };
+    return {
+      comparisonId: c.id,
+      startedFor: c.id,
+      clients,
+      forget: clients.map((client) => this.deps.reaper.add(() => client.kill())),
+    };
   }
 
   /**
