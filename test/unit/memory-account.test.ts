@@ -31,6 +31,7 @@ describe('memory by cause', () => {
       reservedPerProcessMiB: 880,
       graphPoolPerProcessMiB: 80,
       overheadPerProcessMiB: 520,
+      switchedFrom: null,
     });
   });
 
@@ -98,6 +99,7 @@ describe('memory by cause', () => {
       risePerProcessMiB: 900,
       reservedPerProcessMiB: 300,
       overheadPerProcessMiB: 600,
+      switchedFrom: 'a',
     });
     // Without switchedFrom the context would be missed: the rise from 1000 only.
     const [origin, switched] = measured.clientStarts as NonNullable<Run['clientStarts']>;

@@ -59,6 +59,7 @@ export function memoryAccount(
       reservedPerProcessMiB === null || risePerProcessMiB < reservedPerProcessMiB
         ? null
         : risePerProcessMiB - reservedPerProcessMiB,
+    switchedFrom: start.switchedFrom ?? null,
   };
 }
 

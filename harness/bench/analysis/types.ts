@@ -65,6 +65,8 @@ export interface MemoryAccount {
   graphPoolPerProcessMiB: number | null;
   /** Rise − reservation: the context and runtime overhead of one process, MiB; null where the reservation is unknown. */
   overheadPerProcessMiB: number | null;
+  /** The comparison whose processes these were, switched to this workload (the rise then includes what earlier workloads left outside the allocator); null: started for it. */
+  switchedFrom: string | null;
 }
 
 /** Host time of one request's step() call, median of the windows' means, µs: alone (solo-c0) and contended. */

@@ -72,7 +72,7 @@ function causeLines(ca: ComparisonAnalysis): string[] {
   if (m?.reservedPerProcessMiB != null) {
     const tenants = m.tenantsPerProcess > 1 ? ` (${m.tenantsPerProcess} tenants: ${mib(m.risePerTenantMiB)} each)` : '';
     lines.push(
-      `Memory per process: nvidia-smi rose ${mib(m.risePerProcessMiB)}${tenants}; the workload's allocator held ${mib(m.reservedPerProcessMiB)}${m.graphPoolPerProcessMiB != null ? ` (${mib(m.graphPoolPerProcessMiB)} in CUDA-graph pools)` : ''}; overhead (context and runtime) ${m.overheadPerProcessMiB === null ? 'not separable: nvidia-smi rose less than the allocator holds' : mib(m.overheadPerProcessMiB)}.`,
+      `Memory per process: nvidia-smi rose ${mib(m.risePerProcessMiB)}${tenants}; the workload's allocator held ${mib(m.reservedPerProcessMiB)}${m.graphPoolPerProcessMiB != null ? ` (${mib(m.graphPoolPerProcessMiB)} in CUDA-graph pools)` : ''}; overhead (context and runtime) ${m.overheadPerProcessMiB === null ? 'not separable: nvidia-smi rose less than the allocator holds' : mib(m.overheadPerProcessMiB)}.${m.switchedFrom !== null ? ` These processes were started for ${mdText(m.switchedFrom)} and switched to this workload: the rise includes what earlier workloads left outside the allocator (\`--fresh-clients\` measures fresh processes).` : ''}`,
     );
   }
   const h = ca.stepHost;
