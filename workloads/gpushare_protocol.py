@@ -714,6 +714,7 @@ def _switch_to(torch, name, tenants, threads, argv):
     left, _ = _memory(torch)
     _switch["released"] = {"workload": name, "memoryReservedMiB": held, "leftMiB": left}
     sys.argv = list(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))  # as `python3 script.py` would have it
     try:
         runpy.run_path(argv[0], run_name="__main__")
     except SystemExit as exc:

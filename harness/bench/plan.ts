@@ -328,8 +328,10 @@ export function prestartable(
 /**
  * Whether `next` may be served by `c`'s processes, told to switch workloads (protocol `switch`) instead
  * of exiting: not with --fresh-clients; only processes that said they switch (`switches`; a built-in
- * does); the same mode (an MPS client is bound to its daemon), the same interpreter, and the same
- * processes: one per client (no tenancy), with the same environments.
+ * does), and only into a built-in workload (a script `serve` runs as `python3 script.py …`: a custom
+ * command may need interpreter options, its own directory or a fresh stdout); the same mode (an MPS
+ * client is bound to its daemon), the same interpreter, and the same processes: one per client (no
+ * tenancy), with the same environments.
  */
 export function switchable(
   config: Pick<Config, 'freshClients'>,
@@ -337,7 +339,7 @@ export function switchable(
   next: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
   switches = c.workload.builtin,
 ): boolean {
-  if (config.freshClients === true || !switches) return false;
+  if (config.freshClients === true || !switches || !next.workload.builtin) return false;
   if (c.tenants !== undefined || next.tenants !== undefined || c.mode !== next.mode) return false;
   if (c.workload.argv[0] !== next.workload.argv[0]) return false;
   return JSON.stringify(c.clientEnv) === JSON.stringify(next.clientEnv);

@@ -44,6 +44,9 @@ const parseLine: LineParser<WorkloadMessage> = (line, tooLong) => {
 
 /** One workload process speaking the protocol. */
 export class WorkloadClient {
+  /** stderr as it stood at the last switch (see stderrTail). */
+  private stderrBeforeSwitch = '';
+
   private constructor(
     readonly index: number,
     /** How failures name it: its workload and client index (a switch renames it). */
@@ -65,8 +68,10 @@ export class WorkloadClient {
     return this.child.pid;
   }
 
+  /** The end of what the process wrote on stderr since it was started, or since its last switch. */
   stderrTail(): string {
-    return this.child.stderrTail();
+    const all = this.child.stderrTail();
+    return all.startsWith(this.stderrBeforeSwitch) ? all.slice(this.stderrBeforeSwitch.length) : all;
   }
 
   awaitReady(timeoutMs: number, signal: AbortSignal): Promise<ClientReply<ReadyMessage>> {
@@ -96,6 +101,7 @@ export class WorkloadClient {
   /** Tells a process that said `switches` to serve `argv` (script and arguments) next, as `label`; false: its stdin is closed. */
   switchTo(argv: readonly string[], label: string): boolean {
     this.label = label;
+    this.stderrBeforeSwitch = this.child.stderrTail(); // the previous workload's: not this one's to show
     return this.child.send(switchCommand(argv));
   }
 

@@ -8,7 +8,7 @@ export const RELEASE_LEAD_MS = 10;
 
 /**
  * How far ahead a trial's release is set: the configured lead, or 2 ms per released client when
- * more (a wake-up for each of 48 processes on 16 cores takes longer than 30 ms).
+ * more (a wake-up for each of 48 processes on 16 cores takes longer than the default lead).
  */
 export function releaseLeadMs(configured: number, clients: number): number {
   return Math.max(configured, 2 * clients);

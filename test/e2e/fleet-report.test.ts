@@ -234,7 +234,7 @@ describe('gpushare fleet report, other fleets', () => {
     // The H200 runs of 2026-11-21 ran the suite's older settings, unlike most H200 GPUs here.
     const older = ['2026-11-21-h200-a6c68a', '2026-11-21-h200-d7edc0', '2026-11-21-h200-e7a8f2'];
     // The tenancy sweep 3485bb and the default run ab89b3 saw sw_power_cap in one arm of some ratios, but at
-    // 1975–1979 MHz against 1980: a warning, no failing node.
+    // 1965 MHz (one 15 MHz clock step) against 1980: a warning, no failing node.
     const sweep3485 = '2026-11-24-h100-80gb-hbm3-3485bb';
     const ab89b3 = '2026-11-24-h100-80gb-hbm3-ab89b3';
     expect(json.failingNodes).toEqual([...older, made, ...slowCopies]);

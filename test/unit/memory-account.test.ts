@@ -101,6 +101,8 @@ describe('memory by cause', () => {
       overheadPerProcessMiB: 600,
       switchedFrom: 'a',
     });
+    // Switched from a start this run did not record (another session's clock): no baseline, no figure.
+    expect(memoryAccount({ ...measured, clientStarts: measured.clientStarts?.slice(1) }, comparison(2))).toBeNull();
     // Without switchedFrom the context would be missed: the rise from 1000 only.
     const [origin, switched] = measured.clientStarts as NonNullable<Run['clientStarts']>;
     const { switchedFrom: _, ...own } = switched as NonNullable<Run['clientStarts']>[number];

@@ -66,6 +66,7 @@ function fakeRunner(
           for (const l of listeners) l(JSON.stringify(message), false);
         });
       let windows = 0;
+      let stderr = `${name} started\n`;
       const child: ChildHandle = {
         // No PID: closing a client looks for its real descendants by PID, and this one has none.
         pid: undefined,
@@ -95,6 +96,7 @@ function fakeRunner(
           if (cmd.cmd === 'switch') {
             const next = (JSON.parse(line) as { argv: string[] }).argv[0] ?? '';
             log.push(`switch ${name} ${next.split('/').at(-1)}`);
+            stderr += `${name} switched to ${next.split('/').at(-1)}\n`;
             clock.now += (startupMs / 5) * 1000; // build and warm-up only
             say({ ...ready(env), released: { workload: 'before', memoryReservedMiB: 50, leftMiB: 2 } });
             return true;
@@ -125,7 +127,7 @@ function fakeRunner(
           if (log.at(-1) !== `exit ${name}`) log.push(`exit ${name}`);
           queueMicrotask(() => resolveExit({ exitCode: 0, signal: null }));
         },
-        stderrTail: () => '',
+        stderrTail: () => stderr,
         killGroup: () => undefined,
         exited,
       };
@@ -134,12 +136,13 @@ function fakeRunner(
   };
 }
 
-function memoryStore(): RunStore & { saves: number } {
+function memoryStore(): RunStore & { saves: number; texts: Map<string, string> } {
   const store = {
     dir: '/nowhere',
     saves: 0,
+    texts: new Map<string, string>(),
     saveRun: async () => void store.saves++,
-    writeText: async () => undefined,
+    writeText: async (name: string, text: string) => void store.texts.set(name, text),
     saveRunSync: () => undefined,
   };
   return store;
@@ -390,7 +393,11 @@ describe('scheduler (deterministic fake client)', () => {
       const run = threeComparisons(false);
       expect(run.plan.map((c) => c.id)).toEqual(['timeslice/spin', 'timeslice/gemm', 'timeslice/infer']);
       const log: string[] = [];
-      await execute(run, undefined, switching, undefined, 500, log);
+      const { store } = await execute(run, undefined, switching, undefined, 500, log);
+      // Each comparison keeps the stderr its own workload wrote: after its switch, not the earlier workloads'.
+      expect(store.texts.get('logs/timeslice-spin-c0.stderr.log')).toBe('p0 started\n');
+      expect(store.texts.get('logs/timeslice-gemm-c1.stderr.log')).toBe('p1 switched to gemm.py\n');
+      expect(store.texts.get('logs/timeslice-infer-c0.stderr.log')).toBe('p0 switched to infer.py\n');
       expect(log.filter((e) => !e.startsWith('cuda'))).toEqual([
         'spawn p0',
         'spawn p1',
@@ -436,6 +443,8 @@ describe('scheduler (deterministic fake client)', () => {
       expect(switchable({ freshClients: true }, c, c)).toBe(false);
       expect(switchable({}, custom, c)).toBe(false);
       expect(switchable({}, custom, c, true)).toBe(true);
+      // Never into a custom command: it may need interpreter options, its own directory or a fresh stdout.
+      expect(switchable({}, c, custom)).toBe(false);
       expect(switchable({}, c, { ...c, mode: 'mps' })).toBe(false);
       expect(switchable({}, c, { ...c, tenants: 2 })).toBe(false);
       expect(switchable({}, c, { ...c, clientEnv: [{ GPUSHARE_CPUS: '1' }, {}] })).toBe(false);

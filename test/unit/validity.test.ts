@@ -7,8 +7,10 @@ import { loadRun } from '../../harness/bench/record/store.js';
 import { H200_RUN } from '../helpers.js';
 
 let run: Run;
+let original: Run;
 beforeEach(async () => {
-  run = await loadRun(H200_RUN);
+  original = await loadRun(H200_RUN);
+  run = structuredClone(original);
 });
 
 const comparisonValidity = (r: Run, c: Run['plan'][number]) => validityOf(r, c, groupRounds(c, r.trials));
@@ -58,6 +60,34 @@ describe('validity checks', () => {
       invalid: ['throttling in one arm: sw_thermal_slowdown in contended but not in solo'],
       warnings: [],
     });
+  });
+
+  it('a short throttle event in one arm: the clock of its own samples counts, not its arm’s mean', () => {
+    // 1 of the contended samples at 1700 MHz with hw_thermal_slowdown: the arm's mean barely moves.
+    let first = true;
+    editSamples('timeslice/spin', true, (s) => {
+      if (!first) return;
+      first = false;
+      s.clocksEventReasons = '0x0000000000000040';
+      s.smClockMHz = 1700;
+    });
+    expect(comparisonValidity(run, comparison('timeslice/spin')).invalid).toEqual([
+      'throttling in one arm: hw_thermal_slowdown in contended but not in solo',
+    ]);
+  });
+
+  it('a throttle reason in one arm that lowered its clock by 1% or less is a warning; more, invalid', () => {
+    for (const [mhz, invalid] of [
+      [1961, false],
+      [1960, true],
+    ] as const) {
+      run = structuredClone(original);
+      editSamples('timeslice/spin', true, (s) => {
+        s.clocksEventReasons = '0x0000000000000004';
+        s.smClockMHz = mhz;
+      });
+      expect(comparisonValidity(run, comparison('timeslice/spin')).invalid.length > 0).toBe(invalid);
+    }
   });
 
   it('a throttle reason in one arm that did not lower its SM clock is a warning', () => {

@@ -18,7 +18,8 @@ export function memoryPerClientMiB(run: Pick<Run, 'samples' | 'clientStarts'>, c
   if (own === undefined) return null;
   // Switched processes: the GPU was idle before the comparison that started them.
   const origin = run.clientStarts?.filter((s) => s.comparisonId === own.switchedFrom && s.startedUs <= own.startedUs);
-  const start = origin?.at(-1) ?? own;
+  const start = own.switchedFrom === undefined ? own : origin?.at(-1);
+  if (start === undefined) return null; // switched, but from a start this run did not record: no idle baseline
   const known = run.samples.filter((s) => s.memoryUsedMiB !== null);
   const lastBefore = known.filter((s) => s.tUs <= start.startedUs).at(-1);
   const starting = known.filter((s) => s.tUs > start.startedUs && s.tUs <= start.readyUs);

@@ -10,9 +10,9 @@ import type { Round } from './rounds.js';
 /** SM clocks of two arms that differ by more than this fraction invalidate the comparison. */
 export const MAX_CLOCK_GAP = 0.05;
 /**
- * A throttle reason seen in one arm only invalidates the comparison where that arm's SM clock ran more
- * than this fraction below the others'. A flag that lowered nothing is a warning: on the H100 (runs
- * ab89b3, 5a84eb) sw_power_cap showed in solo samples of infer at 1965–1980 MHz, the contended arm's clock.
+ * A throttle reason seen in one arm only invalidates the comparison where the samples that carried it ran
+ * more than this fraction below the other arms' SM clock. Less is a warning: on the H100 (runs ab89b3,
+ * 5a84eb) sw_power_cap showed in solo samples of infer at 1965 MHz, one 15 MHz step below the contended 1980.
  */
 export const MAX_THROTTLED_CLOCK_DROP = 0.01;
 
@@ -47,20 +47,24 @@ export function comparisonValidity(
     invalid.push(`the GPU was busy when the run started (${run.contamination.join('; ')})`);
 
   const armOf = new Map(trials.map((t) => [t.id, armGroup(comparison, t.arm)]));
-  const groups = new Map<string, { clocks: number[]; reasons: Set<string> }>();
+  /** Per arm group: its samples' SM clocks, the throttle reasons seen, and the clocks of the samples that carried each. */
+  const groups = new Map<string, { clocks: number[]; reasons: Set<string>; flagged: Map<string, number[]> }>();
   for (const sample of run.samples) {
     const group = sample.trialId ? armOf.get(sample.trialId) : undefined;
     if (group === undefined) continue;
-    const entry = groups.get(group) ?? { clocks: [], reasons: new Set<string>() };
+    const entry = groups.get(group) ?? { clocks: [], reasons: new Set<string>(), flagged: new Map<string, number[]>() };
     if (sample.smClockMHz !== null) entry.clocks.push(sample.smClockMHz);
-    for (const reason of throttleReasons(sample.clocksEventReasons)) entry.reasons.add(reason);
+    for (const reason of throttleReasons(sample.clocksEventReasons)) {
+      entry.reasons.add(reason);
+      if (sample.smClockMHz !== null)
+        entry.flagged.set(reason, [...(entry.flagged.get(reason) ?? []), sample.smClockMHz]);
+    }
     groups.set(group, entry);
   }
   const measured = [...groups].filter(([, g]) => g.clocks.length > 0);
   if (measured.length < 2) return { invalid, warnings };
 
   const allReasons = new Set(measured.flatMap(([, g]) => [...g.reasons]));
-  const clockOf = (arms: typeof measured) => mean(arms.flatMap(([, g]) => g.clocks));
   let cappedAlike = allReasons.size > 0;
   for (const reason of allReasons) {
     const without = measured.filter(([, g]) => !g.reasons.has(reason));
@@ -68,8 +72,15 @@ export function comparisonValidity(
     cappedAlike = false;
     const within = measured.filter(([, g]) => g.reasons.has(reason));
     const text = `throttling in one arm: ${reason} in ${within.map(([arm]) => arm).join(', ')} but not in ${without.map(([arm]) => arm).join(', ')}`;
-    const [lowered, other] = [clockOf(within), clockOf(without)];
-    if ((other - lowered) / other > MAX_THROTTLED_CLOCK_DROP) invalid.push(text);
+    // The clock of the samples that carried the reason, against the other arms': a short event is not
+    // averaged away by the rest of its arm's samples.
+    const flagged = within.flatMap(([, g]) => g.flagged.get(reason) ?? []);
+    const [lowered, other] = [
+      flagged.length > 0 ? mean(flagged) : Number.NaN,
+      mean(without.flatMap(([, g]) => g.clocks)),
+    ];
+    const drop = (other - lowered) / other;
+    if (!Number.isFinite(drop) || drop > MAX_THROTTLED_CLOCK_DROP) invalid.push(text);
     else
       warnings.push(
         `${text}, where it did not lower the SM clock (${lowered.toFixed(0)} MHz, against ${other.toFixed(0)})`,
