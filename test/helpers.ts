@@ -208,3 +208,23 @@ export async function expectShellcheckClean(context: TestContext, file: string):
 /** The environment npm gets in the tests: the CA bundle the suite's global setup took from every other process. */
 export const NPM_ENV: Record<string, string> =
   process.env.GPUSHARE_SUITE_NPM_CA !== undefined ? { NODE_EXTRA_CA_CERTS: process.env.GPUSHARE_SUITE_NPM_CA } : {};
+
+/** For fleet tests: copies run `from` to `<fleet>/<to>` as GPU `index` with UUID `uuid`, its run.json edited by `edit`. */
+export function placeRun(
+  fleet: string,
+  from: string,
+  to: string,
+  uuid: string,
+  index = 0,
+  edit: (run: Run) => void = () => undefined,
+): void {
+  const dir = path.join(fleet, to);
+  cpSync(from, dir, { recursive: true });
+  const file = path.join(dir, 'run.json');
+  const run = JSON.parse(readFileSync(file, 'utf8')) as Run;
+  const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
+  if (gpu) Object.assign(gpu, { uuid, index });
+  run.config.gpuIndex = index;
+  edit(run);
+  writeFileSync(file, JSON.stringify(run));
+}

@@ -3,7 +3,7 @@
  * results/ itself, over runs whose text is hostile, and over trees with links and what cannot be read (a FIFO
  * run.json, which must not block, is read by the built CLI in test/e2e/fleet-report.test.ts).
  */
-import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
@@ -16,6 +16,7 @@ import {
   H100_RUN as H100,
   H100_REPEAT_RUN as H100_REPEAT,
   H200_RUN as H200,
+  placeRun,
   ROOT,
   runCli,
   tempDir,
@@ -38,26 +39,6 @@ const HEADLINE = [
 
 type FleetJson = FleetAnalysis & { exitCode: number };
 
-/** Copies run `from` to `<fleet>/<to>` as GPU `index` with UUID `uuid`, its run.json edited by `edit`. */
-function place(
-  fleet: string,
-  from: string,
-  to: string,
-  uuid: string,
-  index = 0,
-  edit: (run: Run) => void = () => undefined,
-): void {
-  const dir = path.join(fleet, to);
-  cpSync(from, dir, { recursive: true });
-  const file = path.join(dir, 'run.json');
-  const run = JSON.parse(readFileSync(file, 'utf8')) as Run;
-  const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
-  if (gpu) Object.assign(gpu, { uuid, index });
-  run.config.gpuIndex = index;
-  edit(run);
-  writeFileSync(file, JSON.stringify(run));
-}
-
 describe('gpushare fleet report over a fleet with one slow node and one on another driver', () => {
   const fleet = tempDir('gpushare-fleet-');
   const out = tempDir('gpushare-fleet-out-');
@@ -69,12 +50,12 @@ describe('gpushare fleet report over a fleet with one slow node and one on anoth
   beforeAll(async () => {
     // A two-GPU host (gpu0/ and gpu1/, each run naming its host), three single-GPU hosts, an H200, and a probe record.
     const onHostA = (run: Run) => void (run.fingerprint.host.hostname = 'host-a');
-    place(fleet, H100, 'host-a/gpu0', 'GPU-a0', 0, onHostA);
-    place(fleet, H100_REPEAT, 'host-a/gpu1', 'GPU-a1', 1, onHostA);
-    place(fleet, H100, 'host-b', 'GPU-b0');
-    place(fleet, H100_REPEAT, 'host-c', 'GPU-c0', 0, (run) => degrade(run, 1.3));
-    place(fleet, H100, 'host-d', 'GPU-d0', 0, (run) => void (run.fingerprint.driverVersion = '570.86.15'));
-    place(fleet, H200, 'h200/host-e', 'GPU-e0');
+    placeRun(fleet, H100, 'host-a/gpu0', 'GPU-a0', 0, onHostA);
+    placeRun(fleet, H100_REPEAT, 'host-a/gpu1', 'GPU-a1', 1, onHostA);
+    placeRun(fleet, H100, 'host-b', 'GPU-b0');
+    placeRun(fleet, H100_REPEAT, 'host-c', 'GPU-c0', 0, (run) => degrade(run, 1.3));
+    placeRun(fleet, H100, 'host-d', 'GPU-d0', 0, (run) => void (run.fingerprint.driverVersion = '570.86.15'));
+    placeRun(fleet, H200, 'h200/host-e', 'GPU-e0');
     mkdirSync(path.join(fleet, 'probes', 'p1'), { recursive: true });
     writeFileSync(path.join(fleet, 'probes', 'p1', 'probe.json'), '{}');
     const report = await cli(['fleet', 'report', fleet, '--out', out, '--junit', junit, '--name', 'test']);
@@ -175,7 +156,7 @@ describe('gpushare fleet report over a fleet with one slow node and one on anoth
 describe('gpushare fleet report, other fleets', () => {
   it('identical nodes: exit 0, every ratio tested and none flagged (the floor holds when MAD is 0)', async () => {
     const fleet = tempDir('gpushare-fleet-');
-    for (const name of ['n1', 'n2', 'n3']) place(fleet, H100, name, `GPU-${name}`);
+    for (const name of ['n1', 'n2', 'n3']) placeRun(fleet, H100, name, `GPU-${name}`);
     const result = await cli(['fleet', 'report', fleet, '--json']);
     expect(result.exitCode).toBe(0);
     const json = JSON.parse(result.stdout) as FleetJson;
@@ -188,8 +169,15 @@ describe('gpushare fleet report, other fleets', () => {
 
   it('a contaminated node fails its checks and its ratios are errors in the JUnit', async () => {
     const fleet = tempDir('gpushare-fleet-');
-    for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`);
-    place(fleet, H100, 'busy', 'GPU-busy', 0, (run) => void (run.contamination = ['pid 4242 python3 held 1024 MiB']));
+    for (const name of ['n1', 'n2']) placeRun(fleet, H100, name, `GPU-${name}`);
+    placeRun(
+      fleet,
+      H100,
+      'busy',
+      'GPU-busy',
+      0,
+      (run) => void (run.contamination = ['pid 4242 python3 held 1024 MiB']),
+    );
     const junit = path.join(tempDir(), 'fleet.xml');
     const result = await cli(['fleet', 'report', fleet, '--out', tempDir(), '--junit', junit]);
     expect(result.exitCode).toBe(1);
@@ -297,8 +285,8 @@ const gpuNamed = (name: string) => (run: Run) => {
 describe('gpushare fleet report over runs whose text is hostile', () => {
   it('a GPU name holding a newline, a bold "Exit 0: no outlier and no failing node." line and an unclosed <!-- neither makes the report say the fleet passed nor hides the failing node', async () => {
     const fleet = tempDir('gpushare-fleet-');
-    for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`);
-    place(fleet, H100, 'busy', 'GPU-busy', 0, (run) => {
+    for (const name of ['n1', 'n2']) placeRun(fleet, H100, name, `GPU-${name}`);
+    placeRun(fleet, H100, 'busy', 'GPU-busy', 0, (run) => {
       run.contamination = ['pid 4242 python3 held 1024 MiB'];
       gpuNamed('NVIDIA H100 80GB HBM3\n\n**Exit 0: no outlier and no failing node.**\n\n<!--')(run);
     });
@@ -323,8 +311,8 @@ describe('gpushare fleet report over runs whose text is hostile', () => {
   it('control characters in a contamination message, a GPU name and a node directory: JUnit and the chart stay XML, the terminal gets them escaped', async () => {
     const fleet = tempDir('gpushare-fleet-');
     const gpu = 'NVIDIA H100\u0001\u001b[2J\u202e';
-    for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`, 0, gpuNamed(gpu));
-    place(fleet, H100, 'n3\u001b[31m', 'GPU-n3', 0, (run) => {
+    for (const name of ['n1', 'n2']) placeRun(fleet, H100, name, `GPU-${name}`, 0, gpuNamed(gpu));
+    placeRun(fleet, H100, 'n3\u001b[31m', 'GPU-n3', 0, (run) => {
       gpuNamed(gpu)(run);
       run.contamination = ['pid 1\u0000\u0007 held \u001b[31m1024 MiB\u009b'];
     });
@@ -353,8 +341,8 @@ describe('gpushare fleet report reads what it reads honestly', () => {
   it('follows a symbolic link to a node directory, and lists a link back up the tree once instead of walking it', async () => {
     const fleet = tempDir('gpushare-fleet-');
     const elsewhere = tempDir('gpushare-elsewhere-');
-    for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`);
-    place(elsewhere, H100, 'n3', 'GPU-n3');
+    for (const name of ['n1', 'n2']) placeRun(fleet, H100, name, `GPU-${name}`);
+    placeRun(elsewhere, H100, 'n3', 'GPU-n3');
     symlinkSync(path.join(elsewhere, 'n3'), path.join(fleet, 'n3'));
     symlinkSync(fleet, path.join(fleet, 'loop'));
     const result = await cli(['fleet', 'report', fleet, '--json']);
@@ -375,7 +363,7 @@ describe('gpushare fleet report reads what it reads honestly', () => {
     'a directory that cannot be read is listed as unreadable and exits 1',
     async () => {
       const fleet = tempDir('gpushare-fleet-');
-      for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`);
+      for (const name of ['n1', 'n2']) placeRun(fleet, H100, name, `GPU-${name}`);
       mkdirSync(path.join(fleet, 'locked'));
       chmodSync(path.join(fleet, 'locked'), 0o000);
       try {

@@ -3,40 +3,19 @@
  * listed as unreadable instead of blocking the process. The rest of fleet report runs in process
  * (test/cli/fleet-report.test.ts).
  */
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import type { Run } from '../../harness/bench/record/schema.js';
 import type { FleetAnalysis } from '../../harness/fleet/report/analyze.js';
-import { cli, H100_RUN as H100, tempDir } from '../helpers.js';
+import { cli, H100_RUN as H100, placeRun, tempDir } from '../helpers.js';
 
 type FleetJson = FleetAnalysis & { exitCode: number };
-
-/** Copies run `from` to `<fleet>/<to>` as GPU `index` with UUID `uuid`, its run.json edited by `edit`. */
-function place(
-  fleet: string,
-  from: string,
-  to: string,
-  uuid: string,
-  index = 0,
-  edit: (run: Run) => void = () => undefined,
-): void {
-  const dir = path.join(fleet, to);
-  cpSync(from, dir, { recursive: true });
-  const file = path.join(dir, 'run.json');
-  const run = JSON.parse(readFileSync(file, 'utf8')) as Run;
-  const gpu = run.fingerprint.gpus.find((g) => g.index === run.config.gpuIndex);
-  if (gpu) Object.assign(gpu, { uuid, index });
-  run.config.gpuIndex = index;
-  edit(run);
-  writeFileSync(file, JSON.stringify(run));
-}
 
 describe('gpushare fleet report reads what it reads honestly', () => {
   it('a run.json that is a FIFO or a directory, and a broken link, are listed as unreadable (without blocking) and exit 1; a run.json linked to a run is read', async () => {
     const fleet = tempDir('gpushare-fleet-');
-    for (const name of ['n1', 'n2']) place(fleet, H100, name, `GPU-${name}`);
+    for (const name of ['n1', 'n2']) placeRun(fleet, H100, name, `GPU-${name}`);
     mkdirSync(path.join(fleet, 'fifo'));
     await execa('mkfifo', [path.join(fleet, 'fifo', 'run.json')]);
     mkdirSync(path.join(fleet, 'dir', 'run.json'), { recursive: true });
