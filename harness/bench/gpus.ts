@@ -13,7 +13,7 @@ import { jsonRecordStore } from '../record/store.js';
 import { newSession, type RecordBinding, resumeSession, runAndReport, type Session } from '../session/lifecycle.js';
 import { refuseBusy } from '../session/preflight.js';
 import { refuseFailingCommands } from '../session/workload-check.js';
-import { type Fingerprint, gpuAt } from '../system/nvidia/schema.js';
+import { type Fingerprint, gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { analyze } from './analysis/analyze.js';
 import { CROSS_GPU_TOLERANCE, crossGpuResults, gpuSchedule } from './analysis/cross-gpu.js';
 import type { BenchOptions } from './options.js';
@@ -39,7 +39,7 @@ export async function benchGpus(options: BenchOptions, which: 'all' | number[], 
   const fingerprint = await benchFingerprint(config, deps);
   const indices = which === 'all' ? fingerprint.gpus.flatMap((g) => (g.index === null ? [] : [g.index])) : which;
   refuseBlockedBench(config, fingerprint, indices.length > 0 ? indices : [0]);
-  await refuseFailingCommands(config, gpuAt(fingerprint, indices[0] ?? 0)?.uuid ?? String(indices[0] ?? 0), deps);
+  await refuseFailingCommands(config, visibleDevice(fingerprint, indices[0] ?? 0), deps);
   for (const index of indices) refuseBusy(fingerprint, index, options.allowBusy, 'its run is then marked contaminated');
   const createdAt = deps.clock.nowIso();
   const id = newRunId(createdAt, fingerprint, indices[0] as number, `x${indices.length}`);
@@ -52,7 +52,7 @@ export async function benchGpus(options: BenchOptions, which: 'all' | number[], 
     status: 'running',
     gpus: indices.map((index) => ({
       index,
-      uuid: gpuAt(fingerprint, index)?.uuid ?? String(index),
+      uuid: visibleDevice(fingerprint, index),
       name: gpuAt(fingerprint, index)?.name ?? null,
       dir: `gpu${index}`,
       exitCode: null,

@@ -3,7 +3,7 @@
  * modes that cannot run here into `skipped` records with their exact reason.
  */
 
-import { type Fingerprint, type Gpu, gpuAt } from '../system/nvidia/schema.js';
+import { type Fingerprint, type Gpu, gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { GREEN_ENV } from '../workload/protocol.js';
 import { findBuiltin } from '../workload/registry.js';
 import type { Variant, WorkloadSpec } from '../workload/spec.js';
@@ -251,7 +251,7 @@ function crossGpuComparisons(
   fingerprint: Fingerprint,
   gpuIndices: readonly number[],
 ): Comparison[] {
-  const uuid = (index: number) => gpuAt(fingerprint, index)?.uuid ?? String(index);
+  const uuid = (index: number) => visibleDevice(fingerprint, index);
   return gpuIndices.map((victim) => {
     const loaded = gpuIndices.filter((g) => g !== victim);
     const clientEnv = [

@@ -12,7 +12,7 @@ import { refuseOtherMachine } from '../session/machine.js';
 import { machineFingerprint, refuseBlocked, refuseBusy, startMachineFingerprint } from '../session/preflight.js';
 import { refuseFailingCommands } from '../session/workload-check.js';
 import { startSmiSampler } from '../system/nvidia/sampler.js';
-import { type Fingerprint, gpuAt, isSimulated } from '../system/nvidia/schema.js';
+import { type Fingerprint, gpuAt, isSimulated, visibleDevice } from '../system/nvidia/schema.js';
 import { analyze } from './analysis/analyze.js';
 import { possibleMetricIds } from './analysis/metrics.js';
 import { verdictsJson } from './gate/outputs.js';
@@ -123,7 +123,7 @@ export async function benchOne(options: BenchOptions, deps: AppDeps): Promise<nu
   try {
     const fingerprint = await fingerprinting.complete;
     refuseBlockedBench(config, fingerprint, [config.gpuIndex]);
-    await refuseFailingCommands(config, gpuAt(fingerprint, config.gpuIndex)?.uuid ?? String(config.gpuIndex), deps);
+    await refuseFailingCommands(config, visibleDevice(fingerprint, config.gpuIndex), deps);
     session = await newRunSession(options, fingerprint, deps);
   } catch (error) {
     await Promise.all((prestarted?.clients ?? []).map((client) => client.close(0)));
@@ -187,7 +187,7 @@ export function execute(
         sampler,
         reaper: session.reaper,
         signal: session.abort,
-        startMps: (place) => session.startMps(place, gpu?.uuid ?? String(config.gpuIndex)),
+        startMps: (place) => session.startMps(place, visibleDevice(run.fingerprint, config.gpuIndex)),
         prestarted,
       });
     } finally {

@@ -8,7 +8,7 @@ import type { ProcessRunner } from '../core/process.js';
 import type { MpsDaemonRecord } from '../record/daemon-record.js';
 import type { SessionDaemon, SessionMpsStart } from '../session/lifecycle.js';
 import { type Sampler, tagSamples } from '../system/nvidia/sampler.js';
-import { gpuAt } from '../system/nvidia/schema.js';
+import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import type { Reaper } from '../system/proc/reaper.js';
 import { type ClientReply, WorkloadClient } from '../workload/client.js';
 import {
@@ -71,7 +71,7 @@ export function prestartFirst(
   if (!first.workload.builtin || first.mode === 'mps') return null;
   return {
     comparisonId: first.id,
-    clients: startClients(runner, first, gpu.uuid ?? String(config.gpuIndex), {}, { [HOLD_ENV]: '1' }),
+    clients: startClients(runner, first, visibleDevice(fingerprint, config.gpuIndex), {}, { [HOLD_ENV]: '1' }),
   };
 }
 
@@ -116,7 +116,7 @@ class Scheduler {
     private readonly deps: SchedulerDeps,
   ) {
     this.total = plannedTrials(run);
-    this.gpuUuid = gpuAt(run.fingerprint, run.config.gpuIndex)?.uuid ?? String(run.config.gpuIndex);
+    this.gpuUuid = visibleDevice(run.fingerprint, run.config.gpuIndex);
     const early = deps.prestarted;
     if (early)
       this.held = {

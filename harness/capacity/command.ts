@@ -22,7 +22,7 @@ import {
 } from '../session/lifecycle.js';
 import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
 import { timeAccountText } from '../session/time-account.js';
-import { gpuAt } from '../system/nvidia/schema.js';
+import { visibleDevice } from '../system/nvidia/schema.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { capacityMarkdown } from './markdown.js';
 import { measurePoint } from './measure.js';
@@ -122,7 +122,7 @@ async function capacityRun(
 ): Promise<number> {
   const run = session.record;
   const { settings } = run;
-  const visible = gpuAt(run.fingerprint, run.gpuIndex)?.uuid ?? String(run.gpuIndex);
+  const visible = visibleDevice(run.fingerprint, run.gpuIndex);
   const wall = { startUs: startedUs, endUs: null as number | null };
   (run.wallSpans ??= []).push(wall);
   const loop = async () => {

@@ -21,7 +21,7 @@ import {
   type Session,
 } from '../session/lifecycle.js';
 import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
-import { gpuAt } from '../system/nvidia/schema.js';
+import { visibleDevice } from '../system/nvidia/schema.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { mixCells, protections } from './analysis.js';
 import { measureMode, victimCapacity } from './measure.js';
@@ -121,7 +121,7 @@ function mixBinding(dir: string): RecordBinding<MixRun> {
 async function mixRun(session: Session<MixRun>, options: MixOptions, deps: AppDeps): Promise<number> {
   const run = session.record;
   const { settings } = run;
-  const visible = gpuAt(run.fingerprint, run.gpuIndex)?.uuid ?? String(run.gpuIndex);
+  const visible = visibleDevice(run.fingerprint, run.gpuIndex);
   const total = settings.modes.reduce((n, m) => n + roundArms(settings, m, 0).length * settings.rounds, 0);
   let capacityQps: number | null = null;
   const loop = async () => {

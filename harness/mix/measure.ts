@@ -11,7 +11,7 @@ import type { AppDeps } from '../core/deps.js';
 import { termText } from '../core/escape/terminal.js';
 import { WORKLOADS_DIR } from '../core/paths.js';
 import type { Session, SessionDaemon } from '../session/lifecycle.js';
-import { gpuAt } from '../system/nvidia/schema.js';
+import { visibleDevice } from '../system/nvidia/schema.js';
 import { WorkloadClient } from '../workload/client.js';
 import { analyzeStep, capacityOf, encodeLatencies, invalidStep, nextRate, type Step } from '../workload/open-loop.js';
 import {
@@ -127,7 +127,7 @@ export async function measureMode(
   const outcome = (status: 'skipped' | 'failed', reason: string) => run.outcomes.push({ mode, status, reason });
   if (armsLeft(run, mode) === 0) return;
   if (!PROCESS_MODES.includes(mode)) return measureInProcess(session, mode, capacityQps, options, deps, progress);
-  const visible = gpuAt(run.fingerprint, run.gpuIndex)?.uuid ?? String(run.gpuIndex);
+  const visible = visibleDevice(run.fingerprint, run.gpuIndex);
   let daemon: SessionDaemon | null = null;
   if (mode === 'mps') {
     const started = await session.startMps((d) => run.daemons.push(d), visible);
@@ -414,7 +414,7 @@ async function measureInProcess(
     await session.save();
     return;
   }
-  const visible = gpuAt(run.fingerprint, run.gpuIndex)?.uuid ?? String(run.gpuIndex);
+  const visible = visibleDevice(run.fingerprint, run.gpuIndex);
   const env = {
     CUDA_VISIBLE_DEVICES: visible,
     [TENANTS_ENV]: '2',

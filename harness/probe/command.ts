@@ -18,7 +18,7 @@ import {
   type Session,
 } from '../session/lifecycle.js';
 import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
-import { gpuAt } from '../system/nvidia/schema.js';
+import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { claimsLedger } from './claims.js';
 import { probeMarkdown } from './markdown.js';
 import { PROBE_FLAGS, type ProbeOptions, resolveProbeOptions } from './options.js';
@@ -91,7 +91,7 @@ function probeBinding(dir: string): RecordBinding<ProbeRun> {
 async function probeRun(session: Session<ProbeRun>, python: string, json: boolean, deps: AppDeps): Promise<number> {
   const run = session.record;
   const gpu = gpuAt(run.fingerprint, run.gpuIndex);
-  const visible = gpu?.uuid ?? String(run.gpuIndex);
+  const visible = visibleDevice(run.fingerprint, run.gpuIndex);
   // A probe's outcomes are saved together once it has run: one without any has not, and runs (again).
   const todo = (run.requested ?? []).filter((name) => !run.probes.some((o) => o.probe === name));
   const loop = async () => {

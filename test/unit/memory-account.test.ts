@@ -3,13 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { memoryAccount } from '../../harness/bench/analysis/clients.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 
+/** One nvidia-smi sample: memory.used at `tUs`, inside trial `trialId` (null: between trials). */
+function sample(tUs: number, memoryUsedMiB: number, trialId: string | null): Run['samples'][number] {
+  return { tUs, memoryUsedMiB, trialId } as unknown as Run['samples'][number];
+}
+
 /** memory.used 1000 MiB before the clients started, `duringMiB` in every sample of the comparison's trials. */
 function run(
   duringMiB: number,
   start: Partial<NonNullable<Run['clientStarts']>[number]>,
 ): Pick<Run, 'samples' | 'clientStarts'> {
-  const sample = (tUs: number, memoryUsedMiB: number, trialId: string | null) =>
-    ({ tUs, memoryUsedMiB, trialId }) as unknown as Run['samples'][number];
   return {
     samples: [sample(0, 1000, null), sample(20, duringMiB, 'c#r0/contended'), sample(30, duringMiB, 'c#r0/solo-c0')],
     clientStarts: [{ comparisonId: 'c', startedUs: 10, readyUs: 15, ...start }],
@@ -58,8 +61,6 @@ describe('memory by cause', () => {
   it("the idle level is the lowest sample from the start to ready: the previous comparison's processes still releasing theirs at the start do not count", () => {
     // As on the H100 (sweep 3485bb, streams@2): 983 MiB of the last comparison's process at the start,
     // then 0 once it has exited, before the new process's CUDA context; 1099 MiB while measuring.
-    const sample = (tUs: number, memoryUsedMiB: number, trialId: string | null) =>
-      ({ tUs, memoryUsedMiB, trialId }) as unknown as Run['samples'][number];
     const measured: Pick<Run, 'samples' | 'clientStarts'> = {
       samples: [
         sample(5, 983, null),
@@ -79,8 +80,6 @@ describe('memory by cause', () => {
   });
 
   it('processes switched from an earlier comparison: the idle level is the one before that comparison started them (their context counts)', () => {
-    const sample = (tUs: number, memoryUsedMiB: number, trialId: string | null) =>
-      ({ tUs, memoryUsedMiB, trialId }) as unknown as Run['samples'][number];
     // 0 MiB idle before "a" started its 2 processes; 1000 MiB while "a" measured (2 contexts and spin);
     // c switched from a at 30: 1000 MiB then, 1800 while c measured.
     const measured: Pick<Run, 'samples' | 'clientStarts'> = {

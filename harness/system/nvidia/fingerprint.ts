@@ -19,9 +19,10 @@ export interface FingerprintOptions {
 const SMI_TIMEOUT_MS = 30_000;
 
 /**
- * Reads everything the harness relies on through nvidia-smi, /proc and the Python probe, in two steps: `system`, what nvidia-smi, /proc and the MPS binaries say (a fraction of
- * a second; its python is a placeholder, not probed), and `complete`, with the Python probe, which imports
- * PyTorch (seconds) and runs meanwhile.
+ * Reads everything the harness relies on through nvidia-smi, /proc and the Python probe, in two steps:
+ * `system`, what nvidia-smi, /proc and the MPS binaries say (a fraction of a second; its python is a
+ * placeholder, not probed), and `complete`, with the Python probe, which imports PyTorch (seconds) and
+ * runs meanwhile.
  */
 export function startFingerprint(
   runner: ProcessRunner,

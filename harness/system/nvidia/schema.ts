@@ -120,3 +120,8 @@ export function isSimulated(fingerprint: Pick<Fingerprint, 'simulated'>): boolea
 export function gpuAt(fingerprint: Fingerprint, index: number): Gpu | undefined {
   return fingerprint.gpus.find((g) => g.index === index);
 }
+
+/** How CUDA_VISIBLE_DEVICES names GPU `index` of a fingerprint: its UUID, or the index where nvidia-smi gave none. */
+export function visibleDevice(fingerprint: Fingerprint, index: number): string {
+  return gpuAt(fingerprint, index)?.uuid ?? String(index);
+}
