@@ -38,7 +38,7 @@ WORKDIR /src
 # build before the sources are here.
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json LICENSE README.md ./
+COPY build.mjs tsconfig.json LICENSE README.md ./
 COPY harness ./harness
 COPY workloads ./workloads
 COPY simulator ./simulator

@@ -132,7 +132,7 @@ describe('the Dockerfile, checked without building it', () => {
     }
   });
 
-  it('copies what npm ci, npm run build and npm pack need: the lockfile, tsconfig.json and its sources, and every entry of package.json files', () => {
+  it('copies what npm ci, npm run build and npm pack need: the lockfile, the build script, tsconfig.json and its sources, and every entry of package.json files', () => {
     const copied = contextCopies.flatMap((c) =>
       copyParts(c.args).sources.map((s) => path.posix.normalize(s).replace(/\/$/, '')),
     );
@@ -141,6 +141,7 @@ describe('the Dockerfile, checked without building it', () => {
       'package.json',
       'package-lock.json',
       'tsconfig.json',
+      'build.mjs', // what npm run build runs
       ...tsconfig.include.map((g) => g.split('/')[0] as string),
       ...pkg.files.filter((f) => !f.startsWith('!') && f !== 'dist'),
     ];

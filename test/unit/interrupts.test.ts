@@ -4,11 +4,23 @@
  * signal, and exits with 128 + the signal, not by Node's default (killed by the signal, no exit code).
  */
 import path from 'node:path';
+import { build } from 'esbuild';
 import { execa } from 'execa';
-import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, tempDir } from '../helpers.js';
 
-const MODULE = path.join(ROOT, 'dist', 'harness', 'session', 'interrupts.js');
+// The module alone, built from source for a plain Node process (dist/ holds only the CLI's bundle).
+const MODULE = path.join(tempDir('gpushare-interrupts-'), 'interrupts.js');
+beforeAll(async () => {
+  await build({
+    entryPoints: [path.join(ROOT, 'harness', 'session', 'interrupts.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile: MODULE,
+    logLevel: 'warning',
+  });
+});
 
 describe('the interrupt policy', () => {
   it('a second Ctrl-C after the run wound down exits 130, not killed by the signal', async () => {
