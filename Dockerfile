@@ -9,7 +9,7 @@
 # CUDA's minor-version compatibility: what most GPU clusters run. A CUDA 13 image would need driver >= 580.
 # Node.js: 22.21.1 (package.json engines: >= 20.19), the official binary copied from the node image.
 # The package is built from this repository alone: npm ci, npm run build, npm pack, and the packed tarball
-# unpacked with only its production dependencies, as package-lock.json pins them (npm ci --omit=dev).
+# unpacked. It has no runtime dependencies: npm run build bundles them into dist/.
 #
 # nvidia-smi and nvidia-cuda-mps-control are not in the image: the NVIDIA Container Toolkit mounts them
 # from the host's driver, nvidia-smi with the "utility" capability and the MPS binaries with "compute"
@@ -48,10 +48,7 @@ RUN npm run build \
  && npm pack --ignore-scripts --pack-destination /tmp \
  && mkdir -p /opt/gpushare \
  && tar -xzf /tmp/gpushare-*.tgz -C /opt/gpushare --strip-components=1 \
- && cp package-lock.json /opt/gpushare/ \
- && cd /opt/gpushare \
- && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline \
- && chmod 755 dist/harness/main.js
+ && chmod 755 /opt/gpushare/dist/harness/main.js
 
 FROM pytorch/pytorch:2.8.0-cuda12.8-cudnn9-runtime
 ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility

@@ -54,7 +54,7 @@ describe('the packed package, installed in another project', () => {
 
   beforeAll(async () => {
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true }));
-    // The dependencies come from npm's cache, which `npm ci` filled.
+    // Nothing else comes with it: the package has no runtime dependencies (dist/ is one bundle).
     await execa('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--no-package-lock'], {
       cwd: project,
       env: NPM_ENV,
