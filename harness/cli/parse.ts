@@ -43,6 +43,7 @@ export async function parseArgv(argv: readonly string[], columns: number): Promi
         ? error
         : usageError(message ?? error?.message ?? 'bad arguments', argv, entry, command);
     });
+  skipHelpCache(y);
   const register = (parent: Argv, e: CommandEntry, word: string) =>
     parent.command(
       `${word}${e.args ? ` ${e.args}` : ''}`,
@@ -249,4 +250,16 @@ function editDistance(a: string, b: string): number {
     }
   }
   return row[b.length] as number;
+}
+
+/**
+ * yargs renders the whole help text after running a command's handler, in case the command fails later
+ * and help is to be shown with the error (~60 ms a start, in a CLI that starts for every test). Our
+ * failures are one line without help, so that text is never read.
+ */
+function skipHelpCache(y: Argv): void {
+  const internal = (y as unknown as { getInternalMethods(): { getUsageInstance(): { cacheHelpMessage(): void } } })
+    .getInternalMethods()
+    .getUsageInstance();
+  internal.cacheHelpMessage = () => undefined;
 }
