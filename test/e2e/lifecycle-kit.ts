@@ -107,14 +107,14 @@ export const STOPS: readonly Stop[] = ['kill -9', 'double Ctrl-C'];
 
 /**
  * Waits until `daemons()` (read from the run's records) shows `phase`, then stops the harness the
- * way `stop` says and returns its exit code. A double Ctrl-C is a user's: SIGINT, 100 ms, SIGINT.
+ * way `stop` says and returns how it ended. A double Ctrl-C is a user's: SIGINT, 100 ms, SIGINT.
  */
 export async function stopAt(
   started: Started,
   phase: Phase,
   stop: Stop,
   daemons: () => DaemonOnDisk[],
-): Promise<number | undefined> {
+): Promise<Stopped> {
   let ended = false;
   void started.child.finally(() => (ended = true));
   await until(() => ended || PHASES[phase](daemons(), started.tmp), 60_000, `the run to be ${phase}`);
@@ -125,13 +125,22 @@ export async function stopAt(
     await sleep(100);
     started.child.kill('SIGINT');
   }
-  return (await started.child).exitCode;
+  const result = await started.child;
+  return { exitCode: result.exitCode, signal: result.signal ?? null, stderr: result.stderr };
+}
+
+/** How a stopped harness ended: its exit code, or the signal that killed it, and what it said. */
+export interface Stopped {
+  exitCode: number | undefined;
+  signal: string | null;
+  stderr: string;
 }
 
 /** After the harness was stopped: a forced exit left nothing; a kill -9 left the daemon for --resume. */
-export async function expectAfterStop(started: Started, stop: Stop, exitCode: number | undefined): Promise<void> {
+export async function expectAfterStop(started: Started, stop: Stop, stopped: Stopped): Promise<void> {
+  const ended = { exitCode: stopped.exitCode, signal: stopped.signal };
   if (stop === 'double Ctrl-C') {
-    expect(exitCode).toBe(130);
+    expect(ended, stopped.stderr).toEqual({ exitCode: 130, signal: null });
     await expectNothingLeft(started.tmp);
-  } else expect(exitCode).toBeUndefined();
+  } else expect(ended).toEqual({ exitCode: undefined, signal: 'SIGKILL' });
 }

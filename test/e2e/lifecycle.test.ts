@@ -58,8 +58,8 @@ describe.concurrent('probe: stopped at every phase, then resumed', SLOW, () => {
 
   it.each(SCENARIOS)('%s %s', async (stop, phase) => {
     const started = startIn(['probe', '--probes', 'memory'], phaseEnv(phase));
-    const code = await stopAt(started, phase, stop, () => daemonsWhileRunning(probeJson(started.out)));
-    await expectAfterStop(started, stop, code);
+    const stopped = await stopAt(started, phase, stop, () => daemonsWhileRunning(probeJson(started.out)));
+    await expectAfterStop(started, stop, stopped);
     const before = probeJson(started.out) as ProbeRun;
     expect(before.status).toBe(stop === 'kill -9' ? 'running' : 'interrupted');
     if (stop === 'kill -9' && phase === 'while the daemon runs')
@@ -96,8 +96,8 @@ describe.concurrent('capacity: stopped at every phase, then resumed', SLOW, () =
 
   it.each(SCENARIOS)('%s %s', async (stop, phase) => {
     const started = startIn(ARGS, phaseEnv(phase));
-    const code = await stopAt(started, phase, stop, () => daemonsWhileRunning(capacityJson(started.out)));
-    await expectAfterStop(started, stop, code);
+    const stopped = await stopAt(started, phase, stop, () => daemonsWhileRunning(capacityJson(started.out)));
+    await expectAfterStop(started, stop, stopped);
     const before = capacityJson(started.out) as CapacityRun;
     expect(before.status).toBe(stop === 'kill -9' ? 'running' : 'interrupted');
     if (stop === 'kill -9' && phase === 'while the daemon runs')
@@ -154,8 +154,8 @@ describe.concurrent('bench --gpus: stopped at every phase, then resumed', SLOW, 
 
   it.each(SCENARIOS)('%s %s', async (stop, phase) => {
     const started = startIn(ARGS, { ...ENV, ...phaseEnv(phase) });
-    const code = await stopAt(started, phase, stop, () => daemons(started.out));
-    await expectAfterStop(started, stop, code);
+    const stopped = await stopAt(started, phase, stop, () => daemons(started.out));
+    await expectAfterStop(started, stop, stopped);
     expect(hostJson(started.out)?.status).toBe(stop === 'kill -9' ? 'running' : 'interrupted');
     const trialsBefore = GPUS.map((gpu) => runJson(path.join(started.out, gpu))?.trials ?? []);
     if (stop === 'kill -9' && phase === 'while the daemon runs')
