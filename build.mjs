@@ -1,6 +1,6 @@
 // npm run build: harness/ bundled by esbuild into dist/harness/main.js and the chunks its commands load
 // lazily. One bundle rather than tsc's file per module: Node 20 loads an ES module file by file, and the
-// ~500 files of a bench (execa alone is 106) cost ~0.3 s of CPU at every start of the CLI. Types are
+// ~500 files of a bench (execa alone is 106) cost ~0.2 s of CPU at every start of the CLI. Types are
 // checked by `npm run typecheck` (tsc), not here.
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
