@@ -36,6 +36,8 @@ export default defineConfig({
     // with minWorkers left at its default; cf. vitest-dev/vitest#8133).
     minWorkers: WORKERS,
     sequence: { sequencer: EndToEndFirst },
+    // The pool keeps its worker processes from one file to the next (vitest makes one pool, from this
+    // root setting); each project then says whether a file loads its modules afresh in that process.
     poolOptions: { forks: { isolate: false } },
     projects: [
       {
