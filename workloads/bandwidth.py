@@ -23,4 +23,4 @@ def setup(args):
 
 
 if __name__ == "__main__":
-    sys.exit(serve("bandwidth", setup, add_arguments=add_arguments, description=__doc__))
+    sys.exit(serve("bandwidth", setup, add_arguments=add_arguments, description=__doc__, exit_at_once=True))

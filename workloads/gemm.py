@@ -33,4 +33,4 @@ def setup(args):
 
 
 if __name__ == "__main__":
-    sys.exit(serve("gemm", setup, add_arguments=add_arguments, description=__doc__))
+    sys.exit(serve("gemm", setup, add_arguments=add_arguments, description=__doc__, exit_at_once=True))

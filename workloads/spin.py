@@ -39,4 +39,4 @@ def setup(args):
 
 
 if __name__ == "__main__":
-    sys.exit(serve("spin", setup, add_arguments=add_arguments, description=__doc__))
+    sys.exit(serve("spin", setup, add_arguments=add_arguments, description=__doc__, exit_at_once=True))

@@ -201,5 +201,38 @@ sys.exit(serve("held", setup, ["--warmup-ms", "0"]))
         self.assertEqual(json.loads(done.stdout.splitlines()[0])["event"], "ready")
 
 
+class ExitAtOnce(unittest.TestCase):
+    """serve(..., exit_at_once=True) ends the process on the exit command without Python's teardown:
+    what it sent is flushed, and nothing after serve() runs; without it, serve returns as before."""
+
+    SCRIPT = """
+import sys
+from gpushare_protocol import serve
+status = serve("quick", lambda: (lambda i, lane, variant: None), ["--warmup-ms", "0"], exit_at_once={at_once})
+print("after serve", file=sys.stderr)
+sys.exit(status)
+"""
+
+    def serve(self, at_once):
+        import subprocess
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        paths = [os.path.join(here, "..", "..", "workloads"), os.path.join(here, "..", "fakes", "python")]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+        return subprocess.run([sys.executable, "-B", "-c", self.SCRIPT.format(at_once=at_once)],
+                              input='{"cmd":"exit"}\n', env=env, capture_output=True, text=True, timeout=60)
+
+    def test_exit_at_once_ends_the_process_with_its_ready_line_sent(self):
+        done = self.serve(True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout.splitlines()[0])["event"], "ready")
+        self.assertNotIn("after serve", done.stderr)
+
+    def test_without_it_serve_returns_and_the_script_goes_on(self):
+        done = self.serve(False)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("after serve", done.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
