@@ -7,7 +7,7 @@ import { BUILTIN_NAMES, parseSets, workloadSpec } from '../workload/registry.js'
 import { releaseLeadMs } from '../workload/release.js';
 import { DEFAULTS } from './defaults.js';
 import { DEFAULT_THRESHOLDS, type Thresholds } from './gate/thresholds.js';
-import { prestartable, switchable } from './plan.js';
+import { growable, prestartable, processCount, switchable } from './plan.js';
 import type { ProgressStyle } from './progress.js';
 import { type Comparison, type Config, MODE_NAMES } from './record/schema.js';
 
@@ -331,7 +331,14 @@ export function estimateSeconds(
         ? a.coldStart
         : switchable(config, prev, c)
           ? a.switchedStart
-          : prestartable(config, prev, c, cpus)
+          : prestartable(
+                config,
+                prev,
+                c,
+                cpus,
+                c.workload.builtin,
+                processCount(c) - (growable(config, prev, c) ? processCount(prev) : 0),
+              )
             ? a.prestartedStart
             : a.coldStart;
     for (const arm of c.arms) {

@@ -307,22 +307,22 @@ export function processCount(c: Pick<Comparison, 'tenants' | 'clientEnv'>): numb
 /**
  * Whether `next`'s clients may start while `c` measures: not with --fresh-clients; only a workload
  * known to hold until told (a built-in, or a command whose ready line said `holds` earlier in the run:
- * a command that does not know GPUSHARE_HOLD would start CUDA at once); only where c's processes and
- * next's importers fit on the cores beside the harness's (`cpus`; null: unknown, taken as fitting), so
- * that importing takes no core from a measuring client; and an MPS comparison only from its own mode,
- * whose daemon is up (an MPS client's environment must be set before it starts, and the daemon of a
- * later mode is not started yet).
+ * a command that does not know GPUSHARE_HOLD would start CUDA at once); and only where c's processes and
+ * the `starting` importers (all of next's, or those a grown comparison adds) fit on the cores beside the
+ * harness's (`cpus`; null: unknown, taken as fitting), so that importing takes no core from a measuring
+ * client. An MPS comparison of a later mode may be prestarted too: the scheduler starts its daemon first
+ * (an MPS client's environment must name the daemon before it starts; no client of another mode uses it).
  */
 export function prestartable(
   config: Pick<Config, 'freshClients'>,
-  c: Pick<Comparison, 'mode' | 'tenants' | 'clientEnv'>,
-  next: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
+  c: Pick<Comparison, 'tenants' | 'clientEnv'>,
+  next: Pick<Comparison, 'workload' | 'tenants' | 'clientEnv'>,
   cpus: number | null,
   holds = next.workload.builtin,
+  starting = processCount(next),
 ): boolean {
   if (config.freshClients === true || !holds) return false;
-  if (cpus !== null && processCount(c) + processCount(next) > cpus - 1) return false;
-  return next.mode !== 'mps' || next.mode === c.mode;
+  return cpus === null || processCount(c) + starting <= cpus - 1;
 }
 
 /**
@@ -343,4 +343,21 @@ export function switchable(
   if (c.tenants !== undefined || next.tenants !== undefined || c.mode !== next.mode) return false;
   if (c.workload.argv[0] !== next.workload.argv[0]) return false;
   return JSON.stringify(c.clientEnv) === JSON.stringify(next.clientEnv);
+}
+
+/**
+ * Whether `next` may keep `c`'s processes as its first clients and start only the ones it adds: the
+ * same workload command in the same mode with more clients (a --clients sweep), whose first clients
+ * have c's environments; not with --fresh-clients, nor for in-process tenancy. Nothing is switched:
+ * the processes go on serving the same workload, told each trial how many clients run at once.
+ */
+export function growable(
+  config: Pick<Config, 'freshClients'>,
+  c: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
+  next: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
+): boolean {
+  if (config.freshClients === true || c.tenants !== undefined || next.tenants !== undefined) return false;
+  if (c.mode !== next.mode || next.clientEnv.length <= c.clientEnv.length) return false;
+  if (JSON.stringify(c.workload.argv) !== JSON.stringify(next.workload.argv)) return false;
+  return JSON.stringify(next.clientEnv.slice(0, c.clientEnv.length)) === JSON.stringify(c.clientEnv);
 }

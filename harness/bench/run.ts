@@ -11,8 +11,8 @@ import { newSession, type RecordBinding, resumeSession, runAndReport, type Sessi
 import { refuseOtherMachine } from '../session/machine.js';
 import { machineFingerprint, refuseBlocked, refuseBusy, startMachineFingerprint } from '../session/preflight.js';
 import { refuseFailingCommands } from '../session/workload-check.js';
-import { startSmiSampler } from '../system/nvidia/sampler.js';
-import { type Fingerprint, gpuAt, isSimulated, visibleDevice } from '../system/nvidia/schema.js';
+import { type Sampler, startSmiSampler } from '../system/nvidia/sampler.js';
+import { type Fingerprint, gpuAt, isSimulated, type Sample, visibleDevice } from '../system/nvidia/schema.js';
 import { analyze } from './analysis/analyze.js';
 import { possibleMetricIds } from './analysis/metrics.js';
 import { verdictsJson } from './gate/outputs.js';
@@ -28,7 +28,7 @@ import { makeProgress, type ProgressStyle } from './progress.js';
 import { type Config, RUN_SCHEMA_ID, type Run } from './record/schema.js';
 import { fsRunStore, loadRun } from './record/store.js';
 import { benchTimeAccount } from './record/time.js';
-import { executeRun, type Prestarted, plannedTrials, prestartFirst } from './scheduler.js';
+import { executeRun, type Prestarted, plannedTrials, prestartFirst, startsFirstEarly } from './scheduler.js';
 
 /** This machine's fingerprint, as a run of `config` needs it (its Python probed). */
 export function benchFingerprint(config: Config, deps: AppDeps): Promise<Fingerprint> {
@@ -116,20 +116,37 @@ export async function benchOne(options: BenchOptions, deps: AppDeps): Promise<nu
   const startedUs = deps.clock.monotonicUs();
   const { config } = options;
   const fingerprinting = startMachineFingerprint(deps, config.python);
-  // The first comparison's clients import PyTorch while the Python probe does; the plan needs no Python.
+  // The first comparison's clients start beside the Python probe (the plan needs no Python), with the
+  // sampler already running: their memory is measured from the idle GPU before them.
   const system = await fingerprinting.system;
-  const prestarted = prestartFirst(config, buildPlan(config, system).comparisons, system, deps.runner);
+  const plan = buildPlan(config, system).comparisons;
+  const sampler = startsFirstEarly(config, plan, system) ? startSampler(config, deps) : null;
+  const prestarted = sampler && prestartFirst(config, plan, system, deps.runner, deps.clock);
   let session: Session<Run>;
   try {
-    const fingerprint = await fingerprinting.complete;
+    // A custom command is checked while the probe runs: what could block it is known without Python.
+    refuseBlocked(system, [config.gpuIndex], 'bench', false);
+    const [fingerprint] = await Promise.all([
+      fingerprinting.complete,
+      refuseFailingCommands(config, visibleDevice(system, config.gpuIndex), deps),
+    ]);
     refuseBlockedBench(config, fingerprint, [config.gpuIndex]);
-    await refuseFailingCommands(config, visibleDevice(fingerprint, config.gpuIndex), deps);
     session = await newRunSession(options, fingerprint, deps);
   } catch (error) {
     await Promise.all((prestarted?.clients ?? []).map((client) => client.close(0)));
+    await sampler?.stop();
     throw error;
   }
-  return execute(session, options.style, session.reportDir, deps, startedUs, prestarted);
+  return execute(session, options.style, session.reportDir, deps, startedUs, prestarted, sampler);
+}
+
+/** The nvidia-smi sampler of a run of `config`, its samples in a fresh list (see execute). */
+function startSampler(config: Config, deps: AppDeps, initial: Sample[] = []): Sampler {
+  return startSmiSampler(deps.runner, deps.clock, {
+    gpuIndex: config.gpuIndex,
+    intervalMs: config.sampleIntervalMs,
+    initial,
+  });
 }
 
 /** bench --resume <run dir>. */
@@ -154,6 +171,7 @@ export function execute(
   deps: AppDeps,
   startedUs = deps.clock.monotonicUs(),
   prestarted: Prestarted | null = null,
+  early: Sampler | null = null,
 ): Promise<number> {
   const run = session.record;
   const wall = { startUs: startedUs, endUs: null as number | null };
@@ -171,12 +189,10 @@ export function execute(
     trials: plannedTrials(run),
   });
   const loop = async () => {
-    // The sampler appends to run.samples itself: every save holds the samples so far.
-    const sampler = startSmiSampler(deps.runner, deps.clock, {
-      gpuIndex: config.gpuIndex,
-      intervalMs: config.sampleIntervalMs,
-      initial: run.samples,
-    });
+    // The sampler appends to run.samples itself: every save holds the samples so far. One started
+    // before the run (beside the first comparison's clients) brings the samples it took meanwhile.
+    if (early !== null) run.samples = early.samples;
+    const sampler = early ?? startSampler(config, deps, run.samples);
     const forgetSampler = session.reaper.add(() => void sampler.stop());
     try {
       await executeRun(run, {

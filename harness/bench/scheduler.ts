@@ -24,7 +24,15 @@ import { implausibleResult, overlap, overlapShortfall } from '../workload/result
 import { analyzeComparison } from './analysis/analyze.js';
 import { summarizeLatencies } from './analysis/measures.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
-import { orderTrials, type PlannedTrial, prestartable, roundTrials, switchable } from './plan.js';
+import {
+  growable,
+  orderTrials,
+  type PlannedTrial,
+  prestartable,
+  processCount,
+  roundTrials,
+  switchable,
+} from './plan.js';
 import { budgetShareS, stopDecision, targeted } from './policy.js';
 import type { Progress } from './progress.js';
 import type { Arm, ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
@@ -43,36 +51,49 @@ export interface SchedulerDeps {
    * the daemon starts; the daemon's stop records how it ended and where its logs went.
    */
   startMps: (place: (daemon: MpsDaemonRecord) => void) => Promise<SessionMpsStart>;
-  /** The first comparison's clients, started held before the run began (see prestartFirst). */
+  /** The first comparison's clients, started before the run began (see prestartFirst). */
   prestarted?: Prestarted | null;
 }
 
-/** Clients started held for a comparison before the scheduler ran: it tells them to start. */
+/** Clients started for the first comparison before the scheduler ran, at `startedUs` (CLOCK_MONOTONIC µs): it waits for their ready lines. */
 export interface Prestarted {
   comparisonId: string;
   clients: WorkloadClient[];
+  startedUs: number;
 }
 
 /**
- * The first comparison's clients, started held while the run's preamble (the Python probe, which imports
- * PyTorch) goes on: they import meanwhile and touch the GPU only once the scheduler says start. Null where
- * that comparison may not be prestarted: --fresh-clients, a command not known to hold, an MPS one (its
- * daemon is not up), or no such GPU here.
+ * The first comparison's clients, started while the run's preamble (the Python probe, which imports
+ * PyTorch) goes on: nothing measures yet, so they go through their whole start (CUDA, build, warm-up)
+ * beside it. The sampler must be running already: their memory is measured from the idle GPU before
+ * them. Null where that comparison may not start so: --fresh-clients, a custom command (it is checked
+ * first), an MPS one (its daemon is not up), or no such GPU here.
  */
 export function prestartFirst(
   config: Run['config'],
   plan: readonly Comparison[],
   fingerprint: Run['fingerprint'],
   runner: ProcessRunner,
+  clock: Clock,
 ): Prestarted | null {
   const first = plan[0];
-  const gpu = gpuAt(fingerprint, config.gpuIndex);
-  if (first === undefined || gpu === undefined || config.freshClients === true) return null;
-  if (!first.workload.builtin || first.mode === 'mps') return null;
+  if (first === undefined || !startsFirstEarly(config, plan, fingerprint)) return null;
   return {
     comparisonId: first.id,
-    clients: startClients(runner, first, visibleDevice(fingerprint, config.gpuIndex), {}, { [HOLD_ENV]: '1' }),
+    startedUs: clock.monotonicUs(),
+    clients: startClients(runner, first, visibleDevice(fingerprint, config.gpuIndex), {}, {}),
   };
+}
+
+/** Whether prestartFirst starts the first comparison's clients (the run's sampler must start before them). */
+export function startsFirstEarly(
+  config: Run['config'],
+  plan: readonly Comparison[],
+  fingerprint: Run['fingerprint'],
+): boolean {
+  const first = plan[0];
+  if (first === undefined || gpuAt(fingerprint, config.gpuIndex) === undefined) return false;
+  return config.freshClients !== true && first.workload.builtin && first.mode !== 'mps';
 }
 
 /** Trials of every comparison's minimum rounds: the total a progress display starts from. */
@@ -87,6 +108,7 @@ export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
   } finally {
     await scheduler.closeGroup('carried');
     await scheduler.closeGroup('held');
+    await scheduler.stopEarlyDaemon();
   }
 }
 
@@ -97,7 +119,14 @@ interface ClientGroup {
   forget: Array<() => void>;
   /** The comparison these processes were started for: `comparisonId`, or an earlier one they switched from. */
   startedFor: string;
+  /** The index of its first client: 0, or the first one a grown comparison adds to the processes it keeps. */
+  from: number;
+  /** Started before the run, not held: when (CLOCK_MONOTONIC µs); absent for held clients, told to start by the scheduler. */
+  startedUs?: number;
 }
+
+/** How the finished comparison's processes serve the next one: told to switch workloads, or kept as its first clients. */
+type Carry = 'switch' | 'grow';
 
 class Scheduler {
   private total: number;
@@ -106,8 +135,10 @@ class Scheduler {
   private extraUs = 0;
   /** The next comparison's clients, started while the current one measures and held (imported, no CUDA yet). */
   private held: ClientGroup | null = null;
-  /** The finished comparison's processes, kept for the next one (see switchable), told to switch when it begins. */
-  private carried: ClientGroup | null = null;
+  /** The finished comparison's processes, kept for the next one: told to switch (see switchable), or kept as they are (see growable). */
+  private carried: (ClientGroup & { carry: Carry }) | null = null;
+  /** The MPS mode's daemon, started while the last comparison before that mode measured, so that its first clients could import. */
+  private earlyDaemon: { record: ModeRecord; started: SessionMpsStart } | null = null;
   /** Workload commands (argv) whose ready line said they hold when asked: those may be prestarted. */
   private readonly holding = new Set<string>();
 
@@ -122,6 +153,7 @@ class Scheduler {
       this.held = {
         ...early,
         startedFor: early.comparisonId,
+        from: 0,
         forget: early.clients.map((client) => deps.reaper.add(() => client.kill())),
       };
   }
@@ -138,11 +170,9 @@ class Scheduler {
       return;
     }
     this.throwIfAborted();
-    // On disk before `nvidia-cuda-mps-control -d` runs: a harness killed with -9 while the daemon
-    // starts leaves it behind, and --resume finds it through this record.
-    const started = await this.deps.startMps((daemon) => {
-      record.mps = daemon;
-    });
+    const early = this.earlyDaemon?.record === record ? this.earlyDaemon.started : null;
+    this.earlyDaemon = null;
+    const started = early ?? (await this.startDaemon(record));
     if (!started.ok) {
       record.status = 'failed';
       record.reason = started.reason;
@@ -165,6 +195,23 @@ class Scheduler {
     }
   }
 
+  /**
+   * The MPS mode's daemon. Its record is on disk before `nvidia-cuda-mps-control -d` runs: a harness
+   * killed with -9 while the daemon starts leaves it behind, and --resume finds it through this record.
+   */
+  private startDaemon(record: ModeRecord): Promise<SessionMpsStart> {
+    return this.deps.startMps((daemon) => {
+      record.mps = daemon;
+    });
+  }
+
+  /** The daemon started early for a mode that never ran (an interruption): stopped. */
+  async stopEarlyDaemon(): Promise<void> {
+    const early = this.earlyDaemon;
+    this.earlyDaemon = null;
+    if (early?.started.ok) await early.started.daemon.stop();
+  }
+
   private async runComparison(
     c: Comparison,
     modeEnv: Record<string, string>,
@@ -178,18 +225,28 @@ class Scheduler {
     // Started while the previous comparison measured: told now, once that one's clients have exited, to
     // start CUDA; its start is this moment, so the memory baseline before it is the idle GPU. Or the
     // previous comparison's processes, told now to switch to this workload.
-    const held = this.held?.comparisonId === c.id ? this.held : null;
+    // A grown comparison keeps the previous one's processes and starts (or was prestarted) only the rest.
     const carried = this.carried?.comparisonId === c.id ? this.carried : null;
+    const kept = carried?.carry === 'grow' ? carried.clients.length : 0;
+    const held = this.held?.comparisonId === c.id && this.held.from === kept ? this.held : null;
     if (held === null) await this.closeGroup('held'); // held for a comparison that will not run now
     if (carried === null) await this.closeGroup('carried');
     this.held = null;
     this.carried = null;
-    const startedUs = this.deps.clock.monotonicUs();
-    const group = carried ?? held ?? this.spawnClients(c, modeEnv, {});
+    const startedUs = held?.startedUs ?? this.deps.clock.monotonicUs();
+    const group = grownGroup(
+      carried,
+      held ?? (carried?.carry === 'switch' ? null : this.spawnClients(c, modeEnv, {}, kept)),
+    );
     const { clients, forget } = group;
-    if (carried)
+    if (carried?.carry === 'switch')
       for (const [i, client] of clients.entries()) client.switchTo(c.workload.argv.slice(1), clientLabel(c, i));
-    else if (held) for (const client of clients) client.start();
+    for (const [i, client] of clients.slice(0, kept).entries()) client.continueAs(clientLabel(c, i));
+    if (held && held.startedUs === undefined) for (const client of held.clients) client.start();
+    // Kept processes said ready when they started: only the others say it now.
+    const keptReady = clients
+      .slice(0, kept)
+      .map((client): ClientReply<ReadyMessage> => ({ kind: 'message', message: client.lastReady as ReadyMessage }));
     const policy = config.roundPolicy;
     // Trials of the minimum rounds that never ran, once the comparison has to stop early.
     const skipPlanned = (reason: string) =>
@@ -198,9 +255,12 @@ class Scheduler {
         reason,
       );
     try {
-      const ready = await Promise.all(
-        clients.map((client) => client.awaitReady(config.timeouts.readyMs, this.deps.signal)),
-      );
+      const ready = [
+        ...keptReady,
+        ...(await Promise.all(
+          clients.slice(kept).map((client) => client.awaitReady(config.timeouts.readyMs, this.deps.signal)),
+        )),
+      ];
       const notReady = ready.findIndex((r) => r.kind !== 'message');
       const unsupported =
         notReady === -1 ? tenancyRefusal(c, ready as ReadyReplies) : unsupportedReply(ready[notReady]);
@@ -229,16 +289,26 @@ class Scheduler {
         comparisonId: c.id,
         startedUs,
         readyUs: this.deps.clock.monotonicUs(),
-        ...(held ? { prestarted: true as const } : {}),
+        ...(held && held.startedUs === undefined ? { prestarted: true as const } : {}),
         ...readyMemory(ready as ReadyReplies),
-        ...(carried ? { switchedFrom: carried.startedFor, ...releasedMemory(ready as ReadyReplies) } : {}),
+        ...(carried?.carry === 'switch'
+          ? { switchedFrom: carried.startedFor, ...releasedMemory(ready as ReadyReplies) }
+          : {}),
+        ...(carried?.carry === 'grow' ? { grownFrom: carried.startedFor } : {}),
       });
       if (daemon) await daemon.serverPids();
       if ((ready as ReadyReplies).every((r) => r.message.holds === true)) this.holding.add(c.workload.argv.join('\0'));
       const next = nextComparison(this.run, c);
       const switches = (ready as ReadyReplies).every((r) => r.message.switches === true);
-      const carryOn = next !== null && switchable(this.run.config, c, next, switches) ? next : null;
-      if (carryOn === null) this.prestartAfter(c, next, modeEnv);
+      const carry: Carry | null =
+        next === null
+          ? null
+          : switchable(this.run.config, c, next, switches)
+            ? 'switch'
+            : growable(this.run.config, c, next)
+              ? 'grow'
+              : null;
+      if (carry !== 'switch') await this.prestartAfter(c, next, modeEnv, carry === 'grow' ? processCount(c) : 0);
       const left = this.run.plan.filter((x) => !this.run.stops.some((s) => s.comparisonId === x.id)).length;
       let shareUs: number | null = null;
       for (let round = 0; ; round++) {
@@ -266,19 +336,19 @@ class Scheduler {
         if (reason) {
           await this.stop(c, reason);
           // Stopped as planned: its processes serve the next comparison.
-          if (carryOn !== null && !this.deps.signal.aborted)
-            this.carried = { comparisonId: carryOn.id, clients, forget, startedFor: group.startedFor };
+          if (next !== null && carry !== null && !this.deps.signal.aborted)
+            this.carried = { comparisonId: next.id, clients, forget, startedFor: group.startedFor, from: 0, carry };
           break;
         }
       }
     } finally {
       // Kept for the next comparison (this.carried), or told to exit; their stderr so far is kept either way.
-      const kept = this.carried?.clients === clients;
+      const carriedOn = this.carried?.clients === clients;
       const exitMs = this.deps.signal.aborted ? 0 : config.timeouts.exitMs;
-      const closed = kept ? [] : await Promise.all(clients.map((client) => client.close(exitMs)));
+      const closed = carriedOn ? [] : await Promise.all(clients.map((client) => client.close(exitMs)));
       const start = this.run.clientStarts?.find((s) => s.comparisonId === c.id && s.startedUs === startedUs);
       if (start) start.endUs = this.deps.clock.monotonicUs();
-      if (!kept) for (const f of forget) f();
+      if (!carriedOn) for (const f of forget) f();
       for (const [i, client] of clients.entries()) {
         if (closed[i] === 'killed' && !this.deps.signal.aborted)
           this.warn(`${client.label} did not exit within ${exitMs} ms of the exit command and was killed`);
@@ -288,29 +358,50 @@ class Scheduler {
     }
   }
 
-  /** c's client processes (see startClients), each on the reaper until it has exited. */
-  private spawnClients(c: Comparison, modeEnv: Record<string, string>, extraEnv: Record<string, string>): ClientGroup {
-    const clients = startClients(this.deps.runner, c, this.gpuUuid, modeEnv, extraEnv);
+  /** c's client processes from index `from` on (see startClients), each on the reaper until it has exited. */
+  private spawnClients(
+    c: Comparison,
+    modeEnv: Record<string, string>,
+    extraEnv: Record<string, string>,
+    from = 0,
+  ): ClientGroup {
+    const clients = startClients(this.deps.runner, c, this.gpuUuid, modeEnv, extraEnv, from);
     return {
       comparisonId: c.id,
       startedFor: c.id,
+      from,
       clients,
       forget: clients.map((client) => this.deps.reaper.add(() => client.kill())),
     };
   }
 
   /**
-   * Starts the clients of the comparison after `c`, held: they import while c measures and touch the GPU
-   * only once told to start (see prestartable).
+   * Starts the clients of the comparison after `c` from index `from` on (those a grown comparison adds),
+   * held: they import while c measures and touch the GPU only once told to start (see prestartable). For
+   * the first comparison of the MPS mode, the mode's daemon is started first: their environment names it.
    */
-  private prestartAfter(c: Comparison, next: Comparison | null, modeEnv: Record<string, string>): void {
+  private async prestartAfter(
+    c: Comparison,
+    next: Comparison | null,
+    modeEnv: Record<string, string>,
+    from: number,
+  ): Promise<void> {
     const holds = next?.workload.builtin === true || this.holding.has(next?.workload.argv.join('\0') ?? '');
-    if (next === null || !prestartable(this.run.config, c, next, this.run.fingerprint.host.cpus, holds)) return;
+    const cpuCount = this.run.fingerprint.host.cpus;
+    if (next === null || !prestartable(this.run.config, c, next, cpuCount, holds, processCount(next) - from)) return;
+    let env = next.mode === c.mode ? modeEnv : {};
+    if (next.mode === 'mps' && c.mode !== 'mps') {
+      const record = this.run.modes.find((m) => m.mode === 'mps');
+      if (record === undefined) return;
+      const started = await this.startDaemon(record);
+      this.earlyDaemon = { record, started };
+      if (!started.ok) return; // the mode says so when its turn comes
+      env = started.daemon.env;
+    }
     const hold: Record<string, string> = { [HOLD_ENV]: '1' };
-    const cpus = idleCpus(this.run.fingerprint.host.cpus, c);
+    const cpus = idleCpus(cpuCount, c);
     if (cpus.length > 0) hold[HOLD_CPUS_ENV] = cpus.join(',');
-    // An MPS comparison is prestarted only from one of its own mode: its daemon is up and modeEnv is its.
-    this.held = this.spawnClients(next, next.mode === c.mode ? modeEnv : {}, hold);
+    this.held = this.spawnClients(next, env, hold, from);
   }
 
   /** Held or carried clients whose comparison never ran (an interruption, a failed mode): told to exit. */
@@ -520,18 +611,23 @@ class Scheduler {
   }
 }
 
-/** c's client processes (one for in-process tenancy) on GPU `gpuUuid`, with `modeEnv` and `extraEnv` on top of each one's environment. */
+/**
+ * c's client processes (one for in-process tenancy) on GPU `gpuUuid` from index `from` on, with
+ * `modeEnv` and `extraEnv` on top of each one's environment.
+ */
 function startClients(
   runner: ProcessRunner,
   c: Comparison,
   gpuUuid: string,
   modeEnv: Record<string, string>,
   extraEnv: Record<string, string>,
+  from = 0,
 ): WorkloadClient[] {
   // In-process tenancy: one process of c.tenants tenants (its env is client 0's, as every tenant's is).
   const processEnv = c.tenants !== undefined ? c.clientEnv.slice(0, 1) : c.clientEnv;
-  return processEnv.map((env, i) =>
-    WorkloadClient.start(runner, i, clientLabel(c, i), c.workload.argv, {
+  return processEnv.slice(from).map((env, k) => {
+    const i = from + k;
+    return WorkloadClient.start(runner, i, clientLabel(c, i), c.workload.argv, {
       CUDA_VISIBLE_DEVICES: gpuUuid,
       GPUSHARE_CLIENT_INDEX: String(i),
       PYTHONUNBUFFERED: '1',
@@ -539,8 +635,24 @@ function startClients(
       ...env,
       ...(c.tenants !== undefined ? { [TENANTS_ENV]: String(c.tenants) } : {}),
       ...extraEnv,
-    }),
-  );
+    });
+  });
+}
+
+/**
+ * The processes a comparison runs with: the carried ones (switched, or kept by a grown comparison) and
+ * the started ones (held or new; for a grown comparison, the ones it adds), in client order.
+ */
+function grownGroup(carried: (ClientGroup & { carry: Carry }) | null, started: ClientGroup | null): ClientGroup {
+  if (carried === null) return started as ClientGroup;
+  if (started === null) return carried;
+  return {
+    comparisonId: started.comparisonId,
+    startedFor: carried.startedFor,
+    from: 0,
+    clients: [...carried.clients, ...started.clients],
+    forget: [...carried.forget, ...started.forget],
+  };
 }
 
 /** The comparison that runs after `c` in this run (skipped modes and stopped comparisons left out); null: none. */

@@ -44,7 +44,7 @@ const parseLine: LineParser<WorkloadMessage> = (line, tooLong) => {
 
 /** One workload process speaking the protocol. */
 export class WorkloadClient {
-  /** stderr as it stood at the last switch (see stderrTail). */
+  /** stderr as it stood at the last switch or continuation (see stderrTail). */
   private stderrBeforeSwitch = '';
 
   private constructor(
@@ -74,8 +74,13 @@ export class WorkloadClient {
     return all.startsWith(this.stderrBeforeSwitch) ? all.slice(this.stderrBeforeSwitch.length) : all;
   }
 
-  awaitReady(timeoutMs: number, signal: AbortSignal): Promise<ClientReply<ReadyMessage>> {
-    return this.awaitEvent('ready', timeoutMs, signal);
+  /** The last ready line the process sent (at its start or its last switch); null before one came. */
+  lastReady: ReadyMessage | null = null;
+
+  async awaitReady(timeoutMs: number, signal: AbortSignal): Promise<ClientReply<ReadyMessage>> {
+    const reply = await this.awaitEvent('ready', timeoutMs, signal);
+    if (reply.kind === 'message') this.lastReady = reply.message;
+    return reply;
   }
 
   /** Sends a run command and waits for its result. */
@@ -103,6 +108,12 @@ export class WorkloadClient {
     this.label = label;
     this.stderrBeforeSwitch = this.child.stderrTail(); // the previous workload's: not this one's to show
     return this.child.send(switchCommand(argv));
+  }
+
+  /** Goes on serving its workload for another comparison, as `label`: its stderr log starts afresh. */
+  continueAs(label: string): void {
+    this.label = label;
+    this.stderrBeforeSwitch = this.child.stderrTail();
   }
 
   /** Asks the workload to exit; kills what is left of it after `timeoutMs` (see JsonLinesChild.close). */

@@ -133,7 +133,7 @@ function fingerprint(gpu: Partial<Gpu>, mpsControl: string | null = '/usr/bin/nv
 }
 
 describe("--dry-run's estimate", () => {
-  it('counts a cold start for the first comparison and the first MPS one, a switched start for the rest of a mode, a prestarted one for the first of the next; all cold with --fresh-clients', () => {
+  it('counts a cold start for the first comparison, a switched start for the rest of a mode, a prestarted one for the first of the next (MPS too); all cold with --fresh-clients', () => {
     const config = resolveBenchOptions({ rest: [] } as unknown as BenchArgs).config;
     const comparisons = buildPlan(config, null).comparisons;
     expect(comparisons.map((c) => c.mode)).toEqual([
@@ -149,8 +149,11 @@ describe("--dry-run's estimate", () => {
     const warm = estimateSeconds(config, comparisons, 16);
     const fresh = estimateSeconds({ ...config, freshClients: true }, comparisons, 16);
     const { coldStart, prestartedStart, switchedStart } = ESTIMATE_ASSUMPTIONS_S;
-    // Switched: streams/pipeline, timeslice/gemm and infer, mps/gemm and infer; prestarted: timeslice/spin.
-    expect(fresh.wallS - warm.wallS).toBeCloseTo(coldStart - prestartedStart + 5 * (coldStart - switchedStart), 9);
+    // Switched: streams/pipeline, timeslice/gemm and infer, mps/gemm and infer; prestarted: timeslice/spin and mps/spin.
+    expect(fresh.wallS - warm.wallS).toBeCloseTo(
+      2 * (coldStart - prestartedStart) + 5 * (coldStart - switchedStart),
+      9,
+    );
     expect(warm.windowsS).toBe(fresh.windowsS);
     // On 2 cores no measuring process and importer fit beside the harness's core together: no prestart,
     // but switching needs no core.

@@ -6,12 +6,18 @@
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { benchOutcome } from '../../harness/bench/outcome.js';
-import { buildPlan, prestartable, switchable } from '../../harness/bench/plan.js';
+import { buildPlan, growable, prestartable, switchable } from '../../harness/bench/plan.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
 import { benchTimeAccount } from '../../harness/bench/record/time.js';
-import { executeRun, idleCpus, type Prestarted, prestartFirst } from '../../harness/bench/scheduler.js';
+import {
+  executeRun,
+  idleCpus,
+  type Prestarted,
+  prestartFirst,
+  type SchedulerDeps,
+} from '../../harness/bench/scheduler.js';
 import type { Clock } from '../../harness/core/clock.js';
 import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
 import { Reaper } from '../../harness/system/proc/reaper.js';
@@ -184,13 +190,14 @@ async function execute(
   spawned?: Array<Record<string, string>>,
   startupMs?: number,
   log?: string[],
-  early?: (runner: ProcessRunner) => Prestarted | null,
+  early?: (runner: ProcessRunner, clock: Clock) => Prestarted | null,
+  seams: Partial<Pick<SchedulerDeps, 'startMps' | 'signal'>> = {},
 ) {
   const clock = fakeClock();
   const events: ProgressEvent[] = [];
   const store = memoryStore();
   const runner = fakeRunner(clock, wobble, ready, spawned, startupMs, log);
-  const prestarted = early?.(runner) ?? null;
+  const prestarted = early?.(runner, clock) ?? null;
   if (early) log?.push('run starts');
   await executeRun(run, {
     runner,
@@ -202,6 +209,7 @@ async function execute(
     reaper: new Reaper(),
     signal: new AbortController().signal,
     startMps: async () => ({ ok: false, reason: 'not in this test', logs: [] }),
+    ...seams,
   });
   return { events, store, clock };
 }
@@ -305,29 +313,33 @@ describe('scheduler (deterministic fake client)', () => {
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     });
 
-    it('the first comparison’s clients, started held before the run (beside the Python probe), are told to start by it', async () => {
+    it('the first comparison’s clients start before the run (beside the Python probe), through CUDA and warm-up; the run waits for their ready lines', async () => {
       const run = twoComparisons(false);
       run.fingerprint = { ...run.fingerprint, gpus: [{ index: 0, uuid: 'GPU-0' }] } as unknown as Run['fingerprint'];
       const log: string[] = [];
       const spawned: Array<Record<string, string>> = [];
-      await execute(run, undefined, undefined, spawned, 250, log, (runner) =>
-        prestartFirst(run.config, run.plan, run.fingerprint, runner),
-      );
-      expect(log.slice(0, 3)).toEqual(['spawn p0 held', 'spawn p1 held', 'run starts']);
-      expect(log.indexOf('cuda p0')).toBeGreaterThan(log.indexOf('run starts'));
-      expect(spawned[0]).toMatchObject({
-        CUDA_VISIBLE_DEVICES: 'GPU-0',
-        GPUSHARE_CLIENT_INDEX: '0',
-        GPUSHARE_HOLD: '1',
+      let spawnedAtUs = 0;
+      await execute(run, undefined, undefined, spawned, 250, log, (runner, clock) => {
+        spawnedAtUs = clock.monotonicUs();
+        return prestartFirst(run.config, run.plan, run.fingerprint, runner, clock);
       });
-      expect(run.clientStarts?.map((s) => s.prestarted)).toEqual([true, true]);
+      // Not held: nothing measures yet, so their CUDA starts at once, before the run does.
+      expect(log.slice(0, 5)).toEqual(['spawn p0', 'cuda p0', 'spawn p1', 'cuda p1', 'run starts']);
+      expect(spawned[0]).toMatchObject({ CUDA_VISIBLE_DEVICES: 'GPU-0', GPUSHARE_CLIENT_INDEX: '0' });
+      expect(spawned[0]?.GPUSHARE_HOLD).toBeUndefined();
+      // Their start is their spawn: the start-up the account shows is theirs from the first moment.
+      const [first, second] = run.clientStarts ?? [];
+      expect(first?.startedUs).toBe(spawnedAtUs);
+      expect(first?.prestarted).toBeUndefined();
+      expect(second?.prestarted).toBe(true);
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
       // Not where the GPU is unknown, with --fresh-clients, or for an MPS comparison (its daemon is not up).
-      const runner = fakeRunner(fakeClock());
-      expect(prestartFirst(run.config, run.plan, { ...run.fingerprint, gpus: [] }, runner)).toBeNull();
-      expect(prestartFirst({ ...run.config, freshClients: true }, run.plan, run.fingerprint, runner)).toBeNull();
+      const clock = fakeClock();
+      const runner = fakeRunner(clock);
+      expect(prestartFirst(run.config, run.plan, { ...run.fingerprint, gpus: [] }, runner, clock)).toBeNull();
+      expect(prestartFirst({ ...run.config, freshClients: true }, run.plan, run.fingerprint, runner, clock)).toBeNull();
       const mps = run.plan.map((c) => ({ ...c, mode: 'mps' as const }));
-      expect(prestartFirst(run.config, mps, run.fingerprint, runner)).toBeNull();
+      expect(prestartFirst(run.config, mps, run.fingerprint, runner, clock)).toBeNull();
     });
 
     it('--fresh-clients starts each comparison’s clients when it begins, as before', async () => {
@@ -355,7 +367,7 @@ describe('scheduler (deterministic fake client)', () => {
       }
     });
 
-    it('prestarts a built-in workload only, where the importers fit beside the measuring clients, and an MPS comparison only from its own mode (its daemon up)', () => {
+    it('prestarts a built-in workload only, where the importers fit beside the measuring clients', () => {
       const [c] = buildPlan(testConfig({ modes: ['timeslice'] }), null).comparisons as [Comparison];
       const mps = { ...c, mode: 'mps' as const };
       const custom = { ...c, workload: { ...c.workload, builtin: false } };
@@ -363,18 +375,188 @@ describe('scheduler (deterministic fake client)', () => {
       expect(prestartable({ freshClients: true }, c, c, null)).toBe(false);
       expect(prestartable({}, c, custom, null)).toBe(false);
       expect(prestartable({}, c, custom, null, true)).toBe(true);
-      expect(prestartable({}, c, mps, null)).toBe(false);
+      // An MPS comparison from another mode too: the scheduler starts its daemon first.
+      expect(prestartable({}, c, mps, null)).toBe(true);
       expect(prestartable({}, mps, mps, null)).toBe(true);
       expect(prestartable({}, mps, c, null)).toBe(true);
       // 2 measuring clients and 2 importers: they fit on 5 cores beside the harness's core 0, not on 4.
       expect(prestartable({}, c, c, 5)).toBe(true);
       expect(prestartable({}, c, c, 4)).toBe(false);
+      // A grown comparison starts only the clients it adds: 1 more fits on 4.
+      expect(prestartable({}, c, c, 4, true, 1)).toBe(true);
     });
 
     it('imports on cores the measuring clients are not pinned to, nor the harness’s core 0', () => {
       expect(idleCpus(8, { clientEnv: [{ GPUSHARE_CPUS: '7' }, { GPUSHARE_CPUS: '6' }] })).toEqual([1, 2, 3, 4, 5]);
       expect(idleCpus(8, { clientEnv: [{}, {}] })).toEqual([]);
       expect(idleCpus(null, { clientEnv: [{ GPUSHARE_CPUS: '7' }] })).toEqual([]);
+    });
+  });
+
+  describe('prestart across the MPS mode boundary: its daemon starts while the last comparison before it measures', () => {
+    /** spin time-sliced, then under MPS; `startMps` fakes the daemon seam and logs what happens to it. */
+    const twoModes = () => {
+      const run = newRun({ minRounds: 2, maxRounds: 2 }, { modes: ['timeslice', 'mps'] });
+      run.fingerprint = { ...run.fingerprint, gpus: [{ index: 0, uuid: 'GPU-0' }] } as unknown as Run['fingerprint'];
+      return run;
+    };
+    const daemon =
+      (log: string[], ok = true): SchedulerDeps['startMps'] =>
+      async (place) => {
+        log.push('mps start');
+        place({ controlPid: 7, serverPids: [], logFiles: [], pipeDirectory: '/pipe', shutdown: 'running' });
+        if (!ok) return { ok: false, reason: 'control daemon exited with 1', logs: [] };
+        return {
+          ok: true,
+          daemon: {
+            env: { CUDA_MPS_PIPE_DIRECTORY: '/pipe', CUDA_MPS_LOG_DIRECTORY: '/log' },
+            serverPids: async () => [],
+            ask: async () => null,
+            stop: async () => {
+              log.push('mps stop');
+              return 'quit';
+            },
+          },
+        };
+      };
+
+    it('starts the daemon before the MPS clients are spawned held, and their CUDA only after the time-sliced clients exited', async () => {
+      const run = twoModes();
+      expect(run.plan.map((c) => c.id)).toEqual(['timeslice/spin', 'mps/spin']);
+      const log: string[] = [];
+      const spawned: Array<Record<string, string>> = [];
+      await execute(run, undefined, undefined, spawned, 250, log, undefined, { startMps: daemon(log) });
+      const at = (entry: string) => log.indexOf(entry);
+      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('mps'))).toEqual([
+        'spawn p0',
+        'spawn p1',
+        'mps start',
+        'spawn p2 held',
+        'spawn p3 held',
+        'mps stop',
+      ]);
+      // The held MPS clients name the daemon, import while spin measures time-sliced, and start CUDA once its clients exited.
+      expect(spawned[2]).toMatchObject({ CUDA_MPS_PIPE_DIRECTORY: '/pipe', GPUSHARE_HOLD: '1' });
+      expect(spawned[0]?.CUDA_MPS_PIPE_DIRECTORY).toBeUndefined();
+      expect(at('spawn p2 held')).toBeLessThan(at('exit p0'));
+      expect(Math.min(at('cuda p2'), at('cuda p3'))).toBeGreaterThan(Math.max(at('exit p0'), at('exit p1')));
+      // The daemon goes once its clients have exited.
+      expect(at('mps stop')).toBeGreaterThan(Math.max(at('exit p2'), at('exit p3')));
+      expect(run.clientStarts?.map((s) => s.prestarted)).toEqual([undefined, true]);
+      expect(run.modes.find((m) => m.mode === 'mps')?.mps).toMatchObject({ pipeDirectory: '/pipe' });
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    });
+
+    it('a daemon that fails to start early fails its mode as it would have at its turn: no client spawned for it', async () => {
+      const run = twoModes();
+      const log: string[] = [];
+      await execute(run, undefined, undefined, undefined, 0, log, undefined, { startMps: daemon(log, false) });
+      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('mps'))).toEqual([
+        'spawn p0',
+        'spawn p1',
+        'mps start',
+      ]);
+      expect(run.modes.find((m) => m.mode === 'mps')).toMatchObject({
+        status: 'failed',
+        reason: 'control daemon exited with 1',
+      });
+      const mps = run.trials.filter((t) => t.comparisonId === 'mps/spin');
+      expect(mps.length).toBeGreaterThan(0);
+      expect(mps.every((t) => t.status === 'skipped')).toBe(true);
+    });
+
+    it('an interruption before the MPS mode stops the daemon started early, after its held clients', async () => {
+      const run = twoModes();
+      const log: string[] = [];
+      const abort = new AbortController();
+      // Ctrl-C comes with the time-sliced comparison's last window (2 rounds: 2 solo windows and 2 of 2 clients each).
+      let windows = 0;
+      const wobble = () => {
+        if (++windows === 8) abort.abort('SIGINT');
+        return 1;
+      };
+      await expect(
+        execute(run, wobble, undefined, undefined, 0, log, undefined, {
+          startMps: daemon(log),
+          signal: abort.signal,
+        }),
+      ).rejects.toThrow();
+      expect(log.at(-1)).toBe('mps stop');
+      expect(log.indexOf('mps stop')).toBeGreaterThan(Math.max(log.indexOf('exit p2'), log.indexOf('exit p3')));
+      expect(log.some((e) => e === 'cuda p2')).toBe(false);
+    });
+  });
+
+  describe('grow: a comparison with more clients of the same workload keeps the smaller one’s processes', () => {
+    /** spin time-sliced at 2, 4 and 8 clients on a host of `cpus` cores. */
+    const sweep = (cpus: number, fresh = false) => {
+      const run = newRun({ minRounds: 2, maxRounds: 2 }, { clientCounts: [2, 4, 8], clients: 2, freshClients: fresh });
+      run.fingerprint = { ...run.fingerprint, host: { cpus } } as unknown as Run['fingerprint'];
+      return run;
+    };
+
+    it('starts only the clients each step adds, held while the previous step measures where they fit, and keeps the rest', async () => {
+      const run = sweep(8);
+      expect(run.plan.map((c) => c.id)).toEqual(['timeslice/spin@2', 'timeslice/spin@4', 'timeslice/spin@8']);
+      const log: string[] = [];
+      const { store } = await execute(run, undefined, undefined, undefined, 250, log);
+      const at = (entry: string) => log.indexOf(entry);
+      // @4 adds 2 importers beside 2 measuring clients on 7 free cores: held; @8 adds 4 beside 4: 8 > 7, started at its turn.
+      expect(log.filter((e) => e.startsWith('spawn'))).toEqual([
+        'spawn p0',
+        'spawn p1',
+        'spawn p2 held',
+        'spawn p3 held',
+        'spawn p4',
+        'spawn p5',
+        'spawn p6',
+        'spawn p7',
+      ]);
+      // Nothing exits before the last step: the kept processes serve all three.
+      expect(log.filter((e) => e.startsWith('exit'))).toHaveLength(8);
+      expect(at('exit p0')).toBeGreaterThan(at('spawn p7'));
+      const [two, four, eight] = run.clientStarts ?? [];
+      expect([two?.grownFrom, four?.grownFrom, eight?.grownFrom]).toEqual([
+        undefined,
+        'timeslice/spin@2',
+        'timeslice/spin@2',
+      ]);
+      expect([two?.prestarted, four?.prestarted, eight?.prestarted]).toEqual([undefined, true, undefined]);
+      // A step's start-up is that of the processes it adds: 2 held ones' CUDA (0.5 s), 4 new ones (1 s) on the fake clock.
+      expect((four?.readyUs ?? 0) - (four?.startedUs ?? 0)).toBe(500_000);
+      expect((eight?.readyUs ?? 0) - (eight?.startedUs ?? 0)).toBe(1_000_000);
+      // Every trial ran with as many clients as its comparison has; each step keeps its own stderr logs.
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+      const contended8 = run.trials.find((t) => t.comparisonId === 'timeslice/spin@8' && t.arm === 'contended');
+      expect(contended8?.status === 'ok' && contended8.clients.map((c) => c.client)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(store.texts.get('logs/timeslice-spin@2-c0.stderr.log')).toBe('p0 started\n');
+      expect(store.texts.has('logs/timeslice-spin@4-c0.stderr.log')).toBe(false);
+      expect(store.texts.get('logs/timeslice-spin@4-c3.stderr.log')).toBe('p3 started\n');
+      const slowdown = analyze(run).metrics.find((m) => m.metric.id === 'timeslice/spin@8/slowdown');
+      expect(slowdown?.stats.value).toBe(8);
+    });
+
+    it('--fresh-clients: every step starts all its clients afresh', async () => {
+      const run = sweep(8, true);
+      const log: string[] = [];
+      await execute(run, undefined, undefined, undefined, 0, log);
+      expect(log.filter((e) => e.startsWith('spawn'))).toHaveLength(2 + 4 + 8);
+      expect(run.clientStarts?.some((s) => s.grownFrom !== undefined)).toBe(false);
+    });
+
+    it('grows within one mode and workload command only, where the first clients keep their environments', () => {
+      const [c] = buildPlan(testConfig({ modes: ['timeslice'] }), null).comparisons as [Comparison];
+      const more = { ...c, clientEnv: [...c.clientEnv, {}, {}] };
+      expect(growable({}, c, more)).toBe(true);
+      expect(growable({}, more, c)).toBe(false);
+      expect(growable({}, c, c)).toBe(false);
+      expect(growable({ freshClients: true }, c, more)).toBe(false);
+      expect(growable({}, c, { ...more, mode: 'mps' })).toBe(false);
+      expect(growable({}, c, { ...more, tenants: 4 })).toBe(false);
+      expect(
+        growable({}, c, { ...more, workload: { ...c.workload, argv: [...c.workload.argv, '--batch', '8'] } }),
+      ).toBe(false);
+      expect(growable({}, c, { ...more, clientEnv: [{ GPUSHARE_CPUS: '1' }, {}, {}, {}] })).toBe(false);
     });
   });
 

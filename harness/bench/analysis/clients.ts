@@ -10,15 +10,17 @@ import type { MemoryAccount, StepHostTime } from './types.js';
  * one before their start to their ready line. Not the last sample before the start alone: the previous
  * comparison's processes are often still releasing their memory then (seen on the H100 sweep 3485bb,
  * where it hid a whole process's share). For processes switched from an earlier comparison's workload,
- * the idle level before that comparison's start. Context and workload together (and what earlier
+ * the idle level before that comparison's start; likewise for a comparison that kept a smaller one's
+ * processes and added more (grownFrom). Context and workload together (and what earlier
  * workloads left after their release); under MPS it includes the server's share. Null without samples on both sides.
  */
 export function memoryPerClientMiB(run: Pick<Run, 'samples' | 'clientStarts'>, comparison: Comparison): number | null {
   const own = run.clientStarts?.find((s) => s.comparisonId === comparison.id);
   if (own === undefined) return null;
-  // Switched processes: the GPU was idle before the comparison that started them.
-  const origin = run.clientStarts?.filter((s) => s.comparisonId === own.switchedFrom && s.startedUs <= own.startedUs);
-  const start = own.switchedFrom === undefined ? own : origin?.at(-1);
+  // Switched or kept processes: the GPU was idle before the comparison that started them.
+  const from = own.switchedFrom ?? own.grownFrom;
+  const origin = run.clientStarts?.filter((s) => s.comparisonId === from && s.startedUs <= own.startedUs);
+  const start = from === undefined ? own : origin?.at(-1);
   if (start === undefined) return null; // switched, but from a start this run did not record: no idle baseline
   const known = run.samples.filter((s) => s.memoryUsedMiB !== null);
   const lastBefore = known.filter((s) => s.tUs <= start.startedUs).at(-1);

@@ -287,6 +287,12 @@ export const RunSchema = z.object({
          * the GPU was idle before that one's start. Absent before 2026-11-24.
          */
         switchedFrom: z.string().optional(),
+        /**
+         * Its first processes are an earlier comparison's with fewer clients of the same workload, kept (a
+         * --clients sweep); this one started the rest. Names the comparison that started the first ones,
+         * before which the GPU was idle. Absent: none kept.
+         */
+        grownFrom: z.string().optional(),
         /** After a switch: what the previous workload's allocators held, and what they still held once it was released, MiB (sums). */
         released: z
           .object({
