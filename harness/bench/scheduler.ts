@@ -229,9 +229,11 @@ class Scheduler {
     const carried = this.carried?.comparisonId === c.id ? this.carried : null;
     const kept = carried?.carry === 'grow' ? carried.clients.length : 0;
     const held = this.held?.comparisonId === c.id && this.held.from === kept ? this.held : null;
-    if (held === null) await this.closeGroup('held'); // held for a comparison that will not run now
+    // Held for a comparison that will not run now (one further on stays held for it).
+    if (held === null && !laterComparisons(this.run, c).some((x) => x.id === this.held?.comparisonId))
+      await this.closeGroup('held');
     if (carried === null) await this.closeGroup('carried');
-    this.held = null;
+    if (held !== null) this.held = null;
     this.carried = null;
     const startedUs = held?.startedUs ?? this.deps.clock.monotonicUs();
     const group = grownGroup(
@@ -308,7 +310,8 @@ class Scheduler {
             : growable(this.run.config, c, next)
               ? 'grow'
               : null;
-      if (carry !== 'switch') await this.prestartAfter(c, next, modeEnv, carry === 'grow' ? processCount(c) : 0);
+      if (carry === 'switch' && next !== null) await this.prestartAfterSwitches(c, next, modeEnv);
+      else await this.prestartAfter(c, next, modeEnv, carry === 'grow' ? processCount(c) : 0);
       const left = this.run.plan.filter((x) => !this.run.stops.some((s) => s.comparisonId === x.id)).length;
       let shareUs: number | null = null;
       for (let round = 0; ; round++) {
@@ -388,6 +391,8 @@ class Scheduler {
   ): Promise<void> {
     const holds = next?.workload.builtin === true || this.holding.has(next?.workload.argv.join('\0') ?? '');
     const cpuCount = this.run.fingerprint.host.cpus;
+    if (next !== null && this.held?.comparisonId === next.id) return; // prestarted already, further back
+    await this.closeGroup('held'); // one held for another comparison (never left behind unowned)
     if (next === null || !prestartable(this.run.config, c, next, cpuCount, holds, processCount(next) - from)) return;
     let env = next.mode === c.mode ? modeEnv : {};
     if (next.mode === 'mps' && c.mode !== 'mps') {
@@ -402,6 +407,23 @@ class Scheduler {
     const cpus = idleCpus(cpuCount, c);
     if (cpus.length > 0) hold[HOLD_CPUS_ENV] = cpus.join(',');
     this.held = this.spawnClients(next, env, hold, from);
+  }
+
+  /**
+   * Where c's processes will switch to `next` (and maybe on), prestarts the first later comparison of
+   * c's mode or the next non-MPS one that needs processes of its own, so that they import for longer
+   * than one comparison (streams/pipeline is short). An MPS one waits for the last comparison before it.
+   */
+  private async prestartAfterSwitches(c: Comparison, next: Comparison, modeEnv: Record<string, string>): Promise<void> {
+    let prev = next;
+    let target = nextComparison(this.run, next);
+    while (target !== null && switchable(this.run.config, prev, target)) {
+      prev = target;
+      target = nextComparison(this.run, target);
+    }
+    if (target === null || growable(this.run.config, prev, target)) return;
+    if (target.mode === 'mps' && c.mode !== 'mps') return;
+    await this.prestartAfter(c, target, modeEnv, 0);
   }
 
   /** Held or carried clients whose comparison never ran (an interruption, a failed mode): told to exit. */
@@ -657,12 +679,17 @@ function grownGroup(carried: (ClientGroup & { carry: Carry }) | null, started: C
 
 /** The comparison that runs after `c` in this run (skipped modes and stopped comparisons left out); null: none. */
 function nextComparison(run: Run, c: Comparison): Comparison | null {
+  return laterComparisons(run, c)[0] ?? null;
+}
+
+/** The comparisons that run after `c` in this run, in order (skipped modes and stopped comparisons left out). */
+function laterComparisons(run: Run, c: Comparison): Comparison[] {
   const ran = new Set(run.modes.filter((m) => m.status === 'ran').map((m) => m.mode));
   const order = run.modes.flatMap((m) =>
     run.plan.filter((x) => x.mode === m.mode && ran.has(x.mode) && !run.stops.some((s) => s.comparisonId === x.id)),
   );
   const at = order.indexOf(c);
-  return at === -1 ? null : (order[at + 1] ?? null);
+  return at === -1 ? [] : order.slice(at + 1);
 }
 
 /** Cores a held client imports on: neither the harness's (0) nor one a measuring client of `c` is pinned to; [] where `c` is not pinned. */

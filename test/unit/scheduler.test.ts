@@ -85,7 +85,7 @@ function fakeRunner(
             cmd: string;
             trial: string;
             startAtUs: number;
-            durationMs: number;
+            durationMs?: number;
             clients: number;
             tenants?: number[];
           };
@@ -107,10 +107,11 @@ function fakeRunner(
             say({ ...ready(env), released: { workload: 'before', memoryReservedMiB: 50, leftMiB: 2 } });
             return true;
           }
-          const end = cmd.startAtUs + cmd.durationMs * 1000;
-          const iterations = Math.round(((cmd.durationMs / 1000) * 1000 * wobble(windows++)) / cmd.clients);
+          const durationMs = cmd.durationMs ?? 100; // a fixed-work trial (streams): 100 ms of work
+          const end = cmd.startAtUs + durationMs * 1000;
+          const iterations = Math.round(((durationMs / 1000) * 1000 * wobble(windows++)) / cmd.clients);
           clock.now = Math.max(clock.now, end);
-          const window = { windowStartUs: cmd.startAtUs, windowEndUs: end, gpuMs: cmd.durationMs, chunkIterations: 1 };
+          const window = { windowStartUs: cmd.startAtUs, windowEndUs: end, gpuMs: durationMs, chunkIterations: 1 };
           // Tenants of one process (protocol 3): each n tenants at once run at 1000/n it/s, as clients do.
           const tenants = cmd.tenants?.map((tenant) => ({
             tenant,
@@ -602,6 +603,28 @@ describe('scheduler (deterministic fake client)', () => {
       expect(gemm?.startedUs).toBe(spin?.endUs);
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
       expect(run.trials).toHaveLength(3 * 3 * 2);
+    });
+
+    it('where this comparison’s processes switch to the next, the first later one that needs its own is prestarted now: it imports for longer', async () => {
+      const run = newRun({ minRounds: 2, maxRounds: 2 }, { modes: ['streams', 'timeslice'] });
+      const streams = testConfig({ modes: ['streams'] }).streamsWorkloads;
+      run.config.streamsWorkloads = streams.filter((w) => w.name === 'spin' || w.name === 'pipeline');
+      run.plan = buildPlan(run.config, null).comparisons;
+      expect(run.plan.map((c) => c.id)).toEqual(['streams/spin', 'streams/pipeline', 'timeslice/spin']);
+      const log: string[] = [];
+      await execute(run, undefined, switching, undefined, 0, log);
+      const at = (entry: string) => log.indexOf(entry);
+      // timeslice/spin's clients are spawned held while streams/spin measures, once, and start after pipeline.
+      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('switch'))).toEqual([
+        'spawn p0',
+        'spawn p1 held',
+        'spawn p2 held',
+        'switch p0 pipeline.py',
+      ]);
+      expect(Math.min(at('cuda p1'), at('cuda p2'))).toBeGreaterThan(at('exit p0'));
+      expect(log.filter((e) => e.startsWith('exit'))).toEqual(['exit p0', 'exit p1', 'exit p2']);
+      expect(run.clientStarts?.map((s) => s.prestarted)).toEqual([undefined, undefined, true]);
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     });
 
     it('--fresh-clients, or processes that did not say they switch: new processes for each comparison', async () => {
