@@ -236,7 +236,7 @@ describe('gpushare fleet report, other fleets', () => {
       ...h100('22-h100-80gb-hbm3-cce2fd 22-h100-80gb-hbm3-d4099d 22-h100-80gb-hbm3-f89eae 23-h100-80gb-hbm3-6b0c38'),
     ];
     const otherH100Today = h100(
-      '24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-fd4af8',
+      '24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-fd4af8',
     );
     expect(json.failingNodes).toEqual([...older, ...otherH100, made, ...slowCopies, ...otherH100Today]);
     expect(json.nodes.find((n) => n.name === ab89b3)?.flags.map((f) => f.kind)).toEqual([]);
@@ -250,16 +250,33 @@ describe('gpushare fleet report, other fleets', () => {
     expect(json.gpuModels.sort()).toEqual(['NVIDIA H100 80GB HBM3', 'NVIDIA H200']);
     // The default suites: 250 ms (e4176e, c263f1; cc7fa9, d9dc25, f90cc9 and ab89b3, the old-way and prestarted
     // runs of 2026-11-24; e34b0e, 6fbe14 and ed51c9, the old way, --fresh-clients and switched, and the pair 034eeb
-    // and eb00d1, the old way and switched) and 500 ms (d4099d,
-    // f89eae) on the H100, and the H200's two; the infer sweeps, the old way (6b0c38), prestarted (059f38) and
-    // 718113; the resnet18 example, the old way (b34a9c) and prestarted (fd4af8, 01f71c, 63f685).
+    // and eb00d1, the old way and switched; the A/A runs 5c93e0 and 348b58 and the pair 4c07c5 and 9f9de4) and
+    // 500 ms (d4099d, f89eae) on the H100, and the H200's two; the infer sweeps, the old way (6b0c38), prestarted
+    // (059f38), 718113 and grown (645db2); the resnet18 example, the old way (b34a9c) and prestarted (fd4af8, 01f71c,
+    // 63f685, 254b44).
     const compared = json.groups.filter((g) => g.setAside === null).map((g) => g.nodes.map((n) => n.slice(-6)).sort());
     expect(compared).toEqual(
       expect.arrayContaining([
-        ['034eeb', '6fbe14', 'ab89b3', 'c263f1', 'cc7fa9', 'd9dc25', 'e34b0e', 'e4176e', 'eb00d1', 'ed51c9', 'f90cc9'],
+        [
+          '034eeb',
+          '348b58',
+          '4c07c5',
+          '5c93e0',
+          '6fbe14',
+          '9f9de4',
+          'ab89b3',
+          'c263f1',
+          'cc7fa9',
+          'd9dc25',
+          'e34b0e',
+          'e4176e',
+          'eb00d1',
+          'ed51c9',
+          'f90cc9',
+        ],
         ['d4099d', 'f89eae'],
-        ['059f38', '6b0c38', '718113'],
-        ['01f71c', '63f685', 'b34a9c', 'fd4af8'],
+        ['059f38', '645db2', '6b0c38', '718113'],
+        ['01f71c', '254b44', '63f685', 'b34a9c', 'fd4af8'],
         ['a6c68a', 'e7a8f2'],
       ]),
     );
