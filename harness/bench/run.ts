@@ -116,20 +116,25 @@ export async function benchOne(options: BenchOptions, deps: AppDeps): Promise<nu
   const startedUs = deps.clock.monotonicUs();
   const { config } = options;
   const fingerprinting = startMachineFingerprint(deps, config.python);
-  // The first comparison's clients start beside the Python probe (the plan needs no Python), with the
-  // sampler already running: their memory is measured from the idle GPU before them.
   const system = await fingerprinting.system;
+  // What needs no Python is refused first: nothing of the run touches a GPU it may not use.
+  refuseBlocked(system, [config.gpuIndex], 'bench', false);
+  refuseBusy(system, config.gpuIndex, options.allowBusy, BUSY_CONSEQUENCE);
+  // The first comparison's clients start beside the Python probe (the plan needs no Python), once the
+  // sampler has seen the idle GPU before them: their memory's baseline.
   const plan = buildPlan(config, system).comparisons;
-  const sampler = startsFirstEarly(config, plan, system) ? startSampler(config, deps) : null;
+  const sampler = startsFirstEarly(config, plan, system) ? await startSamplerOnIdle(config, deps) : null;
   const prestarted = sampler && prestartFirst(config, plan, system, deps.runner, deps.clock);
   let session: Session<Run>;
   try {
-    // A custom command is checked while the probe runs: what could block it is known without Python.
-    refuseBlocked(system, [config.gpuIndex], 'bench', false);
-    const [fingerprint] = await Promise.all([
+    // A custom command is checked while the probe runs; both are awaited before either's failure is thrown.
+    const [complete, checked] = await Promise.allSettled([
       fingerprinting.complete,
       refuseFailingCommands(config, visibleDevice(system, config.gpuIndex), deps),
     ]);
+    if (checked.status === 'rejected') throw checked.reason;
+    if (complete.status === 'rejected') throw complete.reason;
+    const fingerprint = complete.value;
     refuseBlockedBench(config, fingerprint, [config.gpuIndex]);
     session = await newRunSession(options, fingerprint, deps);
   } catch (error) {
@@ -138,6 +143,18 @@ export async function benchOne(options: BenchOptions, deps: AppDeps): Promise<nu
     throw error;
   }
   return execute(session, options.style, session.reportDir, deps, startedUs, prestarted, sampler);
+}
+
+/** How long the first sample of the GPU before the first clients may take, ms: past it they start without one. */
+const FIRST_SAMPLE_DEADLINE_MS = 3000;
+
+/** The run's sampler, started before its first clients, once it has a sample (or failed, or took too long). */
+async function startSamplerOnIdle(config: Config, deps: AppDeps): Promise<Sampler> {
+  const sampler = startSampler(config, deps);
+  const deadlineUs = deps.clock.monotonicUs() + FIRST_SAMPLE_DEADLINE_MS * 1000;
+  while (sampler.samples.length === 0 && sampler.status().status === 'ok' && deps.clock.monotonicUs() < deadlineUs)
+    await deps.clock.sleep(20);
+  return sampler;
 }
 
 /** The nvidia-smi sampler of a run of `config`, its samples in a fresh list (see execute). */

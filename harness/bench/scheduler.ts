@@ -66,8 +66,8 @@ export interface Prestarted {
  * The first comparison's clients, started while the run's preamble (the Python probe, which imports
  * PyTorch) goes on: nothing measures yet, so they go through their whole start (CUDA, build, warm-up)
  * beside it. The sampler must be running already: their memory is measured from the idle GPU before
- * them. Null where that comparison may not start so: --fresh-clients, a custom command (it is checked
- * first), an MPS one (its daemon is not up), or no such GPU here.
+ * them. Null where that comparison may not start so: --fresh-clients, a custom command among the run's
+ * workloads (it is checked on the GPU first), an MPS one (its daemon is not up), or no such GPU here.
  */
 export function prestartFirst(
   config: Run['config'],
@@ -93,7 +93,9 @@ export function startsFirstEarly(
 ): boolean {
   const first = plan[0];
   if (first === undefined || gpuAt(fingerprint, config.gpuIndex) === undefined) return false;
-  return config.freshClients !== true && first.workload.builtin && first.mode !== 'mps';
+  // A custom command among the workloads is checked on the GPU before the run: the clients wait for it.
+  const builtin = [...config.streamsWorkloads, ...config.contentionWorkloads].every((w) => w.builtin);
+  return config.freshClients !== true && builtin && first.mode !== 'mps';
 }
 
 /** Trials of every comparison's minimum rounds: the total a progress display starts from. */
@@ -106,9 +108,12 @@ export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
   try {
     for (const record of run.modes) await scheduler.runMode(record);
   } finally {
-    await scheduler.closeGroup('carried');
-    await scheduler.closeGroup('held');
-    await scheduler.stopEarlyDaemon();
+    try {
+      await scheduler.closeGroup('carried');
+      await scheduler.closeGroup('held');
+    } finally {
+      await scheduler.stopEarlyDaemon(); // after the held clients that name it
+    }
   }
 }
 
@@ -125,6 +130,9 @@ interface ClientGroup {
   startedUs?: number;
 }
 
+/** The MPS mode's daemon, started early (see prestartAfter): how its start went, or what it threw, given to the mode when it begins. */
+type EarlyDaemon = { record: ModeRecord } & ({ started: SessionMpsStart } | { error: unknown });
+
 /** How the finished comparison's processes serve the next one: told to switch workloads, or kept as its first clients. */
 type Carry = 'switch' | 'grow';
 
@@ -138,7 +146,7 @@ class Scheduler {
   /** The finished comparison's processes, kept for the next one: told to switch (see switchable), or kept as they are (see growable). */
   private carried: (ClientGroup & { carry: Carry }) | null = null;
   /** The MPS mode's daemon, started while the last comparison before that mode measured, so that its first clients could import. */
-  private earlyDaemon: { record: ModeRecord; started: SessionMpsStart } | null = null;
+  private earlyDaemon: EarlyDaemon | null = null;
   /** Workload commands (argv) whose ready line said they hold when asked: those may be prestarted. */
   private readonly holding = new Set<string>();
 
@@ -170,9 +178,10 @@ class Scheduler {
       return;
     }
     this.throwIfAborted();
-    const early = this.earlyDaemon?.record === record ? this.earlyDaemon.started : null;
+    const early = this.earlyDaemon?.record === record ? this.earlyDaemon : null;
     this.earlyDaemon = null;
-    const started = early ?? (await this.startDaemon(record));
+    if (early !== null && 'error' in early) throw early.error; // as the start would have thrown here
+    const started = early?.started ?? (await this.startDaemon(record));
     if (!started.ok) {
       record.status = 'failed';
       record.reason = started.reason;
@@ -209,7 +218,7 @@ class Scheduler {
   async stopEarlyDaemon(): Promise<void> {
     const early = this.earlyDaemon;
     this.earlyDaemon = null;
-    if (early?.started.ok) await early.started.daemon.stop();
+    if (early !== null && 'started' in early && early.started.ok) await early.started.daemon.stop();
   }
 
   private async runComparison(
@@ -398,7 +407,15 @@ class Scheduler {
     if (next.mode === 'mps' && c.mode !== 'mps') {
       const record = this.run.modes.find((m) => m.mode === 'mps');
       if (record === undefined) return;
-      const started = await this.startDaemon(record);
+      let started: SessionMpsStart;
+      try {
+        started = await this.startDaemon(record);
+      } catch (error) {
+        // Not this comparison's failure: the MPS mode throws it when it begins, as it would have.
+        if (error instanceof Interrupted) throw error;
+        this.earlyDaemon = { record, error };
+        return;
+      }
       this.earlyDaemon = { record, started };
       if (!started.ok) return; // the mode says so when its turn comes
       env = started.daemon.env;

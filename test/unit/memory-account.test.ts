@@ -110,4 +110,28 @@ describe('memory by cause', () => {
         ?.risePerProcessMiB,
     ).toBe(400);
   });
+
+  it('a grown comparison (2 processes kept, 2 added): the idle level is the one before the kept ones started', () => {
+    // 0 MiB idle before "a" started 2 processes (1000 MiB while it measured); c kept them at 30, added 2: 2000 MiB.
+    const measured: Pick<Run, 'samples' | 'clientStarts'> = {
+      samples: [
+        sample(5, 0, null),
+        sample(20, 1000, 'a#r0/contended'),
+        sample(31, 1000, null),
+        sample(40, 2000, 'c#r0/contended'),
+      ],
+      clientStarts: [
+        { comparisonId: 'a', startedUs: 10, readyUs: 15, endUs: 30, processes: 2 },
+        { comparisonId: 'c', startedUs: 30, readyUs: 35, processes: 4, grownFrom: 'a' },
+      ],
+    };
+    expect(memoryAccount(measured, comparison(4))).toMatchObject({ risePerProcessMiB: 500, switchedFrom: null });
+    // From the added processes' start alone, the kept ones would be missed: 1000 MiB over 4 processes.
+    const [origin, grown] = measured.clientStarts as NonNullable<Run['clientStarts']>;
+    const { grownFrom: _, ...own } = grown as NonNullable<Run['clientStarts']>[number];
+    expect(
+      memoryAccount({ ...measured, clientStarts: [origin, own] as Run['clientStarts'] }, comparison(4))
+        ?.risePerProcessMiB,
+    ).toBe(250);
+  });
 });

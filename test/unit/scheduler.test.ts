@@ -17,6 +17,7 @@ import {
   type Prestarted,
   prestartFirst,
   type SchedulerDeps,
+  startsFirstEarly,
 } from '../../harness/bench/scheduler.js';
 import type { Clock } from '../../harness/core/clock.js';
 import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
@@ -464,6 +465,43 @@ describe('scheduler (deterministic fake client)', () => {
       const mps = run.trials.filter((t) => t.comparisonId === 'mps/spin');
       expect(mps.length).toBeGreaterThan(0);
       expect(mps.every((t) => t.status === 'skipped')).toBe(true);
+    });
+
+    it('a daemon start that throws early costs the comparison measuring then nothing: the MPS mode throws it at its turn', async () => {
+      const run = twoModes();
+      const log: string[] = [];
+      const startMps: SchedulerDeps['startMps'] = async () => {
+        log.push('mps start');
+        throw new Error('cannot write run.json: disk full');
+      };
+      await expect(execute(run, undefined, undefined, undefined, 0, log, undefined, { startMps })).rejects.toThrow(
+        'disk full',
+      );
+      expect(run.trials.filter((t) => t.comparisonId === 'timeslice/spin').map((t) => t.status)).toEqual(
+        Array(6).fill('ok'),
+      );
+      expect(run.stops.map((s) => s.comparisonId)).toEqual(['timeslice/spin']);
+      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('mps'))).toEqual([
+        'spawn p0',
+        'spawn p1',
+        'mps start',
+      ]);
+    });
+
+    it('the first comparison starts early only where every workload is a built-in one (a custom command is checked on the GPU first)', () => {
+      const run = twoModes();
+      expect(startsFirstEarly(run.config, run.plan, run.fingerprint)).toBe(true);
+      const custom = {
+        ...(run.config.contentionWorkloads[0] as Run['config']['contentionWorkloads'][number]),
+        builtin: false,
+      };
+      expect(
+        startsFirstEarly(
+          { ...run.config, contentionWorkloads: [...run.config.contentionWorkloads, custom] },
+          run.plan,
+          run.fingerprint,
+        ),
+      ).toBe(false);
     });
 
     it('an interruption before the MPS mode stops the daemon started early, after its held clients', async () => {

@@ -276,7 +276,10 @@ export const RunSchema = z.object({
         endUs: z.number().optional(),
         /** Workload processes started (1 for in-process tenancy). Absent before 2026-11-24: one per client. */
         processes: z.number().int().positive().optional(),
-        /** What the processes' own allocators held once ready, summed (protocol 3's ready line), MiB; null where one did not say. */
+        /**
+         * What the processes' own allocators held once ready, summed (protocol 3's ready line), MiB; null where
+         * one did not say. Processes a grown comparison kept count with what they said when they were ready.
+         */
         memoryReservedMiB: z.number().nonnegative().nullable().optional(),
         /** The part of it in CUDA-graph pools, MiB; null where one could not say. */
         graphPoolMiB: z.number().nonnegative().nullable().optional(),
