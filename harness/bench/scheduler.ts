@@ -145,7 +145,7 @@ class Scheduler {
   private held: ClientGroup | null = null;
   /** The finished comparison's processes, kept for the next one: told to switch (see switchable), or kept as they are (see growable). */
   private carried: (ClientGroup & { carry: Carry }) | null = null;
-  /** The MPS mode's daemon, started while the last comparison before that mode measured, so that its first clients could import. */
+  /** The MPS mode's daemon, started as the last comparison before that mode began (before its first trial), so that the mode's first clients could import meanwhile. */
   private earlyDaemon: EarlyDaemon | null = null;
   /** Workload commands (argv) whose ready line said they hold when asked: those may be prestarted. */
   private readonly holding = new Set<string>();
