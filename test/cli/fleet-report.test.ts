@@ -251,7 +251,7 @@ describe('gpushare fleet report, other fleets', () => {
     // The default suites: 250 ms (e4176e, c263f1; cc7fa9, d9dc25, f90cc9 and ab89b3, the old-way and prestarted
     // runs of 2026-11-24; e34b0e, 6fbe14 and ed51c9, the old way, --fresh-clients and switched, and the pair 034eeb
     // and eb00d1, the old way and switched; the A/A runs 5c93e0 and 348b58, the pair 4c07c5 and 9f9de4, and
-    // the A/A runs bf4273 and 6277d7 with the old way's ed828a and 859719) and
+    // the A/A runs bf4273 and 6277d7 with the old way's ed828a and 859719, and c7329b and c9a2f1 with b81d07) and
     // 500 ms (d4099d, f89eae) on the H100, and the H200's two; the infer sweeps, the old way (6b0c38), prestarted
     // (059f38), 718113 and grown (645db2); the resnet18 example, the old way (b34a9c) and prestarted (fd4af8, 01f71c,
     // 63f685, 254b44).
@@ -268,8 +268,11 @@ describe('gpushare fleet report, other fleets', () => {
           '859719',
           '9f9de4',
           'ab89b3',
+          'b81d07',
           'bf4273',
           'c263f1',
+          'c7329b',
+          'c9a2f1',
           'cc7fa9',
           'd9dc25',
           'e34b0e',
