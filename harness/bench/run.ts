@@ -23,7 +23,7 @@ import { writeTables, writeTablesSync } from './outputs/csv.js';
 import { metricsJson } from './outputs/metrics-table.js';
 import { summaryText } from './outputs/summary.js';
 import { writeRunReport } from './outputs/write.js';
-import { buildPlan, type Plan } from './plan.js';
+import { aheadPolicy, buildPlan, type Plan } from './plan.js';
 import { makeProgress, type ProgressStyle } from './progress.js';
 import { type Config, RUN_SCHEMA_ID, type Run } from './record/schema.js';
 import { fsRunStore, loadRun } from './record/store.js';
@@ -127,10 +127,16 @@ export async function benchOne(options: BenchOptions, deps: AppDeps): Promise<nu
   const prestarted = sampler && prestartFirst(config, plan, system, deps.runner, deps.clock);
   let session: Session<Run>;
   try {
-    // A custom command is checked while the probe runs; both are awaited before either's failure is thrown.
+    // A custom command is checked while the probe runs (on the first client, where that runs it); both
+    // are awaited before either's failure is thrown.
+    const first = prestarted?.clients[0];
+    const own =
+      prestarted && first
+        ? { argv: plan[0]?.workload.argv ?? [], client: first, startedUs: prestarted.startedUs }
+        : null;
     const [complete, checked] = await Promise.allSettled([
       fingerprinting.complete,
-      refuseFailingCommands(config, visibleDevice(system, config.gpuIndex), deps),
+      refuseFailingCommands(config, visibleDevice(system, config.gpuIndex), deps, own),
     ]);
     if (checked.status === 'rejected') throw checked.reason;
     if (complete.status === 'rejected') throw complete.reason;
@@ -222,6 +228,7 @@ export function execute(
         signal: session.abort,
         startMps: (place) => session.startMps(place, visibleDevice(run.fingerprint, config.gpuIndex)),
         prestarted,
+        ahead: deps.host ? aheadPolicy(config, deps.host.root, deps.host.freeMemoryBytes) : null,
       });
     } finally {
       await sampler.stop();

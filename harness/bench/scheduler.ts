@@ -25,11 +25,13 @@ import { analyzeComparison } from './analysis/analyze.js';
 import { summarizeLatencies } from './analysis/measures.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
 import {
+  type Ahead,
   growable,
   orderTrials,
   type PlannedTrial,
   prestartable,
   processCount,
+  processesToStart,
   roundTrials,
   switchable,
 } from './plan.js';
@@ -53,6 +55,8 @@ export interface SchedulerDeps {
   startMps: (place: (daemon: MpsDaemonRecord) => void) => Promise<SessionMpsStart>;
   /** The first comparison's clients, started before the run began (see prestartFirst). */
   prestarted?: Prestarted | null;
+  /** Prestart beyond the next comparison (see aheadPolicy); null or absent: the next comparison's processes only. */
+  ahead?: Ahead | null;
 }
 
 /** Clients started for the first comparison before the scheduler ran, at `startedUs` (CLOCK_MONOTONIC µs): it waits for their ready lines. */
@@ -66,8 +70,7 @@ export interface Prestarted {
  * The first comparison's clients, started while the run's preamble (the Python probe, which imports
  * PyTorch) goes on: nothing measures yet, so they go through their whole start (CUDA, build, warm-up)
  * beside it. The sampler must be running already: their memory is measured from the idle GPU before
- * them. Null where that comparison may not start so: --fresh-clients, a custom command among the run's
- * workloads (it is checked on the GPU first), an MPS one (its daemon is not up), or no such GPU here.
+ * them. Null where that comparison may not start so (see startsFirstEarly).
  */
 export function prestartFirst(
   config: Run['config'],
@@ -85,7 +88,13 @@ export function prestartFirst(
   };
 }
 
-/** Whether prestartFirst starts the first comparison's clients (the run's sampler must start before them). */
+/**
+ * Whether prestartFirst starts the first comparison's clients (the run's sampler must start before
+ * them): not with --fresh-clients, nor for an MPS comparison (its daemon is not up) or where there is
+ * no such GPU. A custom command is checked on the GPU before the run: where it is the run's only one
+ * and the first comparison's, one process per client, it is checked on that comparison's client 0
+ * (see refuseFailingCommands); any other waits for its check, and so do the clients.
+ */
 export function startsFirstEarly(
   config: Run['config'],
   plan: readonly Comparison[],
@@ -93,9 +102,13 @@ export function startsFirstEarly(
 ): boolean {
   const first = plan[0];
   if (first === undefined || gpuAt(fingerprint, config.gpuIndex) === undefined) return false;
-  // A custom command among the workloads is checked on the GPU before the run: the clients wait for it.
-  const builtin = [...config.streamsWorkloads, ...config.contentionWorkloads].every((w) => w.builtin);
-  return config.freshClients !== true && builtin && first.mode !== 'mps';
+  if (config.freshClients === true || first.mode === 'mps') return false;
+  const custom = [...config.streamsWorkloads, ...config.contentionWorkloads].filter((w) => !w.builtin);
+  const checkedOnFirst = (argv: readonly string[]) =>
+    !first.workload.builtin &&
+    first.tenants === undefined &&
+    JSON.stringify(argv) === JSON.stringify(first.workload.argv);
+  return custom.every((w) => checkedOnFirst(w.argv));
 }
 
 /** Trials of every comparison's minimum rounds: the total a progress display starts from. */
@@ -109,8 +122,8 @@ export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
     for (const record of run.modes) await scheduler.runMode(record);
   } finally {
     try {
-      await scheduler.closeGroup('carried');
-      await scheduler.closeGroup('held');
+      await scheduler.closeCarried();
+      await scheduler.closeHeld(() => true);
     } finally {
       await scheduler.stopEarlyDaemon(); // after the held clients that name it
     }
@@ -141,8 +154,11 @@ class Scheduler {
   private readonly gpuUuid: string;
   /** Time spent on rounds beyond the minimum, µs: what the time budget counts. */
   private extraUs = 0;
-  /** The next comparison's clients, started while the current one measures and held (imported, no CUDA yet). */
-  private held: ClientGroup | null = null;
+  /**
+   * Later comparisons' clients, started while the current one measures and held (imported, no CUDA
+   * yet), in run order; at most one group per comparison. Only the next comparison's without `ahead`.
+   */
+  private held: ClientGroup[] = [];
   /** The finished comparison's processes, kept for the next one: told to switch (see switchable), or kept as they are (see growable). */
   private carried: (ClientGroup & { carry: Carry }) | null = null;
   /** The MPS mode's daemon, started as the last comparison before that mode began (before its first trial), so that the mode's first clients could import meanwhile. */
@@ -158,12 +174,12 @@ class Scheduler {
     this.gpuUuid = visibleDevice(run.fingerprint, run.config.gpuIndex);
     const early = deps.prestarted;
     if (early)
-      this.held = {
+      this.held.push({
         ...early,
         startedFor: early.comparisonId,
         from: 0,
         forget: early.clients.map((client) => deps.reaper.add(() => client.kill())),
-      };
+      });
   }
 
   async runMode(record: ModeRecord): Promise<void> {
@@ -199,7 +215,7 @@ class Scheduler {
     try {
       for (const c of comparisons) await this.runComparison(c, daemon.env, daemon);
     } finally {
-      await this.closeGroup('carried'); // connected to this daemon: they go before it does
+      await this.closeCarried(); // connected to this daemon: they go before it does
       await daemon.stop();
     }
   }
@@ -237,23 +253,30 @@ class Scheduler {
     // A grown comparison keeps the previous one's processes and starts (or was prestarted) only the rest.
     const carried = this.carried?.comparisonId === c.id ? this.carried : null;
     const kept = carried?.carry === 'grow' ? carried.clients.length : 0;
-    const held = this.held?.comparisonId === c.id && this.held.from === kept ? this.held : null;
-    // Held for a comparison that will not run now (one further on stays held for it).
-    if (held === null && !laterComparisons(this.run, c).some((x) => x.id === this.held?.comparisonId))
-      await this.closeGroup('held');
-    if (carried === null) await this.closeGroup('carried');
-    if (held !== null) this.held = null;
+    const held = this.held.find((g) => g.comparisonId === c.id && g.from === kept) ?? null;
+    // Held for a comparison that will not run, now or later (held for this one with other processes kept).
+    const later = new Set(laterComparisons(this.run, c).map((x) => x.id));
+    await this.closeHeld((g) => g !== held && !later.has(g.comparisonId));
+    this.held = this.held.filter((g) => g !== held);
+    if (carried === null) await this.closeCarried();
     this.carried = null;
-    const startedUs = held?.startedUs ?? this.deps.clock.monotonicUs();
-    const group = grownGroup(
-      carried,
-      held ?? (carried?.carry === 'switch' ? null : this.spawnClients(c, modeEnv, {}, kept)),
-    );
+    const whole = held === null || held.from + held.clients.length >= processCount(c);
+    const startedUs = (whole ? held?.startedUs : undefined) ?? this.deps.clock.monotonicUs();
+    // Held clients are told to start; where only some of c's processes were prestarted, the rest start now.
+    if (held && held.startedUs === undefined) for (const client of held.clients) client.start();
+    const started =
+      held === null
+        ? carried?.carry === 'switch'
+          ? null
+          : this.spawnClients(c, modeEnv, {}, kept)
+        : whole
+          ? held
+          : joined(held, this.spawnClients(c, modeEnv, {}, held.from + held.clients.length));
+    const group = grownGroup(carried, started);
     const { clients, forget } = group;
     if (carried?.carry === 'switch')
       for (const [i, client] of clients.entries()) client.switchTo(c.workload.argv.slice(1), clientLabel(c, i));
     for (const [i, client] of clients.slice(0, kept).entries()) client.continueAs(clientLabel(c, i));
-    if (held && held.startedUs === undefined) for (const client of held.clients) client.start();
     // Kept processes said ready when they started: only the others say it now.
     const keptReady = clients
       .slice(0, kept)
@@ -300,7 +323,7 @@ class Scheduler {
         comparisonId: c.id,
         startedUs,
         readyUs: this.deps.clock.monotonicUs(),
-        ...(held && held.startedUs === undefined ? { prestarted: true as const } : {}),
+        ...(held && held.startedUs === undefined && whole ? { prestarted: true as const } : {}),
         ...readyMemory(ready as ReadyReplies),
         ...(carried?.carry === 'switch'
           ? { switchedFrom: carried.startedFor, ...releasedMemory(ready as ReadyReplies) }
@@ -319,7 +342,8 @@ class Scheduler {
             : growable(this.run.config, c, next)
               ? 'grow'
               : null;
-      if (carry === 'switch' && next !== null) await this.prestartAfterSwitches(c, next, modeEnv);
+      if (this.deps.ahead) await this.prestartAhead(c, modeEnv, this.deps.ahead);
+      else if (carry === 'switch' && next !== null) await this.prestartAfterSwitches(c, next, modeEnv);
       else await this.prestartAfter(c, next, modeEnv, carry === 'grow' ? processCount(c) : 0);
       const left = this.run.plan.filter((x) => !this.run.stops.some((s) => s.comparisonId === x.id)).length;
       let shareUs: number | null = null;
@@ -338,6 +362,8 @@ class Scheduler {
             await this.stop(c, 'aborted');
             return;
           }
+          // Processes that have imported free their cores: more may import on them.
+          if (this.deps.ahead) await this.prestartAhead(c, modeEnv, this.deps.ahead);
         }
         if (extra) {
           const spentUs = this.deps.clock.monotonicUs() - roundStartUs;
@@ -376,8 +402,9 @@ class Scheduler {
     modeEnv: Record<string, string>,
     extraEnv: Record<string, string>,
     from = 0,
+    to = processCount(c),
   ): ClientGroup {
-    const clients = startClients(this.deps.runner, c, this.gpuUuid, modeEnv, extraEnv, from);
+    const clients = startClients(this.deps.runner, c, this.gpuUuid, modeEnv, extraEnv, from, to);
     return {
       comparisonId: c.id,
       startedFor: c.id,
@@ -398,32 +425,14 @@ class Scheduler {
     modeEnv: Record<string, string>,
     from: number,
   ): Promise<void> {
-    const holds = next?.workload.builtin === true || this.holding.has(next?.workload.argv.join('\0') ?? '');
+    const holds = next !== null && this.holds(next);
     const cpuCount = this.run.fingerprint.host.cpus;
-    if (next !== null && this.held?.comparisonId === next.id) return; // prestarted already, further back
-    await this.closeGroup('held'); // one held for another comparison (never left behind unowned)
+    if (next !== null && this.held.some((g) => g.comparisonId === next.id)) return; // prestarted already, further back
+    await this.closeHeld(() => true); // one held for another comparison (never left behind unowned)
     if (next === null || !prestartable(this.run.config, c, next, cpuCount, holds, processCount(next) - from)) return;
-    let env = next.mode === c.mode ? modeEnv : {};
-    if (next.mode === 'mps' && c.mode !== 'mps') {
-      const record = this.run.modes.find((m) => m.mode === 'mps');
-      if (record === undefined) return;
-      let started: SessionMpsStart;
-      try {
-        started = await this.startDaemon(record);
-      } catch (error) {
-        // Not this comparison's failure: the MPS mode throws it when it begins, as it would have.
-        if (error instanceof Interrupted) throw error;
-        this.earlyDaemon = { record, error };
-        return;
-      }
-      this.earlyDaemon = { record, started };
-      if (!started.ok) return; // the mode says so when its turn comes
-      env = started.daemon.env;
-    }
-    const hold: Record<string, string> = { [HOLD_ENV]: '1' };
-    const cpus = idleCpus(cpuCount, c);
-    if (cpus.length > 0) hold[HOLD_CPUS_ENV] = cpus.join(',');
-    this.held = this.spawnClients(next, env, hold, from);
+    const env = await this.envFor(c, next, modeEnv);
+    if (env === null) return;
+    this.held.push(this.spawnClients(next, env, holdEnv(cpuCount, c), from));
   }
 
   /**
@@ -443,11 +452,86 @@ class Scheduler {
     await this.prestartAfter(c, target, modeEnv, 0);
   }
 
-  /** Held or carried clients whose comparison never ran (an interruption, a failed mode): told to exit. */
-  async closeGroup(which: 'held' | 'carried'): Promise<void> {
-    const group = this[which];
-    this[which] = null;
-    if (group === null) return;
+  /**
+   * Prestarts, held, the processes later comparisons will start (see processesToStart), in run order,
+   * as many as import at once on the cores c's clients leave free: a process that said holding has
+   * imported and frees its core. Called before c's trials and after each; held processes import at
+   * idle priority (see Ahead), so one still importing when a larger comparison measures only takes
+   * what that comparison leaves idle. At most `ahead.maxHeld` are held at once.
+   */
+  private async prestartAhead(c: Comparison, modeEnv: Record<string, string>, ahead: Ahead): Promise<void> {
+    const cpuCount = this.run.fingerprint.host.cpus;
+    const waiting = this.held.flatMap((g) => (g.startedUs === undefined ? g.clients : []));
+    const importing = waiting.filter((client) => !client.holding && client.running).length;
+    let free = Math.min(cpuCount - 1 - processCount(c) - importing, ahead.maxHeld - waiting.length);
+    let prev = c;
+    for (const later of laterComparisons(this.run, c)) {
+      if (free <= 0) return;
+      const [from, to] = processesToStart(this.run.config, prev, later);
+      prev = later;
+      if (from === to || this.run.config.freshClients === true || !this.holds(later)) continue;
+      const group = this.held.find((g) => g.comparisonId === later.id);
+      if (group !== undefined && group.from !== from) continue; // held for other kept processes: closed at its turn
+      const next = group === undefined ? from : group.from + group.clients.length;
+      const count = Math.min(free, to - next);
+      if (count <= 0) continue;
+      const env = await this.envFor(c, later, modeEnv);
+      if (env === null) continue;
+      this.throwIfAborted();
+      const spawned = this.spawnClients(later, env, holdEnv(cpuCount, c), next, next + count);
+      if (group === undefined) this.held.push(spawned);
+      else Object.assign(group, joined(group, spawned));
+      free -= count;
+    }
+  }
+
+  /** Whether `later`'s processes hold when asked: a built-in, or a command whose ready line said so. */
+  private holds(later: Comparison): boolean {
+    return later.workload.builtin || this.holding.has(later.workload.argv.join('\0'));
+  }
+
+  /**
+   * The environment `later`'s processes start with while c measures: c's mode's, or for an MPS
+   * comparison prestarted from another mode, the MPS mode's daemon's, started now (once) for it; null
+   * where that daemon did not start (the MPS mode says so at its turn).
+   */
+  private async envFor(
+    c: Comparison,
+    later: Comparison,
+    modeEnv: Record<string, string>,
+  ): Promise<Record<string, string> | null> {
+    if (later.mode === c.mode) return modeEnv;
+    if (later.mode !== 'mps') return {};
+    if (this.earlyDaemon === null) {
+      const record = this.run.modes.find((m) => m.mode === 'mps');
+      if (record === undefined) return null;
+      try {
+        this.earlyDaemon = { record, started: await this.startDaemon(record) };
+      } catch (error) {
+        // Not this comparison's failure: the MPS mode throws it when it begins, as it would have.
+        if (error instanceof Interrupted) throw error;
+        this.earlyDaemon = { record, error };
+      }
+    }
+    const early = this.earlyDaemon;
+    return 'started' in early && early.started.ok ? early.started.daemon.env : null;
+  }
+
+  /** Held groups `which` picks (comparisons that will not run): told to exit. */
+  async closeHeld(which: (group: ClientGroup) => boolean): Promise<void> {
+    const closing = this.held.filter(which);
+    this.held = this.held.filter((g) => !closing.includes(g));
+    for (const group of closing) await this.closeGroup(group);
+  }
+
+  /** Carried processes whose comparison never ran (an interruption, a failed mode): told to exit. */
+  async closeCarried(): Promise<void> {
+    const group = this.carried;
+    this.carried = null;
+    if (group !== null) await this.closeGroup(group);
+  }
+
+  private async closeGroup(group: ClientGroup): Promise<void> {
     const exitMs = this.deps.signal.aborted ? 0 : this.run.config.timeouts.exitMs;
     await Promise.all(group.clients.map((client) => client.close(exitMs)));
     for (const f of group.forget) f();
@@ -661,10 +745,11 @@ function startClients(
   modeEnv: Record<string, string>,
   extraEnv: Record<string, string>,
   from = 0,
+  to?: number,
 ): WorkloadClient[] {
   // In-process tenancy: one process of c.tenants tenants (its env is client 0's, as every tenant's is).
   const processEnv = c.tenants !== undefined ? c.clientEnv.slice(0, 1) : c.clientEnv;
-  return processEnv.slice(from).map((env, k) => {
+  return processEnv.slice(from, to).map((env, k) => {
     const i = from + k;
     return WorkloadClient.start(runner, i, clientLabel(c, i), c.workload.argv, {
       CUDA_VISIBLE_DEVICES: gpuUuid,
@@ -692,6 +777,17 @@ function grownGroup(carried: (ClientGroup & { carry: Carry }) | null, started: C
     clients: [...carried.clients, ...started.clients],
     forget: [...carried.forget, ...started.forget],
   };
+}
+
+/** A group and the processes started after it for the same comparison, in client order. */
+function joined(first: ClientGroup, rest: ClientGroup): ClientGroup {
+  return { ...first, clients: [...first.clients, ...rest.clients], forget: [...first.forget, ...rest.forget] };
+}
+
+/** What a held process is started with: hold, on the cores c's clients leave idle where they are pinned. */
+function holdEnv(cpuCount: number, c: Comparison): Record<string, string> {
+  const cpus = idleCpus(cpuCount, c);
+  return { [HOLD_ENV]: '1', ...(cpus.length > 0 ? { [HOLD_CPUS_ENV]: cpus.join(',') } : {}) };
 }
 
 /** The comparison that runs after `c` in this run (skipped modes and stopped comparisons left out); null: none. */

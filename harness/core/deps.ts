@@ -19,4 +19,14 @@ export interface AppDeps {
   cwd: string;
   /** Where progress is drawn: a bar on a terminal, plain lines elsewhere. */
   terminal: Terminal;
+  /** What bench may prestart with (see bench/plan.ts aheadPolicy); absent: nothing beyond the next comparison. */
+  host?: HostResources;
+}
+
+/** This process's standing on its host, read once per run. */
+export interface HostResources {
+  /** Whether it runs as root (uid 0): its workloads may leave idle priority again. */
+  root: boolean;
+  /** Host memory free now, bytes. */
+  freeMemoryBytes: number;
 }

@@ -5,6 +5,7 @@
  * record synchronously) and then exits with 128 + the signal. Whatever else ends the process while
  * a run is live (a closed pipe, a bug), each run's forced exit runs too.
  */
+import { setMaxListeners } from 'node:events';
 import { INTERRUPT_SIGNALS, type InterruptSignal, signalExitCode } from '../core/errors.js';
 
 /** A live run's part in the policy. */
@@ -83,6 +84,8 @@ export function watchInterrupts(
     process.on('exit', onExit);
   }
   const watcher: Watcher = { controller: new AbortController(), onFirst, forcedExit };
+  // Every client waiting on its workload listens to this signal: 48 at once are no leak.
+  setMaxListeners(0, watcher.controller.signal);
   watchers.add(watcher);
   // A run started after the first signal (the next GPU of a host run) starts wound down.
   if (first !== null) watcher.controller.abort(first);

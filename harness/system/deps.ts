@@ -1,4 +1,5 @@
 /** The real side effects: this machine's processes, clock, stdout, stderr and terminal. */
+import { freemem } from 'node:os';
 import { systemClock } from '../core/clock.js';
 import type { AppDeps } from '../core/deps.js';
 import { execaRunner } from './proc/runner.js';
@@ -21,5 +22,6 @@ export function systemDeps(): AppDeps {
       columns: process.stderr.columns || 80,
       nowMs: () => systemClock.monotonicUs() / 1000,
     },
+    host: { root: process.getuid?.() === 0, freeMemoryBytes: freemem() },
   };
 }

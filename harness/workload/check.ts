@@ -45,7 +45,7 @@ export type CheckOutcome =
       readyMs: number;
       /** Iterations in the timed window of CHECK_WINDOW_MS. */
       windowIterations: number;
-      /** GPU time of the fixed work (CHECK_ITERATIONS on two streams), ms. */
+      /** GPU time of the fixed work (CHECK_ITERATIONS on two streams; on one for a run's own client), ms. */
       fixedWorkGpuMs: number;
       /** The open-loop window: its rate, requests served and dropped; null for a protocol-1 workload. */
       openLoop: { qps: number; served: number; dropped: number } | null;
@@ -67,67 +67,106 @@ export async function checkWorkload(
   const startedUs = clock.monotonicUs();
   const client = WorkloadClient.start(runner, 0, LABEL, settings.argv, settings.env);
   const forget = reaper.add(() => client.kill());
-  const failed = (step: CheckStep, reason: string): CheckOutcome => ({ status: 'failed', step, reason });
   let closed = false;
   try {
-    const ready = await client.awaitReady(settings.readyTimeoutMs, signal);
-    if (ready.kind !== 'message')
-      return failed('ready', replyText(ready, `did not say ready within ${seconds(settings.readyTimeoutMs)}`));
-    const readyMs = (clock.monotonicUs() - startedUs) / 1000;
-    const trial = async (id: string, work: Work, variant: Variant, load: Load | null = null) => {
-      const startAtUs = clock.monotonicUs() + RELEASE_LEAD_MS * 1000;
-      const windowMs = work.kind === 'fixed-duration' ? work.durationMs : 0;
-      const reply = await client.run(
-        runCommand(id, startAtUs, work, variant, 1, load),
-        id,
-        windowMs + settings.trialTimeoutMs,
-        signal,
-      );
-      if (reply.kind !== 'message')
-        return replyText(reply, `did not answer within ${seconds(windowMs + settings.trialTimeoutMs)}`);
-      const implausible = implausibleResult({ ...reply.message, client: 0 }, startAtUs, clock.monotonicUs(), work);
-      return implausible ? implausible.replace(/^client 0 /, `${LABEL} `) : reply.message;
-    };
-    const window = await trial('check/window', { kind: 'fixed-duration', durationMs: CHECK_WINDOW_MS }, ONE_STREAM);
-    if (typeof window === 'string') return failed('window', window);
-    const fixed = await trial('check/fixed-work', { kind: 'fixed-work', iterations: CHECK_ITERATIONS }, TWO_STREAMS);
-    if (typeof fixed === 'string') return failed('fixed-work', fixed);
-    if (fixed.iterations !== CHECK_ITERATIONS)
-      return failed(
-        'fixed-work',
-        `${LABEL} reported ${fixed.iterations} iterations of fixed work, asked for ${CHECK_ITERATIONS}`,
-      );
-    let openLoop: { qps: number; served: number; dropped: number } | null = null;
-    if (ready.message.protocol >= 2) {
-      const qps = openLoopRate(window);
-      const open = await trial('check/open-loop', { kind: 'fixed-duration', durationMs: CHECK_WINDOW_MS }, ONE_STREAM, {
-        kind: 'constant',
-        qps,
-      });
-      if (typeof open === 'string') return failed('open-loop', open);
-      openLoop = { qps, served: open.iterations, dropped: open.droppedRequests ?? 0 };
-    }
+    const outcome = await checkSteps(client, clock, settings, signal, startedUs, false);
+    if (outcome.status === 'failed') return outcome;
     closed = true;
     if ((await client.close(settings.exitTimeoutMs)) === 'killed')
       return failed(
         'exit',
         `${LABEL} did not exit within ${seconds(settings.exitTimeoutMs)} of the exit command and was killed`,
       );
-    return {
-      status: 'passed',
-      workload: ready.message.workload,
-      protocol: ready.message.protocol,
-      device: ready.message.device ?? null,
-      readyMs,
-      windowIterations: window.iterations,
-      fixedWorkGpuMs: fixed.gpuMs,
-      openLoop,
-    };
+    return outcome;
   } finally {
     // After a failure nothing more is asked of it: a moment to exit, then its process group is killed.
     if (!closed) await client.close(Math.min(settings.exitTimeoutMs, FAILED_EXIT_MS));
     forget();
   }
+}
+
+/**
+ * The check of a run's own client, started at `startedUs` (a bench run's first client, before the run
+ * takes it): its ready line, left for the run, then the same steps on one stream (the CUDA stream it
+ * measures on: nothing is built that its siblings lack). Its exit is seen when its comparison ends.
+ * The caller stops it after a failure.
+ */
+export function checkRunClient(
+  client: WorkloadClient,
+  clock: Clock,
+  settings: Pick<CheckSettings, 'readyTimeoutMs' | 'trialTimeoutMs'>,
+  signal: AbortSignal,
+  startedUs: number,
+): Promise<CheckOutcome> {
+  // Its failures read as gpushare check's own: "the workload …".
+  const label = client.label;
+  client.label = LABEL;
+  return checkSteps(client, clock, settings, signal, startedUs, true).finally(() => {
+    client.label = label;
+  });
+}
+
+const failed = (step: CheckStep, reason: string): CheckOutcome => ({ status: 'failed', step, reason });
+
+/** The steps up to the exit; for a run's own client (`own`), its ready line peeked and the fixed work on one stream. */
+async function checkSteps(
+  client: WorkloadClient,
+  clock: Clock,
+  settings: Pick<CheckSettings, 'readyTimeoutMs' | 'trialTimeoutMs'>,
+  signal: AbortSignal,
+  startedUs: number,
+  own: boolean,
+): Promise<CheckOutcome> {
+  const ready = own
+    ? await client.peekReady(settings.readyTimeoutMs, signal)
+    : await client.awaitReady(settings.readyTimeoutMs, signal);
+  if (ready.kind !== 'message')
+    return failed('ready', replyText(ready, `did not say ready within ${seconds(settings.readyTimeoutMs)}`));
+  const readyMs = (clock.monotonicUs() - startedUs) / 1000;
+  const trial = async (id: string, work: Work, variant: Variant, load: Load | null = null) => {
+    const startAtUs = clock.monotonicUs() + RELEASE_LEAD_MS * 1000;
+    const windowMs = work.kind === 'fixed-duration' ? work.durationMs : 0;
+    const reply = await client.run(
+      runCommand(id, startAtUs, work, variant, 1, load),
+      id,
+      windowMs + settings.trialTimeoutMs,
+      signal,
+    );
+    if (reply.kind !== 'message')
+      return replyText(reply, `did not answer within ${seconds(windowMs + settings.trialTimeoutMs)}`);
+    const implausible = implausibleResult({ ...reply.message, client: 0 }, startAtUs, clock.monotonicUs(), work);
+    return implausible ? implausible.replace(/^client 0 /, `${LABEL} `) : reply.message;
+  };
+  const window = await trial('check/window', { kind: 'fixed-duration', durationMs: CHECK_WINDOW_MS }, ONE_STREAM);
+  if (typeof window === 'string') return failed('window', window);
+  const fixedWork = { kind: 'fixed-work' as const, iterations: CHECK_ITERATIONS };
+  const fixed = await trial('check/fixed-work', fixedWork, own ? ONE_STREAM : TWO_STREAMS);
+  if (typeof fixed === 'string') return failed('fixed-work', fixed);
+  if (fixed.iterations !== CHECK_ITERATIONS)
+    return failed(
+      'fixed-work',
+      `${LABEL} reported ${fixed.iterations} iterations of fixed work, asked for ${CHECK_ITERATIONS}`,
+    );
+  let openLoop: { qps: number; served: number; dropped: number } | null = null;
+  if (ready.message.protocol >= 2) {
+    const qps = openLoopRate(window);
+    const open = await trial('check/open-loop', { kind: 'fixed-duration', durationMs: CHECK_WINDOW_MS }, ONE_STREAM, {
+      kind: 'constant',
+      qps,
+    });
+    if (typeof open === 'string') return failed('open-loop', open);
+    openLoop = { qps, served: open.iterations, dropped: open.droppedRequests ?? 0 };
+  }
+  return {
+    status: 'passed',
+    workload: ready.message.workload,
+    protocol: ready.message.protocol,
+    device: ready.message.device ?? null,
+    readyMs,
+    windowIterations: window.iterations,
+    fixedWorkGpuMs: fixed.gpuMs,
+    openLoop,
+  };
 }
 
 /** Half the closed-loop rate of the timed window, between 10 and 1000 requests per second: a load it should carry. */

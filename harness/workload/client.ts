@@ -61,11 +61,28 @@ export class WorkloadClient {
     argv: readonly string[],
     env: Record<string, string>,
   ): WorkloadClient {
-    return new WorkloadClient(index, label, JsonLinesChild.spawn(runner, argv, workloadEnv(env), parseLine));
+    const box: { client?: WorkloadClient } = {};
+    // A holding line is news, not an answer: it marks the process imported and never reaches a wait.
+    const parse: LineParser<WorkloadMessage> = (line, tooLong) => {
+      const parsed = parseLine(line, tooLong);
+      if (parsed?.ok !== true || parsed.message.event !== 'holding') return parsed;
+      if (box.client) box.client.holding = true;
+      return null;
+    };
+    box.client = new WorkloadClient(index, label, JsonLinesChild.spawn(runner, argv, workloadEnv(env), parse));
+    return box.client;
   }
+
+  /** A held process (HOLD_ENV) said holding: its imports are done and it waits for start, using no core. */
+  holding = false;
 
   get pid(): number | null {
     return this.child.pid;
+  }
+
+  /** Whether the process still runs (its exit not yet seen). */
+  get running(): boolean {
+    return this.child.exit === null;
   }
 
   /** The end of what the process wrote on stderr since it was started, or since its last switch. */
@@ -77,9 +94,22 @@ export class WorkloadClient {
   /** The last ready line the process sent (at its start or its last switch); null before one came. */
   lastReady: ReadyMessage | null = null;
 
+  /** A ready line a check looked at (peekReady), for the next awaitReady to take. */
+  private peeked: ReadyMessage | null = null;
+
   async awaitReady(timeoutMs: number, signal: AbortSignal): Promise<ClientReply<ReadyMessage>> {
+    const peeked = this.peeked;
+    this.peeked = null;
+    if (peeked !== null) return { kind: 'message', message: peeked };
     const reply = await this.awaitEvent('ready', timeoutMs, signal);
     if (reply.kind === 'message') this.lastReady = reply.message;
+    return reply;
+  }
+
+  /** awaitReady, leaving the ready line for the next awaitReady: a check of a run's own client before the run takes it. */
+  async peekReady(timeoutMs: number, signal: AbortSignal): Promise<ClientReply<ReadyMessage>> {
+    const reply = await this.awaitReady(timeoutMs, signal);
+    if (reply.kind === 'message') this.peeked = reply.message;
     return reply;
   }
 

@@ -7,7 +7,8 @@
  *   workload → harness  {"event":"result","trial":"…","windowStartUs":…,"windowEndUs":…,"iterations":…,"gpuMs":…,…,"tenants":[{"tenant":0,…},…]?}
  *                       with a load (version 2): latenciesMs from each request's scheduled time, and scheduleLagMs
  *   harness → workload  {"cmd":"exit"}   (or stdin closes: the workload exits either way)
- *   harness → workload  {"cmd":"start"}  (first, and only to a built-in workload started with GPUSHARE_HOLD=1)
+ *   workload → harness  {"event":"holding","pid":123}  (only with GPUSHARE_HOLD=1: imported, waiting for start)
+ *   harness → workload  {"cmd":"start"}  (first, and only to a process started with GPUSHARE_HOLD=1)
  *   harness → workload  {"cmd":"switch","argv":["…/gemm.py",…]}  (only to a process that said switches: it serves that workload next)
  *   workload → harness  {"event":"error","message":"…","unsupported":true?}   (then exits non-zero)
  *
@@ -101,7 +102,15 @@ export const ErrorMessageSchema = z.object({
   unsupported: z.boolean().optional(),
 });
 
-const MessageSchema = z.discriminatedUnion('event', [ReadyMessageSchema, ResultMessageSchema, ErrorMessageSchema]);
+/** A held process (HOLD_ENV) has imported its libraries and waits for start: its core is free again. */
+export const HoldingMessageSchema = z.object({ event: z.literal('holding'), pid: z.number().int() });
+
+const MessageSchema = z.discriminatedUnion('event', [
+  ReadyMessageSchema,
+  ResultMessageSchema,
+  ErrorMessageSchema,
+  HoldingMessageSchema,
+]);
 /** A message a workload may print. */
 export type WorkloadMessage = z.infer<typeof MessageSchema>;
 export type ResultMessage = z.infer<typeof ResultMessageSchema>;

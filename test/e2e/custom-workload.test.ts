@@ -142,6 +142,29 @@ describe('bench -- <cmd>', () => {
     },
   );
 
+  it('checks the command on the first comparison’s client 0, which the run keeps: no process of its own', async () => {
+    const out = path.join(tempDir(), 'run');
+    const log = path.join(tempDir(), 'fake.log');
+    const bench = await cli(['bench', '--out', out, '--modes', 'timeslice', ...QUICK, '--quiet', '--', ...PLAYED], {
+      FAKE_LOG: log,
+    });
+    expect(bench.exitCode, bench.stderr).toBe(0);
+    expect(bench.stderr).toMatch(/^gpushare: checking the workload command first \(gpushare check -- python3 /);
+    const entries = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { pid: number; client?: string; trial?: string });
+    const starts = entries.filter((e) => e.client !== undefined);
+    expect(starts.map((e) => e.client).sort()).toEqual(['0', '1']);
+    const checked = entries.filter((e) => e.trial?.startsWith('check/'));
+    expect(checked.map((e) => e.trial)).toEqual(['check/window', 'check/fixed-work', 'check/open-loop']);
+    const client0 = starts.find((e) => e.client === '0')?.pid;
+    expect(new Set(checked.map((e) => e.pid))).toEqual(new Set([client0]));
+    const run = JSON.parse(readFileSync(path.join(out, 'run.json'), 'utf8')) as Run;
+    const solo = run.trials.find((t) => t.arm === 'solo-c0');
+    expect(solo?.status === 'ok' && solo.clients[0]?.pid).toBe(client0);
+  });
+
   it('measures a custom command, and report and plan use its measurements', async () => {
     const out = path.join(tempDir(), 'run');
     const bench = await cli(['bench', '--out', out, '--modes', 'timeslice,mps', ...QUICK, '--quiet', '--', ...PLAYED]);

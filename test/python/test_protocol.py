@@ -172,7 +172,9 @@ torch.cuda.is_available = noted
 def setup():
     print("setup", file=sys.stderr)
     return lambda i, lane, variant: None
-sys.exit(serve("held", setup, ["--warmup-ms", "0"]))
+def prepare(args):
+    print(f"prepare {args.warmup_ms:g}", file=sys.stderr)
+sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
 """
 
     def serve(self, stdin, hold="1"):
@@ -184,21 +186,24 @@ sys.exit(serve("held", setup, ["--warmup-ms", "0"]))
         return subprocess.run([sys.executable, "-B", "-c", self.SCRIPT], input=stdin, env=env, capture_output=True,
                               text=True, timeout=60)
 
-    def test_a_held_process_told_exit_never_initialises_cuda(self):
+    def test_a_held_process_runs_prepare_says_holding_and_told_exit_never_initialises_cuda(self):
         done = self.serve('{"cmd":"exit"}\n')
-        self.assertEqual((done.returncode, done.stdout), (0, ""))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual([json.loads(l) for l in done.stdout.splitlines()], [{"event": "holding", "pid": json.loads(done.stdout)["pid"]}])
+        self.assertEqual(done.stderr.split("\n")[0], "prepare 0")
         self.assertNotIn("cuda-initialised", done.stderr)
         self.assertNotIn("setup", done.stderr)
 
     def test_a_held_process_told_start_builds_and_says_ready(self):
         done = self.serve('{"cmd":"start"}\n{"cmd":"exit"}\n')
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(json.loads(done.stdout.splitlines()[0])["event"], "ready")
-        self.assertEqual(done.stderr.split(), ["cuda-initialised", "setup"])
+        self.assertEqual([json.loads(l)["event"] for l in done.stdout.splitlines()], ["holding", "ready"])
+        self.assertEqual(done.stderr.splitlines(), ["prepare 0", "cuda-initialised", "setup"])
 
-    def test_a_process_not_held_starts_at_once(self):
+    def test_a_process_not_held_runs_prepare_before_cuda_and_starts_at_once(self):
         done = self.serve('{"cmd":"exit"}\n', hold="0")
-        self.assertEqual(json.loads(done.stdout.splitlines()[0])["event"], "ready")
+        self.assertEqual([json.loads(l)["event"] for l in done.stdout.splitlines()], ["ready"])
+        self.assertEqual(done.stderr.splitlines(), ["prepare 0", "cuda-initialised", "setup"])
 
 
 class ExitAtOnce(unittest.TestCase):

@@ -51,10 +51,11 @@ for m in [
     g.result_message("streams/custom#r0/k2", 10.0, 4010.0, 10, 3.05, [], 10),
     g.result_message("capacity@2#0", 10.0, 200010.0, 200, 0.0, [0.4] * 200, 1, schedule_lag_ms=0.05, schedule_lag_max_ms=0.2, dropped_requests=0),
     g.error_message("RuntimeError: CUDA error: out of memory"),
+    g.holding_message(4242),
 ]:
     print(g.line(m))
 `);
-    expect(lines).toHaveLength(5);
+    expect(lines).toHaveLength(6);
     for (const line of lines) {
       expect([line, isWorkloadMessage(JSON.parse(line))]).toEqual([line, true]);
       expect([line, parseWorkloadLine(line).ok]).toEqual([line, true]);

@@ -197,7 +197,9 @@ sys.exit(serve("${name}", setup))`;
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(messages.map((m) => m.event)).toEqual(['ready', 'ready', 'result']);
+      // Held once: holding before the first ready, never again after the switch.
+      expect(messages.map((m) => m.event)).toEqual(['holding', 'ready', 'ready', 'result']);
+      messages.shift();
       expect(messages[0]).toMatchObject({ workload: 'first', switches: true, memoryReservedMiB: 64 });
       expect(messages[0]?.released).toBeUndefined();
       expect(messages[1]).toMatchObject({

@@ -6,7 +6,15 @@
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { benchOutcome } from '../../harness/bench/outcome.js';
-import { buildPlan, growable, prestartable, switchable } from '../../harness/bench/plan.js';
+import {
+  aheadPolicy,
+  buildPlan,
+  growable,
+  HELD_PROCESS_BYTES,
+  prestartable,
+  processesToStart,
+  switchable,
+} from '../../harness/bench/plan.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
@@ -48,6 +56,7 @@ function fakeRunner(
   spawned: Array<Record<string, string>> = [],
   startupMs = 0,
   log: string[] = [],
+  holding = true,
 ): ProcessRunner {
   let processes = 0;
   return {
@@ -79,7 +88,9 @@ function fakeRunner(
         pid: undefined,
         onLine: (listener) => {
           listeners.push(listener);
+          // Held: "imports" at once (holding), or never says so (holding false: still importing).
           if (!held) say(ready(env));
+          else if (holding) say({ event: 'holding', pid: 0 });
         },
         writeLine: (line) => {
           const cmd = JSON.parse(line) as {
@@ -193,12 +204,13 @@ async function execute(
   startupMs?: number,
   log?: string[],
   early?: (runner: ProcessRunner, clock: Clock) => Prestarted | null,
-  seams: Partial<Pick<SchedulerDeps, 'startMps' | 'signal'>> = {},
+  seams: Partial<Pick<SchedulerDeps, 'startMps' | 'signal' | 'ahead'>> & { holding?: boolean } = {},
 ) {
   const clock = fakeClock();
   const events: ProgressEvent[] = [];
   const store = memoryStore();
-  const runner = fakeRunner(clock, wobble, ready, spawned, startupMs, log);
+  const { holding, ...deps } = seams;
+  const runner = fakeRunner(clock, wobble, ready, spawned, startupMs, log, holding);
   const prestarted = early?.(runner, clock) ?? null;
   if (early) log?.push('run starts');
   await executeRun(run, {
@@ -211,10 +223,31 @@ async function execute(
     reaper: new Reaper(),
     signal: new AbortController().signal,
     startMps: async () => ({ ok: false, reason: 'not in this test', logs: [] }),
-    ...seams,
+    ...deps,
   });
   return { events, store, clock };
 }
+
+/** The MPS daemon seam, faked: it logs its start and stop. */
+const daemon =
+  (log: string[], ok = true): SchedulerDeps['startMps'] =>
+  async (place) => {
+    log.push('mps start');
+    place({ controlPid: 7, serverPids: [], logFiles: [], pipeDirectory: '/pipe', shutdown: 'running' });
+    if (!ok) return { ok: false, reason: 'control daemon exited with 1', logs: [] };
+    return {
+      ok: true,
+      daemon: {
+        env: { CUDA_MPS_PIPE_DIRECTORY: '/pipe', CUDA_MPS_LOG_DIRECTORY: '/log' },
+        serverPids: async () => [],
+        ask: async () => null,
+        stop: async () => {
+          log.push('mps stop');
+          return 'quit';
+        },
+      },
+    };
+  };
 
 describe('scheduler (deterministic fake client)', () => {
   it('runs the minimum rounds in ABBA order and stops at ci-target when the ratio is exact', async () => {
@@ -402,26 +435,6 @@ describe('scheduler (deterministic fake client)', () => {
       run.fingerprint = { ...run.fingerprint, gpus: [{ index: 0, uuid: 'GPU-0' }] } as unknown as Run['fingerprint'];
       return run;
     };
-    const daemon =
-      (log: string[], ok = true): SchedulerDeps['startMps'] =>
-      async (place) => {
-        log.push('mps start');
-        place({ controlPid: 7, serverPids: [], logFiles: [], pipeDirectory: '/pipe', shutdown: 'running' });
-        if (!ok) return { ok: false, reason: 'control daemon exited with 1', logs: [] };
-        return {
-          ok: true,
-          daemon: {
-            env: { CUDA_MPS_PIPE_DIRECTORY: '/pipe', CUDA_MPS_LOG_DIRECTORY: '/log' },
-            serverPids: async () => [],
-            ask: async () => null,
-            stop: async () => {
-              log.push('mps stop');
-              return 'quit';
-            },
-          },
-        };
-      };
-
     it('starts the daemon before the MPS clients are spawned held, and their CUDA only after the time-sliced clients exited', async () => {
       const run = twoModes();
       expect(run.plan.map((c) => c.id)).toEqual(['timeslice/spin', 'mps/spin']);
@@ -488,20 +501,20 @@ describe('scheduler (deterministic fake client)', () => {
       ]);
     });
 
-    it('the first comparison starts early only where every workload is a built-in one (a custom command is checked on the GPU first)', () => {
+    it('the first comparison starts early unless a custom command would wait for its check: one that is not the first comparison’s, or runs as tenants', () => {
       const run = twoModes();
       expect(startsFirstEarly(run.config, run.plan, run.fingerprint)).toBe(true);
-      const custom = {
-        ...(run.config.contentionWorkloads[0] as Run['config']['contentionWorkloads'][number]),
-        builtin: false,
-      };
-      expect(
-        startsFirstEarly(
-          { ...run.config, contentionWorkloads: [...run.config.contentionWorkloads, custom] },
-          run.plan,
-          run.fingerprint,
-        ),
-      ).toBe(false);
+      const spin = run.config.contentionWorkloads[0] as Run['config']['contentionWorkloads'][number];
+      const custom = { ...spin, name: 'custom', builtin: false, argv: ['python3', 'my_model.py'] };
+      const withCustom = { ...run.config, contentionWorkloads: [...run.config.contentionWorkloads, custom] };
+      // Not the first comparison's command: the clients wait for its check.
+      expect(startsFirstEarly(withCustom, run.plan, run.fingerprint)).toBe(false);
+      // The first comparison's: checked on its client 0 (see refuseFailingCommands), which starts at once.
+      const customFirst = [{ ...(run.plan[0] as Comparison), workload: custom }, ...run.plan.slice(1)];
+      expect(startsFirstEarly(withCustom, customFirst, run.fingerprint)).toBe(true);
+      const asTenants = [{ ...(customFirst[0] as Comparison), tenants: 2 }];
+      expect(startsFirstEarly(withCustom, asTenants, run.fingerprint)).toBe(false);
+      expect(startsFirstEarly({ ...withCustom, freshClients: true }, customFirst, run.fingerprint)).toBe(false);
     });
 
     it('an interruption before the MPS mode stops the daemon started early, after its held clients', async () => {
@@ -596,6 +609,125 @@ describe('scheduler (deterministic fake client)', () => {
         growable({}, c, { ...more, workload: { ...c.workload, argv: [...c.workload.argv, '--batch', '8'] } }),
       ).toBe(false);
       expect(growable({}, c, { ...more, clientEnv: [{ GPUSHARE_CPUS: '1' }, {}, {}, {}] })).toBe(false);
+    });
+  });
+
+  describe('prestart ahead (root, unpinned): later comparisons import as cores free up', () => {
+    /** spin at 2, 4 and 8 clients time-sliced, then under MPS, on a host of 8 cores. */
+    const sweepTwoModes = () => {
+      const run = newRun({ minRounds: 2, maxRounds: 2 }, { modes: ['timeslice', 'mps'], clientCounts: [2, 4, 8] });
+      run.fingerprint = {
+        ...run.fingerprint,
+        gpus: [{ index: 0, uuid: 'GPU-0' }],
+        host: { cpus: 8 },
+      } as unknown as Run['fingerprint'];
+      return run;
+    };
+    const spawns = (log: string[]) => log.filter((e) => e.startsWith('spawn') || e === 'mps start');
+
+    it('holds every later comparison’s own processes, each MPS one naming the daemon started for it, as imports finish', async () => {
+      const run = sweepTwoModes();
+      expect(run.plan.map((c) => c.id)).toEqual([
+        'timeslice/spin@2',
+        'timeslice/spin@4',
+        'timeslice/spin@8',
+        'mps/spin@2',
+        'mps/spin@4',
+        'mps/spin@8',
+      ]);
+      const log: string[] = [];
+      const spawned: Array<Record<string, string>> = [];
+      await execute(run, undefined, undefined, spawned, 250, log, undefined, {
+        startMps: daemon(log),
+        ahead: { maxHeld: 100 },
+      });
+      const at = (entry: string) => log.indexOf(entry);
+      // @2's 2 clients, then 5 importers beside them on 7 free cores; each trial after, as they say holding, 5 more.
+      expect(spawns(log)).toEqual([
+        'spawn p0',
+        'spawn p1',
+        ...['p2', 'p3', 'p4', 'p5', 'p6'].map((p) => `spawn ${p} held`),
+        'spawn p7 held',
+        'mps start',
+        ...['p8', 'p9', 'p10', 'p11'].map((p) => `spawn ${p} held`),
+        ...['p12', 'p13', 'p14', 'p15'].map((p) => `spawn ${p} held`),
+      ]);
+      expect(at('spawn p15 held')).toBeLessThan(at('exit p0'));
+      // The MPS ones name the daemon; none starts CUDA before the time-sliced clients exited.
+      expect(spawned.slice(8).every((env) => env.CUDA_MPS_PIPE_DIRECTORY === '/pipe')).toBe(true);
+      expect(spawned.slice(0, 8).some((env) => env.CUDA_MPS_PIPE_DIRECTORY !== undefined)).toBe(false);
+      const lastTimeSliced = Math.max(...['p0', 'p7'].map((p) => at(`exit ${p}`)));
+      expect(Math.min(...['p8', 'p15'].map((p) => at(`cuda ${p}`)))).toBeGreaterThan(lastTimeSliced);
+      expect(at('mps stop')).toBeGreaterThan(at('exit p15'));
+      expect(run.clientStarts?.map((s) => s.prestarted ?? false)).toEqual([false, true, true, true, true, true]);
+      // A held group's start-up is its CUDA on the fake clock: 2 processes 0.5 s, 4 processes 1 s.
+      const startup = (run.clientStarts ?? []).map((s) => (s.readyUs - s.startedUs) / 1e6);
+      expect(startup.slice(1)).toEqual([0.5, 1, 0.5, 0.5, 1]);
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    });
+
+    it('counts a held process as importing until it says holding: no more than the free cores import at once, and the rest of a comparison starts at its turn', async () => {
+      const run = sweepTwoModes();
+      const log: string[] = [];
+      await execute(run, undefined, undefined, undefined, 250, log, undefined, {
+        startMps: daemon(log),
+        ahead: { maxHeld: 100 },
+        holding: false,
+      });
+      // 5 import beside @2's clients and never say holding: @8's 4th process and every MPS one start at their turn.
+      expect(spawns(log)).toEqual([
+        'spawn p0',
+        'spawn p1',
+        ...['p2', 'p3', 'p4', 'p5', 'p6'].map((p) => `spawn ${p} held`),
+        'spawn p7',
+        'mps start',
+        'spawn p8',
+        'spawn p9',
+        ...['p10', 'p11', 'p12', 'p13', 'p14'].map((p) => `spawn ${p} held`),
+        'spawn p15',
+      ]);
+      // Partly prestarted: not recorded as prestarted, and its start-up is that of the one started then.
+      expect(run.clientStarts?.map((s) => s.prestarted ?? false)).toEqual([false, true, false, false, true, false]);
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    });
+
+    it('holds no more than maxHeld at once', async () => {
+      const run = sweepTwoModes();
+      const log: string[] = [];
+      await execute(run, undefined, undefined, undefined, 250, log, undefined, {
+        startMps: daemon(log),
+        ahead: { maxHeld: 2 },
+      });
+      let held = 0;
+      let most = 0;
+      for (const entry of log) {
+        if (/^spawn p\d+ held$/.test(entry)) most = Math.max(most, ++held);
+        if (/^cuda p\d+$/.test(entry) && held > 0 && log.includes(`spawn ${entry.slice(5)} held`)) held--;
+      }
+      expect(most).toBe(2);
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    });
+
+    it('is for root, unpinned runs without --fresh-clients, as many held as free memory allows at 1 GiB each', () => {
+      const config = { freshClients: false, cpuPin: 'off' as const };
+      expect(aheadPolicy(config, true, 10.5 * HELD_PROCESS_BYTES)).toEqual({ maxHeld: 10 });
+      expect(aheadPolicy(config, false, 10.5 * HELD_PROCESS_BYTES)).toBeNull();
+      expect(aheadPolicy({ ...config, cpuPin: 'auto' }, true, 10.5 * HELD_PROCESS_BYTES)).toBeNull();
+      expect(aheadPolicy({ ...config, freshClients: true }, true, 10.5 * HELD_PROCESS_BYTES)).toBeNull();
+      expect(aheadPolicy(config, true, 0.5 * HELD_PROCESS_BYTES)).toBeNull();
+    });
+
+    it('a later comparison starts what is not switched to it nor kept from the one before', () => {
+      const [two, four, eight] = sweepTwoModes().plan as [Comparison, Comparison, Comparison];
+      expect(processesToStart({}, two, four)).toEqual([2, 4]);
+      expect(processesToStart({}, two, eight)).toEqual([2, 8]);
+      expect(processesToStart({}, four, two)).toEqual([0, 2]);
+      expect(processesToStart({ freshClients: true }, two, four)).toEqual([0, 4]);
+      const gemm = {
+        ...two,
+        workload: { ...two.workload, name: 'gemm', argv: [two.workload.argv[0] ?? '', 'gemm.py'] },
+      };
+      expect(processesToStart({}, two, gemm)).toEqual([2, 2]);
     });
   });
 

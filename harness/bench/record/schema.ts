@@ -270,7 +270,7 @@ export const RunSchema = z.object({
         comparisonId: z.string(),
         startedUs: z.number(),
         readyUs: z.number(),
-        /** Its clients were started while the previous comparison measured, held until startedUs (absent: started at startedUs). */
+        /** Every process it started was started while an earlier comparison measured, held until startedUs (absent: some or all started at startedUs). */
         prestarted: z.literal(true).optional(),
         /** When its clients had exited (CLOCK_MONOTONIC µs): the end of its part in the time account. Absent before 2026-11-24. */
         endUs: z.number().optional(),
