@@ -364,9 +364,9 @@ export function growable(
 
 /**
  * Prestarting beyond the next comparison: every later comparison's processes, held, as cores free up
- * (see Scheduler.prestartAhead). Held processes then import at idle priority (gpushare_protocol's
- * SCHED_IDLE, which only root can undo), so one still importing when a larger comparison measures
- * takes only what that comparison leaves idle.
+ * (see Scheduler.prestartAhead). Held processes then import at idle priority (GPUSHARE_HOLD_IDLE:
+ * gpushare_protocol's SCHED_IDLE, which only a process with CAP_SYS_NICE can leave), so one still
+ * importing when a larger comparison measures takes only what that comparison leaves idle.
  */
 export interface Ahead {
   /** The most processes held at once: each keeps PyTorch's import in host memory until its turn. */
@@ -377,30 +377,32 @@ export interface Ahead {
 export const HELD_PROCESS_BYTES = 1024 ** 3;
 
 /**
- * Whether bench prestarts ahead: as root (its held processes can import at idle priority and return),
- * unpinned (a pinned run keeps importers on the cores its measuring clients leave) and not with
- * --fresh-clients; as many held at once as `freeMemoryBytes` of host memory allows (null: none).
+ * Whether bench prestarts ahead: where its held processes can import at idle priority and leave it
+ * (`leavesIdle`: CAP_SYS_NICE), unpinned (a pinned run keeps importers on the cores its measuring
+ * clients leave) and not with --fresh-clients; as many held at once as `freeMemoryBytes` allows (null: none).
  */
 export function aheadPolicy(
   config: Pick<Config, 'freshClients' | 'cpuPin'>,
-  root: boolean,
+  leavesIdle: boolean,
   freeMemoryBytes: number,
 ): Ahead | null {
-  if (!root || config.freshClients === true || config.cpuPin !== 'off') return null;
+  if (!leavesIdle || config.freshClients === true || config.cpuPin !== 'off') return null;
   const maxHeld = Math.floor(freeMemoryBytes / HELD_PROCESS_BYTES);
   return maxHeld > 0 ? { maxHeld } : null;
 }
 
 /**
  * The processes `later` starts itself when it runs after `prev`, client indices [from, to): none where
- * prev's processes switch to it, those it adds where it grows prev's, else all of its own.
+ * prev's processes switch to it (`switches`: they said so, see switchable), those it adds where it
+ * grows prev's, else all of its own.
  */
 export function processesToStart(
   config: Pick<Config, 'freshClients'>,
   prev: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
   later: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
+  switches = prev.workload.builtin,
 ): [from: number, to: number] {
   const to = processCount(later);
-  if (switchable(config, prev, later)) return [to, to];
+  if (switchable(config, prev, later, switches)) return [to, to];
   return growable(config, prev, later) ? [processCount(prev), to] : [0, to];
 }

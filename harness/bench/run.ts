@@ -132,7 +132,12 @@ export async function benchOne(options: BenchOptions, deps: AppDeps): Promise<nu
     const first = prestarted?.clients[0];
     const own =
       prestarted && first
-        ? { argv: plan[0]?.workload.argv ?? [], client: first, startedUs: prestarted.startedUs }
+        ? {
+            argv: plan[0]?.workload.argv ?? [],
+            client: first,
+            group: prestarted.clients,
+            startedUs: prestarted.startedUs,
+          }
         : null;
     const [complete, checked] = await Promise.allSettled([
       fingerprinting.complete,
@@ -228,7 +233,7 @@ export function execute(
         signal: session.abort,
         startMps: (place) => session.startMps(place, visibleDevice(run.fingerprint, config.gpuIndex)),
         prestarted,
-        ahead: deps.host ? aheadPolicy(config, deps.host.root, deps.host.freeMemoryBytes) : null,
+        ahead: deps.host ? aheadPolicy(config, deps.host.leavesIdle, deps.host.freeMemoryBytes) : null,
       });
     } finally {
       await sampler.stop();

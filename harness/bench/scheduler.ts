@@ -14,6 +14,7 @@ import { type ClientReply, WorkloadClient } from '../workload/client.js';
 import {
   HOLD_CPUS_ENV,
   HOLD_ENV,
+  HOLD_IDLE_ENV,
   type ReadyMessage,
   runCommand,
   TENANTS_ENV,
@@ -165,6 +166,8 @@ class Scheduler {
   private earlyDaemon: EarlyDaemon | null = null;
   /** Workload commands (argv) whose ready line said they hold when asked: those may be prestarted. */
   private readonly holding = new Set<string>();
+  /** Workload commands (argv) whose ready line said they switch: their processes may serve the next comparison. */
+  private readonly switching = new Set<string>();
 
   constructor(
     private readonly run: Run,
@@ -253,7 +256,9 @@ class Scheduler {
     // A grown comparison keeps the previous one's processes and starts (or was prestarted) only the rest.
     const carried = this.carried?.comparisonId === c.id ? this.carried : null;
     const kept = carried?.carry === 'grow' ? carried.clients.length : 0;
-    const held = this.held.find((g) => g.comparisonId === c.id && g.from === kept) ?? null;
+    // Processes switched to c are all it runs: one held for it (a switch not foreseen) is closed.
+    const held =
+      carried?.carry === 'switch' ? null : (this.held.find((g) => g.comparisonId === c.id && g.from === kept) ?? null);
     // Held for a comparison that will not run, now or later (held for this one with other processes kept).
     const later = new Set(laterComparisons(this.run, c).map((x) => x.id));
     await this.closeHeld((g) => g !== held && !later.has(g.comparisonId));
@@ -332,6 +337,8 @@ class Scheduler {
       });
       if (daemon) await daemon.serverPids();
       if ((ready as ReadyReplies).every((r) => r.message.holds === true)) this.holding.add(c.workload.argv.join('\0'));
+      if ((ready as ReadyReplies).every((r) => r.message.switches === true))
+        this.switching.add(c.workload.argv.join('\0'));
       const next = nextComparison(this.run, c);
       const switches = (ready as ReadyReplies).every((r) => r.message.switches === true);
       const carry: Carry | null =
@@ -467,7 +474,8 @@ class Scheduler {
     let prev = c;
     for (const later of laterComparisons(this.run, c)) {
       if (free <= 0) return;
-      const [from, to] = processesToStart(this.run.config, prev, later);
+      const switches = prev.workload.builtin || this.switching.has(prev.workload.argv.join('\0'));
+      const [from, to] = processesToStart(this.run.config, prev, later, switches);
       prev = later;
       if (from === to || this.run.config.freshClients === true || !this.holds(later)) continue;
       const group = this.held.find((g) => g.comparisonId === later.id);
@@ -478,7 +486,13 @@ class Scheduler {
       const env = await this.envFor(c, later, modeEnv);
       if (env === null) continue;
       this.throwIfAborted();
-      const spawned = this.spawnClients(later, env, holdEnv(cpuCount, c), next, next + count);
+      const spawned = this.spawnClients(
+        later,
+        env,
+        { ...holdEnv(cpuCount, c), [HOLD_IDLE_ENV]: '1' },
+        next,
+        next + count,
+      );
       if (group === undefined) this.held.push(spawned);
       else Object.assign(group, joined(group, spawned));
       free -= count;

@@ -23,10 +23,10 @@ export interface AppDeps {
   host?: HostResources;
 }
 
-/** This process's standing on its host, read once per run. */
+/** This process's standing on its host, read once per command. */
 export interface HostResources {
-  /** Whether it runs as root (uid 0): its workloads may leave idle priority again. */
-  root: boolean;
-  /** Host memory free now, bytes. */
+  /** Whether its workloads may leave SCHED_IDLE again (CAP_SYS_NICE in effect; root in a container may lack it). */
+  leavesIdle: boolean;
+  /** Memory its workloads may use now, bytes: the host's free memory, or what a cgroup limit leaves. */
   freeMemoryBytes: number;
 }

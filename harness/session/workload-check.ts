@@ -32,10 +32,14 @@ async function underInterrupts(
   }
 }
 
-/** A run's own first client, already started (at `startedUs`), that the check of its command uses instead of a process of its own. */
+/**
+ * A run's own first client, already started (at `startedUs`), that the check of its command uses
+ * instead of a process of its own; `group`: every client started with it, killed too on a forced exit.
+ */
 export interface OwnClient {
   argv: readonly string[];
   client: WorkloadClient;
+  group: readonly WorkloadClient[];
   startedUs: number;
 }
 
@@ -51,7 +55,8 @@ export interface RunWorkloads {
  * CUDA_VISIBLE_DEVICES gets), or the run is refused in one line, before its directory exists: a
  * command that cannot start, or prints what is not the protocol, would only fill a run with failed
  * trials. Built-in workloads are gpushare's own and are not checked. The command `own` runs is checked
- * on that client (its ready line and a timed window; see checkRunClient), which the run then keeps.
+ * on that client (see checkRunClient), which the run then keeps: its exit is not checked before the
+ * run, only seen (and warned of) as its comparison ends.
  */
 export async function refuseFailingCommands(
   run: RunWorkloads,
@@ -73,7 +78,7 @@ export async function refuseFailingCommands(
     const outcome =
       own !== null && JSON.stringify(own.argv) === JSON.stringify(argv)
         ? await underInterrupts((reaper, signal) => {
-            reaper.add(() => own.client.kill());
+            for (const client of own.group) reaper.add(() => client.kill());
             return checkRunClient(own.client, deps.clock, settings, signal, own.startedUs);
           })
         : await runCheck(settings, deps);

@@ -1,7 +1,7 @@
 /** The real side effects: this machine's processes, clock, stdout, stderr and terminal. */
-import { freemem } from 'node:os';
 import { systemClock } from '../core/clock.js';
 import type { AppDeps } from '../core/deps.js';
+import { hostResources } from './host.js';
 import { execaRunner } from './proc/runner.js';
 import { simulatedRunner, simulateRequested } from './simulator.js';
 
@@ -22,6 +22,6 @@ export function systemDeps(): AppDeps {
       columns: process.stderr.columns || 80,
       nowMs: () => systemClock.monotonicUs() / 1000,
     },
-    host: { root: process.getuid?.() === 0, freeMemoryBytes: freemem() },
+    host: hostResources(),
   };
 }

@@ -189,7 +189,8 @@ sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
     def test_a_held_process_runs_prepare_says_holding_and_told_exit_never_initialises_cuda(self):
         done = self.serve('{"cmd":"exit"}\n')
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual([json.loads(l) for l in done.stdout.splitlines()], [{"event": "holding", "pid": json.loads(done.stdout)["pid"]}])
+        self.assertEqual([json.loads(l)["event"] for l in done.stdout.splitlines()], ["holding"])
+        self.assertIsInstance(json.loads(done.stdout)["pid"], int)
         self.assertEqual(done.stderr.split("\n")[0], "prepare 0")
         self.assertNotIn("cuda-initialised", done.stderr)
         self.assertNotIn("setup", done.stderr)
@@ -204,6 +205,41 @@ sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
         done = self.serve('{"cmd":"exit"}\n', hold="0")
         self.assertEqual([json.loads(l)["event"] for l in done.stdout.splitlines()], ["ready"])
         self.assertEqual(done.stderr.splitlines(), ["prepare 0", "cuda-initialised", "setup"])
+
+
+class HoldIdle(unittest.TestCase):
+    """Asked to (GPUSHARE_HOLD_IDLE=1), a held process imports and prepares at SCHED_IDLE where it may leave
+    it (CAP_SYS_NICE), and starts on every thread at the policy it had: a thread prepare started too."""
+
+    SCRIPT = """
+import os, sys, threading
+from gpushare_protocol import serve
+done = threading.Event()
+threads = []
+def prepare():
+    print(f"prepare {os.sched_getscheduler(0)}", file=sys.stderr)
+    t = threading.Thread(target=done.wait, args=(30,), daemon=True)
+    t.start()
+    threads.append(t)
+def setup():
+    print(f"setup {os.sched_getscheduler(0)} {os.sched_getscheduler(threads[0].native_id)}", file=sys.stderr)
+    done.set()
+    return lambda i, lane, variant: None
+sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
+"""
+
+    def test_every_thread_leaves_idle_priority_at_start(self):
+        import subprocess
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        paths = [os.path.join(here, "..", "..", "workloads"), os.path.join(here, "..", "fakes", "python")]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "GPUSHARE_HOLD": "1", "GPUSHARE_HOLD_IDLE": "1"}
+        done = subprocess.run([sys.executable, "-B", "-c", self.SCRIPT], input='{"cmd":"start"}\n{"cmd":"exit"}\n',
+                              env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        before = os.sched_getscheduler(0)
+        idle = os.SCHED_IDLE if protocol._may_leave_idle() else before
+        self.assertEqual(done.stderr.splitlines(), [f"prepare {idle}", f"setup {before} {before}"])
 
 
 class ExitAtOnce(unittest.TestCase):

@@ -708,10 +708,10 @@ describe('scheduler (deterministic fake client)', () => {
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     });
 
-    it('is for root, unpinned runs without --fresh-clients, as many held as free memory allows at 1 GiB each', () => {
+    it('is for unpinned runs that may leave idle priority (CAP_SYS_NICE), without --fresh-clients, as many held as free memory allows at 1 GiB each', () => {
       const config = { freshClients: false, cpuPin: 'off' as const };
       expect(aheadPolicy(config, true, 10.5 * HELD_PROCESS_BYTES)).toEqual({ maxHeld: 10 });
-      expect(aheadPolicy(config, false, 10.5 * HELD_PROCESS_BYTES)).toBeNull();
+      expect(aheadPolicy(config, false, 10.5 * HELD_PROCESS_BYTES)).toBeNull(); // no CAP_SYS_NICE
       expect(aheadPolicy({ ...config, cpuPin: 'auto' }, true, 10.5 * HELD_PROCESS_BYTES)).toBeNull();
       expect(aheadPolicy({ ...config, freshClients: true }, true, 10.5 * HELD_PROCESS_BYTES)).toBeNull();
       expect(aheadPolicy(config, true, 0.5 * HELD_PROCESS_BYTES)).toBeNull();
@@ -794,6 +794,59 @@ describe('scheduler (deterministic fake client)', () => {
       expect(Math.min(at('cuda p1'), at('cuda p2'))).toBeGreaterThan(at('exit p0'));
       expect(log.filter((e) => e.startsWith('exit'))).toEqual(['exit p0', 'exit p1', 'exit p2']);
       expect(run.clientStarts?.map((s) => s.prestarted)).toEqual([undefined, undefined, true]);
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    });
+
+    /** spin, a custom command and gemm time-sliced on 2 clients: the custom command's interpreter is spin's, so its processes may switch to gemm. */
+    const customBetween = () => {
+      const run = threeComparisons(false);
+      const [spin, gemm] = run.config.contentionWorkloads as [Comparison['workload'], Comparison['workload']];
+      const custom = { name: 'custom', builtin: false, argv: [spin.argv[0] ?? 'python3', 'my_model.py'], params: {} };
+      run.config.contentionWorkloads = [spin, custom, gemm];
+      run.plan = buildPlan(run.config, null).comparisons;
+      run.fingerprint = { ...run.fingerprint, host: { cpus: 16 } } as unknown as Run['fingerprint'];
+      return run;
+    };
+
+    it('prestarting ahead, holds nothing for a comparison the processes before it will switch to, foreseen from their ready lines', async () => {
+      const run = customBetween();
+      run.plan = run.plan.slice(1); // the custom command first: its processes say they switch
+      expect(run.plan.map((c) => c.id)).toEqual(['timeslice/custom', 'timeslice/gemm']);
+      const log: string[] = [];
+      await execute(run, undefined, switching, undefined, 500, log, undefined, { ahead: { maxHeld: 100 } });
+      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('switch'))).toEqual([
+        'spawn p0',
+        'spawn p1',
+        'switch p0 gemm.py',
+        'switch p1 gemm.py',
+      ]);
+      expect(run.clientStarts?.map((s) => s.processes)).toEqual([2, 2]);
+      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    });
+
+    it('a switch not foreseen (a custom command whose ready line came later) closes what was held for the comparison it switches to', async () => {
+      const run = customBetween();
+      expect(run.plan.map((c) => c.id)).toEqual(['timeslice/spin', 'timeslice/custom', 'timeslice/gemm']);
+      const log: string[] = [];
+      await execute(run, undefined, switching, undefined, 500, log, undefined, { ahead: { maxHeld: 100 } });
+      // While spin measures, gemm's 2 are held (that the custom command holds and switches is not known yet);
+      // the custom command's 2 start at its turn.
+      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('switch'))).toEqual([
+        'spawn p0',
+        'spawn p1',
+        'spawn p2 held',
+        'spawn p3 held',
+        'spawn p4',
+        'spawn p5',
+        'switch p4 gemm.py',
+        'switch p5 gemm.py',
+      ]);
+      // gemm runs on the 2 switched processes only; the 2 held for it exit without starting CUDA.
+      expect(run.clientStarts?.map((s) => s.processes)).toEqual([2, 2, 2]);
+      expect(log).not.toContain('cuda p2');
+      expect(log.indexOf('exit p2')).toBeLessThan(log.indexOf('switch p4 gemm.py'));
+      const gemm = run.trials.find((t) => t.comparisonId === 'timeslice/gemm' && t.arm === 'contended');
+      expect(gemm?.status === 'ok' && gemm.clients.length).toBe(2);
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     });
 
