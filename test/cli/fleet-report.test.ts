@@ -236,7 +236,7 @@ describe('gpushare fleet report, other fleets', () => {
       ...h100('22-h100-80gb-hbm3-cce2fd 22-h100-80gb-hbm3-d4099d 22-h100-80gb-hbm3-f89eae 23-h100-80gb-hbm3-6b0c38'),
     ];
     const otherH100Today = h100(
-      '24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-fd4af8',
+      '24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-fd4af8',
     );
     expect(json.failingNodes).toEqual([...older, ...otherH100, made, ...slowCopies, ...otherH100Today]);
     expect(json.nodes.find((n) => n.name === ab89b3)?.flags.map((f) => f.kind)).toEqual([]);
@@ -251,10 +251,11 @@ describe('gpushare fleet report, other fleets', () => {
     // The default suites: 250 ms (e4176e, c263f1; cc7fa9, d9dc25, f90cc9 and ab89b3, the old-way and prestarted
     // runs of 2026-11-24; e34b0e, 6fbe14 and ed51c9, the old way, --fresh-clients and switched, and the pair 034eeb
     // and eb00d1, the old way and switched; the A/A runs 5c93e0 and 348b58, the pair 4c07c5 and 9f9de4, and
-    // the A/A runs bf4273 and 6277d7 with the old way's ed828a and 859719, and c7329b and c9a2f1 with b81d07) and
-    // 500 ms (d4099d, f89eae) on the H100, and the H200's two; the infer sweeps, the old way (6b0c38), prestarted
-    // (059f38), 718113 and grown (645db2); the resnet18 example, the old way (b34a9c) and prestarted (fd4af8, 01f71c,
-    // 63f685, 254b44).
+    // the A/A runs bf4273 and 6277d7 with the old way's ed828a and 859719, and c7329b and c9a2f1 with b81d07; the
+    // pairs bc283a and d64801, prestarted ahead, with the old way's 85e291 and 9c6e13) and 500 ms (d4099d, f89eae)
+    // on the H100, and the H200's two; the infer sweeps, the old way (6b0c38), prestarted (059f38), 718113, grown
+    // (645db2) and prestarted ahead (6fa4f9, 5634df); the resnet18 example, the old way (b34a9c), prestarted
+    // (fd4af8, 01f71c, 63f685, 254b44) and checked on its first client (193611, 7c52ef).
     const compared = json.groups.filter((g) => g.setAside === null).map((g) => g.nodes.map((n) => n.slice(-6)).sort());
     expect(compared).toEqual(
       expect.arrayContaining([
@@ -266,14 +267,18 @@ describe('gpushare fleet report, other fleets', () => {
           '6277d7',
           '6fbe14',
           '859719',
+          '85e291',
+          '9c6e13',
           '9f9de4',
           'ab89b3',
           'b81d07',
+          'bc283a',
           'bf4273',
           'c263f1',
           'c7329b',
           'c9a2f1',
           'cc7fa9',
+          'd64801',
           'd9dc25',
           'e34b0e',
           'e4176e',
@@ -283,8 +288,8 @@ describe('gpushare fleet report, other fleets', () => {
           'f90cc9',
         ],
         ['d4099d', 'f89eae'],
-        ['059f38', '645db2', '6b0c38', '718113'],
-        ['01f71c', '254b44', '63f685', 'b34a9c', 'fd4af8'],
+        ['059f38', '5634df', '645db2', '6b0c38', '6fa4f9', '718113'],
+        ['01f71c', '193611', '254b44', '63f685', '7c52ef', 'b34a9c', 'fd4af8'],
         ['a6c68a', 'e7a8f2'],
       ]),
     );
