@@ -299,6 +299,11 @@ export function orderTrials(comparison: Comparison, rounds: number): PlannedTria
   return Array.from({ length: rounds }, (_, round) => roundTrials(comparison, round)).flat();
 }
 
+/** The processes an arm of `c` runs at once: one for in-process tenancy, else one per client it releases. */
+export function armProcesses(c: Pick<Comparison, 'tenants'>, arm: Pick<Arm, 'clients'>): number {
+  return c.tenants !== undefined ? 1 : arm.clients.length;
+}
+
 /** A comparison's workload processes: one for in-process tenancy, else one per client. */
 export function processCount(c: Pick<Comparison, 'tenants' | 'clientEnv'>): number {
   return c.tenants !== undefined ? 1 : c.clientEnv.length;

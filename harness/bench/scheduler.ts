@@ -27,6 +27,7 @@ import { summarizeLatencies } from './analysis/measures.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
 import {
   type Ahead,
+  armProcesses,
   growable,
   orderTrials,
   type PlannedTrial,
@@ -168,6 +169,8 @@ class Scheduler {
   private readonly holding = new Set<string>();
   /** Workload commands (argv) whose ready line said they switch: their processes may serve the next comparison. */
   private readonly switching = new Set<string>();
+  /** Held processes still importing, stopped for the trial under way (see suspendImports). */
+  private suspended: WorkloadClient[] = [];
 
   constructor(
     private readonly run: Run,
@@ -362,7 +365,13 @@ class Scheduler {
         }
         const roundStartUs = this.deps.clock.monotonicUs();
         for (const planned of roundTrials(c, round).filter((t) => !done.has(t.id))) {
-          const outcome = await this.runTrial(planned, clients);
+          if (this.deps.ahead) this.suspendImports(armProcesses(c, planned.arm));
+          let outcome: Trial;
+          try {
+            outcome = await this.runTrial(planned, clients);
+          } finally {
+            this.resumeImports();
+          }
           await this.record(outcome);
           if (outcome.status === 'failed' || outcome.status === 'timeout') {
             await skipPlanned(`comparison stopped after ${planned.id}: ${outcome.reason}`);
@@ -461,16 +470,18 @@ class Scheduler {
 
   /**
    * Prestarts, held, the processes later comparisons will start (see processesToStart), in run order,
-   * as many as import at once on the cores c's clients leave free: a process that said holding has
-   * imported and frees its core. Called before c's trials and after each; held processes import at
-   * idle priority (see Ahead), so one still importing when a larger comparison measures only takes
-   * what that comparison leaves idle. At most `ahead.maxHeld` are held at once.
+   * as many as import at once on the cores c's smallest arm leaves free: a process that said holding
+   * has imported and frees its core. Called before c's trials and after each; a trial of more clients
+   * stops the importers it leaves no core for (suspendImports), and the others import at idle priority
+   * (see Ahead). At most `ahead.maxHeld` are held at once.
    */
   private async prestartAhead(c: Comparison, modeEnv: Record<string, string>, ahead: Ahead): Promise<void> {
     const cpuCount = this.run.fingerprint.host.cpus;
     const waiting = this.held.flatMap((g) => (g.startedUs === undefined ? g.clients : []));
-    const importing = waiting.filter((client) => !client.holding && client.running).length;
-    let free = Math.min(cpuCount - 1 - processCount(c) - importing, ahead.maxHeld - waiting.length);
+    const importing = this.importing().length;
+    // Beside c's smallest arm (its solo ones): a trial of more clients stops the importers it has no core for.
+    const fewest = Math.min(...c.arms.map((arm) => armProcesses(c, arm)));
+    let free = Math.min(cpuCount - 1 - fewest - importing, ahead.maxHeld - waiting.length);
     let prev = c;
     for (const later of laterComparisons(this.run, c)) {
       if (free <= 0) return;
@@ -497,6 +508,30 @@ class Scheduler {
       else Object.assign(group, joined(group, spawned));
       free -= count;
     }
+  }
+
+  /** Held processes not yet started that have not said holding: importing (or at the start of their imports). */
+  private importing(): WorkloadClient[] {
+    return this.held.flatMap((g) =>
+      g.startedUs === undefined ? g.clients.filter((client) => !client.holding && client.running) : [],
+    );
+  }
+
+  /**
+   * Before a trial of `active` processes: stops the importers there is no core for beside them and the
+   * harness's (the last started first), so that no importer takes a core a measuring client needs;
+   * resumeImports lets them go on after it. Importers otherwise run at idle priority.
+   */
+  private suspendImports(active: number): void {
+    const importing = this.importing();
+    const over = active + importing.length - (this.run.fingerprint.host.cpus - 1);
+    this.suspended = over > 0 ? importing.slice(-over) : [];
+    for (const client of this.suspended) client.suspend(true);
+  }
+
+  private resumeImports(): void {
+    for (const client of this.suspended) client.suspend(false);
+    this.suspended = [];
   }
 
   /** Whether `later`'s processes hold when asked: a built-in, or a command whose ready line said so. */

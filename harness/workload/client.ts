@@ -155,6 +155,11 @@ export class WorkloadClient {
     this.child.killNow();
   }
 
+  /** Stops a held process still importing for the length of a trial (true), or lets it go on (false). */
+  suspend(stopped: boolean): void {
+    this.child.suspend(stopped);
+  }
+
   /** unsupported: the workload said it cannot run so on this machine (a skip, not a failure). */
   private failure(reason: string, unsupported = false): ClientReply<never> {
     return {
