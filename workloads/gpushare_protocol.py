@@ -684,6 +684,7 @@ def _hold_begin():
         os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
         undo.append(lambda: os.sched_setaffinity(0, before))
     elif os.environ.get(HOLD_IDLE_ENV) == "1" and _may_leave_idle():
+        _die_with_parent()
         policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
         undo.append(lambda: _every_thread(lambda tid: os.sched_setscheduler(tid, policy, param)))
@@ -692,6 +693,24 @@ def _hold_begin():
         os.setpriority(os.PRIO_PROCESS, 0, min(19, before + 10))
         undo.append(lambda: _every_thread(lambda tid: os.setpriority(os.PRIO_PROCESS, tid, before)))
     return undo
+
+
+_PARENT = os.getppid()  # as this module is imported: the harness that started the process
+
+
+def _die_with_parent():
+    """Prestarting ahead, bench may stop (SIGSTOP) a process still importing for the length of a trial: a
+    stopped process never reads the end of its stdin, so were the harness killed meanwhile (kill -9), it
+    would be left stopped. Linux then kills it instead (PR_SET_PDEATHSIG), and one whose harness is
+    already gone exits now."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        return  # not Linux: nothing stops it there
+    if os.getppid() != _PARENT:
+        os._exit(0)
 
 
 def _may_leave_idle():
