@@ -339,9 +339,8 @@ class Scheduler {
         ...(carried?.carry === 'grow' ? { grownFrom: carried.startedFor } : {}),
       });
       if (daemon) await daemon.serverPids();
-      if ((ready as ReadyReplies).every((r) => r.message.holds === true)) this.holding.add(c.workload.argv.join('\0'));
-      if ((ready as ReadyReplies).every((r) => r.message.switches === true))
-        this.switching.add(c.workload.argv.join('\0'));
+      if ((ready as ReadyReplies).every((r) => r.message.holds === true)) this.holding.add(commandKey(c));
+      if ((ready as ReadyReplies).every((r) => r.message.switches === true)) this.switching.add(commandKey(c));
       const next = nextComparison(this.run, c);
       const switches = (ready as ReadyReplies).every((r) => r.message.switches === true);
       const carry: Carry | null =
@@ -485,10 +484,10 @@ class Scheduler {
     let prev = c;
     for (const later of laterComparisons(this.run, c)) {
       if (free <= 0) return;
-      const switches = prev.workload.builtin || this.switching.has(prev.workload.argv.join('\0'));
+      const switches = prev.workload.builtin || this.switching.has(commandKey(prev));
       const [from, to] = processesToStart(this.run.config, prev, later, switches);
       prev = later;
-      if (from === to || this.run.config.freshClients === true || !this.holds(later)) continue;
+      if (from === to || !this.holds(later)) continue;
       const group = this.held.find((g) => g.comparisonId === later.id);
       if (group !== undefined && group.from !== from) continue; // held for other kept processes: closed at its turn
       const next = group === undefined ? from : group.from + group.clients.length;
@@ -536,7 +535,7 @@ class Scheduler {
 
   /** Whether `later`'s processes hold when asked: a built-in, or a command whose ready line said so. */
   private holds(later: Comparison): boolean {
-    return later.workload.builtin || this.holding.has(later.workload.argv.join('\0'));
+    return later.workload.builtin || this.holding.has(commandKey(later));
   }
 
   /**
@@ -826,6 +825,11 @@ function grownGroup(carried: (ClientGroup & { carry: Carry }) | null, started: C
     clients: [...carried.clients, ...started.clients],
     forget: [...carried.forget, ...started.forget],
   };
+}
+
+/** How the sets of commands whose ready lines said holds or switches know a comparison's: its exact argv. */
+function commandKey(c: Pick<Comparison, 'workload'>): string {
+  return c.workload.argv.join('\0');
 }
 
 /** A group and the processes started after it for the same comparison, in client order. */
