@@ -7,6 +7,7 @@ import { argvText, termJson } from '../core/escape/terminal.js';
 import { recordKindIn } from '../record/kinds.js';
 import { checkNewRunDirectory } from '../record/store.js';
 import { refuseBusy } from '../session/preflight.js';
+import { usableCpus } from '../system/cpus.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
 import { possibleMetricIds } from './analysis/metrics.js';
 import { checkPatterns, loadThresholds } from './gate/thresholds.js';
@@ -71,7 +72,7 @@ async function dryRun(options: BenchOptions, deps: AppDeps): Promise<number> {
   }
   const plan = buildPlan(config, fingerprint);
   // The estimate counts prestarts by this machine's cores (unknown where the machine was refused).
-  const cpus = fingerprint?.host.cpus ?? null;
+  const cpus = fingerprint ? usableCpus(fingerprint.host).count : null;
   deps.out(options.style === 'json' ? termJson(planJson(config, plan, cpus)) : planText(config, plan, cpus));
   if (options.thresholdsFile)
     checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);

@@ -3,6 +3,7 @@
  * modes that cannot run here into `skipped` records with their exact reason.
  */
 
+import { type UsableCpus, usableCpus } from '../system/cpus.js';
 import { type Fingerprint, type Gpu, gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { GREEN_ENV } from '../workload/protocol.js';
 import { findBuiltin } from '../workload/registry.js';
@@ -44,21 +45,21 @@ export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan
     });
     if (skip || !gpu) continue;
     if (mode === 'streams') {
-      const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, 1);
+      const cpus = pinnedCpus(config, fingerprint ? usableCpus(fingerprint.host) : null, 1);
       comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config, cpus)));
       if (!config.tenancy) continue;
     }
     if (mode === 'streams' || mode === 'green') {
       // Tenants of one process: one core for the process, pinned as client 0 would be.
       for (const count of clientCounts(config)) {
-        const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, 1)[0] ?? {};
+        const cpus = pinnedCpus(config, fingerprint ? usableCpus(fingerprint.host) : null, 1)[0] ?? {};
         comparisons.push(...config.contentionWorkloads.map((w) => tenancyComparison(mode, w, config, count, cpus)));
       }
       continue;
     }
     const sweep = config.clientCounts !== undefined;
     for (const count of clientCounts(config)) {
-      const cpus = pinnedCpus(config, fingerprint?.host.cpus ?? null, count);
+      const cpus = pinnedCpus(config, fingerprint ? usableCpus(fingerprint.host) : null, count);
       const clientEnv = contentionEnv(mode, config, gpu, count).map((env, i) => ({ ...env, ...cpus[i] }));
       comparisons.push(
         ...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)),
@@ -126,20 +127,21 @@ function migRecord(gpu: Gpu): NonNullable<ModeRecord['mig']> {
 }
 
 /**
- * --cpu-pin auto: client i gets core (cpus − 1 − i) as GPUSHARE_CPUS (the workload pins itself), so
- * clients never share a core and core 0, where the OS and most interrupts run, stays free for the
- * harness and the sampler. Off, on an unknown host, or with fewer than clients + 2 cores: no pinning.
+ * --cpu-pin auto: client i gets the i-th highest usable CPU as GPUSHARE_CPUS (the workload pins
+ * itself), so clients never share a core and the lowest (core 0 on a whole host), where the OS and
+ * most interrupts run, stays free for the harness and the sampler. Off, on an unknown host, or with
+ * fewer than clients + 2 usable CPUs: no pinning.
  */
 export function pinnedCpus(
   config: Pick<Config, 'cpuPin'>,
-  cpus: number | null,
+  cpus: UsableCpus | null,
   clients: number,
 ): Array<Record<string, string>> {
-  const pin = config.cpuPin === 'auto' && cpus !== null && cpus >= clients + 2;
-  return Array.from(
-    { length: clients },
-    (_, i): Record<string, string> => (pin ? { GPUSHARE_CPUS: String((cpus as number) - 1 - i) } : {}),
-  );
+  const pin = config.cpuPin === 'auto' && cpus !== null && cpus.count >= clients + 2;
+  return Array.from({ length: clients }, (_, i): Record<string, string> => {
+    const id = cpus?.ids[cpus.ids.length - 1 - i];
+    return pin && id !== undefined ? { GPUSHARE_CPUS: String(id) } : {};
+  });
 }
 
 /** Static per-client environment: MPS client limits, or the MIG slice each client is pinned to. */

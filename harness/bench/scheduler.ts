@@ -7,6 +7,7 @@ import { Interrupted } from '../core/errors.js';
 import type { ProcessRunner } from '../core/process.js';
 import type { MpsDaemonRecord } from '../record/daemon-record.js';
 import type { SessionDaemon, SessionMpsStart } from '../session/lifecycle.js';
+import { type UsableCpus, usableCpus } from '../system/cpus.js';
 import { type Sampler, tagSamples } from '../system/nvidia/sampler.js';
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import type { Reaper } from '../system/proc/reaper.js';
@@ -441,13 +442,13 @@ class Scheduler {
     from: number,
   ): Promise<void> {
     const holds = next !== null && this.holds(next);
-    const cpuCount = this.run.fingerprint.host.cpus;
+    const cpus = usableCpus(this.run.fingerprint.host);
     if (next !== null && this.held.some((g) => g.comparisonId === next.id)) return; // prestarted already, further back
     await this.closeHeld(() => true); // one held for another comparison (never left behind unowned)
-    if (next === null || !prestartable(this.run.config, c, next, cpuCount, holds, processCount(next) - from)) return;
+    if (next === null || !prestartable(this.run.config, c, next, cpus.count, holds, processCount(next) - from)) return;
     const env = await this.envFor(c, next, modeEnv);
     if (env === null) return;
-    this.held.push(this.spawnClients(next, env, holdEnv(cpuCount, c), from));
+    this.held.push(this.spawnClients(next, env, holdEnv(cpus, c), from));
   }
 
   /**
@@ -475,12 +476,12 @@ class Scheduler {
    * (see Ahead). At most `ahead.maxHeld` are held at once.
    */
   private async prestartAhead(c: Comparison, modeEnv: Record<string, string>, ahead: Ahead): Promise<void> {
-    const cpuCount = this.run.fingerprint.host.cpus;
+    const cpus = usableCpus(this.run.fingerprint.host);
     const waiting = this.held.flatMap((g) => (g.startedUs === undefined ? g.clients : []));
     const importing = this.importing().length;
     // Beside c's smallest arm (its solo ones): a trial of more clients stops the importers it has no core for.
     const fewest = Math.min(...c.arms.map((arm) => armProcesses(c, arm)));
-    let free = Math.min(cpuCount - 1 - fewest - importing, ahead.maxHeld - waiting.length);
+    let free = Math.min(cpus.count - 1 - fewest - importing, ahead.maxHeld - waiting.length);
     let prev = c;
     for (const later of laterComparisons(this.run, c)) {
       if (free <= 0) return;
@@ -496,13 +497,7 @@ class Scheduler {
       const env = await this.envFor(c, later, modeEnv);
       if (env === null) continue;
       this.throwIfAborted();
-      const spawned = this.spawnClients(
-        later,
-        env,
-        { ...holdEnv(cpuCount, c), [HOLD_IDLE_ENV]: '1' },
-        next,
-        next + count,
-      );
+      const spawned = this.spawnClients(later, env, { ...holdEnv(cpus, c), [HOLD_IDLE_ENV]: '1' }, next, next + count);
       if (group === undefined) this.held.push(spawned);
       else Object.assign(group, joined(group, spawned));
       free -= count;
@@ -523,7 +518,7 @@ class Scheduler {
    */
   private suspendImports(active: number): void {
     const importing = this.importing();
-    const over = active + importing.length - (this.run.fingerprint.host.cpus - 1);
+    const over = active + importing.length - (usableCpus(this.run.fingerprint.host).count - 1);
     this.suspended = over > 0 ? importing.slice(-over) : [];
     for (const client of this.suspended) client.suspend(true);
   }
@@ -838,9 +833,9 @@ function joined(first: ClientGroup, rest: ClientGroup): ClientGroup {
 }
 
 /** What a held process is started with: hold, on the cores c's clients leave idle where they are pinned. */
-function holdEnv(cpuCount: number, c: Comparison): Record<string, string> {
-  const cpus = idleCpus(cpuCount, c);
-  return { [HOLD_ENV]: '1', ...(cpus.length > 0 ? { [HOLD_CPUS_ENV]: cpus.join(',') } : {}) };
+function holdEnv(cpus: UsableCpus, c: Comparison): Record<string, string> {
+  const idle = idleCpus(cpus, c);
+  return { [HOLD_ENV]: '1', ...(idle.length > 0 ? { [HOLD_CPUS_ENV]: idle.join(',') } : {}) };
 }
 
 /** The comparison that runs after `c` in this run (skipped modes and stopped comparisons left out); null: none. */
@@ -858,11 +853,11 @@ function laterComparisons(run: Run, c: Comparison): Comparison[] {
   return at === -1 ? [] : order.slice(at + 1);
 }
 
-/** Cores a held client imports on: neither the harness's (0) nor one a measuring client of `c` is pinned to; [] where `c` is not pinned. */
-export function idleCpus(cpus: number | null, c: Pick<Comparison, 'clientEnv'>): number[] {
+/** CPUs a held client imports on: neither the harness's (the lowest usable) nor one a measuring client of `c` is pinned to; [] where `c` is not pinned. */
+export function idleCpus(cpus: UsableCpus | null, c: Pick<Comparison, 'clientEnv'>): number[] {
   const pinned = c.clientEnv.flatMap((env) => (env.GPUSHARE_CPUS ?? '').split(',').filter(Boolean).map(Number));
   if (cpus === null || pinned.length === 0) return [];
-  return Array.from({ length: cpus }, (_, i) => i).filter((i) => i !== 0 && !pinned.includes(i));
+  return cpus.ids.filter((id, i) => i !== 0 && !pinned.includes(id));
 }
 
 type ReadyReplies = Array<Extract<ClientReply<ReadyMessage>, { kind: 'message' }>>;

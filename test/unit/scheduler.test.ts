@@ -29,6 +29,7 @@ import {
 } from '../../harness/bench/scheduler.js';
 import type { Clock } from '../../harness/core/clock.js';
 import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
+import { usableCpus } from '../../harness/system/cpus.js';
 import { Reaper } from '../../harness/system/proc/reaper.js';
 import { testConfig } from './config-fixture.js';
 
@@ -427,9 +428,13 @@ describe('scheduler (deterministic fake client)', () => {
     });
 
     it('imports on cores the measuring clients are not pinned to, nor the harness’s core 0', () => {
-      expect(idleCpus(8, { clientEnv: [{ GPUSHARE_CPUS: '7' }, { GPUSHARE_CPUS: '6' }] })).toEqual([1, 2, 3, 4, 5]);
-      expect(idleCpus(8, { clientEnv: [{}, {}] })).toEqual([]);
+      const eight = usableCpus({ cpus: 8 });
+      expect(idleCpus(eight, { clientEnv: [{ GPUSHARE_CPUS: '7' }, { GPUSHARE_CPUS: '6' }] })).toEqual([1, 2, 3, 4, 5]);
+      expect(idleCpus(eight, { clientEnv: [{}, {}] })).toEqual([]);
       expect(idleCpus(null, { clientEnv: [{ GPUSHARE_CPUS: '7' }] })).toEqual([]);
+      // In a cpuset (a pod's CPUs 8-13 of 64), only its CPUs, its lowest left to the harness.
+      const cpuset = usableCpus({ cpus: 64, allowedCpus: [8, 9, 10, 11, 12, 13] });
+      expect(idleCpus(cpuset, { clientEnv: [{ GPUSHARE_CPUS: '13' }, { GPUSHARE_CPUS: '12' }] })).toEqual([9, 10, 11]);
     });
   });
 
@@ -591,6 +596,22 @@ describe('scheduler (deterministic fake client)', () => {
       expect(store.texts.get('logs/timeslice-spin@4-c3.stderr.log')).toBe('p3 started\n');
       const slowdown = analyze(run).metrics.find((m) => m.metric.id === 'timeslice/spin@8/slowdown');
       expect(slowdown?.stats.value).toBe(8);
+    });
+
+    it('counts the CPUs a quota pays for or a cpuset allows, not the host’s', async () => {
+      const spawns = async (host: Record<string, unknown>) => {
+        const run = sweep(8);
+        run.fingerprint = { ...run.fingerprint, host: { cpus: 64, ...host } } as unknown as Run['fingerprint'];
+        const log: string[] = [];
+        await execute(run, undefined, undefined, undefined, 250, log);
+        return log.filter((e) => e.startsWith('spawn'));
+      };
+      // 4.5 CPUs of time: 2 measuring and 2 importing clients do not fit beside the harness's; nothing held.
+      expect(await spawns({ cpuQuota: 4.5 })).not.toContain('spawn p2 held');
+      // 8 CPUs of a cpuset, or a quota of 8: as on an 8-core host, @4's 2 added clients held.
+      expect(await spawns({ allowedCpus: [8, 9, 10, 11, 12, 13, 14, 15] })).toContain('spawn p2 held');
+      expect(await spawns({ cpuQuota: 8 })).toContain('spawn p3 held');
+      expect(await spawns({})).toContain('spawn p3 held');
     });
 
     it('--fresh-clients: every step starts all its clients afresh', async () => {

@@ -3,7 +3,8 @@ import { median } from 'simple-statistics';
 import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { measuringPct, type TimeAccount, timeAccountText } from '../../session/time-account.js';
-import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
+import { cpuListText, usableCpus } from '../../system/cpus.js';
+import { type Fingerprint, gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { workloadText } from '../../workload/spec.js';
 import { throughputPerS } from '../analysis/measures.js';
 import { armResults } from '../analysis/rounds.js';
@@ -215,7 +216,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     `| driver / CUDA | ${mdText(`${run.fingerprint.driverVersion ?? '?'} / ${run.fingerprint.cudaVersion ?? '?'}`)} |`,
     `| Python | ${mdText(p.status === 'ok' ? `${p.version}, torch ${p.torch ?? '—'} (CUDA ${p.torchCuda ?? '—'}), triton ${p.triton ?? '—'}` : p.error)} |`,
     `| MPS | control ${mdText(run.fingerprint.mps.controlPath ?? 'not found')}; ${run.fingerprint.mps.runningPids.length > 0 ? 'another daemon was running' : 'no other daemon running'} |`,
-    `| host | ${mdText(`${run.fingerprint.host.platform} ${run.fingerprint.host.kernel}, ${run.fingerprint.host.cpus} CPUs, Node ${run.fingerprint.host.nodeVersion}`)} |`,
+    `| host | ${mdText(`${run.fingerprint.host.platform} ${run.fingerprint.host.kernel}, ${cpusText(run.fingerprint.host)}, Node ${run.fingerprint.host.nodeVersion}`)} |`,
     `| settings | ${clientCounts(run.config).join(', ')} clients, ${run.config.roundPolicy.minRounds}–${run.config.roundPolicy.maxRounds} rounds (CI targets: headline ±${(run.config.roundPolicy.ciTarget * 100).toFixed(1)}%, graded ±${(run.config.roundPolicy.gradedCiTarget * 100).toFixed(1)}%; ${run.config.roundPolicy.timeBudgetS} s for extra rounds), ${run.config.windowMs} ms windows, CPU pinning ${run.config.cpuPin}, sampling every ${run.config.sampleIntervalMs} ms |`,
     ...(run.contamination.length > 0 ? [`| contaminated | ${mdText(run.contamination.join('; '))} |`] : []),
   ];
@@ -287,4 +288,17 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trimEnd()}\n`;
+}
+
+/** "16 CPUs", or what a cpuset and a quota left the run: "64 CPUs, of which the run could use 8-11 and had a quota of 2.5 CPUs: 2 at once". */
+function cpusText(host: Fingerprint['host']): string {
+  const usable = usableCpus(host);
+  const quota = host.cpuQuota ?? null;
+  const limits = [
+    ...(usable.ids.length < host.cpus ? [`could use ${cpuListText(usable.ids)}`] : []),
+    ...(quota !== null && usable.count < usable.ids.length
+      ? [`had a quota of ${quota} CPUs: ${usable.count} at once`]
+      : []),
+  ];
+  return limits.length > 0 ? `${host.cpus} CPUs, of which the run ${limits.join(' and ')}` : `${host.cpus} CPUs`;
 }

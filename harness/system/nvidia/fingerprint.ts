@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ProcessRunner } from '../../core/process.js';
+import { type CpuAllowance, readCpuAllowance } from '../cpus.js';
 import { findProcesses } from '../proc/process-table.js';
 import { isSimulator } from '../simulator.js';
 import { type Fingerprint, type Gpu, type PythonProbe, PythonProbeSchema } from './schema.js';
@@ -14,9 +15,16 @@ export interface FingerprintOptions {
   probeScript: string;
   env?: NodeJS.ProcessEnv;
   clock: { nowIso(): string };
+  /** The CPUs this process may use (tests pass one; else read from /proc and the cgroup). */
+  cpus?: CpuAllowance;
 }
 
 const SMI_TIMEOUT_MS = 30_000;
+
+/** The allowance as the fingerprint's host records it: no allowedCpus where they are unknown. */
+function cpuFields(cpus: CpuAllowance): { allowedCpus?: number[]; cpuQuota: number | null } {
+  return { ...(cpus.allowedCpus === null ? {} : { allowedCpus: cpus.allowedCpus }), cpuQuota: cpus.cpuQuota };
+}
 
 /**
  * Reads everything the harness relies on through nvidia-smi, /proc and the Python probe, in two steps:
@@ -43,6 +51,7 @@ export function startFingerprint(
         kernel: os.release(),
         arch: os.arch(),
         cpus: os.cpus().length,
+        ...cpuFields(options.cpus ?? readCpuAllowance()),
         nodeVersion: process.version,
         hostname: os.hostname(),
       },

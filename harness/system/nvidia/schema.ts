@@ -84,7 +84,12 @@ export const FingerprintSchema = z.object({
     platform: z.string(),
     kernel: z.string(),
     arch: z.string(),
+    /** The host's logical CPUs (os.cpus()). */
     cpus: z.number().int(),
+    /** The CPU ids this process could run on (its affinity: a container's cpuset); absent in older runs and off Linux. */
+    allowedCpus: z.array(z.number().int().nonnegative()).optional(),
+    /** CPUs' worth of time its cgroup's quota allowed; null: no quota; absent in older runs. */
+    cpuQuota: z.number().positive().nullable().optional(),
     nodeVersion: z.string(),
     /** The machine's host name (on Kubernetes, the pod's); absent in runs before gpushare recorded it. */
     hostname: z.string().optional(),
