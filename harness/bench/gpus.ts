@@ -150,7 +150,7 @@ async function hostRun(
             )
           : { parallel: false, reason: 'one GPU: nothing to run beside it' };
       if (session.abort.aborted) throw session.interrupted();
-      // Pinned clients of runs side by side would share cores: client i of every GPU gets core N-1-i.
+      // Pinned clients of runs side by side would share cores: client i of every GPU gets the i-th highest usable CPU.
       if (host.schedule.parallel && config.cpuPin === 'auto')
         host.schedule = {
           parallel: false,

@@ -3,7 +3,8 @@
  * modes that cannot run here into `skipped` records with their exact reason.
  */
 
-import { type UsableCpus, usableCpus } from '../system/cpus.js';
+import { UserError } from '../core/errors.js';
+import { cpuListText, type UsableCpus, usableCpus } from '../system/cpus.js';
 import { type Fingerprint, type Gpu, gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { GREEN_ENV } from '../workload/protocol.js';
 import { findBuiltin } from '../workload/registry.js';
@@ -142,6 +143,28 @@ export function pinnedCpus(
     const id = cpus?.ids[cpus.ids.length - 1 - i];
     return pin && id !== undefined ? { GPUSHARE_CPUS: String(id) } : {};
   });
+}
+
+/** The CPUs a comparison's clients are pinned to (--cpu-pin auto's GPUSHARE_CPUS), in client order. */
+export function pinnedIds(c: Pick<Comparison, 'clientEnv'>): number[] {
+  return c.clientEnv.flatMap((env) => (env.GPUSHARE_CPUS ?? '').split(',').filter(Boolean).map(Number));
+}
+
+/**
+ * Refuses to resume a run (in `dir`) whose clients are pinned to CPUs this process may not use now
+ * (`now`: this machine's fingerprint; a pod restarted on another cpuset): they could not pin themselves.
+ */
+export function refuseLostPins(
+  dir: string,
+  now: Fingerprint,
+  plan: ReadonlyArray<Pick<Comparison, 'clientEnv'>>,
+): void {
+  const usable = usableCpus(now.host).ids;
+  const lost = [...new Set(plan.flatMap(pinnedIds))].filter((id) => !usable.includes(id)).sort((a, b) => a - b);
+  if (lost.length > 0)
+    throw new UserError(
+      `cannot resume ${dir} here: its clients are pinned (--cpu-pin auto) to CPUs ${cpuListText(lost)}, which this process may not use (it may use ${cpuListText(usable)}); resume it where those CPUs are allowed, or start a new run`,
+    );
 }
 
 /** Static per-client environment: MPS client limits, or the MIG slice each client is pinned to. */

@@ -23,7 +23,7 @@ import { writeTables, writeTablesSync } from './outputs/csv.js';
 import { metricsJson } from './outputs/metrics-table.js';
 import { summaryText } from './outputs/summary.js';
 import { writeRunReport } from './outputs/write.js';
-import { aheadPolicy, buildPlan, type Plan } from './plan.js';
+import { aheadPolicy, buildPlan, type Plan, refuseLostPins } from './plan.js';
 import { makeProgress, type ProgressStyle } from './progress.js';
 import { type Config, RUN_SCHEMA_ID, type Run } from './record/schema.js';
 import { fsRunStore, loadRun } from './record/store.js';
@@ -106,7 +106,10 @@ export async function newRunSession(
 export function resumeRunSession(dir: string, fingerprint: Fingerprint, deps: AppDeps): Promise<Session<Run>> {
   return resumeSession(runBinding(dir), dir, deps, {
     load: loadRun,
-    check: (run) => refuseOtherMachine(dir, fingerprint, run.fingerprint, run.config.gpuIndex),
+    check: (run) => {
+      refuseOtherMachine(dir, fingerprint, run.fingerprint, run.config.gpuIndex);
+      refuseLostPins(dir, fingerprint, run.plan);
+    },
     resumed: (run) => run.resumes.push({ at: deps.clock.nowIso(), trialsKept: run.trials.length }),
   });
 }

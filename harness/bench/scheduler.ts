@@ -32,6 +32,7 @@ import {
   growable,
   orderTrials,
   type PlannedTrial,
+  pinnedIds,
   prestartable,
   processCount,
   processesToStart,
@@ -855,7 +856,7 @@ function laterComparisons(run: Run, c: Comparison): Comparison[] {
 
 /** CPUs a held client imports on: neither the harness's (the lowest usable) nor one a measuring client of `c` is pinned to; [] where `c` is not pinned. */
 export function idleCpus(cpus: UsableCpus | null, c: Pick<Comparison, 'clientEnv'>): number[] {
-  const pinned = c.clientEnv.flatMap((env) => (env.GPUSHARE_CPUS ?? '').split(',').filter(Boolean).map(Number));
+  const pinned = pinnedIds(c);
   if (cpus === null || pinned.length === 0) return [];
   return cpus.ids.filter((id, i) => i !== 0 && !pinned.includes(id));
 }

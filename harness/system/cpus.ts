@@ -9,7 +9,7 @@ import path from 'node:path';
 
 /** What a run records of its CPUs beside the host's count (see Fingerprint's host). */
 export interface CpuAllowance {
-  /** The CPU ids this process may run on (its affinity), ascending; null: unknown (not Linux). */
+  /** The online CPU ids this process may run on (its affinity: a cpuset, taskset), ascending; null: unknown (not Linux). */
   allowedCpus: number[] | null;
   /** CPUs' worth of time its cgroup's quota allows (cpu.max, or cpu.cfs_quota_us / cpu.cfs_period_us); null: no quota. */
   cpuQuota: number | null;
@@ -26,11 +26,18 @@ const readText: ReadText = (file) => {
   }
 };
 
-/** This process's CPU allowance, read from /proc and the cgroup file system (`read`: the seam tests fake). */
+/**
+ * This process's CPU allowance, read from /proc, sysfs and the cgroup file system (`read`: the seam
+ * tests fake). Its affinity mask (Cpus_allowed_list) may name CPUs that are not online (a process in
+ * cgroup v2's root cpuset gets every possible CPU: a VM's hotplug headroom, SMT turned off), so it is
+ * kept to the online ones; pinning a client to an offline CPU fails.
+ */
 export function readCpuAllowance(read: ReadText = readText): CpuAllowance {
-  const status = read('/proc/self/status') ?? '';
-  const list = /^Cpus_allowed_list:\s*(\S+)\s*$/m.exec(status)?.[1];
-  return { allowedCpus: list === undefined ? null : parseCpuList(list), cpuQuota: cgroupQuota(read) };
+  const list = /^Cpus_allowed_list:\s*(\S+)\s*$/m.exec(read('/proc/self/status') ?? '')?.[1];
+  const allowed = list === undefined ? null : parseCpuList(list);
+  const online = parseCpuList(read('/sys/devices/system/cpu/online') ?? '');
+  const ids = allowed !== null && online !== null ? allowed.filter((id) => online.includes(id)) : allowed;
+  return { allowedCpus: ids !== null && ids.length > 0 ? ids : null, cpuQuota: cgroupQuota(read) };
 }
 
 /** "0-3,8,10-11" (a cpuset's list) → [0, 1, 2, 3, 8, 10, 11]; null where it is not one. */
@@ -67,7 +74,8 @@ export function cgroupQuota(read: ReadText): number | null {
   const quotas: Array<number | null> = [];
   for (const line of (read('/proc/self/cgroup') ?? '').split('\n')) {
     const [, id, controllers = '', cgroup = '/'] = /^(\d+):([^:]*):(\/.*)$/.exec(line) ?? [];
-    if (id === undefined) continue;
+    // A cgroup outside this namespace's root ("/../x") has no directory under the mount.
+    if (id === undefined || cgroup.startsWith('/..')) continue;
     if (id === '0' && controllers === '') {
       for (const dir of upTo(cgroup)) {
         const [quota, period] = (read(path.posix.join('/sys/fs/cgroup', dir, 'cpu.max')) ?? '').trim().split(/\s+/);

@@ -3,12 +3,14 @@
  * daemon and a python3 that plays the workloads with simulated timings.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { prestartable, switchable } from '../../harness/bench/plan.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
+import { usableCpus } from '../../harness/system/cpus.js';
 import { isRunning } from '../../harness/system/proc/process-table.js';
 import { cli, QUICK, tempDir } from '../helpers.js';
 
@@ -79,8 +81,10 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
       const prev = run.plan[i - 1];
       if (prev === undefined) return 'started';
       if (switchable(run.config, prev, c)) return 'switched';
-      return prestartable(run.config, prev, c, run.fingerprint.host.cpus) ? 'prestarted' : 'started';
+      return prestartable(run.config, prev, c, usableCpus(run.fingerprint.host).count) ? 'prestarted' : 'started';
     };
+    // The CPUs it counted are those this process may use: its affinity, online ones only (as the kernel counts them).
+    if (process.platform === 'linux') expect(run.fingerprint.host.allowedCpus).toHaveLength(availableParallelism());
     expect(
       run.clientStarts?.map((s) => (s.switchedFrom ? 'switched' : s.prestarted ? 'prestarted' : 'started')),
     ).toEqual(run.plan.map(how));

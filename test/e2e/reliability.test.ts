@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import { isRunning } from '../../harness/system/proc/process-table.js';
-import { cli, expectOneLineError, QUICK, ROOT, runOnDisk, tempDir, until } from '../helpers.js';
+import { cli, editedCopy, expectOneLineError, QUICK, ROOT, runOnDisk, tempDir, until } from '../helpers.js';
 
 async function untilTrials(out: string, n: number): Promise<void> {
   while ((runOnDisk(out)?.trials.length ?? 0) < n) await sleep(50);
@@ -66,7 +66,7 @@ describe('kill -9 and --resume', () => {
     expect(run.samples.length).toBeGreaterThan(killed.samples.length);
   });
 
-  it('refuses to resume a complete run, or with settings of its own', async () => {
+  it('refuses to resume a complete run, with settings of its own, or pinned to CPUs it may no longer use', async () => {
     const out = path.join(tempDir(), 'run');
     await cli(['bench', '--out', out, '--modes', 'streams', '--workloads', 'spin', ...QUICK]);
     const complete = await cli(['bench', '--resume', out]);
@@ -75,6 +75,17 @@ describe('kill -9 and --resume', () => {
     const clash = await cli(['bench', '--resume', out, '--modes', 'mps']);
     expect(clash.exitCode).toBe(2);
     expectOneLineError(clash.stderr, '--resume continues a run with its own settings: drop --modes');
+    // Pinned (--cpu-pin auto) to a CPU this process may not use now (a pod restarted on another cpuset).
+    const elsewhere = editedCopy(out, (run) => {
+      run.status = 'interrupted';
+      for (const c of run.plan) c.clientEnv = c.clientEnv.map((env) => ({ ...env, GPUSHARE_CPUS: '4095' }));
+    });
+    const lost = await cli(['bench', '--resume', elsewhere]);
+    expect(lost.exitCode).toBe(2);
+    expectOneLineError(
+      lost.stderr,
+      `cannot resume ${elsewhere} here: its clients are pinned (--cpu-pin auto) to CPUs 4095, which this process may not use`,
+    );
   });
 });
 

@@ -1,4 +1,5 @@
 /** The CPUs a run may use (a container's cpuset and CPU quota), and what bench pins clients to. */
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { runMarkdown } from '../../harness/bench/outputs/markdown.js';
@@ -57,6 +58,11 @@ describe('cgroupQuota', () => {
     expect(cgroupQuota(v1('-1'))).toBeNull();
   });
 
+  it('a cgroup outside the namespace’s root (/../x) names no directory under the mount: not read', () => {
+    const read = files({ '/proc/self/cgroup': '0::/../other\n', '/sys/fs/cgroup/cpu.max': '100000 100000\n' });
+    expect(cgroupQuota(read)).toBeNull();
+  });
+
   it('no quota anywhere, or nothing to read: null', () => {
     expect(cgroupQuota(files({ '/proc/self/cgroup': '0::/user.slice\n' }))).toBeNull();
     expect(cgroupQuota(files({}))).toBeNull();
@@ -73,6 +79,22 @@ describe('readCpuAllowance', () => {
     expect(readCpuAllowance(read)).toEqual({ allowedCpus: [4, 5, 6, 7], cpuQuota: 3 });
     expect(readCpuAllowance(files({}))).toEqual({ allowedCpus: null, cpuQuota: null });
   });
+
+  it('keeps the affinity to the online CPUs: a process in the root cpuset may be allowed every possible one', () => {
+    const read = files({
+      '/proc/self/status': 'Cpus_allowed_list:\t0-255\n',
+      '/sys/devices/system/cpu/online': '0-63\n',
+    });
+    expect(readCpuAllowance(read).allowedCpus).toEqual([...Array(64).keys()]);
+    expect(usableCpus({ cpus: 64, ...readCpuAllowance(read) }).ids.at(-1)).toBe(63);
+  });
+
+  it.runIf(process.platform === 'linux')(
+    'on this machine: as many CPUs as the kernel says this process may use',
+    () => {
+      expect(readCpuAllowance().allowedCpus).toHaveLength(availableParallelism());
+    },
+  );
 });
 
 describe('usableCpus', () => {
@@ -125,6 +147,9 @@ describe('the report says what the run could use', () => {
     );
     expect(await hostRow({ cpus: 64, allowedCpus: [8, 9, 10, 11], cpuQuota: 2.5 })).toContain(
       ', 64 CPUs, of which the run could use 8-11 and had a quota of 2.5 CPUs: 2 at once, Node',
+    );
+    expect(await hostRow({ cpus: 16, cpuQuota: 50_000 / 30_000 })).toContain(
+      ', 16 CPUs, of which the run had a quota of 1.67 CPUs: 1 at once, Node',
     );
   });
 });

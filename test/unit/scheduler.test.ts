@@ -639,20 +639,20 @@ describe('scheduler (deterministic fake client)', () => {
   });
 
   describe('prestart ahead (root, unpinned): later comparisons import as cores free up', () => {
-    /** spin at 2, 4 and 8 clients time-sliced, then under MPS, on a host of 8 cores. */
-    const sweepTwoModes = () => {
+    /** spin at 2, 4 and 8 clients time-sliced, then under MPS, on a host of 8 cores (or `host`). */
+    const sweepTwoModes = (host: Record<string, unknown> = { cpus: 8 }) => {
       const run = newRun({ minRounds: 2, maxRounds: 2 }, { modes: ['timeslice', 'mps'], clientCounts: [2, 4, 8] });
       run.fingerprint = {
         ...run.fingerprint,
         gpus: [{ index: 0, uuid: 'GPU-0' }],
-        host: { cpus: 8 },
+        host,
       } as unknown as Run['fingerprint'];
       return run;
     };
     const spawns = (log: string[]) => log.filter((e) => e.startsWith('spawn') || e === 'mps start');
     /** The sweep run prestarting ahead with `maxHeld`; `holding` false: no held process ever says it has imported. */
-    const runAhead = async (maxHeld: number, holding = true) => {
-      const run = sweepTwoModes();
+    const runAhead = async (maxHeld: number, holding = true, host?: Record<string, unknown>) => {
+      const run = sweepTwoModes(host);
       const log: string[] = [];
       const spawned: Array<Record<string, string>> = [];
       await execute(run, undefined, undefined, spawned, 250, log, undefined, {
@@ -698,10 +698,11 @@ describe('scheduler (deterministic fake client)', () => {
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     });
 
-    it('counts a held process as importing until it says holding, and stops for a trial the importers it leaves no core for', async () => {
-      const { run, log } = await runAhead(100, false);
-      // Replays the log: before each trial (a run of consecutive "run" lines), the held processes that have
-      // not started (none says holding here: all import) and are not stopped, beside its clients.
+    /**
+     * Replays a log: before each trial (a run of consecutive "run" lines), the held processes that have not
+     * started and are not stopped, beside its clients; the most there were, and how many stops.
+     */
+    const besideTrials = (log: string[]) => {
       const importing = new Set<string>();
       const stopped = new Set<string>();
       let most = 0;
@@ -722,10 +723,25 @@ describe('scheduler (deterministic fake client)', () => {
           if (running > 0) most = Math.max(most, active + running); // an 8-client trial runs beside none
         }
       }
+      return { most, stops };
+    };
+
+    it('counts a held process as importing until it says holding, and stops for a trial the importers it leaves no core for', async () => {
+      // No held process says holding here: all import until their turn.
+      const { run, log } = await runAhead(100, false);
+      const { most, stops } = besideTrials(log);
       expect(most).toBe(7); // 8 cores, one the harness's
       expect(stops).toBeGreaterThan(0);
       expect(log.filter((e) => e.startsWith('stop')).length).toBe(log.filter((e) => e.startsWith('cont')).length);
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
+    });
+
+    it('counts the CPUs a quota pays for, not the host’s: 64 CPUs with a quota of 8.5 hold and stop as 8 do', async () => {
+      const eight = await runAhead(100, false);
+      const quota = await runAhead(100, false, { cpus: 64, cpuQuota: 8.5 });
+      expect(spawns(quota.log)).toEqual(spawns(eight.log));
+      expect(besideTrials(quota.log)).toEqual(besideTrials(eight.log));
+      expect(besideTrials(quota.log).most).toBe(7);
     });
 
     it('holds no more than maxHeld at once; the rest of a partly prestarted comparison starts at its turn', async () => {

@@ -297,7 +297,7 @@ function cpusText(host: Fingerprint['host']): string {
   const limits = [
     ...(usable.ids.length < host.cpus ? [`could use ${cpuListText(usable.ids)}`] : []),
     ...(quota !== null && usable.count < usable.ids.length
-      ? [`had a quota of ${quota} CPUs: ${usable.count} at once`]
+      ? [`had a quota of ${Number(quota.toFixed(2))} CPUs: ${usable.count} at once`]
       : []),
   ];
   return limits.length > 0 ? `${host.cpus} CPUs, of which the run ${limits.join(' and ')}` : `${host.cpus} CPUs`;

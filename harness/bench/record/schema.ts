@@ -74,7 +74,7 @@ export const ConfigSchema = z.object({
       z.object({ pattern: z.string(), bounds: z.object({ min: z.number().optional(), max: z.number().optional() }) }),
     ),
   }),
-  /** auto: each client process is pinned to a core of its own (GPUSHARE_CPUS), away from core 0; off: the OS places them. */
+  /** auto: each client process is pinned to a core of its own (GPUSHARE_CPUS), the highest usable ones, away from the lowest; off: the OS places them. */
   cpuPin: z.enum(['auto', 'off']),
   /**
    * --fresh-clients: each comparison's clients start when it begins (as before 2026-11-24). Absent: a
