@@ -240,11 +240,11 @@ describe('gpushare fleet report, other fleets', () => {
       ...h100('22-h100-80gb-hbm3-cce2fd 22-h100-80gb-hbm3-d4099d 22-h100-80gb-hbm3-f89eae 23-h100-80gb-hbm3-6b0c38'),
     ];
     const otherH100Today = h100(
-      '24-h100-80gb-hbm3-00e26b 24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-06b5fd 24-h100-80gb-hbm3-119a78 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-2bd117 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-70498f 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-93b943 24-h100-80gb-hbm3-ae9f51 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-b93542 24-h100-80gb-hbm3-c0731d 24-h100-80gb-hbm3-f9deae 24-h100-80gb-hbm3-fd4af8',
+      '24-h100-80gb-hbm3-00e26b 24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-06b5fd 24-h100-80gb-hbm3-08ab8c 24-h100-80gb-hbm3-119a78 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-2bd117 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-70498f 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-93b943 24-h100-80gb-hbm3-ae9f51 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-b93542 24-h100-80gb-hbm3-c0731d 24-h100-80gb-hbm3-f9deae 24-h100-80gb-hbm3-fa60d5 24-h100-80gb-hbm3-fd4af8',
     );
-    // The old way's runs 8def0b and 6d6b2b were made by 76c1980's harness bundled without its package.json, so
-    // they call themselves gpushare 0.0.0: a tool version unlike the group's.
-    const oldBundle = ['2026-11-24-h100-80gb-hbm3-6d6b2b', '2026-11-24-h100-80gb-hbm3-8def0b'];
+    // The old way's runs 8def0b, 6d6b2b and 7696d8 were made by 76c1980's harness bundled without its
+    // package.json, so they call themselves gpushare 0.0.0: a tool version unlike the group's.
+    const oldBundle = h100('24-h100-80gb-hbm3-6d6b2b 24-h100-80gb-hbm3-7696d8 24-h100-80gb-hbm3-8def0b');
     expect(json.failingNodes).toEqual(
       [...older, ...otherH100, made, ...slowCopies, ...otherH100Today, ...oldBundle].sort(),
     );
@@ -264,19 +264,21 @@ describe('gpushare fleet report, other fleets', () => {
     // and eb00d1, the old way and switched; the A/A runs 5c93e0 and 348b58, the pair 4c07c5 and 9f9de4, and
     // the A/A runs bf4273 and 6277d7 with the old way's ed828a and 859719, and c7329b and c9a2f1 with b81d07; the
     // pairs bc283a and d64801, prestarted ahead, with the old way's 85e291 and 9c6e13, and 74d5cd, 14d0f1, 6d2c2d,
-    // 9b0150, a00e36 and 7b8e38 with aaccd5, e55c76, bf11d6 and 67805a, and 7d4aa9 and 653dbd with 8def0b, and 3245f0 and bda126 with 6d6b2b) and 500 ms (d4099d, f89eae) on the H100,
+    // 9b0150, a00e36 and 7b8e38 with aaccd5, e55c76, bf11d6 and 67805a, and 7d4aa9 and 653dbd with 8def0b, and 3245f0 and bda126 with 6d6b2b, and 3d5d26 and 13ceb9 with 7696d8) and 500 ms (d4099d, f89eae) on the H100,
     // and the H200's two; the infer sweeps, the old way (6b0c38), prestarted (059f38), 718113, grown (645db2) and
-    // prestarted ahead (6fa4f9, 5634df, 2bd117, 93b943, 70498f, f9deae, 00e26b); the resnet18 example, the old way (b34a9c),
+    // prestarted ahead (6fa4f9, 5634df, 2bd117, 93b943, 70498f, f9deae, 00e26b, 08ab8c); the resnet18 example, the old way (b34a9c),
     // prestarted (fd4af8, 01f71c, 63f685, 254b44) and checked on its first client (193611, 7c52ef, b93542, 119a78,
-    // 06b5fd, c0731d, ae9f51).
+    // 06b5fd, c0731d, ae9f51, fa60d5).
     const compared = json.groups.filter((g) => g.setAside === null).map((g) => g.nodes.map((n) => n.slice(-6)).sort());
     expect(compared).toEqual(
       expect.arrayContaining([
         [
           '034eeb',
+          '13ceb9',
           '14d0f1',
           '3245f0',
           '348b58',
+          '3d5d26',
           '4c07c5',
           '5c93e0',
           '6277d7',
@@ -286,6 +288,7 @@ describe('gpushare fleet report, other fleets', () => {
           '6d6b2b',
           '6fbe14',
           '74d5cd',
+          '7696d8',
           '7b8e38',
           '7d4aa9',
           '859719',
@@ -317,7 +320,20 @@ describe('gpushare fleet report, other fleets', () => {
           'f90cc9',
         ],
         ['d4099d', 'f89eae'],
-        ['00e26b', '059f38', '2bd117', '5634df', '645db2', '6b0c38', '6fa4f9', '70498f', '718113', '93b943', 'f9deae'],
+        [
+          '00e26b',
+          '059f38',
+          '08ab8c',
+          '2bd117',
+          '5634df',
+          '645db2',
+          '6b0c38',
+          '6fa4f9',
+          '70498f',
+          '718113',
+          '93b943',
+          'f9deae',
+        ],
         [
           '01f71c',
           '06b5fd',
@@ -330,6 +346,7 @@ describe('gpushare fleet report, other fleets', () => {
           'b34a9c',
           'b93542',
           'c0731d',
+          'fa60d5',
           'fd4af8',
         ],
         ['a6c68a', 'e7a8f2'],
