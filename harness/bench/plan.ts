@@ -27,6 +27,7 @@ export interface Plan {
 /** `fingerprint` null (a dry run without a GPU): every mode but MIG is planned; MIG is decided at run time. */
 export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan {
   const gpu = fingerprint ? gpuAt(fingerprint, config.gpuIndex) : PLACEHOLDER_GPU;
+  const usable = fingerprint ? usableCpus(fingerprint.host) : null;
   const comparisons: Comparison[] = [];
   const modes: ModeRecord[] = [];
   for (const mode of config.modes) {
@@ -46,21 +47,21 @@ export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan
     });
     if (skip || !gpu) continue;
     if (mode === 'streams') {
-      const cpus = pinnedCpus(config, fingerprint ? usableCpus(fingerprint.host) : null, 1);
+      const cpus = pinnedCpus(config, usable, 1);
       comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config, cpus)));
       if (!config.tenancy) continue;
     }
     if (mode === 'streams' || mode === 'green') {
       // Tenants of one process: one core for the process, pinned as client 0 would be.
       for (const count of clientCounts(config)) {
-        const cpus = pinnedCpus(config, fingerprint ? usableCpus(fingerprint.host) : null, 1)[0] ?? {};
+        const cpus = pinnedCpus(config, usable, 1)[0] ?? {};
         comparisons.push(...config.contentionWorkloads.map((w) => tenancyComparison(mode, w, config, count, cpus)));
       }
       continue;
     }
     const sweep = config.clientCounts !== undefined;
     for (const count of clientCounts(config)) {
-      const cpus = pinnedCpus(config, fingerprint ? usableCpus(fingerprint.host) : null, count);
+      const cpus = pinnedCpus(config, usable, count);
       const clientEnv = contentionEnv(mode, config, gpu, count).map((env, i) => ({ ...env, ...cpus[i] }));
       comparisons.push(
         ...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)),

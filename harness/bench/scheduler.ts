@@ -156,6 +156,8 @@ type Carry = 'switch' | 'grow';
 class Scheduler {
   private total: number;
   private readonly gpuUuid: string;
+  /** The CPUs this run counts and pins to (its host's, as far as its cpuset and quota allow). */
+  private readonly cpus: UsableCpus;
   /** Time spent on rounds beyond the minimum, µs: what the time budget counts. */
   private extraUs = 0;
   /**
@@ -180,6 +182,7 @@ class Scheduler {
   ) {
     this.total = plannedTrials(run);
     this.gpuUuid = visibleDevice(run.fingerprint, run.config.gpuIndex);
+    this.cpus = usableCpus(run.fingerprint.host);
     const early = deps.prestarted;
     if (early)
       this.held.push({
@@ -443,13 +446,13 @@ class Scheduler {
     from: number,
   ): Promise<void> {
     const holds = next !== null && this.holds(next);
-    const cpus = usableCpus(this.run.fingerprint.host);
     if (next !== null && this.held.some((g) => g.comparisonId === next.id)) return; // prestarted already, further back
     await this.closeHeld(() => true); // one held for another comparison (never left behind unowned)
-    if (next === null || !prestartable(this.run.config, c, next, cpus.count, holds, processCount(next) - from)) return;
+    if (next === null || !prestartable(this.run.config, c, next, this.cpus.count, holds, processCount(next) - from))
+      return;
     const env = await this.envFor(c, next, modeEnv);
     if (env === null) return;
-    this.held.push(this.spawnClients(next, env, holdEnv(cpus, c), from));
+    this.held.push(this.spawnClients(next, env, holdEnv(this.cpus, c), from));
   }
 
   /**
@@ -477,12 +480,11 @@ class Scheduler {
    * (see Ahead). At most `ahead.maxHeld` are held at once.
    */
   private async prestartAhead(c: Comparison, modeEnv: Record<string, string>, ahead: Ahead): Promise<void> {
-    const cpus = usableCpus(this.run.fingerprint.host);
     const waiting = this.held.flatMap((g) => (g.startedUs === undefined ? g.clients : []));
     const importing = this.importing().length;
     // Beside c's smallest arm (its solo ones): a trial of more clients stops the importers it has no core for.
     const fewest = Math.min(...c.arms.map((arm) => armProcesses(c, arm)));
-    let free = Math.min(cpus.count - 1 - fewest - importing, ahead.maxHeld - waiting.length);
+    let free = Math.min(this.cpus.count - 1 - fewest - importing, ahead.maxHeld - waiting.length);
     let prev = c;
     for (const later of laterComparisons(this.run, c)) {
       if (free <= 0) return;
@@ -498,7 +500,13 @@ class Scheduler {
       const env = await this.envFor(c, later, modeEnv);
       if (env === null) continue;
       this.throwIfAborted();
-      const spawned = this.spawnClients(later, env, { ...holdEnv(cpus, c), [HOLD_IDLE_ENV]: '1' }, next, next + count);
+      const spawned = this.spawnClients(
+        later,
+        env,
+        { ...holdEnv(this.cpus, c), [HOLD_IDLE_ENV]: '1' },
+        next,
+        next + count,
+      );
       if (group === undefined) this.held.push(spawned);
       else Object.assign(group, joined(group, spawned));
       free -= count;
@@ -519,7 +527,7 @@ class Scheduler {
    */
   private suspendImports(active: number): void {
     const importing = this.importing();
-    const over = active + importing.length - (usableCpus(this.run.fingerprint.host).count - 1);
+    const over = active + importing.length - (this.cpus.count - 1);
     this.suspended = over > 0 ? importing.slice(-over) : [];
     for (const client of this.suspended) client.suspend(true);
   }
