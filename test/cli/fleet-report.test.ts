@@ -217,11 +217,15 @@ describe('gpushare fleet report, other fleets', () => {
     // and the two GPUs of one 2-GPU machine whose pipeline speedup was 8% below the other machines'.
     const made = '2026-11-23-h200-a0e80a';
     const slowCopies = ['2026-11-23-h200-x2-c4f095/gpu0', '2026-11-23-h200-x2-c4f095/gpu1'];
-    // And the resnet18 run c0731d: its mps/custom@4 slowdown (2.79×, 6 rounds) lies above the band of the other
-    // ten (2.46-2.57×).
+    // And the resnet18 run c0731d: its mps/custom@4 slowdown (2.79×, 6 rounds) lies above the group's band
+    // (2.41-2.66×).
     const resnetMps4 = '2026-11-24-h100-80gb-hbm3-c0731d';
-    expect(json.outlierNodes).toEqual([made, ...slowCopies, resnetMps4]);
+    // And 32295a: its mps/custom@2 slowdown (1.56×) lies above the others' 1.42-1.48×; its MPS solo arms ran
+    // ~8% faster than in the other runs (1404-1426 against 1264-1306 requests/s), its contended arm as usual.
+    const resnetMps2 = '2026-11-24-h100-80gb-hbm3-32295a';
+    expect(json.outlierNodes).toEqual([made, ...slowCopies, resnetMps2, resnetMps4]);
     expect(json.nodes.find((n) => n.name === resnetMps4)?.outliers).toEqual(['mps/custom@4/slowdown']);
+    expect(json.nodes.find((n) => n.name === resnetMps2)?.outliers).toEqual(['mps/custom@2/slowdown']);
     expect(json.nodes.find((n) => n.name === made)?.flags.map((f) => f.kind)).toContain('contaminated');
     for (const name of slowCopies)
       expect(json.nodes.find((n) => n.name === name)?.outliers).toEqual(['streams/pipeline/pinned-speedup-k2']);
@@ -240,11 +244,13 @@ describe('gpushare fleet report, other fleets', () => {
       ...h100('22-h100-80gb-hbm3-cce2fd 22-h100-80gb-hbm3-d4099d 22-h100-80gb-hbm3-f89eae 23-h100-80gb-hbm3-6b0c38'),
     ];
     const otherH100Today = h100(
-      '24-h100-80gb-hbm3-00e26b 24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-06b5fd 24-h100-80gb-hbm3-08ab8c 24-h100-80gb-hbm3-119a78 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-2bd117 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-70498f 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-93b943 24-h100-80gb-hbm3-ae9f51 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-b93542 24-h100-80gb-hbm3-c0731d 24-h100-80gb-hbm3-f9deae 24-h100-80gb-hbm3-fa60d5 24-h100-80gb-hbm3-fd4af8',
+      '24-h100-80gb-hbm3-00e26b 24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-06b5fd 24-h100-80gb-hbm3-08ab8c 24-h100-80gb-hbm3-119a78 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-2bd117 24-h100-80gb-hbm3-32295a 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-70498f 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-93b943 24-h100-80gb-hbm3-ae9f51 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-b8f955 24-h100-80gb-hbm3-b93542 24-h100-80gb-hbm3-c0731d 24-h100-80gb-hbm3-f9deae 24-h100-80gb-hbm3-fa60d5 24-h100-80gb-hbm3-fd4af8',
     );
-    // The old way's runs 8def0b, 6d6b2b and 7696d8 were made by 76c1980's harness bundled without its
+    // The old way's runs 8def0b, 6d6b2b, 7696d8 and aaa98d were made by 76c1980's harness bundled without its
     // package.json, so they call themselves gpushare 0.0.0: a tool version unlike the group's.
-    const oldBundle = h100('24-h100-80gb-hbm3-6d6b2b 24-h100-80gb-hbm3-7696d8 24-h100-80gb-hbm3-8def0b');
+    const oldBundle = h100(
+      '24-h100-80gb-hbm3-6d6b2b 24-h100-80gb-hbm3-7696d8 24-h100-80gb-hbm3-8def0b 24-h100-80gb-hbm3-aaa98d',
+    );
     expect(json.failingNodes).toEqual(
       [...older, ...otherH100, made, ...slowCopies, ...otherH100Today, ...oldBundle].sort(),
     );
@@ -264,11 +270,11 @@ describe('gpushare fleet report, other fleets', () => {
     // and eb00d1, the old way and switched; the A/A runs 5c93e0 and 348b58, the pair 4c07c5 and 9f9de4, and
     // the A/A runs bf4273 and 6277d7 with the old way's ed828a and 859719, and c7329b and c9a2f1 with b81d07; the
     // pairs bc283a and d64801, prestarted ahead, with the old way's 85e291 and 9c6e13, and 74d5cd, 14d0f1, 6d2c2d,
-    // 9b0150, a00e36 and 7b8e38 with aaccd5, e55c76, bf11d6 and 67805a, and 7d4aa9 and 653dbd with 8def0b, and 3245f0 and bda126 with 6d6b2b, and 3d5d26 and 13ceb9 with 7696d8) and 500 ms (d4099d, f89eae) on the H100,
+    // 9b0150, a00e36 and 7b8e38 with aaccd5, e55c76, bf11d6 and 67805a, and 7d4aa9 and 653dbd with 8def0b, and 3245f0 and bda126 with 6d6b2b, and 3d5d26 and 13ceb9 with 7696d8, and 924ef0 and 5c5577 with aaa98d) and 500 ms (d4099d, f89eae) on the H100,
     // and the H200's two; the infer sweeps, the old way (6b0c38), prestarted (059f38), 718113, grown (645db2) and
-    // prestarted ahead (6fa4f9, 5634df, 2bd117, 93b943, 70498f, f9deae, 00e26b, 08ab8c); the resnet18 example, the old way (b34a9c),
+    // prestarted ahead (6fa4f9, 5634df, 2bd117, 93b943, 70498f, f9deae, 00e26b, 08ab8c, b8f955); the resnet18 example, the old way (b34a9c),
     // prestarted (fd4af8, 01f71c, 63f685, 254b44) and checked on its first client (193611, 7c52ef, b93542, 119a78,
-    // 06b5fd, c0731d, ae9f51, fa60d5).
+    // 06b5fd, c0731d, ae9f51, fa60d5, 32295a).
     const compared = json.groups.filter((g) => g.setAside === null).map((g) => g.nodes.map((n) => n.slice(-6)).sort());
     expect(compared).toEqual(
       expect.arrayContaining([
@@ -280,6 +286,7 @@ describe('gpushare fleet report, other fleets', () => {
           '348b58',
           '3d5d26',
           '4c07c5',
+          '5c5577',
           '5c93e0',
           '6277d7',
           '653dbd',
@@ -294,10 +301,12 @@ describe('gpushare fleet report, other fleets', () => {
           '859719',
           '85e291',
           '8def0b',
+          '924ef0',
           '9b0150',
           '9c6e13',
           '9f9de4',
           'a00e36',
+          'aaa98d',
           'aaccd5',
           'ab89b3',
           'b81d07',
@@ -332,6 +341,7 @@ describe('gpushare fleet report, other fleets', () => {
           '70498f',
           '718113',
           '93b943',
+          'b8f955',
           'f9deae',
         ],
         [
@@ -340,6 +350,7 @@ describe('gpushare fleet report, other fleets', () => {
           '119a78',
           '193611',
           '254b44',
+          '32295a',
           '63f685',
           '7c52ef',
           'ae9f51',
