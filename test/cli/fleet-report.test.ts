@@ -246,11 +246,11 @@ describe('gpushare fleet report, other fleets', () => {
     const otherH100Today = h100(
       '24-h100-80gb-hbm3-00e26b 24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-06b5fd 24-h100-80gb-hbm3-08ab8c 24-h100-80gb-hbm3-119a78 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-2bd117 24-h100-80gb-hbm3-32295a 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-70498f 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-93b943 24-h100-80gb-hbm3-ae9f51 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-b8f955 24-h100-80gb-hbm3-b93542 24-h100-80gb-hbm3-c0731d 24-h100-80gb-hbm3-f9deae 24-h100-80gb-hbm3-fa60d5 24-h100-80gb-hbm3-fd4af8',
     );
-    // The old way's runs of this stop (8def0b, 6d6b2b, 7696d8, aaa98d, 34989d, 9d1901) were made by 76c1980's
-    // harness bundled without its package.json, so they call themselves gpushare 0.0.0: a tool version unlike
-    // the group's.
+    // The old way's runs of this stop (8def0b, 6d6b2b, 7696d8, aaa98d, 34989d, 9d1901, 1bcad3) were made by
+    // 76c1980's harness bundled without its package.json, so they call themselves gpushare 0.0.0: a tool
+    // version unlike the group's.
     const oldBundle = h100(
-      '24-h100-80gb-hbm3-34989d 24-h100-80gb-hbm3-6d6b2b 24-h100-80gb-hbm3-7696d8 24-h100-80gb-hbm3-8def0b 24-h100-80gb-hbm3-9d1901 24-h100-80gb-hbm3-aaa98d',
+      '24-h100-80gb-hbm3-1bcad3 24-h100-80gb-hbm3-34989d 24-h100-80gb-hbm3-6d6b2b 24-h100-80gb-hbm3-7696d8 24-h100-80gb-hbm3-8def0b 24-h100-80gb-hbm3-9d1901 24-h100-80gb-hbm3-aaa98d',
     );
     expect(json.failingNodes).toEqual(
       [...older, ...otherH100, made, ...slowCopies, ...otherH100Today, ...oldBundle].sort(),
@@ -271,7 +271,7 @@ describe('gpushare fleet report, other fleets', () => {
     // and eb00d1, the old way and switched; the A/A runs 5c93e0 and 348b58, the pair 4c07c5 and 9f9de4, and
     // the A/A runs bf4273 and 6277d7 with the old way's ed828a and 859719, and c7329b and c9a2f1 with b81d07; the
     // pairs bc283a and d64801, prestarted ahead, with the old way's 85e291 and 9c6e13, and 74d5cd, 14d0f1, 6d2c2d,
-    // 9b0150, a00e36 and 7b8e38 with aaccd5, e55c76, bf11d6 and 67805a, and 7d4aa9 and 653dbd with 8def0b, and 3245f0 and bda126 with 6d6b2b, and 3d5d26 and 13ceb9 with 7696d8, and 924ef0 and 5c5577 with aaa98d, and 263513, 2fa6a0 and 7d5d1d with 34989d, and 6ceef7, 01c1fc and 3acf33 with 9d1901) and 500 ms (d4099d, f89eae) on the H100,
+    // 9b0150, a00e36 and 7b8e38 with aaccd5, e55c76, bf11d6 and 67805a, and 7d4aa9 and 653dbd with 8def0b, and 3245f0 and bda126 with 6d6b2b, and 3d5d26 and 13ceb9 with 7696d8, and 924ef0 and 5c5577 with aaa98d, and 263513, 2fa6a0 and 7d5d1d with 34989d, and 6ceef7, 01c1fc and 3acf33 with 9d1901, and 651a08, a2cb2b and e6a982 with 1bcad3) and 500 ms (d4099d, f89eae) on the H100,
     // and the H200's two; the infer sweeps, the old way (6b0c38), prestarted (059f38), 718113, grown (645db2) and
     // prestarted ahead (6fa4f9, 5634df, 2bd117, 93b943, 70498f, f9deae, 00e26b, 08ab8c, b8f955); the resnet18 example, the old way (b34a9c),
     // prestarted (fd4af8, 01f71c, 63f685, 254b44) and checked on its first client (193611, 7c52ef, b93542, 119a78,
@@ -284,6 +284,7 @@ describe('gpushare fleet report, other fleets', () => {
           '034eeb',
           '13ceb9',
           '14d0f1',
+          '1bcad3',
           '263513',
           '2fa6a0',
           '3245f0',
@@ -295,6 +296,7 @@ describe('gpushare fleet report, other fleets', () => {
           '5c5577',
           '5c93e0',
           '6277d7',
+          '651a08',
           '653dbd',
           '67805a',
           '6ceef7',
@@ -315,6 +317,7 @@ describe('gpushare fleet report, other fleets', () => {
           '9d1901',
           '9f9de4',
           'a00e36',
+          'a2cb2b',
           'aaa98d',
           'aaccd5',
           'ab89b3',
@@ -332,6 +335,7 @@ describe('gpushare fleet report, other fleets', () => {
           'e34b0e',
           'e4176e',
           'e55c76',
+          'e6a982',
           'eb00d1',
           'ed51c9',
           'ed828a',
