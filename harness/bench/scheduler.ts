@@ -345,9 +345,9 @@ class Scheduler {
       });
       if (daemon) await daemon.serverPids();
       if ((ready as ReadyReplies).every((r) => r.message.holds === true)) this.holding.add(commandKey(c));
-      if ((ready as ReadyReplies).every((r) => r.message.switches === true)) this.switching.add(commandKey(c));
-      const next = nextComparison(this.run, c);
       const switches = (ready as ReadyReplies).every((r) => r.message.switches === true);
+      if (switches) this.switching.add(commandKey(c));
+      const next = nextComparison(this.run, c);
       const carry: Carry | null =
         next === null
           ? null
