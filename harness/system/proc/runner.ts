@@ -3,6 +3,7 @@ import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import type { ExitInfo, ProcessRunner } from '../../core/process.js';
+import { watchdog } from './watchdog.js';
 
 const STDERR_TAIL_BYTES = 64 * 1024;
 const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
@@ -56,6 +57,8 @@ export const createRunner = (baseEnv?: NodeJS.ProcessEnv): ProcessRunner => ({
       detached: true,
       cleanup: true,
     });
+    // Killed with the harness even if it never reads its stdin again (see watchdog.ts).
+    if (child.pid !== undefined) watchdog.watch(child.pid);
     const listeners: Array<(line: string, tooLong: boolean) => void> = [];
     let partial = '';
     let dropping = false;
