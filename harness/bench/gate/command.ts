@@ -3,6 +3,7 @@ import { type ArgsOf, defineCommand } from '../../core/command.js';
 import type { AppDeps } from '../../core/deps.js';
 import { appendOutputFile, writeOutputFile } from '../../record/store.js';
 import { analyze } from '../analysis/analyze.js';
+import { possibleMetricIds } from '../analysis/metrics.js';
 import { loadRun } from '../record/store.js';
 import { gate } from './gate.js';
 import { gateJson, gateJunit, gateMarkdown, gateText } from './outputs.js';
@@ -32,9 +33,11 @@ export async function runGate(options: GateArgs, deps: AppDeps, env: NodeJS.Proc
   // Without --config, the run is graded by the thresholds it was measured under.
   const thresholds = options.config ? await loadThresholds(options.config) : run.config.thresholds;
   if (options.config)
+    // Against what the run planned too: a rule on a ratio it planned and did not measure is no typo,
+    // and the gate names it as unmeasured (see unmeasured.ts).
     checkPatterns(
       thresholds,
-      analyze(run, thresholds).metrics.map((m) => m.metric.id),
+      [...new Set([...analyze(run, thresholds).metrics.map((m) => m.metric.id), ...possibleMetricIds(run.plan)])],
       options.config,
     );
   const baseline = options.baseline ? await loadRun(options.baseline) : null;

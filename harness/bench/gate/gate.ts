@@ -14,6 +14,7 @@ import type { Metric } from '../analysis/metrics.js';
 import type { Analysis, MetricAnalysis } from '../analysis/types.js';
 import type { Run } from '../record/schema.js';
 import type { Thresholds } from './thresholds.js';
+import { measuredNothing, unmeasuredGraded } from './unmeasured.js';
 
 /** How a metric moved against the baseline. `unclear`: the CI reaches past the noise band but not wholly. */
 export type ChangeStatus = 'regression' | 'improvement' | 'unchanged' | 'unclear';
@@ -169,6 +170,14 @@ export function gate(
     ? base.verdicts.filter((v) => v.stats.value !== null && !present.has(v.metric.id)).map((v) => v.metric.id)
     : [];
   if (missing.length > 0) problems.push(`ratios of the baseline this run did not measure: ${missing.join(', ')}`);
+  // A graded ratio that was never measured, or a run that measured nothing, passes nothing.
+  problems.push(...[measuredNothing(analysis) ?? [], unmeasuredGraded(run, analysis, thresholds)].flat());
+  if (baseline && base)
+    problems.push(
+      ...[measuredNothing(base) ?? [], unmeasuredGraded(baseline, base, thresholds)]
+        .flat()
+        .map((line) => `baseline ${baseline.id}: ${line}; gate against a baseline that measured it`),
+    );
   const failed = analysis.verdicts.some((v) => v.verdict === 'fail') || found.some((c) => c.status === 'regression');
   const doubtful =
     problems.length > 0 || analysis.verdicts.some((v) => v.verdict === 'invalid' || v.verdict === 'inconclusive');
