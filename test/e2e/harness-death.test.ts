@@ -209,4 +209,45 @@ describe('kill -9 of bench at every stage of prestarting leaves no process', () 
       'a prestarted custom process to be importing',
     );
   });
+
+  it('what survives anyway (its watchdog killed too): doctor names it, and --resume kills it', async () => {
+    const { tmp, out } = unstarted(builtin, 8);
+    const log = path.join(tmp, 'stages.log');
+    const harness = cli(['bench', '--resume', out], { TMPDIR: tmp, FAKE_LOG: log, FAKE_WORKLOAD: 'slow-import' });
+    try {
+      await until(
+        () => (stages(log).get('importing')?.length ?? 0) > 0,
+        60_000,
+        'a prestarted process to be importing',
+      );
+      // The watchdog first, then the harness: nothing is left to kill what the harness started.
+      const watchdogs = processesUnder(tmp).filter((pid) =>
+        readOr(`/proc/${pid}/cmdline`).includes('gpushare watchdog'),
+      );
+      expect(watchdogs).toHaveLength(1);
+      for (const pid of watchdogs) process.kill(pid, 'SIGKILL');
+      harness.kill('SIGKILL');
+      await harness;
+      const importing = stages(log).get('importing') ?? [];
+      expect(importing.filter(running)).toEqual(importing);
+
+      const doctor = await cli(['doctor'], { TMPDIR: tmp });
+      for (const pid of importing)
+        expect(doctor.stdout).toMatch(
+          new RegExp(
+            `processes [\\d, ]*\\b${pid}\\b[\\d, ]* left by gpushare pid ${harness.pid}, which has exited: stop them with kill -9 -- -\\d+`,
+          ),
+        );
+
+      const resumed = await cli(['bench', '--resume', out], { TMPDIR: tmp });
+      expect(resumed.stderr).toMatch(
+        /gpushare: warning: killed \d+ process\(es\) left by the interrupted harness: PIDs /,
+      );
+      await until(() => importing.filter(running).length === 0, 15_000, 'the left processes to be gone');
+      await until(() => processesUnder(tmp).length === 0, 15_000, 'every process of the run to be gone');
+    } finally {
+      harness.kill('SIGKILL');
+      for (const pid of processesUnder(tmp)) process.kill(pid, 'SIGKILL');
+    }
+  });
 });
