@@ -5,6 +5,7 @@ import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { measuringPct, type TimeAccount, timeAccountText } from '../../session/time-account.js';
 import { cpuListText, usableCpus } from '../../system/cpus.js';
 import { type Fingerprint, gpuAt, isSimulated } from '../../system/nvidia/schema.js';
+import { LOOP_OVERHEAD_LIMIT_PCT } from '../../workload/protocol.js';
 import { workloadText } from '../../workload/spec.js';
 import { throughputPerS } from '../analysis/measures.js';
 import { armResults } from '../analysis/rounds.js';
@@ -86,6 +87,20 @@ function causeLines(ca: ComparisonAnalysis): string[] {
 
 const mib = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(0)} MiB`);
 const us = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(1)} µs`);
+
+/** Each process's check of gpushare's own loop (a bare loop of its step against the protocol's, back to back, where it ran alone). */
+function loopLines(ca: ComparisonAnalysis): string[] {
+  const { checks, flagged } = ca.loopCheck;
+  if (checks.length === 0) return [];
+  const each = checks.map(
+    ({ client, overhead: o }) =>
+      `client ${client} ${o.bareUsPerRequest.toFixed(1)} µs bare, ${o.loopUsPerRequest.toFixed(1)} µs in the loop (${o.overheadPct >= 0 ? '+' : ''}${o.overheadPct.toFixed(2)}%)`,
+  );
+  return [
+    `Protocol loop, per request, against a bare loop of the same step in the same process: ${each.join('; ')}${flagged ? ` — **over the ${LOOP_OVERHEAD_LIMIT_PCT}% limit**` : ''}.`,
+    '',
+  ];
+}
 
 function streamsTable(ca: ComparisonAnalysis): string[] {
   const lines = ['| arm | streams | host memory | GPU time of the fixed work, median (ms) |', '|---|---|---|---|'];
@@ -180,7 +195,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     ...(run.timeAccount ? [mdText(timeAccountText(run.timeAccount)), ''] : []),
     '## Verdicts',
     '',
-    'Each CI is an exact order-statistic interval of the median over rounds; its coverage is in brackets.',
+    "Each CI is an exact order-statistic interval of the median over rounds; its coverage is in brackets. Every slowdown and aggregate throughput is against one client (tenant) alone on the whole GPU, in every mode (under MIG, alone on its own slice); green contexts' in-slice ratios are named so.",
     '',
     '| metric | value | CI (coverage) | half-width | rounds | threshold | verdict |',
     '|---|---|---|---|---|---|---|',
@@ -257,7 +272,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
         continue;
       }
       lines.push(...(fixedWorkStreams(c) ? streamsTable(ca) : clientTable(ca)), '');
-      lines.push(...causeLines(ca));
+      lines.push(...causeLines(ca), ...loopLines(ca));
       lines.push(
         '| ratio | median | CI (coverage) | half-width | rounds | outliers | meaning |',
         '|---|---|---|---|---|---|---|',

@@ -5,6 +5,7 @@ import { TERMINAL_COLUMNS, wrapLine } from '../../core/wrap.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { timeAccountText } from '../../session/time-account.js';
 import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
+import { LOOP_OVERHEAD_LIMIT_PCT } from '../../workload/protocol.js';
 import { type Analysis, type MetricAnalysis, REPORT_HALF_WIDTH } from '../analysis/types.js';
 import { cheaperMode, measuredFromAnalysis } from '../analysis/which-mode.js';
 import { verdictsJson } from '../gate/outputs.js';
@@ -137,10 +138,21 @@ export function summaryText(
   for (const warning of run.warnings) lines.push(`warning: ${warning}`);
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);
   if (run.timeAccount) lines.push(timeAccountText(run.timeAccount));
+  lines.push(...loopSummary(analysis));
   lines.push(...verdictLines(run, analysis));
   // Each line shown escaped (the GPU's name, reasons and warnings are the run's text), then folded;
   // the run's directory last and whole, for a script or a reader to copy.
   return `${[...lines.flatMap((line) => wrapLine(termText(line), columns)), termText(`results: ${dir}`)].join('\n')}\n`;
+}
+
+/** One line on gpushare's own loop over every process checked (a flagged comparison also says so in its notes); none before 2026-11-27. */
+function loopSummary(analysis: Analysis): string[] {
+  const checks = analysis.comparisons.flatMap((c) => c.loopCheck.checks);
+  if (checks.length === 0) return [];
+  const worst = Math.max(...checks.map((c) => c.overhead.overheadPct));
+  return [
+    `protocol loop: at most ${worst >= 0 ? '+' : ''}${worst.toFixed(2)}% of a request beyond a bare loop of the same step (${checks.length} process checks, each where it ran alone; limit ${LOOP_OVERHEAD_LIMIT_PCT}%)`,
+  ];
 }
 
 /** A run's analysis as JSON: `report --json` and `show --json` print this. */
@@ -160,6 +172,9 @@ export function summaryJson(run: Run, analysis: Analysis) {
     metrics: metricsJson(analysis),
     modes: run.modes.map((m) => ({ mode: m.mode, status: m.status, reason: m.reason })),
     stops: run.stops,
+    loopChecks: analysis.comparisons.flatMap((c) =>
+      c.loopCheck.checks.map((x) => ({ comparison: c.comparison.id, ...x })),
+    ),
     ...(run.timeAccount ? { time: run.timeAccount } : {}),
   };
 }

@@ -13,6 +13,7 @@ import {
   MigProfileSchema,
   SampleSchema,
 } from '../../system/nvidia/schema.js';
+import { LoopOverheadSchema } from '../../workload/protocol.js';
 import { LatencySummarySchema, VariantSchema, WorkloadSpecSchema, WorkSchema } from '../../workload/spec.js';
 
 export const RUN_SCHEMA_ID = 'gpushare.run/2';
@@ -113,6 +114,9 @@ export const ArmSchema = z.object({
 });
 export type Arm = z.infer<typeof ArmSchema>;
 
+/** The green mode's second baseline arm: tenant 0 alone in its own SM slice (its solo-c0 is alone on the whole GPU). */
+export const SLICE_SOLO_ARM = 'slice-solo-c0';
+
 /** A set of arms measured against each other over interleaved rounds, by one group of client processes. */
 export const ComparisonSchema = z.object({
   id: z.string(),
@@ -154,6 +158,8 @@ export const ClientResultSchema = z.object({
   chunkIterations: z.number().int().positive(),
   /** Host time of one request's step() call, mean, µs (protocol 3): with tenants on threads, the GIL's wait shows here. */
   stepHostUs: z.number().nonnegative().optional(),
+  /** Asked for in the first trial where this process ran alone in its comparison: its loop's cost beyond a bare loop. Absent before 2026-11-27. */
+  loopOverhead: LoopOverheadSchema.optional(),
 });
 export type ClientResult = z.infer<typeof ClientResultSchema>;
 
