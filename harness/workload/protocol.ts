@@ -180,9 +180,9 @@ export function runCommand(
 
 /**
  * How long a process runs the check of its own loop (a bare loop of its step against the protocol's,
- * back to back) when a run command asks for it, after that trial's window: 4 ABBA pairs of 25 ms blocks.
+ * back to back) when a run command asks for it, after that trial's window: 4 ABBA pairs of 50 ms blocks.
  */
-export const LOOP_CHECK_MS = 200;
+export const LOOP_CHECK_MS = 400;
 /** A loop that costs more than this share of a request (%) is flagged: it would bias a slowdown. */
 export const LOOP_OVERHEAD_LIMIT_PCT = 1;
 

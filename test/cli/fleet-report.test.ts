@@ -223,7 +223,12 @@ describe('gpushare fleet report, other fleets', () => {
     // And 32295a: its mps/custom@2 slowdown (1.56×) lies above the others' 1.42-1.48×; its MPS solo arms ran
     // ~8% faster than in the other runs (1404-1426 against 1264-1306 requests/s), its contended arm as usual.
     const resnetMps2 = '2026-11-24-h100-80gb-hbm3-32295a';
-    expect(json.outlierNodes).toEqual([made, ...slowCopies, resnetMps2, resnetMps4]);
+    // And the default run 2c8cff, the first at the loop that enters a stream once per window (2026-11-27): a
+    // client alone runs ~1-3% faster than under the old loop, so its timeslice/infer slowdown (2.895×) lies above
+    // the band of the runs before it. The change is the fix, not the node.
+    const fasterSolo = '2026-11-27-h100-80gb-hbm3-2c8cff';
+    expect(json.outlierNodes).toEqual([made, ...slowCopies, resnetMps2, resnetMps4, fasterSolo]);
+    expect(json.nodes.find((n) => n.name === fasterSolo)?.outliers).toEqual(['timeslice/infer/slowdown']);
     expect(json.nodes.find((n) => n.name === resnetMps4)?.outliers).toEqual(['mps/custom@4/slowdown']);
     expect(json.nodes.find((n) => n.name === resnetMps2)?.outliers).toEqual(['mps/custom@2/slowdown']);
     expect(json.nodes.find((n) => n.name === made)?.flags.map((f) => f.kind)).toContain('contaminated');
@@ -244,7 +249,7 @@ describe('gpushare fleet report, other fleets', () => {
       ...h100('22-h100-80gb-hbm3-cce2fd 22-h100-80gb-hbm3-d4099d 22-h100-80gb-hbm3-f89eae 23-h100-80gb-hbm3-6b0c38'),
     ];
     const otherH100Today = h100(
-      '24-h100-80gb-hbm3-00e26b 24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-06b5fd 24-h100-80gb-hbm3-08ab8c 24-h100-80gb-hbm3-119a78 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-2bd117 24-h100-80gb-hbm3-32295a 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-70498f 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-93b943 24-h100-80gb-hbm3-ae9f51 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-b8f955 24-h100-80gb-hbm3-b93542 24-h100-80gb-hbm3-c0731d 24-h100-80gb-hbm3-f9deae 24-h100-80gb-hbm3-fa60d5 24-h100-80gb-hbm3-fd4af8',
+      '27-h100-80gb-hbm3-f425b1 24-h100-80gb-hbm3-00e26b 24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-06b5fd 24-h100-80gb-hbm3-08ab8c 24-h100-80gb-hbm3-119a78 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-2bd117 24-h100-80gb-hbm3-32295a 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-70498f 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-93b943 24-h100-80gb-hbm3-ae9f51 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-b8f955 24-h100-80gb-hbm3-b93542 24-h100-80gb-hbm3-c0731d 24-h100-80gb-hbm3-f9deae 24-h100-80gb-hbm3-fa60d5 24-h100-80gb-hbm3-fd4af8',
     );
     // The old way's runs of this stop (8def0b, 6d6b2b, 7696d8, aaa98d, 34989d, 9d1901, 1bcad3) were made by
     // 76c1980's harness bundled without its package.json, so they call themselves gpushare 0.0.0: a tool
@@ -253,7 +258,7 @@ describe('gpushare fleet report, other fleets', () => {
       '24-h100-80gb-hbm3-1bcad3 24-h100-80gb-hbm3-34989d 24-h100-80gb-hbm3-6d6b2b 24-h100-80gb-hbm3-7696d8 24-h100-80gb-hbm3-8def0b 24-h100-80gb-hbm3-9d1901 24-h100-80gb-hbm3-aaa98d',
     );
     expect(json.failingNodes).toEqual(
-      [...older, ...otherH100, made, ...slowCopies, ...otherH100Today, ...oldBundle].sort(),
+      [...older, ...otherH100, made, ...slowCopies, ...otherH100Today, ...oldBundle, fasterSolo].sort(),
     );
     for (const name of oldBundle)
       expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.kind)).toEqual(['fingerprint']);
@@ -286,6 +291,7 @@ describe('gpushare fleet report, other fleets', () => {
           '14d0f1',
           '1bcad3',
           '263513',
+          '2c8cff',
           '2fa6a0',
           '3245f0',
           '348b58',
