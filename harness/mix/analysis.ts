@@ -250,6 +250,10 @@ export function mixCells(run: MixRun): Cell[] {
   return cells;
 }
 
+/** A green cell's note where its alone ran in its own slice (recorded before whole-GPU alone arms). */
+export const LEGACY_GREEN_ALONE =
+  "alone in its own green slice (recorded before 2026-11-27), not on the whole GPU as every other mode's alone: not comparable";
+
 function cellOf(
   run: MixRun,
   mode: MixMode,
@@ -312,13 +316,19 @@ function cellOf(
       status: 'overloaded',
       reason: aloneOver !== undefined ? `the victim alone did not keep up: ${aloneOver}` : (over as string),
     };
+  // Green recorded before 2026-11-27: its victim alone ran in its own slice, not on the whole GPU as every other mode's.
+  const inSlice = mode === 'green' && pairs.some((p) => p.alone.wholeGpu !== true);
+  const notes = [
+    ...(outcome?.status === 'interrupted' ? [outcome.reason] : []),
+    ...(inSlice ? [LEGACY_GREEN_ALONE] : []),
+  ];
   return {
     ...measured,
     p50: ratio(t.latencies.p50, a.latencies.p50),
     p99: ratio(t.latencies.p99, a.latencies.p99),
     p999: ratio(t.latencies.p999, a.latencies.p999),
     status: 'measured',
-    reason: outcome?.status === 'interrupted' ? outcome.reason : null,
+    reason: notes.length > 0 ? notes.join('; ') : null,
   };
 }
 

@@ -1,7 +1,9 @@
 /** mix's pure parts: the quantile intervals, overloaded windows, the mean interval and the claims' grading. */
 import { describe, expect, it } from 'vitest';
 import {
+  LEGACY_GREEN_ALONE,
   meanInterval,
+  mixCells,
   overloadOf,
   type Protection,
   protectionFor,
@@ -10,6 +12,7 @@ import {
 } from '../../harness/mix/analysis.js';
 import { mixClaims } from '../../harness/mix/claims.js';
 import type { MixRun, MixWindow, VictimWindow } from '../../harness/mix/record.js';
+import { encodeLatencies } from '../../harness/workload/open-loop.js';
 
 /** P(B ≤ k) for B ~ Binomial(n, q), summed directly in logs (independent of the code under test). */
 function cdf(n: number, q: number, k: number): number {
@@ -173,5 +176,33 @@ describe('the cap carried into deployment files', () => {
       upToLoad: null,
       failedAtLoad: 0.25,
     });
+  });
+});
+
+describe("green's victim alone", () => {
+  /** Green rounds of the victim alone and beside compute, 1 ms alone and 2 ms beside; `wholeGpu` on the alone windows. */
+  function greenRun(wholeGpu: boolean): MixRun {
+    const lat = (ms: number) => victim({ histogram: encodeLatencies(Array.from({ length: 1000 }, () => ms)) });
+    const windows = [0, 1, 2].flatMap((round) => [
+      window({
+        mode: 'green',
+        round,
+        arm: 'victim-alone',
+        aggressor: null,
+        victimResult: lat(1),
+        ...(wholeGpu ? { wholeGpu: true as const } : {}),
+      }),
+      window({ mode: 'green', round, arm: 'together', victimResult: lat(2) }),
+    ]);
+    const settings = { modes: ['green'], threadPcts: [], loads: [0.5], aggressors: [{ name: 'compute' }], rounds: 3 };
+    return { settings, windows, outcomes: [], status: 'complete', current: null } as unknown as MixRun;
+  }
+
+  it('is on the whole GPU since 2026-11-27; a record from before says its alone ran in its slice', () => {
+    const [whole] = mixCells(greenRun(true));
+    const [inSlice] = mixCells(greenRun(false));
+    expect(whole?.status).toBe('measured');
+    expect(whole?.reason ?? null).toBeNull();
+    expect(inSlice?.reason).toBe(LEGACY_GREEN_ALONE);
   });
 });
