@@ -96,10 +96,8 @@ class Arguments(unittest.TestCase):
         self.assertIn("argument --iterations: invalid int value: '7.5'", usage.getvalue())
 
 
-class GraphCapture(unittest.TestCase):
-    """graph_replay on the fake torch (test/fakes/python), which records the stream a graph was captured on:
-    a graph runs on the SMs of its capture stream's context, so a tenant's graph (in the green mode, of its
-    green context) must be captured on the tenant's own stream, not on a side stream of PyTorch's."""
+class FakeTorchCase(unittest.TestCase):
+    """A test on the fake torch (test/fakes/python): its module on the path for the test, as self.torch."""
 
     def setUp(self):
         fakes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "python")
@@ -108,6 +106,12 @@ class GraphCapture(unittest.TestCase):
         import torch
 
         self.torch = torch
+
+
+class GraphCapture(FakeTorchCase):
+    """graph_replay on the fake torch (test/fakes/python), which records the stream a graph was captured on:
+    a graph runs on the SMs of its capture stream's context, so a tenant's graph (in the green mode, of its
+    green context) must be captured on the tenant's own stream, not on a side stream of PyTorch's."""
 
     def test_a_tenants_graph_is_captured_on_its_own_stream(self):
         torch = self.torch
@@ -122,20 +126,15 @@ class GraphCapture(unittest.TestCase):
         self.assertIsNot(replay.__self__.captured_on, torch.cuda.default_stream())
 
 
-class TenantGradMode(unittest.TestCase):
+class TenantGradMode(FakeTorchCase):
     """PyTorch keeps grad mode per thread: infer's setup turns it off on the thread that builds it, a
     training tenant needs it on, and a tenant's requests run on a thread of its own. Each tenant keeps the
     mode its own setup left, on every thread it runs on (a training tenant set up after infer failed with
     "element 0 of tensors does not require grad" on the H100)."""
 
     def setUp(self):
-        fakes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "python")
-        sys.path.insert(0, fakes)
-        self.addCleanup(sys.path.remove, fakes)
-        import torch
-
-        self.torch = torch
-        self.addCleanup(torch.set_grad_enabled, torch.is_grad_enabled())
+        super().setUp()
+        self.addCleanup(self.torch.set_grad_enabled, self.torch.is_grad_enabled())
 
     def test_each_tenant_keeps_its_own_grad_mode_in_setup_warm_up_and_on_its_thread(self):
         torch = self.torch
@@ -282,18 +281,10 @@ sys.exit(status)
         self.assertIn("after serve", done.stderr)
 
 
-class WindowLoop(unittest.TestCase):
+class WindowLoop(FakeTorchCase):
     """The protocol's window loop on one lane, and its check against a bare loop, on the fake torch: the
     lane's stream is entered once per window, not per request, and the check measures both loops on the
     same step and reports per-request times and their difference."""
-
-    def setUp(self):
-        fakes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "python")
-        sys.path.insert(0, fakes)
-        self.addCleanup(sys.path.remove, fakes)
-        import torch
-
-        self.torch = torch
 
     def counting(self):
         """A fake torch.cuda.stream that counts how often a stream is entered."""
@@ -369,17 +360,9 @@ class WindowLoop(unittest.TestCase):
         self.assertGreater(check["overheadPct"], 50)
 
 
-class WholeTwin(unittest.TestCase):
+class WholeTwin(FakeTorchCase):
     """A green process's tenant 0 has a twin on the whole GPU: a run command whose variant says whole runs
     the twin, and one naming a tenant without a twin is refused, not run in its slice."""
-
-    def setUp(self):
-        fakes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "python")
-        sys.path.insert(0, fakes)
-        self.addCleanup(sys.path.remove, fakes)
-        import torch
-
-        self.torch = torch
 
     def tenants(self):
         torch = self.torch
