@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { editedCopy, H100_RUN, runCli, tempDir } from '../helpers.js';
+import { editedCopy, H100_MIX_RUN, H100_RUN, runCli, tempDir } from '../helpers.js';
 
 /** MPS's contended iterations scaled by 1.738 / 2.701: its slowdown becomes time-slicing's, its interval overlaps. */
 const overlapping = () =>
@@ -90,5 +90,22 @@ describe('which mode, where the intervals overlap', () => {
       parse(readFileSync(path.join(separated, 'gpushare-clusterpolicy-patch.yaml'), 'utf8')).spec.devicePlugin.config
         .default,
     ).toBe('mps-4');
+  });
+});
+
+describe("mix's protection, where the throughput kept measured the same", () => {
+  it('says so in the protection table, and takes the least restrictive of the settings that hold', async () => {
+    const out = tempDir();
+    const result = await runCli(['report', H100_MIX_RUN, '--out', out]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const md = readFileSync(path.join(out, `${path.basename(H100_MIX_RUN)}.md`), 'utf8');
+    // Beside training at 25% load, 50% kept 0.98 [0.87, 1.08] and 25% kept 0.72 [0.56, 0.88]: they overlap.
+    expect(md).toContain(
+      "| train | 25% | 2.854 | 50% | 2.149 | 0.98 [0.87, 1.08] | p99 ≤ 2.85 ms holds at 95% over 1784 requests; 50%, 25% measured the same here (the aggressor's throughput kept: the intervals overlap), and each holds the target: the least restrictive is taken, since a cap also limits the aggressor when it runs alone |",
+    );
+    // Beside memory bandwidth only 25% held: nothing to tie.
+    expect(md).toMatch(
+      /\| bandwidth \| 25% \| 2\.854 \| 25% \| [^|]+\| [^|]+\| p99 ≤ 2\.85 ms holds at 95% over \d+ requests \|/,
+    );
   });
 });
