@@ -463,9 +463,9 @@ function recommend(
       ? -2
       : decided.includes(a.mode)
         ? decided.indexOf(a.mode)
-        : decision?.kind === 'none'
+        : decision !== null
           ? Number.POSITIVE_INFINITY
-          : (slowdown(a) ?? Number.POSITIVE_INFINITY) + decided.length;
+          : (slowdown(a) ?? Number.POSITIVE_INFINITY);
   const ok = [...fitting].sort(
     (a, b) => rank(a) - rank(b) || ISOLATION_ORDER.indexOf(a.mode) - ISOLATION_ORDER.indexOf(b.mode),
   );
@@ -483,7 +483,10 @@ function recommend(
             .replace(/\.$/, '')
             .replace(/^[A-Z](?=[a-z])/, (x) => x.toLowerCase())}`
         : `fits, and measured the same as ${MODE_TEXT[decision.mode]} here (the 95% intervals of the slowdown overlap): ${s?.toFixed(2)}×${m ? `${interval(m)} ${at}` : ''}; isolation put ${MODE_TEXT[decision.mode]} first`;
-    if (s !== null && m && decision?.kind === 'cheaper' && first)
+    const skipped = decision?.skipped.find((x) => x.mode === a.mode);
+    if (s !== null && decision && decision.kind !== 'none' && skipped)
+      return `fits; its cost is not weighed against the others (${termText(skipped.reason)}), so it is ranked by isolation after them`;
+    if (s !== null && m && decision?.kind === 'cheaper' && a.mode === decision.mode)
       return `fits, and measured the lowest per-model slowdown of the options that fit, its 95% interval below every other's: ${s.toFixed(2)}×${interval(m)} ${at}`;
     if (s !== null && decision?.kind === 'none')
       return `fits; its cost is not compared (${termText(decision.reason)}), so it is ranked by isolation (${ISOLATION_ORDER.map((x) => MODE_TEXT[x]).join(', ')})`;
