@@ -124,7 +124,14 @@ export function decideMode(
         mode: cost.mode,
         reason: `measured with ${cost.clients} ${cost.workload} clients, not ${at.clients} ${at.workload}`,
       });
-    else if (r === null) skipped.push({ mode: cost.mode, reason: `no ${metric} measured` });
+    else if (r === null)
+      skipped.push({
+        mode: cost.mode,
+        reason:
+          metric === 'slowdown'
+            ? 'no slowdown against one client alone on the whole GPU in this run'
+            : 'no aggregate measured',
+      });
     else if (r.ci === null) skipped.push({ mode: cost.mode, reason: 'no 95% interval (too few rounds)' });
     else weighed.push({ cost, ci: r.ci, median: r.value });
   }

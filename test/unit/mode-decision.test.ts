@@ -3,6 +3,7 @@
  * separates from every other mode's; otherwise the modes measured the same and isolation decides.
  */
 import { describe, expect, it } from 'vitest';
+import { type MeasuredMode, modeDecision } from '../../harness/bench/analysis/which-mode.js';
 import { decideMode, type ModeCost, type SharingMode, separate } from '../../harness/core/mode-decision.js';
 
 const AT = { workload: 'infer', clients: 2 };
@@ -157,5 +158,47 @@ describe('decideMode on the aggregate (higher is better)', () => {
       aggregate: { value: (ci[0] + ci[1]) / 2, ci: [ci[0], ci[1]] },
     });
     expect(decideMode([of('mps', mps), of('timeslice', ts)], AT, null, 'aggregate')).toMatchObject({ kind, mode });
+  });
+});
+
+describe("modeDecision: a run's modes", () => {
+  const measuredMode = (slowdown: number | null, ci: [number, number] | null, clients = 2): MeasuredMode => ({
+    workload: 'infer',
+    clients,
+    slowdown,
+    slowdownCi: ci,
+    aggregate: null,
+    p99Ratio: null,
+    contendedP99Ms: null,
+  });
+
+  it('decides where the slowdowns were measured, and names a mode measured without one', () => {
+    // Green recorded only in-slice ratios (no slowdown against the whole GPU), at 4 tenants.
+    const d = modeDecision({
+      source: 'run r',
+      timeslice: measuredMode(2.7, [2.6, 2.8]),
+      mps: measuredMode(1.7, [1.65, 1.75]),
+      green: measuredMode(null, null, 4),
+    });
+    expect(d).toMatchObject({ kind: 'cheaper', mode: 'mps', clients: 2 });
+    expect(d.skipped).toEqual([{ mode: 'green', reason: 'measured with 4 infer clients, not 2 infer' }]);
+    const same = modeDecision({
+      source: 'run r',
+      timeslice: measuredMode(2.7, [2.6, 2.8]),
+      mps: null,
+      green: measuredMode(null, null),
+    });
+    expect(same).toMatchObject({ kind: 'none' });
+    expect(same.skipped).toEqual([
+      { mode: 'green', reason: 'no slowdown against one client alone on the whole GPU in this run' },
+    ]);
+  });
+
+  it('compares nothing where no mode measured a slowdown (a cross-GPU run)', () => {
+    expect(modeDecision({ source: 'run r', timeslice: measuredMode(null, null, 3), mps: null })).toEqual({
+      kind: 'none',
+      reason: 'no sharing mode measured on a contention workload',
+      skipped: [],
+    });
   });
 });

@@ -110,14 +110,13 @@ export function measuredFromAnalysis(run: Run, analysis: Analysis, models: numbe
 
 const DECIDING_MODES = ['streams', 'green', 'timeslice', 'mps', 'mig'] as const;
 
-/** Each mode measured on a contention workload, as the decision reads it. */
+/** Each mode the run measured, as the decision reads it. */
 export function modeCosts(measured: Measured): ModeCost[] {
   const interval = (value: number | null, ci: [number, number] | null | undefined): RatioInterval | null =>
     value === null ? null : { value, ci: ci ?? null };
   return DECIDING_MODES.flatMap((mode) => {
     const m = measured[mode];
-    // A mode with no slowdown measured no contention (e.g. a cross-GPU comparison): nothing to weigh.
-    return m && m.slowdown !== null
+    return m
       ? [
           {
             mode,
@@ -169,7 +168,8 @@ function contextMiB(measured: Measured): number | null {
 /** The one decision "which sharing mode measured cheaper", over every mode the run measured, or those of `only` (see decideMode). */
 export function modeDecision(measured: Measured, only: readonly ModeName[] | null = null): ModeDecision {
   const costs = modeCosts(measured).filter((c) => only === null || only.includes(c.mode));
-  const at = decidingPoint(costs);
+  // The point is where slowdowns were measured; without any (e.g. only a cross-GPU comparison) nothing is compared.
+  const at = decidingPoint(costs.filter((c) => c.slowdown !== null));
   if (at === null) return { kind: 'none', reason: 'no sharing mode measured on a contention workload', skipped: [] };
   return decideMode(costs, at, contextMiB(measured));
 }

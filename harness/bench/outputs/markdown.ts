@@ -158,19 +158,21 @@ function answer(run: Run, analysis: Analysis): string[] {
     const head = `Measured with ${d.clients} ${mdCode(d.workload)} clients (${probe})`;
     lines.push(
       d.kind === 'cheaper'
-        ? `${head}: **${d.mode === 'mps' ? 'MPS' : d.mode === 'timeslice' ? 'time-slicing' : MODE_SUBJECT[d.mode]}** shared this GPU better. ${said}${weighed.length > 2 ? ` Its 95% interval of the slowdown lies below every other mode's (${listText(weighed.filter((m) => m !== d.mode).map((m) => MODE_SUBJECT[m]))}).` : ''}${mdText(skippedText(d).replace(/^; n/, ' N'))}${d.skipped.length > 0 ? '.' : ''}`
-        : `${head}: ${mdText(listText(d.tied.map((m) => MODE_SUBJECT[m])))} **measured the same here**: their 95% intervals of the slowdown overlap (${mdText(slowedText(d, d.tied, true))}). ${mdText(decidedText(d))}${d.costlier.length > 0 ? ` ${mdText(costlierText(d))}` : ''} ${said}${mdText(skippedText(d).replace(/^; n/, ' N'))}${d.skipped.length > 0 ? '.' : ''}`,
+        ? `${head}: **${d.mode === 'mps' ? 'MPS' : d.mode === 'timeslice' ? 'time-slicing' : MODE_SUBJECT[d.mode]}** shared this GPU better. ${said}${weighed.length > 2 ? ` Its 95% interval of the slowdown lies below every other mode's (${listText(weighed.filter((m) => m !== d.mode).map((m) => MODE_SUBJECT[m]))}).` : ''}${d.skipped.length > 0 ? ` ${mdText(skippedText(d).replace(/^; n/, 'N'))}.` : ''}`
+        : `${head}: ${mdText(listText(d.tied.map((m) => MODE_SUBJECT[m])))} **measured the same here**: their 95% intervals of the slowdown overlap (${mdText(slowedText(d, d.tied, true))}). ${mdText(decidedText(d))}${d.costlier.length > 0 ? ` ${mdText(costlierText(d))}` : ''} ${said}${d.skipped.length > 0 ? ` ${mdText(skippedText(d).replace(/^; n/, 'N'))}.` : ''}`,
       '',
     );
   } else {
     lines.push(
       d.skipped.length > 0
-        ? `This run does not say which sharing mode is cheaper: ${mdText(d.reason)}. ${costsText(modeCosts(measured))}`
+        ? `This run does not say which sharing mode is cheaper: ${mdText(d.reason)}. ${costsText(modeCosts(measured).filter((c) => c.slowdown !== null))}`
         : 'This run did not measure two sharing modes on a contention workload, so it cannot compare them.',
     );
   }
   // What breaks in each mode the run measured on a contention workload, whatever the decision.
-  const shown = modeCosts(measured).map((c) => c.mode);
+  const shown = modeCosts(measured)
+    .filter((c) => c.slowdown !== null)
+    .map((c) => c.mode);
   const breaks: string[] = [];
   if (ts && shown.includes('timeslice'))
     breaks.push(
