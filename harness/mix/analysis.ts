@@ -5,6 +5,7 @@
  * throughput kept with its interval over the rounds, and the protection search over the caps.
  */
 import * as hdr from 'hdr-histogram-js';
+import { separate } from '../core/mode-decision.js';
 import { decodeLatencies, p99Holds } from '../workload/open-loop.js';
 import { type AggressorWindow, type MixMode, type MixRun, type MixWindow, PAIR } from './record.js';
 
@@ -373,7 +374,11 @@ export function protections(run: MixRun, cells: readonly Cell[] = mixCells(run))
               : `none of the ${tried} settings measured keeps the victim's p99 within ${targetMs.toFixed(2)} ms: cap lower than ${Math.min(...s.threadPcts)}%, or isolate (MIG)`,
         };
       }
-      const best = holding.reduce((x, y) => ((y.kept?.value ?? 0) > (x.kept?.value ?? 0) ? y : x));
+      const { best, same } = mostKept(holding);
+      const tie =
+        same.length > 1
+          ? `; ${same.map((c) => `${c.threadPct ?? 100}%`).join(', ')} measured the same here (the aggressor's throughput kept: the intervals overlap), and each holds the target: the least restrictive is taken, since a cap also limits the aggressor when it runs alone`
+          : '';
       return {
         aggressor: a.name,
         load,
@@ -381,10 +386,25 @@ export function protections(run: MixRun, cells: readonly Cell[] = mixCells(run))
         threadPct: best.threadPct ?? 100,
         p99Ms: best.together?.p99.ms ?? null,
         kept: best.kept,
-        reason: `p99 ≤ ${targetMs.toFixed(2)} ms holds at 95% over ${best.together?.requests} requests`,
+        reason: `p99 ≤ ${targetMs.toFixed(2)} ms holds at 95% over ${best.together?.requests} requests${tie}`,
       };
     }),
   );
+}
+
+/**
+ * Of the settings that hold the target, the one keeping the most aggressor throughput, decided only
+ * where the intervals separate: the settings whose kept interval overlaps (or, with no interval,
+ * cannot be told from) the highest median's measured the same: each holds the target, and the least
+ * restrictive of them is taken, since a cap also limits the aggressor when it runs alone, which the
+ * matrix does not measure.
+ */
+export function mostKept(holding: readonly Cell[]): { best: Cell; same: Cell[] } {
+  const top = holding.reduce((x, y) => ((y.kept?.value ?? 0) > (x.kept?.value ?? 0) ? y : x));
+  const same = holding
+    .filter((c) => c === top || top.kept?.ci == null || c.kept?.ci == null || !separate(c.kept.ci, top.kept.ci))
+    .sort((x, y) => (y.threadPct ?? 100) - (x.threadPct ?? 100));
+  return { best: same[0] as Cell, same };
 }
 
 /** Whether the cell's victim p99 is within `targetMs` at 95% (the test capacity passes a step by). */

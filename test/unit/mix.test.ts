@@ -1,9 +1,11 @@
 /** mix's pure parts: the quantile intervals, overloaded windows, the mean interval and the claims' grading. */
 import { describe, expect, it } from 'vitest';
 import {
+  type Cell,
   LEGACY_GREEN_ALONE,
   meanInterval,
   mixCells,
+  mostKept,
   overloadOf,
   type Protection,
   protectionFor,
@@ -155,6 +157,54 @@ describe('the mixed-tenant claims', () => {
   it('is inconclusive when the intervals overlap, and not measured without the pair', () => {
     expect(interleave(pairRun({ timeslice: [0.5, 0.7, 0.6], mps: [0.55, 0.8, 0.6] }))?.verdict).toBe('inconclusive');
     expect(interleave(pairRun({ timeslice: [], mps: [] }))?.verdict).toBe('not measured');
+  });
+
+  it('decides only where the intervals separate: touching is the same here, just apart is not', () => {
+    // Every round alike: each interval is one point, aggregate 2k (compute's k plus bandwidth's k).
+    const touching = interleave(pairRun({ timeslice: [0.5, 0.5, 0.5], mps: [0.5, 0.5, 0.5] }));
+    expect(touching?.verdict).toBe('inconclusive');
+    expect(touching?.measured).toContain(
+      ': measured the same here (the intervals overlap), so neither holds nor fails',
+    );
+    // MPS 1.004 (502 and 251 iterations of 1000 and 500) against 1.000: apart, and above 1.
+    expect(interleave(pairRun({ timeslice: [0.5, 0.5, 0.5], mps: [0.502, 0.502, 0.502] }))?.verdict).toBe('holds');
+    expect(interleave(pairRun({ timeslice: [0.502, 0.502, 0.502], mps: [0.5, 0.5, 0.5] }))?.verdict).toBe(
+      'does not hold',
+    );
+  });
+});
+
+describe("the protection search's choice among the settings that hold", () => {
+  const at = (threadPct: number | null, value: number, ci: [number, number] | null) =>
+    ({ threadPct, kept: { value, ci, rounds: 3 } }) as unknown as Cell;
+  const pick = (cells: Cell[]) => {
+    const { best, same } = mostKept(cells);
+    return { best: best.threadPct, same: same.map((c) => c.threadPct) };
+  };
+
+  it.each([
+    {
+      case: 'separated: the most kept, though capped lower',
+      cells: [at(50, 0.7, [0.5, 0.94]), at(25, 0.97, [0.95, 1.0])],
+      want: { best: 25, same: [25] },
+    },
+    {
+      case: 'just touching: the same here, the least restrictive',
+      cells: [at(50, 0.7, [0.5, 0.95]), at(25, 0.97, [0.95, 1.0])],
+      want: { best: 50, same: [50, 25] },
+    },
+    {
+      case: 'uncapped counts as 100%',
+      cells: [at(null, 0.9, [0.6, 1.2]), at(50, 0.95, [0.8, 1.1]), at(10, 0.3, [0.2, 0.4])],
+      want: { best: null, same: [null, 50] },
+    },
+    {
+      case: 'no interval cannot be told apart',
+      cells: [at(50, 0.5, null), at(25, 0.97, [0.95, 1.0])],
+      want: { best: 50, same: [50, 25] },
+    },
+  ])('$case', ({ cells, want }) => {
+    expect(pick(cells)).toEqual(want);
   });
 });
 

@@ -7,13 +7,12 @@ import { timeAccountText } from '../../session/time-account.js';
 import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { LOOP_OVERHEAD_LIMIT_PCT } from '../../workload/protocol.js';
 import { type Analysis, type MetricAnalysis, REPORT_HALF_WIDTH } from '../analysis/types.js';
-import { cheaperMode, measuredFromAnalysis } from '../analysis/which-mode.js';
+import { measuredFromAnalysis, modeDecision } from '../analysis/which-mode.js';
 import { verdictsJson } from '../gate/outputs.js';
 import { benchOutcome } from '../outcome.js';
 import type { Run, Stop } from '../record/schema.js';
 import { metricsJson } from './metrics-table.js';
-
-const MODE_NAMES = { mps: 'MPS', timeslice: 'time-slicing' } as const;
+import { decisionLine } from './which-mode-text.js';
 
 /** Why a comparison stopped adding rounds, in words (progress already printed the "stopped:" line). */
 const STOP_WORDS: Record<Stop['reason'], string> = {
@@ -91,14 +90,8 @@ function verdictLines(run: Run, analysis: Analysis): string[] {
             : `verdict: INCONCLUSIVE (exit ${outcome.exitCode}): ${outcome.problems.length} problem${outcome.problems.length > 1 ? 's' : ''}`,
           ...outcome.problems.map((p) => `- ${p}`),
         ];
-  const measured = measuredFromAnalysis(run, analysis);
-  const cheaper = cheaperMode(measured);
-  const ts = measured.timeslice;
-  const mps = measured.mps;
-  if (cheaper && ts && mps && ts.slowdown !== null && mps.slowdown !== null)
-    lines.push(
-      `${MODE_NAMES[cheaper]} measured cheaper here: ${ts.clients} ${ts.workload} clients each slowed ${mps.slowdown.toFixed(2)}× under MPS and ${ts.slowdown.toFixed(2)}× time-sliced`,
-    );
+  const decided = decisionLine(modeDecision(measuredFromAnalysis(run, analysis)));
+  if (decided !== null) lines.push(decided);
   return lines;
 }
 
