@@ -97,6 +97,8 @@ interface Tally {
   sources: Set<string>;
   /** Cases whose planted copy's band differed from the A/A one's (should be none). */
   bandMoved: number;
+  /** How often each run took part in an A/A case called changed (as the candidate, or the one baseline). */
+  spuriousBy: Map<number, number>;
 }
 
 const pct = (x: number, digits = 1) => `${(x * 100).toFixed(digits)}%`;
@@ -123,10 +125,24 @@ function scenario(cases: readonly Case[], analyses: Analysis[], planted: Analysi
       if (!t)
         tallies.set(
           c.metricId,
-          (t = { cases: 0, spurious: 0, caught: 0, needed: [], bands: [], sources: new Set(), bandMoved: 0 }),
+          (t = {
+            cases: 0,
+            spurious: 0,
+            caught: 0,
+            needed: [],
+            bands: [],
+            sources: new Set(),
+            bandMoved: 0,
+            spuriousBy: new Map(),
+          }),
         );
       t.cases++;
-      if (c.status === 'regression' || c.status === 'improvement') t.spurious++;
+      if (c.status === 'regression' || c.status === 'improvement') {
+        t.spurious++;
+        // With one baseline either run of the pair may be the odd one.
+        for (const i of k.baselines.length === 1 ? [k.candidate, ...k.baselines] : [k.candidate])
+          t.spuriousBy.set(i, (t.spuriousBy.get(i) ?? 0) + 1);
+      }
       const p = slowed.get(c.metricId);
       if (p?.status === 'regression') t.caught++;
       if (c.band) {
@@ -141,7 +157,7 @@ function scenario(cases: readonly Case[], analyses: Analysis[], planted: Analysi
 }
 
 /** The scenario as a markdown table and its summary lines; headlines that miss a target named. */
-function report(title: string, result: ReturnType<typeof scenario>): string[] {
+function report(title: string, result: ReturnType<typeof scenario>, runs: readonly Run[]): string[] {
   const lines = [
     `### ${title}`,
     '',
@@ -169,6 +185,11 @@ function report(title: string, result: ReturnType<typeof scenario>): string[] {
         ? `catches a ${pct(PLANTED, 0)} slowdown in ${pct(caughtRate)}, a ${pct(arm)} one in ${pct(DETECT, 0)}`
         : '',
     ].filter(Boolean);
+    if (spuriousRate > SPURIOUS_TARGET) {
+      // Which runs the A/A calls came from: an outlier run says so here, not in a footnote.
+      const top = [...t.spuriousBy].sort((a, b) => b[1] - a[1]).slice(0, 3);
+      miss.push(`A/A calls involving ${top.map(([i, n]) => `\`${(runs[i] as Run).id}\` (${n})`).join(', ')}`);
+    }
     if (miss.length > 0) misses.push(`\`${id}\`: ${miss.join('; ')}`);
     lines.push(
       `| \`${id}\` | ${[...t.sources].join(', ')} | ±${pct(logToRelative(bands[bands.length >> 1] ?? Number.NaN))} | ${t.spurious} of ${t.cases} (${pct(spuriousRate, 2)}) | ${t.caught} of ${t.cases} (${pct(caughtRate)}) | ${Number.isFinite(d) ? `${pct(arm)} (${pct(Math.expm1(d))})` : 'n/a'} |`,
@@ -221,6 +242,7 @@ async function main() {
     ...report(
       `One baseline run, band learned from the other ${runs.length - 2} runs (${pairs.length} pairs, both runs of each pair left out)`,
       scenario(pairs, analyses, planted, noiseBand),
+      runs,
     ),
     ...report(
       `One baseline run, no history: the default floors (${pairs.length} pairs; the floors were learned from these same runs)`,
@@ -230,6 +252,7 @@ async function main() {
         planted,
         noiseBand,
       ),
+      runs,
     ),
   ];
   for (const size of SET_SIZES)
@@ -237,6 +260,7 @@ async function main() {
       ...report(
         `A directory of ${size} baseline runs, band learned from them (${SETS_PER_RUN} random sets of the other runs per run, seed ${SEED})`,
         scenario(sets(size), analyses, planted, noiseBand),
+        runs,
       ),
     );
   lines.push(

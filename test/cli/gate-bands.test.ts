@@ -61,13 +61,21 @@ describe('gate --baseline <directory of runs>', () => {
 
   it('learns the band from the runs, names them, and sets aside a run measured differently', async () => {
     const other = copy(baselines, 'other-window', {}, (run) => void (run.config.windowMs = 300));
+    const fewer = copy(baselines, 'fewer', {}, (run) => {
+      run.plan = run.plan.filter((c) => c.id !== 'mps/infer');
+      run.trials = run.trials.filter((t) => t.comparisonId !== 'mps/infer');
+    });
     const candidate = copy(root, 'candidate');
     const { exitCode, json } = await gateJson([candidate, '--baseline', baselines]);
     rmSync(other, { recursive: true });
+    rmSync(fewer, { recursive: true });
     expect(exitCode).toBe(0);
     expect(json.baselines).toEqual(['base-0', 'base-1', 'base-2', 'base-3']);
     expect(json.history).toEqual(json.baselines);
-    expect(json.setAside).toEqual(['other-window: window: 300 ms before vs 500 ms now']);
+    expect(json.setAside).toEqual([
+      expect.stringMatching(/^fewer: other comparisons \(streams\/spin, .*mps\/gemm\)$/),
+      'other-window: window: 300 ms before vs 500 ms now',
+    ]);
     const gemm = changeOf(json, `${GEMM}/slowdown`);
     expect(gemm?.band).toMatchObject({ source: 'learned', runs: 4 });
     // t(99.5%, 3 df) = 7.453 × the SD of the four runs' log slowdowns × √(1 + 1/4): the spread, not the rounds.
@@ -93,6 +101,12 @@ describe('gate --baseline <directory of runs>', () => {
     expect([changeOf(inside.json, `${GEMM}/slowdown`)?.status, inside.exitCode]).toEqual(['unchanged', 0]);
     const outside = await at(1e-4);
     expect([changeOf(outside.json, `${GEMM}/slowdown`)?.status, outside.exitCode]).toEqual(['regression', 1]);
+  });
+
+  it('a quoted glob names the same runs', async () => {
+    const { json } = await gateJson([copy(root, 'globbed'), '--baseline', path.join(baselines, 'base-*')]);
+    expect(json.baselines).toEqual(['base-0', 'base-1', 'base-2', 'base-3']);
+    expect(changeOf(json, `${GEMM}/slowdown`)?.band).toMatchObject({ source: 'learned', runs: 4 });
   });
 
   it('a directory with no runs in it: exit 2, one line', async () => {

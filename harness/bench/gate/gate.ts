@@ -266,6 +266,12 @@ export function sortBaselines(
   const mismatches: string[] = [];
   for (const other of candidates) {
     const why = comparability(run, other);
+    // In a set, a run of other comparisons (a sweep, a custom workload) is no baseline of this one.
+    const plan = (r: Run) => r.plan.map((c) => c.id).join(', ');
+    if (why.length === 0 && plan(other) !== plan(run)) {
+      setAside.push(`${other.id}: other comparisons (${shortList([plan(other)])})`);
+      continue;
+    }
     const hard =
       other.id === run.id ||
       other.status !== 'complete' ||
