@@ -109,6 +109,25 @@ describe('gate --baseline <directory of runs>', () => {
     expect(changeOf(json, `${GEMM}/slowdown`)?.band).toMatchObject({ source: 'learned', runs: 4 });
   });
 
+  it('--history learns the band from other runs while the change is taken against one run', async () => {
+    const { json } = await gateJson([
+      copy(root, 'against-one'),
+      '--baseline',
+      path.join(baselines, 'base-1'),
+      '--history',
+      baselines,
+    ]);
+    expect(json.baselines).toEqual(['base-1']);
+    expect(json.history).toEqual(['base-0', 'base-1', 'base-2', 'base-3']);
+    const gemm = changeOf(json, `${GEMM}/slowdown`);
+    expect(gemm?.band).toMatchObject({ source: 'learned', runs: 4 });
+    // One reference run: √(1 + 1/1), not the √(1 + 1/4) of the four runs as the reference.
+    const logs = factors.map((f) => -Math.log(f));
+    const mean = logs.reduce((s, x) => s + x, 0) / logs.length;
+    const sd = Math.sqrt(logs.reduce((s, x) => s + (x - mean) ** 2, 0) / (logs.length - 1));
+    expect(Math.log1p(gemm?.band?.between ?? 0)).toBeCloseTo(7.453 * sd * Math.SQRT2, 3);
+  });
+
   it('a directory with no runs in it: exit 2, one line', async () => {
     const result = await runCli(['gate', DEFAULT_RUN, '--baseline', tempDir()]);
     expect(result.exitCode).toBe(2);
