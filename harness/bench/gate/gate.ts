@@ -44,7 +44,7 @@ export interface Change {
 
 export interface GateResult {
   runId: string;
-  /** The baseline run's id, or a summary of the set ("12 runs: a, b, …"); null without a baseline. */
+  /** The baseline run's id, or "N runs" for a set; null without a baseline. */
   baselineId: string | null;
   /** The ids of every baseline run compared against. */
   baselineIds: string[];
