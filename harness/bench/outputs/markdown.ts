@@ -49,7 +49,7 @@ function metricRow(a: MetricAnalysis): string {
 function clientTable(ca: ComparisonAnalysis): string[] {
   const c = ca.comparison;
   const lines = [
-    '| client | alone (it/s) | contended (it/s) | slowdown | 95% CI | p50 / p99 alone (ms) | p50 / p99 contended (ms) |',
+    '| client | alone (it/s) | contended (it/s) | slowdown | within-run 95% CI | p50 / p99 alone (ms) | p50 / p99 contended (ms) |',
     '|---|---|---|---|---|---|---|',
   ];
   for (const [i] of c.clientEnv.entries()) {
@@ -242,9 +242,9 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     ...(run.timeAccount ? [mdText(timeAccountText(run.timeAccount)), ''] : []),
     '## Verdicts',
     '',
-    "Each CI is an exact order-statistic interval of the median over rounds; its coverage is in brackets. Every slowdown and aggregate throughput is against one client (tenant) alone on the whole GPU, in every mode (under MIG, alone on its own slice); green contexts' in-slice ratios are named so.",
+    "Each within-run CI is an exact order-statistic interval of the median over this run's rounds; its coverage is in brackets. It says how well this run pins the median, not how far a run on another GPU may differ: the gate's band adds that (docs/statistics-and-gate.md). Every slowdown and aggregate throughput is against one client (tenant) alone on the whole GPU, in every mode (under MIG, alone on its own slice); green contexts' in-slice ratios are named so.",
     '',
-    '| metric | value | CI (coverage) | half-width | rounds | threshold | verdict |',
+    '| metric | value | within-run CI (coverage) | half-width | rounds | threshold | verdict |',
     '|---|---|---|---|---|---|---|',
     ...verdicts.map(
       (v) =>
@@ -266,7 +266,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
           ),
         ]
       : []),
-    ...(charts.ratios ? ['', `![Headline ratios with 95% CIs](${charts.ratios})`] : []),
+    ...(charts.ratios ? ['', `![Headline ratios with within-run 95% CIs](${charts.ratios})`] : []),
     '',
     ...answer(run, analysis),
     '',
@@ -321,7 +321,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
       lines.push(...(fixedWorkStreams(c) ? streamsTable(ca) : clientTable(ca)), '');
       lines.push(...causeLines(ca), ...loopLines(ca));
       lines.push(
-        '| ratio | median | CI (coverage) | half-width | rounds | outliers | meaning |',
+        '| ratio | median | within-run CI (coverage) | half-width | rounds | outliers | meaning |',
         '|---|---|---|---|---|---|---|',
         ...ca.metrics.map(metricRow),
         '',

@@ -47,14 +47,14 @@ function table(analysis: Analysis, shown: readonly MetricAnalysis[]): string[] {
   const rows = shown.map((m) => ({ m, c: cells(m) }));
   const width = (key: keyof ReturnType<typeof cells>, title: string) =>
     Math.max(title.length, ...rows.map((r) => r.c[key].length));
-  const w = { name: width('name', 'ratio'), median: width('median', 'median'), ci: width('ci', '95% CI') };
+  const w = { name: width('name', 'ratio'), median: width('median', 'median'), ci: width('ci', 'within-run 95% CI') };
   const line = (name: string, median: string, ci: string, hw: string, better: string, verdict: string) => {
     const text = `  ${name.padEnd(w.name)}  ${median.padStart(w.median)}  ${ci.padEnd(w.ci)}  ${hw.padStart(6)}  ${better.padEnd(6)}`;
     if (verdict === '') return [text.trimEnd()];
     if (text.length + 2 + verdict.length <= TERMINAL_COLUMNS) return [`${text}  ${verdict}`];
     return [text.trimEnd(), `${' '.repeat(Math.max(4, TERMINAL_COLUMNS - verdict.length))}${verdict}`];
   };
-  const lines = line('ratio', 'median', '95% CI', '±%', 'better', 'verdict');
+  const lines = line('ratio', 'median', 'within-run 95% CI', '±%', 'better', 'verdict');
   let group: string | null = null;
   for (const { m, c } of rows) {
     if (m.metric.comparisonId !== group) {
