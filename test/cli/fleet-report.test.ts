@@ -223,12 +223,14 @@ describe('gpushare fleet report, other fleets', () => {
     // And 32295a: its mps/custom@2 slowdown (1.56×) lies above the others' 1.42-1.48×; its MPS solo arms ran
     // ~8% faster than in the other runs (1404-1426 against 1264-1306 requests/s), its contended arm as usual.
     const resnetMps2 = '2026-11-24-h100-80gb-hbm3-32295a';
-    // And the default run 2c8cff, the first at the loop that enters a stream once per window (2026-11-27): a
-    // client alone runs ~1-3% faster than under the old loop, so its timeslice/infer slowdown (2.895×) lies above
-    // the band of the runs before it. The change is the fix, not the node.
-    const fasterSolo = '2026-11-27-h100-80gb-hbm3-2c8cff';
-    expect(json.outlierNodes).toEqual([made, ...slowCopies, resnetMps2, resnetMps4, fasterSolo]);
-    expect(json.nodes.find((n) => n.name === fasterSolo)?.outliers).toEqual(['timeslice/infer/slowdown']);
+    expect(json.outlierNodes).toEqual([made, ...slowCopies, resnetMps2, resnetMps4]);
+    // The default run 2c8cff measured through protocol loop 2 (2026-11-27: the stream entered once per window),
+    // where a client alone runs several per cent faster than through loop 1: not compared with the runs before
+    // it, but set aside for that setting (its timeslice/infer slowdown, 2.895×, lay above their band).
+    const loop2 = '2026-11-27-h100-80gb-hbm3-2c8cff';
+    expect(json.nodes.find((n) => n.name === loop2)?.flags.map((f) => f.text)).toEqual([
+      expect.stringContaining('protocol loop: 2 here, 1 in it'),
+    ]);
     expect(json.nodes.find((n) => n.name === resnetMps4)?.outliers).toEqual(['mps/custom@4/slowdown']);
     expect(json.nodes.find((n) => n.name === resnetMps2)?.outliers).toEqual(['mps/custom@2/slowdown']);
     expect(json.nodes.find((n) => n.name === made)?.flags.map((f) => f.kind)).toContain('contaminated');
@@ -258,7 +260,7 @@ describe('gpushare fleet report, other fleets', () => {
       '24-h100-80gb-hbm3-1bcad3 24-h100-80gb-hbm3-34989d 24-h100-80gb-hbm3-6d6b2b 24-h100-80gb-hbm3-7696d8 24-h100-80gb-hbm3-8def0b 24-h100-80gb-hbm3-9d1901 24-h100-80gb-hbm3-aaa98d',
     );
     expect(json.failingNodes).toEqual(
-      [...older, ...otherH100, made, ...slowCopies, ...otherH100Today, ...oldBundle, fasterSolo].sort(),
+      [...older, ...otherH100, made, ...slowCopies, ...otherH100Today, ...oldBundle, loop2].sort(),
     );
     for (const name of oldBundle)
       expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.kind)).toEqual(['fingerprint']);
@@ -291,7 +293,6 @@ describe('gpushare fleet report, other fleets', () => {
           '14d0f1',
           '1bcad3',
           '263513',
-          '2c8cff',
           '2fa6a0',
           '3245f0',
           '348b58',

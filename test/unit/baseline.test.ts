@@ -7,10 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { loopCheck } from '../../harness/bench/analysis/clients.js';
 import { groupRounds } from '../../harness/bench/analysis/rounds.js';
+import { settingMismatches } from '../../harness/bench/gate/gate.js';
 import { buildPlan, loopCheckMs, orderTrials } from '../../harness/bench/plan.js';
 import {
   type ClientResult,
   type Comparison,
+  measuredLoop,
   type Run,
   SLICE_SOLO_ARM,
   type Trial,
@@ -165,5 +167,37 @@ describe('the check of the protocol loop', () => {
         ),
       ),
     ).toEqual({ checks: [], worstPct: null, flagged: false });
+  });
+});
+
+describe('runs of two loops are not measured alike', () => {
+  const c = byId('timeslice/infer@2');
+  const check: LoopOverhead = {
+    bareUsPerRequest: 300,
+    loopUsPerRequest: 301,
+    overheadPct: 0.3,
+    pairs: 4,
+    requestsPerBlock: 100,
+  };
+  const old = runOf(
+    [c],
+    round(c, 0, () => 1000),
+  );
+  const checked = runOf(
+    [c],
+    round(c, 0, () => 1000).map((t) =>
+      t.status === 'ok' && t.arm === 'solo-c0' ? { ...t, clients: [result(0, 1000, check)] } : t,
+    ),
+  );
+
+  it('a run says its loop, or its loop checks do; before 2026-11-27 it was loop 1', () => {
+    expect(measuredLoop(old)).toBe(1);
+    expect(measuredLoop(checked)).toBe(2);
+    expect(measuredLoop({ ...old, loop: 2 })).toBe(2);
+  });
+
+  it('the gate and the fleet report name a loop that differs as a setting', () => {
+    expect(settingMismatches({ ...old, loop: 2 }, old)).toEqual(['protocol loop: 1 before vs 2 now']);
+    expect(settingMismatches(checked, { ...old, loop: 2 })).toEqual([]);
   });
 });

@@ -18,7 +18,7 @@ import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stat
 import { isSimulated } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
 import type { Analysis, MetricAnalysis } from '../analysis/types.js';
-import type { Run } from '../record/schema.js';
+import { measuredLoop, type Run } from '../record/schema.js';
 import { type Band, bandOf, betweenRun } from './bands.js';
 import type { Thresholds } from './thresholds.js';
 
@@ -76,6 +76,7 @@ export function settingMismatches(now: Run, before: Run): string[] {
     if (JSON.stringify(old) !== JSON.stringify(current))
       out.push(`${what}: ${settingText(old)} before vs ${settingText(current)} now`);
   };
+  differ('protocol loop', `${measuredLoop(before)}`, `${measuredLoop(now)}`);
   differ('window', `${before.config.windowMs} ms`, `${now.config.windowMs} ms`);
   differ('clients', before.config.clientCounts ?? before.config.clients, now.config.clientCounts ?? now.config.clients);
   differ('CPU pinning', before.config.cpuPin, now.config.cpuPin);

@@ -252,6 +252,11 @@ export const RunSchema = z.object({
   createdAt: z.string(),
   finishedAt: z.string().nullable(),
   tool: z.object({ name: z.literal('gpushare'), version: z.string() }),
+  /**
+   * The protocol loop its clients measured through (see measuredLoop): 2 since 2026-11-27, a lane's stream
+   * entered once per window and one clock read per request. Absent: read from the record.
+   */
+  loop: z.literal(2).optional(),
   fingerprint: FingerprintSchema,
   config: ConfigSchema,
   plan: z.array(ComparisonSchema),
@@ -318,3 +323,15 @@ export const RunSchema = z.object({
   timeAccount: TimeAccountSchema.optional(),
 });
 export type Run = z.infer<typeof RunSchema>;
+
+/**
+ * The protocol loop a run measured through: 2 where it says so, or where a process recorded a check of
+ * its loop (only loop 2 makes them; the runs of 2026-11-27 before the field was written have them in
+ * every process), else 1: before 2026-11-27 the loop entered the stream and read the clock three times per
+ * request, which slowed a client alone by several per cent. Runs of two loops do not measure alike.
+ */
+export function measuredLoop(run: Pick<Run, 'loop' | 'trials'>): 1 | 2 {
+  if (run.loop === 2) return 2;
+  const checked = run.trials.some((t) => t.status === 'ok' && t.clients.some((c) => c.loopOverhead !== undefined));
+  return checked ? 2 : 1;
+}
