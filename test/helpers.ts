@@ -110,6 +110,8 @@ export const REPEAT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-f89
 /** The default H100 suite at its older 250 ms windows, and the repeat made after it. */
 export const H100_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-e4176e');
 export const H100_REPEAT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-c263f1');
+/** The default H100 suite through protocol loop 2 (2026-11-27), each process's loop checked: the README's sample. */
+export const LOOP2_RUN = path.join(FIXTURE_RUNS, '2026-11-27-h100-80gb-hbm3-2c8cff');
 /** The first H200 run, of run schema 1 (read through the migration): every mode, MPS measured cheaper. */
 export const H200_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-a6c68a');
 /** An H200 run of the streams mode alone (run schema 1). */

@@ -265,29 +265,113 @@ def _fixed_work(torch, step, lanes, variant, target, host):
 
 
 def _window(torch, step, lanes, variant, deadline_us, sync_every, cap, host):
-    """Runs until the deadline, synchronizing every sync_every iterations: (iterations, GPU ms, latencies)."""
+    """Runs until the deadline, synchronizing every sync_every iterations: (iterations, GPU ms, latencies).
+
+    On one lane (every closed-loop trial of a contention mode) nothing runs per request that a user's
+    own loop around step() would not, beyond one clock read per synchronized chunk (its end, which is
+    the next chunk's start): the lane's stream is entered once for the window, and the host time of the
+    steps is read on every HOST_TIME_STRIDE-th chunk only. Entering torch.cuda.stream() per request cost
+    5-8% of a 0.3 ms request on an H200, and each clock read about 1 µs on an H100's host (issue #36)."""
     cur = torch.cuda.current_stream()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record(cur)
     for s in lanes:
-        s.wait_stream(cur)
+        if s != cur:  # a lane that is the current stream already follows it (each wait costs ~7 µs)
+            s.wait_stream(cur)
     done, latencies = 0, []
-    while True:
-        ts = now_us()
-        _enqueue(torch, step, lanes, variant, done, sync_every, host)
-        done += sync_every
-        for s in lanes:
-            s.synchronize()
-        te = now_us()
-        if len(latencies) < cap:
-            latencies.append((te - ts) / 1000.0)
-        if te >= deadline_us:
-            break
+    if len(lanes) == 1:
+        lane = lanes[0]
+        # Locals and integer nanoseconds: each attribute lookup and float division is paid per request.
+        clock, sync, keep, room = time.monotonic_ns, lane.synchronize, latencies.append, cap
+        deadline_ns, chunk = deadline_us * 1000.0, 0
+        with torch.cuda.stream(lane):
+            ts = clock()
+            while True:
+                if sync_every == 1:
+                    step(done, 0, variant)
+                else:
+                    for i in range(done, done + sync_every):
+                        step(i, 0, variant)
+                if chunk % HOST_TIME_STRIDE == 0:
+                    host.ns += clock() - ts
+                    host.calls += sync_every
+                sync()
+                te = clock()
+                done += sync_every
+                chunk += 1
+                if room:
+                    keep((te - ts) / 1e6)
+                    room -= 1
+                if te >= deadline_ns:
+                    break
+                ts = te
+    else:
+        while True:
+            ts = now_us()
+            _enqueue(torch, step, lanes, variant, done, sync_every, host)
+            done += sync_every
+            for s in lanes:
+                s.synchronize()
+            te = now_us()
+            if len(latencies) < cap:
+                latencies.append((te - ts) / 1000.0)
+            if te >= deadline_us:
+                break
     for s in lanes:
-        cur.wait_stream(s)
+        if s != cur:
+            cur.wait_stream(s)
     end.record(cur)
     end.synchronize()
     return done, start.elapsed_time(end), latencies
+
+
+LOOP_CHECK_PAIRS = 4  # the overhead check alternates a bare loop and the protocol's loop (ABBA) this many pairs
+HOST_TIME_STRIDE = 16  # a one-lane window reads the host time of its steps on every 16th chunk (a clock read costs ~1 µs)
+
+
+def _bare_loop(step, stream, variant, requests, sync_every):
+    """The loop a user would write around step(): `requests` requests on `stream` (current), synchronizing
+    every sync_every, nothing else; its wall time, µs."""
+    t0 = time.perf_counter_ns()
+    for first in range(0, requests, sync_every):
+        for i in range(first, first + sync_every):
+            step(i, 0, variant)
+        stream.synchronize()
+    return (time.perf_counter_ns() - t0) / 1000.0
+
+
+def _median(values):
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _loop_overhead(torch, step, variant, sync_every, check_ms):
+    """What the protocol's window loop costs a request beyond a bare loop of the same step, measured
+    back to back in this process on its current stream (the harness asks for it in a trial where the
+    process runs alone, after its window): LOOP_CHECK_PAIRS pairs of blocks in ABBA order, each block
+    check_ms / (2 * pairs) long. Per request, µs: the bare loop's median, the protocol loop's median, and
+    the median of the pairs' differences as % of the bare request."""
+    stream = torch.cuda.current_stream()
+    block_us = check_ms * 1000.0 / (2 * LOOP_CHECK_PAIRS)
+    probe = sync_every * max(1, 8 // sync_every)
+    per_request = max(_bare_loop(step, stream, variant, probe, sync_every) / probe, 1.0)
+    requests = max(sync_every, int(block_us / per_request) // sync_every * sync_every)
+    bare, loop, diffs = [], [], []
+    for pair in range(LOOP_CHECK_PAIRS):
+        got = {}
+        for kind in ("loop", "bare") if pair % 2 else ("bare", "loop"):
+            if kind == "bare":
+                got[kind] = _bare_loop(step, stream, variant, requests, sync_every) / requests
+            else:
+                t0 = now_us()
+                done, _, _ = _window(torch, step, [stream], variant, t0 + block_us, sync_every, LATENCY_CAP, _HostTime())
+                got[kind] = (now_us() - t0) / done
+        bare.append(got["bare"])
+        loop.append(got["loop"])
+        diffs.append(100.0 * (got["loop"] - got["bare"]) / got["bare"])
+    return {"bareUsPerRequest": _median(bare), "loopUsPerRequest": _median(loop), "overheadPct": _median(diffs),
+            "pairs": LOOP_CHECK_PAIRS, "requestsPerBlock": requests}
 
 
 def _arrivals(load, t0_us, end_us, seed, phase):
@@ -352,10 +436,17 @@ def _run(torch, tenant, cmd, args, seed, phase, cap):
     if duration_ms:
         done, gpu_ms, latencies = _window(torch, tenant.step, lanes, variant, t0 + duration_ms * 1000,
                                           args.sync_every, cap, host)
-        return result_fields(t0, now_us(), done, gpu_ms, latencies, args.sync_every, step_host_us=host.step_us())
-    done = cmd.get("iterations") or args.iterations
-    gpu_ms = _fixed_work(torch, tenant.step, lanes, variant, done, host)
-    return result_fields(t0, now_us(), done, gpu_ms, [], done, step_host_us=host.step_us())
+        fields = result_fields(t0, now_us(), done, gpu_ms, latencies, args.sync_every, step_host_us=host.step_us())
+    else:
+        done = cmd.get("iterations") or args.iterations
+        gpu_ms = _fixed_work(torch, tenant.step, lanes, variant, done, host)
+        fields = result_fields(t0, now_us(), done, gpu_ms, [], done, step_host_us=host.step_us())
+    if cmd.get("loopCheckMs"):
+        # After the window, so it measures nothing of it: the harness asks where this process runs alone.
+        with torch.cuda.stream(lanes[0]):
+            fields["loopOverhead"] = _loop_overhead(torch, tenant.step, {**variant, "streams": 1}, args.sync_every,
+                                                    float(cmd["loopCheckMs"]))
+    return fields
 
 
 class Unsupported(Exception):
@@ -376,6 +467,9 @@ class _Tenant:
         self.grad = True
         self.lanes_by_k = {1: [stream]}
         self.jobs, self.done = queue.Queue(), queue.Queue()
+        # In the green mode, tenant 0's twin on the whole GPU: its own model and stream in the primary
+        # context, on a thread of its own, for the arm every mode shares: one tenant alone on the whole GPU.
+        self.whole = None
 
     @contextlib.contextmanager
     def entered(self, torch):
@@ -645,14 +739,18 @@ def _serve_tenants(torch, tenants, cmd, args):
     if (not isinstance(active, list) or not active or len(set(active)) != len(active)
             or not all(isinstance(k, int) and 0 <= k < len(tenants) for k in active)):
         raise ValueError(f"the run command names tenants {active!r}, but this process has {len(tenants)} (0-{len(tenants) - 1})")
+    whole = bool((cmd.get("variant") or {}).get("whole"))
+    if whole and any(tenants[k].whole is None for k in active):
+        raise ValueError(f"the run command asks for tenants {active!r} alone on the whole GPU, but only a green "
+                         f"process's tenant 0 has a twin there")
     torch.cuda.synchronize()  # every tenant idle: no device-wide synchronization inside the window
     cap = max(100, LATENCY_CAP // len(active))
     for k in active:
-        t = tenants[k]
+        t = tenants[k].whole if whole else tenants[k]
         t.jobs.put(lambda t=t: _run(torch, t, cmd, args, f'{cmd["trial"]}/{t.index}', t.index / len(tenants), cap))
     results = []
     for k in active:
-        ok, value = tenants[k].done.get()
+        ok, value = (tenants[k].whole if whole else tenants[k]).done.get()
         if not ok:
             raise value
         results.append({"tenant": k, **value})
@@ -846,7 +944,9 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None, exit_
         is the argparse namespace of your own arguments (add_arguments) and the harness's
         (args.iterations, args.sync_every, args.warmup_ms). Import torch and load the model inside it.
         With N tenants (GPUSHARE_TENANTS=N, set by gpushare's streams and green modes) it is called
-        N times, once per tenant, each call's model and step that tenant's own.
+        N times, once per tenant, each call's model and step that tenant's own; in the green mode once
+        more, for tenant 0's twin on the whole GPU (the arm that measures one tenant alone on the whole
+        GPU, the baseline every mode shares).
     argv: the command-line arguments, a list of strings; default sys.argv[1:].
     add_arguments: a function fn(parser) that declares the workload's own arguments on the argparse
         parser, e.g. parser.add_argument("--batch", type=int, default=8).
@@ -871,7 +971,7 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None, exit_
             one stream, lane is always 0.
         variant: the trial's settings from the harness, a dict: "streams" (how many streams this
             trial runs on) and "pinned" (page-locked host memory; False only in the pageable arms
-            of workloads that copy from the host). Most workloads ignore it.
+            of workloads that copy from the host), "whole" (True in a green process's whole-GPU arm).
 
     Tenants: each has its own CUDA stream (its lane 0), its own host thread and, in the green mode,
     its own green context; a run command naming tenants runs each on its thread, started together.
@@ -922,7 +1022,13 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None, exit_
                 raise _Refused(f"setup must return step(i, lane, variant), but returned {type(t.step).__name__}")
         torch.cuda.synchronize()
         _warm_up(torch, tenants, args.warmup_ms)
-        reserved, graphs = _memory(torch)
+        reserved, graphs = _memory(torch)  # the tenants' own, before a green process's twin is built
+        if green_pct is not None:
+            twin = _Tenant(0, torch.cuda.Stream())  # made here, the primary context current: every SM
+            with twin.entered(torch):
+                twin.step = setup(args) if takes_args else setup()
+            _warm_up(torch, [twin], args.warmup_ms / count)
+            tenants[0].whole = twin
         released, _switch["released"] = _switch["released"], None
         send(ready_message(name, os.getpid(), torch.cuda.get_device_name(), vars(args), tenants=count,
                            memory_reserved_mib=reserved, graph_pool_mib=graphs, tenant_sms=sms, released=released))
@@ -941,7 +1047,7 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None, exit_
                 return 2
             if "tenants" in cmd:
                 if not threads:
-                    for t in tenants:
+                    for t in tenants + [t.whole for t in tenants if t.whole is not None]:
                         t.start_thread(torch)
                     threads = True
                 send(_serve_tenants(torch, tenants, cmd, args))

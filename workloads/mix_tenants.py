@@ -5,7 +5,9 @@ of workloads/, with the arguments the harness gives) on a CUDA stream and a host
 
 - without GPUSHARE_GREEN_SM_PCT (streams), the victim's stream has the highest priority the device
   offers (torch.cuda.Stream(priority=-1)) and the aggressor's the default;
-- with it (green), each tenant runs in a green context of its own SMs (gpushare_protocol's split).
+- with it (green), each tenant runs in a green context of its own SMs (gpushare_protocol's split), and
+  has a twin outside any green context for its alone windows (variant whole): alone on the whole GPU,
+  the baseline every mode shares.
 
 A run command names the tenants it releases (protocol 3); unlike serve(), it may give each tenant its
 own load ("tenantLoads": {"0": {"kind", "qps"}}): the victim open-loop, the aggressor flat out (no load).
@@ -63,10 +65,18 @@ def main():
                 t.step = module.setup(args)
         torch.cuda.synchronize()
         gp._warm_up(torch, tenants, a.warmup_ms)
-        reserved, graphs = gp._memory(torch)
+        reserved, graphs = gp._memory(torch)  # the tenants' own, before green's twins are built
+        if sms is not None:
+            # Green: each tenant's twin outside any green context, for its alone windows on the whole GPU
+            # (a run command whose variant says whole), the baseline every mode shares.
+            for t, (module, args) in zip(tenants, sides):
+                t.whole = gp._Tenant(t.index, torch.cuda.Stream())
+                with t.whole.entered(torch):
+                    t.whole.step = module.setup(args)
+            gp._warm_up(torch, [t.whole for t in tenants], a.warmup_ms)
         gp.send(gp.ready_message("mix_tenants", os.getpid(), torch.cuda.get_device_name(), {}, tenants=2,
                                  memory_reserved_mib=reserved, graph_pool_mib=graphs, tenant_sms=sms))
-        for t in tenants:
+        for t in tenants + [t.whole for t in tenants if t.whole is not None]:
             t.start_thread(torch)
         for text in iter(sys.stdin.readline, ""):
             if not text.strip():
@@ -75,15 +85,19 @@ def main():
             if cmd.get("cmd") == "exit":
                 return 0
             active, loads = cmd.get("tenants") or [0], cmd.get("tenantLoads") or {}
+            whole = bool((cmd.get("variant") or {}).get("whole"))
+            if whole and any(tenants[k].whole is None for k in active):
+                raise ValueError("a run command asks for a tenant alone on the whole GPU, but only green tenants have twins")
+            chosen = {k: tenants[k].whole if whole else tenants[k] for k in active}
             torch.cuda.synchronize()  # both idle: no device-wide synchronization inside the window
             for k in active:
-                t, args = tenants[k], sides[k][1]
+                t, args = chosen[k], sides[k][1]
                 sub = dict(cmd, load=loads.get(str(k)))
                 t.jobs.put(lambda t=t, sub=sub, args=args: gp._run(torch, t, sub, args, f'{cmd["trial"]}/{t.index}',
                                                                    t.index / 2, gp.LATENCY_CAP // 2))
             results = []
             for k in active:
-                ok, value = tenants[k].done.get()
+                ok, value = chosen[k].done.get()
                 if not ok:
                     raise value
                 results.append({"tenant": k, **value})

@@ -6,7 +6,7 @@
 import { UserError } from '../core/errors.js';
 import { cpuListText, type UsableCpus, usableCpus } from '../system/cpus.js';
 import { type Fingerprint, type Gpu, gpuAt, visibleDevice } from '../system/nvidia/schema.js';
-import { GREEN_ENV } from '../workload/protocol.js';
+import { GREEN_ENV, LOOP_CHECK_MS } from '../workload/protocol.js';
 import { findBuiltin } from '../workload/registry.js';
 import type { Variant, WorkloadSpec } from '../workload/spec.js';
 import {
@@ -16,6 +16,7 @@ import {
   clientCounts,
   type ModeName,
   type ModeRecord,
+  SLICE_SOLO_ARM,
 } from './record/schema.js';
 
 export interface Plan {
@@ -231,7 +232,10 @@ function contentionComparison(
 /**
  * N tenants in one process (`<mode>/<workload>@<N>`, always with @N so it never meets the lab's
  * `streams/<workload>`): the arms of the multi-process modes, tenant k standing for client k, so the
- * same analysis reads it. solo-c0 is tenant 0 alone, the other tenants loaded and idle.
+ * same analysis reads it. solo-c0 is tenant 0 alone on the whole GPU, the other tenants loaded and
+ * idle: the baseline every mode shares. In the green mode that is tenant 0's twin outside any green
+ * context (variant `whole`), and `slice-solo-c0`, tenant 0 alone in its own SM slice, is a second
+ * baseline for what sharing costs within a slice.
  */
 function tenancyComparison(
   mode: 'streams' | 'green',
@@ -246,7 +250,39 @@ function tenancyComparison(
   const c = contentionComparison(mode, workload, config, clientEnv, false);
   const solo = c.arms.filter((a) => a.id === 'solo-c0');
   const contended = c.arms.filter((a) => a.id === 'contended');
-  return { ...c, id: `${mode}/${workload.name}@${count}`, arms: [...solo, ...contended], tenants: count };
+  const arms =
+    mode === 'green'
+      ? [
+          ...solo.map((a) => ({
+            ...a,
+            clients: a.clients.map((x) => ({ ...x, variant: { ...x.variant, whole: true as const } })),
+          })),
+          ...solo.map((a) => ({ ...a, id: SLICE_SOLO_ARM })),
+          ...contended,
+        ]
+      : [...solo, ...contended];
+  return { ...c, id: `${mode}/${workload.name}@${count}`, arms, tenants: count };
+}
+
+/**
+ * The run command's loopCheckMs for a planned trial: in round 0, in the first arm of its comparison
+ * where a client runs alone on one stream (for green, on the whole GPU), each process checks its own
+ * loop after that window, with the GPU otherwise idle; null for every other trial.
+ */
+export function loopCheckMs(planned: Pick<PlannedTrial, 'comparison' | 'arm' | 'round'>): number | null {
+  if (planned.round !== 0 || planned.arm.clients.length !== 1) return null;
+  const client = planned.arm.clients[0]?.client;
+  const first = planned.comparison.arms.find((a) => {
+    const [only] = a.clients;
+    return (
+      a.clients.length === 1 &&
+      only !== undefined &&
+      only.client === client &&
+      only.variant.streams === 1 &&
+      (planned.comparison.mode !== 'green' || only.variant.whole === true)
+    );
+  });
+  return first?.id === planned.arm.id ? LOOP_CHECK_MS : null;
 }
 
 /** Time-sliced clients that load each neighbouring GPU in a cross-GPU check: enough to keep it busy. */

@@ -87,6 +87,7 @@ export async function newRunSession(
     createdAt,
     finishedAt: null,
     tool: { name: 'gpushare', version: VERSION },
+    loop: 2,
     fingerprint,
     config,
     plan: plan.comparisons,

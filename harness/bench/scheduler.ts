@@ -31,6 +31,7 @@ import {
   type Ahead,
   armProcesses,
   growable,
+  loopCheckMs,
   orderTrials,
   type PlannedTrial,
   pinnedIds,
@@ -615,15 +616,17 @@ class Scheduler {
     const startedAt = clock.nowIso();
     const work = planned.arm.work;
     const leadMs = releaseLeadMs(config.releaseLeadMs, planned.arm.clients.length);
-    const timeoutMs = (work.kind === 'fixed-duration' ? work.durationMs : 0) + leadMs + config.timeouts.trialMs;
+    const check = loopCheckMs(planned);
+    const timeoutMs =
+      (work.kind === 'fixed-duration' ? work.durationMs : 0) + leadMs + (check ?? 0) + config.timeouts.trialMs;
     const startAtUs = clock.monotonicUs() + leadMs * 1000;
     if (planned.comparison.tenants !== undefined)
-      return this.runTenantsTrial(planned, clients[0] as WorkloadClient, startAtUs, timeoutMs, startedAt);
+      return this.runTenantsTrial(planned, clients[0] as WorkloadClient, startAtUs, timeoutMs, startedAt, check);
     const released = planned.arm.clients.map((a) => ({ arm: a, client: clients[a.client] as WorkloadClient }));
     const replies = await Promise.all(
       released.map(({ arm, client }) =>
         client.run(
-          runCommand(planned.id, startAtUs, work, arm.variant, released.length),
+          runCommand(planned.id, startAtUs, work, arm.variant, released.length, null, null, check),
           planned.id,
           timeoutMs,
           signal,
@@ -658,12 +661,13 @@ class Scheduler {
     startAtUs: number,
     timeoutMs: number,
     startedAt: string,
+    check: number | null,
   ): Promise<Trial> {
     const { clock, signal } = this.deps;
     const work = planned.arm.work;
     const tenants = planned.arm.clients.map((a) => a.client);
     const variant = planned.arm.clients[0]?.variant ?? { streams: 1 };
-    const command = runCommand(planned.id, startAtUs, work, variant, tenants.length, null, tenants);
+    const command = runCommand(planned.id, startAtUs, work, variant, tenants.length, null, tenants, check);
     const reply = await client.run(command, planned.id, timeoutMs, signal);
     const receivedUs = clock.monotonicUs();
     if (reply.kind !== 'message') return this.failure(planned, startedAt, reply, 0, [client], 'window', timeoutMs);
@@ -895,7 +899,14 @@ function clientResult(
   pid: number | null,
   m: Pick<
     TenantResult,
-    'windowStartUs' | 'windowEndUs' | 'iterations' | 'gpuMs' | 'latenciesMs' | 'chunkIterations' | 'stepHostUs'
+    | 'windowStartUs'
+    | 'windowEndUs'
+    | 'iterations'
+    | 'gpuMs'
+    | 'latenciesMs'
+    | 'chunkIterations'
+    | 'stepHostUs'
+    | 'loopOverhead'
   >,
 ): ClientResult {
   return {
@@ -909,6 +920,7 @@ function clientResult(
     latency: summarizeLatencies(m.latenciesMs),
     chunkIterations: m.chunkIterations,
     ...(m.stepHostUs !== undefined ? { stepHostUs: m.stepHostUs } : {}),
+    ...(m.loopOverhead !== undefined ? { loopOverhead: m.loopOverhead } : {}),
   };
 }
 

@@ -4,7 +4,8 @@
  * beyond what was measured: the plan quotes the ratios at the client count they were measured at.
  */
 
-import type { Measured, MeasuredMode } from '../bench/analysis/which-mode.js';
+import { type Measured, type MeasuredMode, modeDecision } from '../bench/analysis/which-mode.js';
+import { tieText } from '../bench/outputs/which-mode-text.js';
 import { termText } from '../core/escape/terminal.js';
 import { MAX_MPS_REPLICAS, pluginMpsLimits } from './k8s.js';
 import type { MigGpu } from './mig-profiles.js';
@@ -436,8 +437,9 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
 
 /**
  * The one decision: MIG when it fits and meets the target (hardware isolation); else, of the options
- * that fit and meet the target, the lowest measured slowdown, unmeasured ones after in the order of
- * isolation. The runner-up is the next of the same order.
+ * that fit and meet the target, bench's mode decision over those measured (cheaper only where the
+ * slowdown intervals separate; measured the same, isolation decides), unmeasured ones after in the
+ * order of isolation. The runner-up is the next of the same order.
  */
 function recommend(
   assessments: ModeAssessment[],
@@ -446,17 +448,50 @@ function recommend(
   gpu: PlanGpu,
 ): Pick<PlanAdvice, 'recommendation' | 'why' | 'runnerUp'> {
   const slowdown = (a: ModeAssessment) => (a.mode === 'mig' ? null : (measured?.[a.mode]?.slowdown ?? null));
-  const rank = (a: ModeAssessment) => (a.mode === 'mig' ? -1 : (slowdown(a) ?? Number.POSITIVE_INFINITY));
-  const ok = assessments
-    .filter((a) => a.fits && !a.missesSlo)
-    .sort((a, b) => rank(a) - rank(b) || ISOLATION_ORDER.indexOf(a.mode) - ISOLATION_ORDER.indexOf(b.mode));
+  const fitting = assessments.filter((a) => a.fits && !a.missesSlo);
+  const measuredModes = fitting.filter((a) => a.mode !== 'mig' && slowdown(a) !== null).map((a) => a.mode);
+  const decision = measured && measuredModes.length > 1 ? modeDecision(measured, measuredModes) : null;
+  // Decided first (the winner, or the tied by isolation), then the costlier by median, then the unmeasured.
+  const decided: ShareMode[] =
+    decision?.kind === 'cheaper'
+      ? [decision.mode, ...decision.compared.map((c) => c.mode).filter((m) => m !== decision.mode)]
+      : decision?.kind === 'same'
+        ? [...decision.tied, ...decision.costlier]
+        : [];
+  const rank = (a: ModeAssessment) =>
+    a.mode === 'mig'
+      ? -2
+      : decided.includes(a.mode)
+        ? decided.indexOf(a.mode)
+        : decision !== null
+          ? Number.POSITIVE_INFINITY
+          : (slowdown(a) ?? Number.POSITIVE_INFINITY);
+  const ok = [...fitting].sort(
+    (a, b) => rank(a) - rank(b) || ISOLATION_ORDER.indexOf(a.mode) - ISOLATION_ORDER.indexOf(b.mode),
+  );
+  const interval = (m: MeasuredMode) =>
+    m.slowdownCi ? ` [${m.slowdownCi[0].toFixed(3)}, ${m.slowdownCi[1].toFixed(3)}]` : '';
   const reason = (a: ModeAssessment, first: boolean): string => {
     if (a.mode === 'mig')
       return `every model gets its own ${Object.keys(a.geometry ?? {})[0]} slice: hardware isolation of memory, faults and bandwidth, and the count fits MIG's instance limit`;
     const s = slowdown(a);
     const m = measured?.[a.mode];
+    const at = m ? `at ${m.clients} ${a.mode === 'streams' || a.mode === 'green' ? 'tenants' : 'clients'}` : '';
+    if (decision?.kind === 'same' && decision.tied.includes(a.mode))
+      return a.mode === decision.mode
+        ? `fits; ${termText(tieText(decision))
+            .replace(/\.$/, '')
+            .replace(/^[A-Z](?=[a-z])/, (x) => x.toLowerCase())}`
+        : `fits, and measured the same as ${MODE_TEXT[decision.mode]} here (the 95% intervals of the slowdown overlap): ${s?.toFixed(2)}×${m ? `${interval(m)} ${at}` : ''}; isolation put ${MODE_TEXT[decision.mode]} first`;
+    const skipped = decision?.skipped.find((x) => x.mode === a.mode);
+    if (s !== null && decision && decision.kind !== 'none' && skipped)
+      return `fits; its cost is not weighed against the others (${termText(skipped.reason)}), so it is ranked by isolation after them`;
+    if (s !== null && m && decision?.kind === 'cheaper' && a.mode === decision.mode)
+      return `fits, and measured the lowest per-model slowdown of the options that fit, its 95% interval below every other's: ${s.toFixed(2)}×${interval(m)} ${at}`;
+    if (s !== null && decision?.kind === 'none')
+      return `fits; its cost is not compared (${termText(decision.reason)}), so it is ranked by isolation (${ISOLATION_ORDER.map((x) => MODE_TEXT[x]).join(', ')})`;
     if (s !== null && m)
-      return `fits, and ${first ? 'measured the lowest' : 'measured the next lowest'} per-model slowdown of the options that fit: ${s.toFixed(2)}× at ${m.clients} ${a.mode === 'streams' || a.mode === 'green' ? 'tenants' : 'clients'}`;
+      return `fits, and ${first ? 'measured the lowest' : 'measured the next lowest'} per-model slowdown of the options that fit: ${s.toFixed(2)}×${decision ? interval(m) : ''} ${at}`;
     return `fits; its cost was not measured, so it is ranked by isolation (${ISOLATION_ORDER.map((x) => MODE_TEXT[x]).join(', ')})`;
   };
   const [best, second] = ok;

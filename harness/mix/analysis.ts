@@ -5,6 +5,7 @@
  * throughput kept with its interval over the rounds, and the protection search over the caps.
  */
 import * as hdr from 'hdr-histogram-js';
+import { separate } from '../core/mode-decision.js';
 import { decodeLatencies, p99Holds } from '../workload/open-loop.js';
 import { type AggressorWindow, type MixMode, type MixRun, type MixWindow, PAIR } from './record.js';
 
@@ -250,6 +251,10 @@ export function mixCells(run: MixRun): Cell[] {
   return cells;
 }
 
+/** A green cell's note where its alone ran in its own slice (recorded before whole-GPU alone arms). */
+export const LEGACY_GREEN_ALONE =
+  "alone in its own green slice (recorded before 2026-11-27), not on the whole GPU as every other mode's alone: not comparable";
+
 function cellOf(
   run: MixRun,
   mode: MixMode,
@@ -312,13 +317,19 @@ function cellOf(
       status: 'overloaded',
       reason: aloneOver !== undefined ? `the victim alone did not keep up: ${aloneOver}` : (over as string),
     };
+  // Green recorded before 2026-11-27: its victim alone ran in its own slice, not on the whole GPU as every other mode's.
+  const inSlice = mode === 'green' && pairs.some((p) => p.alone.wholeGpu !== true);
+  const notes = [
+    ...(outcome?.status === 'interrupted' ? [outcome.reason] : []),
+    ...(inSlice ? [LEGACY_GREEN_ALONE] : []),
+  ];
   return {
     ...measured,
     p50: ratio(t.latencies.p50, a.latencies.p50),
     p99: ratio(t.latencies.p99, a.latencies.p99),
     p999: ratio(t.latencies.p999, a.latencies.p999),
     status: 'measured',
-    reason: outcome?.status === 'interrupted' ? outcome.reason : null,
+    reason: notes.length > 0 ? notes.join('; ') : null,
   };
 }
 
@@ -363,7 +374,11 @@ export function protections(run: MixRun, cells: readonly Cell[] = mixCells(run))
               : `none of the ${tried} settings measured keeps the victim's p99 within ${targetMs.toFixed(2)} ms: cap lower than ${Math.min(...s.threadPcts)}%, or isolate (MIG)`,
         };
       }
-      const best = holding.reduce((x, y) => ((y.kept?.value ?? 0) > (x.kept?.value ?? 0) ? y : x));
+      const { best, same } = mostKept(holding);
+      const tie =
+        same.length > 1
+          ? `; ${same.map((c) => `${c.threadPct ?? 100}%`).join(', ')} measured the same here (the aggressor's throughput kept: the intervals overlap), and each holds the target: the least restrictive is taken, since a cap also limits the aggressor when it runs alone`
+          : '';
       return {
         aggressor: a.name,
         load,
@@ -371,10 +386,25 @@ export function protections(run: MixRun, cells: readonly Cell[] = mixCells(run))
         threadPct: best.threadPct ?? 100,
         p99Ms: best.together?.p99.ms ?? null,
         kept: best.kept,
-        reason: `p99 ≤ ${targetMs.toFixed(2)} ms holds at 95% over ${best.together?.requests} requests`,
+        reason: `p99 ≤ ${targetMs.toFixed(2)} ms holds at 95% over ${best.together?.requests} requests${tie}`,
       };
     }),
   );
+}
+
+/**
+ * Of the settings that hold the target, the one keeping the most aggressor throughput, decided only
+ * where the intervals separate: the settings whose kept interval overlaps (or, with no interval,
+ * cannot be told from) the highest median's measured the same: each holds the target, and the least
+ * restrictive of them is taken, since a cap also limits the aggressor when it runs alone, which the
+ * matrix does not measure.
+ */
+export function mostKept(holding: readonly Cell[]): { best: Cell; same: Cell[] } {
+  const top = holding.reduce((x, y) => ((y.kept?.value ?? 0) > (x.kept?.value ?? 0) ? y : x));
+  const same = holding
+    .filter((c) => c === top || top.kept?.ci == null || c.kept?.ci == null || !separate(c.kept.ci, top.kept.ci))
+    .sort((x, y) => (y.threadPct ?? 100) - (x.threadPct ?? 100));
+  return { best: same[0] as Cell, same };
 }
 
 /** Whether the cell's victim p99 is within `targetMs` at 95% (the test capacity passes a step by). */

@@ -225,6 +225,7 @@ async function runRounds(
         aggressorResult: window.aggressor,
         partnerResult: window.partner,
         invalid: window.invalid,
+        ...(wholeGpuAlone(mode, arm) ? { wholeGpu: true as const } : {}),
       });
       await session.save();
       deps.err(
@@ -452,7 +453,17 @@ async function measureInProcess(
       const p = processes.find((x) => x.aggressor.name === arm.aggressor) as (typeof processes)[number];
       const qps = arm.load === null ? null : arm.load * capacityQps;
       const trial = `${mode}#${round}/${arm.arm}/${arm.aggressor}/${arm.load ?? '-'}`;
-      return runTenantsWindow(p.client, arm, qps, settings, p.aggressor.workload.name, trial, deps, session.abort);
+      return runTenantsWindow(
+        mode,
+        p.client,
+        arm,
+        qps,
+        settings,
+        p.aggressor.workload.name,
+        trial,
+        deps,
+        session.abort,
+      );
     });
     if (failed !== null) outcome('failed', failed);
   } finally {
@@ -460,8 +471,17 @@ async function measureInProcess(
   }
 }
 
+/**
+ * Whether `arm` of `mode` runs a tenant alone on the whole GPU although its process splits the SMs: green's
+ * alone arms run the tenant's twin outside any green context (mix_tenants.py), the baseline every mode shares.
+ */
+function wholeGpuAlone(mode: MixMode, arm: Arm): boolean {
+  return mode === 'green' && (arm.arm === 'victim-alone' || arm.arm === 'aggressor-alone');
+}
+
 /** One window of an in-process arm: the tenants it names released by one run command, the victim's with its load. */
 async function runTenantsWindow(
+  mode: MixMode,
   client: WorkloadClient,
   arm: Arm,
   qps: number | null,
@@ -478,7 +498,17 @@ async function runTenantsWindow(
   const load: Load | null = qps === null ? null : { kind: settings.arrivals, qps };
   const together = named.length === 2;
   const command = JSON.stringify({
-    ...JSON.parse(runCommand(trial, startAtUs, work, { streams: 1 }, named.length, null, named)),
+    ...JSON.parse(
+      runCommand(
+        trial,
+        startAtUs,
+        work,
+        { streams: 1, ...(wholeGpuAlone(mode, arm) ? { whole: true as const } : {}) },
+        named.length,
+        null,
+        named,
+      ),
+    ),
     tenantLoads: load === null ? {} : { 0: load },
     tenantBeside: together
       ? {

@@ -3,7 +3,7 @@
  * mix run's train row: tally-bench's A100 artifact. Other hardware, other models: shown as such, never
  * compared by a test of any kind.
  */
-import type { Cell } from './analysis.js';
+import { type Cell, LEGACY_GREEN_ALONE } from './analysis.js';
 import { keptText, overloadedText, ratioText } from './cell-text.js';
 
 /** tally-bench's published ratios (an A100-40GB, a BERT server at 50% load beside PyTorch training jobs). */
@@ -25,7 +25,7 @@ const ratio = (c: Cell | undefined) =>
       ? overloadedText(c)
       : c.status !== 'measured' || c.p99 === null
         ? c.status
-        : ratioText(c.p99);
+        : `${ratioText(c.p99)}${c.reason?.includes(LEGACY_GREEN_ALONE) ? ' (alone in its own slice: not comparable)' : ''}`;
 const kept = (c: Cell | undefined) => (c?.kept ? keptText(c.kept) : '—');
 
 export function publishedComparison(cells: readonly Cell[], gpuName: string): string[] | null {

@@ -109,6 +109,8 @@ const WindowSchema = z.object({
   partnerResult: AggressorWindowSchema.nullable(),
   /** Why bench's result checks refused the window, or null. */
   invalid: z.string().nullable(),
+  /** Green's alone arms: the tenant ran alone on the whole GPU, outside any green context (absent before 2026-11-27: in its own slice). */
+  wholeGpu: z.literal(true).optional(),
 });
 export type MixWindow = z.infer<typeof WindowSchema>;
 

@@ -11,6 +11,7 @@ import { workloadText } from '../workload/spec.js';
 import {
   type Cell,
   CLIMB_FACTOR,
+  LEGACY_GREEN_ALONE,
   mixCells,
   type Protection,
   protections,
@@ -57,8 +58,11 @@ export function mixMarkdown(run: MixRun, charts: { heatmap: string | null; front
     ...s.loads.flatMap((load) => [
       `## Interference matrix: victim at ${pct(load)} of capacity`,
       '',
-      "Victim p99 ÷ alone [95% CI] (requests behind it); the aggressor's throughput kept [95% CI].",
+      "Victim p99 ÷ alone [95% CI] (requests behind it); the aggressor's throughput kept [95% CI]. Alone is on the whole GPU in every mode.",
       '',
+      ...(cells.some((c) => c.column === 'green' && c.reason?.includes(LEGACY_GREEN_ALONE))
+        ? [`**green** in this run: ${LEGACY_GREEN_ALONE}.`, '']
+        : []),
       `| aggressor | ${columns.map(mdText).join(' | ')} |`,
       `|---|${columns.map(() => '---').join('|')}|`,
       ...s.aggressors.map(

@@ -60,6 +60,18 @@ export const ReadyMessageSchema = z.object({
     .optional(),
 });
 
+/** What the protocol's window loop costs a request beyond a bare loop of the same step, measured back to back in the process. */
+export const LoopOverheadSchema = z.object({
+  /** Per request, µs: a bare loop (step, synchronize) and the protocol's window loop, medians over the pairs. */
+  bareUsPerRequest: finite.pipe(z.number().positive()),
+  loopUsPerRequest: finite.pipe(z.number().positive()),
+  /** The median over ABBA pairs of (loop − bare) ÷ bare, %: negative when the difference is noise. */
+  overheadPct: finite,
+  pairs: z.number().int().positive(),
+  requestsPerBlock: z.number().int().positive(),
+});
+export type LoopOverhead = z.infer<typeof LoopOverheadSchema>;
+
 /** What one window measured: of the process, or of one of its tenants. */
 const resultFields = {
   windowStartUs: finite,
@@ -75,6 +87,8 @@ const resultFields = {
   droppedRequests: z.number().int().nonnegative().optional(),
   /** Host time of one step() call (one request enqueued), mean, µs: with tenants on threads, the GIL's share shows here. */
   stepHostUs: nonnegative.optional(),
+  /** Asked for (the run command's loopCheckMs): what the protocol's window loop costs a request beyond a bare loop of the same step. */
+  loopOverhead: LoopOverheadSchema.optional(),
 };
 const inOrder = (m: { windowStartUs: number; windowEndUs: number }) => m.windowEndUs >= m.windowStartUs;
 const BACKWARDS = 'windowEndUs is before windowStartUs';
@@ -148,6 +162,7 @@ export function runCommand(
   clients = 1,
   load: Load | null = null,
   tenants: readonly number[] | null = null,
+  loopCheckMs: number | null = null,
 ): string {
   return JSON.stringify({
     cmd: 'run',
@@ -159,8 +174,17 @@ export function runCommand(
     clients,
     ...(load !== null ? { load } : {}),
     ...(tenants !== null ? { tenants } : {}),
+    ...(loopCheckMs !== null ? { loopCheckMs } : {}),
   });
 }
+
+/**
+ * How long a process runs the check of its own loop (a bare loop of its step against the protocol's,
+ * back to back) when a run command asks for it, after that trial's window: 4 ABBA pairs of 50 ms blocks.
+ */
+export const LOOP_CHECK_MS = 400;
+/** A loop that costs more than this share of a request (%) is flagged: it would bias a slowdown. */
+export const LOOP_OVERHEAD_LIMIT_PCT = 1;
 
 /** Open-loop arrivals for one client: Poisson (exponential gaps) or evenly spaced, requests per second. */
 export interface Load {

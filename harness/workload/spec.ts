@@ -17,6 +17,8 @@ export type WorkloadSpec = z.infer<typeof WorkloadSpecSchema>;
 export const VariantSchema = z.object({
   streams: z.number().int().positive(),
   pinned: z.boolean().optional(),
+  /** A green process's tenant alone on the whole GPU (its twin outside any green context): every mode's baseline. */
+  whole: z.literal(true).optional(),
 });
 export type Variant = z.infer<typeof VariantSchema>;
 /** What a trial asks of its clients: a fixed amount of work, or a fixed-duration window. */

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { H100_RUN, ROOT, runCli } from '../helpers.js';
+import { LOOP2_RUN, ROOT, runCli } from '../helpers.js';
 
 const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
@@ -19,10 +19,10 @@ describe('README.md', () => {
     expect(sample, 'the README has no sample block').not.toBeNull();
     const [, shown, text] = sample as unknown as [string, string, string];
     // The fixture is a byte copy of the committed run (test/fixtures/runs/README.md).
-    expect(path.basename(shown)).toBe(path.basename(H100_RUN));
-    const result = await runCli(['show', H100_RUN]);
+    expect(path.basename(shown)).toBe(path.basename(LOOP2_RUN));
+    const result = await runCli(['show', LOOP2_RUN]);
     expect(result.exitCode).toBe(0);
-    expect(text).toBe(result.stdout.replaceAll(H100_RUN, shown));
+    expect(text).toBe(result.stdout.replaceAll(LOOP2_RUN, shown));
   });
 
   it('links only to files that exist (README, CONTRIBUTING.md, docs/)', () => {

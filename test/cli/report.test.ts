@@ -52,7 +52,7 @@ describe('gpushare report (markdown)', () => {
     expect(result.exitCode).toBe(0);
     const md = readFileSync(result.stdout.trim(), 'utf8');
     expect(md).toMatch(
-      /^\| `streams\/spin\/speedup-k2` \| 1\.99\d \| 1\.99\d \| [-+]0\.\d% \| \[0\.99\d, 1\.00\d\] \| unchanged \|$/m,
+      /^\| `streams\/spin\/speedup-k2` \| 1\.99\d \| 1\.99\d \| [-+]0\.\d% \| \[0\.99\d, 1\.00\d\] \| ±\d+\.\d% \| unchanged \|$/m,
     );
   });
 });

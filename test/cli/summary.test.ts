@@ -16,8 +16,9 @@ describe('the console summary', () => {
   it.each(runs)('of %s fits 80 columns, every ratio with its better direction', async (name) => {
     const result = await runCli(['show', path.join(FIXTURE_RUNS, name), '--all']);
     const lines = result.stdout.split('\n');
-    // Only a single word longer than a line (a path) may pass the edge.
-    expect(lines.filter((l) => [...l].length > 80 && l.trim().includes(' '))).toEqual([]);
+    // Only a single word longer than a line (a path) may pass the edge, and the last line, the run's
+    // directory whole for a reader to copy (its length is the checkout's, not the summary's).
+    expect(lines.filter((l) => [...l].length > 80 && l.trim().includes(' ') && !l.startsWith('results: '))).toEqual([]);
     const rows = lines.filter((l) => /^ {2}\S+ +(\d+\.\d{3}×|n\/a) /.test(l));
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) expect(row).toMatch(/ (higher|lower)( |$)/);

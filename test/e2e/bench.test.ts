@@ -206,6 +206,35 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
   });
 });
 
+describe.concurrent("the check of gpushare's own loop", () => {
+  const args = ['--modes', 'timeslice,green', '--workloads', 'infer', '--clients', '2', ...QUICK];
+
+  it('every workload process checks its loop once where it runs alone; the record, report and summary keep it', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--out', out, ...args]);
+    expect(result.exitCode).toBe(0);
+    const run = await loadRun(out);
+    const checked = run.trials.flatMap((t) =>
+      t.status === 'ok'
+        ? t.clients.filter((c) => c.loopOverhead).map((c) => `${t.comparisonId} ${t.arm} c${c.client}`)
+        : [],
+    );
+    // Both time-sliced processes, and the green process's tenant 0 on the whole GPU.
+    expect(checked).toEqual(['timeslice/infer solo-c0 c0', 'timeslice/infer solo-c1 c1', 'green/infer@2 solo-c0 c0']);
+    expect(result.stdout).toMatch(/^protocol loop: at most \+0\.20% of a request beyond a bare loop of the same step/m);
+    expect(result.stdout).not.toContain('over the 1% limit');
+  });
+
+  it('a loop over 1% of a request warns on that comparison, in the summary and the report', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli(['bench', '--out', out, ...args], { FAKE_WORKLOAD: 'slow-loop' });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain("timeslice/infer/slowdown: gpushare's protocol loop cost 3.00% of a request");
+    const report = readFileSync(path.join(out, 'report', `${(await loadRun(out)).id}.md`), 'utf8');
+    expect(report).toContain('over the 1% limit');
+  });
+});
+
 describe.concurrent('misbehaving workloads are outcomes, not crashes', () => {
   const contention = ['--modes', 'timeslice', '--workloads', 'gemm', ...QUICK];
 

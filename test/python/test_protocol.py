@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "workloads"))
@@ -95,10 +96,8 @@ class Arguments(unittest.TestCase):
         self.assertIn("argument --iterations: invalid int value: '7.5'", usage.getvalue())
 
 
-class GraphCapture(unittest.TestCase):
-    """graph_replay on the fake torch (test/fakes/python), which records the stream a graph was captured on:
-    a graph runs on the SMs of its capture stream's context, so a tenant's graph (in the green mode, of its
-    green context) must be captured on the tenant's own stream, not on a side stream of PyTorch's."""
+class FakeTorchCase(unittest.TestCase):
+    """A test on the fake torch (test/fakes/python): its module on the path for the test, as self.torch."""
 
     def setUp(self):
         fakes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "python")
@@ -107,6 +106,12 @@ class GraphCapture(unittest.TestCase):
         import torch
 
         self.torch = torch
+
+
+class GraphCapture(FakeTorchCase):
+    """graph_replay on the fake torch (test/fakes/python), which records the stream a graph was captured on:
+    a graph runs on the SMs of its capture stream's context, so a tenant's graph (in the green mode, of its
+    green context) must be captured on the tenant's own stream, not on a side stream of PyTorch's."""
 
     def test_a_tenants_graph_is_captured_on_its_own_stream(self):
         torch = self.torch
@@ -121,20 +126,15 @@ class GraphCapture(unittest.TestCase):
         self.assertIsNot(replay.__self__.captured_on, torch.cuda.default_stream())
 
 
-class TenantGradMode(unittest.TestCase):
+class TenantGradMode(FakeTorchCase):
     """PyTorch keeps grad mode per thread: infer's setup turns it off on the thread that builds it, a
     training tenant needs it on, and a tenant's requests run on a thread of its own. Each tenant keeps the
     mode its own setup left, on every thread it runs on (a training tenant set up after infer failed with
     "element 0 of tensors does not require grad" on the H100)."""
 
     def setUp(self):
-        fakes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "python")
-        sys.path.insert(0, fakes)
-        self.addCleanup(sys.path.remove, fakes)
-        import torch
-
-        self.torch = torch
-        self.addCleanup(torch.set_grad_enabled, torch.is_grad_enabled())
+        super().setUp()
+        self.addCleanup(self.torch.set_grad_enabled, self.torch.is_grad_enabled())
 
     def test_each_tenant_keeps_its_own_grad_mode_in_setup_warm_up_and_on_its_thread(self):
         torch = self.torch
@@ -279,6 +279,127 @@ sys.exit(status)
         done = self.serve(False)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("after serve", done.stderr)
+
+
+class WindowLoop(FakeTorchCase):
+    """The protocol's window loop on one lane, and its check against a bare loop, on the fake torch: the
+    lane's stream is entered once per window, not per request, and the check measures both loops on the
+    same step and reports per-request times and their difference."""
+
+    def counting(self):
+        """A fake torch.cuda.stream that counts how often a stream is entered."""
+        torch, entered, real = self.torch, [0], self.torch.cuda.stream
+
+        @contextlib.contextmanager
+        def counted(s):
+            entered[0] += 1
+            with real(s):
+                yield
+
+        torch.cuda.stream = counted
+        self.addCleanup(setattr, torch.cuda, "stream", real)
+        return entered
+
+    def step(self):
+        torch = self.torch
+        return lambda i, lane, variant: torch.cuda.current_stream().launch()
+
+    def test_one_lane_enters_its_stream_once_per_window(self):
+        torch, entered = self.torch, self.counting()
+        lane = torch.cuda.Stream()
+        done, _, latencies = protocol._window(torch, self.step(), [lane], {"streams": 1},
+                                             protocol.now_us() + 20_000, 1, 100, protocol._HostTime())
+        self.assertGreaterEqual(done, 1)  # however loaded the machine: the window ends at its deadline
+        self.assertEqual(entered[0], 1)
+        self.assertEqual(len(latencies), min(done, 100))
+
+    def test_every_request_of_a_window_runs_on_its_lane(self):
+        torch = self.torch
+        lane, seen = torch.cuda.Stream(), []
+
+        def step(i, lane_index, variant):
+            seen.append((lane_index, torch.cuda.current_stream() is lane))
+            torch.cuda.current_stream().launch()
+
+        done, _, _ = protocol._window(torch, step, [lane], {"streams": 1}, protocol.now_us() + 5_000, 1, 10,
+                                      protocol._HostTime())
+        self.assertEqual(seen, [(0, True)] * done)
+
+    def test_the_loop_check_reports_both_loops_per_request(self):
+        torch = self.torch
+        lane = torch.cuda.Stream()
+        with torch.cuda.stream(lane):
+            check = protocol._loop_overhead(torch, self.step(), {"streams": 1}, 1, 40)
+        self.assertEqual(set(check), {"bareUsPerRequest", "loopUsPerRequest", "overheadPct", "pairs", "requestsPerBlock"})
+        self.assertEqual(check["pairs"], protocol.LOOP_CHECK_PAIRS)
+        # The fake kernel takes 50 µs: each loop's request at least that, and neither far above it.
+        for key in ("bareUsPerRequest", "loopUsPerRequest"):
+            self.assertGreaterEqual(check[key], torch.KERNEL_MS * 1000)
+            self.assertLess(check[key], torch.KERNEL_MS * 1000 * 3)
+
+    def test_a_loop_that_costs_more_shows_as_overhead(self):
+        """A step that is slower inside the protocol's window than in a bare loop (as entering a stream per
+        request was) must show up: the check is not a constant."""
+        torch = self.torch
+        lane = torch.cuda.Stream()
+        real_window = protocol._window
+
+        def slow_window(*args, **kwargs):
+            step = args[1]
+
+            def slower(i, lane_, variant):
+                time.sleep(0.0002)
+                step(i, lane_, variant)
+
+            return real_window(args[0], slower, *args[2:], **kwargs)
+
+        protocol._window = slow_window
+        self.addCleanup(setattr, protocol, "_window", real_window)
+        with torch.cuda.stream(lane):
+            check = protocol._loop_overhead(torch, self.step(), {"streams": 1}, 1, 40)
+        self.assertGreater(check["overheadPct"], 50)
+
+
+class WholeTwin(FakeTorchCase):
+    """A green process's tenant 0 has a twin on the whole GPU: a run command whose variant says whole runs
+    the twin, and one naming a tenant without a twin is refused, not run in its slice."""
+
+    def tenants(self):
+        torch = self.torch
+        made = [protocol._Tenant(i, torch.cuda.Stream()) for i in range(2)]
+        twin = protocol._Tenant(0, torch.cuda.Stream())
+        made[0].whole = twin
+        for t in made + [twin]:
+            t.step = lambda i, lane, variant, s=t.stream: s.launch()
+            t.start_thread(torch)
+        return made, twin
+
+    def command(self, tenants, whole):
+        variant = {"streams": 1, **({"whole": True} if whole else {})}
+        return {"cmd": "run", "trial": "t", "startAtUs": protocol.now_us(), "durationMs": 5, "iterations": None,
+                "variant": variant, "tenants": tenants}
+
+    def test_a_whole_run_runs_tenant_0s_twin_and_leaves_its_slice_idle(self):
+        made, twin = self.tenants()
+        args = argparse.Namespace(sync_every=1, iterations=10)
+        before = (made[0].stream.gpu_ms, twin.stream.gpu_ms)
+        message = protocol._serve_tenants(self.torch, made, self.command([0], True), args)
+        self.assertEqual([t["tenant"] for t in message["tenants"]], [0])
+        self.assertEqual(made[0].stream.gpu_ms, before[0])
+        self.assertGreater(twin.stream.gpu_ms, before[1])
+
+    def test_without_whole_tenant_0_runs_in_its_own_slice(self):
+        made, twin = self.tenants()
+        args = argparse.Namespace(sync_every=1, iterations=10)
+        before = twin.stream.gpu_ms
+        protocol._serve_tenants(self.torch, made, self.command([0], False), args)
+        self.assertEqual(twin.stream.gpu_ms, before)
+
+    def test_a_whole_run_of_a_tenant_without_a_twin_is_refused(self):
+        made, _ = self.tenants()
+        args = argparse.Namespace(sync_every=1, iterations=10)
+        with self.assertRaises(ValueError):
+            protocol._serve_tenants(self.torch, made, self.command([1], True), args)
 
 
 if __name__ == "__main__":

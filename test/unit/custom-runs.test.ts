@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
-import { cheaperMode, type Measured, measuredFromAnalysis } from '../../harness/bench/analysis/which-mode.js';
+import { type Measured, measuredFromAnalysis, modeDecision } from '../../harness/bench/analysis/which-mode.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import { adviceText, advise } from '../../harness/deploy/advice.js';
 import { openLoopRate } from '../../harness/workload/check.js';
@@ -26,7 +26,7 @@ describe('a custom run', () => {
     expect(measured.mps).toMatchObject({ workload: 'custom', clients: 2 });
     expect(measured.timeslice?.slowdown).toBeCloseTo(2.343, 3);
     expect(measured.mps?.slowdown).toBeCloseTo(1.47, 3);
-    expect(cheaperMode(measured)).toBe('mps');
+    expect(modeDecision(measured)).toMatchObject({ kind: 'cheaper', mode: 'mps', workload: 'custom', clients: 2 });
   });
 
   it('gives plan its costs at the clients it measured', async () => {

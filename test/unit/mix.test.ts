@@ -1,7 +1,11 @@
 /** mix's pure parts: the quantile intervals, overloaded windows, the mean interval and the claims' grading. */
 import { describe, expect, it } from 'vitest';
 import {
+  type Cell,
+  LEGACY_GREEN_ALONE,
   meanInterval,
+  mixCells,
+  mostKept,
   overloadOf,
   type Protection,
   protectionFor,
@@ -10,6 +14,7 @@ import {
 } from '../../harness/mix/analysis.js';
 import { mixClaims } from '../../harness/mix/claims.js';
 import type { MixRun, MixWindow, VictimWindow } from '../../harness/mix/record.js';
+import { encodeLatencies } from '../../harness/workload/open-loop.js';
 
 /** P(B ≤ k) for B ~ Binomial(n, q), summed directly in logs (independent of the code under test). */
 function cdf(n: number, q: number, k: number): number {
@@ -153,6 +158,54 @@ describe('the mixed-tenant claims', () => {
     expect(interleave(pairRun({ timeslice: [0.5, 0.7, 0.6], mps: [0.55, 0.8, 0.6] }))?.verdict).toBe('inconclusive');
     expect(interleave(pairRun({ timeslice: [], mps: [] }))?.verdict).toBe('not measured');
   });
+
+  it('decides only where the intervals separate: touching is the same here, just apart is not', () => {
+    // Every round alike: each interval is one point, aggregate 2k (compute's k plus bandwidth's k).
+    const touching = interleave(pairRun({ timeslice: [0.5, 0.5, 0.5], mps: [0.5, 0.5, 0.5] }));
+    expect(touching?.verdict).toBe('inconclusive');
+    expect(touching?.measured).toContain(
+      ': measured the same here (the intervals overlap), so neither holds nor fails',
+    );
+    // MPS 1.004 (502 and 251 iterations of 1000 and 500) against 1.000: apart, and above 1.
+    expect(interleave(pairRun({ timeslice: [0.5, 0.5, 0.5], mps: [0.502, 0.502, 0.502] }))?.verdict).toBe('holds');
+    expect(interleave(pairRun({ timeslice: [0.502, 0.502, 0.502], mps: [0.5, 0.5, 0.5] }))?.verdict).toBe(
+      'does not hold',
+    );
+  });
+});
+
+describe("the protection search's choice among the settings that hold", () => {
+  const at = (threadPct: number | null, value: number, ci: [number, number] | null) =>
+    ({ threadPct, kept: { value, ci, rounds: 3 } }) as unknown as Cell;
+  const pick = (cells: Cell[]) => {
+    const { best, same } = mostKept(cells);
+    return { best: best.threadPct, same: same.map((c) => c.threadPct) };
+  };
+
+  it.each([
+    {
+      case: 'separated: the most kept, though capped lower',
+      cells: [at(50, 0.7, [0.5, 0.94]), at(25, 0.97, [0.95, 1.0])],
+      want: { best: 25, same: [25] },
+    },
+    {
+      case: 'just touching: the same here, the least restrictive',
+      cells: [at(50, 0.7, [0.5, 0.95]), at(25, 0.97, [0.95, 1.0])],
+      want: { best: 50, same: [50, 25] },
+    },
+    {
+      case: 'uncapped counts as 100%',
+      cells: [at(null, 0.9, [0.6, 1.2]), at(50, 0.95, [0.8, 1.1]), at(10, 0.3, [0.2, 0.4])],
+      want: { best: null, same: [null, 50] },
+    },
+    {
+      case: 'no interval cannot be told apart',
+      cells: [at(50, 0.5, null), at(25, 0.97, [0.95, 1.0])],
+      want: { best: 50, same: [50, 25] },
+    },
+  ])('$case', ({ cells, want }) => {
+    expect(pick(cells)).toEqual(want);
+  });
 });
 
 describe('the cap carried into deployment files', () => {
@@ -173,5 +226,33 @@ describe('the cap carried into deployment files', () => {
       upToLoad: null,
       failedAtLoad: 0.25,
     });
+  });
+});
+
+describe("green's victim alone", () => {
+  /** Green rounds of the victim alone and beside compute, 1 ms alone and 2 ms beside; `wholeGpu` on the alone windows. */
+  function greenRun(wholeGpu: boolean): MixRun {
+    const lat = (ms: number) => victim({ histogram: encodeLatencies(Array.from({ length: 1000 }, () => ms)) });
+    const windows = [0, 1, 2].flatMap((round) => [
+      window({
+        mode: 'green',
+        round,
+        arm: 'victim-alone',
+        aggressor: null,
+        victimResult: lat(1),
+        ...(wholeGpu ? { wholeGpu: true as const } : {}),
+      }),
+      window({ mode: 'green', round, arm: 'together', victimResult: lat(2) }),
+    ]);
+    const settings = { modes: ['green'], threadPcts: [], loads: [0.5], aggressors: [{ name: 'compute' }], rounds: 3 };
+    return { settings, windows, outcomes: [], status: 'complete', current: null } as unknown as MixRun;
+  }
+
+  it('is on the whole GPU since 2026-11-27; a record from before says its alone ran in its slice', () => {
+    const [whole] = mixCells(greenRun(true));
+    const [inSlice] = mixCells(greenRun(false));
+    expect(whole?.status).toBe('measured');
+    expect(whole?.reason ?? null).toBeNull();
+    expect(inSlice?.reason).toBe(LEGACY_GREEN_ALONE);
   });
 });

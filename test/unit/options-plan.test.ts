@@ -248,7 +248,7 @@ describe('plan', () => {
     ).toEqual(['timeslice/infer']);
   });
 
-  it('with --clients, streams and green run N tenants in one process: ids @N, arms solo-c0 and contended', () => {
+  it('with --clients, streams and green run N tenants in one process: ids @N, green alone on the whole GPU and in its slice', () => {
     const { config } = resolve({ modes: 'streams,green,timeslice', workloads: 'infer', clients: '2,8', smPct: '10' });
     const plan = buildPlan(config, fingerprint({}));
     expect(
@@ -260,8 +260,8 @@ describe('plan', () => {
       'streams/infer: - tenants, 1 clients, s1 s2',
       'streams/infer@2: 2 tenants, 2 clients, solo-c0 contended',
       'streams/infer@8: 8 tenants, 8 clients, solo-c0 contended',
-      'green/infer@2: 2 tenants, 2 clients, solo-c0 contended',
-      'green/infer@8: 8 tenants, 8 clients, solo-c0 contended',
+      'green/infer@2: 2 tenants, 2 clients, solo-c0 slice-solo-c0 contended',
+      'green/infer@8: 8 tenants, 8 clients, solo-c0 slice-solo-c0 contended',
       'timeslice/infer@2: - tenants, 2 clients, solo-c0 solo-c1 contended',
       'timeslice/infer@8: - tenants, 8 clients, solo-c0 contended',
     ]);
@@ -269,6 +269,16 @@ describe('plan', () => {
       GPUSHARE_GREEN_SM_PCT: '10',
     });
     expect(plan.comparisons.find((c) => c.id === 'streams/infer@2')?.clientEnv[0]).toEqual({});
+    // Every mode's solo-c0 is one tenant alone on the whole GPU: green's runs tenant 0's twin outside any
+    // green context (whole); its slice-solo-c0 is tenant 0 alone in its slice; streams needs no twin.
+    const variants = (id: string) =>
+      plan.comparisons.find((c) => c.id === id)?.arms.map((a) => `${a.id} ${JSON.stringify(a.clients[0]?.variant)}`);
+    expect(variants('green/infer@2')).toEqual([
+      'solo-c0 {"streams":1,"whole":true}',
+      'slice-solo-c0 {"streams":1}',
+      'contended {"streams":1}',
+    ]);
+    expect(variants('streams/infer@2')).toEqual(['solo-c0 {"streams":1}', 'contended {"streams":1}']);
     // Without --clients the streams mode is the lab's fixed work alone, and green is not a default mode.
     const plain = resolve({ workloads: 'infer' }).config;
     expect(plain.modes).toEqual(['streams', 'timeslice', 'mps', 'mig']);

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { judge } from '../../harness/bench/analysis/analyze.js';
-import { classifyChange } from '../../harness/bench/gate/gate.js';
 import { bootstrapMedianCI, mulberry32 } from '../../harness/stats/bootstrap.js';
 import { medianInterval, metricStats } from '../../harness/stats/statistics.js';
 
@@ -127,24 +126,5 @@ describe('verdicts', () => {
       verdict: 'inconclusive',
       reason: '1 round(s): a 95% CI of a median needs at least 6',
     });
-  });
-});
-
-describe('regression against a baseline', () => {
-  it.each([
-    [[0.85, 0.95], 'higher', 'regression'],
-    [[1.03, 1.1], 'higher', 'improvement'],
-    [[0.99, 1.01], 'higher', 'unchanged'],
-    [[0.97, 1.01], 'higher', 'unclear'],
-    [[1.05, 1.15], 'lower', 'regression'],
-    [[0.9, 0.97], 'lower', 'improvement'],
-    [[1.0, 1.02], 'lower', 'unchanged'],
-    [[0.98, 1.02], 'lower', 'unchanged'], // the band's edges count as noise
-  ] as const)('change CI %j, %s is better → %s', (ci, better, status) => {
-    expect(classifyChange([...ci], better, 0.02)).toBe(status);
-  });
-
-  it('without a CI nothing is called a regression', () => {
-    expect(classifyChange(null, 'higher', 0.02)).toBe('unclear');
   });
 });

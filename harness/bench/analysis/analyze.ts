@@ -7,7 +7,14 @@
 import { type MetricStats, MIN_ROUNDS_FOR_CI, metricStats } from '../../stats/statistics.js';
 import { type Bounds, boundsFor, describeBounds, type Thresholds } from '../gate/thresholds.js';
 import type { Comparison, RoundPolicy, Run } from '../record/schema.js';
-import { memoryAccount, memoryPerClientMiB, roundsFailure, stepHostTime } from './clients.js';
+import {
+  loopCheck,
+  loopCheckWarning,
+  memoryAccount,
+  memoryPerClientMiB,
+  roundsFailure,
+  stepHostTime,
+} from './clients.js';
 import { comparisonNoise, diagnose } from './diagnosis.js';
 import { comparisonMetrics, crossModeMetrics, type Metric } from './metrics.js';
 import { groupRounds, isComplete } from './rounds.js';
@@ -77,6 +84,9 @@ export function analyzeComparison(
 ): ComparisonAnalysis {
   const rounds = groupRounds(comparison, run.trials);
   const validity = comparisonValidity(run, comparison, rounds);
+  const loop = loopCheck(rounds);
+  const loopWarning = loopCheckWarning(loop);
+  if (loopWarning !== null) validity.warnings.push(loopWarning);
   const analysis: ComparisonAnalysis = {
     comparison,
     rounds,
@@ -88,6 +98,7 @@ export function analyzeComparison(
     memory: memoryAccount(run, comparison),
     stepHost: stepHostTime(rounds),
     failure: roundsFailure(rounds),
+    loopCheck: loop,
   };
   const noise = noiseOnce(run, analysis);
   // Skipped as unsupported (green contexts this GPU cannot split so): no ratio to show, its reason is the result.

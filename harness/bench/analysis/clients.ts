@@ -1,8 +1,9 @@
 /** What a comparison's clients held on the GPU, from nvidia-smi's memory.used around their start, and why a comparison measured nothing. */
 import { median } from 'simple-statistics';
+import { LOOP_OVERHEAD_LIMIT_PCT } from '../../workload/protocol.js';
 import type { Comparison, Run } from '../record/schema.js';
 import { armResults, type Round } from './rounds.js';
-import type { MemoryAccount, StepHostTime } from './types.js';
+import type { LoopCheck, MemoryAccount, StepHostTime } from './types.js';
 
 /**
  * MiB per client: memory.used while the comparison's trials ran (median of the samples inside its
@@ -80,4 +81,26 @@ export function roundsFailure(rounds: readonly Round[]): string | null {
   for (const round of rounds)
     for (const t of round.trials.values()) if (t.status === 'failed' || t.status === 'timeout') return t.reason;
   return null;
+}
+
+/** Each process's check of the protocol's loop (see LOOP_CHECK_MS), in trial order, and whether one exceeds the limit. */
+export function loopCheck(rounds: readonly Round[]): LoopCheck {
+  const checks = rounds.flatMap((r) =>
+    [...r.trials.values()].flatMap((t) =>
+      t.status === 'ok' || t.status === 'invalid'
+        ? t.clients.flatMap((x) =>
+            x.loopOverhead !== undefined ? [{ client: x.client, arm: t.arm, overhead: x.loopOverhead }] : [],
+          )
+        : [],
+    ),
+  );
+  const worstPct = checks.length > 0 ? Math.max(...checks.map((c) => c.overhead.overheadPct)) : null;
+  return { checks, worstPct, flagged: worstPct !== null && worstPct > LOOP_OVERHEAD_LIMIT_PCT };
+}
+
+/** The report's and the summary's words for a flagged loop check. */
+export function loopCheckWarning(check: LoopCheck): string | null {
+  if (!check.flagged || check.worstPct === null) return null;
+  const worst = check.checks.find((c) => c.overhead.overheadPct === check.worstPct);
+  return `gpushare's protocol loop cost ${check.worstPct.toFixed(2)}% of a request beyond a bare loop of the same step (client ${worst?.client ?? '?'}, over the ${LOOP_OVERHEAD_LIMIT_PCT}% limit): a slowdown here may be understated by about that much`;
 }

@@ -3,7 +3,13 @@
  * baseline arm of the same round) over every complete round, and summarized by their median.
  */
 import { max, mean, median, min } from 'simple-statistics';
-import { type ClientResult, type Comparison, fixedWorkStreams, type ModeName } from '../record/schema.js';
+import {
+  type ClientResult,
+  type Comparison,
+  fixedWorkStreams,
+  type ModeName,
+  SLICE_SOLO_ARM,
+} from '../record/schema.js';
 import { throughputPerS } from './measures.js';
 import { isComplete, okTrial, type Round } from './rounds.js';
 
@@ -116,9 +122,14 @@ export interface ContentionRound {
   contended: ClientResult[];
 }
 
-export function contentionRounds(c: Comparison, rounds: readonly Round[]): ContentionRound[] {
+/**
+ * Each complete round's solo and contended results. `slice`: the green mode's second baseline, tenant 0
+ * alone in its own SM slice (SLICE_SOLO_ARM), in place of alone on the whole GPU.
+ */
+export function contentionRounds(c: Comparison, rounds: readonly Round[], slice = false): ContentionRound[] {
   // Identical clients share one solo arm (see plan.ts): client 0's solo stands for each of them.
-  const soloArm = (i: number) => (c.arms.some((a) => a.id === `solo-c${i}`) ? `solo-c${i}` : 'solo-c0');
+  const soloArm = (i: number) =>
+    slice ? SLICE_SOLO_ARM : c.arms.some((a) => a.id === `solo-c${i}`) ? `solo-c${i}` : 'solo-c0';
   return rounds.map((r) => {
     const contended = [...(okTrial(r, 'contended')?.clients ?? [])].sort((a, b) => a.client - b.client);
     const solo = c.clientEnv.map((_, i) => okTrial(r, soloArm(i))?.clients[0] as ClientResult);
@@ -128,6 +139,88 @@ export function contentionRounds(c: Comparison, rounds: readonly Round[]): Conte
 
 function slowdowns(round: ContentionRound): number[] {
   return round.solo.map((s, i) => throughputPerS(s) / throughputPerS(round.contended[i] as ClientResult));
+}
+
+function aggregate(round: ContentionRound): number {
+  return round.contended.reduce((s, x) => s + throughputPerS(x), 0) / mean(round.solo.map(throughputPerS));
+}
+
+/**
+ * What each mode's solo arm is, as its ratios say: one client (tenant) alone on the whole GPU, except
+ * under MIG, where a process sees only its slice while MIG is on (no whole-GPU alone can be measured).
+ */
+const ALONE: Record<ModeName, string> = {
+  streams: 'one tenant alone on the whole GPU',
+  green: 'one tenant alone on the whole GPU, outside any green context',
+  timeslice: 'one client alone on the whole GPU',
+  mps: 'one client alone on the whole GPU, under MPS',
+  mig: 'one client alone on its own MIG slice: with MIG on, no process can use the whole GPU',
+};
+
+/** A green comparison recorded before 2026-11-27: its solo-c0 was tenant 0 alone in its own slice, and no arm ran it on the whole GPU. */
+export function legacyGreen(c: Comparison): boolean {
+  return c.mode === 'green' && !c.arms.some((a) => a.id === SLICE_SOLO_ARM);
+}
+
+/** The green mode's in-slice ratios: what sharing costs within each tenant's slice, and what the slice costs a tenant alone. */
+function inSliceMetrics(c: Comparison, rounds: readonly Round[], whole: readonly ContentionRound[]): Metric[] {
+  const n = c.clientEnv.length;
+  const slice = contentionRounds(c, rounds, true);
+  const each = (from: readonly ContentionRound[], value: (r: ContentionRound) => number) =>
+    from.flatMap((r) => (Number.isFinite(value(r)) ? [{ round: r.index, value: value(r) }] : []));
+  return [
+    metric(
+      c,
+      'in-slice-slowdown',
+      `throughput alone in its own SM slice ÷ with ${n} tenants at once, mean over tenants: what sharing costs within a slice (not comparable with other modes' slowdown)`,
+      false,
+      each(slice, (r) => mean(slowdowns(r))),
+    ),
+    metric(
+      c,
+      'slice-cost',
+      'throughput alone on the whole GPU ÷ alone in its own SM slice: what confining a lone tenant to its slice costs',
+      false,
+      each(whole, (r) => {
+        const inSlice = slice.find((x) => x.index === r.index)?.solo[0];
+        return inSlice ? throughputPerS(r.solo[0] as ClientResult) / throughputPerS(inSlice) : Number.NaN;
+      }),
+    ),
+  ];
+}
+
+/**
+ * A legacy green comparison (see legacyGreen): only its in-slice ratios can be computed. It has no
+ * `slowdown` or `aggregate-throughput`, which mean "against one alone on the whole GPU" in every mode.
+ */
+function legacyGreenMetrics(c: Comparison, usable: readonly ContentionRound[]): Metric[] {
+  const n = c.clientEnv.length;
+  const each = (value: (r: ContentionRound) => number) =>
+    usable.flatMap((r) => (Number.isFinite(value(r)) ? [{ round: r.index, value: value(r) }] : []));
+  const before = 'recorded before whole-GPU alone arms (2026-11-27): not comparable with other modes';
+  return [
+    metric(
+      c,
+      'in-slice-slowdown',
+      `throughput alone in its own SM slice ÷ with ${n} tenants at once, mean over tenants (${before})`,
+      true,
+      each((r) => mean(slowdowns(r))),
+    ),
+    metric(
+      c,
+      'in-slice-aggregate-throughput',
+      `sum of the ${n} tenants' contended throughput ÷ one tenant's alone in its own slice (${before})`,
+      false,
+      each(aggregate),
+    ),
+    metric(
+      c,
+      'fairness',
+      'largest ÷ smallest per-tenant slowdown (1 = fair)',
+      false,
+      each((r) => max(slowdowns(r)) / min(slowdowns(r))),
+    ),
+  ];
 }
 
 function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
@@ -149,11 +242,13 @@ function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
       ),
     ];
   }
+  if (legacyGreen(c)) return legacyGreenMetrics(c, usable);
+  const alone = ALONE[c.mode];
   const metrics = [
     metric(
       c,
       'slowdown',
-      `throughput alone ÷ throughput with ${n} clients at once, mean over clients (1 = no cost)`,
+      `throughput alone (${alone}) ÷ throughput with ${n} clients at once, mean over clients (1 = no cost)`,
       true,
       each((r) => mean(slowdowns(r))),
     ),
@@ -167,9 +262,9 @@ function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
     metric(
       c,
       'aggregate-throughput',
-      `sum of the ${n} clients' contended throughput ÷ mean solo throughput (how many GPUs' worth of work)`,
+      `sum of the ${n} clients' contended throughput ÷ one client's alone (${alone}): how many of it the GPU did at once`,
       false,
-      each((r) => r.contended.reduce((s, x) => s + throughputPerS(x), 0) / mean(r.solo.map(throughputPerS))),
+      each(aggregate),
     ),
     // Per-client ratios up to 4 clients; beyond, fairness says how far apart they are.
     ...Array.from({ length: n <= 4 ? n : 0 }, (_, i) =>
@@ -182,6 +277,7 @@ function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
       ),
     ),
   ];
+  if (c.mode === 'green') metrics.push(...inSliceMetrics(c, rounds, usable));
   const perRequest = usable.every((r) =>
     [...r.solo, ...r.contended].every((x) => x.chunkIterations === 1 && x.latency !== null),
   );

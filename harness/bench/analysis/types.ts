@@ -1,6 +1,7 @@
 /** The shape of a run's analysis: what `analyze` computes and every output reads. */
 
 import type { MetricStats } from '../../stats/statistics.js';
+import type { LoopOverhead } from '../../workload/protocol.js';
 import type { Bounds, Thresholds } from '../gate/thresholds.js';
 import type { Comparison, Stop } from '../record/schema.js';
 import type { Metric } from './metrics.js';
@@ -49,6 +50,17 @@ export interface ComparisonAnalysis {
   stepHost: StepHostTime;
   /** The first failed trial's reason: why a comparison with no complete round measured nothing. */
   failure: string | null;
+  /** What the protocol's own loop cost each process checked, beyond a bare loop of its step. */
+  loopCheck: LoopCheck;
+}
+
+/** The checks of the protocol's loop in a comparison: each process, in the first arm where it ran alone. */
+export interface LoopCheck {
+  checks: Array<{ client: number; arm: string; overhead: LoopOverhead }>;
+  /** The largest overhead, % of a request; null where no process was checked (a run before 2026-11-27, a resumed round 0). */
+  worstPct: number | null;
+  /** Over LOOP_OVERHEAD_LIMIT_PCT: the harness's loop may bias this comparison's ratios. */
+  flagged: boolean;
 }
 
 /** A comparison's GPU memory by cause, MiB. */

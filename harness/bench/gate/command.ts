@@ -1,17 +1,29 @@
 /** `gpushare gate <run> [--baseline <run>]`: verdicts and regressions, with CI-friendly outputs. */
 import { type ArgsOf, defineCommand } from '../../core/command.js';
 import type { AppDeps } from '../../core/deps.js';
+import { UserError } from '../../core/errors.js';
+import { shortList } from '../../core/wrap.js';
 import { appendOutputFile, writeOutputFile } from '../../record/store.js';
 import { analyze } from '../analysis/analyze.js';
 import { possibleMetricIds } from '../analysis/metrics.js';
 import { loadRun } from '../record/store.js';
+import { loadBaselineRuns } from './baselines.js';
 import { gate } from './gate.js';
 import { gateJson, gateJunit, gateMarkdown, gateText } from './outputs.js';
 import { checkPatterns, loadThresholds } from './thresholds.js';
 
 const GATE_POSITIONALS = { run: { type: 'string', demandOption: true, describe: 'run directory' } } as const;
 const GATE_FLAGS = {
-  baseline: { type: 'string', describe: 'run directory to compare against' },
+  baseline: {
+    type: 'string',
+    describe:
+      'run to compare against, or a directory or quoted glob of runs (3 or more: the between-run band is learned from them; runs measured differently are set aside)',
+  },
+  history: {
+    type: 'string',
+    describe:
+      'directory or quoted glob of runs to learn the between-run band from (default: the --baseline runs when 3 or more)',
+  },
   config: { type: 'string', describe: 'thresholds file (YAML or JSON)' },
   junit: { type: 'string', describe: 'write a JUnit XML report here' },
   json: { type: 'boolean', describe: 'print the result as JSON' },
@@ -40,8 +52,16 @@ export async function runGate(options: GateArgs, deps: AppDeps, env: NodeJS.Proc
       [...new Set([...analyze(run, thresholds).metrics.map((m) => m.metric.id), ...possibleMetricIds(run.plan)])],
       options.config,
     );
-  const baseline = options.baseline ? await loadRun(options.baseline) : null;
-  const result = gate(run, baseline, thresholds, { allowMismatch: options.allowMismatch ?? false });
+  const named = options.baseline ? await loadBaselineRuns(options.baseline, '--baseline') : null;
+  const history = options.history ? await loadBaselineRuns(options.history, '--history') : null;
+  if (named && named.runs.length === 0)
+    throw new UserError(`--baseline ${options.baseline}: no run there could be read: ${shortList(named.unreadable)}`);
+  const baseline = named ? (named.single ? (named.runs[0] ?? null) : named.runs) : null;
+  const result = gate(run, baseline, thresholds, {
+    allowMismatch: options.allowMismatch ?? false,
+    ...(history ? { history: history.runs } : {}),
+  });
+  result.setAside.unshift(...(named?.unreadable ?? []), ...(history?.unreadable ?? []).map((u) => `history ${u}`));
   deps.out(options.json ? gateJson(result) : gateText(result));
   if (options.junit) await writeOutputFile(options.junit, gateJunit(result));
   if (env.GITHUB_STEP_SUMMARY) await appendOutputFile(env.GITHUB_STEP_SUMMARY, gateMarkdown(result));

@@ -1,41 +1,58 @@
 /**
- * The CI gate: threshold verdicts of a run and, against a baseline, the change of each headline
- * ratio with its bootstrap CI. A change is a regression only when its whole CI lies beyond the
- * noise band in the worse direction. Both runs are read through their analyses.
+ * The CI gate: threshold verdicts of a run and, against a baseline (one run or a set of runs), the
+ * change of each graded ratio with its within-run 95% CI and its band (bands.ts). A change is a
+ * regression or an improvement only outside that band. Every run is read through its analysis.
  */
 
 import { ExitCode, UserError } from '../../core/errors.js';
 import { shortList } from '../../core/wrap.js';
 import { refuseSimulatedBesideReal } from '../../record/simulated.js';
 import { fingerprintMismatches, type Machine } from '../../session/machine.js';
+import {
+  classifyAgainstBand,
+  combineHalfWidths,
+  intervalHalfWidthLog,
+  MIN_RUNS_TO_LEARN,
+} from '../../stats/between-runs.js';
 import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stats/bootstrap.js';
+import { isSimulated } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
-import type { Metric } from '../analysis/metrics.js';
 import type { Analysis, MetricAnalysis } from '../analysis/types.js';
-import type { Run } from '../record/schema.js';
+import { measuredLoop, type Run } from '../record/schema.js';
+import { type Band, bandOf, betweenRun } from './bands.js';
 import type { Thresholds } from './thresholds.js';
 import { measuredNothing, unmeasuredGraded } from './unmeasured.js';
 
-/** How a metric moved against the baseline. `unclear`: the CI reaches past the noise band but not wholly. */
+/** How a metric moved against the baseline. `unclear`: no within-run CI of the change (too few rounds), so no band. */
 export type ChangeStatus = 'regression' | 'improvement' | 'unchanged' | 'unclear';
-
-/** Rounds each run needs before the change between them gets a bootstrap CI. */
-export const MIN_ROUNDS_FOR_CHANGE = 3;
 
 export interface Change {
   metricId: string;
   better: 'higher' | 'lower';
   value: number;
+  /** The baseline's value: one run's median, or the geometric mean of several runs' medians. */
   baselineValue: number;
+  /** How many baseline runs measured this ratio. */
+  baselineRuns: number;
   /** value ÷ baselineValue. */
   change: number;
+  /** The change's within-run 95% CI: what the rounds of these runs alone say. */
   ci: [number, number] | null;
+  /** The band the change was judged against; null without a within-run CI. */
+  band: Band | null;
   status: ChangeStatus;
 }
 
 export interface GateResult {
   runId: string;
+  /** The baseline run's id, or "N runs" for a set; null without a baseline. */
   baselineId: string | null;
+  /** The ids of every baseline run compared against. */
+  baselineIds: string[];
+  /** Baseline runs left out, each with why (measured differently, incomplete, the run itself). */
+  setAside: string[];
+  /** The runs the between-run band was learned from (fewer than 3: the default floors applied). */
+  historyIds: string[];
   verdicts: MetricAnalysis[];
   changes: Change[];
   /** Fingerprint or setting fields that differ from the baseline's (only with --allow-mismatch). */
@@ -60,6 +77,7 @@ export function settingMismatches(now: Run, before: Run): string[] {
     if (JSON.stringify(old) !== JSON.stringify(current))
       out.push(`${what}: ${settingText(old)} before vs ${settingText(current)} now`);
   };
+  differ('protocol loop', `${measuredLoop(before)}`, `${measuredLoop(now)}`);
   differ('window', `${before.config.windowMs} ms`, `${now.config.windowMs} ms`);
   differ('clients', before.config.clientCounts ?? before.config.clients, now.config.clientCounts ?? now.config.clients);
   differ('CPU pinning', before.config.cpuPin, now.config.cpuPin);
@@ -92,98 +110,262 @@ function settingText(value: unknown): string {
 
 const machine = (run: Run): Machine => ({ fingerprint: run.fingerprint, gpuIndex: run.config.gpuIndex });
 
-export function classifyChange(ci: [number, number] | null, better: 'higher' | 'lower', band: number): ChangeStatus {
-  if (ci === null) return 'unclear';
-  const [lo, hi] = ci;
-  const worse = better === 'higher' ? hi < 1 - band : lo > 1 + band;
-  const improved = better === 'higher' ? lo > 1 + band : hi < 1 - band;
-  if (worse) return 'regression';
-  if (improved) return 'improvement';
-  return lo >= 1 - band && hi <= 1 + band ? 'unchanged' : 'unclear';
+/**
+ * How a change of `change` (now ÷ baseline) stands against its band: `unchanged` inside it (its edges
+ * included), `regression` or `improvement` outside it; `unclear` without a within-run CI to build it.
+ */
+export function classifyChange(change: number, better: 'higher' | 'lower', band: Band | null): ChangeStatus {
+  return band === null ? 'unclear' : classifyAgainstBand(change, better, band.halfWidthLog);
 }
 
-/** How `now` moved from `before`: value ratio, its bootstrap CI (ratio of medians), and the status. The one definition of a regression. */
-export function metricChange(now: Metric, before: Metric, band: number): Change | null {
-  if (now.value === null || before.value === null) return null;
-  const enough = now.perRound.length >= MIN_ROUNDS_FOR_CHANGE && before.perRound.length >= MIN_ROUNDS_FOR_CHANGE;
-  const ci = enough
-    ? bootstrapRatioOfMediansCI(now.perRound, before.perRound, {
-        ...DEFAULT_BOOTSTRAP,
-        seed: seedOf(`change:${now.id}`),
-      })
-    : null;
+/** A metric in the reference runs (those that measured it): each run's median and within-run 95% CI. */
+export interface Reference {
+  values: number[];
+  cis: Array<[number, number] | null>;
+  /** Each reference run's per-round values: for runs of 3–5 rounds, too few for an order-statistic CI. */
+  perRound?: number[][];
+}
+
+/** Rounds each run needs for the bootstrap CI of a change when either has too few for its own CI. */
+export const MIN_ROUNDS_FOR_CHANGE = 3;
+
+/**
+ * How `now` moved from its reference (one run, or the geometric mean of several): the value ratio,
+ * its within-run 95% CI, the band (its between-run part learned from `history`, other runs' medians
+ * of this ratio) and the status. The one definition of a regression.
+ *
+ * The change's within-run CI adds the two runs' own CIs in quadrature on the log scale; against
+ * several runs only the new run's, as the reference's uncertainty is in the between-run part (its
+ * 1/k term). Runs of 3–5 rounds have no CI of their own (MIN_ROUNDS_FOR_CI): against one such run,
+ * a seeded bootstrap of the ratio of the two medians stands in.
+ */
+export function metricChange(
+  now: {
+    id: string;
+    better: 'higher' | 'lower';
+    value: number | null;
+    ci: [number, number] | null;
+    perRound?: number[];
+  },
+  reference: Reference,
+  history: readonly number[],
+  noiseBand: number,
+): Change | null {
+  const values = reference.values.filter((v) => v > 0);
+  if (now.value === null || !(now.value > 0) || values.length === 0) return null;
+  const referenceValue = Math.exp(values.reduce((s, v) => s + Math.log(v), 0) / values.length);
+  const change = now.value / referenceValue;
+  const referenceCi = values.length === 1 ? (reference.cis[0] ?? null) : null;
+  const usable = (ci: [number, number] | null): ci is [number, number] => ci !== null && ci[0] > 0;
+  const withinLog =
+    usable(now.ci) && (values.length > 1 || usable(referenceCi))
+      ? combineHalfWidths(intervalHalfWidthLog(now.ci), usable(referenceCi) ? intervalHalfWidthLog(referenceCi) : 0)
+      : null;
+  const ci: [number, number] | null =
+    withinLog !== null
+      ? [change * Math.exp(-withinLog), change * Math.exp(withinLog)]
+      : values.length === 1
+        ? bootstrapChangeCi(now.id, now.perRound, reference.perRound?.[0])
+        : null;
+  const band = ci ? bandOf(betweenRun(now.id, history, values.length), ci, noiseBand) : null;
   return {
     metricId: now.id,
     better: now.better,
     value: now.value,
-    baselineValue: before.value,
-    change: now.value / before.value,
+    baselineValue: referenceValue,
+    baselineRuns: values.length,
+    change,
     ci,
-    status: classifyChange(ci, now.better, band),
+    band,
+    status: classifyChange(change, now.better, band),
   };
 }
 
-/** Every metric both analyses have, with its change from `before` to `now`. */
+function bootstrapChangeCi(id: string, now?: number[], before?: number[]): [number, number] | null {
+  if (!now || !before || now.length < MIN_ROUNDS_FOR_CHANGE || before.length < MIN_ROUNDS_FOR_CHANGE) return null;
+  return bootstrapRatioOfMediansCI(now, before, { ...DEFAULT_BOOTSTRAP, seed: seedOf(`change:${id}`) });
+}
+
+const input = (m: MetricAnalysis) => ({
+  id: m.metric.id,
+  better: m.metric.better,
+  value: m.stats.value,
+  ci: m.stats.ci,
+  perRound: m.metric.perRound,
+});
+
+/** Every metric both analyses have, with its change from `before` to `now`, against the default floor. */
 export function changes(
   now: Analysis,
   before: Analysis,
-  band: number,
+  noiseBand: number,
   only: (m: MetricAnalysis) => boolean = () => true,
 ): Array<{ now: MetricAnalysis; before: MetricAnalysis; change: Change | null }> {
   const old = new Map(before.metrics.map((m) => [m.metric.id, m]));
   return now.metrics.filter(only).flatMap((m) => {
     const b = old.get(m.metric.id);
-    return b ? [{ now: m, before: b, change: metricChange(m.metric, b.metric, band) }] : [];
+    if (!b) return [];
+    const reference = {
+      values: b.stats.value === null ? [] : [b.stats.value],
+      cis: [b.stats.ci],
+      perRound: [b.metric.perRound],
+    };
+    return [{ now: m, before: b, change: metricChange(input(m), reference, [], noiseBand) }];
   });
 }
 
+/**
+ * The changes of `analysis`'s graded ratios against `references` (one or more analysed runs), their
+ * between-run parts learned from `history` (analysed runs; fewer than 3: the default floors).
+ */
+export function gradedChanges(
+  analysis: Analysis,
+  references: readonly Analysis[],
+  history: readonly Analysis[],
+  noiseBand: number,
+): Change[] {
+  const find = (a: Analysis, id: string) => a.metrics.find((m) => m.metric.id === id);
+  const graded = new Set(analysis.verdicts.map((v) => v.metric.id));
+  return analysis.metrics
+    .filter((m) => graded.has(m.metric.id))
+    .flatMap((m) => {
+      const id = m.metric.id;
+      const measured = references.flatMap((r) => {
+        const found = find(r, id);
+        return found?.stats.value ? [found] : [];
+      });
+      const reference = {
+        values: measured.map((x) => x.stats.value as number),
+        cis: measured.map((x) => x.stats.ci),
+        perRound: measured.map((x) => x.metric.perRound),
+      };
+      const learned = history.flatMap((h) => find(h, id)?.stats.value ?? []);
+      const change = metricChange(input(m), reference, learned, noiseBand);
+      return change ? [change] : [];
+    });
+}
+
+/** Whether `other` may stand beside `run` as a baseline: what differs, one phrase each (empty: comparable). */
+export function comparability(run: Run, other: Run): string[] {
+  if (other.id === run.id) return ['it is the run being gated'];
+  if (isSimulated(other.fingerprint) !== isSimulated(run.fingerprint))
+    return [`one of the two was made on gpushare's simulator`];
+  if (other.status !== 'complete') return [`it is ${other.status}, not complete`];
+  return [...fingerprintMismatches(machine(run), machine(other)), ...settingMismatches(run, other)];
+}
+
+/**
+ * Splits a set of runs into those measured like `run` and those set aside (each "<id>: why"). With
+ * `allowMismatch`, runs that differ only in GPU, driver or settings are kept and their differences listed.
+ */
+export function sortBaselines(
+  run: Run,
+  candidates: readonly Run[],
+  allowMismatch: boolean,
+): { kept: Run[]; setAside: string[]; mismatches: string[] } {
+  const kept: Run[] = [];
+  const setAside: string[] = [];
+  const mismatches: string[] = [];
+  for (const other of candidates) {
+    const why = comparability(run, other);
+    // In a set, a run of other comparisons (a sweep, a custom workload) is no baseline of this one.
+    const plan = (r: Run) => r.plan.map((c) => c.id).join(', ');
+    if (why.length === 0 && plan(other) !== plan(run)) {
+      setAside.push(`${other.id}: other comparisons (${shortList([plan(other)])})`);
+      continue;
+    }
+    const hard =
+      other.id === run.id ||
+      other.status !== 'complete' ||
+      isSimulated(other.fingerprint) !== isSimulated(run.fingerprint);
+    if (why.length === 0) kept.push(other);
+    else if (allowMismatch && !hard) {
+      kept.push(other);
+      mismatches.push(...why.map((w) => `${other.id}: ${w}`));
+    } else setAside.push(`${other.id}: ${shortList(why)}`);
+  }
+  return { kept, setAside, mismatches };
+}
+
+/**
+ * Grades `run`, and compares it with `baseline`: one run (refused when measured differently, unless
+ * allowMismatch) or a set of runs (those measured differently set aside, each named). The between-run
+ * band is learned from `options.history` when given, else from a baseline set of 3 or more runs, else
+ * the default floors apply.
+ */
 export function gate(
   run: Run,
-  baseline: Run | null,
+  baseline: Run | readonly Run[] | null,
   thresholds: Thresholds,
-  options: { allowMismatch: boolean },
+  options: { allowMismatch: boolean; history?: readonly Run[] },
 ): GateResult {
-  if (baseline) refuseSimulatedBesideReal([run, baseline], 'gate a run against this baseline');
-  const mismatches = baseline
-    ? [...fingerprintMismatches(machine(run), machine(baseline)), ...settingMismatches(run, baseline)]
-    : [];
-  if (mismatches.length > 0 && !options.allowMismatch) {
-    throw new UserError(
-      `refusing to compare runs measured differently: ${shortList(mismatches)}; --allow-mismatch compares them anyway, listing every difference`,
-    );
+  let baselines: Run[] = [];
+  let mismatches: string[] = [];
+  const setAside: string[] = [];
+  if (baseline && !Array.isArray(baseline)) {
+    const one = baseline as Run;
+    refuseSimulatedBesideReal([run, one], 'gate a run against this baseline');
+    mismatches = [...fingerprintMismatches(machine(run), machine(one)), ...settingMismatches(run, one)];
+    if (mismatches.length > 0 && !options.allowMismatch) {
+      throw new UserError(
+        `refusing to compare runs measured differently: ${shortList(mismatches)}; --allow-mismatch compares them anyway, listing every difference`,
+      );
+    }
+    baselines = [one];
+  } else if (baseline) {
+    const sorted = sortBaselines(run, baseline as readonly Run[], options.allowMismatch);
+    if (sorted.kept.length === 0)
+      throw new UserError(
+        `no baseline run was measured like run ${run.id}: ${shortList(sorted.setAside)}; give runs of the same GPU model, driver and settings (--allow-mismatch keeps those that differ only so)`,
+      );
+    baselines = sorted.kept;
+    setAside.push(...sorted.setAside);
+    mismatches = sorted.mismatches;
   }
+  let historyRuns: Run[] = [];
+  if (options.history) {
+    const sorted = sortBaselines(run, options.history, false);
+    historyRuns = sorted.kept;
+    setAside.push(...sorted.setAside.map((s) => `history ${s}`));
+  } else if (baselines.length >= MIN_RUNS_TO_LEARN) historyRuns = baselines;
   const analysis = analyze(run, thresholds);
-  const base = baseline ? analyze(baseline, thresholds) : null;
-  const graded = new Set(analysis.verdicts.map((v) => v.metric.id));
-  const found = base
-    ? changes(analysis, base, thresholds.noiseBand, (m) => graded.has(m.metric.id)).flatMap((c) =>
-        c.change ? [c.change] : [],
-      )
-    : [];
+  const bases = baselines.map((b) => analyze(b, thresholds));
+  const history = historyRuns === baselines ? bases : historyRuns.map((h) => analyze(h, thresholds));
+  const found = gradedChanges(analysis, bases, history, thresholds.noiseBand);
   const problems: string[] = [];
   if (run.status !== 'complete')
     problems.push(
       `run ${run.id} is ${run.status}, not complete: finish it with gpushare bench --resume before gating it`,
     );
   const present = new Set(analysis.metrics.filter((m) => m.stats.value !== null).map((m) => m.metric.id));
-  const missing = base
-    ? base.verdicts.filter((v) => v.stats.value !== null && !present.has(v.metric.id)).map((v) => v.metric.id)
-    : [];
+  const missing = [
+    ...new Set(
+      bases.flatMap((base) =>
+        base.verdicts.filter((v) => v.stats.value !== null && !present.has(v.metric.id)).map((v) => v.metric.id),
+      ),
+    ),
+  ];
   if (missing.length > 0) problems.push(`ratios of the baseline this run did not measure: ${missing.join(', ')}`);
   // A graded ratio that was never measured, or a run that measured nothing, passes nothing.
   problems.push(...[measuredNothing(analysis) ?? [], unmeasuredGraded(run, analysis, thresholds)].flat());
-  if (baseline && base)
+  for (const [i, b] of baselines.entries()) {
+    const base = bases[i] as Analysis;
     problems.push(
-      ...[measuredNothing(base) ?? [], unmeasuredGraded(baseline, base, thresholds)]
+      ...[measuredNothing(base) ?? [], unmeasuredGraded(b, base, thresholds)]
         .flat()
-        .map((line) => `baseline ${baseline.id}: ${line}; gate against a baseline that measured it`),
+        .map((line) => `baseline ${b.id}: ${line}; gate against a baseline that measured it`),
     );
+  }
   const failed = analysis.verdicts.some((v) => v.verdict === 'fail') || found.some((c) => c.status === 'regression');
   const doubtful =
     problems.length > 0 || analysis.verdicts.some((v) => v.verdict === 'invalid' || v.verdict === 'inconclusive');
+  const ids = baselines.map((b) => b.id);
   return {
     runId: run.id,
-    baselineId: baseline?.id ?? null,
+    baselineId: ids.length === 0 ? null : ids.length === 1 ? (ids[0] as string) : `${ids.length} runs`,
+    baselineIds: ids,
+    setAside,
+    historyIds: historyRuns.map((h) => h.id),
     verdicts: analysis.verdicts,
     changes: found,
     mismatches,

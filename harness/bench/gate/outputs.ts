@@ -5,11 +5,33 @@ import { termJson, termText } from '../../core/escape/terminal.js';
 import { type JunitCase, junitDocument } from '../../core/junit.js';
 import { TERMINAL_COLUMNS, wrapLine } from '../../core/wrap.js';
 import type { MetricAnalysis } from '../analysis/types.js';
+import { type Band, BETWEEN_RUN_LEVEL, logToRelative, sourceText } from './bands.js';
 import type { Change, GateResult } from './gate.js';
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
 const ciText = (ci: [number, number] | null) => (ci ? `[${fmt(ci[0])}, ${fmt(ci[1])}]` : 'n/a');
 const pct = (change: number) => `${change >= 1 ? '+' : ''}${((change - 1) * 100).toFixed(1)}%`;
+const bandText = (band: Band | null) =>
+  band ? `±${(logToRelative(band.halfWidthLog) * 100).toFixed(1)}% (${sourceText(band.source)})` : 'no band';
+/** A change in one cell: how much, its within-run CI, the band it was judged against, the status. */
+const changeText = (c: Change) => `${pct(c.change)} ${ciText(c.ci)} ${bandText(c.band)} ${c.status}`;
+
+/** "against baseline X" or "against N baseline runs", with the noise band. */
+function againstText(result: GateResult): string {
+  if (!result.baselineId) return '';
+  const what =
+    result.baselineIds.length === 1 ? `baseline ${result.baselineId}` : `${result.baselineIds.length} baseline runs`;
+  return ` against ${what} (noise band ±${(result.noiseBand * 100).toFixed(1)}%)`;
+}
+
+/** Where each band came from, in one line: learned from which runs, or the default floors. */
+function bandsLine(result: GateResult): string | null {
+  if (!result.baselineId) return null;
+  const learned = result.historyIds.length >= 3;
+  return learned
+    ? `bands: between-run part learned from ${result.historyIds.length} runs (${(BETWEEN_RUN_LEVEL * 100).toFixed(1)}% prediction interval) ⊕ the change's within-run 95% CI; a change outside its band is a regression or an improvement`
+    : "bands: between-run part the default floor per ratio (fewer than 3 baseline runs; docs/gate-calibration.md) ⊕ the change's within-run 95% CI; a change outside its band is a regression or an improvement";
+}
 
 function rows(result: GateResult): Array<{ v: MetricAnalysis; change: Change | undefined }> {
   const changes = new Map(result.changes.map((c) => [c.metricId, c]));
@@ -18,9 +40,12 @@ function rows(result: GateResult): Array<{ v: MetricAnalysis; change: Change | u
 
 /** The gate's console text; its notes of how the runs differ folded at `columns` (Infinity: not folded). */
 export function gateText(result: GateResult, columns = TERMINAL_COLUMNS): string {
-  const lines = [
-    `gate: run ${result.runId}${result.baselineId ? ` against baseline ${result.baselineId} (noise band ±${(result.noiseBand * 100).toFixed(1)}%)` : ''}`,
-  ];
+  const lines = [`gate: run ${result.runId}${againstText(result)}`];
+  if (result.baselineIds.length > 1)
+    lines.push(...wrapLine(`baseline runs: ${result.baselineIds.join(', ')}`, columns));
+  for (const s of result.setAside) lines.push(...wrapLine(termText(`set aside: ${s}`), columns));
+  const bands = bandsLine(result);
+  if (bands) lines.push(...wrapLine(bands, columns));
   // Each difference on lines of its own, folded to the terminal's width.
   for (const m of result.mismatches) lines.push(...wrapLine(termText(`warning: measured differently: ${m}`), columns));
   for (const p of result.problems) lines.push(`inconclusive: ${p}`);
@@ -30,9 +55,16 @@ export function gateText(result: GateResult, columns = TERMINAL_COLUMNS): string
     ciText(v.stats.ci),
     v.threshold?.text ?? '—',
     v.verdict,
-    change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '',
+    change ? changeText(change) : '',
   ]);
-  const header = ['metric', 'value', '95% CI', 'threshold', 'verdict', result.baselineId ? 'change vs baseline' : ''];
+  const header = [
+    'metric',
+    'value',
+    'within-run 95% CI',
+    'threshold',
+    'verdict',
+    result.baselineId ? 'change vs baseline [within-run 95% CI] band status' : '',
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => (r[i] ?? '').length)));
   for (const row of [header, ...table])
     lines.push(
@@ -55,11 +87,13 @@ export function gateText(result: GateResult, columns = TERMINAL_COLUMNS): string
 /** One testcase per metric, so CI systems list each failing ratio. */
 export function gateJunit(result: GateResult): string {
   const cases = rows(result).map(({ v, change }): JunitCase => {
-    const summary = `${v.metric.id} = ${fmt(v.stats.value)} CI ${ciText(v.stats.ci)}, threshold ${v.threshold?.text ?? 'none'}`;
+    const summary = `${v.metric.id} = ${fmt(v.stats.value)} within-run 95% CI ${ciText(v.stats.ci)}, threshold ${v.threshold?.text ?? 'none'}`;
     const detail = [
       ...v.reasons,
       ...v.warnings,
-      change ? `change vs baseline ${pct(change.change)} CI ${ciText(change.ci)}: ${change.status}` : '',
+      change
+        ? `change vs baseline ${pct(change.change)} within-run 95% CI ${ciText(change.ci)}, band ${bandText(change.band)}: ${change.status}`
+        : '',
     ]
       .filter(Boolean)
       .join('\n');
@@ -72,7 +106,7 @@ export function gateJunit(result: GateResult): string {
         ...at,
         outcome: 'failure',
         type: 'regression',
-        message: `${v.metric.id} regressed ${pct(change.change)} CI ${ciText(change.ci)}`,
+        message: `${v.metric.id} regressed ${pct(change.change)} within-run 95% CI ${ciText(change.ci)}, outside its band ${bandText(change.band)}`,
         detail,
       };
     if (v.verdict === 'invalid')
@@ -101,15 +135,18 @@ export function gateMarkdown(result: GateResult): string {
   const lines = [
     `### gpushare gate: ${result.exitCode === 0 ? 'pass' : result.exitCode === 1 ? 'FAIL' : 'inconclusive'}`,
     '',
-    `Run ${mdCode(result.runId)}${result.baselineId ? ` against baseline ${mdCode(result.baselineId)}` : ''}.`,
+    `Run ${mdCode(result.runId)}${result.baselineId ? ` against ${result.baselineIds.length === 1 ? `baseline ${mdCode(result.baselineId)}` : `${result.baselineIds.length} baseline runs`}` : ''}.`,
     '',
+    ...(bandsLine(result) ? [mdText(bandsLine(result) as string), ''] : []),
+    ...result.setAside.map((s) => `- set aside: ${mdText(s)}`),
+    ...(result.setAside.length > 0 ? [''] : []),
     ...result.problems.map((p) => `- **inconclusive:** ${mdText(p)}`),
     ...(result.problems.length > 0 ? [''] : []),
-    `| metric | value | 95% CI | threshold | verdict |${result.baselineId ? ' change vs baseline |' : ''}`,
+    `| metric | value | within-run 95% CI | threshold | verdict |${result.baselineId ? ' change vs baseline [within-run 95% CI] band status |' : ''}`,
     `|---|---|---|---|---|${result.baselineId ? '---|' : ''}`,
     ...rows(result).map(
       ({ v, change }) =>
-        `| ${mdCode(v.metric.id, 'cell')} | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? `${pct(change.change)} ${ciText(change.ci)} ${change.status}` : '—'} |` : ''}`,
+        `| ${mdCode(v.metric.id, 'cell')} | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? mdText(changeText(change)) : '—'} |` : ''}`,
     ),
     '',
   ];
@@ -143,11 +180,23 @@ export function gateJson(result: GateResult): string {
   return termJson({
     run: result.runId,
     baseline: result.baselineId,
+    baselines: result.baselineIds,
+    setAside: result.setAside,
+    history: result.historyIds,
     exitCode: result.exitCode,
     noiseBand: result.noiseBand,
     mismatches: result.mismatches,
     problems: result.problems,
     verdicts: verdictsJson(result.verdicts),
-    changes: result.changes,
+    changes: result.changes.map(({ band, ...c }) => ({
+      ...c,
+      band: band && {
+        source: band.source.kind,
+        runs: band.source.kind === 'learned' ? band.source.runs : null,
+        between: logToRelative(band.betweenLog),
+        within: logToRelative(band.withinLog),
+        halfWidth: logToRelative(band.halfWidthLog),
+      },
+    })),
   });
 }

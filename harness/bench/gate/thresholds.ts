@@ -17,7 +17,7 @@ const BoundsSchema = z
 export const ThresholdsFileSchema = z
   .object({
     version: z.literal(1).optional(),
-    /** Gate: a change of a ratio within ±noiseBand is noise, not a regression. */
+    /** Gate: the narrowest band; a change of a ratio within ±noiseBand is never a regression. */
     noiseBand: z.number().min(0).max(1).optional(),
     /** Metric id pattern (`*` matches any run of characters) → inclusive bounds. First match wins. */
     thresholds: z.record(z.string().min(1), BoundsSchema).optional(),
@@ -37,8 +37,8 @@ export interface Thresholds {
 }
 
 export const DEFAULT_THRESHOLDS: Thresholds = {
-  // A change's CI is about √2 × the runs' own (±2.8% at the ±2% headline target): a 5% band keeps
-  // equal runs `unchanged` and still calls a 10% drop a regression.
+  // The narrowest band the gate judges a change against (bands.ts widens it by how much runs
+  // differ): a change under 5% is never called one, however precise the two runs.
   noiseBand: 0.05,
   rules: [
     { pattern: 'streams/spin/speedup-k*', bounds: { min: 1.05 } },

@@ -75,14 +75,14 @@ export function ratiosChart(verdicts: readonly MetricAnalysis[]): Spec {
     ...(rows.some((r) => r.metric.endsWith('↓')) ? ['↓ lower is better'] : []),
   ];
   const marks = [
-    'dot: median · line: 95% CI',
+    'dot: median · line: within-run 95% CI',
     ...(bounds.length > 0 ? ['orange ticks: thresholds'] : []),
     'dashed: 1×',
   ];
   return {
     $schema: SCHEMA,
     title: {
-      text: 'Headline ratios (median, 95% CI)',
+      text: 'Headline ratios (median, within-run 95% CI)',
       subtitle: [directions.join(' · '), marks.join(' · ')].filter((line) => line !== ''),
       anchor: 'start',
     },
@@ -249,7 +249,7 @@ export function clientsChart(analysis: Analysis): Spec | null {
   const y = { field: 'comparison', type: 'nominal' as const, sort: null, title: null };
   return {
     $schema: SCHEMA,
-    title: { text: 'Per-client slowdown: throughput alone ÷ contended (median, 95% CI)', anchor: 'start' },
+    title: { text: 'Per-client slowdown: throughput alone ÷ contended (median, within-run 95% CI)', anchor: 'start' },
     width: WIDTH - 200,
     height: { step: 36 },
     data: { values: rows },

@@ -1,8 +1,9 @@
-/** Two runs side by side: each ratio in both, and its change with a bootstrap CI. */
+/** Two runs side by side: each ratio in both, and its change with its within-run CI and the gate's band. */
 
 import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { gpuAt } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
+import { logToRelative } from '../gate/bands.js';
 import { type Change, changes } from '../gate/gate.js';
 import type { Run } from '../record/schema.js';
 
@@ -36,13 +37,13 @@ export function comparisonMarkdown(a: Run, b: Run, band: number): string {
     `| driver / CUDA | ${software(a)} | ${software(b)} |`,
     `| measured | ${mdText(a.createdAt)} | ${mdText(b.createdAt)} |`,
     '',
-    `Change = B ÷ A, with a 95% bootstrap CI of the ratio of medians. A change counts as a regression or an improvement only when its whole CI lies beyond ±${(band * 100).toFixed(1)}% in that direction.`,
+    `Change = B ÷ A, with its within-run 95% CI (the two runs' own CIs added in quadrature on the log scale). As in \`gpushare gate\`, a change counts as a regression or an improvement only outside its band: the ratio's between-run floor (how much runs on different GPUs of one model differ; [docs/gate-calibration.md](../docs/gate-calibration.md)) and the within-run CI added in quadrature, never narrower than ±${(band * 100).toFixed(1)}%.`,
     '',
-    '| metric | A | B | change | 95% CI | status |',
-    '|---|---|---|---|---|---|',
+    '| metric | A | B | change | within-run 95% CI | band | status |',
+    '|---|---|---|---|---|---|---|',
     ...rows.map(
       ({ id, a: va, b: vb, change }) =>
-        `| ${mdCode(id, 'cell')} | ${f3(va)} | ${f3(vb)} | ${change ? `${change.change >= 1 ? '+' : ''}${((change.change - 1) * 100).toFixed(1)}%` : 'n/a'} | ${change?.ci ? `[${change.ci[0].toFixed(3)}, ${change.ci[1].toFixed(3)}]` : 'n/a'} | ${change?.status ?? 'n/a'} |`,
+        `| ${mdCode(id, 'cell')} | ${f3(va)} | ${f3(vb)} | ${change ? `${change.change >= 1 ? '+' : ''}${((change.change - 1) * 100).toFixed(1)}%` : 'n/a'} | ${change?.ci ? `[${change.ci[0].toFixed(3)}, ${change.ci[1].toFixed(3)}]` : 'n/a'} | ${change?.band ? `±${(logToRelative(change.band.halfWidthLog) * 100).toFixed(1)}%` : 'n/a'} | ${change?.status ?? 'n/a'} |`,
     ),
   ];
   return `${lines.join('\n')}\n`;

@@ -47,7 +47,7 @@ export function hostMarkdown(
       '',
       `Workloads: ${[...new Map(cross.run.plan.map((c) => [c.workload.name, c.workload])).values()].map((w) => mdCode(workloadText(w))).join('; ')}; run [\`${cross.run.id}\`](${reportOf(cross.run)}).`,
       '',
-      '| GPU | workload | loaded neighbours | cross-GPU slowdown | 95% CI | half-width | rounds | stopped | valid |',
+      '| GPU | workload | loaded neighbours | cross-GPU slowdown | within-run 95% CI | half-width | rounds | stopped | valid |',
       '|---|---|---|---|---|---|---|---|---|',
       ...results.map((r) => {
         const s = r.metric.stats;
@@ -65,7 +65,7 @@ export function hostMarkdown(
   if (names.length === 0) lines.push('No GPU measured a headline ratio.');
   else {
     lines.push(
-      "Each cell: the median ratio over the GPU's rounds and its 95% CI half-width. Spread: largest ÷ smallest median across the GPUs, less 1.",
+      "Each cell: the median ratio over the GPU's rounds and its within-run 95% CI half-width. Spread: largest ÷ smallest median across the GPUs, less 1.",
       '',
       `| ratio | ${measured.map((g) => `GPU ${hostValue(g.gpu.index)}`).join(' | ')} | spread |`,
       `|---|${measured.map(() => '---|').join('')}---|`,

@@ -1,17 +1,20 @@
 /** The markdown report: a pure function of a run, its verdicts and the names of its chart files. */
 import { median } from 'simple-statistics';
 import { mdCode, mdText } from '../../core/escape/markdown.js';
+import { isInProcess, MODE_SUBJECT, type ModeCost } from '../../core/mode-decision.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { measuringPct, type TimeAccount, timeAccountText } from '../../session/time-account.js';
 import { cpuListText, usableCpus } from '../../system/cpus.js';
 import { type Fingerprint, gpuAt, isSimulated } from '../../system/nvidia/schema.js';
+import { LOOP_OVERHEAD_LIMIT_PCT } from '../../workload/protocol.js';
 import { workloadText } from '../../workload/spec.js';
 import { throughputPerS } from '../analysis/measures.js';
 import { armResults } from '../analysis/rounds.js';
 import type { Analysis, ComparisonAnalysis, MetricAnalysis } from '../analysis/types.js';
-import { cheaperMode, measuredFromAnalysis } from '../analysis/which-mode.js';
+import { measuredFromAnalysis, modeCosts, modeDecision } from '../analysis/which-mode.js';
 import { clientCounts, fixedWorkStreams, MODE_NAMES, type Run } from '../record/schema.js';
 import { scalingPoints, scalingTable } from './scaling.js';
+import { costlierText, decidedText, listText, skippedText, slowedText } from './which-mode-text.js';
 
 export interface ChartLinks {
   ratios?: string;
@@ -46,7 +49,7 @@ function metricRow(a: MetricAnalysis): string {
 function clientTable(ca: ComparisonAnalysis): string[] {
   const c = ca.comparison;
   const lines = [
-    '| client | alone (it/s) | contended (it/s) | slowdown | 95% CI | p50 / p99 alone (ms) | p50 / p99 contended (ms) |',
+    '| client | alone (it/s) | contended (it/s) | slowdown | within-run 95% CI | p50 / p99 alone (ms) | p50 / p99 contended (ms) |',
     '|---|---|---|---|---|---|---|',
   ];
   for (const [i] of c.clientEnv.entries()) {
@@ -87,6 +90,20 @@ function causeLines(ca: ComparisonAnalysis): string[] {
 const mib = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(0)} MiB`);
 const us = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(1)} µs`);
 
+/** Each process's check of gpushare's own loop (a bare loop of its step against the protocol's, back to back, where it ran alone). */
+function loopLines(ca: ComparisonAnalysis): string[] {
+  const { checks, flagged } = ca.loopCheck;
+  if (checks.length === 0) return [];
+  const each = checks.map(
+    ({ client, overhead: o }) =>
+      `client ${client} ${o.bareUsPerRequest.toFixed(1)} µs bare, ${o.loopUsPerRequest.toFixed(1)} µs in the loop (${o.overheadPct >= 0 ? '+' : ''}${o.overheadPct.toFixed(2)}%)`,
+  );
+  return [
+    `Protocol loop, per request, against a bare loop of the same step in the same process: ${each.join('; ')}${flagged ? ` — **over the ${LOOP_OVERHEAD_LIMIT_PCT}% limit**` : ''}.`,
+    '',
+  ];
+}
+
 function streamsTable(ca: ComparisonAnalysis): string[] {
   const lines = ['| arm | streams | host memory | GPU time of the fixed work, median (ms) |', '|---|---|---|---|'];
   for (const arm of ca.comparison.arms) {
@@ -97,6 +114,26 @@ function streamsTable(ca: ComparisonAnalysis): string[] {
     );
   }
   return lines;
+}
+
+/** Each mode's costs in a fixed order (time-slicing first), in the words of earlier reports. */
+function costsText(compared: readonly ModeCost[]): string {
+  const costs = (['timeslice', 'mps', 'streams', 'green', 'mig'] as const).flatMap((mode) => {
+    const c = compared.find((x) => x.mode === mode);
+    if (!c) return [];
+    const s = f3(c.slowdown?.value);
+    const a = f3(c.aggregate?.value);
+    if (mode === 'timeslice')
+      return [`Time-sliced, each client slowed ${s}× and together they did ${a}× the work of one client alone`];
+    const how = {
+      mps: 'under MPS',
+      streams: 'as tenants on streams of one process',
+      green: 'as tenants in green contexts of one process',
+      mig: 'on MIG slices',
+    }[mode];
+    return [`${how} they slowed ${s}× and did ${a}×`];
+  });
+  return `${costs.join('; ').replace(/^./, (x) => x.toUpperCase())}.`;
 }
 
 /** "Which mode for many small services, and what breaks in each" — answered from this run's numbers. */
@@ -113,20 +150,45 @@ function answer(run: Run, analysis: Analysis): string[] {
   const mig = run.modes.find((m) => m.mode === 'mig');
   const value = (id: string) => analysis.metrics.find((m) => m.metric.id === id)?.stats.value ?? null;
   const lines = ['## Which mode for many small inference services on this GPU?', ''];
-  const cheaper = cheaperMode(measured);
-  if (ts && mps && cheaper) {
-    const better = cheaper === 'mps' ? 'MPS' : 'time-slicing';
+  const d = modeDecision(measured);
+  if (d.kind !== 'none') {
+    const weighed = d.compared.map((c) => c.mode);
+    const probe = d.workload === 'custom' ? 'your own command' : 'the small-inference probe';
+    const said = costsText(d.compared);
+    const head = `Measured with ${d.clients} ${mdCode(d.workload)} clients (${probe})`;
     lines.push(
-      `Measured with ${ts.clients} ${mdCode(ts.workload)} clients (${ts.workload === 'custom' ? 'your own command' : 'the small-inference probe'}): **${better}** shared this GPU better. Time-sliced, each client slowed ${f3(ts.slowdown)}× and together they did ${f3(ts.aggregate)}× the work of one client alone; under MPS they slowed ${f3(mps.slowdown)}× and did ${f3(mps.aggregate)}×.`,
+      d.kind === 'cheaper'
+        ? `${head}: **${d.mode === 'mps' ? 'MPS' : d.mode === 'timeslice' ? 'time-slicing' : MODE_SUBJECT[d.mode]}** shared this GPU better. ${said}${weighed.length > 2 ? ` Its 95% interval of the slowdown lies below every other mode's (${listText(weighed.filter((m) => m !== d.mode).map((m) => MODE_SUBJECT[m]))}).` : ''}${d.skipped.length > 0 ? ` ${mdText(skippedText(d).replace(/^; n/, 'N'))}.` : ''}`
+        : `${head}: ${mdText(listText(d.tied.map((m) => MODE_SUBJECT[m])))} **measured the same here**: their 95% intervals of the slowdown overlap (${mdText(slowedText(d, d.tied, true))}). ${mdText(decidedText(d))}${d.costlier.length > 0 ? ` ${mdText(costlierText(d))}` : ''} ${said}${d.skipped.length > 0 ? ` ${mdText(skippedText(d).replace(/^; n/, 'N'))}.` : ''}`,
       '',
-      `- **Time-slicing** breaks latency. The p99 request latency grew ${f3(ts.p99Ratio)}× (median contended p99 ${f3(ts.contendedP99Ms)} ms), because each process waits while the others hold the GPU. It also gives no memory isolation or limits.`,
-      `- **MPS** kept p99 at ${f3(mps.p99Ratio)}× of a client alone, but it isolates neither memory nor faults: one client's fatal fault can end the others, and one daemon serves every client. Set \`CUDA_MPS_PINNED_DEVICE_MEM_LIMIT\` when you cannot trust the workload mix.`,
     );
   } else {
     lines.push(
-      'This run did not measure both time-slicing and MPS on a contention workload, so it cannot compare them.',
+      d.skipped.length > 0
+        ? `This run does not say which sharing mode is cheaper: ${mdText(d.reason)}. ${costsText(modeCosts(measured).filter((c) => c.slowdown !== null))}`
+        : 'This run did not measure two sharing modes on a contention workload, so it cannot compare them.',
     );
   }
+  // What breaks in each mode the run measured on a contention workload, whatever the decision.
+  const shown = modeCosts(measured)
+    .filter((c) => c.slowdown !== null)
+    .map((c) => c.mode);
+  const breaks: string[] = [];
+  if (ts && shown.includes('timeslice'))
+    breaks.push(
+      `- **Time-slicing** breaks latency. The p99 request latency grew ${f3(ts.p99Ratio)}× (median contended p99 ${f3(ts.contendedP99Ms)} ms), because each process waits while the others hold the GPU. It also gives no memory isolation or limits.`,
+    );
+  if (mps && shown.includes('mps'))
+    breaks.push(
+      `- **MPS** kept p99 at ${f3(mps.p99Ratio)}× of a client alone, but it isolates neither memory nor faults: one client's fatal fault can end the others, and one daemon serves every client. Set \`CUDA_MPS_PINNED_DEVICE_MEM_LIMIT\` when you cannot trust the workload mix.`,
+    );
+  const inProcess = shown.filter(isInProcess);
+  if (inProcess.length > 0)
+    breaks.push(
+      `- **${listText(inProcess.map((m) => MODE_SUBJECT[m])).replace(/^./, (x) => x.toUpperCase())}** run every tenant in one process: one CUDA context for all of them, but a fault in one tenant ends them all, and their requests share one Python interpreter.`,
+    );
+  if (d.kind === 'none' && breaks.length > 0) lines.push('');
+  lines.push(...breaks);
   if (mig?.status === 'ran') {
     const slow = value(`mig/${ts?.workload ?? 'infer'}/slowdown`);
     lines.push(
@@ -180,9 +242,9 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     ...(run.timeAccount ? [mdText(timeAccountText(run.timeAccount)), ''] : []),
     '## Verdicts',
     '',
-    'Each CI is an exact order-statistic interval of the median over rounds; its coverage is in brackets.',
+    "Each within-run CI is an exact order-statistic interval of the median over this run's rounds; its coverage is in brackets. It says how well this run pins the median, not how far a run on another GPU may differ: the gate's band adds that (docs/statistics-and-gate.md). Every slowdown and aggregate throughput is against one client (tenant) alone on the whole GPU, in every mode (under MIG, alone on its own slice); green contexts' in-slice ratios are named so.",
     '',
-    '| metric | value | CI (coverage) | half-width | rounds | threshold | verdict |',
+    '| metric | value | within-run CI (coverage) | half-width | rounds | threshold | verdict |',
     '|---|---|---|---|---|---|---|',
     ...verdicts.map(
       (v) =>
@@ -204,7 +266,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
           ),
         ]
       : []),
-    ...(charts.ratios ? ['', `![Headline ratios with 95% CIs](${charts.ratios})`] : []),
+    ...(charts.ratios ? ['', `![Headline ratios with within-run 95% CIs](${charts.ratios})`] : []),
     '',
     ...answer(run, analysis),
     '',
@@ -257,9 +319,9 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
         continue;
       }
       lines.push(...(fixedWorkStreams(c) ? streamsTable(ca) : clientTable(ca)), '');
-      lines.push(...causeLines(ca));
+      lines.push(...causeLines(ca), ...loopLines(ca));
       lines.push(
-        '| ratio | median | CI (coverage) | half-width | rounds | outliers | meaning |',
+        '| ratio | median | within-run CI (coverage) | half-width | rounds | outliers | meaning |',
         '|---|---|---|---|---|---|---|',
         ...ca.metrics.map(metricRow),
         '',

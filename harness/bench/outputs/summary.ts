@@ -5,14 +5,14 @@ import { TERMINAL_COLUMNS, wrapLine } from '../../core/wrap.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { timeAccountText } from '../../session/time-account.js';
 import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
+import { LOOP_OVERHEAD_LIMIT_PCT } from '../../workload/protocol.js';
 import { type Analysis, type MetricAnalysis, REPORT_HALF_WIDTH } from '../analysis/types.js';
-import { cheaperMode, measuredFromAnalysis } from '../analysis/which-mode.js';
+import { measuredFromAnalysis, modeDecision } from '../analysis/which-mode.js';
 import { verdictsJson } from '../gate/outputs.js';
 import { benchOutcome } from '../outcome.js';
 import type { Run, Stop } from '../record/schema.js';
 import { metricsJson } from './metrics-table.js';
-
-const MODE_NAMES = { mps: 'MPS', timeslice: 'time-slicing' } as const;
+import { decisionLine } from './which-mode-text.js';
 
 /** Why a comparison stopped adding rounds, in words (progress already printed the "stopped:" line). */
 const STOP_WORDS: Record<Stop['reason'], string> = {
@@ -47,14 +47,14 @@ function table(analysis: Analysis, shown: readonly MetricAnalysis[]): string[] {
   const rows = shown.map((m) => ({ m, c: cells(m) }));
   const width = (key: keyof ReturnType<typeof cells>, title: string) =>
     Math.max(title.length, ...rows.map((r) => r.c[key].length));
-  const w = { name: width('name', 'ratio'), median: width('median', 'median'), ci: width('ci', '95% CI') };
+  const w = { name: width('name', 'ratio'), median: width('median', 'median'), ci: width('ci', 'within-run 95% CI') };
   const line = (name: string, median: string, ci: string, hw: string, better: string, verdict: string) => {
     const text = `  ${name.padEnd(w.name)}  ${median.padStart(w.median)}  ${ci.padEnd(w.ci)}  ${hw.padStart(6)}  ${better.padEnd(6)}`;
     if (verdict === '') return [text.trimEnd()];
     if (text.length + 2 + verdict.length <= TERMINAL_COLUMNS) return [`${text}  ${verdict}`];
     return [text.trimEnd(), `${' '.repeat(Math.max(4, TERMINAL_COLUMNS - verdict.length))}${verdict}`];
   };
-  const lines = line('ratio', 'median', '95% CI', '±%', 'better', 'verdict');
+  const lines = line('ratio', 'median', 'within-run 95% CI', '±%', 'better', 'verdict');
   let group: string | null = null;
   for (const { m, c } of rows) {
     if (m.metric.comparisonId !== group) {
@@ -90,14 +90,8 @@ function verdictLines(run: Run, analysis: Analysis): string[] {
             : `verdict: INCONCLUSIVE (exit ${outcome.exitCode}): ${outcome.problems.length} problem${outcome.problems.length > 1 ? 's' : ''}`,
           ...outcome.problems.map((p) => `- ${p}`),
         ];
-  const measured = measuredFromAnalysis(run, analysis);
-  const cheaper = cheaperMode(measured);
-  const ts = measured.timeslice;
-  const mps = measured.mps;
-  if (cheaper && ts && mps && ts.slowdown !== null && mps.slowdown !== null)
-    lines.push(
-      `${MODE_NAMES[cheaper]} measured cheaper here: ${ts.clients} ${ts.workload} clients each slowed ${mps.slowdown.toFixed(2)}× under MPS and ${ts.slowdown.toFixed(2)}× time-sliced`,
-    );
+  const decided = decisionLine(modeDecision(measuredFromAnalysis(run, analysis)));
+  if (decided !== null) lines.push(decided);
   return lines;
 }
 
@@ -137,10 +131,21 @@ export function summaryText(
   for (const warning of run.warnings) lines.push(`warning: ${warning}`);
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);
   if (run.timeAccount) lines.push(timeAccountText(run.timeAccount));
+  lines.push(...loopSummary(analysis));
   lines.push(...verdictLines(run, analysis));
   // Each line shown escaped (the GPU's name, reasons and warnings are the run's text), then folded;
   // the run's directory last and whole, for a script or a reader to copy.
   return `${[...lines.flatMap((line) => wrapLine(termText(line), columns)), termText(`results: ${dir}`)].join('\n')}\n`;
+}
+
+/** One line on gpushare's own loop over every process checked (a flagged comparison also says so in its notes); none before 2026-11-27. */
+function loopSummary(analysis: Analysis): string[] {
+  const checks = analysis.comparisons.flatMap((c) => c.loopCheck.checks);
+  if (checks.length === 0) return [];
+  const worst = Math.max(...checks.map((c) => c.overhead.overheadPct));
+  return [
+    `protocol loop: at most ${worst >= 0 ? '+' : ''}${worst.toFixed(2)}% of a request beyond a bare loop of the same step (${checks.length} process checks, each where it ran alone; limit ${LOOP_OVERHEAD_LIMIT_PCT}%)`,
+  ];
 }
 
 /** A run's analysis as JSON: `report --json` and `show --json` print this. */
@@ -160,6 +165,9 @@ export function summaryJson(run: Run, analysis: Analysis) {
     metrics: metricsJson(analysis),
     modes: run.modes.map((m) => ({ mode: m.mode, status: m.status, reason: m.reason })),
     stops: run.stops,
+    loopChecks: analysis.comparisons.flatMap((c) =>
+      c.loopCheck.checks.map((x) => ({ comparison: c.comparison.id, ...x })),
+    ),
     ...(run.timeAccount ? { time: run.timeAccount } : {}),
   };
 }

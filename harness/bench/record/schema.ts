@@ -13,6 +13,7 @@ import {
   MigProfileSchema,
   SampleSchema,
 } from '../../system/nvidia/schema.js';
+import { LoopOverheadSchema } from '../../workload/protocol.js';
 import { LatencySummarySchema, VariantSchema, WorkloadSpecSchema, WorkSchema } from '../../workload/spec.js';
 
 export const RUN_SCHEMA_ID = 'gpushare.run/2';
@@ -113,6 +114,9 @@ export const ArmSchema = z.object({
 });
 export type Arm = z.infer<typeof ArmSchema>;
 
+/** The green mode's second baseline arm: tenant 0 alone in its own SM slice (its solo-c0 is alone on the whole GPU). */
+export const SLICE_SOLO_ARM = 'slice-solo-c0';
+
 /** A set of arms measured against each other over interleaved rounds, by one group of client processes. */
 export const ComparisonSchema = z.object({
   id: z.string(),
@@ -154,6 +158,8 @@ export const ClientResultSchema = z.object({
   chunkIterations: z.number().int().positive(),
   /** Host time of one request's step() call, mean, µs (protocol 3): with tenants on threads, the GIL's wait shows here. */
   stepHostUs: z.number().nonnegative().optional(),
+  /** Asked for in the first trial where this process ran alone in its comparison: its loop's cost beyond a bare loop. Absent before 2026-11-27. */
+  loopOverhead: LoopOverheadSchema.optional(),
 });
 export type ClientResult = z.infer<typeof ClientResultSchema>;
 
@@ -246,6 +252,11 @@ export const RunSchema = z.object({
   createdAt: z.string(),
   finishedAt: z.string().nullable(),
   tool: z.object({ name: z.literal('gpushare'), version: z.string() }),
+  /**
+   * The protocol loop its clients measured through (see measuredLoop): 2 since 2026-11-27, a lane's stream
+   * entered once per window and one clock read per request. Absent: read from the record.
+   */
+  loop: z.literal(2).optional(),
   fingerprint: FingerprintSchema,
   config: ConfigSchema,
   plan: z.array(ComparisonSchema),
@@ -312,3 +323,15 @@ export const RunSchema = z.object({
   timeAccount: TimeAccountSchema.optional(),
 });
 export type Run = z.infer<typeof RunSchema>;
+
+/**
+ * The protocol loop a run measured through: 2 where it says so, or where a process recorded a check of
+ * its loop (only loop 2 makes them; the runs of 2026-11-27 before the field was written have them in
+ * every process), else 1: before 2026-11-27 the loop entered the stream and read the clock three times per
+ * request, which slowed a client alone by several per cent. Runs of two loops do not measure alike.
+ */
+export function measuredLoop(run: Pick<Run, 'loop' | 'trials'>): 1 | 2 {
+  if (run.loop === 2) return 2;
+  const checked = run.trials.some((t) => t.status === 'ok' && t.clients.some((c) => c.loopOverhead !== undefined));
+  return checked ? 2 : 1;
+}

@@ -26,7 +26,7 @@ const EXPECTED_THROTTLE = new Set(['sw_power_cap']);
 
 /** The outlier rule in words, as the reports print it. */
 export const OUTLIER_RULE =
-  `A node is an outlier for a ratio when that ratio's whole 95% CI lies outside its group's band: the median of the group's values ± max(${FLEET_K} × 1.4826 × MAD, ${FLEET_FLOOR * 100}% of the median). ` +
+  `A node is an outlier for a ratio when that ratio's whole within-run 95% CI lies outside its group's band: the median of the group's values ± max(${FLEET_K} × 1.4826 × MAD, ${FLEET_FLOOR * 100}% of the median). ` +
   `1.4826 × MAD estimates the standard deviation of normal data, so ${FLEET_K} of them is the per-round outlier rule's reach (99.7% of identical nodes fall inside), and the median and MAD are not moved by the outlier itself. ` +
   `The ${FLEET_FLOOR * 100}% floor is the gate's noise band: repeat runs on one H100 moved every headline ratio by −0.6% to +1.6%, so nodes that agree to within a few tenths of a percent (MAD near 0) are not flagged for differences no decision depends on. ` +
   `A ratio without a CI (fewer than 6 rounds) is not tested; groups of fewer than ${MIN_RUNS_FOR_OUTLIERS} runs have no outliers (a group of 1 has nothing to differ from; of 2, neither is the odd one).`;

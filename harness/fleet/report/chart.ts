@@ -88,7 +88,7 @@ export function fleetChart(fleet: FleetAnalysis): vl.TopLevelSpec | null {
   return {
     $schema: SCHEMA,
     title: {
-      text: 'Each headline ratio per node (median, 95% CI)',
+      text: 'Each headline ratio per node (median, within-run 95% CI)',
       subtitle: [caption.slice(0, 2).join(' · '), caption.slice(2).join(' · ')].filter((line) => line !== ''),
       anchor: 'start',
     },

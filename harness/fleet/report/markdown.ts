@@ -112,7 +112,7 @@ export function fleetMarkdown(
     ...(compared.length === 0
       ? ['No two runs share a GPU model and settings: nothing to compare.', '']
       : compared.flatMap((g) => groupSection(fleet, g))),
-    ...(chart ? [`![Each headline ratio per node with its 95% CI and its group's band](${chart})`, ''] : []),
+    ...(chart ? [`![Each headline ratio per node with its within-run 95% CI and its group's band](${chart})`, ''] : []),
     ...(setAside.length > 0
       ? [
           '## Set aside',

@@ -1,0 +1,79 @@
+/**
+ * What `gate --baseline` and `--history` name: one run directory, a directory of run directories, or
+ * a glob of them (`*` and `?` in any path segment, expanded here so a quoted pattern works in CI).
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { RUN_FILE } from '../../record/kinds.js';
+import type { Run } from '../record/schema.js';
+import { loadRun } from '../record/store.js';
+
+/** The runs a baseline argument names; `single` when it named one run directory. */
+export interface BaselineRuns {
+  runs: Run[];
+  single: boolean;
+  /** Directories that looked like runs but could not be read, each "<dir>: why". */
+  unreadable: string[];
+}
+
+const isRunDir = (dir: string) => existsSync(path.join(dir, RUN_FILE));
+const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+
+/** Expands `*` and `?` segment by segment; directories only, sorted. */
+export function expandPattern(pattern: string): string[] {
+  const absolute = path.isAbsolute(pattern);
+  const segments = pattern.split(/[/\\]+/).filter((s) => s.length > 0);
+  let found = [absolute ? path.parse(path.resolve(pattern)).root : '.'];
+  for (const segment of segments) {
+    if (!/[*?]/.test(segment)) {
+      found = found.map((p) => path.join(p, segment)).filter(isDir);
+      continue;
+    }
+    const re = new RegExp(
+      `^${segment
+        .split('')
+        .map((ch) => (ch === '*' ? '[^/]*' : ch === '?' ? '[^/]' : ch.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+        .join('')}$`,
+    );
+    found = found.flatMap((p) =>
+      readdirSync(p)
+        .filter((name) => re.test(name))
+        .map((name) => path.join(p, name))
+        .filter(isDir)
+        .sort(),
+    );
+  }
+  return found.map((p) => (absolute ? p : path.normalize(p)));
+}
+
+/**
+ * Loads what `spec` names (`flag` names the flag in errors): one run, every run directory inside a
+ * directory, or every run directory a glob matches. Names nothing: a one-line error, exit 2.
+ */
+export async function loadBaselineRuns(spec: string, flag: string): Promise<BaselineRuns> {
+  if (isRunDir(spec)) return { runs: [await loadRun(spec)], single: true, unreadable: [] };
+  let dirs: string[];
+  if (/[*?]/.test(spec)) dirs = expandPattern(spec).filter(isRunDir);
+  else if (isDir(spec))
+    dirs = readdirSync(spec)
+      .sort()
+      .map((name) => path.join(spec, name))
+      .filter((p) => isDir(p) && isRunDir(p));
+  else throw new UserError(`${flag} ${spec}: no such run directory, directory of runs or pattern`);
+  if (dirs.length === 0)
+    throw new UserError(
+      `${flag} ${spec}: no run directories there (each holds a ${RUN_FILE}); give a run, a directory of runs or a pattern such as 'baselines/*'`,
+    );
+  const runs: Run[] = [];
+  const unreadable: string[] = [];
+  for (const dir of dirs) {
+    try {
+      runs.push(await loadRun(dir));
+    } catch (error) {
+      if (!(error instanceof UserError)) throw error;
+      unreadable.push(`${dir}: ${error.message}`);
+    }
+  }
+  return { runs, single: false, unreadable };
+}

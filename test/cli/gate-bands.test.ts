@@ -1,0 +1,156 @@
+/**
+ * The gate's between-run band (harness/bench/gate/bands.ts) on copies of a committed run: the band
+ * learned from a directory of baseline runs or the default floor, where it places its edge, and the
+ * exit codes on either side of it.
+ */
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Run } from '../../harness/bench/record/schema.js';
+import { DEFAULT_RUN, runCli, tempDir } from '../helpers.js';
+
+interface GateJson {
+  exitCode: number;
+  setAside: string[];
+  history: string[];
+  baselines: string[];
+  changes: Array<{
+    metricId: string;
+    status: string;
+    change: number;
+    band: { source: string; runs: number | null; between: number; within: number; halfWidth: number } | null;
+  }>;
+}
+
+const GEMM = 'timeslice/gemm';
+const SPIN = 'timeslice/spin';
+
+/** A copy of the fixture run under `dir` with its own id, one comparison's contended clients doing `keep` × the work per second. */
+function copy(dir: string, id: string, slowed: Record<string, number> = {}, edit: (run: Run) => void = () => {}) {
+  const to = path.join(dir, id);
+  cpSync(DEFAULT_RUN, to, { recursive: true });
+  const file = path.join(to, 'run.json');
+  const run = JSON.parse(readFileSync(file, 'utf8')) as Run;
+  run.id = id;
+  for (const trial of run.trials) {
+    const keep = slowed[trial.comparisonId];
+    if (keep === undefined || trial.arm !== 'contended' || trial.status !== 'ok') continue;
+    // The same iterations over a window 1 ÷ keep as long: every per-round slowdown of the comparison
+    // moves by exactly 1 ÷ keep (iterations are integers in the schema, windows are not).
+    for (const client of trial.clients)
+      client.windowEndUs = client.windowStartUs + (client.windowEndUs - client.windowStartUs) / keep;
+  }
+  edit(run);
+  writeFileSync(file, JSON.stringify(run));
+  return to;
+}
+
+const gateJson = async (args: string[]) => {
+  const result = await runCli(['gate', ...args, '--json']);
+  return { exitCode: result.exitCode, json: JSON.parse(result.stdout) as GateJson, stderr: result.stderr };
+};
+const changeOf = (gate: GateJson, id: string) => gate.changes.find((c) => c.metricId === id);
+
+describe('gate --baseline <directory of runs>', () => {
+  // Four baseline runs whose timeslice/gemm slowdowns differ by a few per cent, as runs on different GPUs do.
+  const root = tempDir();
+  const baselines = path.join(root, 'baselines');
+  mkdirSync(baselines);
+  const factors = [0.96, 1, 1.04, 1];
+  for (const [i, f] of factors.entries()) copy(baselines, `base-${i}`, { [GEMM]: f });
+
+  it('learns the band from the runs, names them, and sets aside a run measured differently', async () => {
+    const other = copy(baselines, 'other-window', {}, (run) => void (run.config.windowMs = 300));
+    const fewer = copy(baselines, 'fewer', {}, (run) => {
+      run.plan = run.plan.filter((c) => c.id !== 'mps/infer');
+      run.trials = run.trials.filter((t) => t.comparisonId !== 'mps/infer');
+    });
+    const candidate = copy(root, 'candidate');
+    const { exitCode, json } = await gateJson([candidate, '--baseline', baselines]);
+    rmSync(other, { recursive: true });
+    rmSync(fewer, { recursive: true });
+    expect(exitCode).toBe(0);
+    expect(json.baselines).toEqual(['base-0', 'base-1', 'base-2', 'base-3']);
+    expect(json.history).toEqual(json.baselines);
+    expect(json.setAside).toEqual([
+      expect.stringMatching(/^fewer: other comparisons \(streams\/spin, .*mps\/gemm\)$/),
+      'other-window: window: 300 ms before vs 500 ms now',
+    ]);
+    const gemm = changeOf(json, `${GEMM}/slowdown`);
+    expect(gemm?.band).toMatchObject({ source: 'learned', runs: 4 });
+    // t(99.5%, 3 df) = 7.453 × the SD of the four runs' log slowdowns × √(1 + 1/4): the spread, not the rounds.
+    const logs = factors.map((f) => -Math.log(f));
+    const mean = logs.reduce((s, x) => s + x, 0) / logs.length;
+    const sd = Math.sqrt(logs.reduce((s, x) => s + (x - mean) ** 2, 0) / (logs.length - 1));
+    expect(Math.log1p(gemm?.band?.between ?? 0)).toBeCloseTo(7.453 * sd * Math.sqrt(1.25), 3);
+  });
+
+  it('a candidate just inside the band is unchanged (exit 0), just outside it regressed (exit 1)', async () => {
+    const first = await gateJson([copy(root, 'probe'), '--baseline', baselines]);
+    const gemm = changeOf(first.json, `${GEMM}/slowdown`);
+    const edge = Math.log1p(gemm?.band?.halfWidth ?? Number.NaN);
+    // The band is the learned spread's, far wider than the change's own within-run CI and the noise band.
+    expect(edge).toBeGreaterThan(Math.hypot(Math.log1p(gemm?.band?.within ?? 0), Math.log(1.02)) * 3);
+    const start = Math.log(gemm?.change ?? Number.NaN);
+    const at = async (offset: number) => {
+      // Slowdown ÷ keep: the change lands at edge + offset on the log scale.
+      const keep = Math.exp(start - (edge + offset));
+      return gateJson([copy(root, `at-${offset}`, { [GEMM]: keep }), '--baseline', baselines]);
+    };
+    const inside = await at(-1e-4);
+    expect([changeOf(inside.json, `${GEMM}/slowdown`)?.status, inside.exitCode]).toEqual(['unchanged', 0]);
+    const outside = await at(1e-4);
+    expect([changeOf(outside.json, `${GEMM}/slowdown`)?.status, outside.exitCode]).toEqual(['regression', 1]);
+  });
+
+  it('a quoted glob names the same runs', async () => {
+    const { json } = await gateJson([copy(root, 'globbed'), '--baseline', path.join(baselines, 'base-*')]);
+    expect(json.baselines).toEqual(['base-0', 'base-1', 'base-2', 'base-3']);
+    expect(changeOf(json, `${GEMM}/slowdown`)?.band).toMatchObject({ source: 'learned', runs: 4 });
+  });
+
+  it('--history learns the band from other runs while the change is taken against one run', async () => {
+    const { json } = await gateJson([
+      copy(root, 'against-one'),
+      '--baseline',
+      path.join(baselines, 'base-1'),
+      '--history',
+      baselines,
+    ]);
+    expect(json.baselines).toEqual(['base-1']);
+    expect(json.history).toEqual(['base-0', 'base-1', 'base-2', 'base-3']);
+    const gemm = changeOf(json, `${GEMM}/slowdown`);
+    expect(gemm?.band).toMatchObject({ source: 'learned', runs: 4 });
+    // One reference run: √(1 + 1/1), not the √(1 + 1/4) of the four runs as the reference.
+    const logs = factors.map((f) => -Math.log(f));
+    const mean = logs.reduce((s, x) => s + x, 0) / logs.length;
+    const sd = Math.sqrt(logs.reduce((s, x) => s + (x - mean) ** 2, 0) / (logs.length - 1));
+    expect(Math.log1p(gemm?.band?.between ?? 0)).toBeCloseTo(7.453 * sd * Math.SQRT2, 3);
+  });
+
+  it('a directory with no runs in it: exit 2, one line', async () => {
+    const result = await runCli(['gate', DEFAULT_RUN, '--baseline', tempDir()]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('no run directories there');
+  });
+});
+
+describe('gate --baseline <one run>: the default floor', () => {
+  it('a 2.5% worse timeslice/spin stays inside its ±3% floor (it would regress against its within-run CI and the noise band alone)', async () => {
+    const root = tempDir();
+    const baseline = copy(root, 'baseline');
+    const worse = copy(root, 'worse', { [SPIN]: 1 / 1.025 });
+    const { exitCode, json } = await gateJson([worse, '--baseline', baseline]);
+    const spin = changeOf(json, `${SPIN}/slowdown`);
+    expect(spin?.change).toBeCloseTo(1.025, 6);
+    expect(spin?.band).toMatchObject({ source: 'floor', runs: null, between: 0.03 });
+    // Without the between-run part the band would be the within-run CI and the noise band (2%) alone.
+    expect(Math.max(spin?.band?.within ?? 1, 0.02)).toBeLessThan(0.025);
+    expect([spin?.status, exitCode]).toEqual(['unchanged', 0]);
+    const text = await runCli(['gate', worse, '--baseline', baseline]);
+    expect(text.stdout).toMatch(
+      /^timeslice\/spin\/slowdown .* \+2\.5% \[[\d.]+, [\d.]+\] ±3\.1% \(default floor\) unchanged$/m,
+    );
+  });
+});
