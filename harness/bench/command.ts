@@ -34,7 +34,7 @@ export const benchCommand = defineCommand({
   flags: BENCH_FLAGS,
   rest: true,
   epilogue:
-    'exit 0: measured, and every graded ratio passed its threshold; 1: a graded ratio failed its threshold; 2: a usage error, or this machine cannot bench; 3: a graded ratio is inconclusive or invalid, a mode or comparison measured nothing, or every mode asked for was skipped; --dry-run exits as the real run would before measuring (0, 2, or 3 when every mode would be skipped); 129/130/131/143: interrupted by SIGHUP/SIGINT/SIGQUIT/SIGTERM (continue with --resume <dir>)',
+    'exit 0: measured, and every graded ratio passed its threshold; 1: a graded ratio failed its threshold; 2: a usage error, or this machine cannot bench; 3: a graded ratio is inconclusive, invalid or not measured (its comparison skipped or failed), a mode or comparison measured nothing, or the run measured nothing (every mode or comparison skipped); --dry-run exits as the real run would before measuring (0, 2, or 3 when every mode would be skipped); 129/130/131/143: interrupted by SIGHUP/SIGINT/SIGQUIT/SIGTERM (continue with --resume <dir>)',
   resolve: async (args) => resolveBenchOptions(args, await loadThresholds(args.config)),
   run: bench,
 });

@@ -2,6 +2,7 @@
  * Runs a planned run: per mode (with its MPS daemon where needed), per comparison a group of client
  * processes, and their trials in ABBA order. Every finished trial is saved before the next starts.
  */
+import path from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { Interrupted } from '../core/errors.js';
 import type { ProcessRunner } from '../core/process.js';
@@ -289,7 +290,8 @@ class Scheduler {
     const group = grownGroup(carried, started);
     const { clients, forget } = group;
     if (carried?.carry === 'switch')
-      for (const [i, client] of clients.entries()) client.switchTo(c.workload.argv.slice(1), clientLabel(c, i));
+      for (const [i, client] of clients.entries())
+        client.switchTo(c.workload.argv.slice(1), clientLabel(c, i), switchedName(c));
     for (const [i, client] of clients.slice(0, kept).entries()) client.continueAs(clientLabel(c, i));
     // Kept processes said ready when they started: only the others say it now.
     const keptReady = clients
@@ -920,6 +922,12 @@ function clientResult(
     ...(m.stepHostUs !== undefined ? { stepHostUs: m.stepHostUs } : {}),
     ...(m.loopOverhead !== undefined ? { loopOverhead: m.loopOverhead } : {}),
   };
+}
+
+/** The workload a built-in's script names in its ready line (serve("gemm", ...) in gemm.py); null for a custom command's. */
+function switchedName(c: Comparison): string | null {
+  const script = c.workload.argv[1];
+  return c.workload.builtin && script !== undefined ? path.basename(script, '.py') : null;
 }
 
 /** A workload that said it cannot run so here (green contexts): its words; null for any other failure. */

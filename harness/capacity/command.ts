@@ -9,7 +9,7 @@ import type { AppDeps } from '../core/deps.js';
 import { termJson, termText } from '../core/escape/terminal.js';
 import { resultsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
-import { newRunId, notARunOf } from '../record/record-file.js';
+import { newRunId, notResumable } from '../record/record-file.js';
 import { jsonRecordStore, writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
@@ -79,7 +79,7 @@ async function capacity(options: CapacityCommandOptions, deps: AppDeps): Promise
  */
 async function resumeCapacity(dir: string, json: boolean, deps: AppDeps, startedUs: number): Promise<number> {
   const session = await resumeOnThisMachine(capacityBinding(dir), dir, deps, {
-    load: async (from) => (await loadCapacityRun(from)) ?? Promise.reject(await notARunOf(from, 'capacity')),
+    load: async (from) => (await loadCapacityRun(from)) ?? Promise.reject(await notResumable(from, 'capacity')),
     resumed: (run) => {
       const cut = run.current;
       if (cut) run.points = run.points.filter((p) => p.mode !== cut.mode || p.clients !== cut.clients);

@@ -83,15 +83,25 @@ function planGpu(name: string, memoryGiB: number | null): PlanGpu {
   return { name: commentText(name), memoryGiB, mig: null };
 }
 
+/** 16 TiB: more GPU memory than any GPU has, by far; a larger value is no measurement. */
+const MAX_GPU_MEMORY_MIB = 16 * 1024 * 1024;
+
 function runGpu(run: Pick<Run, 'id' | 'fingerprint'>, gpuIndex: number): PlanGpu {
   const gpu = gpuAt(run.fingerprint, gpuIndex);
   if (!gpu) throw new UserError(`run ${run.id} has no GPU ${gpuIndex} in its fingerprint`);
   // The name is free text from run.json: it reaches comments and the index, never a command.
   const python = run.fingerprint.python;
+  const where = `run ${run.id}: fingerprint.gpus[${run.fingerprint.gpus.indexOf(gpu)}]`;
+  // What plan computes with must be there: a GPU of null, zero or negative memory fits nothing, silently.
+  const memoryMiB = gpu.memoryTotalMiB;
+  if (memoryMiB === null || !(memoryMiB > 0) || memoryMiB > MAX_GPU_MEMORY_MIB)
+    throw new UserError(
+      `${where}.memoryTotalMiB is ${memoryMiB}: plan needs the GPU's memory; give --gpu-model (or --gpu-mem-gib) instead of --run`,
+    );
   return {
     name: commentText(gpu.name ?? 'GPU'),
-    memoryGiB: (gpu.memoryTotalMiB ?? 0) / 1024,
-    mig: migGpuFromRun(gpu),
+    memoryGiB: memoryMiB / 1024,
+    mig: migGpuFromRun(gpu, where),
     smCount: python.status === 'ok' ? python.smCount : null,
   };
 }

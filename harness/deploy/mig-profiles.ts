@@ -1,3 +1,4 @@
+import { UserError } from '../core/errors.js';
 /**
  * MIG profile tables: names, memory, compute slices and where each profile may start. A measured run
  * supplies its GPU's own table (nvidia-smi mig -lgip/-lgipp); these built-in tables cover GPUs we
@@ -100,9 +101,33 @@ export function builtinMigGpu(name: string): MigGpu | undefined {
   return BUILTIN_MIG_GPUS.find((g) => g.name.toLowerCase() === name.toLowerCase());
 }
 
-/** A measured GPU's own table, from the profiles and placements its run recorded; null without them. */
-export function migGpuFromRun(gpu: Gpu): MigGpu | null {
+/** The most memory slots a MIG GPU is given here: NVIDIA's have 8; more is a record no GPU wrote. */
+const MAX_MIG_SLOTS = 64;
+
+/**
+ * A measured GPU's own table, from the profiles and placements its run recorded; null without them.
+ * `where` names the GPU in the record (`run <id>: fingerprint.gpus[0]`): a placement or profile the
+ * solver cannot use (no start position, a size of 0 or thousands of slots, negative memory) is a
+ * one-line UserError naming its field, never a RangeError or a search that runs for minutes.
+ */
+export function migGpuFromRun(gpu: Gpu, where = 'the run'): MigGpu | null {
   if (gpu.migProfiles.length === 0) return null;
+  const refuse = (field: string, problem: string) =>
+    new UserError(`${where}.${field} ${problem}: not a MIG table nvidia-smi writes; plan with --gpu-model instead`);
+  for (const [j, pl] of gpu.migPlacements.entries()) {
+    if (pl.starts.length === 0) throw refuse(`migPlacements[${j}].starts`, 'lists no start position');
+    if (pl.size < 1 || pl.size > MAX_MIG_SLOTS)
+      throw refuse(`migPlacements[${j}].size`, `is ${pl.size}, not 1 to ${MAX_MIG_SLOTS} memory slots`);
+    const bad = pl.starts.find((start) => start < 0 || start + pl.size > MAX_MIG_SLOTS);
+    if (bad !== undefined)
+      throw refuse(`migPlacements[${j}].starts`, `holds ${bad}, which does not fit ${MAX_MIG_SLOTS} memory slots`);
+  }
+  for (const [j, p] of gpu.migProfiles.entries()) {
+    if (!(p.memoryGiB >= 0)) throw refuse(`migProfiles[${j}].memoryGiB`, `is ${p.memoryGiB}`);
+    if (p.smCount < 0) throw refuse(`migProfiles[${j}].smCount`, `is ${p.smCount}`);
+    if (p.instancesTotal < 0 || p.instancesTotal > MAX_MIG_SLOTS)
+      throw refuse(`migProfiles[${j}].instancesTotal`, `is ${p.instancesTotal}, not 0 to ${MAX_MIG_SLOTS}`);
+  }
   const profiles = gpu.migProfiles.flatMap((p) => {
     const placement = gpu.migPlacements.find((pl) => pl.profileId === p.profileId);
     if (!placement) return [];
@@ -118,6 +143,7 @@ export function migGpuFromRun(gpu: Gpu): MigGpu | null {
       },
     ];
   });
+  if (profiles.length === 0) return null; // no profile has a placement: MIG is not assessed
   const memorySlots = Math.max(...profiles.map((p) => Math.max(...p.starts) + p.slots));
   return {
     name: gpu.name ?? 'GPU',

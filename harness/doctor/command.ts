@@ -14,6 +14,7 @@ import { machineFingerprint } from '../session/preflight.js';
 import { benchBlockers } from '../session/readiness.js';
 import { findMpsLeftovers, type MpsLeftover } from '../system/mps/leftovers.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
+import { findLeftWorkloads, type LeftWorkload } from '../system/proc/left-workloads.js';
 import { bootId, isRunning } from '../system/proc/process-table.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 
@@ -34,6 +35,7 @@ async function doctor(args: ArgsOf<typeof DOCTOR_FLAGS>, deps: AppDeps): Promise
       return { ...l, inUse, stop: inUse !== null ? null : await howToStop(l) };
     }),
   );
+  const left = await findLeftWorkloads();
   if (args.json)
     deps.out(
       `${JSON.stringify(
@@ -50,12 +52,13 @@ async function doctor(args: ArgsOf<typeof DOCTOR_FLAGS>, deps: AppDeps): Promise
             inUseBy: l.inUse,
             stop: l.stop,
           })),
+          leftProcesses: left.map((p) => ({ pid: p.pid, pgid: p.pgid, harnessPid: p.harnessPid })),
         },
         null,
         2,
       )}\n`,
     );
-  else deps.out(doctorText(fingerprint, blockers, leftovers));
+  else deps.out(doctorText(fingerprint, blockers, leftovers, left));
   return blockers.length === 0 ? ExitCode.ok : ExitCode.usage;
 }
 
@@ -98,6 +101,7 @@ function doctorText(
   f: Fingerprint,
   blockers: string[],
   leftovers: Array<MpsLeftover & { inUse: number | null; stop: string | null }>,
+  left: readonly LeftWorkload[] = [],
 ): string {
   const lines: string[] = [];
   const row = (label: string, text: string) => lines.push(`${label.padEnd(12)} ${text}`);
@@ -140,6 +144,14 @@ function doctorText(
       l.stop === null
         ? `${what}: in use by gpushare pid ${l.inUse}`
         : `${what}, left by gpushare pid ${l.marker.harnessPid}: stop it with ${l.stop}`,
+    );
+  }
+  for (const harnessPid of new Set(left.map((p) => p.harnessPid))) {
+    const group = left.filter((p) => p.harnessPid === harnessPid);
+    const groups = [...new Set(group.map((p) => p.pgid))];
+    row(
+      '',
+      `processes ${group.map((p) => p.pid).join(', ')} left by gpushare pid ${harnessPid}, which has exited: stop them with ${groups.map((g) => `kill -9 -- -${g}`).join('; ')} (or --resume their run)`,
     );
   }
   row(

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
 import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
 import { FingerprintSchema } from '../system/nvidia/schema.js';
-import { StepSchema } from '../workload/open-loop.js';
+import { HistogramTextSchema, StepSchema } from '../workload/open-loop.js';
 import { WorkloadSpecSchema } from '../workload/spec.js';
 
 export const MIX_SCHEMA_ID = 'gpushare-mix/1';
@@ -72,7 +72,7 @@ const VictimWindowSchema = z.object({
   unreported: z.number().int().nonnegative(),
   scheduleLagMs: z.number(),
   /** Latencies, µs, as a compressed HdrHistogram. */
-  histogram: z.string(),
+  histogram: HistogramTextSchema,
   /** Median latency of the first and of the last quarter of the window's requests, ms: a growing queue climbs. */
   firstQuarterP50Ms: z.number().nullable(),
   lastQuarterP50Ms: z.number().nullable(),

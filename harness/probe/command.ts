@@ -7,7 +7,7 @@ import { ExitCode } from '../core/errors.js';
 import { termJson, termText } from '../core/escape/terminal.js';
 import { resultsDir, WORKLOADS_DIR } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
-import { newRunId, notARunOf } from '../record/record-file.js';
+import { newRunId, notResumable } from '../record/record-file.js';
 import { jsonRecordStore, writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
@@ -68,7 +68,7 @@ async function probe(options: ProbeCommandOptions, deps: AppDeps): Promise<numbe
 /** Continues a probe run: the probes asked for that have no outcome yet run, with the run's own Python and GPU. */
 async function resumeProbe(dir: string, json: boolean, deps: AppDeps): Promise<number> {
   const session = await resumeOnThisMachine(probeBinding(dir), dir, deps, {
-    load: async (from) => (await loadProbeRun(from)) ?? Promise.reject(await notARunOf(from, 'probe')),
+    load: async (from) => (await loadProbeRun(from)) ?? Promise.reject(await notResumable(from, 'probe')),
     resumed: (run) => (run.resumes ??= []).push({ at: deps.clock.nowIso(), probesKept: run.probes.length }),
     verb: 'probe',
   });

@@ -24,6 +24,8 @@ interface LockOwner {
 export interface RunLock {
   /** Set when a stale lock was taken over: a warning for the run. */
   readonly warning: string | null;
+  /** The stale holder taken over, `<pid>:<start ticks>` (as left-workloads.ts marks its children); null: none. */
+  readonly staleHolder: string | null;
   release(): void;
 }
 
@@ -38,13 +40,14 @@ export async function acquireRunLock(dir: string): Promise<RunLock> {
   };
   const text = `${JSON.stringify(me)}\n`;
   let warning: string | null = null;
+  let staleHolder: string | null = null;
   // Two tries: the second follows the removal of a stale lock (another harness may win that race).
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       const handle = await open(file, 'wx', 0o644);
       await handle.writeFile(text);
       await handle.close();
-      return { warning, release: () => releaseIfMine(file, text) };
+      return { warning, staleHolder, release: () => releaseIfMine(file, text) };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
         throw new UserError(
@@ -60,7 +63,10 @@ export async function acquireRunLock(dir: string): Promise<RunLock> {
         `${dir} is in use by another gpushare (pid ${holder.pid}${where}): wait for it to finish, or stop it first`,
       );
     }
-    if (holder !== 'gone') warning = `took over the stale lock of gpushare pid ${holder.pid} (${staleness})`;
+    if (holder !== 'gone') {
+      warning = `took over the stale lock of gpushare pid ${holder.pid} (${staleness})`;
+      if (holder.startTicks !== null) staleHolder = `${holder.pid}:${holder.startTicks}`;
+    }
     await unlink(file).catch(() => undefined);
   }
   throw new UserError(`${dir} is in use by another gpushare (it took the lock just now): wait for it to finish`);

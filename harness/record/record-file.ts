@@ -1,11 +1,13 @@
 /** Run ids, the header every record starts with, and the reading of a probe, capacity or multi-GPU record through its schema. */
 import { randomBytes } from 'node:crypto';
 import { lstatSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../core/errors.js';
 import { type Fingerprint, gpuAt, isSimulated } from '../system/nvidia/schema.js';
 import { kindText, RECORD_KINDS, type RecordKind, recordKindIn } from './kinds.js';
+import { LOCK_FILE } from './lock.js';
 import { readRegularFile } from './store.js';
 
 /**
@@ -133,4 +135,21 @@ export async function notARunOf(dir: string, wanted: RecordKind): Promise<UserEr
       ? `${dir} is ${kindText(found)}, not a ${noun}: give a directory made by ${command}`
       : `${dir} holds no ${noun} (no ${file}): give a directory made by ${command}`,
   );
+}
+
+/**
+ * The refusal of --resume for `dir`, which holds no record of `wanted`. A run killed before its first
+ * save (while it fingerprints the machine, or between its lock and its record) leaves no directory, or
+ * one holding only its lock and temp files: there is nothing to continue, and one line says to start
+ * afresh there. Anything else is refused as notARunOf refuses it.
+ */
+export async function notResumable(dir: string, wanted: RecordKind): Promise<UserError> {
+  const entries = await readdir(dir).catch(() => null);
+  const { noun, file, command } = RECORD_KINDS[wanted];
+  const leftByAKill = (name: string) => name === LOCK_FILE || name.startsWith(`${file}.`);
+  if (entries === null || entries.every(leftByAKill))
+    return new UserError(
+      `${dir} holds no ${noun} to resume: ${entries === null ? 'it does not exist' : `no ${file} was saved there`} (a ${noun} killed before its first save leaves none); start it afresh with ${command} --out ${dir}`,
+    );
+  return notARunOf(dir, wanted);
 }

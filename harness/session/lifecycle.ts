@@ -24,6 +24,7 @@ import {
 import { killMpsProcessesSettledSync, killMpsProcessesSync } from '../system/mps/pipe-processes.js';
 import { salvageMpsLogsSync } from '../system/mps/salvage.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
+import { findLeftWorkloads, killLeftWorkloads } from '../system/proc/left-workloads.js';
 import { Reaper } from '../system/proc/reaper.js';
 import { type InterruptWatch, watchInterrupts } from './interrupts.js';
 import { refuseOtherMachine } from './machine.js';
@@ -408,6 +409,15 @@ export async function resumeSession<R extends SessionRecord>(
     if (lock.warning !== null) {
       record.warnings.push(lock.warning);
       deps.err(`gpushare: warning: ${lock.warning}\n`);
+    }
+    // Workload processes the killed harness left (its watchdog killed too): they would share the GPU.
+    if (lock.staleHolder !== null) {
+      const killed = killLeftWorkloads(await findLeftWorkloads(lock.staleHolder));
+      if (killed.length > 0) {
+        const warning = `killed ${killed.length} process(es) left by the interrupted harness: PIDs ${killed.join(', ')}`;
+        record.warnings.push(warning);
+        deps.err(`gpushare: warning: ${warning}\n`);
+      }
     }
     // Temp files of a harness killed mid-write: nobody else writes here while we hold the lock.
     await removeStaleTempFiles(dir);

@@ -102,9 +102,22 @@ export class WorkloadClient {
     this.peeked = null;
     if (peeked !== null) return { kind: 'message', message: peeked };
     const reply = await this.awaitEvent('ready', timeoutMs, signal);
+    const asked = this.switchingTo;
+    this.switchingTo = null;
+    if (asked !== null) {
+      // What a switch answers is about this process, not the GPU: "unsupported" is its failure, not a skip.
+      if (reply.kind === 'failed') return this.failure(`could not switch to "${asked.script}": ${reply.reason}`);
+      if (reply.kind === 'message' && asked.workload !== null && reply.message.workload !== asked.workload)
+        return this.failure(
+          `said ready as workload "${reply.message.workload}" after it was asked to switch to "${asked.workload}"`,
+        );
+    }
     if (reply.kind === 'message') this.lastReady = reply.message;
     return reply;
   }
+
+  /** The switch under way (see switchTo): its script, and the workload its ready line must name (null: not checked). */
+  private switchingTo: { script: string; workload: string | null } | null = null;
 
   /** awaitReady, leaving the ready line for the next awaitReady: a check of a run's own client before the run takes it. */
   async peekReady(timeoutMs: number, signal: AbortSignal): Promise<ClientReply<ReadyMessage>> {
@@ -133,9 +146,13 @@ export class WorkloadClient {
     return this.child.send(START_COMMAND);
   }
 
-  /** Tells a process that said `switches` to serve `argv` (script and arguments) next, as `label`; false: its stdin is closed. */
-  switchTo(argv: readonly string[], label: string): boolean {
+  /**
+   * Tells a process that said `switches` to serve `argv` (script and arguments) next, as `label`; its
+   * next ready line must name `workload` (null: any). false: its stdin is closed.
+   */
+  switchTo(argv: readonly string[], label: string, workload: string | null = null): boolean {
     this.label = label;
+    this.switchingTo = { script: argv[0] ?? '', workload };
     this.stderrBeforeSwitch = this.child.stderrTail(); // the previous workload's: not this one's to show
     return this.child.send(switchCommand(argv));
   }

@@ -14,6 +14,40 @@ import {
   type WindowClaim,
 } from './result-checks.js';
 
+/** The range every latency histogram is recorded over (see encodeLatencies): 1 µs to an hour, 3 significant digits. */
+const HISTOGRAM_RANGE = { lowestUs: 1, highestUs: 3_600_000_000, digits: 3 } as const;
+
+/**
+ * Why `text` is not a latency histogram as gpushare records one, or null. Read back, a record's
+ * histograms are merged and their percentiles taken: one that does not decode threw an internal
+ * error, and one of another range (a crafted wide one) made a mix report take minutes.
+ */
+export function histogramProblem(text: string): string | null {
+  let h: hdr.Histogram;
+  try {
+    h = decodeLatencies(text);
+  } catch (error) {
+    return `not a compressed HdrHistogram (${String((error as Error).message).split('\n')[0]})`;
+  }
+  try {
+    const { lowestUs, highestUs, digits } = HISTOGRAM_RANGE;
+    // Decoded, it has it: the library's typings leave it out.
+    const lowest = (h as unknown as { lowestDiscernibleValue: number }).lowestDiscernibleValue;
+    if (lowest !== lowestUs || h.highestTrackableValue !== highestUs || h.numberOfSignificantValueDigits !== digits)
+      return `an HdrHistogram of ${lowest} to ${h.highestTrackableValue} µs at ${h.numberOfSignificantValueDigits} digits, not the ${lowestUs} to ${highestUs} µs at ${digits} digits gpushare records`;
+    if (!(h.totalCount >= 0) || !(h.maxValue <= highestUs)) return 'an HdrHistogram with counts outside its range';
+    return null;
+  } finally {
+    h.destroy();
+  }
+}
+
+/** A latency histogram as a record stores it (compressed base64), checked to be one gpushare wrote. */
+export const HistogramTextSchema = z.string().superRefine((text, ctx) => {
+  const problem = histogramProblem(text);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 /** One client's share of a step, as recorded: its latency histogram (µs, compressed HdrHistogram). */
 export const ClientStepSchema = z.object({
   requests: z.number(),
@@ -25,7 +59,7 @@ export const ClientStepSchema = z.object({
   scheduleLagMs: z.number(),
   /** The same, the worst request. */
   scheduleLagMaxMs: z.number().optional(),
-  histogram: z.string(),
+  histogram: HistogramTextSchema,
 });
 export type ClientStep = z.infer<typeof ClientStepSchema>;
 
@@ -101,9 +135,9 @@ export const P99_CONFIDENCE = 0.95;
 /** Records latencies (ms) into a histogram of µs, 3 significant digits, as a workload's step is stored. */
 export function encodeLatencies(latenciesMs: readonly number[]): string {
   const h = hdr.build({
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: 3_600_000_000,
-    numberOfSignificantValueDigits: 3,
+    lowestDiscernibleValue: HISTOGRAM_RANGE.lowestUs,
+    highestTrackableValue: HISTOGRAM_RANGE.highestUs,
+    numberOfSignificantValueDigits: HISTOGRAM_RANGE.digits,
     useWebAssembly: false,
   });
   for (const ms of latenciesMs) h.recordValue(Math.max(1, Math.ceil(ms * 1000)));
@@ -152,9 +186,9 @@ export function binomialCdf(k: number, n: number, p: number): number {
 
 export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
   const merged = hdr.build({
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: 3_600_000_000,
-    numberOfSignificantValueDigits: 3,
+    lowestDiscernibleValue: HISTOGRAM_RANGE.lowestUs,
+    highestTrackableValue: HISTOGRAM_RANGE.highestUs,
+    numberOfSignificantValueDigits: HISTOGRAM_RANGE.digits,
     useWebAssembly: false,
   });
   const perClientP99: number[] = [];

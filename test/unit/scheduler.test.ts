@@ -117,7 +117,9 @@ function fakeRunner(
             log.push(`switch ${name} ${next.split('/').at(-1)}`);
             stderr += `${name} switched to ${next.split('/').at(-1)}\n`;
             clock.now += (startupMs / 5) * 1000; // build and warm-up only
-            say({ ...ready(env), released: { workload: 'before', memoryReservedMiB: 50, leftMiB: 2 } });
+            // Its ready line names the workload it now serves, as gpushare_protocol.serve's does.
+            const workload = (next.split('/').at(-1) ?? '').replace(/\.py$/, '');
+            say({ ...ready(env), workload, released: { workload: 'before', memoryReservedMiB: 50, leftMiB: 2 } });
             return true;
           }
           log.push(`run ${name} ${cmd.trial}`);
@@ -981,7 +983,13 @@ describe('scheduler (deterministic fake client)', () => {
         },
       ]);
       expect(new Set(run.trials.map((t) => t.status))).toEqual(new Set(['skipped']));
-      expect(benchOutcome(run, analyze(run)).exitCode).toBe(0);
+      // Skipped, not failed; but a run whose every comparison was skipped measured nothing.
+      expect(benchOutcome(run, analyze(run))).toEqual({
+        exitCode: 3,
+        problems: [
+          'nothing was measured: green/spin@4 was skipped: workload "spin" (4 tenants) cannot run here: at most 16 tenants here',
+        ],
+      });
     });
 
     it('skips a workload of protocol 2, which knows no tenants, naming the protocol it needs', async () => {

@@ -5,6 +5,7 @@ import { UserError } from '../../core/errors.js';
 import { shortList } from '../../core/wrap.js';
 import { appendOutputFile, writeOutputFile } from '../../record/store.js';
 import { analyze } from '../analysis/analyze.js';
+import { possibleMetricIds } from '../analysis/metrics.js';
 import { loadRun } from '../record/store.js';
 import { loadBaselineRuns } from './baselines.js';
 import { gate } from './gate.js';
@@ -44,9 +45,11 @@ export async function runGate(options: GateArgs, deps: AppDeps, env: NodeJS.Proc
   // Without --config, the run is graded by the thresholds it was measured under.
   const thresholds = options.config ? await loadThresholds(options.config) : run.config.thresholds;
   if (options.config)
+    // Against what the run planned too: a rule on a ratio it planned and did not measure is no typo,
+    // and the gate names it as unmeasured (see unmeasured.ts).
     checkPatterns(
       thresholds,
-      analyze(run, thresholds).metrics.map((m) => m.metric.id),
+      [...new Set([...analyze(run, thresholds).metrics.map((m) => m.metric.id), ...possibleMetricIds(run.plan)])],
       options.config,
     );
   const named = options.baseline ? await loadBaselineRuns(options.baseline, '--baseline') : null;

@@ -21,6 +21,7 @@ import type { Analysis, MetricAnalysis } from '../analysis/types.js';
 import { measuredLoop, type Run } from '../record/schema.js';
 import { type Band, bandOf, betweenRun } from './bands.js';
 import type { Thresholds } from './thresholds.js';
+import { measuredNothing, unmeasuredGraded } from './unmeasured.js';
 
 /** How a metric moved against the baseline. `unclear`: no within-run CI of the change (too few rounds), so no band. */
 export type ChangeStatus = 'regression' | 'improvement' | 'unchanged' | 'unclear';
@@ -345,6 +346,16 @@ export function gate(
     ),
   ];
   if (missing.length > 0) problems.push(`ratios of the baseline this run did not measure: ${missing.join(', ')}`);
+  // A graded ratio that was never measured, or a run that measured nothing, passes nothing.
+  problems.push(...[measuredNothing(analysis) ?? [], unmeasuredGraded(run, analysis, thresholds)].flat());
+  for (const [i, b] of baselines.entries()) {
+    const base = bases[i] as Analysis;
+    problems.push(
+      ...[measuredNothing(base) ?? [], unmeasuredGraded(b, base, thresholds)]
+        .flat()
+        .map((line) => `baseline ${b.id}: ${line}; gate against a baseline that measured it`),
+    );
+  }
   const failed = analysis.verdicts.some((v) => v.verdict === 'fail') || found.some((c) => c.status === 'regression');
   const doubtful =
     problems.length > 0 || analysis.verdicts.some((v) => v.verdict === 'invalid' || v.verdict === 'inconclusive');

@@ -3,6 +3,8 @@ import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import type { ExitInfo, ProcessRunner } from '../../core/process.js';
+import { HARNESS_ENV, harnessMark } from './left-workloads.js';
+import { watchdog } from './watchdog.js';
 
 const STDERR_TAIL_BYTES = 64 * 1024;
 const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
@@ -47,7 +49,8 @@ export const createRunner = (baseEnv?: NodeJS.ProcessEnv): ProcessRunner => ({
     const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     const child = execa(file, args, {
       reject: false,
-      ...childEnv(baseEnv, options.env),
+      // Its harness's mark: doctor and --resume find it should it outlive this harness.
+      ...childEnv(baseEnv, { ...options.env, [HARNESS_ENV]: harnessMark() }),
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
@@ -56,6 +59,8 @@ export const createRunner = (baseEnv?: NodeJS.ProcessEnv): ProcessRunner => ({
       detached: true,
       cleanup: true,
     });
+    // Killed with the harness even if it never reads its stdin again (see watchdog.ts).
+    if (child.pid !== undefined) watchdog.watch(child.pid);
     const listeners: Array<(line: string, tooLong: boolean) => void> = [];
     let partial = '';
     let dropping = false;
