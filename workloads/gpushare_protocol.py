@@ -325,7 +325,7 @@ def _window(torch, step, lanes, variant, deadline_us, sync_every, cap, host):
     return done, start.elapsed_time(end), latencies
 
 
-LOOP_CHECK_PAIRS = 4  # the overhead check alternates a bare loop and the protocol's loop (ABBA) this many pairs
+LOOP_CHECK_PAIRS = 8  # the overhead check alternates a bare loop and the protocol's loop (ABBA) this many pairs
 HOST_TIME_STRIDE = 16  # a one-lane window reads the host time of its steps on every 16th chunk (a clock read costs ~1 µs)
 
 
@@ -351,7 +351,7 @@ def _loop_overhead(torch, step, variant, sync_every, check_ms):
     back to back in this process on its current stream (the harness asks for it in a trial where the
     process runs alone, after its window): LOOP_CHECK_PAIRS pairs of blocks in ABBA order, each block
     check_ms / (2 * pairs) long. Per request, µs: the bare loop's median, the protocol loop's median, and
-    the median of the pairs' differences as % of the bare request."""
+    the median of the pairs' differences as % of the bare request, with their smallest and largest."""
     stream = torch.cuda.current_stream()
     block_us = check_ms * 1000.0 / (2 * LOOP_CHECK_PAIRS)
     probe = sync_every * max(1, 8 // sync_every)
@@ -370,8 +370,11 @@ def _loop_overhead(torch, step, variant, sync_every, check_ms):
         bare.append(got["bare"])
         loop.append(got["loop"])
         diffs.append(100.0 * (got["loop"] - got["bare"]) / got["bare"])
+    # The pairs' smallest and largest difference: with 8 pairs, the interval [min, max] holds their median
+    # at 99.2%, so the harness decides "over the limit" only where every pair says so.
     return {"bareUsPerRequest": _median(bare), "loopUsPerRequest": _median(loop), "overheadPct": _median(diffs),
-            "pairs": LOOP_CHECK_PAIRS, "requestsPerBlock": requests}
+            "overheadPctLow": min(diffs), "overheadPctHigh": max(diffs), "pairs": LOOP_CHECK_PAIRS,
+            "requestsPerBlock": requests}
 
 
 def _arrivals(load, t0_us, end_us, seed, phase):

@@ -67,6 +67,9 @@ export const LoopOverheadSchema = z.object({
   loopUsPerRequest: finite.pipe(z.number().positive()),
   /** The median over ABBA pairs of (loop − bare) ÷ bare, %: negative when the difference is noise. */
   overheadPct: finite,
+  /** The smallest and largest pair's difference, %: with 8 pairs an interval holding the median at 99.2% (absent before 8 pairs). */
+  overheadPctLow: finite.optional(),
+  overheadPctHigh: finite.optional(),
   pairs: z.number().int().positive(),
   requestsPerBlock: z.number().int().positive(),
 });
@@ -180,7 +183,7 @@ export function runCommand(
 
 /**
  * How long a process runs the check of its own loop (a bare loop of its step against the protocol's,
- * back to back) when a run command asks for it, after that trial's window: 4 ABBA pairs of 50 ms blocks.
+ * back to back) when a run command asks for it, after that trial's window: 8 ABBA pairs of 25 ms blocks.
  */
 export const LOOP_CHECK_MS = 400;
 /** A loop that costs more than this share of a request (%) is flagged: it would bias a slowdown. */

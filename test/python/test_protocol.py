@@ -330,7 +330,10 @@ class WindowLoop(FakeTorchCase):
         lane = torch.cuda.Stream()
         with torch.cuda.stream(lane):
             check = protocol._loop_overhead(torch, self.step(), {"streams": 1}, 1, 40)
-        self.assertEqual(set(check), {"bareUsPerRequest", "loopUsPerRequest", "overheadPct", "pairs", "requestsPerBlock"})
+        self.assertEqual(set(check), {"bareUsPerRequest", "loopUsPerRequest", "overheadPct", "overheadPctLow",
+                                      "overheadPctHigh", "pairs", "requestsPerBlock"})
+        self.assertLessEqual(check["overheadPctLow"], check["overheadPct"])
+        self.assertLessEqual(check["overheadPct"], check["overheadPctHigh"])
         self.assertEqual(check["pairs"], protocol.LOOP_CHECK_PAIRS)
         # The fake kernel takes 50 µs: each loop's request at least that, and neither far above it.
         for key in ("bareUsPerRequest", "loopUsPerRequest"):

@@ -144,7 +144,21 @@ describe('the check of the protocol loop', () => {
     return { c, run: runOf([c], trials), check: loopCheck(groupRounds(c, trials)) };
   };
 
-  it(`flags a process whose loop costs more than ${LOOP_OVERHEAD_LIMIT_PCT}% of a request, and only then`, () => {
+  it("with 8 pairs, flags only where every pair is over the limit (the median's interval lies above it)", () => {
+    const ranged = (pct: number, low: number) => {
+      const c = byId('timeslice/infer@4');
+      const o = { ...overhead(pct), overheadPctLow: low, overheadPctHigh: pct + 1, pairs: 8 };
+      const trials = round(c, 0, () => 1000).map((t) =>
+        t.status === 'ok' && t.arm === 'solo-c0' ? { ...t, clients: [result(0, 1000, o)] } : t,
+      );
+      return loopCheck(groupRounds(c, trials)).flagged;
+    };
+    expect(ranged(2.34, LOOP_OVERHEAD_LIMIT_PCT)).toBe(false);
+    expect(ranged(2.34, LOOP_OVERHEAD_LIMIT_PCT + 0.01)).toBe(true);
+    expect(ranged(0.5, -0.4)).toBe(false);
+  });
+
+  it(`without an interval (4 pairs), flags a median over ${LOOP_OVERHEAD_LIMIT_PCT}% of a request, and only then`, () => {
     expect(checked(LOOP_OVERHEAD_LIMIT_PCT).check).toMatchObject({ worstPct: LOOP_OVERHEAD_LIMIT_PCT, flagged: false });
     expect(checked(LOOP_OVERHEAD_LIMIT_PCT + 0.01).check.flagged).toBe(true);
     expect(checked(-0.5).check).toMatchObject({ worstPct: -0.5, flagged: false });

@@ -59,7 +59,7 @@ export interface LoopCheck {
   checks: Array<{ client: number; arm: string; overhead: LoopOverhead }>;
   /** The largest overhead, % of a request; null where no process was checked (a run before 2026-11-27, a resumed round 0). */
   worstPct: number | null;
-  /** Over LOOP_OVERHEAD_LIMIT_PCT: the harness's loop may bias this comparison's ratios. */
+  /** A check whose interval lies over LOOP_OVERHEAD_LIMIT_PCT (see overLimit): the harness's loop may bias this comparison's ratios. */
   flagged: boolean;
 }
 

@@ -96,13 +96,15 @@ function loopLines(ca: ComparisonAnalysis): string[] {
   if (checks.length === 0) return [];
   const each = checks.map(
     ({ client, overhead: o }) =>
-      `client ${client} ${o.bareUsPerRequest.toFixed(1)} µs bare, ${o.loopUsPerRequest.toFixed(1)} µs in the loop (${o.overheadPct >= 0 ? '+' : ''}${o.overheadPct.toFixed(2)}%)`,
+      `client ${client} ${o.bareUsPerRequest.toFixed(1)} µs bare, ${o.loopUsPerRequest.toFixed(1)} µs in the loop (${signedPct(o.overheadPct)}${o.overheadPctLow !== undefined && o.overheadPctHigh !== undefined ? `; pairs ${signedPct(o.overheadPctLow)} to ${signedPct(o.overheadPctHigh)}` : ''})`,
   );
   return [
     `Protocol loop, per request, against a bare loop of the same step in the same process: ${each.join('; ')}${flagged ? ` — **over the ${LOOP_OVERHEAD_LIMIT_PCT}% limit**` : ''}.`,
     '',
   ];
 }
+
+const signedPct = (pct: number) => `${pct >= 0 ? '+' : ''}${pct.toFixed(2)}%`;
 
 function streamsTable(ca: ComparisonAnalysis): string[] {
   const lines = ['| arm | streams | host memory | GPU time of the fixed work, median (ms) |', '|---|---|---|---|'];

@@ -6,6 +6,7 @@ import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { timeAccountText } from '../../session/time-account.js';
 import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { LOOP_OVERHEAD_LIMIT_PCT } from '../../workload/protocol.js';
+import { overLimit } from '../analysis/clients.js';
 import { type Analysis, type MetricAnalysis, REPORT_HALF_WIDTH } from '../analysis/types.js';
 import { measuredFromAnalysis, modeDecision } from '../analysis/which-mode.js';
 import { verdictsJson } from '../gate/outputs.js';
@@ -143,8 +144,9 @@ function loopSummary(analysis: Analysis): string[] {
   const checks = analysis.comparisons.flatMap((c) => c.loopCheck.checks);
   if (checks.length === 0) return [];
   const worst = Math.max(...checks.map((c) => c.overhead.overheadPct));
+  const over = checks.filter(overLimit).length;
   return [
-    `protocol loop: at most ${worst >= 0 ? '+' : ''}${worst.toFixed(2)}% of a request beyond a bare loop of the same step (${checks.length} process checks, each where it ran alone; limit ${LOOP_OVERHEAD_LIMIT_PCT}%)`,
+    `protocol loop: at most ${worst >= 0 ? '+' : ''}${worst.toFixed(2)}% of a request beyond a bare loop of the same step (${checks.length} process checks, each where it ran alone; ${over === 0 ? 'none' : over} over the ${LOOP_OVERHEAD_LIMIT_PCT}% limit)`,
   ];
 }
 
