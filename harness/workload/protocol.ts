@@ -62,7 +62,7 @@ export const ReadyMessageSchema = z.object({
 
 /** What the protocol's window loop costs a request beyond a bare loop of the same step, measured back to back in the process. */
 export const LoopOverheadSchema = z.object({
-  /** Per request, µs: a bare loop (step, synchronize) and the protocol's window loop, medians over the pairs. */
+  /** Per request, µs: a bare loop (step, synchronize) and the protocol's window loop as a trial's window pays it, medians over the pairs. */
   bareUsPerRequest: finite.pipe(z.number().positive()),
   loopUsPerRequest: finite.pipe(z.number().positive()),
   /** The median over ABBA pairs of (loop − bare) ÷ bare, %: negative when the difference is noise. */
@@ -72,6 +72,9 @@ export const LoopOverheadSchema = z.object({
   overheadPctHigh: finite.optional(),
   pairs: z.number().int().positive(),
   requestsPerBlock: z.number().int().positive(),
+  /** The trial window the loop's once-per-window cost is spread over, ms, and that cost, µs (absent before 2026-11-27 08:40 UTC). */
+  windowMs: finite.pipe(z.number().positive()).optional(),
+  windowOnceUs: finite.optional(),
 });
 export type LoopOverhead = z.infer<typeof LoopOverheadSchema>;
 

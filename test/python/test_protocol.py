@@ -329,9 +329,10 @@ class WindowLoop(FakeTorchCase):
         torch = self.torch
         lane = torch.cuda.Stream()
         with torch.cuda.stream(lane):
-            check = protocol._loop_overhead(torch, self.step(), {"streams": 1}, 1, 40)
+            check = protocol._loop_overhead(torch, self.step(), {"streams": 1}, 1, 40, 250)
         self.assertEqual(set(check), {"bareUsPerRequest", "loopUsPerRequest", "overheadPct", "overheadPctLow",
-                                      "overheadPctHigh", "pairs", "requestsPerBlock"})
+                                      "overheadPctHigh", "pairs", "requestsPerBlock", "windowMs", "windowOnceUs"})
+        self.assertEqual(check["windowMs"], 250)
         self.assertLessEqual(check["overheadPctLow"], check["overheadPct"])
         self.assertLessEqual(check["overheadPct"], check["overheadPctHigh"])
         self.assertEqual(check["pairs"], protocol.LOOP_CHECK_PAIRS)
@@ -359,7 +360,7 @@ class WindowLoop(FakeTorchCase):
         protocol._window = slow_window
         self.addCleanup(setattr, protocol, "_window", real_window)
         with torch.cuda.stream(lane):
-            check = protocol._loop_overhead(torch, self.step(), {"streams": 1}, 1, 40)
+            check = protocol._loop_overhead(torch, self.step(), {"streams": 1}, 1, 40, 250)
         self.assertGreater(check["overheadPct"], 50)
 
 
