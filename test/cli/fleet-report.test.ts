@@ -227,10 +227,15 @@ describe('gpushare fleet report, other fleets', () => {
     // The default run 2c8cff measured through protocol loop 2 (2026-11-27: the stream entered once per window),
     // where a client alone runs several per cent faster than through loop 1: not compared with the runs before
     // it, but set aside for that setting (its timeslice/infer slowdown, 2.895×, lay above their band).
-    const loop2 = '2026-11-27-h100-80gb-hbm3-2c8cff';
-    expect(json.nodes.find((n) => n.name === loop2)?.flags.map((f) => f.text)).toEqual([
-      expect.stringContaining('protocol loop: 2 here, 1 in it'),
-    ]);
+    // The same for the other default runs of 2026-11-27 (222196, bcd01f, bffc12): the four are compared with
+    // each other, and the three infer sweeps of that day (01535a, 726165, f425b1) with each other.
+    const day27 = (ids: string) => ids.split(' ').map((id) => `2026-11-27-h100-80gb-hbm3-${id}`);
+    const loop2 = day27('222196 2c8cff bcd01f bffc12');
+    const loop2Sweeps = day27('01535a 726165 f425b1');
+    for (const name of loop2)
+      expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.text)).toEqual([
+        expect.stringContaining('protocol loop: 2 here, 1 in it'),
+      ]);
     expect(json.nodes.find((n) => n.name === resnetMps4)?.outliers).toEqual(['mps/custom@4/slowdown']);
     expect(json.nodes.find((n) => n.name === resnetMps2)?.outliers).toEqual(['mps/custom@2/slowdown']);
     expect(json.nodes.find((n) => n.name === made)?.flags.map((f) => f.kind)).toContain('contaminated');
@@ -251,7 +256,7 @@ describe('gpushare fleet report, other fleets', () => {
       ...h100('22-h100-80gb-hbm3-cce2fd 22-h100-80gb-hbm3-d4099d 22-h100-80gb-hbm3-f89eae 23-h100-80gb-hbm3-6b0c38'),
     ];
     const otherH100Today = h100(
-      '27-h100-80gb-hbm3-f425b1 24-h100-80gb-hbm3-00e26b 24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-06b5fd 24-h100-80gb-hbm3-08ab8c 24-h100-80gb-hbm3-119a78 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-2bd117 24-h100-80gb-hbm3-32295a 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-70498f 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-93b943 24-h100-80gb-hbm3-ae9f51 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-b8f955 24-h100-80gb-hbm3-b93542 24-h100-80gb-hbm3-c0731d 24-h100-80gb-hbm3-f9deae 24-h100-80gb-hbm3-fa60d5 24-h100-80gb-hbm3-fd4af8',
+      '24-h100-80gb-hbm3-00e26b 24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-06b5fd 24-h100-80gb-hbm3-08ab8c 24-h100-80gb-hbm3-119a78 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-2bd117 24-h100-80gb-hbm3-32295a 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-70498f 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-93b943 24-h100-80gb-hbm3-ae9f51 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-b8f955 24-h100-80gb-hbm3-b93542 24-h100-80gb-hbm3-c0731d 24-h100-80gb-hbm3-f9deae 24-h100-80gb-hbm3-fa60d5 24-h100-80gb-hbm3-fd4af8',
     );
     // The old way's runs of this stop (8def0b, 6d6b2b, 7696d8, aaa98d, 34989d, 9d1901, 1bcad3) were made by
     // 76c1980's harness bundled without its package.json, so they call themselves gpushare 0.0.0: a tool
@@ -260,7 +265,7 @@ describe('gpushare fleet report, other fleets', () => {
       '24-h100-80gb-hbm3-1bcad3 24-h100-80gb-hbm3-34989d 24-h100-80gb-hbm3-6d6b2b 24-h100-80gb-hbm3-7696d8 24-h100-80gb-hbm3-8def0b 24-h100-80gb-hbm3-9d1901 24-h100-80gb-hbm3-aaa98d',
     );
     expect(json.failingNodes).toEqual(
-      [...older, ...otherH100, made, ...slowCopies, ...otherH100Today, ...oldBundle, loop2].sort(),
+      [...older, ...otherH100, made, ...slowCopies, ...otherH100Today, ...oldBundle, ...loop2, ...loop2Sweeps].sort(),
     );
     for (const name of oldBundle)
       expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.kind)).toEqual(['fingerprint']);
@@ -381,6 +386,8 @@ describe('gpushare fleet report, other fleets', () => {
           'fd4af8',
         ],
         ['a6c68a', 'e7a8f2'],
+        ['222196', '2c8cff', 'bcd01f', 'bffc12'],
+        ['01535a', '726165', 'f425b1'],
       ]),
     );
     for (const g of json.groups.filter((g) => g.nodes.length < 3)) expect(g.untested).not.toBeNull();
