@@ -172,7 +172,7 @@ describe('the packed package, installed in another project', () => {
     // The answer names the user's command; it picks a mode only where the intervals separate, and a loaded
     // machine's invalid windows can leave too few rounds for one.
     expect(readFileSync(path.join(project, report.stdout.trim()), 'utf8')).toMatch(
-      /^(Measured with 2 `custom` clients \(your own command\)|This run does not say which sharing mode is cheaper: .* at 2 custom clients)/m,
+      /^(Measured with 2 `custom` clients \(your own command\)|This run does not say which sharing mode is cheaper for your own command: .* at 2 custom clients)/m,
     );
     const html = await gpushare(['report', run, '--format', 'html', '--out', 'custom-report']);
     expect(html.exitCode, String(html.stderr)).toBe(0);

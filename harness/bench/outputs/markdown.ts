@@ -167,7 +167,7 @@ function answer(run: Run, analysis: Analysis): string[] {
   } else {
     lines.push(
       d.skipped.length > 0
-        ? `This run does not say which sharing mode is cheaper: ${mdText(d.reason)}. ${costsText(modeCosts(measured).filter((c) => c.slowdown !== null))}`
+        ? `This run does not say which sharing mode is cheaper${modeCosts(measured).some((c) => c.workload === 'custom') ? ' for your own command' : ''}: ${mdText(d.reason)}. ${costsText(modeCosts(measured).filter((c) => c.slowdown !== null))}`
         : 'This run did not measure two sharing modes on a contention workload, so it cannot compare them.',
     );
   }
