@@ -142,7 +142,15 @@ async function killAt(
     expect(killed.signal, `the harness ended before it was killed: ${killed.stderr}`).toBe('SIGKILL');
     const staged = [...stages(log).values()].flat();
     expect(staged.length).toBeGreaterThan(0);
-    await until(() => processesUnder(tmp).length === 0, 15_000, 'every process of the killed harness to be gone');
+    await until(() => processesUnder(tmp).length === 0, 15_000, 'every process of the killed harness to be gone').catch(
+      (error: Error) => {
+        const left = processesUnder(tmp).map(
+          (pid) =>
+            `${pid} ${readOr(`/proc/${pid}/stat`).split(' ').slice(2, 5).join(' ')} ${readOr(`/proc/${pid}/cmdline`).replaceAll('\0', ' ').slice(0, 120)}`,
+        );
+        throw new Error(`${error.message}; left: ${left.join(' | ')}`);
+      },
+    );
     expect(staged.filter(running)).toEqual([]);
   } finally {
     // A failed case leaves nothing running for the next.

@@ -7,10 +7,13 @@
  *
  * The harness writes "+<pgid>" on the watchdog's stdin for each group it starts; the kernel closes
  * that pipe however the harness ends. On EOF the watchdog sends SIGKILL to every group still there
- * (a stopped process dies of SIGKILL too), then exits. A group is killed only while its leader's PID is
- * the process registered (the same start time) or gone: a reused PID is not ours.
+ * (a stopped process dies of SIGKILL too), and to every process that carries the harness's mark in its
+ * environment (GPUSHARE_HARNESS, see left-workloads.ts: one whose group it never read, spawned as the
+ * harness died), then exits. A registered group is killed only while its leader's PID is the process
+ * registered (the same start time) or gone: a reused PID is not ours.
  */
 import { execa } from 'execa';
+import { harnessMark } from './left-workloads.js';
 
 /** Runs as `node -e`: CommonJS, no dependencies, reads /proc itself. */
 const WATCHDOG_SCRIPT = `/* gpushare watchdog */
@@ -36,11 +39,32 @@ process.stdin.on('data', (chunk) => {
     if (t !== null) groups.set(pid, t);
   }
 });
+// The harness's mark (its children carry it as GPUSHARE_HARNESS): a child whose group never reached
+// this pipe (spawned as the harness died, or before this process read its line) is found by it.
+const mark = process.argv[1] || '';
+const marked = () => {
+  const found = [];
+  if (!mark) return found;
+  let entries = [];
+  try { entries = fs.readdirSync('/proc'); } catch { return found; }
+  for (const entry of entries) {
+    if (!/^[0-9]+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (fs.readFileSync('/proc/' + entry + '/environ', 'latin1').split(String.fromCharCode(0)).includes('GPUSHARE_HARNESS=' + mark))
+        found.push(Number(entry));
+    } catch {}
+  }
+  return found;
+};
 const killAll = () => {
   for (const [pid, ticks] of groups) {
     const now = startTicks(pid);
     if (now !== null && now !== ticks) continue;
     try { process.kill(-pid, 'SIGKILL'); } catch {}
+  }
+  for (const pid of marked()) {
+    try { process.kill(-pid, 'SIGKILL'); } catch {}
+    try { process.kill(pid, 'SIGKILL'); } catch {}
   }
   process.exit(0);
 };
@@ -71,7 +95,7 @@ export const watchdog: Watchdog = {
 
 function startWatchdog(): Pipe | null {
   try {
-    const child = execa(process.execPath, ['-e', WATCHDOG_SCRIPT], {
+    const child = execa(process.execPath, ['-e', WATCHDOG_SCRIPT, harnessMark()], {
       reject: false,
       // Its own session: a Ctrl-C to the harness's terminal or a kill of its group does not reach it.
       detached: true,
