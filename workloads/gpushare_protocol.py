@@ -522,6 +522,32 @@ class _Tenant:
         threading.Thread(target=work, name=f"tenant-{self.index}", daemon=True).start()
 
 
+def _twin(torch, index, build):
+    """A green tenant's twin outside any green context: its own model (build(), as its setup) and stream in
+    the primary context, current where this is called: every SM. It serves a run command whose variant says
+    whole, the arm every mode shares (one tenant alone on the whole GPU). Not warmed up."""
+    twin = _Tenant(index, torch.cuda.Stream())
+    with twin.entered(torch):
+        twin.step = build()
+    return twin
+
+
+def _serving(tenants, active, cmd):
+    """The tenants a run command's `active` ones run as: their twins where its variant says whole."""
+    if not (cmd.get("variant") or {}).get("whole"):
+        return {k: tenants[k] for k in active}
+    if any(tenants[k].whole is None for k in active):
+        raise ValueError(f"the run command asks for tenants {active!r} alone on the whole GPU, but only green "
+                         f"tenants have twins there")
+    return {k: tenants[k].whole for k in active}
+
+
+def _start_threads(torch, tenants):
+    """Each tenant's host thread, and its twin's where it has one."""
+    for t in tenants + [t.whole for t in tenants if t.whole is not None]:
+        t.start_thread(torch)
+
+
 def _driver(result, what, cu):
     """The value(s) of a cuda-python driver call, which returns (CUresult, *values); a RuntimeError
     naming the call and the driver's error otherwise."""
@@ -755,18 +781,14 @@ def _serve_tenants(torch, tenants, cmd, args):
     if (not isinstance(active, list) or not active or len(set(active)) != len(active)
             or not all(isinstance(k, int) and 0 <= k < len(tenants) for k in active)):
         raise ValueError(f"the run command names tenants {active!r}, but this process has {len(tenants)} (0-{len(tenants) - 1})")
-    whole = bool((cmd.get("variant") or {}).get("whole"))
-    if whole and any(tenants[k].whole is None for k in active):
-        raise ValueError(f"the run command asks for tenants {active!r} alone on the whole GPU, but only a green "
-                         f"process's tenant 0 has a twin there")
+    serving = _serving(tenants, active, cmd)
     torch.cuda.synchronize()  # every tenant idle: no device-wide synchronization inside the window
     cap = max(100, LATENCY_CAP // len(active))
-    for k in active:
-        t = tenants[k].whole if whole else tenants[k]
+    for t in serving.values():
         t.jobs.put(lambda t=t: _run(torch, t, cmd, args, f'{cmd["trial"]}/{t.index}', t.index / len(tenants), cap))
     results = []
     for k in active:
-        ok, value = (tenants[k].whole if whole else tenants[k]).done.get()
+        ok, value = serving[k].done.get()
         if not ok:
             raise value
         results.append({"tenant": k, **value})
@@ -1040,11 +1062,8 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None, exit_
         _warm_up(torch, tenants, args.warmup_ms)
         reserved, graphs = _memory(torch)  # the tenants' own, before a green process's twin is built
         if green_pct is not None:
-            twin = _Tenant(0, torch.cuda.Stream())  # made here, the primary context current: every SM
-            with twin.entered(torch):
-                twin.step = setup(args) if takes_args else setup()
-            _warm_up(torch, [twin], args.warmup_ms / count)
-            tenants[0].whole = twin
+            tenants[0].whole = _twin(torch, 0, lambda: setup(args) if takes_args else setup())
+            _warm_up(torch, [tenants[0].whole], args.warmup_ms / count)
         released, _switch["released"] = _switch["released"], None
         send(ready_message(name, os.getpid(), torch.cuda.get_device_name(), vars(args), tenants=count,
                            memory_reserved_mib=reserved, graph_pool_mib=graphs, tenant_sms=sms, released=released))
@@ -1063,8 +1082,7 @@ def serve(name, setup, argv=None, *, add_arguments=None, description=None, exit_
                 return 2
             if "tenants" in cmd:
                 if not threads:
-                    for t in tenants + [t.whole for t in tenants if t.whole is not None]:
-                        t.start_thread(torch)
+                    _start_threads(torch, tenants)
                     threads = True
                 send(_serve_tenants(torch, tenants, cmd, args))
                 continue

@@ -70,14 +70,11 @@ def main():
             # Green: each tenant's twin outside any green context, for its alone windows on the whole GPU
             # (a run command whose variant says whole), the baseline every mode shares.
             for t, (module, args) in zip(tenants, sides):
-                t.whole = gp._Tenant(t.index, torch.cuda.Stream())
-                with t.whole.entered(torch):
-                    t.whole.step = module.setup(args)
+                t.whole = gp._twin(torch, t.index, lambda module=module, args=args: module.setup(args))
             gp._warm_up(torch, [t.whole for t in tenants], a.warmup_ms)
         gp.send(gp.ready_message("mix_tenants", os.getpid(), torch.cuda.get_device_name(), {}, tenants=2,
                                  memory_reserved_mib=reserved, graph_pool_mib=graphs, tenant_sms=sms))
-        for t in tenants + [t.whole for t in tenants if t.whole is not None]:
-            t.start_thread(torch)
+        gp._start_threads(torch, tenants)
         for text in iter(sys.stdin.readline, ""):
             if not text.strip():
                 continue
@@ -85,10 +82,7 @@ def main():
             if cmd.get("cmd") == "exit":
                 return 0
             active, loads = cmd.get("tenants") or [0], cmd.get("tenantLoads") or {}
-            whole = bool((cmd.get("variant") or {}).get("whole"))
-            if whole and any(tenants[k].whole is None for k in active):
-                raise ValueError("a run command asks for a tenant alone on the whole GPU, but only green tenants have twins")
-            chosen = {k: tenants[k].whole if whole else tenants[k] for k in active}
+            chosen = gp._serving(tenants, active, cmd)
             torch.cuda.synchronize()  # both idle: no device-wide synchronization inside the window
             for k in active:
                 t, args = chosen[k], sides[k][1]

@@ -73,7 +73,10 @@ function gpuMs(round: Round, arm: string): number {
 }
 
 /** One value per round, dropping rounds where it is not a finite number (e.g. a zero GPU time). */
-function perRound(rounds: readonly Round[], value: (r: Round) => number): Array<{ round: number; value: number }> {
+function perRound<R extends { index: number }>(
+  rounds: readonly R[],
+  value: (r: R) => number,
+): Array<{ round: number; value: number }> {
   return rounds.flatMap((r) => {
     const v = value(r);
     return Number.isFinite(v) ? [{ round: r.index, value: v }] : [];
@@ -166,22 +169,20 @@ export function legacyGreen(c: Comparison): boolean {
 function inSliceMetrics(c: Comparison, rounds: readonly Round[], whole: readonly ContentionRound[]): Metric[] {
   const n = c.clientEnv.length;
   const slice = contentionRounds(c, rounds, true);
-  const each = (from: readonly ContentionRound[], value: (r: ContentionRound) => number) =>
-    from.flatMap((r) => (Number.isFinite(value(r)) ? [{ round: r.index, value: value(r) }] : []));
   return [
     metric(
       c,
       'in-slice-slowdown',
       `throughput alone in its own SM slice ÷ with ${n} tenants at once, mean over tenants: what sharing costs within a slice (not comparable with other modes' slowdown)`,
       false,
-      each(slice, (r) => mean(slowdowns(r))),
+      perRound(slice, (r) => mean(slowdowns(r))),
     ),
     metric(
       c,
       'slice-cost',
       'throughput alone on the whole GPU ÷ alone in its own SM slice: what confining a lone tenant to its slice costs',
       false,
-      each(whole, (r) => {
+      perRound(whole, (r) => {
         const inSlice = slice.find((x) => x.index === r.index)?.solo[0];
         return inSlice ? throughputPerS(r.solo[0] as ClientResult) / throughputPerS(inSlice) : Number.NaN;
       }),
@@ -195,8 +196,7 @@ function inSliceMetrics(c: Comparison, rounds: readonly Round[], whole: readonly
  */
 function legacyGreenMetrics(c: Comparison, usable: readonly ContentionRound[]): Metric[] {
   const n = c.clientEnv.length;
-  const each = (value: (r: ContentionRound) => number) =>
-    usable.flatMap((r) => (Number.isFinite(value(r)) ? [{ round: r.index, value: value(r) }] : []));
+  const each = (value: (r: ContentionRound) => number) => perRound(usable, value);
   const before = 'recorded before whole-GPU alone arms (2026-11-27): not comparable with other modes';
   return [
     metric(
@@ -213,21 +213,25 @@ function legacyGreenMetrics(c: Comparison, usable: readonly ContentionRound[]): 
       false,
       each(aggregate),
     ),
-    metric(
-      c,
-      'fairness',
-      'largest ÷ smallest per-tenant slowdown (1 = fair)',
-      false,
-      each((r) => max(slowdowns(r)) / min(slowdowns(r))),
-    ),
+    fairness(c, usable, 'tenant'),
   ];
+}
+
+/** Largest ÷ smallest per-client (per-tenant) slowdown of each round. */
+function fairness(c: Comparison, usable: readonly ContentionRound[], who: 'client' | 'tenant'): Metric {
+  return metric(
+    c,
+    'fairness',
+    `largest ÷ smallest per-${who} slowdown (1 = fair)`,
+    false,
+    perRound(usable, (r) => max(slowdowns(r)) / min(slowdowns(r))),
+  );
 }
 
 function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
   const usable = contentionRounds(c, rounds);
   const n = c.clientEnv.length;
-  const each = (value: (r: ContentionRound) => number) =>
-    usable.flatMap((r) => (Number.isFinite(value(r)) ? [{ round: r.index, value: value(r) }] : []));
+  const each = (value: (r: ContentionRound) => number) => perRound(usable, value);
   if (c.crossGpu) {
     // The loaders run on other GPUs: only client 0's ratio means anything.
     const { victimGpu, loadedGpus, loadersPerGpu } = c.crossGpu;
@@ -252,13 +256,7 @@ function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
       true,
       each((r) => mean(slowdowns(r))),
     ),
-    metric(
-      c,
-      'fairness',
-      'largest ÷ smallest per-client slowdown (1 = fair)',
-      false,
-      each((r) => max(slowdowns(r)) / min(slowdowns(r))),
-    ),
+    fairness(c, usable, 'client'),
     metric(
       c,
       'aggregate-throughput',
