@@ -96,6 +96,23 @@ class Arguments(unittest.TestCase):
         self.assertIn("argument --iterations: invalid int value: '7.5'", usage.getvalue())
 
 
+class _StepClock:
+    """time's clocks as gpushare_protocol reads them, moved only by advance(): a check measured on it is
+    exact whatever else the machine does."""
+
+    def __init__(self):
+        self.ns = 0
+
+    def advance(self, ns):
+        self.ns += int(ns)
+
+    def perf_counter_ns(self):
+        return self.ns
+
+    def monotonic_ns(self):
+        return self.ns
+
+
 class FakeTorchCase(unittest.TestCase):
     """A test on the fake torch (test/fakes/python): its module on the path for the test, as self.torch."""
 
@@ -325,43 +342,48 @@ class WindowLoop(FakeTorchCase):
                                       protocol._HostTime())
         self.assertEqual(seen, [(0, True)] * done)
 
-    def test_the_loop_check_reports_both_loops_per_request(self):
+    def clocked(self, loop_step_us=None):
+        """The check on a clock of its own that only the step moves (62.5 µs a request, a little over the
+        fake kernel's 50 and exact in binary; `loop_step_us` inside the protocol's window): what it reports
+        does not depend on how loaded the machine is."""
+        clock = _StepClock()
+        real_window = protocol._window
+        self.addCleanup(setattr, protocol, "time", protocol.time)
+        self.addCleanup(setattr, protocol, "_window", real_window)
+        protocol.time = clock
+
+        def step_of(us):
+            return lambda i, lane, variant: clock.advance(us * 1000)
+
+        def window(torch, step, *rest, **kwargs):
+            return real_window(torch, step_of(loop_step_us) if loop_step_us else step, *rest, **kwargs)
+
+        protocol._window = window
         torch = self.torch
-        lane = torch.cuda.Stream()
-        with torch.cuda.stream(lane):
-            check = protocol._loop_overhead(torch, self.step(), {"streams": 1}, 1, 40, 250)
+        with torch.cuda.stream(torch.cuda.Stream()):
+            return protocol._loop_overhead(torch, step_of(62.5), {"streams": 1}, 1, 40, 250)
+
+    def test_the_loop_check_reports_both_loops_per_request(self):
+        check = self.clocked()
         self.assertEqual(set(check), {"bareUsPerRequest", "loopUsPerRequest", "overheadPct", "overheadPctLow",
                                       "overheadPctHigh", "pairs", "requestsPerBlock", "windowMs", "windowOnceUs"})
         self.assertEqual(check["windowMs"], 250)
         self.assertLessEqual(check["overheadPctLow"], check["overheadPct"])
         self.assertLessEqual(check["overheadPct"], check["overheadPctHigh"])
         self.assertEqual(check["pairs"], protocol.LOOP_CHECK_PAIRS)
-        # The fake kernel takes 50 µs: each loop's request at least that, and neither far above it.
+        # Each loop's request at least the fake kernel's 50 µs, and neither far above it.
         for key in ("bareUsPerRequest", "loopUsPerRequest"):
-            self.assertGreaterEqual(check[key], torch.KERNEL_MS * 1000)
-            self.assertLess(check[key], torch.KERNEL_MS * 1000 * 3)
+            self.assertGreaterEqual(check[key], self.torch.KERNEL_MS * 1000)
+            self.assertLess(check[key], self.torch.KERNEL_MS * 1000 * 3)
+        # Nothing but the step moves this clock: the two loops cost the same.
+        self.assertEqual((check["overheadPct"], check["windowOnceUs"]), (0.0, 0.0))
 
     def test_a_loop_that_costs_more_shows_as_overhead(self):
         """A step that is slower inside the protocol's window than in a bare loop (as entering a stream per
         request was) must show up: the check is not a constant."""
-        torch = self.torch
-        lane = torch.cuda.Stream()
-        real_window = protocol._window
-
-        def slow_window(*args, **kwargs):
-            step = args[1]
-
-            def slower(i, lane_, variant):
-                time.sleep(0.0002)
-                step(i, lane_, variant)
-
-            return real_window(args[0], slower, *args[2:], **kwargs)
-
-        protocol._window = slow_window
-        self.addCleanup(setattr, protocol, "_window", real_window)
-        with torch.cuda.stream(lane):
-            check = protocol._loop_overhead(torch, self.step(), {"streams": 1}, 1, 40, 250)
+        check = self.clocked(loop_step_us=250)
         self.assertGreater(check["overheadPct"], 50)
+        self.assertEqual(check["overheadPct"], 300.0)
 
 
 class WholeTwin(FakeTorchCase):
