@@ -170,15 +170,29 @@ export function runOnDisk(out: string): Run | null {
   }
 }
 
-/** Polls `condition` every 50 ms until it holds, failing with `what` after `deadlineMs`: a condition and a deadline, never a guess at how long a loaded machine takes. */
+/**
+ * How many times slower than an idle machine this one is now: the 1-minute load average over the cores,
+ * at least 1 and at most 4. A deadline scales by it, so that a busy machine gets the time it needs and an
+ * idle one still fails fast.
+ */
+export function loadFactor(load = os.loadavg()[0], cores = os.availableParallelism()): number {
+  return Math.min(4, Math.max(1, load / cores));
+}
+
+/**
+ * Polls `condition` every 50 ms until it holds, failing with `what` after `deadlineMs` times the machine's
+ * load factor (read at each poll): a condition and a deadline, never a guess at how long a loaded machine takes.
+ */
 export async function until(
   condition: () => boolean | Promise<boolean>,
   deadlineMs: number,
   what: string,
 ): Promise<void> {
-  const end = Date.now() + deadlineMs;
+  const start = Date.now();
   while (!(await condition())) {
-    if (Date.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
+    const allowedMs = deadlineMs * loadFactor();
+    if (Date.now() - start > allowedMs)
+      throw new Error(`timed out after ${Math.round(allowedMs)} ms (${deadlineMs} ms × load) waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
