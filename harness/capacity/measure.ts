@@ -2,16 +2,18 @@
 import type { AppDeps } from '../core/deps.js';
 import { Interrupted } from '../core/errors.js';
 import type { Reaper } from '../system/proc/reaper.js';
-import { WorkloadClient } from '../workload/client.js';
+import { openLoopCheck, WorkloadGroup } from '../workload/group.js';
+import { type ClientStep, encodeLatencies, nextRate, type Step, type StepAnalysis } from '../workload/open-loop.js';
 import {
-  type ClientStep,
-  encodeLatencies,
-  invalidStep,
-  nextRate,
-  type Step,
-  type StepAnalysis,
-} from '../workload/open-loop.js';
-import { GREEN_ENV, type ResultMessage, runCommand, TENANTS_ENV, type TenantResult } from '../workload/protocol.js';
+  GREEN_ENV,
+  type ReadyMessage,
+  type ResultMessage,
+  type RunCommand,
+  runCommandOf,
+  TENANTS_ENV,
+  type TenantResult,
+} from '../workload/protocol.js';
+import { ProtocolMember } from '../workload/protocol-member.js';
 import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
 import type { CapacityOptions } from './options.js';
 import { stepLine } from './progress.js';
@@ -46,8 +48,8 @@ export async function measurePoint(
   const tenants = mode === 'streams' || mode === 'green' ? count : null;
   const tenantEnv =
     tenants === null ? {} : { [TENANTS_ENV]: String(tenants), ...(mode === 'green' ? { [GREEN_ENV]: 'even' } : {}) };
-  const clients = Array.from({ length: tenants === null ? count : 1 }, (_, i) =>
-    WorkloadClient.start(
+  const members = Array.from({ length: tenants === null ? count : 1 }, (_, i) =>
+    ProtocolMember.process(
       deps.runner,
       i,
       tenants === null
@@ -57,7 +59,7 @@ export async function measurePoint(
       { ...env, ...tenantEnv, GPUSHARE_CLIENT_INDEX: String(i), PYTHONUNBUFFERED: '1' },
     ),
   );
-  const forget = clients.map((c) => reaper.add(() => c.kill()));
+  const group = WorkloadGroup.start(members, deps.clock, reaper);
   const fail = (reason: string) => Object.assign(point, { status: 'failed' as const, reason });
   const interrupted = (signal: string) => {
     const n = point.steps.length;
@@ -65,28 +67,20 @@ export async function measurePoint(
     Object.assign(point, { status: 'interrupted' as const, reason: `${signal} came ${when}` });
   };
   try {
-    const ready = await Promise.all(clients.map((c) => c.awaitReady(options.readyTimeoutMs, signal)));
-    const notReady = ready.findIndex((r) => r.kind !== 'message');
-    if (notReady === -1) clientSpan.readyUs = deps.clock.monotonicUs();
-    const first = ready[0];
-    const skip =
-      first?.kind === 'failed' && first.unsupported
-        ? first.reason
-        : tenants !== null && first?.kind === 'message' && first.message.protocol < 3
-          ? `the workload speaks protocol ${first.message.protocol}, which has no tenants: ${mode} needs protocol 3 (gpushare_protocol.serve speaks it)`
-          : null;
+    const ready = await group.ready(options.readyTimeoutMs, signal);
+    if (ready.status === 'ready') clientSpan.readyUs = ready.readyUs;
+    const skip = skipReason(ready, tenants, mode);
     if (skip !== null) {
       Object.assign(point, { status: 'skipped' as const, reason: skip });
       return point;
     }
-    if (notReady !== -1) {
-      const reply = ready[notReady];
-      const why = reply?.kind === 'failed' ? reply.reason : 'it did not say ready in time';
-      const tail = clients[notReady]?.stderrTail().trim().split('\n').filter(Boolean).at(-1) ?? '';
-      fail(`client ${notReady} of ${count} never became ready: ${why}${tail ? ` (${tail.slice(0, 300)})` : ''}`);
+    if (ready.status === 'not-ready') {
+      const why = ready.reply.kind === 'failed' ? ready.reply.reason : 'it did not say ready in time';
+      const tail = members[ready.member]?.stderrTail().trim().split('\n').filter(Boolean).at(-1) ?? '';
+      fail(`client ${ready.member} of ${count} never became ready: ${why}${tail ? ` (${tail.slice(0, 300)})` : ''}`);
       return point;
     }
-    const old = ready.find((r) => r.kind === 'message' && r.message.protocol < 2);
+    const old = ready.messages.find((m) => m.protocol < 2);
     if (old) {
       fail('the workload speaks protocol version 1, which has no open-loop load');
       return point;
@@ -104,15 +98,7 @@ export async function measurePoint(
     let rate = nextRate([], policy);
     while (rate !== null && !signal.aborted) {
       const startedMs = deps.terminal.nowMs();
-      const step = await runStep(
-        clients,
-        tenants,
-        rate,
-        `${mode}@${count}#${point.steps.length}`,
-        options,
-        deps,
-        signal,
-      );
+      const step = await runStep(group, tenants, rate, `${mode}@${count}#${point.steps.length}`, options, signal);
       if (typeof step === 'string') {
         fail(step);
         return point;
@@ -133,9 +119,8 @@ export async function measurePoint(
     if (error instanceof Interrupted) interrupted(error.signal);
     throw error;
   } finally {
-    await Promise.all(clients.map((c) => c.close(10_000)));
+    await group.stop(10_000);
     clientSpan.endUs = deps.clock.monotonicUs();
-    for (const f of forget) f();
     await save();
   }
 }
@@ -145,20 +130,33 @@ const STEP_REQUESTS = 640;
 /** …but no step longer than this: a rate that low is reached only when the ones above it failed. */
 const MAX_STEP_MS = 20_000;
 
+/**
+ * Why the point is skipped, not failed: its first client said this machine cannot run it, or, for
+ * tenants, it speaks a protocol without them. Null: it is not.
+ */
+function skipReason(ready: Awaited<ReturnType<CapacityGroup['ready']>>, tenants: number | null, mode: CapacityMode) {
+  if (ready.status === 'not-ready')
+    return ready.member === 0 && ready.reply.kind === 'failed' && ready.reply.unsupported ? ready.reply.reason : null;
+  const first = ready.messages[0];
+  return tenants !== null && first !== undefined && first.protocol < 3
+    ? `the workload speaks protocol ${first.protocol}, which has no tenants: ${mode} needs protocol 3 (gpushare_protocol.serve speaks it)`
+    : null;
+}
+
+type CapacityGroup = WorkloadGroup<RunCommand, ResultMessage, ReadyMessage>;
+
 /** One rate: every client open-loop at rate ÷ clients for the window; a string says why it failed. */
 async function runStep(
-  clients: WorkloadClient[],
+  group: CapacityGroup,
   tenants: number | null,
   totalQps: number,
   trialId: string,
   options: CapacityOptions,
-  deps: AppDeps,
   signal: AbortSignal,
 ): Promise<Step | string> {
   const { settings } = options;
-  const senders = tenants ?? clients.length;
+  const senders = tenants ?? group.members.length;
   const leadMs = releaseLeadMs(RELEASE_LEAD_MS, senders);
-  const startAtUs = deps.clock.monotonicUs() + leadMs * 1000;
   // Long enough for STEP_REQUESTS requests: a p99 claim needs 299 with none over the target, 628 with 2.
   const work = {
     kind: 'fixed-duration' as const,
@@ -166,28 +164,33 @@ async function runStep(
   };
   const load = { kind: settings.load, qps: totalQps / senders };
   const named = tenants === null ? null : Array.from({ length: tenants }, (_, k) => k);
-  const replies = await Promise.all(
-    clients.map((c) =>
-      c.run(
-        runCommand(trialId, startAtUs, work, { streams: 1 }, senders, load, named),
-        trialId,
-        work.durationMs + leadMs + 60_000,
-        signal,
-      ),
-    ),
+  // Each client's windows, or with tenants each tenant's in tenant order: what the checks and the step are made of.
+  const windows = (results: readonly ResultMessage[]): Array<ResultMessage | TenantResult> =>
+    results.flatMap(
+      (m): Array<ResultMessage | TenantResult> =>
+        named === null ? [m] : [...(m.tenants ?? [])].sort((a, b) => a.tenant - b.tenant),
+    );
+  const window = await group.window(
+    {
+      leadMs,
+      releases: (startAtUs) =>
+        group.members.map((_, member) => ({
+          member,
+          command: runCommandOf(trialId, startAtUs, work, { streams: 1 }, senders, load, named),
+        })),
+      timeoutMs: work.durationMs + leadMs + 60_000,
+      check: openLoopCheck(work.durationMs, windows),
+    },
+    signal,
   );
-  const receivedUs = deps.clock.monotonicUs();
-  const messages: Array<ResultMessage | TenantResult> = [];
-  for (const [i, reply] of replies.entries()) {
-    if (reply.kind !== 'message')
-      return `client ${i} at ${totalQps.toFixed(0)} req/s: ${reply.kind === 'failed' ? reply.reason : 'no result in time'}`;
-    if (named === null) messages.push(reply.message);
-    else if (reply.message.tenants?.length !== named.length)
-      return `${clients[i]?.label} at ${totalQps.toFixed(0)} req/s answered for ${reply.message.tenants?.length ?? 0} tenants, not ${named.length}`;
-    else messages.push(...[...reply.message.tenants].sort((a, b) => a.tenant - b.tenant));
+  if (window.status === 'lost') {
+    const { member, label, reply } = window;
+    const at = `${totalQps.toFixed(0)} req/s`;
+    if (reply.kind === 'malformed') return `${label} at ${at} ${reply.problem}`;
+    return `client ${member} at ${at}: ${reply.kind === 'failed' ? reply.reason : 'no result in time'}`;
   }
   const steps: ClientStep[] = [];
-  for (const m of messages) {
+  for (const m of windows(window.results)) {
     // Requests never served (a backlog past a second window) count as over the target.
     const dropped = m.droppedRequests ?? 0;
     steps.push({
@@ -199,7 +202,5 @@ async function runStep(
       histogram: encodeLatencies(m.latenciesMs),
     });
   }
-  const claims = messages.map((m, client) => ({ ...m, client }));
-  const invalid = invalidStep(claims, startAtUs, receivedUs, work.durationMs);
-  return { totalQps, windowS: work.durationMs / 1000, clients: steps, invalid };
+  return { totalQps, windowS: work.durationMs / 1000, clients: steps, invalid: window.invalid };
 }

@@ -12,16 +12,20 @@ import { termText } from '../core/escape/terminal.js';
 import { WORKLOADS_DIR } from '../core/paths.js';
 import type { Session, SessionDaemon } from '../session/lifecycle.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
-import { WorkloadClient } from '../workload/client.js';
-import { analyzeStep, capacityOf, encodeLatencies, invalidStep, nextRate, type Step } from '../workload/open-loop.js';
+import { openLoopCheck, WorkloadGroup } from '../workload/group.js';
+import { analyzeStep, capacityOf, encodeLatencies, nextRate, type Step } from '../workload/open-loop.js';
 import {
+  type Beside,
   GREEN_ENV,
   type Load,
+  type ReadyMessage,
   type ResultMessage,
-  runCommand,
+  type RunCommand,
+  runCommandOf,
   TENANTS_ENV,
   type TenantResult,
 } from '../workload/protocol.js';
+import { ProtocolMember } from '../workload/protocol-member.js';
 import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
 import type { WorkloadSpec } from '../workload/spec.js';
 import type { MixOptions } from './options.js';
@@ -31,11 +35,17 @@ import { type AggressorWindow, type MixMode, type MixRun, PAIR, type VictimWindo
 /** The in-process workload: tenant 0 the victim, tenant 1 the aggressor, each built by its own script. */
 const MIX_TENANTS_SCRIPT = 'mix_tenants.py';
 
-/** Who runs beside a client in a window: informational for a real workload; gpushare's simulator plays it. */
-interface Beside {
-  workload: string;
-  threadPct: number | null;
-  qps: number | null;
+/** A mix run's processes, released window by window. */
+type MixGroup = WorkloadGroup<RunCommand, ResultMessage, ReadyMessage>;
+
+/** Why a mode's processes did not all become ready: the reason, and whether it is a skip (unsupported here). */
+function notReadyOutcome(
+  ready: Awaited<ReturnType<MixGroup['ready']>>,
+): { status: 'skipped' | 'failed'; reason: string } | null {
+  if (ready.status === 'ready') return null;
+  const { reply, label } = ready;
+  const why = reply.kind === 'failed' ? reply.reason : `${label} did not say ready in time`;
+  return { status: reply.kind === 'failed' && reply.unsupported ? 'skipped' : 'failed', reason: why };
 }
 
 /** The victim's capacity alone, req/s: given, found by the search recorded, or searched now. Null: none found. */
@@ -58,25 +68,26 @@ export async function victimCapacity(
   };
   let rate = nextRate(analyzed(), policy);
   if (rate === null) return capacityOf(analyzed()).capacityQps;
-  const victim = startClient(deps, session, 0, 'the victim (capacity search)', settings.victim, {
+  const victim = memberOf(deps, 0, 'the victim (capacity search)', settings.victim, {
     CUDA_VISIBLE_DEVICES: visible,
   });
+  const group = WorkloadGroup.start([victim], deps.clock, session.reaper);
   try {
-    const ready = await victim.awaitReady(options.readyTimeoutMs, session.abort);
-    if (ready.kind !== 'message') {
+    const ready = await group.ready(options.readyTimeoutMs, session.abort);
+    if (ready.status === 'not-ready') {
       run.warnings.push(
-        `the victim never became ready for its capacity search: ${ready.kind === 'failed' ? ready.reason : 'no ready line in time'}`,
+        `the victim never became ready for its capacity search: ${ready.reply.kind === 'failed' ? ready.reply.reason : 'no ready line in time'}`,
       );
       return null;
     }
     while (rate !== null) {
       if (session.abort.aborted) throw session.interrupted();
       const window = await runWindow(
-        { victim, aggressor: null, partner: null },
+        group,
+        { victim: 0, aggressor: null, partner: null },
         { load: { kind: settings.arrivals, qps: rate }, beside: [], aggressorBeside: [], partnerBeside: [] },
         `capacity#${run.capacitySteps.length}`,
         Math.max(settings.windowMs, Math.min(5000, Math.ceil((640 / rate) * 1000))),
-        deps,
         session.abort,
       );
       if (typeof window === 'string') {
@@ -108,7 +119,7 @@ export async function victimCapacity(
       rate = nextRate(verdicts, policy);
     }
   } finally {
-    await victim.close(10_000);
+    await group.stop(10_000);
   }
   return capacityOf(analyzed()).capacityQps;
 }
@@ -139,22 +150,20 @@ export async function measureMode(
     daemon = started.daemon;
   }
   const env = { ...(daemon?.env ?? {}), CUDA_VISIBLE_DEVICES: visible };
-  const victim = startClient(deps, session, 0, 'the victim', settings.victim, env);
+  // Member 0 is the victim, member i + 1 the i-th aggressor process.
   const aggressors = aggressorProcesses(settings, mode).map((p, i) => {
     const workload = settings.aggressors.find((a) => a.name === p.aggressor)?.workload as WorkloadSpec;
     const cap: Record<string, string> =
       p.threadPct === null ? {} : { CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(p.threadPct) };
     const label = `aggressor ${p.aggressor}${p.threadPct === null ? '' : ` at ${p.threadPct}% threads`}`;
-    return { ...p, workload, client: startClient(deps, session, i + 1, label, workload, { ...env, ...cap }) };
+    return { ...p, workload, member: i + 1, process: memberOf(deps, i + 1, label, workload, { ...env, ...cap }) };
   });
-  const clients = [victim, ...aggressors.map((a) => a.client)];
+  const victim = memberOf(deps, 0, 'the victim', settings.victim, env);
+  const group = WorkloadGroup.start([victim, ...aggressors.map((a) => a.process)], deps.clock, session.reaper);
   try {
-    const ready = await Promise.all(clients.map((c) => c.awaitReady(options.readyTimeoutMs, session.abort)));
-    const bad = ready.findIndex((r) => r.kind !== 'message');
-    if (bad !== -1) {
-      const reply = ready[bad];
-      const why = reply?.kind === 'failed' ? reply.reason : `${clients[bad]?.label} did not say ready in time`;
-      outcome(reply?.kind === 'failed' && reply.unsupported ? 'skipped' : 'failed', why);
+    const notReady = notReadyOutcome(await group.ready(options.readyTimeoutMs, session.abort));
+    if (notReady !== null) {
+      outcome(notReady.status, notReady.reason);
       return;
     }
     const failed = await runRounds(session, mode, deps, progress, (arm, round) => {
@@ -166,12 +175,13 @@ export async function measureMode(
       const partner =
         arm.arm === 'pair' ? aggressors.find((a) => a.aggressor === PAIR[1] && a.threadPct === null) : undefined;
       const inArm = {
-        victim: arm.arm === 'aggressor-alone' || arm.arm === 'pair' ? null : victim,
-        aggressor: arm.arm === 'victim-alone' ? null : (agg?.client ?? null),
-        partner: partner?.client ?? null,
+        victim: arm.arm === 'aggressor-alone' || arm.arm === 'pair' ? null : 0,
+        aggressor: arm.arm === 'victim-alone' ? null : (agg?.member ?? null),
+        partner: partner?.member ?? null,
       };
       const together = inArm.victim !== null && inArm.aggressor !== null;
       return runWindow(
+        group,
         inArm,
         {
           load: qps === null ? null : { kind: settings.arrivals, qps },
@@ -185,13 +195,12 @@ export async function measureMode(
         },
         `${mode}#${round}/${arm.arm}/${arm.aggressor ?? '-'}@${arm.threadPct ?? 100}/${arm.load ?? '-'}`,
         settings.windowMs,
-        deps,
         session.abort,
       );
     });
     if (failed !== null) outcome('failed', failed);
   } finally {
-    await Promise.all(clients.map((c) => c.close(10_000)));
+    await group.stop(10_000);
     await daemon?.stop();
   }
 }
@@ -266,21 +275,19 @@ function recorded(run: MixRun, mode: MixMode, round: number, arm: Arm): boolean 
   );
 }
 
-function startClient(
+/** Client `index` of a mix run, running `workload`: started by its group. */
+function memberOf(
   deps: AppDeps,
-  session: Session<MixRun>,
   index: number,
   label: string,
   workload: WorkloadSpec,
   env: Record<string, string>,
-): WorkloadClient {
-  const client = WorkloadClient.start(deps.runner, index, label, workload.argv, {
+): ProtocolMember {
+  return ProtocolMember.process(deps.runner, index, label, workload.argv, {
     ...env,
     GPUSHARE_CLIENT_INDEX: String(index),
     PYTHONUNBUFFERED: '1',
   });
-  session.reaper.add(() => client.kill());
-  return client;
 }
 
 /** What one window gave: each side's result, why the checks refused it (or null), and the victim's count over a target. */
@@ -292,56 +299,59 @@ interface Measured {
   overTarget(targetMs: number): number;
 }
 
-/** Releases the clients of an arm together for one window; a string says why it failed. */
+/** Releases the clients of an arm (members of `group`, null: not in it) together for one window; a string says why it failed. */
 async function runWindow(
-  clients: { victim: WorkloadClient | null; aggressor: WorkloadClient | null; partner: WorkloadClient | null },
+  group: MixGroup,
+  clients: { victim: number | null; aggressor: number | null; partner: number | null },
   plan: { load: Load | null; beside: Beside[]; aggressorBeside: Beside[]; partnerBeside: Beside[] },
   trial: string,
   durationMs: number,
-  deps: AppDeps,
   signal: AbortSignal,
 ): Promise<Measured | string> {
-  const senders = [clients.victim, clients.aggressor, clients.partner].filter((c) => c !== null).length;
+  // In this order they are released and their windows checked: the victim, the aggressor, its partner.
+  const released = (
+    [
+      [clients.victim, plan.load, plan.beside],
+      [clients.aggressor, null, plan.aggressorBeside],
+      [clients.partner, null, plan.partnerBeside],
+    ] as const
+  ).flatMap(([member, load, beside]) => (member === null ? [] : [{ member, load, beside }]));
+  const senders = released.length;
   const leadMs = releaseLeadMs(RELEASE_LEAD_MS, senders);
-  const startAtUs = deps.clock.monotonicUs() + leadMs * 1000;
   const work = { kind: 'fixed-duration' as const, durationMs };
-  const command = (load: Load | null, beside: Beside[]) =>
-    JSON.stringify({ ...JSON.parse(runCommand(trial, startAtUs, work, { streams: 1 }, senders, load)), beside });
-  const timeoutMs = durationMs * 2 + leadMs + 60_000;
-  const [victimReply, aggressorReply, partnerReply] = await Promise.all([
-    clients.victim?.run(command(plan.load, plan.beside), trial, timeoutMs, signal) ?? null,
-    clients.aggressor?.run(command(null, plan.aggressorBeside), trial, timeoutMs, signal) ?? null,
-    clients.partner?.run(command(null, plan.partnerBeside), trial, timeoutMs, signal) ?? null,
-  ]);
-  const receivedUs = deps.clock.monotonicUs();
-  const messages: ResultMessage[] = [];
-  for (const [reply, client] of [
-    [victimReply, clients.victim],
-    [aggressorReply, clients.aggressor],
-    [partnerReply, clients.partner],
-  ] as const) {
-    if (reply === null) continue;
-    if (reply.kind !== 'message')
-      return `${client?.label} in window ${trial}: ${reply.kind === 'failed' ? reply.reason : 'no result in time'}`;
-    messages.push(reply.message);
-  }
-  const claims = messages.map((m, client) => ({ ...m, client }));
-  const invalid = invalidStep(claims, startAtUs, receivedUs, durationMs);
-  const v = victimReply?.kind === 'message' ? victimReply.message : null;
-  const closed = (reply: typeof aggressorReply): AggressorWindow | null =>
-    reply?.kind === 'message'
-      ? {
-          iterations: reply.message.iterations,
-          windowS: (reply.message.windowEndUs - reply.message.windowStartUs) / 1e6,
-        }
-      : null;
+  const window = await group.window(
+    {
+      leadMs,
+      releases: (startAtUs) =>
+        released.map(({ member, load, beside }) => ({
+          member,
+          command: { ...runCommandOf(trial, startAtUs, work, { streams: 1 }, senders, load), beside },
+        })),
+      timeoutMs: durationMs * 2 + leadMs + 60_000,
+      check: openLoopCheck(durationMs),
+    },
+    signal,
+  );
+  if (window.status === 'lost') return lostText(window, trial);
+  const resultOf = (member: number | null) =>
+    member === null ? null : (window.results[released.findIndex((r) => r.member === member)] ?? null);
+  const v = resultOf(clients.victim);
+  const closed = (m: ResultMessage | null): AggressorWindow | null =>
+    m === null ? null : { iterations: m.iterations, windowS: (m.windowEndUs - m.windowStartUs) / 1e6 };
   return {
     victim: v === null ? null : victimWindow(v, plan.load?.qps ?? 0),
-    aggressor: closed(aggressorReply),
-    partner: closed(partnerReply),
-    invalid,
+    aggressor: closed(resultOf(clients.aggressor)),
+    partner: closed(resultOf(clients.partner)),
+    invalid: window.invalid,
     overTarget: (targetMs) => v?.latenciesMs.filter((ms) => ms > targetMs).length ?? 0,
   };
+}
+
+/** Why a window got no answer from a member, as the mode's failure says it. */
+function lostText(window: Extract<Awaited<ReturnType<MixGroup['window']>>, { status: 'lost' }>, trial: string): string {
+  const { label, reply } = window;
+  if (reply.kind === 'malformed') return `${label} in window ${trial} ${reply.problem}`;
+  return `${label} in window ${trial}: ${reply.kind === 'failed' ? reply.reason : 'no result in time'}`;
 }
 
 /** The victim's side of a window, from its result: latencies as a histogram, and whether they climbed. */
@@ -424,11 +434,12 @@ async function measureInProcess(
   const sideArg = (w: WorkloadSpec) => JSON.stringify(w.argv.slice(1));
   const python = settings.victim.argv[0] as string;
   const script = path.join(WORKLOADS_DIR, MIX_TENANTS_SCRIPT);
+  // Member i is the process of the i-th aggressor.
   const processes = settings.aggressors.map((a, i) => ({
     aggressor: a,
-    client: startClient(
+    member: i,
+    process: memberOf(
       deps,
-      session,
       i,
       `the victim and ${a.name} in one process`,
       {
@@ -440,13 +451,15 @@ async function measureInProcess(
       env,
     ),
   }));
+  const group = WorkloadGroup.start(
+    processes.map((p) => p.process),
+    deps.clock,
+    session.reaper,
+  );
   try {
-    const ready = await Promise.all(processes.map((p) => p.client.awaitReady(options.readyTimeoutMs, session.abort)));
-    const bad = ready.findIndex((r) => r.kind !== 'message');
-    if (bad !== -1) {
-      const reply = ready[bad];
-      const why = reply?.kind === 'failed' ? reply.reason : `${processes[bad]?.client.label} did not say ready in time`;
-      outcome(reply?.kind === 'failed' && reply.unsupported ? 'skipped' : 'failed', why);
+    const notReady = notReadyOutcome(await group.ready(options.readyTimeoutMs, session.abort));
+    if (notReady !== null) {
+      outcome(notReady.status, notReady.reason);
       return;
     }
     const failed = await runRounds(session, mode, deps, progress, (arm, round) => {
@@ -455,19 +468,19 @@ async function measureInProcess(
       const trial = `${mode}#${round}/${arm.arm}/${arm.aggressor}/${arm.load ?? '-'}`;
       return runTenantsWindow(
         mode,
-        p.client,
+        group,
+        p.member,
         arm,
         qps,
         settings,
         p.aggressor.workload.name,
         trial,
-        deps,
         session.abort,
       );
     });
     if (failed !== null) outcome('failed', failed);
   } finally {
-    await Promise.all(processes.map((p) => p.client.close(10_000)));
+    await group.stop(10_000);
   }
 }
 
@@ -482,57 +495,57 @@ function wholeGpuAlone(mode: MixMode, arm: Arm): boolean {
 /** One window of an in-process arm: the tenants it names released by one run command, the victim's with its load. */
 async function runTenantsWindow(
   mode: MixMode,
-  client: WorkloadClient,
+  group: MixGroup,
+  member: number,
   arm: Arm,
   qps: number | null,
   settings: MixRun['settings'],
   aggressorName: string,
   trial: string,
-  deps: AppDeps,
   signal: AbortSignal,
 ): Promise<Measured | string> {
   const named = arm.arm === 'victim-alone' ? [0] : arm.arm === 'aggressor-alone' ? [1] : [0, 1];
   const leadMs = releaseLeadMs(RELEASE_LEAD_MS, named.length);
-  const startAtUs = deps.clock.monotonicUs() + leadMs * 1000;
   const work = { kind: 'fixed-duration' as const, durationMs: settings.windowMs };
   const load: Load | null = qps === null ? null : { kind: settings.arrivals, qps };
   const together = named.length === 2;
-  const command = JSON.stringify({
-    ...JSON.parse(
-      runCommand(
-        trial,
-        startAtUs,
-        work,
-        { streams: 1, ...(wholeGpuAlone(mode, arm) ? { whole: true as const } : {}) },
-        named.length,
-        null,
-        named,
-      ),
-    ),
-    tenantLoads: load === null ? {} : { 0: load },
-    tenantBeside: together
-      ? {
-          0: [{ workload: aggressorName, threadPct: null, qps: null }],
-          1: [{ workload: settings.victim.name, threadPct: null, qps }],
-        }
-      : {},
-  });
-  const reply = await client.run(command, trial, settings.windowMs * 2 + leadMs + 60_000, signal);
-  const receivedUs = deps.clock.monotonicUs();
-  if (reply.kind !== 'message')
-    return `${client.label} in window ${trial}: ${reply.kind === 'failed' ? reply.reason : 'no result in time'}`;
-  const tenants = reply.message.tenants ?? [];
-  if (tenants.length !== named.length)
-    return `${client.label} in window ${trial} answered for ${tenants.length} tenants, not ${named.length}`;
+  const variant = { streams: 1, ...(wholeGpuAlone(mode, arm) ? { whole: true as const } : {}) };
+  // Each tenant's load (the victim's) and who runs beside it: what the simulator plays the mix from.
+  const tenantLoads: Record<number, Load> = load === null ? {} : { 0: load };
+  const tenantBeside: Record<number, Beside[]> = together
+    ? {
+        0: [{ workload: aggressorName, threadPct: null, qps: null }],
+        1: [{ workload: settings.victim.name, threadPct: null, qps }],
+      }
+    : {};
+  const window = await group.window(
+    {
+      leadMs,
+      releases: (startAtUs) => [
+        {
+          member,
+          command: {
+            ...runCommandOf(trial, startAtUs, work, variant, named.length, null, named),
+            tenantLoads,
+            tenantBeside,
+          },
+        },
+      ],
+      timeoutMs: settings.windowMs * 2 + leadMs + 60_000,
+      check: openLoopCheck(settings.windowMs, (results) => results[0]?.tenants ?? []),
+    },
+    signal,
+  );
+  if (window.status === 'lost') return lostText(window, trial);
+  const tenants = window.results[0]?.tenants ?? [];
   const of = (k: number) => tenants.find((t) => t.tenant === k) ?? null;
   const v = of(0);
   const a = of(1);
-  const claims = tenants.map((t, i) => ({ ...t, client: i }));
   return {
     victim: v === null ? null : victimWindow(v, qps ?? 0),
     aggressor: a === null ? null : { iterations: a.iterations, windowS: (a.windowEndUs - a.windowStartUs) / 1e6 },
     partner: null,
-    invalid: invalidStep(claims, startAtUs, receivedUs, settings.windowMs),
+    invalid: window.invalid,
     overTarget: (targetMs) => v?.latenciesMs.filter((ms) => ms > targetMs).length ?? 0,
   };
 }

@@ -6,8 +6,10 @@
 import type { Clock } from '../core/clock.js';
 import type { ProcessRunner } from '../core/process.js';
 import type { Reaper } from '../system/proc/reaper.js';
-import { type ClientReply, WorkloadClient } from './client.js';
-import { type Load, type ResultMessage, runCommand } from './protocol.js';
+import type { WorkloadClient } from './client.js';
+import { type CollectReply, WorkloadGroup } from './group.js';
+import { type Load, type ReadyMessage, type ResultMessage, type RunCommand, runCommandOf } from './protocol.js';
+import { ProtocolMember } from './protocol-member.js';
 import { RELEASE_LEAD_MS } from './release.js';
 import { implausibleResult } from './result-checks.js';
 import type { Variant, Work } from './spec.js';
@@ -65,14 +67,18 @@ export async function checkWorkload(
   signal: AbortSignal,
 ): Promise<CheckOutcome> {
   const startedUs = clock.monotonicUs();
-  const client = WorkloadClient.start(runner, 0, LABEL, settings.argv, settings.env);
-  const forget = reaper.add(() => client.kill());
+  const group = WorkloadGroup.start(
+    [ProtocolMember.process(runner, 0, LABEL, settings.argv, settings.env)],
+    clock,
+    reaper,
+  );
   let closed = false;
   try {
-    const outcome = await checkSteps(client, clock, settings, signal, startedUs, false);
+    const outcome = await checkSteps(group, settings, signal, startedUs, false);
     if (outcome.status === 'failed') return outcome;
     closed = true;
-    if ((await client.close(settings.exitTimeoutMs)) === 'killed')
+    const [ended] = await group.stop(settings.exitTimeoutMs);
+    if (ended === 'killed')
       return failed(
         'exit',
         `${LABEL} did not exit within ${seconds(settings.exitTimeoutMs)} of the exit command and was killed`,
@@ -80,8 +86,7 @@ export async function checkWorkload(
     return outcome;
   } finally {
     // After a failure nothing more is asked of it: a moment to exit, then its process group is killed.
-    if (!closed) await client.close(Math.min(settings.exitTimeoutMs, FAILED_EXIT_MS));
-    forget();
+    if (!closed) await group.stop(Math.min(settings.exitTimeoutMs, FAILED_EXIT_MS));
   }
 }
 
@@ -101,41 +106,44 @@ export function checkRunClient(
   // Its failures read as gpushare check's own: "the workload …".
   const label = client.label;
   client.label = LABEL;
-  return checkSteps(client, clock, settings, signal, startedUs, true).finally(() => {
+  const group = WorkloadGroup.of([ProtocolMember.over(client, { peekReady: true })], clock);
+  return checkSteps(group, settings, signal, startedUs, true).finally(() => {
     client.label = label;
   });
 }
 
 const failed = (step: CheckStep, reason: string): CheckOutcome => ({ status: 'failed', step, reason });
 
-/** The steps up to the exit; for a run's own client (`own`), its ready line peeked and the fixed work on one stream. */
+/** The steps up to the exit, on a group of one; for a run's own client (`own`), the fixed work on one stream. */
 async function checkSteps(
-  client: WorkloadClient,
-  clock: Clock,
+  group: WorkloadGroup<RunCommand, ResultMessage, ReadyMessage>,
   settings: Pick<CheckSettings, 'readyTimeoutMs' | 'trialTimeoutMs'>,
   signal: AbortSignal,
   startedUs: number,
   own: boolean,
 ): Promise<CheckOutcome> {
-  const ready = own
-    ? await client.peekReady(settings.readyTimeoutMs, signal)
-    : await client.awaitReady(settings.readyTimeoutMs, signal);
-  if (ready.kind !== 'message')
-    return failed('ready', replyText(ready, `did not say ready within ${seconds(settings.readyTimeoutMs)}`));
-  const readyMs = (clock.monotonicUs() - startedUs) / 1000;
+  const ready = await group.ready(settings.readyTimeoutMs, signal);
+  if (ready.status === 'not-ready')
+    return failed('ready', replyText(ready.reply, `did not say ready within ${seconds(settings.readyTimeoutMs)}`));
+  const readyMs = (ready.readyUs - startedUs) / 1000;
+  const said = ready.messages[0] as ReadyMessage;
   const trial = async (id: string, work: Work, variant: Variant, load: Load | null = null) => {
-    const startAtUs = clock.monotonicUs() + RELEASE_LEAD_MS * 1000;
     const windowMs = work.kind === 'fixed-duration' ? work.durationMs : 0;
-    const reply = await client.run(
-      runCommand(id, startAtUs, work, variant, 1, load),
-      id,
-      windowMs + settings.trialTimeoutMs,
+    const window = await group.window(
+      {
+        leadMs: RELEASE_LEAD_MS,
+        releases: (startAtUs) => [{ member: 0, command: runCommandOf(id, startAtUs, work, variant, 1, load) }],
+        timeoutMs: windowMs + settings.trialTimeoutMs,
+        check: ([result], startAtUs, receivedUs) => {
+          const implausible = result && implausibleResult({ ...result, client: 0 }, startAtUs, receivedUs, work);
+          return implausible ? implausible.replace(/^client 0 /, `${LABEL} `) : null;
+        },
+      },
       signal,
     );
-    if (reply.kind !== 'message')
-      return replyText(reply, `did not answer within ${seconds(windowMs + settings.trialTimeoutMs)}`);
-    const implausible = implausibleResult({ ...reply.message, client: 0 }, startAtUs, clock.monotonicUs(), work);
-    return implausible ? implausible.replace(/^client 0 /, `${LABEL} `) : reply.message;
+    if (window.status === 'lost')
+      return replyText(window.reply, `did not answer within ${seconds(windowMs + settings.trialTimeoutMs)}`);
+    return window.invalid ?? (window.results[0] as ResultMessage);
   };
   const window = await trial('check/window', { kind: 'fixed-duration', durationMs: CHECK_WINDOW_MS }, ONE_STREAM);
   if (typeof window === 'string') return failed('window', window);
@@ -148,7 +156,7 @@ async function checkSteps(
       `${LABEL} reported ${fixed.iterations} iterations of fixed work, asked for ${CHECK_ITERATIONS}`,
     );
   let openLoop: { qps: number; served: number; dropped: number } | null = null;
-  if (ready.message.protocol >= 2) {
+  if (said.protocol >= 2) {
     const qps = openLoopRate(window);
     const open = await trial('check/open-loop', { kind: 'fixed-duration', durationMs: CHECK_WINDOW_MS }, ONE_STREAM, {
       kind: 'constant',
@@ -159,9 +167,9 @@ async function checkSteps(
   }
   return {
     status: 'passed',
-    workload: ready.message.workload,
-    protocol: ready.message.protocol,
-    device: ready.message.device ?? null,
+    workload: said.workload,
+    protocol: said.protocol,
+    device: said.device ?? null,
     readyMs,
     windowIterations: window.iterations,
     fixedWorkGpuMs: fixed.gpuMs,
@@ -185,7 +193,8 @@ export function checkText(outcome: CheckOutcome): string {
   return `check passed: "${o.workload}" (protocol ${o.protocol}${o.device ? `, ${o.device}` : ''}) ready in ${(o.readyMs / 1000).toFixed(1)} s; a ${CHECK_WINDOW_MS} ms window: ${o.windowIterations} iterations; fixed work: ${CHECK_ITERATIONS} iterations on 2 streams in ${o.fixedWorkGpuMs.toFixed(2)} ms of GPU time; ${open}; exited when asked`;
 }
 
-function replyText(reply: Exclude<ClientReply<unknown>, { kind: 'message' }>, timeout: string): string {
+function replyText(reply: Exclude<CollectReply<unknown>, { kind: 'message' }>, timeout: string): string {
+  if (reply.kind === 'malformed') return `${LABEL} ${reply.problem}`;
   return reply.kind === 'failed' ? reply.reason : `${LABEL} ${timeout}`;
 }
 

@@ -127,16 +127,28 @@ export class WorkloadClient {
   }
 
   /** Sends a run command and waits for its result. */
-  async run(
-    command: string,
-    trialId: string,
-    timeoutMs: number,
-    signal: AbortSignal,
-  ): Promise<ClientReply<ResultMessage>> {
-    if (!this.child.send(command)) return this.failure('its stdin is closed');
+  run(command: string, trialId: string, timeoutMs: number, signal: AbortSignal): Promise<ClientReply<ResultMessage>> {
+    this.release(command, trialId);
+    return this.collect(timeoutMs, signal);
+  }
+
+  /** The run command last sent (release) whose result collect awaits: its trial, and whether stdin took it. */
+  private released: { trialId: string; sent: boolean } | null = null;
+
+  /** Sends a run command for trial `trialId`; collect waits for its result (a group releases all before collecting any). */
+  release(command: string, trialId: string): void {
+    this.released = { trialId, sent: this.child.send(command) };
+  }
+
+  /** The result of the run command last released, which must name its trial. */
+  async collect(timeoutMs: number, signal: AbortSignal): Promise<ClientReply<ResultMessage>> {
+    const released = this.released;
+    this.released = null;
+    if (released === null) throw new Error(`${this.label}: collect() without a release()`);
+    if (!released.sent) return this.failure('its stdin is closed');
     const reply = await this.awaitEvent('result', timeoutMs, signal);
-    if (reply.kind === 'message' && reply.message.trial !== trialId) {
-      return this.failure(`answered for trial "${reply.message.trial}" instead of "${trialId}"`);
+    if (reply.kind === 'message' && reply.message.trial !== released.trialId) {
+      return this.failure(`answered for trial "${reply.message.trial}" instead of "${released.trialId}"`);
     }
     return reply;
   }

@@ -157,10 +157,39 @@ export function parseWorkloadLine(line: string): ParsedLine {
 }
 
 /**
+ * Who runs beside a client in a window (gpushare mix): informational for a real workload, which may
+ * ignore it; gpushare's simulator plays the contention from it. qps null: a closed-loop aggressor.
+ */
+export interface Beside {
+  workload: string;
+  threadPct: number | null;
+  qps: number | null;
+}
+
+/** A run command as sent: JSON.stringify of it is the line, its keys in this order. */
+export interface RunCommand {
+  cmd: 'run';
+  trial: string;
+  startAtUs: number;
+  durationMs: number | null;
+  iterations: number | null;
+  variant: Variant;
+  clients: number;
+  load?: Load;
+  tenants?: readonly number[];
+  loopCheckMs?: number;
+  /** gpushare mix: the workloads released beside this one (see Beside). */
+  beside?: readonly Beside[];
+  /** gpushare mix, one process of tenants: each tenant's open-loop load, and who runs beside it. */
+  tenantLoads?: Readonly<Record<number, Load>>;
+  tenantBeside?: Readonly<Record<number, readonly Beside[]>>;
+}
+
+/**
  * The run command for one trial; `clients` is how many clients are released together (informational);
  * `tenants`, the tenants of the process it releases (protocol 3), null for a process of one.
  */
-export function runCommand(
+export function runCommandOf(
   trial: string,
   startAtUs: number,
   work: Work,
@@ -169,8 +198,8 @@ export function runCommand(
   load: Load | null = null,
   tenants: readonly number[] | null = null,
   loopCheckMs: number | null = null,
-): string {
-  return JSON.stringify({
+): RunCommand {
+  return {
     cmd: 'run',
     trial,
     startAtUs,
@@ -181,7 +210,17 @@ export function runCommand(
     ...(load !== null ? { load } : {}),
     ...(tenants !== null ? { tenants } : {}),
     ...(loopCheckMs !== null ? { loopCheckMs } : {}),
-  });
+  };
+}
+
+/** The line a run command is sent as. */
+export function encodeRunCommand(command: RunCommand): string {
+  return JSON.stringify(command);
+}
+
+/** runCommandOf as the line it is sent as. */
+export function runCommand(...args: Parameters<typeof runCommandOf>): string {
+  return encodeRunCommand(runCommandOf(...args));
 }
 
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseWorkloadLine, runCommand } from '../../harness/workload/protocol.js';
+import { encodeRunCommand, parseWorkloadLine, runCommand, runCommandOf } from '../../harness/workload/protocol.js';
 
 const result = {
   event: 'result',
@@ -124,5 +124,23 @@ describe('workload protocol lines', () => {
       variant: { streams: 1, pinned: false },
       clients: 2,
     });
+  });
+
+  it("sends mix's typed commands as the very lines its JSON round trip sent: keys in the same order", () => {
+    const work = { kind: 'fixed-duration' as const, durationMs: 800 };
+    const load = { kind: 'poisson' as const, qps: 750 };
+    const beside = [{ workload: 'gemm', threadPct: 50, qps: null }];
+    // What mix sent before its commands were typed: runCommand's line parsed back, fields added, stringified again.
+    expect(encodeRunCommand({ ...runCommandOf('w', 5, work, { streams: 1 }, 2, load), beside })).toBe(
+      '{"cmd":"run","trial":"w","startAtUs":5,"durationMs":800,"iterations":null,"variant":{"streams":1},"clients":2,"load":{"kind":"poisson","qps":750},"beside":[{"workload":"gemm","threadPct":50,"qps":null}]}',
+    );
+    const tenants = {
+      ...runCommandOf('t', 5, work, { streams: 1, whole: true }, 1, null, [0]),
+      tenantLoads: { 0: load },
+      tenantBeside: {},
+    };
+    expect(encodeRunCommand(tenants)).toBe(
+      '{"cmd":"run","trial":"t","startAtUs":5,"durationMs":800,"iterations":null,"variant":{"streams":1,"whole":true},"clients":1,"tenants":[0],"tenantLoads":{"0":{"kind":"poisson","qps":750}},"tenantBeside":{}}',
+    );
   });
 });
