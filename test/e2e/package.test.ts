@@ -154,7 +154,7 @@ describe('the packed package, installed in another project', () => {
 
     const helper = await gpushare(['check', '--print-helper-path']);
     expect(helper.stdout.trim()).toBe(path.join(installed, 'workloads'));
-    expect(readdirSync(helper.stdout.trim())).toContain('gpushare_protocol.py');
+    expect(readdirSync(helper.stdout.trim())).toContain('gpushare_protocol');
 
     const check = await gpushare(['check', '--', 'python3', 'my_model.py', '--batch', '4'], torch);
     expect(check.exitCode, `${check.stdout}${check.stderr}`).toBe(0);
