@@ -11,9 +11,8 @@ from .graphs import graph_replay
 if TYPE_CHECKING:
     from .tenants import Tenant
 
-SMID_SPIN_NS = (
-    20_000  # how long each block of the SM-id kernel spins, so that its blocks spread over every SM it may use
-)
+# How long each block of the SM-id kernel spins, so that its blocks spread over every SM it may use.
+SMID_SPIN_NS = 20_000
 
 
 def driver(result: Tuple[Any, ...], what: str, cu: Any) -> Any:

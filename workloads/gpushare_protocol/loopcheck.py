@@ -10,9 +10,8 @@ from .shapes import Step, Variant
 from .wire import LATENCY_CAP, now_us
 
 LOOP_CHECK_PAIRS = 8  # the overhead check alternates a bare loop and the protocol's loop (ABBA) this many pairs
-LOOP_CHECK_WINDOW_MS = (
-    250  # the window a fixed-work trial's check spreads a window's once-only cost over (bench's default)
-)
+# The window a fixed-work trial's check spreads a window's once-only cost over (bench's default).
+LOOP_CHECK_WINDOW_MS = 250
 
 
 def bare_loop(step: Step, stream: Any, variant: Variant, requests: int, sync_every: int) -> float:

@@ -11,9 +11,8 @@ from .shapes import Step, Variant
 from .wire import now_us
 
 FIXED_WORK_REPEATS = 3  # a fixed-work trial runs its work this many times and reports the median
-HOST_TIME_STRIDE = (
-    16  # a one-lane window reads the host time of its steps on every 16th chunk (a clock read costs ~1 µs)
-)
+# A one-lane window reads the host time of its steps on every 16th chunk (a clock read costs ~1 µs).
+HOST_TIME_STRIDE = 16
 
 
 def wait_until(t_us: float) -> None:

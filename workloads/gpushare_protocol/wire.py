@@ -9,12 +9,10 @@ import sys
 import time
 from typing import Any, Dict, List, Mapping, Optional, TextIO
 
-PROTOCOL = (
-    3  # 3 adds tenants (GPUSHARE_TENANTS) and green contexts; 2 added open-loop load; the harness still accepts 1 and 2
-)
-LATENCY_CAP = (
-    20000  # latencies kept per trial, all tenants together: a result line stays well under the harness's 1 MiB limit
-)
+# 3 adds tenants (GPUSHARE_TENANTS) and green contexts; 2 added open-loop load; the harness still accepts 1 and 2.
+PROTOCOL = 3
+# Latencies kept per trial, all tenants together: a result line stays well under the harness's 1 MiB limit.
+LATENCY_CAP = 20000
 
 Message = Dict[str, Any]
 
