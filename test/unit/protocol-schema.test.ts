@@ -5,7 +5,7 @@
  * message builders, and a real serve() on a fake torch), what the simulator's python3 prints, and what
  * the harness parses (workload/protocol.ts) and sends (runCommand, the start, switch and exit commands).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { execa } from 'execa';
@@ -18,7 +18,7 @@ import {
   switchCommand,
 } from '../../harness/workload/protocol.js';
 import { protocolJsonSchemaText } from '../../harness/workload/protocol-json-schema.js';
-import { FAKE_TORCH, PYTHON, ROOT } from '../helpers.js';
+import { FAKE_TORCH, PYTHON, ROOT, tempDir } from '../helpers.js';
 
 const WORKLOADS = path.join(ROOT, 'workloads');
 const schema = JSON.parse(readFileSync(path.join(WORKLOADS, 'protocol.schema.json'), 'utf8')) as { $id: string };
@@ -151,6 +151,54 @@ sys.exit(serve("schema-check", setup, ["--warmup-ms", "1"]))
     }
     for (const command of [...commands, START_COMMAND, switchCommand(['/w/gemm.py', '--size', '64'])])
       expect([command, isHarnessCommand(JSON.parse(command))]).toEqual([command, true]);
+  });
+
+  it('accepts what a real serve() prints held, with tenants and a loop check, and after a switch', async () => {
+    const script = (name: string) => `
+import sys
+from gpushare_protocol import serve
+def setup():
+    import torch
+    x = torch.randn(4, 4, device="cuda")
+    return lambda i, lane, variant: torch.matmul(x, x)
+sys.exit(serve("${name}", setup, ["--warmup-ms", "1"]))
+`;
+    const dir = tempDir('gpushare-schema-');
+    writeFileSync(path.join(dir, 'next.py'), script('next'));
+    const env = { PYTHONPATH: `${WORKLOADS}${path.delimiter}${FAKE_TORCH}`, GPUSHARE_HOLD: '1' };
+    const window = { kind: 'fixed-duration', durationMs: 5 } as const;
+    const tenants = await python(
+      script('tenants'),
+      { ...env, GPUSHARE_TENANTS: '2' },
+      [START_COMMAND, runCommand('t', 0, window, { streams: 1 }, 1, null, [0, 1], 20), EXIT_COMMAND, ''].join('\n'),
+    );
+    const switched = await python(
+      script('first'),
+      env,
+      [
+        START_COMMAND,
+        switchCommand([path.join(dir, 'next.py')]),
+        runCommand('s', 0, window, { streams: 1 }),
+        EXIT_COMMAND,
+        '',
+      ].join('\n'),
+    );
+    const lines = [...tenants, ...switched];
+    expect(lines.map((l) => (JSON.parse(l) as { event: string }).event)).toEqual([
+      'holding',
+      'ready',
+      'result',
+      'holding',
+      'ready',
+      'ready',
+      'result',
+    ]);
+    expect(tenants[2]).toMatch(/"tenants":\[\{"tenant":0,.*"loopOverhead":\{/);
+    expect(switched[2]).toMatch(/"released":\{"workload":"first"/);
+    for (const line of lines) {
+      expect([line.slice(0, 200), isWorkloadMessage(JSON.parse(line))]).toEqual([line.slice(0, 200), true]);
+      expect(parseWorkloadLine(line).ok).toBe(true);
+    }
   });
 
   const result = {
