@@ -25,9 +25,14 @@ const shared = {
 rmSync('dist/harness', { recursive: true, force: true });
 await Promise.all([
   build({ ...shared, entryPoints: ['harness/main.ts'], splitting: true, chunkNames: 'chunks/[name]-[hash]' }),
-  // Developer scripts (npm run docs:cli, bench:self, calibrate:gate), left out of the package: each one file of its own.
+  // Developer scripts (npm run docs:cli, schema, bench:self, calibrate:gate), left out of the package: each one file of its own.
   build({
     ...shared,
-    entryPoints: ['harness/cli/write-reference.ts', 'harness/cli/self-bench.ts', 'harness/cli/calibrate-gate.ts'],
+    entryPoints: [
+      'harness/cli/write-reference.ts',
+      'harness/cli/write-schema.ts',
+      'harness/cli/self-bench.ts',
+      'harness/cli/calibrate-gate.ts',
+    ],
   }),
 ]);

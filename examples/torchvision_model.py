@@ -6,13 +6,16 @@ downloaded), one batch per request, replayed from a CUDA graph unless --graph fa
 
 gpushare puts its helper, gpushare_protocol, on the workload's PYTHONPATH: no sys.path changes here.
 """
+
 import sys
 
 from gpushare_protocol import flag, forward_step, serve
 
 
 def add_arguments(p):
-    p.add_argument("--model", default="resnet18", help="a torchvision.models constructor, e.g. resnet18, mobilenet_v3_small")
+    p.add_argument(
+        "--model", default="resnet18", help="a torchvision.models constructor, e.g. resnet18, mobilenet_v3_small"
+    )
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--size", type=int, default=224, help="image side, pixels")
     p.add_argument("--graph", type=flag, default=True)
@@ -35,5 +38,8 @@ def setup(args):
 
 if __name__ == "__main__":
     # exit_at_once: the harness's exit command ends the process without Python's slow teardown of PyTorch.
-    sys.exit(serve("torchvision", setup, add_arguments=add_arguments, description=__doc__, exit_at_once=True,
-                   prepare=prepare))
+    sys.exit(
+        serve(
+            "torchvision", setup, add_arguments=add_arguments, description=__doc__, exit_at_once=True, prepare=prepare
+        )
+    )

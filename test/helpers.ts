@@ -175,7 +175,7 @@ export function runOnDisk(out: string): Run | null {
  * at least 1 and at most 4. A deadline scales by it, so that a busy machine gets the time it needs and an
  * idle one still fails fast.
  */
-export function loadFactor(load = os.loadavg()[0], cores = os.availableParallelism()): number {
+export function loadFactor(load = os.loadavg()[0] ?? 0, cores = os.availableParallelism()): number {
   return Math.min(4, Math.max(1, load / cores));
 }
 

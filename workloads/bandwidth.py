@@ -1,4 +1,5 @@
 """bandwidth: a streaming copy between two device buffers far larger than L2 (memory-bandwidth bound)."""
+
 import sys
 
 from gpushare_protocol import serve

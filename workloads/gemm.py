@@ -1,4 +1,5 @@
 """gemm: n×n matrix products of --dtype, optionally replayed from a CUDA graph (one per stream)."""
+
 import sys
 
 from gpushare_protocol import flag, graph_replay, serve

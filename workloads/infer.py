@@ -1,4 +1,5 @@
 """infer: one small-batch forward pass of a small transformer encoder or MLP (random fp16 weights) per iteration."""
+
 import sys
 
 from gpushare_protocol import flag, forward_step, serve
@@ -22,8 +23,8 @@ def setup(args):
         model = torch.nn.Sequential(torch.nn.Linear(h, 4 * h), torch.nn.GELU(), torch.nn.Linear(4 * h, h))
         x = torch.randn(args.batch, h)
     else:
-        layer = lambda: torch.nn.TransformerEncoderLayer(h, 8, 4 * h, batch_first=True)
-        model = torch.nn.Sequential(*(layer() for _ in range(args.layers)))
+        layers = (torch.nn.TransformerEncoderLayer(h, 8, 4 * h, batch_first=True) for _ in range(args.layers))
+        model = torch.nn.Sequential(*layers)
         x = torch.randn(args.batch, args.tokens, h)
     model = model.cuda().half().eval()
     x = x.cuda().half()

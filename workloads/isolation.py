@@ -15,6 +15,7 @@ and exit 1. Long-running roles read commands on stdin: {"cmd":"alloc","mib":N}, 
   priority   a short request's latency beside a full-GPU background stream, at normal and high priority
   greenctx   the same, with the background confined to a green context of fewer SMs
 """
+
 import argparse
 import ctypes
 import json
@@ -93,8 +94,13 @@ def tenant(args):
                 emit("status", kernels=kernels, atUs=now_us())
             elif cmd["cmd"] == "stop":
                 elapsed_s = (now_us() - t0) / 1e6
-                emit("result", role="tenant", kernels=kernels, elapsedS=elapsed_s,
-                     blockUsPerS=kernels * args.blocks * args.spin_us / elapsed_s)
+                emit(
+                    "result",
+                    role="tenant",
+                    kernels=kernels,
+                    elapsedS=elapsed_s,
+                    blockUsPerS=kernels * args.blocks * args.spin_us / elapsed_s,
+                )
                 return 0
 
 
@@ -191,9 +197,13 @@ def infault(args):
     stop.set()
     for t in threads:
         t.join(timeout=10)
-    victims = [{"survived": errors[k] is None and not threads[k].is_alive(),
-                "error": errors[k] if errors[k] is not None else ("stopped answering" if threads[k].is_alive() else None)}
-               for k in range(n)]
+    victims = [
+        {
+            "survived": errors[k] is None and not threads[k].is_alive(),
+            "error": errors[k] if errors[k] is not None else ("stopped answering" if threads[k].is_alive() else None),
+        }
+        for k in range(n)
+    ]
     emit("result", role="infault", faulterError=faulter_error, victims=victims)
     return 0
 
@@ -222,7 +232,15 @@ def context(args):
     init_ms, create_ms = (t_init - t0) / 1000, (now_us() - t_init) / 1000
     free, total = ctypes.c_size_t(), ctypes.c_size_t()
     check(cu.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)), "cuMemGetInfo")
-    emit("ready", role="context", pid=os.getpid(), initMs=init_ms, createMs=create_ms, freeMib=free.value / 2**20, totalMib=total.value / 2**20)
+    emit(
+        "ready",
+        role="context",
+        pid=os.getpid(),
+        initMs=init_ms,
+        createMs=create_ms,
+        freeMib=free.value / 2**20,
+        totalMib=total.value / 2**20,
+    )
     while q.get()["cmd"] != "stop":
         pass
     emit("result", role="context", createMs=create_ms)
@@ -293,8 +311,13 @@ def smcap(args):
         torch.cuda.synchronize()
         n += 4
     seconds = (now_us() - t0) / 1e6
-    emit("result", role="smcap", sms=sms, tflops=2 * args.size**3 * n / seconds / 1e12,
-         threadPercentage=os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
+    emit(
+        "result",
+        role="smcap",
+        sms=sms,
+        tflops=2 * args.size**3 * n / seconds / 1e12,
+        threadPercentage=os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+    )
     return 0
 
 
@@ -321,12 +344,14 @@ def trap(args):
         streams = [torch.cuda.Stream() if kind == "pytorch" else blocking_stream(torch) for _ in range(args.streams)]
         for k in (1, args.streams):
             for stray in (False, True):
+
                 def once():
                     for s in streams[:k]:
                         with torch.cuda.stream(s):
                             spin[(args.blocks,)](out, ns, num_warps=1)
                     if stray:
                         dev.copy_(host)  # synchronous, on the default stream
+
                 once()
                 torch.cuda.synchronize()
                 t0 = now_us()
@@ -334,8 +359,14 @@ def trap(args):
                     once()
                 torch.cuda.synchronize()
                 elapsed_us = now_us() - t0
-                results.append({"streamKind": kind, "streams": k, "strayCopy": stray,
-                                "concurrency": args.iterations * k * args.spin_us / elapsed_us})
+                results.append(
+                    {
+                        "streamKind": kind,
+                        "streams": k,
+                        "strayCopy": stray,
+                        "concurrency": args.iterations * k * args.spin_us / elapsed_us,
+                    }
+                )
     emit("result", role="trap", spinUs=args.spin_us, runs=results)
     return 0
 
@@ -378,8 +409,14 @@ def priority(args):
         lat, late = schedule(args, lambda: request(torch, fg, x), between=top_up)
         torch.cuda.synchronize()
         seconds = (now_us() - t0) / 1e6
-        runs.append({"priority": level, "latenciesMs": lat, "lateRequests": late,
-                     "backgroundBlockUsPerS": count[0] * blocks * args.spin_us / seconds})
+        runs.append(
+            {
+                "priority": level,
+                "latenciesMs": lat,
+                "lateRequests": late,
+                "backgroundBlockUsPerS": count[0] * blocks * args.spin_us / seconds,
+            }
+        )
     emit("result", role="priority", runs=runs, sms=sms, periodMs=args.period_ms)
     return 0
 
@@ -402,7 +439,7 @@ def greenctx(args):
                 ctx = None
                 if arm == "green":
                     ctx = green_contexts.GreenContext.create(sms - args.critical_sms, 0)
-                    enter = getattr(ctx, "set_context", None) or getattr(ctx, "make_current")
+                    enter = getattr(ctx, "set_context", None) or ctx.make_current
                     enter()
                 stream = torch.cuda.current_stream() if arm == "green" else torch.cuda.Stream()
                 top_up, c, blocks = background(torch, spin, stream, sms, args)
@@ -418,7 +455,7 @@ def greenctx(args):
                 torch.cuda.synchronize()
                 count[0] = c[0]
                 if ctx is not None:
-                    (getattr(ctx, "pop_context", None) or getattr(ctx, "pop_current"))()
+                    (getattr(ctx, "pop_context", None) or ctx.pop_current)()
             except Exception as exc:
                 box["error"] = first_line(exc)
 
@@ -432,15 +469,31 @@ def greenctx(args):
         thread.join()
         if "error" in box:
             raise RuntimeError(f"{arm} background: {box['error']}")
-        runs.append({"arm": arm, "latenciesMs": lat, "lateRequests": late,
-                     "backgroundBlockUsPerS": count[0] * box["blocks"] * args.spin_us / ((box["t1"] - box["t0"]) / 1e6),
-                     "backgroundSms": sms - args.critical_sms if arm == "green" else sms})
+        runs.append(
+            {
+                "arm": arm,
+                "latenciesMs": lat,
+                "lateRequests": late,
+                "backgroundBlockUsPerS": count[0] * box["blocks"] * args.spin_us / ((box["t1"] - box["t0"]) / 1e6),
+                "backgroundSms": sms - args.critical_sms if arm == "green" else sms,
+            }
+        )
     emit("result", role="greenctx", runs=runs, sms=sms, criticalSms=args.critical_sms, periodMs=args.period_ms)
     return 0
 
 
-ROLES = {"tenant": tenant, "hog": hog, "faulter": faulter, "infault": infault, "context": context, "latency": latency,
-         "smcap": smcap, "trap": trap, "priority": priority, "greenctx": greenctx}
+ROLES = {
+    "tenant": tenant,
+    "hog": hog,
+    "faulter": faulter,
+    "infault": infault,
+    "context": context,
+    "latency": latency,
+    "smcap": smcap,
+    "trap": trap,
+    "priority": priority,
+    "greenctx": greenctx,
+}
 
 
 def main():
@@ -448,11 +501,15 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("role", choices=sorted(ROLES))
     p.add_argument("--blocks", type=int, default=8, help="thread blocks per spin kernel (tenant, trap)")
-    p.add_argument("--blocks-per-sm", type=int, default=32, help="background kernels' blocks per SM (priority, greenctx)")
+    p.add_argument(
+        "--blocks-per-sm", type=int, default=32, help="background kernels' blocks per SM (priority, greenctx)"
+    )
     p.add_argument("--spin-us", type=float, default=1000, help="how long each block spins, µs")
     p.add_argument("--batch", type=int, default=4, help="tenant kernels between synchronizations")
     p.add_argument("--depth", type=int, default=3, help="background kernels in flight")
-    p.add_argument("--try-mib", type=lambda s: [int(v) for v in s.split(",") if v], default=[], help="hog: sizes to try once")
+    p.add_argument(
+        "--try-mib", type=lambda s: [int(v) for v in s.split(",") if v], default=[], help="hog: sizes to try once"
+    )
     p.add_argument("--chunk-mib", type=int, default=512)
     p.add_argument("--max-mib", type=int, default=1 << 22)
     p.add_argument("--period-ms", type=float, default=5)

@@ -14,6 +14,7 @@ own load ("tenantLoads": {"0": {"kind", "qps"}}): the victim open-loop, the aggr
 Everything else (the timing of windows, open-loop arrivals, green contexts, the messages) is
 gpushare_protocol's own, unchanged.
 """
+
 import argparse
 import importlib.util
 import json
@@ -21,6 +22,8 @@ import os
 import sys
 
 import gpushare_protocol as gp
+from gpushare_protocol import tenants as gt
+from gpushare_protocol import trial
 
 
 def _side(text, what):
@@ -42,8 +45,8 @@ def _tenants(torch):
     """The two tenants, and the SMs each ran on (green) or None."""
     green = os.environ.get(gp.GREEN_ENV)
     if green is not None:
-        return gp._tenants(torch, 2, "even" if green == "even" else float(green))
-    return [gp._Tenant(0, torch.cuda.Stream(priority=-1)), gp._Tenant(1, torch.cuda.Stream())], None
+        return gt.make_tenants(torch, 2, "even" if green == "even" else float(green))
+    return [gt.Tenant(0, torch.cuda.Stream(priority=-1)), gt.Tenant(1, torch.cuda.Stream())], None
 
 
 def main():
@@ -64,17 +67,27 @@ def main():
             with t.entered(torch):
                 t.step = module.setup(args)
         torch.cuda.synchronize()
-        gp._warm_up(torch, tenants, a.warmup_ms)
-        reserved, graphs = gp._memory(torch)  # the tenants' own, before green's twins are built
+        gt.warm_up(torch, tenants, a.warmup_ms)
+        reserved, graphs = gt.memory(torch)  # the tenants' own, before green's twins are built
         if sms is not None:
             # Green: each tenant's twin outside any green context, for its alone windows on the whole GPU
             # (a run command whose variant says whole), the baseline every mode shares.
             for t, (module, args) in zip(tenants, sides):
-                t.whole = gp._twin(torch, t.index, lambda module=module, args=args: module.setup(args))
-            gp._warm_up(torch, [t.whole for t in tenants], a.warmup_ms)
-        gp.send(gp.ready_message("mix_tenants", os.getpid(), torch.cuda.get_device_name(), {}, tenants=2,
-                                 memory_reserved_mib=reserved, graph_pool_mib=graphs, tenant_sms=sms))
-        gp._start_threads(torch, tenants)
+                t.whole = gt.twin(torch, t.index, lambda module=module, args=args: module.setup(args))
+            gt.warm_up(torch, [t.whole for t in tenants], a.warmup_ms)
+        gp.send(
+            gp.ready_message(
+                "mix_tenants",
+                os.getpid(),
+                torch.cuda.get_device_name(),
+                {},
+                tenants=2,
+                memory_reserved_mib=reserved,
+                graph_pool_mib=graphs,
+                tenant_sms=sms,
+            )
+        )
+        gt.start_threads(torch, tenants)
         for text in iter(sys.stdin.readline, ""):
             if not text.strip():
                 continue
@@ -82,13 +95,17 @@ def main():
             if cmd.get("cmd") == "exit":
                 return 0
             active, loads = cmd.get("tenants") or [0], cmd.get("tenantLoads") or {}
-            chosen = gp._serving(tenants, active, cmd)
+            chosen = gt.serving(tenants, active, cmd)
             torch.cuda.synchronize()  # both idle: no device-wide synchronization inside the window
             for k in active:
                 t, args = chosen[k], sides[k][1]
                 sub = dict(cmd, load=loads.get(str(k)))
-                t.jobs.put(lambda t=t, sub=sub, args=args: gp._run(torch, t, sub, args, f'{cmd["trial"]}/{t.index}',
-                                                                   t.index / 2, gp.LATENCY_CAP // 2))
+                seed = f"{cmd['trial']}/{t.index}"
+                t.jobs.put(
+                    lambda t=t, sub=sub, args=args, seed=seed: trial.run(
+                        torch, t, sub, args, seed, t.index / 2, gp.LATENCY_CAP // 2
+                    )
+                )
             results = []
             for k in active:
                 ok, value = chosen[k].done.get()

@@ -7,6 +7,7 @@ The variant's "pinned" picks page-locked or pageable host buffers; with pageable
 copies cannot overlap other work, whatever the number of streams. Pageable buffers exist only with
 --pageable true (the harness then adds pageable arms).
 """
+
 import sys
 
 from gpushare_protocol import flag, serve
@@ -25,8 +26,10 @@ def setup(args):
 
     n = args.chunk_mib * 1024 * 1024 // 4
     host = {
-        pinned: ([torch.randn(n).pin_memory() if pinned else torch.randn(n) for _ in range(SLOTS)],
-                 [torch.empty(n, pin_memory=pinned) for _ in range(SLOTS)])
+        pinned: (
+            [torch.randn(n).pin_memory() if pinned else torch.randn(n) for _ in range(SLOTS)],
+            [torch.empty(n, pin_memory=pinned) for _ in range(SLOTS)],
+        )
         for pinned in ((True, False) if args.pageable else (True,))
     }
     w = torch.randn(1024, 1024, device="cuda") / 32

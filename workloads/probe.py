@@ -1,10 +1,18 @@
 """probe: one JSON line about this Python, its PyTorch and the GPU PyTorch sees (for gpushare doctor)."""
+
 import json
 import platform
 import sys
 
-info = {"version": platform.python_version(), "torch": None, "torchCuda": None, "cudaAvailable": False,
-        "deviceName": None, "smCount": None, "triton": None}
+info = {
+    "version": platform.python_version(),
+    "torch": None,
+    "torchCuda": None,
+    "cudaAvailable": False,
+    "deviceName": None,
+    "smCount": None,
+    "triton": None,
+}
 try:
     import torch
 

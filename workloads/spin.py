@@ -1,4 +1,5 @@
 """spin: kernels of --blocks thread blocks that each spin for --spin-us on the GPU's global timer."""
+
 import sys
 
 from gpushare_protocol import serve
@@ -14,7 +15,9 @@ def spin_kernel():
         start = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
         now = start
         while now - start < ns:
-            now = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+            now = tl.inline_asm_elementwise(
+                "mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1
+            )
         tl.store(out_ptr + tl.program_id(0), now - start)
 
     return spin

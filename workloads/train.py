@@ -1,4 +1,5 @@
 """train: one training step of a small transformer encoder per iteration (forward, backward, AdamW), bf16 autocast."""
+
 import sys
 
 from gpushare_protocol import serve
@@ -15,8 +16,8 @@ def setup(args):
     import torch
 
     h = args.hidden
-    layer = lambda: torch.nn.TransformerEncoderLayer(h, 8, 4 * h, batch_first=True)
-    model = torch.nn.Sequential(*(layer() for _ in range(args.layers))).cuda().train()
+    layers = (torch.nn.TransformerEncoderLayer(h, 8, 4 * h, batch_first=True) for _ in range(args.layers))
+    model = torch.nn.Sequential(*layers).cuda().train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     x = torch.randn(args.batch, args.tokens, h, device="cuda")
 

@@ -11,7 +11,7 @@ const CHECK_FLAGS = {
   'print-helper-path': {
     type: 'boolean',
     describe:
-      "print the directory of gpushare's Python helper (gpushare_protocol.py) and exit: put it on PYTHONPATH to run a workload yourself",
+      "print the directory that holds gpushare's Python helper (the package gpushare_protocol) and exit: put it on PYTHONPATH to run a workload yourself",
   },
   gpu: { type: 'number', describe: 'index of the GPU (nvidia-smi order)', defaultDescription: '0' },
   'ready-timeout-s': {

@@ -17,7 +17,7 @@ import {
 /** How long a workload may take to say ready (import, CUDA start-up, build and warm-up) unless told otherwise, s. */
 export const READY_TIMEOUT_S = 180;
 
-/** Where gpushare's Python helper (gpushare_protocol.py) is: `gpushare check --print-helper-path` prints it. */
+/** Where gpushare's Python helper (the package gpushare_protocol/) is: the directory that holds it, which `gpushare check --print-helper-path` prints. */
 export const HELPER_DIR = WORKLOADS_DIR;
 
 /**

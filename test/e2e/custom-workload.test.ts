@@ -105,7 +105,7 @@ describe('gpushare check -- <cmd>', () => {
   it('prints the helper directory with --print-helper-path, and needs a command otherwise', async () => {
     const printed = await cli(['check', '--print-helper-path']);
     expect(printed.exitCode).toBe(0);
-    expect(readdirSync(printed.stdout.trim())).toContain('gpushare_protocol.py');
+    expect(readdirSync(printed.stdout.trim())).toContain('gpushare_protocol');
     const none = await cli(['check']);
     expect(none.exitCode).toBe(2);
     expectOneLineError(

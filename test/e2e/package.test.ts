@@ -154,7 +154,7 @@ describe('the packed package, installed in another project', () => {
 
     const helper = await gpushare(['check', '--print-helper-path']);
     expect(helper.stdout.trim()).toBe(path.join(installed, 'workloads'));
-    expect(readdirSync(helper.stdout.trim())).toContain('gpushare_protocol.py');
+    expect(readdirSync(helper.stdout.trim())).toContain('gpushare_protocol');
 
     const check = await gpushare(['check', '--', 'python3', 'my_model.py', '--batch', '4'], torch);
     expect(check.exitCode, `${check.stdout}${check.stderr}`).toBe(0);
@@ -183,6 +183,70 @@ describe('the packed package, installed in another project', () => {
     expect(plan.exitCode, String(plan.stderr)).toBe(0);
     expect(plan.stdout).toMatch(/with 2 custom clients: slowdown/);
     expect(plan.stdout).not.toContain('no run given');
+  }, 300_000);
+
+  it("a user's own script imports the typed helper package by the path the docs give, and serves", async () => {
+    const doc = readFileSync(path.join(installed, 'docs', 'bring-your-own-workload.md'), 'utf8');
+    const block = /```sh\n(export PYTHONPATH=[^\n]*--print-helper-path[^\n]*\n[\s\S]*?)```/.exec(doc)?.[1] ?? '';
+    const [exportLine] = block.split('\n');
+    // The helper's directory first, and the user's own PYTHONPATH after it where they have one.
+    expect(exportLine).toBe(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+      'export PYTHONPATH="$(npx gpushare check --print-helper-path)${PYTHONPATH:+:$PYTHONPATH}"',
+    );
+    expect(existsSync(path.join(installed, 'workloads', 'gpushare_protocol', 'py.typed'))).toBe(true);
+    // The user's script in a folder of their project, run by hand (not by gpushare), on the fake torch.
+    const dir = path.join(project, 'scripts');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      path.join(dir, 'my_model.py'),
+      [
+        'import sys',
+        'import gpushare_protocol',
+        'from gpushare_protocol import serve',
+        'print(f"HELPER {gpushare_protocol.__file__}", file=sys.stderr)',
+        'def add_arguments(p):',
+        '    p.add_argument("--batch", type=int, default=8)',
+        'def setup(args):',
+        '    import torch',
+        '    x = torch.randn(args.batch, args.batch, device="cuda")',
+        '    return lambda i, lane, variant: torch.matmul(x, x)',
+        'sys.exit(serve("user-script", setup, add_arguments=add_arguments, description="a user\'s model"))',
+        '',
+      ].join('\n'),
+    );
+    const bash = (script: string, input = '') =>
+      execa('bash', ['-euo', 'pipefail', '-c', script], {
+        cwd: dir,
+        reject: false,
+        input,
+        env: { PATH: PLAIN_PATH, PYTHONPATH: FAKE_TORCH },
+        timeout: 120_000,
+      });
+    // The documented block as written: the helper's own --help.
+    const help = await bash(block);
+    expect(help.exitCode, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/--warmup-ms[\s\S]*--batch/);
+    // And the script served: ready, one window, exit, the helper imported from the installed package.
+    const window = JSON.stringify({
+      cmd: 'run',
+      trial: 't',
+      startAtUs: 0,
+      durationMs: 5,
+      iterations: null,
+      variant: { streams: 1 },
+    });
+    const served = await bash(
+      `${exportLine}\npython3 my_model.py --warmup-ms 1 --batch 2`,
+      `${window}\n{"cmd":"exit"}\n`,
+    );
+    expect(served.exitCode, served.stderr).toBe(0);
+    expect(served.stdout.split('\n').map((l) => (JSON.parse(l) as { event: string }).event)).toEqual([
+      'ready',
+      'result',
+    ]);
+    expect(served.stdout).toContain('"workload":"user-script"');
+    expect(served.stderr).toContain(`HELPER ${path.join(installed, 'workloads', 'gpushare_protocol', '__init__.py')}`);
   }, 300_000);
 
   it('capacity takes the same workload as a command', async () => {

@@ -1,4 +1,4 @@
-"""Unit tests of workloads/gpushare_protocol.py's pure parts, on the CPU without PyTorch: open-loop
+"""Unit tests of the workloads/gpushare_protocol package's pure parts, on the CPU without PyTorch: open-loop
 arrivals, the protocol line, argument parsing. Run by test/unit/python.test.ts as
 `python3 -B test/python/test_protocol.py` (-B: no __pycache__ beside the sources)."""
 import argparse
@@ -13,45 +13,46 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "workloads"))
 import gpushare_protocol as protocol  # noqa: E402  (it needs the path above; importing it needs no torch)
+from gpushare_protocol import hold, loopcheck, tenants, windows, wire  # noqa: E402
 
 
 class Arrivals(unittest.TestCase):
     def test_constant_load_is_evenly_spaced_from_the_window_start(self):
-        times = protocol._arrivals({"kind": "constant", "qps": 1000}, 0.0, 10_000.0, "t/0", 0.0)
+        times = windows.arrivals({"kind": "constant", "qps": 1000}, 0.0, 10_000.0, "t/0", 0.0)
         self.assertEqual(times, [i * 1000.0 for i in range(10)])
 
     def test_a_phase_shifts_a_client_by_that_part_of_a_gap(self):
-        times = protocol._arrivals({"kind": "constant", "qps": 1000}, 0.0, 10_000.0, "t/1", 0.5)
+        times = windows.arrivals({"kind": "constant", "qps": 1000}, 0.0, 10_000.0, "t/1", 0.5)
         self.assertEqual(times, [500.0 + i * 1000.0 for i in range(10)])
 
     def test_poisson_arrivals_repeat_for_a_seed_and_differ_between_seeds(self):
         load = {"kind": "poisson", "qps": 2000}
-        first = protocol._arrivals(load, 100.0, 1_000_100.0, "trial-3/0", 0.0)
-        self.assertEqual(first, protocol._arrivals(load, 100.0, 1_000_100.0, "trial-3/0", 0.0))
-        self.assertNotEqual(first, protocol._arrivals(load, 100.0, 1_000_100.0, "trial-3/1", 0.0))
+        first = windows.arrivals(load, 100.0, 1_000_100.0, "trial-3/0", 0.0)
+        self.assertEqual(first, windows.arrivals(load, 100.0, 1_000_100.0, "trial-3/0", 0.0))
+        self.assertNotEqual(first, windows.arrivals(load, 100.0, 1_000_100.0, "trial-3/1", 0.0))
 
     def test_poisson_arrivals_lie_in_the_window_in_order_at_the_rate_asked(self):
-        times = protocol._arrivals({"kind": "poisson", "qps": 2000}, 100.0, 1_000_100.0, "trial-3/0", 0.0)
+        times = windows.arrivals({"kind": "poisson", "qps": 2000}, 100.0, 1_000_100.0, "trial-3/0", 0.0)
         self.assertEqual(times, sorted(times))
         self.assertTrue(all(100.0 < t < 1_000_100.0 for t in times))
         # 2000 requests a second for one second, seeded: about 2000 (a Poisson count's sd is about 45).
         self.assertLess(abs(len(times) - 2000), 200)
 
     def test_a_window_shorter_than_a_gap_gets_one_request_at_its_start(self):
-        self.assertEqual(protocol._arrivals({"kind": "constant", "qps": 10}, 0.0, 50_000.0, "t/0", 0.0), [0.0])
+        self.assertEqual(windows.arrivals({"kind": "constant", "qps": 10}, 0.0, 50_000.0, "t/0", 0.0), [0.0])
 
 
 class ProtocolLine(unittest.TestCase):
     def setUp(self):
-        self.saved, protocol._out = protocol._out, io.StringIO()
+        self.saved, wire._out = wire._out, io.StringIO()
 
     def tearDown(self):
-        protocol._out = self.saved
+        wire._out = self.saved
 
     def test_emit_writes_one_json_line_with_the_event_first(self):
         protocol.emit("result", trial="t1", windowStartUs=1.5, windowEndUs=2.5, iterations=3, gpuMs=0.25,
                       latenciesMs=[0.1, 0.2], chunkIterations=1)
-        text = protocol._out.getvalue()
+        text = wire._out.getvalue()
         self.assertTrue(text.endswith("\n"))
         self.assertEqual(text.count("\n"), 1)
         message = json.loads(text)
@@ -61,13 +62,13 @@ class ProtocolLine(unittest.TestCase):
 
     def test_a_line_break_in_a_message_stays_inside_its_line(self):
         protocol.emit("error", message="CUDA error:\nillegal memory access")
-        self.assertEqual(protocol._out.getvalue().count("\n"), 1)
+        self.assertEqual(wire._out.getvalue().count("\n"), 1)
 
     def test_nan_and_infinity_are_refused_not_written(self):
         for bad in (math.nan, math.inf):
             with self.assertRaises(ValueError):
                 protocol.emit("result", trial="t1", gpuMs=bad)
-        self.assertEqual(protocol._out.getvalue(), "")
+        self.assertEqual(wire._out.getvalue(), "")
 
 
 class Arguments(unittest.TestCase):
@@ -155,7 +156,7 @@ class TenantGradMode(FakeTorchCase):
 
     def test_each_tenant_keeps_its_own_grad_mode_in_setup_warm_up_and_on_its_thread(self):
         torch = self.torch
-        inference, training = protocol._Tenant(0, torch.cuda.Stream()), protocol._Tenant(1, torch.cuda.Stream())
+        inference, training = tenants.Tenant(0, torch.cuda.Stream()), tenants.Tenant(1, torch.cuda.Stream())
         seen = []
         with inference.entered(torch):
             torch.set_grad_enabled(False)  # as infer's setup does
@@ -259,7 +260,7 @@ sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
                               env=env, capture_output=True, text=True, timeout=60)
         self.assertEqual(done.returncode, 0, done.stderr)
         before = os.sched_getscheduler(0)
-        held = protocol._may_leave_idle()
+        held = hold.may_leave_idle()
         idle = os.SCHED_IDLE if held else before
         # Held so, it dies with its harness (SIGKILL, 9): it might be stopped when that one is killed.
         self.assertEqual(done.stderr.splitlines(), [f"prepare {idle}", f"setup {before} {before} {9 if held else 0}"])
@@ -324,8 +325,8 @@ class WindowLoop(FakeTorchCase):
     def test_one_lane_enters_its_stream_once_per_window(self):
         torch, entered = self.torch, self.counting()
         lane = torch.cuda.Stream()
-        done, _, latencies = protocol._window(torch, self.step(), [lane], {"streams": 1},
-                                             protocol.now_us() + 20_000, 1, 100, protocol._HostTime())
+        done, _, latencies = windows.window(torch, self.step(), [lane], {"streams": 1},
+                                             protocol.now_us() + 20_000, 1, 100, windows.HostTime())
         self.assertGreaterEqual(done, 1)  # however loaded the machine: the window ends at its deadline
         self.assertEqual(entered[0], 1)
         self.assertEqual(len(latencies), min(done, 100))
@@ -338,8 +339,8 @@ class WindowLoop(FakeTorchCase):
             seen.append((lane_index, torch.cuda.current_stream() is lane))
             torch.cuda.current_stream().launch()
 
-        done, _, _ = protocol._window(torch, step, [lane], {"streams": 1}, protocol.now_us() + 5_000, 1, 10,
-                                      protocol._HostTime())
+        done, _, _ = windows.window(torch, step, [lane], {"streams": 1}, protocol.now_us() + 5_000, 1, 10,
+                                      windows.HostTime())
         self.assertEqual(seen, [(0, True)] * done)
 
     def clocked(self, loop_step_us=None):
@@ -347,10 +348,11 @@ class WindowLoop(FakeTorchCase):
         fake kernel's 50 and exact in binary; `loop_step_us` inside the protocol's window): what it reports
         does not depend on how loaded the machine is."""
         clock = _StepClock()
-        real_window = protocol._window
-        self.addCleanup(setattr, protocol, "time", protocol.time)
-        self.addCleanup(setattr, protocol, "_window", real_window)
-        protocol.time = clock
+        real_window = windows.window
+        for module in (wire, windows, loopcheck):  # every module of the package that reads a clock
+            self.addCleanup(setattr, module, "time", module.time)
+            module.time = clock
+        self.addCleanup(setattr, windows, "window", real_window)
 
         def step_of(us):
             return lambda i, lane, variant: clock.advance(us * 1000)
@@ -358,10 +360,10 @@ class WindowLoop(FakeTorchCase):
         def window(torch, step, *rest, **kwargs):
             return real_window(torch, step_of(loop_step_us) if loop_step_us else step, *rest, **kwargs)
 
-        protocol._window = window
+        windows.window = window
         torch = self.torch
         with torch.cuda.stream(torch.cuda.Stream()):
-            return protocol._loop_overhead(torch, step_of(62.5), {"streams": 1}, 1, 40, 250)
+            return loopcheck.loop_overhead(torch, step_of(62.5), {"streams": 1}, 1, 40, 250)
 
     def test_the_loop_check_reports_both_loops_per_request(self):
         check = self.clocked()
@@ -392,8 +394,8 @@ class WholeTwin(FakeTorchCase):
 
     def tenants(self):
         torch = self.torch
-        made = [protocol._Tenant(i, torch.cuda.Stream()) for i in range(2)]
-        twin = protocol._Tenant(0, torch.cuda.Stream())
+        made = [tenants.Tenant(i, torch.cuda.Stream()) for i in range(2)]
+        twin = tenants.Tenant(0, torch.cuda.Stream())
         made[0].whole = twin
         for t in made + [twin]:
             t.step = lambda i, lane, variant, s=t.stream: s.launch()
@@ -409,7 +411,7 @@ class WholeTwin(FakeTorchCase):
         made, twin = self.tenants()
         args = argparse.Namespace(sync_every=1, iterations=10)
         before = (made[0].stream.gpu_ms, twin.stream.gpu_ms)
-        message = protocol._serve_tenants(self.torch, made, self.command([0], True), args)
+        message = tenants.serve_tenants(self.torch, made, self.command([0], True), args)
         self.assertEqual([t["tenant"] for t in message["tenants"]], [0])
         self.assertEqual(made[0].stream.gpu_ms, before[0])
         self.assertGreater(twin.stream.gpu_ms, before[1])
@@ -418,14 +420,14 @@ class WholeTwin(FakeTorchCase):
         made, twin = self.tenants()
         args = argparse.Namespace(sync_every=1, iterations=10)
         before = twin.stream.gpu_ms
-        protocol._serve_tenants(self.torch, made, self.command([0], False), args)
+        tenants.serve_tenants(self.torch, made, self.command([0], False), args)
         self.assertEqual(twin.stream.gpu_ms, before)
 
     def test_a_whole_run_of_a_tenant_without_a_twin_is_refused(self):
         made, _ = self.tenants()
         args = argparse.Namespace(sync_every=1, iterations=10)
         with self.assertRaises(ValueError):
-            protocol._serve_tenants(self.torch, made, self.command([1], True), args)
+            tenants.serve_tenants(self.torch, made, self.command([1], True), args)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 /**
- * workloads/protocol.schema.json, the protocol's one written definition, checked against both of
- * its speakers: what the Python helper prints (its pure message builders, and a real serve() on a
- * fake torch) and what the harness parses (workload/protocol.ts) and sends (runCommand).
+ * workloads/protocol.schema.json, generated from the harness's zod definitions (workload/protocol.ts,
+ * npm run schema) and committed so that any language can read it: the committed file is what the
+ * definitions make, and every speaker is checked against it: what the Python helper prints (its pure
+ * message builders, and a real serve() on a fake torch), what the simulator's python3 prints, and what
+ * the harness parses (workload/protocol.ts) and sends (runCommand, the start, switch and exit commands).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { execa } from 'execa';
@@ -15,7 +17,8 @@ import {
   START_COMMAND,
   switchCommand,
 } from '../../harness/workload/protocol.js';
-import { FAKE_TORCH, PYTHON, ROOT } from '../helpers.js';
+import { protocolJsonSchemaText } from '../../harness/workload/protocol-json-schema.js';
+import { FAKE_TORCH, PYTHON, ROOT, tempDir } from '../helpers.js';
 
 const WORKLOADS = path.join(ROOT, 'workloads');
 const schema = JSON.parse(readFileSync(path.join(WORKLOADS, 'protocol.schema.json'), 'utf8')) as { $id: string };
@@ -41,7 +44,61 @@ async function python(code: string, env: Record<string, string> = {}, input?: st
   return result.stdout.split('\n').filter(Boolean);
 }
 
+/** What the simulator's python3 prints playing the built-in `script` with `env`, given `commands` on stdin. */
+async function simulated(script: string, env: Record<string, string>, commands: string[]): Promise<string[]> {
+  const result = await execa(path.join(ROOT, 'simulator', 'bin', 'python3'), [path.join(WORKLOADS, script)], {
+    env,
+    input: `${commands.join('\n')}\n`,
+    reject: false,
+    timeout: 60_000,
+  });
+  return result.stdout.split('\n').filter(Boolean);
+}
+
 describe('the protocol JSON Schema', () => {
+  it('is the file the zod definitions make (npm run schema writes it)', () => {
+    const committed = readFileSync(path.join(WORKLOADS, 'protocol.schema.json'), 'utf8');
+    expect(committed, 'workloads/protocol.schema.json is stale: run npm run schema').toBe(protocolJsonSchemaText());
+  });
+
+  it("accepts every line the simulator's python3 prints: ready, results of each kind, tenants, holding, a switch and unsupported", async () => {
+    const window = runCommand('w', 0, { kind: 'fixed-duration', durationMs: 5 }, { streams: 1, pinned: true }, 2);
+    const fixed = runCommand('f', 0, { kind: 'fixed-work', iterations: 4 }, { streams: 2, pinned: true });
+    const open = runCommand('o', 0, { kind: 'fixed-duration', durationMs: 5 }, { streams: 1 }, 1, {
+      kind: 'poisson',
+      qps: 2000,
+    });
+    const checked = runCommand('c', 0, { kind: 'fixed-duration', durationMs: 5 }, { streams: 1 }, 1, null, null, 50);
+    const tenants = runCommand('t', 0, { kind: 'fixed-duration', durationMs: 5 }, { streams: 1 }, 1, null, [0, 1]);
+    const runs = [
+      await simulated('gemm.py', {}, [window, fixed, open, checked, EXIT_COMMAND]),
+      await simulated('gemm.py', { GPUSHARE_TENANTS: '2' }, [tenants, EXIT_COMMAND]),
+      await simulated('infer.py', { GPUSHARE_HOLD: '1' }, [
+        START_COMMAND,
+        switchCommand([path.join(WORKLOADS, 'gemm.py'), '--size', '64']),
+        window,
+        EXIT_COMMAND,
+      ]),
+      await simulated('gemm.py', { GPUSHARE_TENANTS: '40', GPUSHARE_GREEN_SM_PCT: 'even' }, [EXIT_COMMAND]),
+    ];
+    const events = runs.map((lines) => lines.map((l) => (JSON.parse(l) as { event: string }).event));
+    expect(events).toEqual([
+      ['ready', 'result', 'result', 'result', 'result'],
+      ['ready', 'result'],
+      ['holding', 'ready', 'ready', 'result'],
+      ['error'],
+    ]);
+    const lines = runs.flat();
+    expect(lines.join('\n')).toMatch(/"tenants":\[\{"tenant":0/);
+    expect(lines.join('\n')).toMatch(/"loopOverhead":\{/);
+    expect(lines.join('\n')).toMatch(/"released":\{/);
+    expect(lines.join('\n')).toMatch(/"unsupported":true/);
+    for (const line of lines) {
+      expect([line.slice(0, 200), isWorkloadMessage(JSON.parse(line))]).toEqual([line.slice(0, 200), true]);
+      expect([line.slice(0, 200), parseWorkloadLine(line).ok]).toEqual([line.slice(0, 200), true]);
+    }
+  });
+
   it('accepts every message the Python helper builds, and so does the harness parser', async () => {
     const lines = await python(`
 import gpushare_protocol as g
@@ -94,6 +151,54 @@ sys.exit(serve("schema-check", setup, ["--warmup-ms", "1"]))
     }
     for (const command of [...commands, START_COMMAND, switchCommand(['/w/gemm.py', '--size', '64'])])
       expect([command, isHarnessCommand(JSON.parse(command))]).toEqual([command, true]);
+  });
+
+  it('accepts what a real serve() prints held, with tenants and a loop check, and after a switch', async () => {
+    const script = (name: string) => `
+import sys
+from gpushare_protocol import serve
+def setup():
+    import torch
+    x = torch.randn(4, 4, device="cuda")
+    return lambda i, lane, variant: torch.matmul(x, x)
+sys.exit(serve("${name}", setup, ["--warmup-ms", "1"]))
+`;
+    const dir = tempDir('gpushare-schema-');
+    writeFileSync(path.join(dir, 'next.py'), script('next'));
+    const env = { PYTHONPATH: `${WORKLOADS}${path.delimiter}${FAKE_TORCH}`, GPUSHARE_HOLD: '1' };
+    const window = { kind: 'fixed-duration', durationMs: 5 } as const;
+    const tenants = await python(
+      script('tenants'),
+      { ...env, GPUSHARE_TENANTS: '2' },
+      [START_COMMAND, runCommand('t', 0, window, { streams: 1 }, 1, null, [0, 1], 20), EXIT_COMMAND, ''].join('\n'),
+    );
+    const switched = await python(
+      script('first'),
+      env,
+      [
+        START_COMMAND,
+        switchCommand([path.join(dir, 'next.py')]),
+        runCommand('s', 0, window, { streams: 1 }),
+        EXIT_COMMAND,
+        '',
+      ].join('\n'),
+    );
+    const lines = [...tenants, ...switched];
+    expect(lines.map((l) => (JSON.parse(l) as { event: string }).event)).toEqual([
+      'holding',
+      'ready',
+      'result',
+      'holding',
+      'ready',
+      'ready',
+      'result',
+    ]);
+    expect(tenants[2]).toMatch(/"tenants":\[\{"tenant":0,.*"loopOverhead":\{/);
+    expect(switched[2]).toMatch(/"released":\{"workload":"first"/);
+    for (const line of lines) {
+      expect([line.slice(0, 200), isWorkloadMessage(JSON.parse(line))]).toEqual([line.slice(0, 200), true]);
+      expect(parseWorkloadLine(line).ok).toBe(true);
+    }
   });
 
   const result = {

@@ -1,5 +1,5 @@
 /**
- * The Python helper (workloads/gpushare_protocol.py) as a user meets it, run by the real python3 on a
+ * The Python helper (the package workloads/gpushare_protocol/) as a user meets it, run by the real python3 on a
  * fake torch (test/fakes/python): importing it changes nothing, serve() documents step's arguments,
  * takes the workload's own arguments through add_arguments, keeps the old call form working, and
  * refuses a call that cannot work with one error line before anything is built.
@@ -211,6 +211,33 @@ sys.exit(serve("${name}", setup))`;
       });
       expect(result.stderr.match(/SETUP \w+/g)).toEqual(['SETUP first', 'SETUP second']);
       for (const m of messages) expect(parseWorkloadLine(JSON.stringify(m)).ok).toBe(true);
+    });
+
+    it('switches in a loop, not by recursion: the 12th workload is set up as deep in the stack as the 2nd', async () => {
+      const dir = tempDir('gpushare-switch-loop-');
+      // Each setup notes how deep in the stack it runs; a switch that recursed went deeper by a level each time.
+      const deep = (name: string) =>
+        script(name).replace(
+          'def setup():',
+          'import inspect\ndef setup():\n    print(f"DEPTH {len(inspect.stack())}", file=sys.stderr)',
+        );
+      writeFileSync(path.join(dir, 'a.py'), deep('a'));
+      writeFileSync(path.join(dir, 'b.py'), deep('b'));
+      const switches = Array.from({ length: 11 }, (_, k) =>
+        JSON.stringify({ cmd: 'switch', argv: [path.join(dir, k % 2 ? 'a.py' : 'b.py'), '--warmup-ms', '0'] }),
+      );
+      const result = await execa(PYTHON, [path.join(dir, 'a.py'), '--warmup-ms', '0'], {
+        env: { PYTHONPATH: [WORKLOADS, FAKE_TORCH].join(path.delimiter) },
+        input: [...switches, '{"cmd":"exit"}', ''].join('\n'),
+        reject: false,
+        timeout: 60_000,
+      });
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stdout.split('\n').filter(Boolean)).toHaveLength(12);
+      const depths = (result.stderr.match(/DEPTH \d+/g) ?? []).map((d) => Number(d.slice(6)));
+      expect(depths).toHaveLength(12);
+      // The first workload runs from its own script's serve() call; every switched-to one from the loop.
+      expect(new Set(depths.slice(1)).size).toBe(1);
     });
 
     it('refuses a switch without a script, with one error line', async () => {

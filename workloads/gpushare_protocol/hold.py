@@ -1,0 +1,105 @@
+"""A prestarted process (GPUSHARE_HOLD=1): it imports at a priority or on cores that leave the measuring
+clients alone, says holding, and waits for start; and the cores a measuring process is pinned to."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Callable, List
+
+from .errors import Refused
+
+HOLD_ENV = "GPUSHARE_HOLD"
+HOLD_IDLE_ENV = "GPUSHARE_HOLD_IDLE"
+CAP_SYS_NICE = 23
+
+_PARENT = os.getppid()  # as this module is imported: the harness that started the process
+
+
+def pin() -> None:
+    """Pins this process to GPUSHARE_CPUS (set by gpushare --cpu-pin auto), so clients never share a core."""
+    cpus = os.environ.get("GPUSHARE_CPUS")
+    if cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
+
+
+def hold_begin() -> List[Callable[[], None]]:
+    """A prestarted process (GPUSHARE_HOLD=1) imports while another comparison measures: on the cores
+    GPUSHARE_HOLD_CPUS names (those the measuring clients do not use); else, asked for it
+    (GPUSHARE_HOLD_IDLE=1, bench prestarting ahead), at SCHED_IDLE, where it runs only on a core
+    nothing else wants, if it may leave that policy again; else at a lower priority where that can be
+    undone (root). Returns how to undo it, on every thread the process has by then."""
+    undo: List[Callable[[], None]] = []
+    cpus = os.environ.get("GPUSHARE_HOLD_CPUS")
+    if cpus and hasattr(os, "sched_getaffinity"):
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
+        undo.append(lambda: os.sched_setaffinity(0, before))
+    elif os.environ.get(HOLD_IDLE_ENV) == "1" and may_leave_idle():
+        die_with_parent()
+        policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        undo.append(lambda: every_thread(lambda tid: os.sched_setscheduler(tid, policy, param)))
+    elif hasattr(os, "geteuid") and os.geteuid() == 0:
+        priority = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, 0, min(19, priority + 10))
+        undo.append(lambda: every_thread(lambda tid: os.setpriority(os.PRIO_PROCESS, tid, priority)))
+    return undo
+
+
+def die_with_parent() -> None:
+    """Prestarting ahead, bench may stop (SIGSTOP) a process still importing for the length of a trial: a
+    stopped process never reads the end of its stdin, so were the harness killed meanwhile (kill -9), it
+    would be left stopped. Linux then kills it instead (PR_SET_PDEATHSIG), and one whose harness is
+    already gone exits now."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        return  # not Linux: nothing stops it there
+    if os.getppid() != _PARENT:
+        os._exit(0)
+
+
+def may_leave_idle() -> bool:
+    """Whether this process could leave SCHED_IDLE again: CAP_SYS_NICE in effect (root is not enough in a
+    container without it). Never tried by entering it: a process stuck there would measure at idle priority."""
+    if not hasattr(os, "SCHED_IDLE"):
+        return False
+    try:
+        with open("/proc/self/status") as status:
+            caps = next(int(text.split()[1], 16) for text in status if text.startswith("CapEff:"))
+    except (OSError, StopIteration, ValueError):
+        return False
+    return bool(caps >> CAP_SYS_NICE & 1)
+
+
+def every_thread(apply: Callable[[int], None]) -> None:
+    """apply(tid) on each thread of this process (a policy or priority is per thread in Linux: threads
+    started during the imports or prepare inherited the hold's)."""
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        tids = [0]
+    for tid in tids:
+        try:
+            apply(tid)
+        except ProcessLookupError:
+            pass  # a thread that ended meanwhile
+
+
+def await_start() -> bool:
+    """Blocks a held process until the harness says start (True) or exit, or closes stdin (False).
+    Nothing before this touches the GPU: CUDA starts (and an MPS client connects) only after it."""
+    for text in iter(sys.stdin.readline, ""):
+        if not text.strip():
+            continue
+        cmd = json.loads(text).get("cmd")
+        if cmd == "start":
+            return True
+        if cmd == "exit":
+            return False
+        raise Refused(f"a held process (GPUSHARE_HOLD=1) takes start or exit first, got {cmd!r}")
+    return False
