@@ -225,6 +225,30 @@ sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
         self.assertEqual(done.stderr.splitlines(), ["prepare 0", "cuda-initialised", "setup"])
 
 
+class HoldPriority(unittest.TestCase):
+    """Held as root without pinned cores or idle priority, a process imports at a lower priority only where it
+    may raise it back (CAP_SYS_NICE): root in a container without the capability would fail its start."""
+
+    def hold(self, cap):
+        from unittest import mock
+
+        calls = []
+        env = {k: v for k, v in os.environ.items() if k not in ("GPUSHARE_HOLD_CPUS", "GPUSHARE_HOLD_IDLE")}
+        with mock.patch.dict(os.environ, env, clear=True), mock.patch.object(os, "geteuid", return_value=0), \
+                mock.patch.object(hold, "has_cap_sys_nice", return_value=cap), \
+                mock.patch.object(os, "getpriority", return_value=0), \
+                mock.patch.object(os, "setpriority", side_effect=lambda *a: calls.append(a)):
+            undo = hold.hold_begin()
+        return undo, calls
+
+    def test_with_the_capability_it_lowers_its_priority_and_can_undo_it(self):
+        undo, calls = self.hold(cap=True)
+        self.assertEqual((len(undo), calls), (1, [(os.PRIO_PROCESS, 0, 10)]))
+
+    def test_without_it_the_priority_is_left_alone(self):
+        self.assertEqual(self.hold(cap=False), ([], []))
+
+
 class HoldIdle(unittest.TestCase):
     """Asked to (GPUSHARE_HOLD_IDLE=1), a held process imports and prepares at SCHED_IDLE where it may leave
     it (CAP_SYS_NICE), and starts on every thread at the policy it had: a thread prepare started too. It

@@ -41,7 +41,9 @@ def hold_begin() -> List[Callable[[], None]]:
         policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
         undo.append(lambda: every_thread(lambda tid: os.sched_setscheduler(tid, policy, param)))
-    elif hasattr(os, "geteuid") and os.geteuid() == 0:
+    elif hasattr(os, "geteuid") and os.geteuid() == 0 and has_cap_sys_nice():
+        # Raising the priority back needs CAP_SYS_NICE: root in a container without it could lower it
+        # and then fail its start with EPERM (seen on an H200 host with the capability dropped).
         priority = os.getpriority(os.PRIO_PROCESS, 0)
         os.setpriority(os.PRIO_PROCESS, 0, min(19, priority + 10))
         undo.append(lambda: every_thread(lambda tid: os.setpriority(os.PRIO_PROCESS, tid, priority)))
@@ -66,8 +68,11 @@ def die_with_parent() -> None:
 def may_leave_idle() -> bool:
     """Whether this process could leave SCHED_IDLE again: CAP_SYS_NICE in effect (root is not enough in a
     container without it). Never tried by entering it: a process stuck there would measure at idle priority."""
-    if not hasattr(os, "SCHED_IDLE"):
-        return False
+    return hasattr(os, "SCHED_IDLE") and has_cap_sys_nice()
+
+
+def has_cap_sys_nice() -> bool:
+    """Whether CAP_SYS_NICE is in effect: what undoing a lowered priority or leaving SCHED_IDLE needs."""
     try:
         with open("/proc/self/status") as status:
             caps = next(int(text.split()[1], 16) for text in status if text.startswith("CapEff:"))
