@@ -1,4 +1,4 @@
-/** `gpushare fleet job`: an Indexed Job that benches every GPU node (or GPU) of a pool. */
+/** `gpushare fleet job`: an Indexed Job that benches every GPU node (or GPU) of a pool, or with --slurm an sbatch --array script. */
 import path from 'node:path';
 import { defineCommand } from '../../core/command.js';
 import type { AppDeps } from '../../core/deps.js';
@@ -6,6 +6,7 @@ import { ExitCode } from '../../core/errors.js';
 import { writeOutputFile } from '../../record/store.js';
 import { fleetJobYaml, jobPods } from './manifest.js';
 import { FLEET_JOB_FLAGS, type FleetJobOptions, resolveFleetJobOptions } from './options.js';
+import { slurmScript, slurmTasks } from './slurm.js';
 
 /** `gpushare fleet job`: flags, options, run. */
 export const fleetJobCommand = defineCommand({
@@ -14,7 +15,17 @@ export const fleetJobCommand = defineCommand({
   run: fleetJob,
 });
 
-async function fleetJob({ spec, out }: FleetJobOptions, deps: AppDeps): Promise<number> {
+async function fleetJob({ spec, out, slurm }: FleetJobOptions, deps: AppDeps): Promise<number> {
+  if (slurm) {
+    const script = slurmScript(slurm);
+    if (out === null) deps.out(script);
+    else {
+      await writeOutputFile(path.resolve(deps.cwd, out), script, { mode: 0o755 });
+      deps.out(`wrote ${out}: sbatch --array of ${slurmTasks(slurm)} task(s); submit it with sbatch ${out}\n`);
+    }
+    return ExitCode.ok;
+  }
+  if (!spec) return ExitCode.ok;
   const manifest = fleetJobYaml(spec);
   if (out === null) {
     deps.out(manifest);
