@@ -87,7 +87,7 @@ describe('fleet job --slurm', () => {
       count: '2',
       gpusPerNode: '4',
     } as unknown as Parameters<typeof resolveFleetJobOptions>[0]);
-    const pod = podScript(options.spec as NonNullable<typeof options.spec>).split('\n');
+    const pod = podScript(options.spec).split('\n');
     const bench = (lines: string[]) =>
       lines.find((l) => !l.startsWith('#') && l.includes(' bench '))?.replace(/^.*gpushare\S* bench /, 'bench ');
     expect(bench(text.split('\n'))).toBe(bench(pod)?.replace('"/results/$run"', '"$run"'));

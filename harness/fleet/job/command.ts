@@ -5,17 +5,18 @@ import type { AppDeps } from '../../core/deps.js';
 import { ExitCode } from '../../core/errors.js';
 import { writeOutputFile } from '../../record/store.js';
 import { fleetJobYaml, jobPods } from './manifest.js';
-import { FLEET_JOB_FLAGS, type FleetJobOptions, resolveFleetJobOptions } from './options.js';
+import { FLEET_JOB_FLAGS, type FleetJobCommandOptions, resolveFleetJobCommand } from './options.js';
 import { slurmScript, slurmTasks } from './slurm.js';
 
 /** `gpushare fleet job`: flags, options, run. */
 export const fleetJobCommand = defineCommand({
   flags: FLEET_JOB_FLAGS,
-  resolve: resolveFleetJobOptions,
+  resolve: resolveFleetJobCommand,
   run: fleetJob,
 });
 
-async function fleetJob({ spec, out, slurm }: FleetJobOptions, deps: AppDeps): Promise<number> {
+async function fleetJob(options: FleetJobCommandOptions, deps: AppDeps): Promise<number> {
+  const { out, slurm } = options;
   if (slurm) {
     const script = slurmScript(slurm);
     if (out === null) deps.out(script);
@@ -25,7 +26,7 @@ async function fleetJob({ spec, out, slurm }: FleetJobOptions, deps: AppDeps): P
     }
     return ExitCode.ok;
   }
-  if (!spec) return ExitCode.ok;
+  const { spec } = options;
   const manifest = fleetJobYaml(spec);
   if (out === null) {
     deps.out(manifest);

@@ -17,14 +17,16 @@ import {
 } from './manifest.js';
 import { checkConstraint, checkPartition, checkResultsDir, defaultTimeLimitS, type SlurmSpec } from './slurm.js';
 
-export type FleetJobOptions =
-  | {
-      spec: FleetJobSpec;
-      /** The manifest's file, or null for stdout. */
-      out: string | null;
-      slurm?: undefined;
-    }
-  | { slurm: SlurmSpec; out: string | null; spec?: undefined };
+export interface FleetJobOptions {
+  spec: FleetJobSpec;
+  /** The manifest's file, or null for stdout. */
+  out: string | null;
+}
+
+/** What `fleet job` runs: the Kubernetes Job's options, or with --slurm the sbatch script's. */
+export type FleetJobCommandOptions =
+  | (FleetJobOptions & { slurm?: undefined })
+  | { slurm: SlurmSpec; out: string | null };
 
 export const DEFAULT_JOB_NAME = 'gpushare-fleet';
 export const DEFAULT_FLEET_MODES = ['timeslice', 'mps'] as const;
@@ -266,7 +268,7 @@ function modesOf(raw: string | undefined): string[] {
 }
 
 /** --slurm: the sbatch script's settings. */
-function resolveSlurm(args: FleetJobArgs): FleetJobOptions {
+function resolveSlurm(args: FleetJobArgs): FleetJobCommandOptions {
   for (const [key, flag] of Object.entries(KUBERNETES_ONLY))
     if (args[key as keyof typeof KUBERNETES_ONLY] !== undefined)
       throw new UserError(`${flag}: a Kubernetes Job setting; --slurm writes an sbatch script, so drop ${flag}`);
@@ -322,8 +324,12 @@ function resolveSlurm(args: FleetJobArgs): FleetJobOptions {
   };
 }
 
+/** fleet job's options: the Job's, or with --slurm the sbatch script's. */
+export function resolveFleetJobCommand(args: FleetJobArgs): FleetJobCommandOptions {
+  return args.slurm ? resolveSlurm(args) : resolveFleetJobOptions(args);
+}
+
 export function resolveFleetJobOptions(args: FleetJobArgs): FleetJobOptions {
-  if (args.slurm) return resolveSlurm(args);
   for (const [key, flag] of Object.entries(SLURM_ONLY))
     if (args[key as keyof typeof SLURM_ONLY] !== undefined)
       throw new UserError(`${flag}: a Slurm setting; add --slurm for an sbatch script, or drop ${flag}`);
