@@ -97,7 +97,13 @@ function whyText(a: PlanAdvice, measured: Measured | null): string {
 
 /** The runner-up, or why there is none: each other option's most models and what limits it. */
 function runnerUpText(a: PlanAdvice): string {
-  if (a.runnerUp) return `runner-up: ${MODE_TEXT[a.runnerUp.mode]}: ${a.runnerUp.why.replace(/^fits, and /, '')}`;
+  if (a.runnerUp) {
+    const strip = (why: string) => why.replace(/^fits, and /, '').replace(/^fits; /, '');
+    const why = strip(a.runnerUp.why);
+    // Ranked by isolation for the reason the recommendation was: said once, on the why line.
+    const same = a.recommendation !== null && why === strip(a.why);
+    return `runner-up: ${MODE_TEXT[a.runnerUp.mode]}: ${same ? `fits; ranked after ${MODE_TEXT[a.recommendation as ShareMode]} for the same reason` : why}`;
+  }
   const others = a.assessments
     .filter((x) => x.mode !== a.recommendation)
     .map((x) => `${MODE_TEXT[x.mode]} ${x.mostModels} (${limitName(x)})`);
@@ -126,8 +132,10 @@ export function planScreen(a: PlanAdvice, measured: Measured | null, width = TER
   } else {
     lines.push(`use: none fits: ${a.why}`);
   }
-  lines.push('', 'the arithmetic: --explain; the files to deploy it: --out <dir>');
-  return `${lines.flatMap((l) => wrapLine(l, width)).join('\n')}\n`;
+  lines.push('', best ? 'the arithmetic: --explain; the files to deploy it: --out <dir>' : 'the arithmetic: --explain');
+  const folded = lines.flatMap((l) => wrapLine(l, width));
+  // One screen whatever the reasons' length: the blank lines go first.
+  return `${(folded.length > SCREEN_LINES ? folded.filter((l) => l !== '') : folded).join('\n')}\n`;
 }
 
 /** The full arithmetic (adviceText), folded to the terminal's width. */

@@ -1,6 +1,6 @@
 /** `gpushare plan` answers in one 80×24 screen; the arithmetic moves under --explain. */
 import { describe, expect, it } from 'vitest';
-import { H100_SWEEP_RUN, runCli, unfolded } from '../helpers.js';
+import { H100_RUN, H100_SWEEP_RUN, H200_RUN, runCli, unfolded } from '../helpers.js';
 
 const plan = (models: number, ...more: string[]) =>
   runCli(['plan', '--models', String(models), '--mem-gib', '1.5', '--sm-pct', '10', '--run', H100_SWEEP_RUN, ...more]);
@@ -80,5 +80,55 @@ describe('plan on one screen, on the committed H100 sweep', () => {
     expect(whole).toContain(
       '  - memory: 40 × 1.5 GiB + 40 contexts × 0.74 GiB measured overhead = 89.68 GiB of 75.67 GiB usable (79.65 GiB less 5% headroom): 14.02 GiB short',
     );
+  });
+
+  it('an untied ranking by isolation is said once: the runner-up ranked after the recommendation "for the same reason"', async () => {
+    const result = await runCli([
+      'plan',
+      '--models',
+      '36',
+      '--mem-gib',
+      '1.5',
+      '--sm-pct',
+      '10',
+      '--gpu-model',
+      'A100-80GB',
+      '--run',
+      H200_RUN,
+    ]);
+    expect(result.stdout).toContain('\nrunner-up: time-slicing: fits; ranked after MPS for the same reason\n');
+  });
+
+  it('none fits: the fewest GPUs, and no --out hint, since there is nothing to deploy', async () => {
+    const result = await runCli([
+      'plan',
+      '--models',
+      '200',
+      '--mem-gib',
+      '1.5',
+      '--sm-pct',
+      '10',
+      '--gpu-model',
+      'H100-80GB',
+    ]);
+    expect(unfolded(result.stdout)).toContain(
+      'use: none fits: the 200 models do not fit one H100-80GB in any mode: the fewest is 4 such GPUs, with in-process streams (50 models per GPU)',
+    );
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toBe('the arithmetic: --explain');
+  });
+
+  it('every answer fits one screen: 23 lines of 80 columns, over runs, GPUs and model counts', async () => {
+    const cases = [H100_SWEEP_RUN, H100_RUN, H200_RUN].flatMap((run) =>
+      [1, 8, 40, 200].flatMap((models) => [
+        ['--run', run, '--models', String(models)],
+        ['--run', run, '--gpu-model', 'A100-80GB', '--models', String(models), '--slo-p99-ms', '2'],
+      ]),
+    );
+    for (const args of cases) {
+      const result = await runCli(['plan', '--mem-gib', '1.5', '--sm-pct', '10', ...args]);
+      expect([args.join(' '), result.exitCode]).toEqual([args.join(' '), 0]);
+      const { lines, widest } = shape(result.stdout);
+      expect([args.join(' '), lines <= 23, widest <= 80]).toEqual([args.join(' '), true, true]);
+    }
   });
 });
