@@ -12,9 +12,10 @@ import { Deployment } from 'kubernetes-models/apps/v1';
 import { ConfigMap, Pod } from 'kubernetes-models/v1';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import type { Run } from '../../harness/bench/record/schema.js';
 import { DevicePluginConfigSchema } from '../../harness/deploy/k8s.js';
 import { MigPartedSpecSchema } from '../../harness/deploy/mig-parted.js';
-import { expectShellcheckClean, H100_RUN, H100_SWEEP_RUN, runCli, tempDir } from '../helpers.js';
+import { editedCopy, expectShellcheckClean, H100_RUN, H100_SWEEP_RUN, runCli, tempDir } from '../helpers.js';
 import { checkMessage, checkTritonRules, parseTextFormat } from '../triton-model-config.js';
 
 /** Every file under `dir`, relative, sorted. */
@@ -231,6 +232,28 @@ describe('plan --out: deployable files for every option it can recommend, each c
     ]);
     expect(stdout).toMatch(/^use: MIG$/m);
     expect(await checkFiles(context, out)).toEqual({ ...SHARING, 'gpushare-mig-parted.yaml': 'mig-parted' });
+  });
+});
+
+describe('run text in the server files', () => {
+  it('a GPU name holding lines of config and YAML stays inside its comments: every file still checks, nothing added', async (context) => {
+    const forged = 'H100\nname: "evil"\ninstance_group [ { count: 99 } ]\n---\nkind: Pod';
+    const copy = editedCopy(H100_SWEEP_RUN, (run: Run) => {
+      const gpu = run.fingerprint.gpus[run.config.gpuIndex] as Run['fingerprint']['gpus'][number];
+      gpu.name = forged;
+    });
+    const { out } = await plan(['--models', '40', '--mem-gib', '1.5', '--sm-pct', '10', '--run', copy]);
+    const checked = await checkFiles(context, out);
+    expect(checked['gpushare-triton-deployment.yaml']).toBe('Deployment');
+    const config = parseTextFormat(readFileSync(path.join(out, 'triton/model-01/config.pbtxt'), 'utf8'));
+    expect(config.map((f) => f.field)).toEqual([
+      'name',
+      'backend',
+      'max_batch_size',
+      'input',
+      'output',
+      'instance_group',
+    ]);
   });
 });
 
