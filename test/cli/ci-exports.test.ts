@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { H100_MIX_RUN, H100_SWEEP_RUN, LOOP2_RUN, runCli, tempDir } from '../helpers.js';
+import { editedCopy, H100_MIX_RUN, H100_SWEEP_RUN, LOOP2_RUN, runCli, tempDir } from '../helpers.js';
 
 /**
  * Bencher's `json` adapter at BMF v0 (bencherdev/bencher, lib/bencher_adapter/src/adapters/json/v0.rs):
@@ -95,6 +95,16 @@ describe('report --format bencher', () => {
     const metrics = [...parsed.values()].flatMap((m) => [...m.values()]);
     expect(metrics).toHaveLength(rows);
     for (const m of metrics) expect((m.lower ?? m.value) <= m.value && m.value <= (m.upper ?? m.value)).toBe(true);
+  });
+
+  it("a simulated run's benchmarks are named SIMULATED, in both formats, so no dashboard files them beside a GPU's", async () => {
+    const simulated = editedCopy(LOOP2_RUN, (run) => void (run.fingerprint.simulated = true));
+    const bencher = bencherParse((await runCli(['report', simulated, '--format', 'bencher'])).stdout);
+    expect([...bencher.keys()].every((name) => name.startsWith('SIMULATED '))).toBe(true);
+    const out = tempDir();
+    await runCli(['report', simulated, '--format', 'github-action-benchmark', '--out', out]);
+    const smaller = actionParse(readFileSync(path.join(out, 'smaller-is-better.json'), 'utf8'));
+    expect(smaller.every((b) => b.name.startsWith('SIMULATED ') && b.extra?.includes('SIMULATED:'))).toBe(true);
   });
 
   it('the port of the adapter refuses what Bencher refuses', () => {
