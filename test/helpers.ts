@@ -102,6 +102,11 @@ export function cli(
 /** The fast settings every end-to-end test uses. */
 export const QUICK = ['--rounds', '6', '--max-rounds', '6', '--window-ms', '50'];
 
+/** Text folded by wrapLine made whole again: each continuation line (indented 2 past its line) joined back with a space. */
+export function unfolded(text: string): string {
+  return text.replace(/\n {4}(?=\S)/g, ' ').replace(/\n {2}(?![-!] )(?=\S)/g, ' ');
+}
+
 /** Copies of committed real runs (results/), the runs tests read: see test/fixtures/runs/README.md. */
 export const FIXTURE_RUNS = path.join(ROOT, 'test', 'fixtures', 'runs');
 /** The default H100 run (run schema 2) and the repeat made straight after it. */
@@ -118,6 +123,8 @@ export const H200_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-a6c68a');
 export const H200_STREAMS_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-d7edc0');
 /** The mix matrix on the H100 (2026-11-24): victim infer beside five aggressors, time-sliced, MPS with caps, in one process. */
 export const H100_MIX_RUN = path.join(FIXTURE_RUNS, '2026-11-24-h100-80gb-hbm3-mix-35ef80');
+/** The H100 client sweep (2026-11-27): infer at 2, 4 and 8 clients and tenants in every mode but MIG. */
+export const H100_SWEEP_RUN = path.join(FIXTURE_RUNS, '2026-11-27-h100-80gb-hbm3-01535a');
 
 /** Copies a run directory and rewrites its run.json through `edit`. */
 export function editedCopy(runDir: string, edit: (run: Run) => void): string {

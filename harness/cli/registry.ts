@@ -86,7 +86,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'fleet job',
-    describe: 'write an Indexed Job that runs gpushare bench on every GPU node of a pool (kubectl apply -f)',
+    describe:
+      'write an Indexed Job that runs gpushare bench on every GPU node of a pool (kubectl apply -f), or with --slurm an sbatch --array script',
     load: async () => (await import('../fleet/job/command.js')).fleetJobCommand,
   },
   {

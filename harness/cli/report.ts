@@ -1,7 +1,9 @@
 /** `gpushare report <run> [<run>]`: markdown with charts, CSV or JSON; two runs side by side. */
 
+import path from 'node:path';
 import { analyze } from '../bench/analysis/analyze.js';
 import { checkPatterns, loadThresholds } from '../bench/gate/thresholds.js';
+import { actionBenchmarkResults, bencherMetrics } from '../bench/outputs/ci-exports.js';
 import { compareRuns, comparisonMarkdown } from '../bench/outputs/compare.js';
 import { metricsCsv } from '../bench/outputs/metrics-table.js';
 import { summaryJson } from '../bench/outputs/summary.js';
@@ -27,7 +29,10 @@ import { probeMarkdown } from '../probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../probe/record.js';
 import { writeOutputFile } from '../record/store.js';
 
-export type ReportFormat = 'md' | 'html' | 'csv' | 'json';
+export type ReportFormat = 'md' | 'html' | 'csv' | 'json' | 'bencher' | 'github-action-benchmark';
+
+/** The formats continuous-benchmarking tools ingest: a bench run's ratios only. */
+const CI_EXPORTS: readonly ReportFormat[] = ['bencher', 'github-action-benchmark'];
 
 export interface ReportOptions {
   runs: string[];
@@ -43,10 +48,10 @@ const REPORT_POSITIONALS = {
 const REPORT_FLAGS = {
   format: {
     type: 'string',
-    choices: ['md', 'html', 'csv', 'json'],
+    choices: ['md', 'html', 'csv', 'json', 'bencher', 'github-action-benchmark'],
     default: 'md',
     describe:
-      'output format: md (with SVG charts beside it) and html (one self-contained file) are written to --out; csv is printed (json: deprecated, use --json)',
+      "output format: md (with SVG charts beside it) and html (one self-contained file) are written to --out; csv and bencher (Bencher's metric format) are printed; github-action-benchmark writes smaller-is-better.json and bigger-is-better.json (its customSmallerIsBetter and customBiggerIsBetter files) to --out (json: deprecated, use --json)",
     renamedChoices: { json: 'json' },
   },
   json: { type: 'boolean', describe: "the run's analysis as JSON on stdout (as show --json prints it)" },
@@ -71,14 +76,27 @@ export const reportCommand = defineCommand({
   run: report,
 });
 
+/** A refusal of --format bencher or github-action-benchmark for a run that is not one bench run. */
+function benchOnly(options: ReportOptions, what: string): void {
+  if (CI_EXPORTS.includes(options.format))
+    throw new UserError(
+      `--format ${options.format} exports one bench run's ratios, and ${options.runs.join(' and ')} ${what}: give one bench run directory`,
+    );
+}
+
 async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
+  if (options.runs.length > 1) benchOnly(options, 'are two runs');
   const probe = options.runs.length === 1 ? await loadProbeRun(options.runs[0] as string) : null;
+  if (probe !== null) benchOnly(options, 'is a probe run');
   if (probe !== null) return probeReport(probe, options, deps);
   const capacity = options.runs.length === 1 ? await loadCapacityRun(options.runs[0] as string) : null;
+  if (capacity !== null) benchOnly(options, 'is a capacity run');
   if (capacity !== null) return capacityReport(capacity, options, deps);
   const mix = options.runs.length === 1 ? await loadMixRun(options.runs[0] as string) : null;
+  if (mix !== null) benchOnly(options, 'is a mix run');
   if (mix !== null) return mixReport(mix, options, deps);
   const host = options.runs.length === 1 ? await loadHostRun(options.runs[0] as string) : null;
+  if (host !== null) benchOnly(options, 'is a multi-GPU run (give one of its run directories)');
   if (host !== null) {
     if (options.format !== 'md')
       throw new UserError(
@@ -134,6 +152,23 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
     case 'html':
       deps.out(`${await writeRunHtml(first, analysis, out)}\n`);
       return ExitCode.ok;
+    case 'bencher':
+      deps.out(`${JSON.stringify(bencherMetrics(first, analysis), null, 2)}\n`);
+      return ExitCode.ok;
+    case 'github-action-benchmark': {
+      const results = actionBenchmarkResults(first, analysis);
+      // Fixed names in a directory of their own, so a workflow can name them before the run exists.
+      const dir = options.out ?? runFile(reportsDir(deps.cwd), `${first.id}-github-action-benchmark`);
+      for (const [kind, entries] of [
+        ['smaller-is-better', results.smallerIsBetter],
+        ['bigger-is-better', results.biggerIsBetter],
+      ] as const) {
+        const file = path.join(dir, `${kind}.json`);
+        await writeOutputFile(file, `${JSON.stringify(entries, null, 2)}\n`);
+        deps.out(`${file}\n`);
+      }
+      return ExitCode.ok;
+    }
   }
 }
 

@@ -10,20 +10,24 @@ import { ExitCode, UserError } from '../core/errors.js';
 import { commentText } from '../core/escape/embed.js';
 import { mdFence, mdText } from '../core/escape/markdown.js';
 import { termJson } from '../core/escape/terminal.js';
+import { TERMINAL_COLUMNS, wrapLine } from '../core/wrap.js';
 import { protectionFor, protections } from '../mix/analysis.js';
 import { loadMixRun, type MixRun } from '../mix/record.js';
 import { notARunOf } from '../record/record-file.js';
 import { SIMULATED_TEXT } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { gpuAt, isSimulated } from '../system/nvidia/schema.js';
-import { adviceText, advise, type PlanGpu, type PlanRequest } from './advice.js';
+import { adviceText, advise, contextOverhead, type PlanGpu, type PlanRequest } from './advice.js';
 import { type ArtifactFile, artifactBundle, type BundleSpec, sharingConfigs } from './bundle.js';
 import { defaultSharing } from './default-sharing.js';
+import { inProcessIndex } from './in-process-index.js';
 import { devicePluginConfig, type Operator } from './k8s.js';
 import { standardGeometries } from './mig-parted.js';
 import { BUILTIN_MIG_GPUS, builtinMigGpu, migGpuFromRun } from './mig-profiles.js';
 import { type ClientCap, capText, mixClientFiles } from './mix-clients.js';
 import { ARTIFACTS_FLAGS, PLAN_FLAGS, resolveArtifactsOptions, resolvePlanOptions } from './options.js';
+import { explainText, planScreen } from './plan-screen.js';
+import { tritonFiles } from './triton.js';
 
 const MPS_DIRS = { pipeDirectory: '/tmp/nvidia-mps', logDirectory: '/var/log/nvidia-mps' };
 
@@ -46,6 +50,8 @@ export interface PlanOptions extends PlanRequest {
   gpuMemGiB: number | null;
   /** Print the advice as JSON instead of text. */
   json: boolean;
+  /** Print the arithmetic behind the answer (adviceText) instead of the one-screen answer. */
+  explain: boolean;
   out?: string;
   /** A mix run whose protection settings go into the MPS files. */
   mix?: string | undefined;
@@ -232,10 +238,26 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
   const measured = run ? measuredFromAnalysis(run, analyze(run), options.models) : null;
   const advice = advise(request, gpu, measured);
   const text = `${simulated ? `${SIMULATED_TEXT}\n\n` : ''}${adviceText(advice, measured)}`;
-  deps.out(options.json ? termJson(simulated ? { simulated, ...advice } : advice) : text);
+  const width = deps.terminal.isTty
+    ? Math.min(deps.terminal.columns || TERMINAL_COLUMNS, TERMINAL_COLUMNS)
+    : TERMINAL_COLUMNS;
+  const screen = options.explain
+    ? explainText(text, width)
+    : `${simulated ? `${wrapLine(SIMULATED_TEXT, width).join('\n')}\n` : ''}${planScreen(advice, measured, width)}`;
+  deps.out(options.json ? termJson(simulated ? { simulated, ...advice } : advice) : screen);
   if (options.out && (advice.recommendation === 'streams' || advice.recommendation === 'green')) {
-    const files = [inProcessSettings(advice.recommendation, options, measured)];
-    const index = `# gpushare plan\n\n${mdFence(text)}\nOne process serves every model: no device-plugin sharing, MPS daemon or MIG geometry. Run it with the settings below, as gpushare measured them (each model's setup called once per tenant by \`gpushare_protocol.serve\`, on a CUDA stream and a host thread of its own${advice.recommendation === 'green' ? ', in a green context of its own SMs' : ''}).\n\n${files.map((f) => `- [\`${f.name}\`](${f.name})`).join('\n')}\n`;
+    const mode = advice.recommendation;
+    const server = {
+      models: options.models,
+      mode,
+      source: run ? `run ${run.id} on ${gpu.name}` : `the built-in table for ${gpu.name}`,
+      runId: run?.id ?? null,
+      measured: measured?.[mode] ?? null,
+      needGiB: options.models * options.memGiB + contextOverhead(measured, mode).gib,
+      smPct: options.smPct,
+    };
+    const files = [...tritonFiles(server), inProcessSettings(mode, options, measured)];
+    const index = inProcessIndex(text, server, files);
     await writeBundle(options.out, files, index, deps);
   } else if (options.out && advice.recommendation) {
     const source = `gpushare plan (${options.models} models × ${options.memGiB} GiB, ${options.smPct}% SMs) for ${gpu.name}${run ? `, costs from run ${run.id}` : ''}`;

@@ -68,6 +68,10 @@ export const PLAN_FLAGS = {
     type: 'boolean',
     describe: "the answer as JSON: the request, each mode's fit, what breaks, the recommendation and the MPS limits",
   },
+  explain: {
+    type: 'boolean',
+    describe: "the arithmetic behind the answer: each option's fit, limits, measured costs and risks",
+  },
   'gpu-mem-gib': {
     type: 'number',
     describe: 'memory of a GPU model without a built-in table, GiB (time-slicing and MPS fits need no MIG table)',
@@ -130,6 +134,7 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     gpu: gpuModel(args),
     gpuMemGiB: args.gpuMemGib === undefined ? null : number(args.gpuMemGib, '--gpu-mem-gib', 0, 0.001, 100_000),
     json: args.json ?? false,
+    explain: args.explain ?? false,
     out: args.out,
     mix: args.mix,
     operator: operator(args),

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { H100_RUN, H200_RUN, runCli, tempDir } from '../helpers.js';
+import { H100_RUN, H200_RUN, runCli, tempDir, unfolded } from '../helpers.js';
 
 /** The H200 run: every mode, 5 rounds each, too few for a 95% interval, so no mode measured cheaper. */
 const real = H200_RUN;
@@ -58,6 +58,7 @@ describe('gpushare plan', () => {
     const out = path.join(tempDir(), 'plan');
     const result = await cli([
       'plan',
+      '--explain',
       '--models',
       '36',
       '--mem-gib',
@@ -72,12 +73,14 @@ describe('gpushare plan', () => {
       out,
     ]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(
+    expect(unfolded(result.stdout)).toMatch(
       /^recommendation: MPS — fits, and measured the lowest per-model slowdown of the options that fit, its 95% interval below every other's: 1\.74× \[1\.713, 1\.757\] at 2 clients$/m,
     );
-    expect(result.stdout).toMatch(/^runner-up: time-slicing — fits, and measured the next lowest per-model slowdown/m);
+    expect(unfolded(result.stdout)).toMatch(
+      /^runner-up: time-slicing — fits, and measured the next lowest per-model slowdown/m,
+    );
     // The run measured 2 clients: quoted for 36, and marked as such.
-    expect(result.stdout).toMatch(
+    expect(unfolded(result.stdout)).toMatch(
       /time-slicing: fits\n[\s\S]*! measured on run .* with 2 infer clients \(EXTRAPOLATED: the most clients measured; more cost more\): slowdown \d\.\d\d×/,
     );
     expect(readdirSync(out)).toContain('gpushare-mps-start.sh');
@@ -92,6 +95,7 @@ describe('gpushare plan', () => {
     const out = path.join(tempDir(), 'plan');
     const result = await cli([
       'plan',
+      '--explain',
       '--models',
       '36',
       '--mem-gib',
@@ -114,7 +118,7 @@ describe('gpushare plan', () => {
     expect(start).toContain(`set_default_active_thread_percentage ${Math.floor(100 / replicas)}"`);
     expect(start).toContain(`set_default_device_pinned_mem_limit $i ${Math.floor(a100MiB / replicas)}M"`);
     // The plan says what the plugin's split costs against the 10% asked, and the README that the two never run together.
-    expect(result.stdout).toContain(
+    expect(unfolded(result.stdout)).toContain(
       'each client is capped at 2% of the SMs, below the 10% asked: at 10% one GPU takes at most 10 replicas',
     );
     expect(readFileSync(path.join(out, 'README.md'), 'utf8')).toContain('use one per node, never both');
@@ -124,6 +128,7 @@ describe('gpushare plan', () => {
     const listed = path.join(tempDir(), 'plan');
     await cli([
       'plan',
+      '--explain',
       '--models',
       '36',
       '--mem-gib',
@@ -144,6 +149,7 @@ describe('gpushare plan', () => {
     const out = path.join(tempDir(), 'plan');
     const result = await cli([
       'plan',
+      '--explain',
       '--models',
       '3',
       '--mem-gib',
@@ -155,7 +161,7 @@ describe('gpushare plan', () => {
       '--out',
       out,
     ]);
-    expect(result.stdout).toMatch(/^recommendation: MIG — every model gets its own 2g\.20gb slice/m);
+    expect(unfolded(result.stdout)).toMatch(/^recommendation: MIG — every model gets its own 2g\.20gb slice/m);
     const mig = parse(readFileSync(path.join(out, 'gpushare-mig-parted.yaml'), 'utf8'));
     expect(mig['mig-configs']['gpushare-plan']).toEqual([
       { devices: 'all', 'mig-enabled': true, 'mig-devices': { '2g.20gb': 3 } },
@@ -203,7 +209,20 @@ describe('gpushare artifacts without a run', () => {
 });
 
 describe('gpushare plan --slo-p99-ms', () => {
-  const args = ['plan', '--models', '4', '--mem-gib', '2', '--sm-pct', '10', '--gpu-model', 'H100-80GB', '--run', real];
+  const args = [
+    'plan',
+    '--explain',
+    '--models',
+    '4',
+    '--mem-gib',
+    '2',
+    '--sm-pct',
+    '10',
+    '--gpu-model',
+    'H100-80GB',
+    '--run',
+    real,
+  ];
   it("is capacity's name; --latency-slo-ms still works, with a warning, and means the same", async () => {
     const now = await cli([...args, '--slo-p99-ms', '0.05']);
     const old = await cli([...args, '--latency-slo-ms', '0.05']);
@@ -212,7 +231,7 @@ describe('gpushare plan --slo-p99-ms', () => {
     expect(old.stderr).toContain('warning: --latency-slo-ms is deprecated: use --slo-p99-ms');
     expect(old.stdout).toBe(now.stdout);
     // The fit and the target are said apart: a mode that fits but misses the target says both.
-    expect(now.stdout).toMatch(
+    expect(unfolded(now.stdout)).toMatch(
       /^time-slicing: fits, but misses the 0\.05 ms p99 target \(measured contended p99 0\.\d\d ms\)$/m,
     );
   });
@@ -223,6 +242,7 @@ describe('gpushare plan for a GPU without a built-in table', () => {
     const out = path.join(tempDir(), 'plan');
     const result = await cli([
       'plan',
+      '--explain',
       '--models',
       '4',
       '--mem-gib',
@@ -237,13 +257,13 @@ describe('gpushare plan for a GPU without a built-in table', () => {
       out,
     ]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(
+    expect(unfolded(result.stdout)).toMatch(
       /^recommendation: MPS — fits; its cost was not measured, so it is ranked by isolation .*; the better isolated options cannot: MIG does not fit$/m,
     );
-    expect(result.stdout).toContain(
+    expect(unfolded(result.stdout)).toContain(
       'memory: 4 × 2 GiB + 4 contexts × 0.5 GiB assumed overhead = 10 GiB of 22.8 GiB usable (24 GiB less 5% headroom): 12.8 GiB left',
     );
-    expect(result.stdout).toContain('A10 has no MIG profile table');
+    expect(unfolded(result.stdout)).toContain('A10 has no MIG profile table');
     expect(readdirSync(out)).not.toContain('gpushare-mig-parted.yaml');
     const json = JSON.parse(
       String(

@@ -198,7 +198,7 @@ describe('gpushare mix on the simulator', () => {
     const args = ['plan', '--models', '2', '--mem-gib', '4', '--sm-pct', '50', '--gpu-model', 'H100-80GB'];
     const result = await runCli([...args, '--mix', dir, '--out', out]);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stdout).toContain('recommendation: MPS');
+    expect(result.stdout).toContain('\nuse: MPS\n');
     expect(readFileSync(path.join(out, 'gpushare-mix-client.sh'), 'utf8')).toContain(
       'compute) export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=10 ;;',
     );

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { editedCopy, H100_MIX_RUN, H100_RUN, runCli, tempDir } from '../helpers.js';
+import { editedCopy, H100_MIX_RUN, H100_RUN, runCli, tempDir, unfolded } from '../helpers.js';
 
 /** MPS's contended iterations scaled by 1.738 / 2.701: its slowdown becomes time-slicing's, its interval overlaps. */
 const overlapping = () =>
@@ -49,6 +49,7 @@ describe('which mode, where the intervals overlap', () => {
     // An A10 has no MIG table: the choice is between the modes the run measured.
     const args = [
       'plan',
+      '--explain',
       '--models',
       '4',
       '--mem-gib',
@@ -62,15 +63,15 @@ describe('which mode, where the intervals overlap', () => {
     ];
     const result = await runCli([...args, '--run', overlapping()]);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stdout).toContain(
+    expect(unfolded(result.stdout)).toContain(
       `recommendation: time-slicing — fits; time-slicing and MPS measured the same here: 2 infer clients each slowed 2.70× [2.651, 2.725] time-sliced and 2.70× [2.664, 2.733] under MPS (the 95% intervals overlap). What then decided: isolation:`,
     );
-    expect(result.stdout).toContain(
+    expect(unfolded(result.stdout)).toContain(
       'runner-up: MPS — fits, and measured the same as time-slicing here (the 95% intervals of the slowdown overlap): 2.70× [2.664, 2.733] at 2 clients; isolation put time-slicing first',
     );
     // Unedited, MPS's interval lies below: it is recommended on the measurement.
     const separated = await runCli([...args, '--run', H100_RUN]);
-    expect(separated.stdout).toContain(
+    expect(unfolded(separated.stdout)).toContain(
       "recommendation: MPS — fits, and measured the lowest per-model slowdown of the options that fit, its 95% interval below every other's: 1.74× [1.713, 1.757] at 2 clients",
     );
   });

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { cli, expectOneLineError, FAKE_TORCH, QUICK, ROOT, tempDir } from '../helpers.js';
+import { cli, expectOneLineError, FAKE_TORCH, QUICK, ROOT, tempDir, unfolded } from '../helpers.js';
 
 /** A custom command the simulated python3 plays: the built-in infer script, given as a command after --. */
 const PLAYED = ['python3', path.join(ROOT, 'workloads', 'infer.py')];
@@ -175,16 +175,16 @@ describe('bench -- <cmd>', () => {
       /^Measured with 2 `custom` clients \(your own command\): \*\*MPS\*\* shared this GPU better\. Time-sliced, each client slowed 2\.\d+× /m,
     );
     expect(md).not.toContain('did not measure both');
-    const plan = await cli(['plan', '--models', '2', '--mem-gib', '2', '--sm-pct', '20', '--run', out]);
+    const plan = await cli(['plan', '--explain', '--models', '2', '--mem-gib', '2', '--sm-pct', '20', '--run', out]);
     expect(plan.exitCode, plan.stderr).toBe(0);
     expect(plan.stdout).not.toContain('no run given');
-    expect(plan.stdout).toMatch(
+    expect(unfolded(plan.stdout)).toMatch(
       /^ {2}! measured on run \S+ \(NVIDIA H200, driver [\d.]+\) with 2 custom clients: slowdown 1\.1\d×/m,
     );
-    expect(plan.stdout).toMatch(
+    expect(unfolded(plan.stdout)).toMatch(
       /^ {2}! measured on run \S+ \(NVIDIA H200, driver [\d.]+\) with 2 custom clients: slowdown 2\.\d+×/m,
     );
-    expect(plan.stdout).toContain('costs are those measured at 2 clients, the fewest measured at or above 2');
+    expect(unfolded(plan.stdout)).toContain('costs are those measured at 2 clients, the fewest measured at or above 2');
   }, 120_000);
 
   it('measures the workload of the docs as tenants of one process: the real helper gives it tenancy for free', async () => {

@@ -12,7 +12,7 @@ import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { FAKE_TORCH, NPM_ENV, QUICK, ROOT, tempDir } from '../helpers.js';
+import { FAKE_TORCH, NPM_ENV, QUICK, ROOT, tempDir, unfolded } from '../helpers.js';
 
 /** This machine's PATH: node, npm and a real python3, and no fake nvidia-smi, MPS daemon or python3. */
 const PLAIN_PATH = process.env.PATH ?? '';
@@ -179,9 +179,20 @@ describe('the packed package, installed in another project', () => {
     const page = readFileSync(path.join(project, html.stdout.trim()), 'utf8');
     expect(page).toMatch(/^<!doctype html>/i);
     expect(page).toContain('your own command');
-    const plan = await gpushare(['plan', '--models', '2', '--mem-gib', '2', '--sm-pct', '20', '--run', run]);
+    const plan = await gpushare([
+      'plan',
+      '--explain',
+      '--models',
+      '2',
+      '--mem-gib',
+      '2',
+      '--sm-pct',
+      '20',
+      '--run',
+      run,
+    ]);
     expect(plan.exitCode, String(plan.stderr)).toBe(0);
-    expect(plan.stdout).toMatch(/with 2 custom clients: slowdown/);
+    expect(unfolded(String(plan.stdout))).toMatch(/with 2 custom clients: slowdown/);
     expect(plan.stdout).not.toContain('no run given');
   }, 300_000);
 

@@ -66,7 +66,7 @@ describe.concurrent('the built CLI, each command once', () => {
   it('plan and artifacts', async () => {
     const plan = await cli(['plan', '--models', '3', '--mem-gib', '12', '--sm-pct', '20', '--gpu-model', 'H100-80GB']);
     expect(plan.exitCode).toBe(0);
-    expect(plan.stdout).toMatch(/^recommendation: MIG/m);
+    expect(plan.stdout).toMatch(/^use: MIG$/m);
     const out = path.join(tempDir(), 'artifacts');
     const artifacts = await cli(['artifacts', '--gpu-model', 'A100-80GB', '--out', out]);
     expect(artifacts.exitCode).toBe(0);

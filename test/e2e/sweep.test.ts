@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, QUICK, runOnDisk, tempDir } from '../helpers.js';
+import { cli, QUICK, runOnDisk, tempDir, unfolded } from '../helpers.js';
 
 describe('gpushare bench --clients 2,4 (fake GPU)', () => {
   it('measures each count as its own comparison; the MPS point past the client limit is not measured, with the error quoted', async () => {
@@ -51,10 +51,12 @@ describe('gpushare bench --clients 2,4 (fake GPU)', () => {
     expect(readdirSync(path.join(reports, run?.id ?? ''))).toContain('clientScaling.svg');
 
     // plan quotes the sweep at the fewest measured clients at or above the count asked, else marks it.
-    const at3 = await cli(['plan', '--models', '3', '--mem-gib', '1', '--sm-pct', '10', '--run', out]);
-    expect(at3.stdout).toMatch(/measured on run .* with 4 spin clients: slowdown 4\.00×/);
-    const at40 = await cli(['plan', '--models', '40', '--mem-gib', '1', '--sm-pct', '10', '--run', out]);
-    expect(at40.stdout).toMatch(/with 4 spin clients \(EXTRAPOLATED: the most clients measured; more cost more\)/);
+    const at3 = await cli(['plan', '--explain', '--models', '3', '--mem-gib', '1', '--sm-pct', '10', '--run', out]);
+    expect(unfolded(at3.stdout)).toMatch(/measured on run .* with 4 spin clients: slowdown 4\.00×/);
+    const at40 = await cli(['plan', '--explain', '--models', '40', '--mem-gib', '1', '--sm-pct', '10', '--run', out]);
+    expect(unfolded(at40.stdout)).toMatch(
+      /with 4 spin clients \(EXTRAPOLATED: the most clients measured; more cost more\)/,
+    );
     expect(at40.stdout).toContain('binding limit:');
   });
 

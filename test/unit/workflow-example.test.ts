@@ -22,18 +22,32 @@ const workflow = parse(readFileSync(path.join(ROOT, 'examples', 'github-actions'
   jobs: Record<string, { 'runs-on': string[]; steps: Step[] }>;
 };
 const steps = Object.values(workflow.jobs).flatMap((job) => job.steps);
-const commands = steps.flatMap((s) => (s.run ?? '').split('\n')).filter((line) => /\bnpx gpushare\b/.test(line));
+// A command's own words: a shell redirection after it (`> file`) is the shell's, not gpushare's.
+const commands = steps
+  .flatMap((s) => (s.run ?? '').split('\n'))
+  .filter((line) => /\bnpx gpushare\b/.test(line))
+  .map((line) => line.replace(/\s+>\s+\S+\s*$/, ''));
 
 describe('the GitHub Actions example', () => {
   it('runs on a self-hosted GPU runner, benches and gates with JUnit, and keeps the results whatever happened', () => {
     expect(Object.values(workflow.jobs)[0]?.['runs-on']).toEqual(expect.arrayContaining(['self-hosted', 'gpu']));
-    expect(commands.map((c) => c.trim().split(/\s+/)[2])).toEqual(['bench', 'gate']);
+    expect(commands.map((c) => c.trim().split(/\s+/)[2])).toEqual(['bench', 'gate', 'report', 'report']);
     const gate = commands.find((c) => c.includes(' gate ')) ?? '';
     expect(gate).toMatch(/--baseline \S+/);
     const junit = /--junit (\S+)/.exec(gate)?.[1];
     const publish = steps.find((s) => s.with?.report_paths === junit);
     expect(publish?.if).toBe('always()');
     expect(steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))?.if).toBe('always()');
+  });
+
+  it('charts and tracks the files the export writes: each tool gets the file of its kind', () => {
+    const lines = steps.flatMap((s) => (s.run ?? '').split('\n'));
+    const dir = /--format github-action-benchmark --out (\S+)/.exec(lines.join('\n'))?.[1];
+    const bencher = /--format bencher > (\S+)/.exec(lines.join('\n'))?.[1];
+    const chart = (tool: string) => steps.find((s) => s.with?.tool === tool)?.with?.['output-file-path'];
+    expect(chart('customSmallerIsBetter')).toBe(`${dir}/smaller-is-better.json`);
+    expect(chart('customBiggerIsBetter')).toBe(`${dir}/bigger-is-better.json`);
+    expect(steps.find((s) => s.run?.includes('bencher run'))?.run).toContain(`--adapter json --file ${bencher}`);
   });
 
   it.each(commands)('the CLI accepts: %s', async (line) => {

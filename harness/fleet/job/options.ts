@@ -15,12 +15,18 @@ import {
   SHARED_STRATEGIES,
   SHARING_STRATEGY_LABEL,
 } from './manifest.js';
+import { checkConstraint, checkPartition, checkResultsDir, defaultTimeLimitS, type SlurmSpec } from './slurm.js';
 
 export interface FleetJobOptions {
   spec: FleetJobSpec;
   /** The manifest's file, or null for stdout. */
   out: string | null;
 }
+
+/** What `fleet job` runs: the Kubernetes Job's options, or with --slurm the sbatch script's. */
+export type FleetJobCommandOptions =
+  | (FleetJobOptions & { slurm?: undefined })
+  | { slurm: SlurmSpec; out: string | null };
 
 export const DEFAULT_JOB_NAME = 'gpushare-fleet';
 export const DEFAULT_FLEET_MODES = ['timeslice', 'mps'] as const;
@@ -147,10 +153,10 @@ function sourceLine(args: FleetJobArgs): string {
 export const FLEET_JOB_FLAGS = {
   nodes: {
     type: 'string',
-    demandOption: true,
-    describe: 'node selector of the pool, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3',
+    describe:
+      'node selector of the pool, e.g. nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 (required, but with --slurm)',
   },
-  image: { type: 'string', demandOption: true, describe: 'container image with gpushare (see the Dockerfile)' },
+  image: { type: 'string', describe: 'container image with gpushare (see the Dockerfile; required, but with --slurm)' },
   modes: { type: 'string', describe: 'modes each pod benches', defaultDescription: 'timeslice,mps' },
   out: { type: 'string', describe: 'write the manifest here', defaultDescription: 'stdout' },
   count: {
@@ -201,6 +207,22 @@ export const FLEET_JOB_FLAGS = {
     type: 'string',
     describe: 'RuntimeClass of the pods, e.g. nvidia where the NVIDIA runtime is not the default',
   },
+  slurm: {
+    type: 'boolean',
+    describe:
+      'write an sbatch --array script instead: one task per GPU node (or per GPU), the same bench and exit codes, runs under --results-dir for fleet report',
+  },
+  partition: { type: 'string', describe: 'with --slurm: the Slurm partition (#SBATCH --partition)' },
+  constraint: {
+    type: 'string',
+    describe: 'with --slurm: node features the tasks need (#SBATCH --constraint), e.g. h100',
+  },
+  'results-dir': {
+    type: 'string',
+    describe:
+      'with --slurm: where the runs go, on a filesystem every node shares (relative: under the submit directory)',
+    defaultDescription: 'gpushare-fleet-results',
+  },
   'allow-shared-pool': {
     type: 'boolean',
     describe:
@@ -209,25 +231,26 @@ export const FLEET_JOB_FLAGS = {
 } as const;
 export type FleetJobArgs = ArgsOf<typeof FLEET_JOB_FLAGS>;
 
-export function resolveFleetJobOptions(args: FleetJobArgs): FleetJobOptions {
-  const nodeSelector = parseNodeSelector(args.nodes);
-  const allowSharedPool = args.allowSharedPool ?? false;
-  const shared = selectsSharedPool(nodeSelector);
-  if (shared && !allowSharedPool) {
-    throw new UserError(
-      `--nodes ${argText(args.nodes)}: selects nodes whose device plugin shares each GPU (${shared}), where nvidia.com/gpu: 1 is a share, not a GPU; select unshared nodes, or add --allow-shared-pool`,
-    );
-  }
-  if (!IMAGE.test(args.image))
-    throw new UserError(
-      `--image ${argText(args.image)}: needs an image reference such as ghcr.io/org/gpushare:0.1.0 (registry/path:tag, path in lower case)`,
-    );
+/** Flags of one scheduler given to the other: each named, with why. */
+const KUBERNETES_ONLY = {
+  nodes: '--nodes',
+  image: '--image',
+  results: '--results',
+  pvc: '--pvc',
+  namespace: '--namespace',
+  backoffLimit: '--backoff-limit',
+  runtimeClass: '--runtime-class',
+  allowSharedPool: '--allow-shared-pool',
+} as const;
+const SLURM_ONLY = { partition: '--partition', constraint: '--constraint', resultsDir: '--results-dir' } as const;
+
+function modesOf(raw: string | undefined): string[] {
   const modes =
-    args.modes === undefined
+    raw === undefined
       ? [...DEFAULT_FLEET_MODES]
       : [
           ...new Set(
-            args.modes
+            raw
               .split(',')
               .map((m) => m.trim())
               .filter(Boolean),
@@ -235,12 +258,101 @@ export function resolveFleetJobOptions(args: FleetJobArgs): FleetJobOptions {
         ];
   if (modes.length === 0)
     throw new UserError(
-      `--modes ${argText(args.modes ?? '')}: give at least one mode, comma-separated: ${MODE_NAMES.join(', ')}`,
+      `--modes ${argText(raw ?? '')}: give at least one mode, comma-separated: ${MODE_NAMES.join(', ')}`,
     );
   for (const mode of modes) {
     if (!(MODE_NAMES as readonly string[]).includes(mode))
       throw new UserError(`unknown mode "${mode}" in --modes: choose from ${MODE_NAMES.join(', ')}`);
   }
+  return modes;
+}
+
+/** --slurm: the sbatch script's settings. */
+function resolveSlurm(args: FleetJobArgs): FleetJobCommandOptions {
+  for (const [key, flag] of Object.entries(KUBERNETES_ONLY))
+    if (args[key as keyof typeof KUBERNETES_ONLY] !== undefined)
+      throw new UserError(`${flag}: a Kubernetes Job setting; --slurm writes an sbatch script, so drop ${flag}`);
+  const per = args.per ?? 'node';
+  if (per !== 'node' && per !== 'gpu')
+    throw new UserError(`--per ${argText(per)}: choose node (one task holds a whole node) or gpu (one task per GPU)`);
+  if (per === 'gpu' && args.gpusPerNode === undefined)
+    throw new UserError(
+      '--per gpu: give the GPUs of each node with --gpus-per-node N, so the array has N tasks per node',
+    );
+  const count = integer(args.count, '--count', 1, 1, 10_000);
+  const gpusPerNode = integer(args.gpusPerNode, '--gpus-per-node', 1, 1, 64);
+  const name = args.name ?? DEFAULT_JOB_NAME;
+  if (!K8S_NAME.test(name))
+    throw new UserError(
+      `--name ${argText(name)}: needs lower-case letters, digits and "-" (at most 63), e.g. gpushare-h100`,
+    );
+  const flags: Array<[string, string | boolean | undefined]> = [
+    ['--slurm', true],
+    ['--count', args.count],
+    ['--modes', args.modes],
+    ['--per', args.per],
+    ['--gpus-per-node', args.gpusPerNode],
+    ['--name', args.name],
+    ['--active-deadline-s', args.activeDeadlineS],
+    ['--partition', args.partition],
+    ['--constraint', args.constraint],
+    ['--results-dir', args.resultsDir],
+  ];
+  const argv = flags.flatMap(([flag, value]) =>
+    value === undefined || value === false ? [] : value === true ? [flag] : [flag, value],
+  );
+  return {
+    slurm: {
+      name,
+      modes: modesOf(args.modes),
+      count,
+      per,
+      gpusPerNode,
+      timeLimitS: integer(
+        args.activeDeadlineS,
+        '--active-deadline-s',
+        defaultTimeLimitS({ per, gpusPerNode }),
+        60,
+        30 * 24 * 3600,
+      ),
+      partition: args.partition === undefined ? null : checkPartition(args.partition),
+      constraint: args.constraint === undefined ? null : checkConstraint(args.constraint),
+      resultsDir: checkResultsDir(args.resultsDir ?? 'gpushare-fleet-results'),
+      source: `gpushare fleet job ${argvText(argv)}`,
+    },
+    out: args.out ?? null,
+  };
+}
+
+/** fleet job's options: the Job's, or with --slurm the sbatch script's. */
+export function resolveFleetJobCommand(args: FleetJobArgs): FleetJobCommandOptions {
+  return args.slurm ? resolveSlurm(args) : resolveFleetJobOptions(args);
+}
+
+export function resolveFleetJobOptions(args: FleetJobArgs): FleetJobOptions {
+  for (const [key, flag] of Object.entries(SLURM_ONLY))
+    if (args[key as keyof typeof SLURM_ONLY] !== undefined)
+      throw new UserError(`${flag}: a Slurm setting; add --slurm for an sbatch script, or drop ${flag}`);
+  const missing = (['nodes', 'image'] as const).filter((k) => args[k] === undefined);
+  if (missing.length > 0)
+    throw new UserError(
+      `fleet job needs ${missing.map((k) => `--${k}`).join(', ')} (see gpushare fleet job --help), or --slurm for an sbatch script`,
+    );
+  const nodes = args.nodes as string;
+  const image = args.image as string;
+  const nodeSelector = parseNodeSelector(nodes);
+  const allowSharedPool = args.allowSharedPool ?? false;
+  const shared = selectsSharedPool(nodeSelector);
+  if (shared && !allowSharedPool) {
+    throw new UserError(
+      `--nodes ${argText(nodes)}: selects nodes whose device plugin shares each GPU (${shared}), where nvidia.com/gpu: 1 is a share, not a GPU; select unshared nodes, or add --allow-shared-pool`,
+    );
+  }
+  if (!IMAGE.test(image))
+    throw new UserError(
+      `--image ${argText(image)}: needs an image reference such as ghcr.io/org/gpushare:0.1.0 (registry/path:tag, path in lower case)`,
+    );
+  const modes = modesOf(args.modes);
   const per = args.per ?? 'node';
   if (per !== 'node' && per !== 'gpu')
     throw new UserError(
@@ -278,7 +390,7 @@ export function resolveFleetJobOptions(args: FleetJobArgs): FleetJobOptions {
   const spec: FleetJobSpec = {
     name,
     namespace: args.namespace ?? null,
-    image: args.image,
+    image,
     modes,
     nodeSelector,
     count,
