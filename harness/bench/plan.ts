@@ -373,7 +373,7 @@ export function processCount(c: Pick<Comparison, 'tenants' | 'clientEnv'>): numb
 
 /**
  * Whether `next`'s clients may start while `c` measures: not with --fresh-clients; only a workload
- * known to hold until told (a built-in, or a command whose ready line said `holds` earlier in the run:
+ * known to wait for start when held (a built-in, or a command whose ready line said `holds` earlier in the run:
  * a command that does not know GPUSHARE_HOLD would start CUDA at once); and only where c's processes and
  * the `starting` importers (all of next's, or those a grown comparison adds) fit on the cores beside the
  * harness's (`cpus`; null: unknown, taken as fitting), so that importing takes no core from a measuring
@@ -385,10 +385,10 @@ export function prestartable(
   c: Pick<Comparison, 'tenants' | 'clientEnv'>,
   next: Pick<Comparison, 'workload' | 'tenants' | 'clientEnv'>,
   cpus: number | null,
-  holds = next.workload.builtin,
+  waitsForStart = next.workload.builtin,
   starting = processCount(next),
 ): boolean {
-  if (config.freshClients === true || !holds) return false;
+  if (config.freshClients === true || !waitsForStart) return false;
   return cpus === null || processCount(c) + starting <= cpus - 1;
 }
 
@@ -431,7 +431,7 @@ export function growable(
 
 /**
  * Prestarting beyond the next comparison: every later comparison's processes, held, as cores free up
- * (see Scheduler.prestartAhead). Held processes then import at idle priority (GPUSHARE_HOLD_IDLE:
+ * (see bench/pool/ahead.ts). Held processes then import at idle priority (GPUSHARE_HOLD_IDLE:
  * gpushare_protocol's SCHED_IDLE, which only a process with CAP_SYS_NICE can leave), so one still
  * importing when a larger comparison measures takes only what that comparison leaves idle.
  */

@@ -50,7 +50,7 @@ export const ReadyMessageSchema = z.object({
   graphPoolMiB: nonnegative.nullish(),
   /** Protocol 3, green contexts: the SM ids each tenant's work ran on, checked disjoint. */
   tenantSms: z.array(z.array(z.number().int().nonnegative())).optional(),
-  /** gpushare_protocol.serve: the process holds when started with HOLD_ENV=1, so it may be prestarted. */
+  /** gpushare_protocol.serve: started with HOLD_ENV=1 the process waits for start (held), so it may be prestarted. */
   holds: z.boolean().optional(),
   /** gpushare_protocol.serve: the process takes a switch command, so the next comparison of its mode and clients may reuse it. */
   switches: z.boolean().optional(),

@@ -54,8 +54,8 @@ export abstract class PoolBase implements ClientPool {
 
   async afterTrial(_lease: Lease): Promise<void> {}
 
-  /** Whether the policy keeps the finished lease's processes for the next comparison (it takes them if so). */
-  protected keep(_lease: Lease): boolean {
+  /** Whether the policy carries the finished lease's processes on to the next comparison (it takes them if so). */
+  protected carryOn(_lease: Lease): boolean {
     return false;
   }
 
@@ -64,12 +64,12 @@ export abstract class PoolBase implements ClientPool {
     const c = lease.comparison;
     const { clients, forget } = lease.group;
     // Kept for the next comparison, or told to exit; their stderr so far is kept either way.
-    const kept = finished && !signal.aborted && this.keep(lease);
+    const carriedOn = finished && !signal.aborted && this.carryOn(lease);
     const exitMs = signal.aborted ? 0 : run.config.timeouts.exitMs;
-    const closed = kept ? [] : await Promise.all(clients.map((client) => client.close(exitMs)));
+    const closed = carriedOn ? [] : await Promise.all(clients.map((client) => client.close(exitMs)));
     const start = run.clientStarts?.find((s) => s.comparisonId === c.id && s.startedUs === lease.startedUs);
     if (start) start.endUs = clock.monotonicUs();
-    if (!kept) for (const f of forget) f();
+    if (!carriedOn) for (const f of forget) f();
     for (const [i, client] of clients.entries()) {
       if (closed[i] === 'killed' && !signal.aborted)
         this.ctx.warn(`${client.label} did not exit within ${exitMs} ms of the exit command and was killed`);

@@ -121,7 +121,7 @@ export class WarmPool extends PoolBase {
     else await this.prestartAfter(c, next, lease.mode.env, carry === 'grow' ? processCount(c) : 0);
   }
 
-  protected override keep(lease: Lease): boolean {
+  protected override carryOn(lease: Lease): boolean {
     const to = lease.carryTo;
     if (to === null) return false;
     // Stopped as planned: its processes serve the next comparison.
