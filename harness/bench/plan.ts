@@ -32,13 +32,7 @@ export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan
   const comparisons: Comparison[] = [];
   const modes: ModeRecord[] = [];
   for (const mode of config.modes) {
-    const skip = !gpu
-      ? `GPU ${config.gpuIndex} not found`
-      : fingerprint
-        ? skipReason(mode, config, fingerprint, gpu)
-        : mode === 'mig'
-          ? 'decided at run time: runs only where MIG is enabled with a MIG device per client'
-          : null;
+    const skip = planSkip(mode, config, fingerprint, gpu);
     modes.push({
       mode,
       status: skip ? 'skipped' : 'ran',
@@ -47,29 +41,46 @@ export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan
       mps: null,
     });
     if (skip || !gpu) continue;
-    if (mode === 'streams') {
-      const cpus = pinnedCpus(config, usable, 1);
-      comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config, cpus)));
-      if (!config.tenancy) continue;
-    }
-    if (mode === 'streams' || mode === 'green') {
-      // Tenants of one process: one core for the process, pinned as client 0 would be.
-      for (const count of clientCounts(config)) {
-        const cpus = pinnedCpus(config, usable, 1)[0] ?? {};
-        comparisons.push(...config.contentionWorkloads.map((w) => tenancyComparison(mode, w, config, count, cpus)));
-      }
-      continue;
-    }
-    const sweep = config.clientCounts !== undefined;
-    for (const count of clientCounts(config)) {
-      const cpus = pinnedCpus(config, usable, count);
-      const clientEnv = contentionEnv(mode, config, gpu, count).map((env, i) => ({ ...env, ...cpus[i] }));
-      comparisons.push(
-        ...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)),
-      );
-    }
+    comparisons.push(...modeComparisons(mode, config, gpu, usable));
   }
   return { comparisons, modes };
+}
+
+/** Why `mode` is skipped before anything runs; null: it is planned. */
+function planSkip(
+  mode: ModeName,
+  config: Config,
+  fingerprint: Fingerprint | null,
+  gpu: Gpu | undefined,
+): string | null {
+  if (!gpu) return `GPU ${config.gpuIndex} not found`;
+  if (fingerprint) return skipReason(mode, config, fingerprint, gpu);
+  return mode === 'mig' ? 'decided at run time: runs only where MIG is enabled with a MIG device per client' : null;
+}
+
+/** A planned mode's comparisons, in run order. */
+function modeComparisons(mode: ModeName, config: Config, gpu: Gpu, usable: UsableCpus | null): Comparison[] {
+  const comparisons: Comparison[] = [];
+  if (mode === 'streams') {
+    const cpus = pinnedCpus(config, usable, 1);
+    comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config, cpus)));
+    if (!config.tenancy) return comparisons;
+  }
+  if (mode === 'streams' || mode === 'green') {
+    // Tenants of one process: one core for the process, pinned as client 0 would be.
+    for (const count of clientCounts(config)) {
+      const cpus = pinnedCpus(config, usable, 1)[0] ?? {};
+      comparisons.push(...config.contentionWorkloads.map((w) => tenancyComparison(mode, w, config, count, cpus)));
+    }
+    return comparisons;
+  }
+  const sweep = config.clientCounts !== undefined;
+  for (const count of clientCounts(config)) {
+    const cpus = pinnedCpus(config, usable, count);
+    const clientEnv = contentionEnv(mode, config, gpu, count).map((env, i) => ({ ...env, ...cpus[i] }));
+    comparisons.push(...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)));
+  }
+  return comparisons;
 }
 
 /** Stands in for the GPU in a dry run, where nvidia-smi may be missing. */
