@@ -9,17 +9,12 @@ import type { ProcessRunner } from '../core/process.js';
 import type { MpsDaemonRecord } from '../record/daemon-record.js';
 import type { SessionMpsStart } from '../session/lifecycle.js';
 import { usableCpus } from '../system/cpus.js';
-import { type Sampler, tagSamples } from '../system/nvidia/sampler.js';
+import type { Sampler } from '../system/nvidia/sampler.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
 import type { Reaper } from '../system/proc/reaper.js';
-import type { ClientReply, WorkloadClient } from '../workload/client.js';
-import { type ResultMessage, runCommand, type TenantResult } from '../workload/protocol.js';
-import { releaseLeadMs } from '../workload/release.js';
-import { implausibleResult, overlap, overlapShortfall } from '../workload/result-checks.js';
 import { analyzeComparison } from './analysis/analyze.js';
-import { summarizeLatencies } from './analysis/measures.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
-import { type Ahead, loopCheckMs, orderTrials, type PlannedTrial, roundTrials } from './plan.js';
+import { type Ahead, orderTrials, type PlannedTrial, roundTrials } from './plan.js';
 import { budgetShareS, stopDecision, targeted } from './policy.js';
 import {
   type ClientPool,
@@ -29,10 +24,10 @@ import {
   type Prestarted,
   type Readiness,
 } from './pool/index.js';
-import { releaseCommands } from './pool/processes.js';
 import type { Progress } from './progress.js';
-import type { Arm, ClientResult, Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
+import type { Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
 import type { RunStore } from './record/store.js';
+import { failure, runTrial, type TrialDeps, trialBase } from './trial.js';
 
 export { idleCpus, type Prestarted, prestartFirst, startsFirstEarly } from './pool/index.js';
 
@@ -75,12 +70,14 @@ class Scheduler {
   private extraUs = 0;
   /** Where each comparison's client processes come from and go to. */
   readonly pool: ClientPool;
+  private readonly trialDeps: TrialDeps;
 
   constructor(
     private readonly run: Run,
     private readonly deps: SchedulerDeps,
   ) {
     this.total = plannedTrials(run);
+    this.trialDeps = { config: run.config, clock: deps.clock, signal: deps.signal, sampler: deps.sampler };
     this.pool = createPool(run.config, {
       run,
       runner: deps.runner,
@@ -177,7 +174,8 @@ class Scheduler {
     const first = planned.find((t) => !done.has(t.id)) as PlannedTrial;
     const { clients } = lease.group;
     const readyMs = this.run.config.timeouts.readyMs;
-    const outcome = this.failure(
+    const outcome = failure(
+      this.trialDeps,
       first,
       this.deps.clock.nowIso(),
       readiness.reply,
@@ -225,7 +223,7 @@ class Scheduler {
       const after = this.pool.beforeTrial(lease, planned);
       let outcome: Trial;
       try {
-        outcome = await this.runTrial(planned, lease.group.clients);
+        outcome = await runTrial(this.trialDeps, planned, lease.group.clients);
       } finally {
         after();
       }
@@ -267,156 +265,10 @@ class Scheduler {
     this.deps.progress.emit({ type: 'stop', stop: this.run.stops.at(-1) as Stop });
   }
 
-  private async runTrial(planned: PlannedTrial, clients: WorkloadClient[]): Promise<Trial> {
-    const { clock, signal } = this.deps;
-    const config = this.run.config;
-    const startedAt = clock.nowIso();
-    const work = planned.arm.work;
-    const leadMs = releaseLeadMs(config.releaseLeadMs, planned.arm.clients.length);
-    const check = loopCheckMs(planned);
-    const timeoutMs =
-      (work.kind === 'fixed-duration' ? work.durationMs : 0) + leadMs + (check ?? 0) + config.timeouts.trialMs;
-    const startAtUs = clock.monotonicUs() + leadMs * 1000;
-    if (planned.comparison.tenants !== undefined)
-      return this.runTenantsTrial(planned, clients[0] as WorkloadClient, startAtUs, timeoutMs, startedAt, check);
-    const released = planned.arm.clients.map((arm) => ({
-      arm,
-      client: clients[arm.client] as WorkloadClient,
-      command: runCommand(planned.id, startAtUs, work, arm.variant, planned.arm.clients.length, null, null, check),
-    }));
-    const replies = await releaseCommands(released, planned.id, timeoutMs, signal);
-    const receivedUs = clock.monotonicUs();
-    const bad = replies.findIndex((r) => r.kind !== 'message');
-    if (bad !== -1) {
-      return this.failure(
-        planned,
-        startedAt,
-        replies[bad] as ClientReply<unknown>,
-        released[bad]?.arm.client ?? null,
-        clients,
-        'window',
-        timeoutMs,
-      );
-    }
-    const results: ClientResult[] = replies.map((reply, i) => {
-      const message = (reply as Extract<typeof reply, { kind: 'message' }>).message;
-      const { arm, client } = released[i] as (typeof released)[number];
-      return clientResult(arm, client.pid, message);
-    });
-    return this.checkedTrial(planned, startedAt, startAtUs, receivedUs, results);
-  }
-
-  /** One trial of an in-process comparison: one run command naming the arm's tenants, one result per tenant. */
-  private async runTenantsTrial(
-    planned: PlannedTrial,
-    client: WorkloadClient,
-    startAtUs: number,
-    timeoutMs: number,
-    startedAt: string,
-    check: number | null,
-  ): Promise<Trial> {
-    const { clock, signal } = this.deps;
-    const work = planned.arm.work;
-    const tenants = planned.arm.clients.map((a) => a.client);
-    const variant = planned.arm.clients[0]?.variant ?? { streams: 1 };
-    const command = runCommand(planned.id, startAtUs, work, variant, tenants.length, null, tenants, check);
-    const [reply] = (await releaseCommands([{ client, command }], planned.id, timeoutMs, signal)) as [
-      ClientReply<ResultMessage>,
-    ];
-    const receivedUs = clock.monotonicUs();
-    if (reply.kind !== 'message') return this.failure(planned, startedAt, reply, 0, [client], 'window', timeoutMs);
-    const byTenant = new Map((reply.message.tenants ?? []).map((t) => [t.tenant, t]));
-    const missing = tenants.filter((k) => !byTenant.has(k));
-    if (missing.length > 0 || byTenant.size !== tenants.length) {
-      const reason = `${client.label} answered for tenants [${[...byTenant.keys()].join(', ')}] instead of [${tenants.join(', ')}]`;
-      return this.failure(
-        planned,
-        startedAt,
-        { kind: 'failed', reason, exitCode: null },
-        0,
-        [client],
-        'window',
-        timeoutMs,
-      );
-    }
-    const results = planned.arm.clients.map((arm) =>
-      clientResult(arm, client.pid, byTenant.get(arm.client) as TenantResult),
-    );
-    return this.checkedTrial(planned, startedAt, startAtUs, receivedUs, results);
-  }
-
-  /** A trial's results through the checks of a result (plausible, overlapping windows): ok or invalid. */
-  private checkedTrial(
-    planned: PlannedTrial,
-    startedAt: string,
-    startAtUs: number,
-    receivedUs: number,
-    results: ClientResult[],
-  ): Trial {
-    const config = this.run.config;
-    const work = planned.arm.work;
-    tagSamples(
-      this.deps.sampler.samples,
-      planned.id,
-      Math.min(...results.map((r) => r.windowStartUs)),
-      Math.max(...results.map((r) => r.windowEndUs)),
-    );
-    const base = this.trialBase(planned, startedAt);
-    const shared = results.length > 1 ? overlap(results) : null;
-    const implausible = results
-      .map((r) => implausibleResult(r, startAtUs, receivedUs, work))
-      .find((why) => why !== null);
-    if (implausible) return { ...base, status: 'invalid', reason: implausible, clients: results, overlap: shared };
-    const short = shared && overlapShortfall(shared, config.minOverlap);
-    if (short) return { ...base, status: 'invalid', reason: short, clients: results, overlap: shared };
-    return { ...base, status: 'ok', clients: results, overlap: shared };
-  }
-
-  private failure(
-    planned: PlannedTrial,
-    startedAt: string,
-    reply: ClientReply<unknown>,
-    client: number | null,
-    clients: WorkloadClient[],
-    phase: 'ready' | 'window',
-    timeoutMs: number,
-  ): Trial {
-    const base = this.trialBase(planned, startedAt);
-    const label = client !== null ? (clients[client]?.label ?? `client ${client}`) : 'a client';
-    if (reply.kind === 'failed') {
-      return {
-        ...base,
-        status: 'failed',
-        reason: reply.reason,
-        client,
-        exitCode: reply.exitCode,
-        stderrTail: client !== null ? (clients[client]?.stderrTail().slice(-4000) ?? '') : '',
-      };
-    }
-    const what = phase === 'ready' ? 'did not say ready' : 'sent no result';
-    return {
-      ...base,
-      status: 'timeout',
-      phase,
-      reason: `${label} ${what} within ${Math.round(timeoutMs / 1000)} s`,
-      client,
-    };
-  }
-
-  private trialBase(planned: PlannedTrial, startedAt: string) {
-    return {
-      id: planned.id,
-      comparisonId: planned.comparison.id,
-      arm: planned.arm.id,
-      round: planned.round,
-      startedAt,
-      finishedAt: this.deps.clock.nowIso(),
-    };
-  }
-
   private async skipRest(trials: PlannedTrial[], reason: string): Promise<void> {
     const now = this.deps.clock.nowIso();
-    for (const planned of trials) this.run.trials.push({ ...this.trialBase(planned, now), status: 'skipped', reason });
+    for (const planned of trials)
+      this.run.trials.push({ ...trialBase(this.trialDeps, planned, now), status: 'skipped', reason });
     if (trials.length > 0) await this.save();
   }
 
@@ -444,35 +296,4 @@ class Scheduler {
   private throwIfAborted(): void {
     if (this.deps.signal.aborted) throw new Interrupted(this.deps.signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
   }
-}
-
-/** One client's (or tenant's) result as the run records it. */
-function clientResult(
-  arm: Arm['clients'][number],
-  pid: number | null,
-  m: Pick<
-    TenantResult,
-    | 'windowStartUs'
-    | 'windowEndUs'
-    | 'iterations'
-    | 'gpuMs'
-    | 'latenciesMs'
-    | 'chunkIterations'
-    | 'stepHostUs'
-    | 'loopOverhead'
-  >,
-): ClientResult {
-  return {
-    client: arm.client,
-    pid,
-    variant: arm.variant,
-    windowStartUs: m.windowStartUs,
-    windowEndUs: m.windowEndUs,
-    iterations: m.iterations,
-    gpuMs: m.gpuMs,
-    latency: summarizeLatencies(m.latenciesMs),
-    chunkIterations: m.chunkIterations,
-    ...(m.stepHostUs !== undefined ? { stepHostUs: m.stepHostUs } : {}),
-    ...(m.loopOverhead !== undefined ? { loopOverhead: m.loopOverhead } : {}),
-  };
 }
