@@ -197,14 +197,7 @@ const MEASUREMENT_FLAGS = [
 ] as const;
 
 export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DEFAULT_THRESHOLDS): BenchOptions {
-  if (args.resume !== undefined) {
-    const clash =
-      MEASUREMENT_FLAGS.find((flag) => args[flag] !== undefined) ?? (args.rest.length > 0 ? '--' : undefined);
-    if (clash)
-      throw new UserError(
-        `--resume continues a run with its own settings: drop --${clash.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
-      );
-  }
+  refuseResumeClash(args);
   const python = args.python ?? DEFAULTS.python;
   const modes = list(args.modes, '--modes', DEFAULTS.modes).map((m) => oneOf(m, MODE_NAMES, '--modes', 'mode'));
   const overrides = parseSets(args.set ?? []);
@@ -212,20 +205,7 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     names.map((name) => workloadSpec(name, python, overrides, args.rest, 'gpushare bench'));
   const explicit =
     args.workloads !== undefined ? list(args.workloads, '--workloads', []) : args.rest.length > 0 ? ['custom'] : null;
-  // Without "custom" in --workloads the command after -- would be dropped without a word.
-  if (args.rest.length > 0 && !explicit?.includes('custom')) {
-    throw new UserError(
-      `the command after -- is the workload "custom": add custom to --workloads (--workloads ${args.workloads},custom) or drop the command`,
-    );
-  }
-  for (const name of Object.keys(overrides)) {
-    if (!BUILTIN_NAMES.includes(name))
-      throw new UserError(`--set ${name}.…: unknown workload "${name}"; choose from ${BUILTIN_NAMES.join(', ')}`);
-  }
-  if (args.smPct !== undefined && !modes.includes('green'))
-    throw new UserError(
-      `--sm-pct ${argText(args.smPct)} sets each green context's share: add green to --modes, or drop it`,
-    );
+  refuseUnused(args, modes, explicit, overrides);
   const rounds = integer(args.rounds, '--rounds', DEFAULTS.rounds, 1, 1000);
   const config: Config = {
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
@@ -235,13 +215,7 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     ...(modes.includes('green')
       ? { greenSmPct: args.smPct === undefined ? null : number(args.smPct, '--sm-pct', 0, 1, 100) }
       : {}),
-    roundPolicy: {
-      minRounds: rounds,
-      maxRounds: Math.max(rounds, integer(args.maxRounds, '--max-rounds', DEFAULTS.maxRounds, 1, 10_000)),
-      ciTarget: number(args.ciTarget, '--ci-target', DEFAULTS.ciTarget, 0.0001, 1),
-      gradedCiTarget: number(args.gradedCiTarget, '--graded-ci-target', DEFAULTS.gradedCiTarget, 0.0001, 1),
-      timeBudgetS: number(args.timeBudgetS, '--time-budget-s', DEFAULTS.timeBudgetS, 0.001, 7 * 24 * 3600),
-    },
+    roundPolicy: roundPolicy(args, rounds),
     thresholds,
     cpuPin: oneOf(args.cpuPin ?? DEFAULTS.cpuPin, ['auto', 'off'] as const, '--cpu-pin', 'setting'),
     ...(args.freshClients ? { freshClients: true } : {}),
@@ -255,11 +229,7 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
         : unique(list(args.streams, '--streams', []).map((s) => integer(s, '--streams', 0, 2, 64))),
     streamsWorkloads: workloads(explicit ?? DEFAULTS.streamsWorkloads),
     contentionWorkloads: workloads(explicit ?? DEFAULTS.contentionWorkloads),
-    timeouts: {
-      readyMs: number(args.readyTimeoutS, '--ready-timeout-s', DEFAULTS.readyTimeoutS, 1, 3600) * 1000,
-      trialMs: number(args.trialTimeoutS, '--trial-timeout-s', DEFAULTS.trialTimeoutS, 1, 3600) * 1000,
-      exitMs: number(args.exitTimeoutS, '--exit-timeout-s', DEFAULTS.exitTimeoutS, 0.1, 600) * 1000,
-    },
+    timeouts: timeouts(args),
     mps: {
       threadPct: args.mpsThreadPct === undefined ? null : integer(args.mpsThreadPct, '--mps-thread-pct', 100, 1, 100),
       memLimit: args.mpsMemLimit === undefined ? null : memoryLimit(args.mpsMemLimit),
@@ -276,6 +246,56 @@ export function resolveBenchOptions(args: BenchArgs, thresholds: Thresholds = DE
     allowBusy: args.allowBusy ?? false,
     thresholdsFile: args.config ?? null,
     gpus: benchGpus(args),
+  };
+}
+
+/** --resume continues a run with its own settings: any flag that would change them is refused. */
+function refuseResumeClash(args: BenchArgs): void {
+  if (args.resume === undefined) return;
+  const clash = MEASUREMENT_FLAGS.find((flag) => args[flag] !== undefined) ?? (args.rest.length > 0 ? '--' : undefined);
+  if (clash)
+    throw new UserError(
+      `--resume continues a run with its own settings: drop --${clash.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+    );
+}
+
+/** Inputs the run would drop without a word: a command after -- without "custom", --set of an unknown workload, --sm-pct without green. */
+function refuseUnused(
+  args: BenchArgs,
+  modes: readonly string[],
+  explicit: readonly string[] | null,
+  overrides: Record<string, unknown>,
+): void {
+  if (args.rest.length > 0 && !explicit?.includes('custom')) {
+    throw new UserError(
+      `the command after -- is the workload "custom": add custom to --workloads (--workloads ${args.workloads},custom) or drop the command`,
+    );
+  }
+  for (const name of Object.keys(overrides)) {
+    if (!BUILTIN_NAMES.includes(name))
+      throw new UserError(`--set ${name}.…: unknown workload "${name}"; choose from ${BUILTIN_NAMES.join(', ')}`);
+  }
+  if (args.smPct !== undefined && !modes.includes('green'))
+    throw new UserError(
+      `--sm-pct ${argText(args.smPct)} sets each green context's share: add green to --modes, or drop it`,
+    );
+}
+
+function roundPolicy(args: BenchArgs, rounds: number): Config['roundPolicy'] {
+  return {
+    minRounds: rounds,
+    maxRounds: Math.max(rounds, integer(args.maxRounds, '--max-rounds', DEFAULTS.maxRounds, 1, 10_000)),
+    ciTarget: number(args.ciTarget, '--ci-target', DEFAULTS.ciTarget, 0.0001, 1),
+    gradedCiTarget: number(args.gradedCiTarget, '--graded-ci-target', DEFAULTS.gradedCiTarget, 0.0001, 1),
+    timeBudgetS: number(args.timeBudgetS, '--time-budget-s', DEFAULTS.timeBudgetS, 0.001, 7 * 24 * 3600),
+  };
+}
+
+function timeouts(args: BenchArgs): Config['timeouts'] {
+  return {
+    readyMs: number(args.readyTimeoutS, '--ready-timeout-s', DEFAULTS.readyTimeoutS, 1, 3600) * 1000,
+    trialMs: number(args.trialTimeoutS, '--trial-timeout-s', DEFAULTS.trialTimeoutS, 1, 3600) * 1000,
+    exitMs: number(args.exitTimeoutS, '--exit-timeout-s', DEFAULTS.exitTimeoutS, 0.1, 600) * 1000,
   };
 }
 

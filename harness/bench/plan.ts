@@ -32,13 +32,7 @@ export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan
   const comparisons: Comparison[] = [];
   const modes: ModeRecord[] = [];
   for (const mode of config.modes) {
-    const skip = !gpu
-      ? `GPU ${config.gpuIndex} not found`
-      : fingerprint
-        ? skipReason(mode, config, fingerprint, gpu)
-        : mode === 'mig'
-          ? 'decided at run time: runs only where MIG is enabled with a MIG device per client'
-          : null;
+    const skip = planSkip(mode, config, fingerprint, gpu);
     modes.push({
       mode,
       status: skip ? 'skipped' : 'ran',
@@ -47,29 +41,46 @@ export function buildPlan(config: Config, fingerprint: Fingerprint | null): Plan
       mps: null,
     });
     if (skip || !gpu) continue;
-    if (mode === 'streams') {
-      const cpus = pinnedCpus(config, usable, 1);
-      comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config, cpus)));
-      if (!config.tenancy) continue;
-    }
-    if (mode === 'streams' || mode === 'green') {
-      // Tenants of one process: one core for the process, pinned as client 0 would be.
-      for (const count of clientCounts(config)) {
-        const cpus = pinnedCpus(config, usable, 1)[0] ?? {};
-        comparisons.push(...config.contentionWorkloads.map((w) => tenancyComparison(mode, w, config, count, cpus)));
-      }
-      continue;
-    }
-    const sweep = config.clientCounts !== undefined;
-    for (const count of clientCounts(config)) {
-      const cpus = pinnedCpus(config, usable, count);
-      const clientEnv = contentionEnv(mode, config, gpu, count).map((env, i) => ({ ...env, ...cpus[i] }));
-      comparisons.push(
-        ...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)),
-      );
-    }
+    comparisons.push(...modeComparisons(mode, config, gpu, usable));
   }
   return { comparisons, modes };
+}
+
+/** Why `mode` is skipped before anything runs; null: it is planned. */
+function planSkip(
+  mode: ModeName,
+  config: Config,
+  fingerprint: Fingerprint | null,
+  gpu: Gpu | undefined,
+): string | null {
+  if (!gpu) return `GPU ${config.gpuIndex} not found`;
+  if (fingerprint) return skipReason(mode, config, fingerprint, gpu);
+  return mode === 'mig' ? 'decided at run time: runs only where MIG is enabled with a MIG device per client' : null;
+}
+
+/** A planned mode's comparisons, in run order. */
+function modeComparisons(mode: ModeName, config: Config, gpu: Gpu, usable: UsableCpus | null): Comparison[] {
+  const comparisons: Comparison[] = [];
+  if (mode === 'streams') {
+    const cpus = pinnedCpus(config, usable, 1);
+    comparisons.push(...config.streamsWorkloads.map((w) => streamsComparison(w, config, cpus)));
+    if (!config.tenancy) return comparisons;
+  }
+  if (mode === 'streams' || mode === 'green') {
+    // Tenants of one process: one core for the process, pinned as client 0 would be.
+    for (const count of clientCounts(config)) {
+      const cpus = pinnedCpus(config, usable, 1)[0] ?? {};
+      comparisons.push(...config.contentionWorkloads.map((w) => tenancyComparison(mode, w, config, count, cpus)));
+    }
+    return comparisons;
+  }
+  const sweep = config.clientCounts !== undefined;
+  for (const count of clientCounts(config)) {
+    const cpus = pinnedCpus(config, usable, count);
+    const clientEnv = contentionEnv(mode, config, gpu, count).map((env, i) => ({ ...env, ...cpus[i] }));
+    comparisons.push(...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)));
+  }
+  return comparisons;
 }
 
 /** Stands in for the GPU in a dry run, where nvidia-smi may be missing. */
@@ -373,7 +384,7 @@ export function processCount(c: Pick<Comparison, 'tenants' | 'clientEnv'>): numb
 
 /**
  * Whether `next`'s clients may start while `c` measures: not with --fresh-clients; only a workload
- * known to hold until told (a built-in, or a command whose ready line said `holds` earlier in the run:
+ * known to wait for start when held (a built-in, or a command whose ready line said `holds` earlier in the run:
  * a command that does not know GPUSHARE_HOLD would start CUDA at once); and only where c's processes and
  * the `starting` importers (all of next's, or those a grown comparison adds) fit on the cores beside the
  * harness's (`cpus`; null: unknown, taken as fitting), so that importing takes no core from a measuring
@@ -385,10 +396,10 @@ export function prestartable(
   c: Pick<Comparison, 'tenants' | 'clientEnv'>,
   next: Pick<Comparison, 'workload' | 'tenants' | 'clientEnv'>,
   cpus: number | null,
-  holds = next.workload.builtin,
+  waitsForStart = next.workload.builtin,
   starting = processCount(next),
 ): boolean {
-  if (config.freshClients === true || !holds) return false;
+  if (config.freshClients === true || !waitsForStart) return false;
   return cpus === null || processCount(c) + starting <= cpus - 1;
 }
 
@@ -431,7 +442,7 @@ export function growable(
 
 /**
  * Prestarting beyond the next comparison: every later comparison's processes, held, as cores free up
- * (see Scheduler.prestartAhead). Held processes then import at idle priority (GPUSHARE_HOLD_IDLE:
+ * (see bench/pool/ahead.ts). Held processes then import at idle priority (GPUSHARE_HOLD_IDLE:
  * gpushare_protocol's SCHED_IDLE, which only a process with CAP_SYS_NICE can leave), so one still
  * importing when a larger comparison measures takes only what that comparison leaves idle.
  */

@@ -62,19 +62,19 @@ export class WorkloadClient {
     env: Record<string, string>,
   ): WorkloadClient {
     const box: { client?: WorkloadClient } = {};
-    // A holding line is news, not an answer: it marks the process imported and never reaches a wait.
+    // A holding line is news, not an answer: it marks the held process imported and never reaches a wait.
     const parse: LineParser<WorkloadMessage> = (line, tooLong) => {
       const parsed = parseLine(line, tooLong);
       if (parsed?.ok !== true || parsed.message.event !== 'holding') return parsed;
-      if (box.client) box.client.holding = true;
+      if (box.client) box.client.imported = true;
       return null;
     };
     box.client = new WorkloadClient(index, label, JsonLinesChild.spawn(runner, argv, workloadEnv(env), parse));
     return box.client;
   }
 
-  /** A held process (HOLD_ENV) said holding: its imports are done and it waits for start, using no core. */
-  holding = false;
+  /** A held process (HOLD_ENV) said `holding`: its imports are done and it waits for start, using no core. */
+  imported = false;
 
   get pid(): number | null {
     return this.child.pid;

@@ -26,6 +26,27 @@ function armGroup(comparison: Comparison, arm: string): string {
   return !fixedWorkStreams(comparison) && arm.startsWith('solo-') ? 'solo' : arm;
 }
 
+/** Per arm group: its samples' SM clocks, the throttle reasons seen, and the clocks of the samples that carried each. */
+type ArmSamples = Map<string, { clocks: number[]; reasons: Set<string>; flagged: Map<string, number[]> }>;
+
+/** The samples tagged with a trial, by the arm group (armOf) of that trial. */
+function armSamples(samples: Run['samples'], armOf: ReadonlyMap<string, string>): ArmSamples {
+  const groups: ArmSamples = new Map();
+  for (const sample of samples) {
+    const group = sample.trialId ? armOf.get(sample.trialId) : undefined;
+    if (group === undefined) continue;
+    const entry = groups.get(group) ?? { clocks: [], reasons: new Set<string>(), flagged: new Map<string, number[]>() };
+    if (sample.smClockMHz !== null) entry.clocks.push(sample.smClockMHz);
+    for (const reason of throttleReasons(sample.clocksEventReasons)) {
+      entry.reasons.add(reason);
+      if (sample.smClockMHz !== null)
+        entry.flagged.set(reason, [...(entry.flagged.get(reason) ?? []), sample.smClockMHz]);
+    }
+    groups.set(group, entry);
+  }
+  return groups;
+}
+
 /** `rounds` are the comparison's (groupRounds); `run` gives the samples and the contamination evidence. */
 export function comparisonValidity(
   run: Pick<Run, 'samples' | 'contamination'>,
@@ -47,20 +68,7 @@ export function comparisonValidity(
     invalid.push(`the GPU was busy when the run started (${run.contamination.join('; ')})`);
 
   const armOf = new Map(trials.map((t) => [t.id, armGroup(comparison, t.arm)]));
-  /** Per arm group: its samples' SM clocks, the throttle reasons seen, and the clocks of the samples that carried each. */
-  const groups = new Map<string, { clocks: number[]; reasons: Set<string>; flagged: Map<string, number[]> }>();
-  for (const sample of run.samples) {
-    const group = sample.trialId ? armOf.get(sample.trialId) : undefined;
-    if (group === undefined) continue;
-    const entry = groups.get(group) ?? { clocks: [], reasons: new Set<string>(), flagged: new Map<string, number[]>() };
-    if (sample.smClockMHz !== null) entry.clocks.push(sample.smClockMHz);
-    for (const reason of throttleReasons(sample.clocksEventReasons)) {
-      entry.reasons.add(reason);
-      if (sample.smClockMHz !== null)
-        entry.flagged.set(reason, [...(entry.flagged.get(reason) ?? []), sample.smClockMHz]);
-    }
-    groups.set(group, entry);
-  }
+  const groups = armSamples(run.samples, armOf);
   const measured = [...groups].filter(([, g]) => g.clocks.length > 0);
   if (measured.length < 2) return { invalid, warnings };
 

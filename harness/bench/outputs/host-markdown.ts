@@ -38,24 +38,7 @@ export function hostMarkdown(
     '## Do the GPUs interfere?',
     '',
   ];
-  if (cross === null) {
-    lines.push(host.gpus.length < 2 ? 'One GPU: there is no neighbour to check.' : 'The cross-GPU check did not run.');
-  } else {
-    const results = crossGpuResults(cross.analysis);
-    lines.push(
-      'Each GPU ran one client alone, and again while time-sliced clients of the same workload loaded every other GPU (paired ABBA rounds, the window released to all clients together). The ratio is its throughput alone ÷ loaded: 1 means a busy neighbour costs nothing (host CPU, PCIe, NVLink and power shared on this host included).',
-      '',
-      `Workloads: ${[...new Map(cross.run.plan.map((c) => [c.workload.name, c.workload])).values()].map((w) => mdCode(workloadText(w))).join('; ')}; run [\`${cross.run.id}\`](${reportOf(cross.run)}).`,
-      '',
-      '| GPU | workload | loaded neighbours | cross-GPU slowdown | within-run 95% CI | half-width | rounds | stopped | valid |',
-      '|---|---|---|---|---|---|---|---|---|',
-      ...results.map((r) => {
-        const s = r.metric.stats;
-        const { victimGpu, loadedGpus, loadersPerGpu } = r.crossGpu;
-        return `| ${victimGpu} | ${mdText(r.metric.metric.workload)} | GPU ${loadedGpus.join(', ')} × ${loadersPerGpu} clients | ${f3(s.value)} | ${s.ci ? `[${f3(s.ci[0])}, ${f3(s.ci[1])}]` : 'n/a'} | ${width(s.halfWidth)} | ${s.n} | ${r.comparison.stop?.reason ?? '—'} | ${r.metric.verdict === 'invalid' ? `no: ${mdText(r.metric.reasons.join('; '))}` : 'yes'} |`;
-      }),
-    );
-  }
+  lines.push(...crossGpuSection(host, cross, reportOf));
   if (host.schedule) lines.push('', `Schedule: ${hostValue(host.schedule.reason)}.`);
   lines.push('', '## Headline ratios per GPU', '');
   const measured = gpus.filter(
@@ -88,4 +71,28 @@ export function hostMarkdown(
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The cross-GPU check's section: each GPU's slowdown beside loaded neighbours, or why there is none. */
+function crossGpuSection(
+  host: HostRun,
+  cross: { run: Run; analysis: Analysis } | null,
+  reportOf: (run: Run) => string,
+): string[] {
+  if (cross === null)
+    return [host.gpus.length < 2 ? 'One GPU: there is no neighbour to check.' : 'The cross-GPU check did not run.'];
+  const results = crossGpuResults(cross.analysis);
+  return [
+    'Each GPU ran one client alone, and again while time-sliced clients of the same workload loaded every other GPU (paired ABBA rounds, the window released to all clients together). The ratio is its throughput alone ÷ loaded: 1 means a busy neighbour costs nothing (host CPU, PCIe, NVLink and power shared on this host included).',
+    '',
+    `Workloads: ${[...new Map(cross.run.plan.map((c) => [c.workload.name, c.workload])).values()].map((w) => mdCode(workloadText(w))).join('; ')}; run [\`${cross.run.id}\`](${reportOf(cross.run)}).`,
+    '',
+    '| GPU | workload | loaded neighbours | cross-GPU slowdown | within-run 95% CI | half-width | rounds | stopped | valid |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...results.map((r) => {
+      const s = r.metric.stats;
+      const { victimGpu, loadedGpus, loadersPerGpu } = r.crossGpu;
+      return `| ${victimGpu} | ${mdText(r.metric.metric.workload)} | GPU ${loadedGpus.join(', ')} × ${loadersPerGpu} clients | ${f3(s.value)} | ${s.ci ? `[${f3(s.ci[0])}, ${f3(s.ci[1])}]` : 'n/a'} | ${width(s.halfWidth)} | ${s.n} | ${r.comparison.stop?.reason ?? '—'} | ${r.metric.verdict === 'invalid' ? `no: ${mdText(r.metric.reasons.join('; '))}` : 'yes'} |`;
+    }),
+  ];
 }

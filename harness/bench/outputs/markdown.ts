@@ -1,7 +1,7 @@
 /** The markdown report: a pure function of a run, its verdicts and the names of its chart files. */
 import { median } from 'simple-statistics';
 import { mdCode, mdText } from '../../core/escape/markdown.js';
-import { isInProcess, MODE_SUBJECT, type ModeCost } from '../../core/mode-decision.js';
+import { isInProcess, MODE_SUBJECT, type ModeCost, type SharingMode } from '../../core/mode-decision.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { measuringPct, type TimeAccount, timeAccountText } from '../../session/time-account.js';
 import { cpuListText, usableCpus } from '../../system/cpus.js';
@@ -148,33 +148,64 @@ function answer(run: Run, analysis: Analysis): string[] {
     return [];
   const measured = measuredFromAnalysis(run, analysis);
   const ts = measured.timeslice;
-  const mps = measured.mps;
   const mig = run.modes.find((m) => m.mode === 'mig');
   const value = (id: string) => analysis.metrics.find((m) => m.metric.id === id)?.stats.value ?? null;
   const lines = ['## Which mode for many small inference services on this GPU?', ''];
   const d = modeDecision(measured);
-  if (d.kind !== 'none') {
-    const weighed = d.compared.map((c) => c.mode);
-    const probe = d.workload === 'custom' ? 'your own command' : 'the small-inference probe';
-    const said = costsText(d.compared);
-    const head = `Measured with ${d.clients} ${mdCode(d.workload)} clients (${probe})`;
-    lines.push(
-      d.kind === 'cheaper'
-        ? `${head}: **${d.mode === 'mps' ? 'MPS' : d.mode === 'timeslice' ? 'time-slicing' : MODE_SUBJECT[d.mode]}** shared this GPU better. ${said}${weighed.length > 2 ? ` Its 95% interval of the slowdown lies below every other mode's (${listText(weighed.filter((m) => m !== d.mode).map((m) => MODE_SUBJECT[m]))}).` : ''}${d.skipped.length > 0 ? ` ${mdText(skippedText(d).replace(/^; n/, 'N'))}.` : ''}`
-        : `${head}: ${mdText(listText(d.tied.map((m) => MODE_SUBJECT[m])))} **measured the same here**: their 95% intervals of the slowdown overlap (${mdText(slowedText(d, d.tied, true))}). ${mdText(decidedText(d))}${d.costlier.length > 0 ? ` ${mdText(costlierText(d))}` : ''} ${said}${d.skipped.length > 0 ? ` ${mdText(skippedText(d).replace(/^; n/, 'N'))}.` : ''}`,
-      '',
-    );
-  } else {
-    lines.push(
-      d.skipped.length > 0
-        ? `This run does not say which sharing mode is cheaper${modeCosts(measured).some((c) => c.workload === 'custom') ? ' for your own command' : ''}: ${mdText(d.reason)}. ${costsText(modeCosts(measured).filter((c) => c.slowdown !== null))}`
-        : 'This run did not measure two sharing modes on a contention workload, so it cannot compare them.',
-    );
-  }
+  lines.push(...decisionLines(d, measured));
   // What breaks in each mode the run measured on a contention workload, whatever the decision.
   const shown = modeCosts(measured)
     .filter((c) => c.slowdown !== null)
     .map((c) => c.mode);
+  const breaks = breakLines(measured, shown);
+  if (d.kind === 'none' && breaks.length > 0) lines.push('');
+  lines.push(...breaks);
+  lines.push(migLine(mig, value(`mig/${ts?.workload ?? 'infer'}/slowdown`)));
+  return lines;
+}
+
+/** The decision's paragraph: the mode that shared this GPU better, the modes that measured the same, or why there is no answer. */
+function decisionLines(
+  d: ReturnType<typeof modeDecision>,
+  measured: ReturnType<typeof measuredFromAnalysis>,
+): string[] {
+  if (d.kind === 'none') {
+    const costs = modeCosts(measured);
+    return [
+      d.skipped.length > 0
+        ? `This run does not say which sharing mode is cheaper${costs.some((c) => c.workload === 'custom') ? ' for your own command' : ''}: ${mdText(d.reason)}. ${costsText(costs.filter((c) => c.slowdown !== null))}`
+        : 'This run did not measure two sharing modes on a contention workload, so it cannot compare them.',
+    ];
+  }
+  const weighed = d.compared.map((c) => c.mode);
+  const probe = d.workload === 'custom' ? 'your own command' : 'the small-inference probe';
+  const said = costsText(d.compared);
+  const head = `Measured with ${d.clients} ${mdCode(d.workload)} clients (${probe})`;
+  const skipped = d.skipped.length > 0 ? ` ${mdText(skippedText(d).replace(/^; n/, 'N'))}.` : '';
+  if (d.kind === 'cheaper') {
+    const others = weighed.filter((m) => m !== d.mode).map((m) => MODE_SUBJECT[m]);
+    const below =
+      weighed.length > 2
+        ? ` Its 95% interval of the slowdown lies below every other mode's (${listText(others)}).`
+        : '';
+    return [`${head}: **${cheaperName(d.mode)}** shared this GPU better. ${said}${below}${skipped}`, ''];
+  }
+  const costlier = d.costlier.length > 0 ? ` ${mdText(costlierText(d))}` : '';
+  return [
+    `${head}: ${mdText(listText(d.tied.map((m) => MODE_SUBJECT[m])))} **measured the same here**: their 95% intervals of the slowdown overlap (${mdText(slowedText(d, d.tied, true))}). ${mdText(decidedText(d))}${costlier} ${said}${skipped}`,
+    '',
+  ];
+}
+
+/** How the decision names the cheaper mode in bold. */
+function cheaperName(mode: SharingMode): string {
+  if (mode === 'mps') return 'MPS';
+  return mode === 'timeslice' ? 'time-slicing' : MODE_SUBJECT[mode];
+}
+
+/** What breaks in each mode `shown` (measured on a contention workload). */
+function breakLines(measured: ReturnType<typeof measuredFromAnalysis>, shown: readonly SharingMode[]): string[] {
+  const { timeslice: ts, mps } = measured;
   const breaks: string[] = [];
   if (ts && shown.includes('timeslice'))
     breaks.push(
@@ -189,20 +220,15 @@ function answer(run: Run, analysis: Analysis): string[] {
     breaks.push(
       `- **${listText(inProcess.map((m) => MODE_SUBJECT[m])).replace(/^./, (x) => x.toUpperCase())}** run every tenant in one process: one CUDA context for all of them, but a fault in one tenant ends them all, and their requests share one Python interpreter.`,
     );
-  if (d.kind === 'none' && breaks.length > 0) lines.push('');
-  lines.push(...breaks);
-  if (mig?.status === 'ran') {
-    const slow = value(`mig/${ts?.workload ?? 'infer'}/slowdown`);
-    lines.push(
-      `- **MIG** ran here: each client on its own slice slowed ${f3(slow)}×. Slices come in fixed shapes (at most 7), and changing them needs the GPU drained and reset.`,
-    );
-  } else {
-    const profiles = mig?.mig?.profiles.map((p) => p.name).join(', ');
-    lines.push(
-      `- **MIG** was not measured: ${mdText(mig?.reason ?? 'not part of this run')}.${profiles ? ` This GPU offers ${mdText(profiles)}: at most 7 fixed-shape slices, each with its own memory and compute, and changing them needs the GPU drained and reset.` : ''}`,
-    );
-  }
-  return lines;
+  return breaks;
+}
+
+/** MIG's line: its slowdown where it ran (`slow`), else why not and what this GPU offers. */
+function migLine(mig: Run['modes'][number] | undefined, slow: number | null): string {
+  if (mig?.status === 'ran')
+    return `- **MIG** ran here: each client on its own slice slowed ${f3(slow)}×. Slices come in fixed shapes (at most 7), and changing them needs the GPU drained and reset.`;
+  const profiles = mig?.mig?.profiles.map((p) => p.name).join(', ');
+  return `- **MIG** was not measured: ${mdText(mig?.reason ?? 'not part of this run')}.${profiles ? ` This GPU offers ${mdText(profiles)}: at most 7 fixed-shape slices, each with its own memory and compute, and changing them needs the GPU drained and reset.` : ''}`;
 }
 
 /** Where each comparison's time went: its windows, its clients' start-up and warm-up, the harness between trials. */
@@ -228,20 +254,60 @@ function simulatedBanner(run: Run): string[] {
 }
 
 export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, version: string): string {
+  const lines = [
+    ...simulatedBanner(run),
+    ...headLines(run, version),
+    ...verdictLines(analysis, charts),
+    '',
+    ...answer(run, analysis),
+    '',
+    ...environmentLines(run),
+  ];
+  for (const mode of MODE_NAMES) {
+    const record = run.modes.find((m) => m.mode === mode);
+    if (record) lines.push(...modeLines(mode, record, analysis, charts));
+  }
+  if (run.config.clientCounts !== undefined) {
+    lines.push(
+      '## Scaling with the number of clients',
+      '',
+      `Each point is a comparison of its own (rounds, CI); one solo arm stands for every client beyond 2 (identical processes). Memory per client: memory.used while the trials ran, less before the clients started, over the clients (context and workload; under MPS with the server's share).`,
+      '',
+    );
+    lines.push(...scalingTable(scalingPoints(analysis)), '');
+    if (charts.clientScaling) lines.push(`![Scaling with the number of clients](${charts.clientScaling})`, '');
+  }
+  if (run.timeAccount) lines.push(...timeTable(run.timeAccount));
+  if (charts.timeline)
+    lines.push('## Timeline', '', `![GPU utilization, SM clock and power with trial windows](${charts.timeline})`, '');
+  for (const w of [...run.warnings, ...(run.sampler.error ? [run.sampler.error] : [])])
+    lines.push(`- warning: ${mdText(w)}`);
+  return `${lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
+}
+
+/** The report's title and the line under it: GPU, driver, date, status, wall time, trials. */
+function headLines(run: Run, version: string): string[] {
   const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
-  const verdicts = analysis.verdicts;
-  const diagnosed = analysis.metrics.filter((m) => m.diagnosis.length > 0);
   const counts = new Map<string, number>();
   for (const t of run.trials) counts.set(t.status, (counts.get(t.status) ?? 0) + 1);
   const wall = run.finishedAt ? ((Date.parse(run.finishedAt) - Date.parse(run.createdAt)) / 1000).toFixed(0) : null;
-  const p = run.fingerprint.python;
-  const lines = [
-    ...simulatedBanner(run),
+  return [
     `# gpushare report: ${run.id}`,
     '',
     `${mdText(gpu?.name ?? 'GPU')} · driver ${mdText(run.fingerprint.driverVersion ?? '?')} · CUDA ${mdText(run.fingerprint.cudaVersion ?? '?')} · ${mdText(run.createdAt.slice(0, 10))} · run ${run.status}${wall ? ` in ${wall} s` : ''} · trials: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ')} · gpushare ${version}`,
     '',
     ...(run.timeAccount ? [mdText(timeAccountText(run.timeAccount)), ''] : []),
+  ];
+}
+
+/** The verdicts' table, their reasons and notes, why some intervals are wide, and the ratios' chart. */
+function verdictLines(analysis: Analysis, charts: ChartLinks): string[] {
+  const verdicts = analysis.verdicts;
+  const diagnosed = analysis.metrics.filter((m) => m.diagnosis.length > 0);
+  return [
     '## Verdicts',
     '',
     "Each within-run CI is an exact order-statistic interval of the median over this run's rounds; its coverage is in brackets. It says how well this run pins the median, not how far a run on another GPU may differ: the gate's band adds that (docs/statistics-and-gate.md). Every slowdown and aggregate throughput is against one client (tenant) alone on the whole GPU, in every mode (under MIG, alone on its own slice); green contexts' in-slice ratios are named so.",
@@ -269,9 +335,14 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
         ]
       : []),
     ...(charts.ratios ? ['', `![Headline ratios with within-run 95% CIs](${charts.ratios})`] : []),
-    '',
-    ...answer(run, analysis),
-    '',
+  ];
+}
+
+/** The environment's table: GPU, driver, Python, MPS, host, settings. */
+function environmentLines(run: Run): string[] {
+  const gpu = gpuAt(run.fingerprint, run.config.gpuIndex);
+  const p = run.fingerprint.python;
+  return [
     '## Environment',
     '',
     '| | |',
@@ -284,74 +355,67 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     `| settings | ${clientCounts(run.config).join(', ')} clients, ${run.config.roundPolicy.minRounds}–${run.config.roundPolicy.maxRounds} rounds (CI targets: headline ±${(run.config.roundPolicy.ciTarget * 100).toFixed(1)}%, graded ±${(run.config.roundPolicy.gradedCiTarget * 100).toFixed(1)}%; ${run.config.roundPolicy.timeBudgetS} s for extra rounds), ${run.config.windowMs} ms windows, CPU pinning ${run.config.cpuPin}, sampling every ${run.config.sampleIntervalMs} ms |`,
     ...(run.contamination.length > 0 ? [`| contaminated | ${mdText(run.contamination.join('; '))} |`] : []),
   ];
-  for (const mode of MODE_NAMES) {
-    const record = run.modes.find((m) => m.mode === mode);
-    if (!record) continue;
-    lines.push('', `## ${modeTitle[mode]}`, '');
-    if (record.status !== 'ran') {
-      lines.push(`${record.status}: ${mdText(String(record.reason))}`);
-      if (record.mig && record.mig.profiles.length > 0) {
-        lines.push('', '| profile | id | SMs | memory (GiB) | instances | placements |', '|---|---|---|---|---|---|');
-        for (const prof of record.mig.profiles) {
-          const place = record.mig.placements.find((pl) => pl.profileId === prof.profileId);
-          lines.push(
-            `| ${mdText(prof.name)} | ${prof.profileId} | ${prof.smCount} | ${prof.memoryGiB} | ${prof.instancesFree}/${prof.instancesTotal} | ${place ? `{${place.starts.join(',')}}:${place.size}` : '?'} |`,
-          );
-        }
-      }
-      continue;
-    }
-    if (record.mps)
-      lines.push(
-        `MPS daemon ${record.mps.controlPid ?? '?'} (servers ${record.mps.serverPids.join(', ') || 'none'}), shut down: ${mdText(record.mps.shutdown)}. Logs: ${record.mps.logFiles.map((l) => mdCode(l)).join(', ') || 'none'}.`,
-        '',
-      );
-    for (const ca of analysis.comparisons.filter((x) => x.comparison.mode === mode)) {
-      const c = ca.comparison;
-      const stop = ca.stop;
-      const pinned = c.clientEnv.map((e) => e.GPUSHARE_CPUS).filter(Boolean);
-      lines.push(
-        `### ${mdText(c.id)}`,
-        '',
-        `${mdCode(workloadText(c.workload))} · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${mdText(pinned.join(', '))}` : ''}`,
-        '',
-      );
-      if (stop?.reason === 'unsupported') {
-        lines.push(`skipped: ${mdText(stop.detail ?? 'unsupported here')}`, '');
-        continue;
-      }
-      lines.push(...(fixedWorkStreams(c) ? streamsTable(ca) : clientTable(ca)), '');
-      lines.push(...causeLines(ca), ...loopLines(ca));
-      lines.push(
-        '| ratio | median | within-run CI (coverage) | half-width | rounds | outliers | meaning |',
-        '|---|---|---|---|---|---|---|',
-        ...ca.metrics.map(metricRow),
-        '',
-      );
-    }
-    if (mode === 'streams' && charts.scaling) lines.push(`![Speedup against streams](${charts.scaling})`, '');
-    if (mode !== 'streams' && charts.clients && mode === 'timeslice')
-      lines.push(`![Per-client slowdown](${charts.clients})`, '');
-  }
-  if (run.config.clientCounts !== undefined) {
+}
+
+/** A mode's section: why it was skipped (with MIG's profiles), or its daemon, its comparisons and its chart. */
+function modeLines(
+  mode: (typeof MODE_NAMES)[number],
+  record: Run['modes'][number],
+  analysis: Analysis,
+  charts: ChartLinks,
+): string[] {
+  const lines = ['', `## ${modeTitle[mode]}`, ''];
+  if (record.status !== 'ran') return [...lines, ...skippedModeLines(record)];
+  if (record.mps)
     lines.push(
-      '## Scaling with the number of clients',
-      '',
-      `Each point is a comparison of its own (rounds, CI); one solo arm stands for every client beyond 2 (identical processes). Memory per client: memory.used while the trials ran, less before the clients started, over the clients (context and workload; under MPS with the server's share).`,
+      `MPS daemon ${record.mps.controlPid ?? '?'} (servers ${record.mps.serverPids.join(', ') || 'none'}), shut down: ${mdText(record.mps.shutdown)}. Logs: ${record.mps.logFiles.map((l) => mdCode(l)).join(', ') || 'none'}.`,
       '',
     );
-    lines.push(...scalingTable(scalingPoints(analysis)), '');
-    if (charts.clientScaling) lines.push(`![Scaling with the number of clients](${charts.clientScaling})`, '');
+  for (const ca of analysis.comparisons.filter((x) => x.comparison.mode === mode)) lines.push(...comparisonLines(ca));
+  if (mode === 'streams' && charts.scaling) lines.push(`![Speedup against streams](${charts.scaling})`, '');
+  if (mode !== 'streams' && charts.clients && mode === 'timeslice')
+    lines.push(`![Per-client slowdown](${charts.clients})`, '');
+  return lines;
+}
+
+/** A mode that did not run: why, and for MIG the profiles this GPU offers. */
+function skippedModeLines(record: Run['modes'][number]): string[] {
+  const lines = [`${record.status}: ${mdText(String(record.reason))}`];
+  if (record.mig && record.mig.profiles.length > 0) {
+    lines.push('', '| profile | id | SMs | memory (GiB) | instances | placements |', '|---|---|---|---|---|---|');
+    for (const prof of record.mig.profiles) {
+      const place = record.mig.placements.find((pl) => pl.profileId === prof.profileId);
+      lines.push(
+        `| ${mdText(prof.name)} | ${prof.profileId} | ${prof.smCount} | ${prof.memoryGiB} | ${prof.instancesFree}/${prof.instancesTotal} | ${place ? `{${place.starts.join(',')}}:${place.size}` : '?'} |`,
+      );
+    }
   }
-  if (run.timeAccount) lines.push(...timeTable(run.timeAccount));
-  if (charts.timeline)
-    lines.push('## Timeline', '', `![GPU utilization, SM clock and power with trial windows](${charts.timeline})`, '');
-  for (const w of [...run.warnings, ...(run.sampler.error ? [run.sampler.error] : [])])
-    lines.push(`- warning: ${mdText(w)}`);
-  return `${lines
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trimEnd()}\n`;
+  return lines;
+}
+
+/** One comparison's section: its workload and stop, its clients' table, causes, loop check and ratios. */
+function comparisonLines(ca: ComparisonAnalysis): string[] {
+  const c = ca.comparison;
+  const stop = ca.stop;
+  const pinned = c.clientEnv.map((e) => e.GPUSHARE_CPUS).filter(Boolean);
+  const lines = [
+    `### ${mdText(c.id)}`,
+    '',
+    `${mdCode(workloadText(c.workload))} · ${stop ? `${stop.rounds} rounds, stopped: ${stop.reason}` : 'not finished'}${pinned.length > 0 ? ` · clients pinned to CPUs ${mdText(pinned.join(', '))}` : ''}`,
+    '',
+  ];
+  if (stop?.reason === 'unsupported') return [...lines, `skipped: ${mdText(stop.detail ?? 'unsupported here')}`, ''];
+  return [
+    ...lines,
+    ...(fixedWorkStreams(c) ? streamsTable(ca) : clientTable(ca)),
+    '',
+    ...causeLines(ca),
+    ...loopLines(ca),
+    '| ratio | median | within-run CI (coverage) | half-width | rounds | outliers | meaning |',
+    '|---|---|---|---|---|---|---|',
+    ...ca.metrics.map(metricRow),
+    '',
+  ];
 }
 
 /** "16 CPUs", or what a cpuset and a quota left the run: "64 CPUs, of which the run could use 8-11 and had a quota of 2.5 CPUs: 2 at once". */

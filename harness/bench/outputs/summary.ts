@@ -116,19 +116,7 @@ export function summaryText(
     `${gpu?.name ?? 'unknown GPU'}, driver ${run.fingerprint.driverVersion ?? '?'}, CUDA ${run.fingerprint.cudaVersion ?? '?'}; trials: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`,
   ];
   for (const mode of run.modes) if (mode.status !== 'ran') lines.push(`${mode.mode}: ${mode.status}: ${mode.reason}`);
-  const shown = all ? analysis.metrics : analysis.verdicts;
-  if (shown.length > 0) {
-    lines.push('', ...table(analysis, shown));
-    const more = analysis.metrics.length - shown.length;
-    if (more > 0) lines.push(`(${more} more ratios in the report and in gpushare show --all)`);
-    lines.push('');
-    for (const v of shown) for (const reason of [...v.reasons, ...v.warnings]) lines.push(`${v.metric.id}: ${reason}`);
-    for (const v of shown)
-      if (v.diagnosis.length > 0)
-        lines.push(
-          `${v.metric.id}: wider than ±${((v.target ?? REPORT_HALF_WIDTH) * 100).toFixed(0)}%: ${v.diagnosis.join('; ')}`,
-        );
-  }
+  lines.push(...ratioLines(analysis, all ? analysis.metrics : analysis.verdicts));
   for (const warning of run.warnings) lines.push(`warning: ${warning}`);
   if (run.sampler.error) lines.push(`warning: ${run.sampler.error}`);
   if (run.timeAccount) lines.push(timeAccountText(run.timeAccount));
@@ -137,6 +125,22 @@ export function summaryText(
   // Each line shown escaped (the GPU's name, reasons and warnings are the run's text), then folded;
   // the run's directory last and whole, for a script or a reader to copy.
   return `${[...lines.flatMap((line) => wrapLine(termText(line), columns)), termText(`results: ${dir}`)].join('\n')}\n`;
+}
+
+/** The ratios `shown` as a table, how many more there are, then each one's reasons, warnings and diagnosis. */
+function ratioLines(analysis: Analysis, shown: Analysis['metrics']): string[] {
+  if (shown.length === 0) return [];
+  const lines = ['', ...table(analysis, shown)];
+  const more = analysis.metrics.length - shown.length;
+  if (more > 0) lines.push(`(${more} more ratios in the report and in gpushare show --all)`);
+  lines.push('');
+  for (const v of shown) for (const reason of [...v.reasons, ...v.warnings]) lines.push(`${v.metric.id}: ${reason}`);
+  for (const v of shown)
+    if (v.diagnosis.length > 0)
+      lines.push(
+        `${v.metric.id}: wider than ±${((v.target ?? REPORT_HALF_WIDTH) * 100).toFixed(0)}%: ${v.diagnosis.join('; ')}`,
+      );
+  return lines;
 }
 
 /** One line on gpushare's own loop over every process checked (a flagged comparison also says so in its notes); none before 2026-11-27. */

@@ -1,0 +1,192 @@
+/**
+ * What every pool policy shares: starting a comparison's processes, awaiting and checking their ready
+ * lines, recording their start (run.clientStarts), and closing them with their stderr kept.
+ */
+import { Interrupted } from '../../core/errors.js';
+import type { ClientReply } from '../../workload/client.js';
+import { type ReadyMessage, TENANTS_ENV } from '../../workload/protocol.js';
+import { type PlannedTrial, processCount } from '../plan.js';
+import type { Comparison, ModeRecord, Run } from '../record/schema.js';
+import { awaitReady, startClients } from './processes.js';
+import type {
+  ClientGroup,
+  ClientPool,
+  EarlyDaemon,
+  Lease,
+  PoolContext,
+  PoolMode,
+  Readiness,
+  ReadyReplies,
+} from './types.js';
+
+export abstract class PoolBase implements ClientPool {
+  constructor(protected readonly ctx: PoolContext) {}
+
+  abstract acquire(c: Comparison, mode: PoolMode): Promise<Lease>;
+
+  async ready(lease: Lease): Promise<Readiness> {
+    const { clients } = lease.group;
+    // Kept processes said ready when they started: only the others say it now.
+    const keptReady = clients
+      .slice(0, lease.kept)
+      .map((client): ClientReply<ReadyMessage> => ({ kind: 'message', message: client.lastReady as ReadyMessage }));
+    const ready = [
+      ...keptReady,
+      ...(await awaitReady(clients.slice(lease.kept), this.ctx.run.config.timeouts.readyMs, this.ctx.signal)),
+    ];
+    const notReady = ready.findIndex((r) => r.kind !== 'message');
+    const unsupported =
+      notReady === -1 ? tenancyRefusal(lease.comparison, ready as ReadyReplies) : unsupportedReply(ready[notReady]);
+    if (unsupported !== null) return { kind: 'unsupported', reason: unsupported };
+    if (notReady !== -1) return { kind: 'failed', client: notReady, reply: ready[notReady] as ClientReply<unknown> };
+    this.recordStart(lease, ready as ReadyReplies);
+    if (lease.mode.daemon) await lease.mode.daemon.serverPids();
+    await this.measuring(lease, ready as ReadyReplies);
+    return { kind: 'ready' };
+  }
+
+  /** The lease's processes are ready and its trials begin: what the policy prepares meanwhile. */
+  protected async measuring(_lease: Lease, _ready: ReadyReplies): Promise<void> {}
+
+  beforeTrial(_lease: Lease, _planned: PlannedTrial): () => void {
+    return () => undefined;
+  }
+
+  async afterTrial(_lease: Lease): Promise<void> {}
+
+  /** Whether the policy carries the finished lease's processes on to the next comparison (it takes them if so). */
+  protected carryOn(_lease: Lease): boolean {
+    return false;
+  }
+
+  async release(lease: Lease, finished: boolean): Promise<void> {
+    const { run, clock, signal } = this.ctx;
+    const c = lease.comparison;
+    const { clients, forget } = lease.group;
+    // Kept for the next comparison, or told to exit; their stderr so far is kept either way.
+    const carriedOn = finished && !signal.aborted && this.carryOn(lease);
+    const exitMs = signal.aborted ? 0 : run.config.timeouts.exitMs;
+    const closed = carriedOn ? [] : await Promise.all(clients.map((client) => client.close(exitMs)));
+    const start = run.clientStarts?.find((s) => s.comparisonId === c.id && s.startedUs === lease.startedUs);
+    if (start) start.endUs = clock.monotonicUs();
+    if (!carriedOn) for (const f of forget) f();
+    for (const [i, client] of clients.entries()) {
+      if (closed[i] === 'killed' && !signal.aborted)
+        this.ctx.warn(`${client.label} did not exit within ${exitMs} ms of the exit command and was killed`);
+      const stderr = client.stderrTail();
+      if (stderr) await this.ctx.store.writeText(`logs/${c.id.replace(/\//g, '-')}-c${i}.stderr.log`, stderr);
+    }
+  }
+
+  async endMode(): Promise<void> {}
+
+  takeEarlyDaemon(_record: ModeRecord): EarlyDaemon | null {
+    return null;
+  }
+
+  async close(): Promise<void> {}
+
+  /** c's client processes from index `from` on (see startClients), each on the reaper until it has exited. */
+  protected spawnGroup(
+    c: Comparison,
+    modeEnv: Record<string, string>,
+    extraEnv: Record<string, string>,
+    from = 0,
+    to = processCount(c),
+  ): ClientGroup {
+    const clients = startClients(this.ctx.runner, c, this.ctx.gpuUuid, modeEnv, extraEnv, from, to);
+    return {
+      comparisonId: c.id,
+      startedFor: c.id,
+      from,
+      clients,
+      forget: clients.map((client) => this.ctx.reaper.add(() => client.kill())),
+    };
+  }
+
+  protected throwIfAborted(): void {
+    const { signal } = this.ctx;
+    if (signal.aborted) throw new Interrupted(signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
+  }
+
+  protected async closeGroup(group: ClientGroup): Promise<void> {
+    const exitMs = this.ctx.signal.aborted ? 0 : this.ctx.run.config.timeouts.exitMs;
+    await Promise.all(group.clients.map((client) => client.close(exitMs)));
+    for (const f of group.forget) f();
+  }
+
+  private recordStart(lease: Lease, ready: ReadyReplies): void {
+    const from = lease.carriedFrom;
+    (this.ctx.run.clientStarts ??= []).push({
+      comparisonId: lease.comparison.id,
+      startedUs: lease.startedUs,
+      readyUs: this.ctx.clock.monotonicUs(),
+      ...(lease.prestarted ? { prestarted: true as const } : {}),
+      ...readyMemory(ready),
+      ...(from?.carry === 'switch' ? { switchedFrom: from.startedFor, ...releasedMemory(ready) } : {}),
+      ...(from?.carry === 'grow' ? { grownFrom: from.startedFor } : {}),
+    });
+  }
+}
+
+/** A lease of processes started now for the whole of `c`. */
+export function freshLease(c: Comparison, mode: PoolMode, group: ClientGroup, startedUs: number): Lease {
+  return { comparison: c, mode, group, kept: 0, startedUs, prestarted: false, carriedFrom: null, carryTo: null };
+}
+
+/** The comparison that runs after `c` in this run (skipped modes and stopped comparisons left out); null: none. */
+export function nextComparison(run: Run, c: Comparison): Comparison | null {
+  return laterComparisons(run, c)[0] ?? null;
+}
+
+/** The comparisons that run after `c` in this run, in order (skipped modes and stopped comparisons left out). */
+export function laterComparisons(run: Run, c: Comparison): Comparison[] {
+  const ran = new Set(run.modes.filter((m) => m.status === 'ran').map((m) => m.mode));
+  const order = run.modes.flatMap((m) =>
+    run.plan.filter((x) => x.mode === m.mode && ran.has(x.mode) && !run.stops.some((s) => s.comparisonId === x.id)),
+  );
+  const at = order.indexOf(c);
+  return at === -1 ? [] : order.slice(at + 1);
+}
+
+/** A workload that said it cannot run so here (green contexts): its words; null for any other failure. */
+function unsupportedReply(reply: ClientReply<ReadyMessage> | undefined): string | null {
+  return reply?.kind === 'failed' && reply.unsupported ? reply.reason : null;
+}
+
+/** Why a ready process cannot serve an in-process comparison (an older protocol, another tenant count); null if it can. */
+function tenancyRefusal(c: Comparison, ready: ReadyReplies): string | null {
+  if (c.tenants === undefined) return null;
+  const m = (ready[0] as ReadyReplies[number]).message;
+  if (m.protocol < 3)
+    return `workload "${c.workload.name}" speaks protocol ${m.protocol}, which has no tenants: in-process modes need protocol 3 (gpushare_protocol.serve speaks it)`;
+  if ((m.tenants ?? 1) !== c.tenants)
+    return `workload "${c.workload.name}" built ${m.tenants ?? 1} tenant(s) where ${TENANTS_ENV}=${c.tenants} asked for ${c.tenants}`;
+  return null;
+}
+
+/** What the ready lines say the processes' allocators hold, for the record (see clientStarts in the run schema). */
+function readyMemory(
+  ready: ReadyReplies,
+): Pick<NonNullable<Run['clientStarts']>[number], 'processes' | 'memoryReservedMiB' | 'graphPoolMiB' | 'tenantSms'> {
+  const sum = (pick: (m: ReadyMessage) => number | null | undefined) => {
+    const values = ready.map((r) => pick(r.message));
+    return values.every((v): v is number => typeof v === 'number') ? values.reduce((a, b) => a + b, 0) : null;
+  };
+  const sms = ready[0]?.message.tenantSms;
+  return {
+    processes: ready.length,
+    memoryReservedMiB: sum((m) => m.memoryReservedMiB),
+    graphPoolMiB: sum((m) => m.graphPoolMiB),
+    ...(sms !== undefined ? { tenantSms: sms } : {}),
+  };
+}
+
+/** What switched processes' previous workload held and left once released, summed over the processes, MiB. */
+function releasedMemory(ready: ReadyReplies): Pick<NonNullable<Run['clientStarts']>[number], 'released'> {
+  const sum = (pick: (r: NonNullable<ReadyMessage['released']>) => number | null) => {
+    const values = ready.map((r) => (r.message.released ? pick(r.message.released) : null));
+    return values.every((v): v is number => v !== null) ? values.reduce((a, b) => a + b, 0) : null;
+  };
+  return { released: { memoryReservedMiB: sum((r) => r.memoryReservedMiB), leftMiB: sum((r) => r.leftMiB) } };
+}

@@ -1,0 +1,236 @@
+/**
+ * Bench's client pool, each policy alone, with the simulator's workload processes (simulator/bin/python3)
+ * as clients: which processes a comparison gets, which it keeps, starts early or stops, and what the
+ * run records of their start. The trial loop that uses the pool is test/unit/scheduler.test.ts's.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { buildPlan } from '../../harness/bench/plan.js';
+import { AheadPool } from '../../harness/bench/pool/ahead.js';
+import { choosePolicy } from '../../harness/bench/pool/choose.js';
+import { FreshPool } from '../../harness/bench/pool/fresh.js';
+import { createPool } from '../../harness/bench/pool/index.js';
+import type { ClientPool, PoolContext, PoolMode } from '../../harness/bench/pool/types.js';
+import { WarmPool } from '../../harness/bench/pool/warm.js';
+import type { Comparison, Run } from '../../harness/bench/record/schema.js';
+import { systemClock } from '../../harness/core/clock.js';
+import type { ProcessRunner } from '../../harness/core/process.js';
+import { usableCpus } from '../../harness/system/cpus.js';
+import { Reaper } from '../../harness/system/proc/reaper.js';
+import { createRunner } from '../../harness/system/proc/runner.js';
+import { fakePath } from '../helpers.js';
+import { testConfig } from './config-fixture.js';
+
+const MODE: PoolMode = { env: {}, daemon: null };
+
+/** A time-sliced run of `workloads`' comparisons, 2 clients each; `custom`: each runs spin's script as a command of the user's. */
+function newRun(workloads: string[], custom = false): Run {
+  const base = testConfig({ modes: ['timeslice'] });
+  const config = { ...base, contentionWorkloads: base.contentionWorkloads.filter((w) => workloads.includes(w.name)) };
+  const plan = buildPlan(config, null);
+  const spin = plan.comparisons.find((c) => c.workload.name === 'spin')?.workload;
+  if (custom && spin) for (const c of plan.comparisons) c.workload = { ...spin, name: 'mine', builtin: false };
+  return {
+    ...({} as Run),
+    config,
+    plan: plan.comparisons,
+    modes: plan.modes,
+    stops: [],
+    trials: [],
+    fingerprint: { gpus: [], host: { cpus: 8 } } as unknown as Run['fingerprint'],
+  };
+}
+
+/** The simulator's python3 as every client, each spawn's environment kept in `spawns`. */
+function context(run: Run, over: Partial<PoolContext> = {}, env: Record<string, string> = {}) {
+  const inner = createRunner({ ...process.env, PATH: fakePath(), ...env });
+  const spawns: Array<Record<string, string>> = [];
+  const runner: ProcessRunner = {
+    exec: (argv, options) => inner.exec(argv, options),
+    which: (name) => inner.which(name),
+    spawn: (argv, options) => {
+      spawns.push(options?.env ?? {});
+      return inner.spawn(argv, options);
+    },
+  };
+  const warnings: string[] = [];
+  const ctx: PoolContext = {
+    run,
+    runner,
+    clock: systemClock,
+    reaper: new Reaper(),
+    signal: new AbortController().signal,
+    store: { writeText: async () => undefined },
+    warn: (message) => warnings.push(message),
+    startDaemon: async () => ({ ok: false, reason: 'no MPS in this test', logs: [] }),
+    gpuUuid: 'GPU-0',
+    cpus: usableCpus(run.fingerprint.host),
+    prestarted: null,
+    ahead: null,
+    ...over,
+  };
+  return { ctx, spawns, warnings };
+}
+
+/** Comparison `i` of the run's plan. */
+const at = (run: Run, i: number) => run.plan[i] as Comparison;
+
+/** Whether process `pid` is stopped (SIGSTOP), from /proc. */
+const stopped = (pid: number | null) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('T');
+
+/** Waits for `done` (a condition), within a deadline. */
+async function until(done: () => boolean, deadlineMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + deadlineMs;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  return done();
+}
+
+/** acquire and ready, which must say ready. */
+async function ready(pool: ClientPool, c: Comparison) {
+  const lease = await pool.acquire(c, MODE);
+  expect(await pool.ready(lease)).toEqual({ kind: 'ready' });
+  return lease;
+}
+
+describe('choosePolicy: which pool a run gets', () => {
+  const all = ['fresh', 'warm', 'ahead'] as const;
+  it.each([
+    [{ freshClients: true, ahead: true }, all, 'fresh'],
+    [{ freshClients: false, ahead: false }, all, 'warm'],
+    [{ freshClients: false, ahead: true }, all, 'ahead'],
+    // A policy deleted from the registry: the next one left.
+    [{ freshClients: false, ahead: true }, ['fresh', 'warm'], 'warm'],
+    [{ freshClients: false, ahead: true }, ['fresh'], 'fresh'],
+    [{ freshClients: false, ahead: false }, ['fresh', 'ahead'], 'fresh'],
+  ] as const)('%j among %j: %s', (wanted, registered, expected) => {
+    expect(choosePolicy(wanted, registered)).toBe(expected);
+  });
+
+  it('createPool builds the chosen one', () => {
+    const run = newRun(['spin']);
+    expect(createPool({ freshClients: true }, context(run).ctx)).toBeInstanceOf(FreshPool);
+    expect(createPool({}, context(run).ctx)).toBeInstanceOf(WarmPool);
+    expect(createPool({}, context(run, { ahead: { maxHeld: 2 } }).ctx)).toBeInstanceOf(AheadPool);
+  });
+});
+
+describe('fresh pool (--fresh-clients)', () => {
+  it('starts each comparison’s processes when it begins and stops them when it ends', async () => {
+    const run = newRun(['spin', 'gemm']);
+    const { ctx } = context(run);
+    const pool = new FreshPool(ctx);
+    const spin = await ready(pool, at(run, 0));
+    expect(spin.group.clients.every((c) => c.running)).toBe(true);
+    await pool.release(spin, true);
+    expect(spin.group.clients.some((c) => c.running)).toBe(false);
+    const gemm = await ready(pool, at(run, 1));
+    const pids = (lease: typeof spin) => lease.group.clients.map((c) => c.pid);
+    expect(pids(gemm).some((pid) => pids(spin).includes(pid))).toBe(false);
+    await pool.release(gemm, true);
+    await pool.close();
+    expect(run.clientStarts?.map((s) => Object.keys(s).sort())).toEqual([
+      ['comparisonId', 'endUs', 'graphPoolMiB', 'memoryReservedMiB', 'processes', 'readyUs', 'startedUs'],
+      ['comparisonId', 'endUs', 'graphPoolMiB', 'memoryReservedMiB', 'processes', 'readyUs', 'startedUs'],
+    ]);
+    expect(run.clientStarts?.[0]).toMatchObject({ comparisonId: 'timeslice/spin', processes: 2 });
+  });
+});
+
+describe('warm pool', () => {
+  it('switches a finished comparison’s processes to the next built-in workload and records the switch', async () => {
+    const run = newRun(['spin', 'gemm']);
+    const pool = new WarmPool(context(run).ctx);
+    const spin = await ready(pool, at(run, 0));
+    expect(spin.carryTo).toMatchObject({ carry: 'switch', next: { id: 'timeslice/gemm' } });
+    await pool.release(spin, true);
+    expect(spin.group.clients.every((c) => c.running)).toBe(true);
+    const gemm = await ready(pool, at(run, 1));
+    expect(gemm.group.clients).toEqual(spin.group.clients);
+    expect(gemm.group.clients.map((c) => c.lastReady?.workload)).toEqual(['gemm', 'gemm']);
+    expect(run.clientStarts?.[1]).toMatchObject({ comparisonId: 'timeslice/gemm', switchedFrom: 'timeslice/spin' });
+    // The last comparison's processes have nowhere to go: they exit.
+    await pool.release(gemm, true);
+    expect(gemm.group.clients.some((c) => c.running)).toBe(false);
+    await pool.close();
+  });
+
+  it('a comparison that did not finish as planned keeps nothing: the next one starts its own', async () => {
+    const run = newRun(['spin', 'gemm']);
+    const { ctx, spawns } = context(run);
+    const pool = new WarmPool(ctx);
+    const spin = await ready(pool, at(run, 0));
+    await pool.release(spin, false);
+    expect(spin.group.clients.some((c) => c.running)).toBe(false);
+    const gemm = await ready(pool, at(run, 1));
+    expect(spawns).toHaveLength(4);
+    await pool.release(gemm, true);
+    await pool.close();
+  });
+
+  it('prestarts the next comparison’s processes held once its command said it holds, and tells them to start at its turn', async () => {
+    const run = newRun(['spin', 'gemm'], true);
+    const { ctx, spawns } = context(run);
+    const pool = new WarmPool(ctx);
+    const first = await ready(pool, at(run, 0));
+    // Custom commands do not switch: the next comparison's own processes, held, import meanwhile.
+    expect(first.carryTo).toBeNull();
+    expect(spawns.map((env) => env.GPUSHARE_HOLD ?? '-')).toEqual(['-', '-', '1', '1']);
+    expect(spawns[2]?.GPUSHARE_HOLD_IDLE).toBeUndefined();
+    await pool.release(first, true);
+    const second = await ready(pool, at(run, 1));
+    expect(second.prestarted).toBe(true);
+    expect(spawns).toHaveLength(4);
+    expect(run.clientStarts?.[1]).toMatchObject({ comparisonId: 'timeslice/gemm', prestarted: true });
+    await pool.release(second, true);
+    await pool.close();
+    expect(second.group.clients.some((c) => c.running)).toBe(false);
+  });
+
+  it('close tells held processes of comparisons that never ran to exit', async () => {
+    const run = newRun(['spin', 'gemm'], true);
+    const pool = new WarmPool(context(run).ctx);
+    const first = await ready(pool, at(run, 0));
+    await pool.release(first, false);
+    await pool.close();
+    const second = await pool.acquire(at(run, 1), MODE); // nothing held any more: started anew
+    expect(second.prestarted).toBe(false);
+    await pool.release(second, false);
+  });
+});
+
+describe('ahead pool (root, unpinned)', () => {
+  it('prestarts later comparisons at idle priority up to maxHeld, and stops the importers a trial leaves no core for', async () => {
+    const run = newRun(['spin', 'gemm', 'infer'], true);
+    run.fingerprint = { gpus: [], host: { cpus: 4 } } as unknown as Run['fingerprint'];
+    run.config.timeouts.exitMs = 500; // importers read no stdin: they are killed at once
+    // Held processes import for ever (they never say holding): each takes a core while it runs.
+    const { ctx, spawns } = context(run, { ahead: { maxHeld: 3 } }, { FAKE_WORKLOAD: 'slow-import' });
+    const pool = new AheadPool(ctx, { maxHeld: 3 });
+    const first = await ready(pool, at(run, 0));
+    // 4 cores: the harness's, and one for the solo arm, leave 2 for importers (fewer than maxHeld).
+    expect(spawns.map((env) => `${env.GPUSHARE_HOLD ?? '-'}${env.GPUSHARE_HOLD_IDLE ?? '-'}`)).toEqual([
+      '--',
+      '--',
+      '11',
+      '11',
+    ]);
+    const contended = first.comparison.arms.find((arm) => arm.clients.length === 2);
+    const planned = { id: 't', comparison: first.comparison, arm: contended, round: 0 } as never;
+    const after = pool.beforeTrial(first, planned);
+    // 2 measuring + 2 importing on the 3 cores beside the harness's: the last started importer stops.
+    const importers = (await heldClients(pool)).map((c) => c.pid);
+    expect(await until(() => stopped(importers[1] ?? null) === true)).toBe(true);
+    expect(stopped(importers[0] ?? null)).toBe(false);
+    after();
+    expect(await until(() => stopped(importers[1] ?? null) === false)).toBe(true);
+    await pool.release(first, false);
+    await pool.close();
+  });
+});
+
+/** The processes an ahead pool holds for later comparisons (its `held` groups). */
+async function heldClients(pool: AheadPool) {
+  return (pool as unknown as { held: Array<{ clients: Array<{ pid: number | null }> }> }).held.flatMap(
+    (g) => g.clients,
+  );
+}
