@@ -56,7 +56,7 @@ export interface CliResult {
  * Runs argv through `run(argv, deps)` in this process, as main does, with fake deps: output captured,
  * the processes it starts given the fakes first on PATH (or `options.path`) and `env` on top of this
  * process's environment, which stays untouched, so runs may overlap. `cwd` (default: a fresh empty
- * directory) is where default output (results/, reports/) would go. A bug, which main would print
+ * directory) is where default output (runs/results/, runs/reports/) would go. A bug, which main would print
  * with its stack and exit 70, rejects.
  */
 export async function runCli(
@@ -125,6 +125,14 @@ export const H200_STREAMS_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-d7edc0'
 export const H100_MIX_RUN = path.join(FIXTURE_RUNS, '2026-11-24-h100-80gb-hbm3-mix-35ef80');
 /** The H100 client sweep (2026-11-27): infer at 2, 4 and 8 clients and tenants in every mode but MIG. */
 export const H100_SWEEP_RUN = path.join(FIXTURE_RUNS, '2026-11-27-h100-80gb-hbm3-01535a');
+/** resnet18 through examples/torchvision_model.py on the H100: a custom workload, time-sliced and MPS. */
+export const CUSTOM_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-c67faf');
+/** A capacity run on the H100 (capacity.json). */
+export const CAPACITY_RUN = path.join(FIXTURE_RUNS, '2026-11-23-h100-80gb-hbm3-capacity-7490ed');
+/** A probe run on the H100 (probe.json). */
+export const PROBE_RUN = path.join(FIXTURE_RUNS, '2026-11-23-h100-80gb-hbm3-probe-84e6b8');
+/** A two-GPU H200 host (--gpus all): host.json, gpu0/, gpu1/ and the cross run. */
+export const MULTI_GPU_RUN = path.join(FIXTURE_RUNS, '2026-11-23-h200-x2-73884e');
 
 /** Copies a run directory and rewrites its run.json through `edit`. */
 export function editedCopy(runDir: string, edit: (run: Run) => void): string {

@@ -79,7 +79,7 @@ export const BENCH_FLAGS = {
   out: {
     type: 'string',
     describe: 'run directory (with --gpus: the parent directory)',
-    defaultDescription: 'results/<date>-<gpu>-<id>',
+    defaultDescription: 'runs/results/<date>-<gpu>-<id>',
   },
   'sm-pct': {
     type: 'number',

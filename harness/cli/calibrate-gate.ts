@@ -1,7 +1,8 @@
 /**
  * `npm run calibrate:gate -- [<results dir>] [--measured YYYY-MM-DD] [--out FILE]`: how often the
  * gate calls equal runs changed, and how small a change it catches, on committed default-suite runs
- * (found by their config; the largest set measured alike). Every pair of runs (the earlier one the
+ * (found by their config; the largest set measured alike): those of the evidence branch's results/, as
+ * main keeps too few (docs/evidence.md says how to check it out). Every pair of runs (the earlier one the
  * baseline) is gated with the band learned from the other runs (both of the pair left out) and with
  * the default floors, and every run against random directories of other runs; each as A/A (nothing
  * changed) and with a planted slowdown of its shared arm (plant-slowdown.ts), re-analysed by bench's analysis.
@@ -65,6 +66,7 @@ function isDefaultSuite(run: Run): boolean {
 
 async function loadRuns(): Promise<Run[]> {
   const runs: Run[] = [];
+  if (!existsSync(dir)) return runs;
   for (const name of readdirSync(dir).sort()) {
     if (!existsSync(path.join(dir, name, 'run.json'))) continue;
     const run = await loadRun(path.join(dir, name)).catch(() => null);
@@ -210,7 +212,10 @@ function report(title: string, result: ReturnType<typeof scenario>, runs: readon
 async function main() {
   const started = Date.now();
   const runs = await loadRuns();
-  if (runs.length < 4) throw new Error(`need at least 4 default-suite runs under ${dir}, found ${runs.length}`);
+  if (runs.length < 4)
+    throw new Error(
+      `need at least 4 default-suite runs under ${dir}, found ${runs.length}: the runs it was calibrated on are on the evidence branch (git worktree add ../gpushare-evidence evidence, then npm run calibrate:gate -- ../gpushare-evidence/results)`,
+    );
   const analyses = runs.map((r) => analyze(r));
   const planted = runs.map((r) => analyze(plantSlowdown(r, PLANTED)));
   const noiseBand = (runs[0] as Run).config.thresholds.noiseBand;

@@ -9,7 +9,7 @@ import type { AppDeps } from '../core/deps.js';
 import { SIMULATE_ENV, simulatedRunner } from '../system/simulator.js';
 
 const DEMO_FLAGS = {
-  out: { type: 'string', describe: 'run directory', defaultDescription: 'results/<date>-simulated-<gpu>-<id>' },
+  out: { type: 'string', describe: 'run directory', defaultDescription: 'runs/results/<date>-simulated-<gpu>-<id>' },
   quiet: { type: 'boolean', describe: 'no progress lines' },
   json: { type: 'boolean', describe: 'progress and summary as JSON lines on stdout' },
 } as const;

@@ -71,7 +71,7 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: 'report',
     args: '<run> [other]',
     describe:
-      'a run as markdown with charts (reports/<run-id>.md), CSV or JSON; with a second run, the two side by side',
+      'a run as markdown with charts (runs/reports/<run-id>.md), CSV or JSON; with a second run, the two side by side',
     load: async () => (await import('./report.js')).reportCommand,
   },
   {

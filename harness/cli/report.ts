@@ -55,7 +55,7 @@ const REPORT_FLAGS = {
     renamedChoices: { json: 'json' },
   },
   json: { type: 'boolean', describe: "the run's analysis as JSON on stdout (as show --json prints it)" },
-  out: { type: 'string', describe: 'directory for md and html reports', defaultDescription: 'reports/' },
+  out: { type: 'string', describe: 'directory for md and html reports', defaultDescription: 'runs/reports/' },
   config: { type: 'string', describe: 'thresholds file (YAML or JSON)' },
 } as const;
 

@@ -15,7 +15,7 @@ export interface AppDeps {
   clock: Clock;
   out: (text: string) => void;
   err: (text: string) => void;
-  /** The working directory: default output goes under it (results/, reports/), never into the package. */
+  /** The working directory: default output goes under it (runs/results/, runs/reports/), never into the package. */
   cwd: string;
   /** Where progress is drawn: a bar on a terminal, plain lines elsewhere. */
   terminal: Terminal;

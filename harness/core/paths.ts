@@ -17,7 +17,12 @@ export const WORKLOADS_DIR = path.join(PACKAGE_ROOT, 'workloads');
 /** The simulated GPU machine's executables (nvidia-smi, nvidia-cuda-mps-control, python3), shipped in the package. */
 export const SIMULATOR_BIN = path.join(PACKAGE_ROOT, 'simulator', 'bin');
 
-/** Where a run goes without --out: results/<id> under the working directory. */
-export const resultsDir = (cwd: string) => path.join(cwd, 'results');
-/** Where reports go without --out: reports/ under the working directory. */
-export const reportsDir = (cwd: string) => path.join(cwd, 'reports');
+/**
+ * Default output goes under runs/ in the working directory, which the repository's .gitignore names: a
+ * run made in a clone (the README's demo) never mixes with the committed reference runs under results/.
+ */
+export const DEFAULT_OUTPUT_DIR = 'runs';
+/** Where a run goes without --out: runs/results/<id> under the working directory. */
+export const resultsDir = (cwd: string) => path.join(cwd, DEFAULT_OUTPUT_DIR, 'results');
+/** Where reports go without --out: runs/reports/ under the working directory. */
+export const reportsDir = (cwd: string) => path.join(cwd, DEFAULT_OUTPUT_DIR, 'reports');

@@ -102,14 +102,14 @@ export class Session<R extends SessionRecord> {
     return this.watch.signal;
   }
 
-  /** Where the report goes: reports/ for a run in results/, null for beside the run. */
+  /** Where the report goes: runs/reports/ for a run in runs/results/, null for beside the run. */
   get reportDir(): string | null {
     return path.dirname(path.resolve(this.deps.cwd, this.dir)) === resultsDir(this.deps.cwd)
       ? reportsDir(this.deps.cwd)
       : null;
   }
 
-  /** The file of a one-file report: reports/<run id>.md for a run in results/, else report.md beside the run. */
+  /** The file of a one-file report: runs/reports/<run id>.md for a run in runs/results/, else report.md beside the run. */
   reportFile(): string {
     const dir = this.reportDir;
     return dir !== null ? path.join(dir, `${this.record.id}.md`) : path.join(this.dir, 'report.md');

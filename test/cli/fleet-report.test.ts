@@ -1,9 +1,9 @@
 /**
  * `gpushare fleet report`, in process, over copies of committed runs laid out as a fleet, one made different, over
- * results/ itself, over runs whose text is hostile, and over trees with links and what cannot be read (a FIFO
+ * a directory of the fixture runs as results/ holds them, over runs whose text is hostile, and over trees with links and what cannot be read (a FIFO
  * run.json, which must not block, is read by the built CLI in test/e2e/fleet-report.test.ts).
  */
-import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
@@ -13,11 +13,11 @@ import type { FleetAnalysis } from '../../harness/fleet/report/analyze.js';
 import {
   degrade,
   expectOneLineError,
+  FIXTURE_RUNS,
   H100_RUN as H100,
   H100_REPEAT_RUN as H100_REPEAT,
   H200_RUN as H200,
   placeRun,
-  ROOT,
   runCli,
   tempDir,
 } from '../helpers.js';
@@ -208,197 +208,60 @@ describe('gpushare fleet report, other fleets', () => {
     expectOneLineError(missing.stderr, 'is not a directory');
   });
 
-  it('over the committed results/: like compared with like, special-purpose runs set aside with why, the run made different on purpose an outlier', async () => {
+  it('over a directory of committed runs (the fixtures, three copies added): like compared with like, special-purpose runs set aside with why, the run made different on purpose an outlier', async () => {
+    // test/fixtures/runs as a user's results/ holds it (bench runs, a capacity, a probe, a mix run and a
+    // two-GPU host), with two more GPUs of the 250 ms default suite and one made 30% worse on purpose, so
+    // that suite's group is large enough to have an outlier.
+    const results = path.join(tempDir(), 'results');
+    cpSync(FIXTURE_RUNS, results, { recursive: true });
+    placeRun(results, H100, 'again-e4176e', 'GPU-x1');
+    placeRun(results, H100_REPEAT, 'again-c263f1', 'GPU-x2');
+    placeRun(results, H100_REPEAT, 'made-different', 'GPU-x3', 0, (run) => degrade(run, 1.3));
     const out = tempDir();
-    const result = await cli(['fleet', 'report', path.join(ROOT, 'results'), '--json', '--out', out]);
+    const result = await cli(['fleet', 'report', results, '--json', '--out', out]);
     expect(result.exitCode).toBe(1);
     const json = JSON.parse(result.stdout) as FleetJson;
-    // GPU 1 of a 2-GPU H200 host benched again while another process ran GEMMs on it (results/…-a0e80a/made-different.txt),
-    // and the two GPUs of one 2-GPU machine whose pipeline speedup was 8% below the other machines'.
-    const made = '2026-11-23-h200-a0e80a';
-    const slowCopies = ['2026-11-23-h200-x2-c4f095/gpu0', '2026-11-23-h200-x2-c4f095/gpu1'];
-    // And the resnet18 run c0731d: its mps/custom@4 slowdown (2.79×, 6 rounds) lies above the group's band
-    // (2.41-2.66×).
-    const resnetMps4 = '2026-11-24-h100-80gb-hbm3-c0731d';
-    // And 32295a: its mps/custom@2 slowdown (1.56×) lies above the others' 1.42-1.48×; its MPS solo arms ran
-    // ~8% faster than in the other runs (1404-1426 against 1264-1306 requests/s), its contended arm as usual.
-    const resnetMps2 = '2026-11-24-h100-80gb-hbm3-32295a';
-    expect(json.outlierNodes).toEqual([made, ...slowCopies, resnetMps2, resnetMps4]);
-    // The default run 2c8cff measured through protocol loop 2 (2026-11-27: the stream entered once per window),
-    // where a client alone runs several per cent faster than through loop 1: not compared with the runs before
-    // it, but set aside for that setting (its timeslice/infer slowdown, 2.895×, lay above their band).
-    // The same for the other default runs of 2026-11-27 (222196, bcd01f, bffc12): the four are compared with
-    // each other, and the three infer sweeps of that day (01535a, 726165, f425b1) with each other.
-    const day27 = (ids: string) => ids.split(' ').map((id) => `2026-11-27-h100-80gb-hbm3-${id}`);
-    const loop2 = day27('222196 2c8cff bcd01f bffc12');
-    const loop2Sweeps = day27('01535a 726165 f425b1');
-    for (const name of loop2)
-      expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.text)).toEqual([
-        expect.stringContaining('protocol loop: 2 here, 1 in it'),
-      ]);
-    expect(json.nodes.find((n) => n.name === resnetMps4)?.outliers).toEqual(['mps/custom@4/slowdown']);
-    expect(json.nodes.find((n) => n.name === resnetMps2)?.outliers).toEqual(['mps/custom@2/slowdown']);
-    expect(json.nodes.find((n) => n.name === made)?.flags.map((f) => f.kind)).toContain('contaminated');
-    for (const name of slowCopies)
-      expect(json.nodes.find((n) => n.name === name)?.outliers).toEqual(['streams/pipeline/pinned-speedup-k2']);
-    // The H200 runs of 2026-11-21 ran the suite's older settings, unlike most H200 GPUs here.
-    const older = ['2026-11-21-h200-a6c68a', '2026-11-21-h200-d7edc0', '2026-11-21-h200-e7a8f2'];
-    // The tenancy sweep 3485bb and the default run ab89b3 saw sw_power_cap in one arm of some ratios, but at
-    // 1965 MHz (one 15 MHz clock step) against 1980: a warning, no failing node.
-    const sweep3485 = '2026-11-24-h100-80gb-hbm3-3485bb';
-    const ab89b3 = '2026-11-24-h100-80gb-hbm3-ab89b3';
-    // Most H100 GPUs here ran the default suite (250 ms windows): since the pair 034eeb and eb00d1 more than half
-    // of them, so every H100 run of other settings (sweeps, the resnet18 example, 500 ms windows, probe-era runs)
-    // fails for its settings, as the H200 runs of 2026-11-21 do.
-    const h100 = (ids: string) => ids.split(' ').map((id) => `2026-11-${id}`);
-    const otherH100 = [
-      ...h100('22-h100-80gb-hbm3-227d9f 22-h100-80gb-hbm3-37bd94 22-h100-80gb-hbm3-6d6a11 22-h100-80gb-hbm3-c67faf'),
-      ...h100('22-h100-80gb-hbm3-cce2fd 22-h100-80gb-hbm3-d4099d 22-h100-80gb-hbm3-f89eae 23-h100-80gb-hbm3-6b0c38'),
-    ];
-    const otherH100Today = h100(
-      '24-h100-80gb-hbm3-00e26b 24-h100-80gb-hbm3-01f71c 24-h100-80gb-hbm3-059f38 24-h100-80gb-hbm3-06b5fd 24-h100-80gb-hbm3-08ab8c 24-h100-80gb-hbm3-119a78 24-h100-80gb-hbm3-193611 24-h100-80gb-hbm3-254b44 24-h100-80gb-hbm3-2bd117 24-h100-80gb-hbm3-32295a 24-h100-80gb-hbm3-3485bb 24-h100-80gb-hbm3-5634df 24-h100-80gb-hbm3-63f685 24-h100-80gb-hbm3-645db2 24-h100-80gb-hbm3-6fa4f9 24-h100-80gb-hbm3-70498f 24-h100-80gb-hbm3-718113 24-h100-80gb-hbm3-7c52ef 24-h100-80gb-hbm3-93b943 24-h100-80gb-hbm3-ae9f51 24-h100-80gb-hbm3-b34a9c 24-h100-80gb-hbm3-b8f955 24-h100-80gb-hbm3-b93542 24-h100-80gb-hbm3-c0731d 24-h100-80gb-hbm3-f9deae 24-h100-80gb-hbm3-fa60d5 24-h100-80gb-hbm3-fd4af8',
-    );
-    // The old way's runs of this stop (8def0b, 6d6b2b, 7696d8, aaa98d, 34989d, 9d1901, 1bcad3) were made by
-    // 76c1980's harness bundled without its package.json, so they call themselves gpushare 0.0.0: a tool
-    // version unlike the group's.
-    const oldBundle = h100(
-      '24-h100-80gb-hbm3-1bcad3 24-h100-80gb-hbm3-34989d 24-h100-80gb-hbm3-6d6b2b 24-h100-80gb-hbm3-7696d8 24-h100-80gb-hbm3-8def0b 24-h100-80gb-hbm3-9d1901 24-h100-80gb-hbm3-aaa98d',
-    );
-    expect(json.failingNodes).toEqual(
-      [...older, ...otherH100, made, ...slowCopies, ...otherH100Today, ...oldBundle, ...loop2, ...loop2Sweeps].sort(),
-    );
-    for (const name of oldBundle)
-      expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.kind)).toEqual(['fingerprint']);
-    expect(json.nodes.find((n) => n.name === ab89b3)?.flags.map((f) => f.kind)).toEqual([]);
-    expect(json.nodes.find((n) => n.name === sweep3485)?.flags.map((f) => f.kind)).toEqual(['settings']);
-    for (const name of [...older, ...otherH100, ...otherH100Today])
-      expect(json.nodes.find((n) => n.name === name)?.flags.map((f) => f.kind)).toEqual(['settings']);
-    const h200 = json.groups.find((g) => g.nodes.includes(made));
-    expect(h200?.nodes).toHaveLength(7);
-    expect(h200?.untested).toBeNull();
-    expect(json.notCompared.map((x) => x.path)).toContain(path.join('2026-11-23-h200-x2-a4253d', 'cross'));
-    expect(json.gpuModels.sort()).toEqual(['NVIDIA H100 80GB HBM3', 'NVIDIA H200']);
-    // The default suites: 250 ms (e4176e, c263f1; cc7fa9, d9dc25, f90cc9 and ab89b3, the old-way and prestarted
-    // runs of 2026-11-24; e34b0e, 6fbe14 and ed51c9, the old way, --fresh-clients and switched, and the pair 034eeb
-    // and eb00d1, the old way and switched; the A/A runs 5c93e0 and 348b58, the pair 4c07c5 and 9f9de4, and
-    // the A/A runs bf4273 and 6277d7 with the old way's ed828a and 859719, and c7329b and c9a2f1 with b81d07; the
-    // pairs bc283a and d64801, prestarted ahead, with the old way's 85e291 and 9c6e13, and 74d5cd, 14d0f1, 6d2c2d,
-    // 9b0150, a00e36 and 7b8e38 with aaccd5, e55c76, bf11d6 and 67805a, and 7d4aa9 and 653dbd with 8def0b, and 3245f0 and bda126 with 6d6b2b, and 3d5d26 and 13ceb9 with 7696d8, and 924ef0 and 5c5577 with aaa98d, and 263513, 2fa6a0 and 7d5d1d with 34989d, and 6ceef7, 01c1fc and 3acf33 with 9d1901, and 651a08, a2cb2b and e6a982 with 1bcad3) and 500 ms (d4099d, f89eae) on the H100,
-    // and the H200's two; the infer sweeps, the old way (6b0c38), prestarted (059f38), 718113, grown (645db2) and
-    // prestarted ahead (6fa4f9, 5634df, 2bd117, 93b943, 70498f, f9deae, 00e26b, 08ab8c, b8f955); the resnet18 example, the old way (b34a9c),
-    // prestarted (fd4af8, 01f71c, 63f685, 254b44) and checked on its first client (193611, 7c52ef, b93542, 119a78,
-    // 06b5fd, c0731d, ae9f51, fa60d5, 32295a).
-    const compared = json.groups.filter((g) => g.setAside === null).map((g) => g.nodes.map((n) => n.slice(-6)).sort());
-    expect(compared).toEqual(
-      expect.arrayContaining([
-        [
-          '01c1fc',
-          '034eeb',
-          '13ceb9',
-          '14d0f1',
-          '1bcad3',
-          '263513',
-          '2fa6a0',
-          '3245f0',
-          '348b58',
-          '34989d',
-          '3acf33',
-          '3d5d26',
-          '4c07c5',
-          '5c5577',
-          '5c93e0',
-          '6277d7',
-          '651a08',
-          '653dbd',
-          '67805a',
-          '6ceef7',
-          '6d2c2d',
-          '6d6b2b',
-          '6fbe14',
-          '74d5cd',
-          '7696d8',
-          '7b8e38',
-          '7d4aa9',
-          '7d5d1d',
-          '859719',
-          '85e291',
-          '8def0b',
-          '924ef0',
-          '9b0150',
-          '9c6e13',
-          '9d1901',
-          '9f9de4',
-          'a00e36',
-          'a2cb2b',
-          'aaa98d',
-          'aaccd5',
-          'ab89b3',
-          'b81d07',
-          'bc283a',
-          'bda126',
-          'bf11d6',
-          'bf4273',
-          'c263f1',
-          'c7329b',
-          'c9a2f1',
-          'cc7fa9',
-          'd64801',
-          'd9dc25',
-          'e34b0e',
-          'e4176e',
-          'e55c76',
-          'e6a982',
-          'eb00d1',
-          'ed51c9',
-          'ed828a',
-          'f90cc9',
-        ],
-        ['d4099d', 'f89eae'],
-        [
-          '00e26b',
-          '059f38',
-          '08ab8c',
-          '2bd117',
-          '5634df',
-          '645db2',
-          '6b0c38',
-          '6fa4f9',
-          '70498f',
-          '718113',
-          '93b943',
-          'b8f955',
-          'f9deae',
-        ],
-        [
-          '01f71c',
-          '06b5fd',
-          '119a78',
-          '193611',
-          '254b44',
-          '32295a',
-          '63f685',
-          '7c52ef',
-          'ae9f51',
-          'b34a9c',
-          'b93542',
-          'c0731d',
-          'fa60d5',
-          'fd4af8',
-        ],
-        ['a6c68a', 'e7a8f2'],
-        ['222196', '2c8cff', 'bcd01f', 'bffc12'],
-        ['01535a', '726165', 'f425b1'],
-      ]),
+    expect(json.outlierNodes).toEqual(['made-different']);
+    expect(json.nodes.find((n) => n.name === 'made-different')?.outliers.sort()).toEqual([...HEADLINE].sort());
+    // Like with like: a group per GPU model and settings.
+    const id = (name: string) => `2026-11-2${name}`;
+    const default250 = [id('2-h100-80gb-hbm3-c263f1'), id('2-h100-80gb-hbm3-e4176e')];
+    const default500 = [id('2-h100-80gb-hbm3-d4099d'), id('2-h100-80gb-hbm3-f89eae')];
+    const custom = id('2-h100-80gb-hbm3-c67faf');
+    const loop2 = id('7-h100-80gb-hbm3-2c8cff');
+    const h200 = [id('1-h200-a6c68a'), id('1-h200-d7edc0')];
+    const host = (gpu: string) => `${id('3-h200-x2-73884e')}/${gpu}`;
+    expect(json.groups.map((g) => [...g.nodes].sort()).sort()).toEqual(
+      [
+        [...default250, 'again-c263f1', 'again-e4176e', 'made-different'],
+        default500,
+        [custom],
+        [loop2],
+        [h200[0]],
+        [h200[1]],
+        [host('gpu0'), host('gpu1')],
+      ].sort(),
     );
     for (const g of json.groups.filter((g) => g.nodes.length < 3)) expect(g.untested).not.toBeNull();
-    const tenancy = json.groups.find((g) => g.nodes.some((n) => n.endsWith('3485bb')));
-    expect(tenancy?.setAside).toMatch(
-      // The nearest is the infer sweep (6b0c38): the same counts, without the streams tenants and green comparisons.
-      /^no other NVIDIA H100 80GB HBM3 run has its settings; the nearest, 2026-11-23-h100-80gb-hbm3-6b0c38, differs: comparisons only here: green\/infer@16/,
+    // Set aside with why: every H100 run of other settings than most H100s ran fails for its settings,
+    // naming what differs; the loop-2 run for its protocol loop alone.
+    expect(json.failingNodes.sort()).toEqual([...default500, custom, loop2, 'made-different'].sort());
+    const flags = (name: string) => json.nodes.find((n) => n.name === name)?.flags ?? [];
+    for (const name of [...default500, custom, loop2]) expect(flags(name).map((f) => f.kind)).toEqual(['settings']);
+    expect(flags(loop2)[0]?.text).toMatch(/: protocol loop: 2 here, 1 in it$/);
+    expect(flags(default500[0] as string)[0]?.text).toContain('window: 500 ms here, 250 ms in it');
+    expect(json.groups.find((g) => g.nodes.includes(custom))?.setAside).toMatch(
+      /^no other NVIDIA H100 80GB HBM3 run has its settings; the nearest, .+, differs: comparisons only here: mps\/custom, timeslice\/custom;/,
     );
-    expect(json.notCompared.map((x) => x.reason.split(' (')[0])).toEqual(
-      expect.arrayContaining(['a capacity record', 'a probe record']),
+    expect(json.groups.find((g) => g.nodes.includes(h200[0] as string))?.setAside).toMatch(
+      /^no other NVIDIA H200 run has its settings; the nearest, 2026-11-21-h200-d7edc0, differs: /,
     );
+    expect(json.gpuModels.sort()).toEqual(['NVIDIA H100 80GB HBM3', 'NVIDIA H200']);
+    expect(json.notCompared.map((x) => [x.path, x.reason.split(' (')[0], x.fails])).toEqual([
+      [id('3-h100-80gb-hbm3-capacity-7490ed'), 'a capacity record', false],
+      [id('3-h100-80gb-hbm3-probe-84e6b8'), 'a probe record', false],
+      [`${id('3-h200-x2-73884e')}/cross`, 'a cross-GPU check of a multi-GPU host', false],
+    ]);
     expect(readdirSync(out)).toContain('fleet-results.md');
   });
 });

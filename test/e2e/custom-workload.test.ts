@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { cli, expectOneLineError, FAKE_TORCH, QUICK, ROOT, tempDir, unfolded } from '../helpers.js';
+import { CUSTOM_RUN, cli, expectOneLineError, FAKE_TORCH, QUICK, ROOT, tempDir, unfolded } from '../helpers.js';
 
 /** A custom command the simulated python3 plays: the built-in infer script, given as a command after --. */
 const PLAYED = ['python3', path.join(ROOT, 'workloads', 'infer.py')];
@@ -229,7 +229,7 @@ describe('bench -- <cmd>', () => {
 
   it('report answers "which mode" from a committed custom run (torchvision resnet18 on the H100)', async () => {
     const out = tempDir();
-    const result = await cli(['report', path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-c67faf'), '--out', out]);
+    const result = await cli(['report', CUSTOM_RUN, '--out', out]);
     const md = readFileSync(result.stdout.trim(), 'utf8');
     expect(md).toContain(
       'Measured with 2 `custom` clients (your own command): **MPS** shared this GPU better. Time-sliced, each client slowed 2.343×',

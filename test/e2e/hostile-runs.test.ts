@@ -20,7 +20,7 @@ import {
   expectOneLineError,
   expectShellcheckClean,
   fakePath,
-  ROOT,
+  MULTI_GPU_RUN,
   tempDir,
   userErrorOf,
 } from '../helpers.js';
@@ -188,7 +188,7 @@ describe('run text in markdown: a forged GPU name stays in its line or cell', ()
   it('the host report of a multi-GPU run: GPU names from host.json and the runs, and the host name', async () => {
     const write = async (name: string) => {
       const copy = path.join(tempDir(), 'host');
-      cpSync(path.join(ROOT, 'results', '2026-11-23-h200-x2-73884e'), copy, { recursive: true });
+      cpSync(MULTI_GPU_RUN, copy, { recursive: true });
       const hostFile = path.join(copy, 'host.json');
       const host = JSON.parse(readFileSync(hostFile, 'utf8')) as { gpus: Array<{ name: string }> };
       for (const gpu of host.gpus) gpu.name = name;

@@ -50,7 +50,8 @@ describe('the packed package, installed in another project', () => {
       env: { PATH: PLAIN_PATH, ...(simulate ? { GPUSHARE_SIMULATE: '1' } : {}), ...env },
       timeout: 120_000,
     });
-  const runsNamed = (part: string) => readdirSync(path.join(project, 'results')).filter((n) => n.includes(part));
+  const runsNamed = (part: string) =>
+    readdirSync(path.join(project, 'runs', 'results')).filter((n) => n.includes(part));
 
   beforeAll(async () => {
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true }));
@@ -68,10 +69,10 @@ describe('the packed package, installed in another project', () => {
 
     const bench = await gpushare(['bench', '--modes', 'streams,timeslice', '--workloads', 'spin', ...QUICK, '--quiet']);
     expect(bench.exitCode, String(bench.stderr)).toBe(0);
-    const [run] = readdirSync(path.join(project, 'results'));
+    const [run] = readdirSync(path.join(project, 'runs', 'results'));
     expect(run).toMatch(/^\d{4}-\d{2}-\d{2}-simulated-h200-[0-9a-f]{6}$/);
-    const runDir = path.join('results', run as string);
-    expect(readdirSync(path.join(project, 'reports'))).toContain(`${run}.md`);
+    const runDir = path.join('runs', 'results', run as string);
+    expect(readdirSync(path.join(project, 'runs', 'reports'))).toContain(`${run}.md`);
 
     const report = await gpushare(['report', runDir, '--out', 'again']);
     expect(report.exitCode, String(report.stderr)).toBe(0);
@@ -103,7 +104,7 @@ describe('the packed package, installed in another project', () => {
     const probe = await gpushare(['probe', '--probes', 'sm-cap,default-stream']);
     expect(probe.exitCode, String(probe.stderr)).toBe(0);
     const [probeRun] = runsNamed('-probe-');
-    expect(readdirSync(path.join(project, 'reports'))).toContain(`${probeRun}.md`);
+    expect(readdirSync(path.join(project, 'runs', 'reports'))).toContain(`${probeRun}.md`);
 
     const capacity = await gpushare([
       'capacity',
@@ -121,7 +122,7 @@ describe('the packed package, installed in another project', () => {
     expect(capacity.exitCode, String(capacity.stderr)).toBe(0);
     const [capacityRun] = runsNamed('-capacity-');
     expect(capacityRun).toMatch(/-simulated-h200-capacity-/);
-    expect((await gpushare(['report', path.join('results', capacityRun as string)])).exitCode).toBe(0);
+    expect((await gpushare(['report', path.join('runs', 'results', capacityRun as string)])).exitCode).toBe(0);
   }, 300_000);
 
   it('gpushare demo is listed first in --help, and tries it without a GPU, without GPUSHARE_SIMULATE, and says what next', async () => {

@@ -18,9 +18,7 @@ import {
   type StepVerdict,
 } from '../../harness/workload/open-loop.js';
 import { workloadText } from '../../harness/workload/spec.js';
-import { ROOT, userErrorOf } from '../helpers.js';
-
-const COMMITTED = '2026-11-23-h100-80gb-hbm3-capacity-7490ed';
+import { CAPACITY_RUN, userErrorOf } from '../helpers.js';
 
 const client = (latenciesMs: number[], targetMs: number, scheduleLagMs = 0) => ({
   requests: latenciesMs.length,
@@ -221,8 +219,9 @@ describe('progress', () => {
 
 describe('the committed capacity run', () => {
   it('regenerates its report byte for byte (it predates the result checks, and says nothing of them)', async () => {
-    const run = (await loadCapacityRun(path.join(ROOT, 'results', COMMITTED))) as CapacityRun;
-    const committed = readFileSync(path.join(ROOT, 'reports', `${COMMITTED}.md`), 'utf8');
+    const run = (await loadCapacityRun(CAPACITY_RUN)) as CapacityRun;
+    // A copy of its committed reports/<run id>.md, frozen beside the fixture.
+    const committed = readFileSync(path.join(CAPACITY_RUN, 'report.md'), 'utf8');
     // The version it was made with, as its report says.
     expect(capacityMarkdown(run, '0.1.0')).toBe(committed);
   });

@@ -11,10 +11,8 @@ import { loadRun } from '../../harness/bench/record/store.js';
 import { adviceText, advise } from '../../harness/deploy/advice.js';
 import { openLoopRate } from '../../harness/workload/check.js';
 import { HELPER_DIR, workloadEnv } from '../../harness/workload/client.js';
-import { ROOT } from '../helpers.js';
+import { CUSTOM_RUN, ROOT } from '../helpers.js';
 
-/** examples/torchvision_model.py (resnet18) at 2 clients, time-sliced and under MPS, on the H100. */
-const CUSTOM_RUN = path.join(ROOT, 'results', '2026-11-22-h100-80gb-hbm3-c67faf');
 const H100 = { name: 'NVIDIA H100 80GB HBM3', memoryGiB: 79.6, mig: null };
 const request = { models: 2, memGiB: 2, smPct: 20, sloP99Ms: null };
 

@@ -125,6 +125,7 @@ describe('the Dockerfile, checked without building it', () => {
       'dist/harness/main.js',
       'results/x/run.json',
       'reports/x.md',
+      'runs/results/x/run.json',
       'test/helpers.ts',
       'workloads/__pycache__/gemm.cpython-311.pyc',
       '.git/HEAD',

@@ -43,7 +43,7 @@ import { fleetJson, fleetJunit, fleetText } from '../../harness/fleet/report/out
 import { probeMarkdown } from '../../harness/probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../../harness/probe/record.js';
 import type { StepAnalysis } from '../../harness/workload/open-loop.js';
-import { DEFAULT_RUN, REPEAT_RUN, ROOT } from '../helpers.js';
+import { CAPACITY_RUN, DEFAULT_RUN, PROBE_RUN, REPEAT_RUN } from '../helpers.js';
 import { inlineOf, markdown, markdownShape, NOT_XML_CHAR, TERMINAL_CONTROL } from '../output-checks.js';
 
 /** Pieces of every syntax that could break an output, and characters a terminal or parser acts on. */
@@ -360,8 +360,8 @@ beforeAll(async () => {
   repeat = await loadRun(REPEAT_RUN);
   analysis = analyze(run);
   repeatAnalysis = analyze(repeat);
-  probe = (await loadProbeRun(`${ROOT}/results/2026-11-23-h100-80gb-hbm3-probe-84e6b8`)) as ProbeRun;
-  capacity = (await loadCapacityRun(`${ROOT}/results/2026-11-23-h100-80gb-hbm3-capacity-7490ed`)) as CapacityRun;
+  probe = (await loadProbeRun(PROBE_RUN)) as ProbeRun;
+  capacity = (await loadCapacityRun(CAPACITY_RUN)) as CapacityRun;
 });
 
 /** A copy of a run with `s` as its GPU's name, host, driver, CUDA, Python, warnings, contamination, reasons and a workload argument. */

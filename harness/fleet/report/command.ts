@@ -132,7 +132,7 @@ const FLEET_REPORT_POSITIONALS = {
   dir: { type: 'string', demandOption: true, describe: 'directory holding run directories (searched recursively)' },
 } as const;
 const FLEET_REPORT_FLAGS = {
-  out: { type: 'string', describe: 'directory for the markdown report', defaultDescription: 'reports/' },
+  out: { type: 'string', describe: 'directory for the markdown report', defaultDescription: 'runs/reports/' },
   junit: { type: 'string', describe: 'write a JUnit XML report here: one testcase per node and ratio' },
   json: {
     type: 'boolean',
