@@ -17,6 +17,7 @@ import { directoryWriter, openRunDirectory, type RecordWriter, removeStaleTempFi
 import { type MpsDaemon, startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
 import {
   chooseMpsDirectory,
+  type MpsPaths,
   makeMpsDirectory,
   type PreparedMps,
   removeRecordedMpsRootSync,
@@ -182,10 +183,11 @@ export class Session<R extends SessionRecord> {
     place: (daemon: MpsDaemonRecord) => void,
     visibleDevices: string,
     logDirectory = 'mps',
+    // Chosen by the caller when a client must be told the directory before the daemon exists (verify).
+    paths: MpsPaths = chooseMpsDirectory(),
   ): Promise<SessionMpsStart> {
     if (this.abort.aborted) throw this.interrupted();
     // Recorded before it is even made: a harness killed at any moment leaves no root its record lacks.
-    const paths = chooseMpsDirectory();
     const pipe = paths.pipeDirectory;
     const daemonRecord: MpsDaemonRecord = {
       controlPid: null,
