@@ -9,7 +9,7 @@ import type { AppDeps } from '../core/deps.js';
 import { ExitCode, UserError } from '../core/errors.js';
 import { commentText } from '../core/escape/embed.js';
 import { mdFence, mdText } from '../core/escape/markdown.js';
-import { termJson } from '../core/escape/terminal.js';
+import { argText, termJson } from '../core/escape/terminal.js';
 import { protectionFor, protections } from '../mix/analysis.js';
 import { loadMixRun, type MixRun } from '../mix/record.js';
 import { notARunOf } from '../record/record-file.js';
@@ -111,7 +111,18 @@ async function writeBundle(out: string, files: ArtifactFile[], index: string, de
     await writeOutputFile(path.join(out, file.name), file.content, { mode: file.executable ? 0o755 : 0o644 });
   await writeOutputFile(path.join(out, 'README.md'), index);
   deps.err(`wrote ${files.length + 1} files to ${out}\n`);
+  // A printed command, not a run: verify needs the GPU node these files are for.
+  if (files.some((f) => VERIFIABLE.has(f.name)))
+    deps.err(`check on the GPU node that every limit they declare holds: gpushare verify ${argText(out)}\n`);
 }
+
+/** The files `gpushare verify` reads (harness/verify/declared.ts). */
+const VERIFIABLE = new Set([
+  'gpushare-mps-start.sh',
+  'gpushare-mix-client.sh',
+  'gpushare-device-plugin-configmap.yaml',
+  'gpushare-mig-parted.yaml',
+]);
 
 function indexText(title: string, lines: string[], files: ArtifactFile[]): string {
   return [`# ${title}`, '', ...lines, '', ...files.map((f) => `- [\`${f.name}\`](${f.name})`), ''].join('\n');

@@ -54,6 +54,15 @@ export function staticRows(declared: Declared, node: Pick<VerifyNode, 'gpu' | 'g
         visibleDevicesVerdict(mps.gpus, node.gpuIndices),
       ),
     );
+  for (const p of declared.plugin.filter((x) => x.strategy === 'timeSlicing'))
+    rows.push({
+      id: `plugin.${p.key}`,
+      declared: `device plugin ${p.key}: ${p.replicas} time-slicing replicas per GPU`,
+      measured: "time-slicing sets no per-client limit: each replica may use the whole GPU's memory and SMs",
+      verdict: 'skipped',
+      tolerance: '',
+      change: null,
+    });
   const memMiB = node.gpu.memoryTotalMiB;
   for (const p of declared.plugin.filter((x) => x.strategy === 'mps')) {
     const declaredText = `device plugin ${p.key}: ${p.replicas} MPS replicas per GPU`;

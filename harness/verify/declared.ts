@@ -75,17 +75,19 @@ function clientsFromLauncher(text: string): Declared['clients'] {
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
+/** A field of whatever a YAML document holds, or undefined. */
+const field = (v: unknown, key: string): unknown => obj(v)[key];
 
 function pluginFromConfigMap(text: string): DeclaredPlugin[] {
-  const data = obj(obj(parseAllDocuments(text)[0]?.toJS())['data']);
+  const data = obj(field(parseAllDocuments(text)[0]?.toJS(), 'data'));
   const out: DeclaredPlugin[] = [];
   for (const [key, value] of Object.entries(data)) {
     if (typeof value !== 'string') continue;
-    const sharing = obj(obj(parseAllDocuments(value)[0]?.toJS())['sharing']);
+    const sharing = obj(field(parseAllDocuments(value)[0]?.toJS(), 'sharing'));
     for (const strategy of ['mps', 'timeSlicing'] as const) {
-      const resources = obj(sharing[strategy])['resources'];
+      const resources = field(sharing[strategy], 'resources');
       if (!Array.isArray(resources)) continue;
-      const replicas = obj(resources[0])['replicas'];
+      const replicas = field(resources[0], 'replicas');
       if (typeof replicas === 'number') out.push({ key, strategy, replicas });
     }
   }
@@ -93,7 +95,7 @@ function pluginFromConfigMap(text: string): DeclaredPlugin[] {
 }
 
 function migFromParted(text: string): Declared['mig'] {
-  const configs = obj(obj(parseAllDocuments(text)[0]?.toJS())['mig-configs']);
+  const configs = obj(field(parseAllDocuments(text)[0]?.toJS(), 'mig-configs'));
   const out: Declared['mig'] = {};
   for (const [name, specs] of Object.entries(configs)) {
     const spec = obj(Array.isArray(specs) ? specs[0] : null);

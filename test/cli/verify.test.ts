@@ -26,6 +26,8 @@ async function planned(): Promise<string> {
     out,
   ]);
   expect(r.exitCode).toBe(0);
+  // plan prints the command that checks its files on the node (it runs nothing).
+  expect(r.stderr).toContain(`check on the GPU node that every limit they declare holds: gpushare verify ${out}`);
   return out;
 }
 
@@ -113,6 +115,32 @@ describe('gpushare verify', () => {
     const r = await runCli(args);
     expect(r.exitCode).toBe(2);
     expectOneLineError(r.stderr, text);
+  });
+
+  it('artifacts prints the verify command too; verify of a time-slicing plan says it has nothing to enforce', async () => {
+    const out = path.join(tempDir(), 'artifacts');
+    const a = await runCli(['artifacts', '--gpu-model', 'H100-80GB', '--out', out]);
+    expect(a.stderr).toContain(`gpushare verify ${out}`);
+    const ts = path.join(tempDir(), 'timeslice');
+    const p = await runCli([
+      'plan',
+      '--models',
+      '2',
+      '--mem-gib',
+      '1',
+      '--sm-pct',
+      '5',
+      '--gpu-model',
+      'H100-80GB',
+      '--out',
+      ts,
+    ]);
+    expect(p.stderr).toContain(`gpushare verify ${ts}`);
+    const v = await runCli(['verify', ts, '--out', path.join(tempDir(), 'v')]);
+    expect(v.exitCode).toBe(0);
+    expect(v.stdout).toMatch(
+      /^skipped +plugin\.timeslicing-2: device plugin timeslicing-2: 2 time-slicing replicas per GPU$/m,
+    );
   });
 
   it('refuses a directory that holds no generated files', async () => {
