@@ -5,7 +5,7 @@
  * client's own cap, the GPUs the scripts name, the device plugin's replicas, and a MIG geometry.
  */
 import { pluginMpsLimits } from '../deploy/k8s.js';
-import { type Declared, type DeclaredMps, sizeMib } from './declared.js';
+import { type Declared, type DeclaredMps, type DeclaredPlugin, sizeMib } from './declared.js';
 import { clientsOf, context, hog, smcap, type VerifyNode, withMps, withoutMps } from './node.js';
 import { NotMeasured } from './roles.js';
 import {
@@ -63,33 +63,6 @@ export function staticRows(declared: Declared, node: Pick<VerifyNode, 'gpu' | 'g
       tolerance: '',
       change: null,
     });
-  const memMiB = node.gpu.memoryTotalMiB;
-  for (const p of declared.plugin.filter((x) => x.strategy === 'mps')) {
-    const declaredText = `device plugin ${p.key}: ${p.replicas} MPS replicas per GPU`;
-    if (!mps) continue;
-    if (memMiB === null) {
-      rows.push({
-        id: `plugin.${p.key}`,
-        declared: declaredText,
-        measured: 'nvidia-smi gave no memory total for the GPU',
-        verdict: 'not measured',
-        tolerance: '',
-        change: null,
-      });
-      continue;
-    }
-    const limit = mps.pinnedMemLimit !== null ? sizeMib(mps.pinnedMemLimit) : null;
-    rows.push(
-      row(
-        `plugin.${p.key}`,
-        declaredText,
-        replicasVerdict(p.replicas, pluginMpsLimits(p.replicas, memMiB), {
-          threadPct: mps.threadPct,
-          memLimitMib: limit,
-        }),
-      ),
-    );
-  }
   if (Object.keys(declared.mig).length > 0) {
     const declaredText = `mig-parted geometries: ${Object.keys(declared.mig).join(', ')}`;
     if (node.gpu.migModeCurrent !== 'Enabled')
@@ -114,7 +87,11 @@ export function staticRows(declared: Declared, node: Pick<VerifyNode, 'gpu' | 'g
 export async function verifyRows(declared: Declared, node: VerifyNode): Promise<Row[]> {
   const rows = staticRows(declared, node);
   const mps = declared.mps;
-  const caps = [...(mps?.threadPct != null ? [mps.threadPct] : []), ...declared.clients.map((c) => c.threadPct)];
+  const caps = [
+    ...(mps?.threadPct != null ? [mps.threadPct] : []),
+    ...declared.clients.map((c) => c.threadPct),
+    ...declared.plugin.filter((p) => p.strategy === 'mps').map((p) => p.replicas),
+  ];
   // The uncapped rate every thread cap is a share of: the same client, alone, outside MPS.
   let full: { sms: number; tflops: number } | NotMeasured | null = null;
   if (caps.length > 0)
@@ -127,6 +104,8 @@ export async function verifyRows(declared: Declared, node: VerifyNode): Promise<
     if (full === null) throw new NotMeasured('no uncapped rate');
     return full;
   };
+  for (const p of declared.plugin.filter((x) => x.strategy === 'mps'))
+    rows.push(await pluginRow(p, declared, node, uncapped));
   if (mps) {
     const limitMib = mps.pinnedMemLimit !== null ? sizeMib(mps.pinnedMemLimit) : null;
     const daemonRows = await withMps(node, 'scripts', scriptDefaults(mps), async (daemon, roles) => {
@@ -200,4 +179,73 @@ export async function verifyRows(declared: Declared, node: VerifyNode): Promise<
     rows.push(...daemonRows);
   }
   return rows;
+}
+
+const WORSE: Record<Judged['verdict'], number> = { enforced: 0, partly: 1, 'not enforced': 2 };
+
+/**
+ * The device plugin's MPS sharing: its own daemon gives each of `replicas` clients 100 ÷ replicas % of
+ * the threads and the GPU's memory ÷ replicas (pluginMpsLimits). Measured on a private daemon set up
+ * as the plugin sets its; the host scripts' caps, where they differ, are named in what to change.
+ */
+async function pluginRow(
+  p: DeclaredPlugin,
+  declared: Declared,
+  node: VerifyNode,
+  uncapped: () => { sms: number; tflops: number },
+): Promise<Row> {
+  const memMiB = node.gpu.memoryTotalMiB;
+  const id = `plugin.${p.key}`;
+  if (memMiB === null)
+    return {
+      id,
+      declared: `device plugin ${p.key}: ${p.replicas} MPS replicas per GPU`,
+      measured: 'nvidia-smi gave no memory total for the GPU',
+      verdict: 'not measured',
+      tolerance: '',
+      change: null,
+    };
+  const implied = pluginMpsLimits(p.replicas, memMiB);
+  const declaredText = `device plugin ${p.key}: ${p.replicas} MPS replicas per GPU, so ${implied.threadPct}% and ${implied.memLimitMiB} MiB per client`;
+  const row = await measured(id, declaredText, '', () =>
+    withMps(
+      node,
+      p.key,
+      [
+        `set_default_active_thread_percentage ${implied.threadPct}`,
+        `set_default_device_pinned_mem_limit 0 ${implied.memLimitMiB}M`,
+      ],
+      async (daemon, roles) => {
+        const thread = threadCapVerdict(implied.threadPct, {
+          capped: await smcap(roles, daemon.env),
+          full: uncapped(),
+        });
+        const bound = implied.memLimitMiB + OVER_LIMIT_MIB;
+        const h = await hog(roles, bound, daemon.env);
+        await h.role.stop(10_000);
+        const memory = memoryLimitVerdict(implied.memLimitMiB, { heldMib: h.heldMib, boundMib: bound, error: h.error });
+        const worst = WORSE[thread.verdict] >= WORSE[memory.verdict] ? thread : memory;
+        return {
+          verdict: worst.verdict,
+          measured: `${thread.measured}; ${memory.measured}`,
+          tolerance: `${thread.tolerance}; memory ${memory.tolerance}`,
+          change: worst.change,
+        };
+      },
+    ),
+  );
+  // The host scripts declare their own caps: where they differ, a pod of this config gets other limits.
+  const mps = declared.mps;
+  if (mps && row.verdict !== 'not measured') {
+    const scripts = {
+      threadPct: mps.threadPct,
+      memLimitMib: mps.pinnedMemLimit !== null ? sizeMib(mps.pinnedMemLimit) : null,
+    };
+    const consistency = replicasVerdict(p.replicas, implied, scripts);
+    if (consistency.verdict !== 'enforced')
+      row.change = [row.change, `the host scripts differ: ${consistency.measured}; ${consistency.change}`]
+        .filter(Boolean)
+        .join('; ');
+  }
+  return row;
 }
