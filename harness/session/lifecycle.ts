@@ -53,6 +53,8 @@ export interface RecordBinding<R extends SessionRecord> {
   done(record: R): number;
   /** What the first Ctrl-C does, e.g. "finishing the current probe, then stopping". */
   windDown: string;
+  /** False for a run that has no --resume (verify: minutes long, run again instead). */
+  resumable?: boolean;
 }
 
 /** A daemon of a run, its record kept up to date in the run's record. */
@@ -161,7 +163,7 @@ export class Session<R extends SessionRecord> {
         const { unit, command } = RECORD_KINDS[this.binding.kind];
         const n = this.binding.done(record);
         this.deps.err(
-          `gpushare: run ${record.status}; ${n} finished ${unit}${n === 1 ? ' is' : 's are'} saved in ${this.dir} (continue with ${command} --resume ${this.dir})\n`,
+          `gpushare: run ${record.status}; ${n} finished ${unit}${n === 1 ? ' is' : 's are'} saved in ${this.dir} (${this.binding.resumable === false ? `run ${command} again` : `continue with ${command} --resume ${this.dir}`})\n`,
         );
       }
     }

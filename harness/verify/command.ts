@@ -110,6 +110,7 @@ function binding(dir: string): RecordBinding<VerifyRun> {
     daemons: (run) => run.daemons,
     done: (run) => run.rows.length + run.cases.length,
     windDown: 'stopping after the check under way',
+    resumable: false,
   };
 }
 

@@ -56,6 +56,11 @@ describe('gpushare verify', () => {
     expect(report).toContain('PASS (exit 0)');
     expect(report).toContain('| `mps.pinned-mem` | set_default_device_pinned_mem_limit 35942M | allocated 35392 MiB');
     expect(r.stdout).toContain('verify: exit 0');
+    // gpushare report renders a verify run as verify wrote it.
+    const reports = tempDir();
+    const again = await runCli(['report', out, '--out', reports]);
+    expect(again.exitCode).toBe(0);
+    expect(readFileSync(path.join(reports, `${run.id}.md`), 'utf8')).toBe(report);
   });
 
   it.each([

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { VerifyRun } from '../../harness/verify/record.js';
-import { expectShellcheckClean, fakePath, ROOT, tempDir } from '../helpers.js';
+import { cli, expectShellcheckClean, fakePath, ROOT, tempDir, until } from '../helpers.js';
 
 const SCRIPT = path.join(ROOT, 'scripts', 'verify-gpu.sh');
 
@@ -29,6 +29,43 @@ describe('scripts/verify-gpu.sh on the simulator', () => {
     expect(existsSync(path.join(out, 'verify-artifacts', 'report.md'))).toBe(true);
     // Every private MPS directory is gone: the daemons were stopped and their roots removed.
     expect(readdirSync(path.join(out, 'tmp')).filter((n) => n.startsWith('gpushare-mps-'))).toEqual([]);
+  }, 180_000);
+
+  it('SIGINT during the cases: exit 130, the run saved interrupted, every daemon stopped, no MPS directory left', async () => {
+    const plan = path.join(tempDir(), 'plan');
+    expect(
+      (
+        await cli([
+          'plan',
+          '--models',
+          '4',
+          '--mem-gib',
+          '10',
+          '--sm-pct',
+          '20',
+          '--gpu-model',
+          'H200-141GB',
+          '--out',
+          plan,
+        ])
+      ).exitCode,
+    ).toBe(0);
+    const tmp = tempDir();
+    const out = path.join(tempDir(), 'verify');
+    const child = cli(['verify', plan, '--cases', 'all', '--out', out], { TMPDIR: tmp });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    await until(() => stderr.includes('case pipe-missing:'), 120_000, 'the first case to finish');
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    const run: VerifyRun = JSON.parse(readFileSync(path.join(out, 'verify.json'), 'utf8'));
+    expect(run.status).toBe('interrupted');
+    expect(run.daemons.every((d) => d.shutdown !== 'running' && d.shutdown !== 'starting')).toBe(true);
+    expect(readdirSync(tmp).filter((n) => n.startsWith('gpushare-mps-'))).toEqual([]);
+    expect(r.stderr).toContain('run gpushare verify again');
   }, 180_000);
 
   it('passes shellcheck', async (context) => {
