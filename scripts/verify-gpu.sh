@@ -5,9 +5,10 @@
 #   scripts/verify-gpu.sh <out dir>
 # Writes <out dir>/plan, <out dir>/artifacts, the verify run directories (verify.json, report.md) and
 # summary.txt; prints a compact summary. It fails softly: a step that cannot run says so and the next
-# runs; a case that cannot run is `skipped` with the reason in its run. Every MPS daemon is gpushare's
-# own (private directories under <out dir>/tmp) and stopped by it; the end checks that none is left and
-# quits any that is. Compute mode, clocks and persistence are never touched. Needs dist/ (npm run build)
+# runs; a case that cannot run is `skipped` with the reason in its run. The steps' limits, with their
+# grace after SIGINT, add up to 355 s: a verify cut short is saved `interrupted` with what it measured.
+# Every MPS daemon is gpushare's own (private directories under <out dir>/tmp) and stopped by it; the
+# end checks that none is left and quits any that is. Compute mode, clocks and persistence are never touched. Needs dist/ (npm run build)
 # or node_modules to build it, python3 with PyTorch, nvidia-smi and nvidia-cuda-mps-control.
 # On the simulator (simulator/bin first on PATH) it runs the same steps on the fake node.
 set -uo pipefail
@@ -49,17 +50,17 @@ step() {
   # step <name> <timeout s> <command...>: runs it, keeps its output, says how it ended.
   local name="$1" limit="$2"
   shift 2
-  timeout --signal=INT --kill-after=20 "$limit" "$@" >"$out/$name.stdout" 2>"$out/$name.stderr"
+  timeout --signal=INT --kill-after=10 "$limit" "$@" >"$out/$name.stdout" 2>"$out/$name.stderr"
   local code=$?
   say "step $name: exit $code ($((SECONDS - started)) s elapsed)"
   return 0
 }
 
 say "verify-gpu: run $(basename "$run"), out $out"
-step plan 60 node "$cli" plan --run "$run" --models 4 --mem-gib 10 --sm-pct 20 --out "$out/plan" --k8s dra
-step artifacts 60 node "$cli" artifacts --run "$run" --out "$out/artifacts" --k8s dra
+step plan 15 node "$cli" plan --run "$run" --models 4 --mem-gib 10 --sm-pct 20 --out "$out/plan" --k8s dra
+step artifacts 15 node "$cli" artifacts --run "$run" --out "$out/artifacts" --k8s dra
 # The limits of plan's files, then every named case (skipped ones say why).
-step verify-plan 240 node "$cli" verify "$out/plan" --cases all --out "$out/verify-plan"
+step verify-plan 225 node "$cli" verify "$out/plan" --cases all --out "$out/verify-plan"
 step verify-artifacts 60 node "$cli" verify "$out/artifacts" --out "$out/verify-artifacts"
 
 for name in verify-plan verify-artifacts; do
