@@ -64,13 +64,14 @@ const sizeMib = (text) => {
 };
 /**
  * CUDA_MPS_PINNED_DEVICE_MEM_LIMIT as recorded on driver 580: a list of index=size; an entry for a GPU
- * the process cannot see (one visible here) drops every limit, and a size without an index is ignored.
+ * the process cannot see (those CUDA_VISIBLE_DEVICES names) drops every limit, and a size without an index is ignored.
  */
 function envLimitMib() {
   const text = process.env.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT;
   if (!text) return undefined;
   const entries = text.split(',').map((e) => e.split('='));
-  if (entries.some((e) => e.length !== 2 || Number(e[0]) !== 0 || sizeMib(e[1]) === null)) return null;
+  const visible = (process.env.CUDA_VISIBLE_DEVICES || '0').split(',').length;
+  if (entries.some((e) => e.length !== 2 || !(Number(e[0]) < visible) || sizeMib(e[1]) === null)) return null;
   return sizeMib(entries[0][1]);
 }
 const limitMib = (() => {

@@ -247,7 +247,20 @@ const RUNNERS: Record<CaseName, (ctx: CaseContext) => Promise<Measured>> = {
   'limit-two-visible-gpus': async (ctx) => {
     if (ctx.node.gpuIndices.length < 2)
       return { outcome: 'skipped', evidence: `needs two GPUs; this node has ${ctx.node.gpuIndices.length}` };
-    return { outcome: 'skipped', evidence: 'not run: verify measures one GPU at a time (--gpu)' };
+    // The control of limit-invisible-gpu: the same list, every GPU visible to the daemon and the client.
+    return withMps(
+      ctx.node,
+      'limit-two-visible',
+      [],
+      async (daemon, roles) => {
+        const h = await hog(roles, CASE_BOUND_MIB, { ...daemon.env, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: '0=4G,1=4G' });
+        return {
+          outcome: limitIgnored({ heldMib: h.heldMib, limitMib: CASE_LIMIT_MIB }),
+          evidence: `with GPUs ${ctx.node.visibleAll} visible, 0=4G,1=4G: the client allocated ${mib(h.heldMib)} of ${mib(CASE_BOUND_MIB)} on its first GPU`,
+        };
+      },
+      { visibleDevices: ctx.node.visibleAll },
+    );
   },
   'mig-parted-no-devices': async (ctx) => ({
     outcome: 'skipped',

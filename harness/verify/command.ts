@@ -149,10 +149,11 @@ async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
     visibleDevices: visible,
     gpu,
     gpuIndices: fingerprint.gpus.map((g) => g.index).filter((i): i is number => i !== null),
-    startMps: (label, paths) =>
+    visibleAll: fingerprint.gpus.map((_, i) => visibleDevice(fingerprint, i)).join(','),
+    startMps: (label, paths, visibleDevices = visible) =>
       session.startMps(
         (daemon) => run.daemons.push(daemon),
-        visible,
+        visibleDevices,
         `mps/${String(run.daemons.length + 1).padStart(2, '0')}-${label}`,
         paths,
       ),

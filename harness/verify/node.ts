@@ -20,8 +20,10 @@ export interface VerifyNode {
   gpu: Gpu;
   /** Every GPU index nvidia-smi lists on this node. */
   gpuIndices: number[];
+  /** CUDA_VISIBLE_DEVICES naming every GPU of the node: for the cases that need two. */
+  visibleAll: string;
   /** A fresh private daemon (recorded in the run before it starts); `paths` to choose its directory first. */
-  startMps(label: string, paths?: MpsPaths): Promise<SessionMpsStart>;
+  startMps(label: string, paths?: MpsPaths, visibleDevices?: string): Promise<SessionMpsStart>;
   /** Registers a synchronous killer for a forced exit; returns its removal. */
   onForcedExit(kill: () => void): () => void;
   /** PIDs left running by a role that would not stop: recorded as a warning. */
@@ -49,14 +51,15 @@ export async function withMps<T>(
   label: string,
   defaults: readonly string[],
   body: (daemon: SessionDaemon, roles: Roles) => Promise<T>,
-  options: { paths?: MpsPaths; before?: (roles: Roles) => Promise<void> } = {},
+  options: { paths?: MpsPaths; before?: (roles: Roles) => Promise<void>; visibleDevices?: string } = {},
 ): Promise<T> {
-  const roles = new Roles(node.runner, node.python, { CUDA_VISIBLE_DEVICES: node.visibleDevices });
+  const visible = options.visibleDevices ?? node.visibleDevices;
+  const roles = new Roles(node.runner, node.python, { CUDA_VISIBLE_DEVICES: visible });
   const remove = node.onForcedExit(() => roles.killNow());
   let daemon: SessionDaemon | null = null;
   try {
     if (options.before) await options.before(roles);
-    const started = await node.startMps(label, options.paths);
+    const started = await node.startMps(label, options.paths, visible);
     if (!started.ok) throw new NotMeasured(`the MPS daemon did not start: ${started.reason}`);
     daemon = started.daemon;
     for (const command of defaults) {

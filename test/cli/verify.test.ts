@@ -103,6 +103,35 @@ describe('gpushare verify', () => {
     expect(run.leftPids).toEqual([]);
   });
 
+  it('two GPUs: the limit list naming both holds when both are visible, and drops every limit when one is not', async () => {
+    const artifacts = await planned();
+    const out = path.join(tempDir(), 'verify');
+    const r = await runCli(
+      ['verify', artifacts, '--out', out, '--cases', 'limit-invisible-gpu,limit-two-visible-gpus'],
+      {
+        FAKE_GPUS: '2',
+      },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(record(out).cases.map((c) => [c.name, c.outcome])).toEqual([
+      ['limit-invisible-gpu', 'reproduced'],
+      ['limit-two-visible-gpus', 'not reproduced'],
+    ]);
+  });
+
+  it('a MIG geometry: enforced when the listed MIG devices are one of the declared geometries', async () => {
+    const artifacts = path.join(tempDir(), 'artifacts');
+    expect((await runCli(['artifacts', '--gpu-model', 'H200-141GB', '--out', artifacts])).exitCode).toBe(0);
+    const out = path.join(tempDir(), 'verify');
+    // The simulator's constructed MIG node: two 3g.71gb devices (simulator/README.md).
+    const r = await runCli(['verify', artifacts, '--out', out], { FAKE_SMI: 'mig' });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(record(out).rows.find((row) => row.id === 'mig.geometry')).toMatchObject({
+      verdict: 'enforced',
+      measured: 'MIG devices listed: 2× 3g.71gb (= all-3g)',
+    });
+  });
+
   it('a node that partitions bandwidth: that case is not reproduced', async () => {
     const artifacts = await planned();
     const out = path.join(tempDir(), 'verify');
