@@ -12,7 +12,11 @@ const readline = require('node:readline');
 
 const TOTAL_MIB = 81920;
 const CONTEXT_MIB = 500;
-const underMps = Boolean(process.env.CUDA_MPS_PIPE_DIRECTORY);
+// A client is under MPS only when a daemon answers at its pipe directory, as with the real driver: a
+// missing directory, or one given under a misspelled variable, leaves it outside MPS, unlimited.
+const underMps =
+  Boolean(process.env.CUDA_MPS_PIPE_DIRECTORY) &&
+  fs.existsSync(path.join(process.env.CUDA_MPS_PIPE_DIRECTORY, 'control'));
 const stateDir = underMps
   ? process.env.CUDA_MPS_PIPE_DIRECTORY
   : path.join(os.tmpdir(), `gpushare-fake-gpu-${process.ppid}`);
@@ -42,10 +46,45 @@ const save = () => {
   fs.writeFileSync(file(`proc-${process.pid}`), JSON.stringify(me));
 };
 const freeMib = () => TOTAL_MIB - live().reduce((sum, p) => sum + CONTEXT_MIB + p.heldMib, 0);
-const limitMib = (() => {
-  const m = /=(\d+)M$/.exec(process.env.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT || '');
-  return m ? Number(m[1]) : Infinity;
+// FAKE_NODE: a node that ignores a limit (ignore-mem-limit, ignore-thread-pct) or partitions bandwidth
+// (bandwidth-partitioned); default: the driver 580 behaviour issue 39 recorded on an H100.
+const fakeNode = process.env.FAKE_NODE || '';
+/** The daemon's defaults (set_default_*), which the fake daemon keeps in its pipe directory. */
+const daemonDefaults = (() => {
+  if (!underMps) return {};
+  try {
+    return JSON.parse(fs.readFileSync(path.join(process.env.CUDA_MPS_PIPE_DIRECTORY, 'defaults.json'), 'utf8'));
+  } catch {
+    return {};
+  }
 })();
+const sizeMib = (text) => {
+  const m = /^(\d+)([GM])$/.exec(text || '');
+  return m ? Number(m[1]) * (m[2] === 'G' ? 1024 : 1) : null;
+};
+/**
+ * CUDA_MPS_PINNED_DEVICE_MEM_LIMIT as recorded on driver 580: a list of index=size; an entry for a GPU
+ * the process cannot see (those CUDA_VISIBLE_DEVICES names) drops every limit, and a size without an index is ignored.
+ */
+function envLimitMib() {
+  const text = process.env.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT;
+  if (!text) return undefined;
+  const entries = text.split(',').map((e) => e.split('='));
+  const visible = (process.env.CUDA_VISIBLE_DEVICES || '0').split(',').length;
+  if (entries.some((e) => e.length !== 2 || !(Number(e[0]) < visible) || sizeMib(e[1]) === null)) return null;
+  return sizeMib(entries[0][1]);
+}
+const limitMib = (() => {
+  if (fakeNode === 'ignore-mem-limit') return Infinity;
+  const fromEnv = underMps ? envLimitMib() : undefined;
+  if (fromEnv === null) return Infinity;
+  if (fromEnv !== undefined) return fromEnv;
+  return sizeMib(daemonDefaults.memLimit?.['0']) ?? Infinity;
+})();
+const threadPct = () =>
+  fakeNode === 'ignore-thread-pct' || !underMps
+    ? 100
+    : Number(process.env.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE || daemonDefaults.threadPct || 100);
 const oom = (mib) => `OutOfMemoryError: CUDA out of memory. Tried to allocate ${mib}.00 MiB. (fake)`;
 const fits = (mib) => mib <= freeMib() && CONTEXT_MIB + me.heldMib + mib <= limitMib;
 const faulted = () => underMps && fs.existsSync(file('fault'));
@@ -116,9 +155,11 @@ module.exports = function play(flags) {
         .split(',')
         .filter(Boolean)
         .map((mib) => ({ mib: Number(mib), ok: fits(Number(mib)), error: fits(Number(mib)) ? null : oom(mib) }));
-      let chunk = 512;
+      let chunk = Number(flag(flags, 'chunk-mib', 512));
+      const maxMib = Number(flag(flags, 'max-mib', Infinity));
       let error = null;
       for (;;) {
+        if (me.heldMib >= maxMib) break;
         if (fits(chunk)) {
           me.heldMib += chunk;
           save();
@@ -182,7 +223,8 @@ module.exports = function play(flags) {
         pid: process.pid,
         initMs: 10,
         createMs: 120,
-        freeMib: freeMib(),
+        // Under a pinned-memory limit free is the limit's, total stays the whole GPU's (the total trap).
+        freeMib: Math.min(freeMib(), limitMib - CONTEXT_MIB - me.heldMib),
         totalMib: TOTAL_MIB,
       });
       return commands((cmd) => {
@@ -209,7 +251,7 @@ module.exports = function play(flags) {
       });
     }
     case 'smcap': {
-      const pct = Number(process.env.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE || 100);
+      const pct = threadPct();
       out({
         event: 'result',
         role,
@@ -266,6 +308,20 @@ module.exports = function play(flags) {
         periodMs,
       });
       return exit(0);
+    }
+    case 'bandwidth': {
+      // verify_probe.py's copy loop: 3000 GB/s alone; its second measurement is the one beside a
+      // saturating neighbour (verify's order), which takes 40% of it unless FAKE_NODE=bandwidth-partitioned.
+      save();
+      out({ event: 'ready', role, pid: process.pid });
+      let gos = 0;
+      return commands((cmd) => {
+        if (cmd.cmd === 'go') {
+          gos += 1;
+          const beside = gos > 1 && fakeNode !== 'bandwidth-partitioned';
+          out({ event: 'result', role, gbps: beside ? 1800 : 3000, seconds: Number(flag(flags, 'seconds', 2)) });
+        } else if (cmd.cmd === 'stop') exit(0);
+      });
     }
     default:
       process.stderr.write(`fake isolation.py: unknown role ${role}\n`);

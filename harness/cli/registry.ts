@@ -85,6 +85,13 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('../deploy/command.js')).planCommand,
   },
   {
+    name: 'verify',
+    args: '<artifacts>',
+    describe:
+      'check on this node that every limit the generated files declare holds (MPS caps, memory limits, pipe directory, plugin replicas, MIG); --cases: the known silent failures',
+    load: async () => (await import('../verify/command.js')).verifyCommand,
+  },
+  {
     name: 'fleet job',
     describe:
       'write an Indexed Job that runs gpushare bench on every GPU node of a pool (kubectl apply -f), or with --slurm an sbatch --array script',

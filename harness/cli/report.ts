@@ -28,6 +28,8 @@ import { claimsLedger } from '../probe/claims.js';
 import { probeMarkdown } from '../probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../probe/record.js';
 import { writeOutputFile } from '../record/store.js';
+import { verifyMarkdown } from '../verify/markdown.js';
+import { loadVerifyRun, type VerifyRun } from '../verify/record.js';
 
 export type ReportFormat = 'md' | 'html' | 'csv' | 'json' | 'bencher' | 'github-action-benchmark';
 
@@ -95,6 +97,8 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
   const mix = options.runs.length === 1 ? await loadMixRun(options.runs[0] as string) : null;
   if (mix !== null) benchOnly(options, 'is a mix run');
   if (mix !== null) return mixReport(mix, options, deps);
+  const verify = options.runs.length === 1 ? await loadVerifyRun(options.runs[0] as string) : null;
+  if (verify !== null) return verifyReport(verify, options, deps);
   const host = options.runs.length === 1 ? await loadHostRun(options.runs[0] as string) : null;
   if (host !== null) benchOnly(options, 'is a multi-GPU run (give one of its run directories)');
   if (host !== null) {
@@ -181,6 +185,17 @@ async function probeReport(run: ProbeRun, options: ReportOptions, deps: AppDeps)
     return ExitCode.ok;
   }
   await writeReportFile(run.id, probeMarkdown(run, VERSION), options, deps);
+  return ExitCode.ok;
+}
+
+async function verifyReport(run: VerifyRun, options: ReportOptions, deps: AppDeps): Promise<number> {
+  if (options.format === 'csv')
+    throw new UserError('--format csv describes a bench run: a verify run has --format md or html, or --json');
+  if (options.format === 'json') {
+    deps.out(termJson({ runId: run.id, status: run.status, rows: run.rows, cases: run.cases }));
+    return ExitCode.ok;
+  }
+  await writeReportFile(run.id, verifyMarkdown(run, VERSION), options, deps);
   return ExitCode.ok;
 }
 

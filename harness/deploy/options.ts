@@ -25,6 +25,11 @@ const OPERATOR_FLAGS = {
     describe: 'GPUs of the node the MPS scripts serve: all, or indices such as 0,1',
     defaultDescription: 'all',
   },
+  k8s: {
+    type: 'string',
+    describe:
+      "also write the Kubernetes DRA files: dra (ResourceClaims with NVIDIA's DRA driver GpuConfig, and a Job requesting a claim)",
+  },
 } as const;
 
 /** artifacts' flags. */
@@ -95,7 +100,15 @@ export function resolveArtifactsOptions(args: ArtifactsArgs): ArtifactsOptions {
     replicas: integer(args.replicas, '--replicas', 4, 2, 48),
     operator: operator(args),
     gpus: gpuList(args.gpus),
+    dra: dra(args.k8s),
   };
+}
+
+/** --k8s dra: the DRA files too (the device-plugin files are always written). */
+function dra(value: string | undefined): boolean {
+  if (value === undefined || value === 'device-plugin') return false;
+  if (value === 'dra') return true;
+  throw new UserError(`--k8s ${argText(value)}: choose dra (DRA ResourceClaims) or device-plugin (the default)`);
 }
 
 /** --gpu-model; --gpu, which names a GPU index in bench, is refused here rather than read as a model. */
@@ -139,5 +152,6 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     mix: args.mix,
     operator: operator(args),
     gpus: gpuList(args.gpus),
+    dra: dra(args.k8s),
   };
 }

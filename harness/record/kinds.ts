@@ -13,6 +13,8 @@ export const PROBE_FILE = 'probe.json';
 export const CAPACITY_FILE = 'capacity.json';
 /** A mix run (unlike tenants): mix.json. */
 export const MIX_FILE = 'mix.json';
+/** A verify run (declared vs enforced): verify.json. */
+export const VERIFY_FILE = 'verify.json';
 /** A multi-GPU host run (bench --gpus): host.json beside one bench run per GPU. */
 export const HOST_FILE = 'host.json';
 
@@ -25,6 +27,7 @@ export const RECORD_KINDS = {
   probe: { file: PROBE_FILE, noun: 'probe run', command: 'gpushare probe', unit: 'probe' },
   capacity: { file: CAPACITY_FILE, noun: 'capacity run', command: 'gpushare capacity', unit: 'point' },
   mix: { file: MIX_FILE, noun: 'mix run', command: 'gpushare mix', unit: 'window' },
+  verify: { file: VERIFY_FILE, noun: 'verify run', command: 'gpushare verify', unit: 'check' },
   host: { file: HOST_FILE, noun: 'multi-GPU run', command: 'gpushare bench', unit: 'GPU run' },
 } as const;
 export type RecordKind = keyof typeof RECORD_KINDS;

@@ -17,6 +17,7 @@ import { directoryWriter, openRunDirectory, type RecordWriter, removeStaleTempFi
 import { type MpsDaemon, startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
 import {
   chooseMpsDirectory,
+  type MpsPaths,
   makeMpsDirectory,
   type PreparedMps,
   removeRecordedMpsRootSync,
@@ -52,6 +53,8 @@ export interface RecordBinding<R extends SessionRecord> {
   done(record: R): number;
   /** What the first Ctrl-C does, e.g. "finishing the current probe, then stopping". */
   windDown: string;
+  /** False for a run that has no --resume (verify: minutes long, run again instead). */
+  resumable?: boolean;
 }
 
 /** A daemon of a run, its record kept up to date in the run's record. */
@@ -160,7 +163,7 @@ export class Session<R extends SessionRecord> {
         const { unit, command } = RECORD_KINDS[this.binding.kind];
         const n = this.binding.done(record);
         this.deps.err(
-          `gpushare: run ${record.status}; ${n} finished ${unit}${n === 1 ? ' is' : 's are'} saved in ${this.dir} (continue with ${command} --resume ${this.dir})\n`,
+          `gpushare: run ${record.status}; ${n} finished ${unit}${n === 1 ? ' is' : 's are'} saved in ${this.dir} (${this.binding.resumable === false ? `run ${command} again` : `continue with ${command} --resume ${this.dir}`})\n`,
         );
       }
     }
@@ -182,10 +185,11 @@ export class Session<R extends SessionRecord> {
     place: (daemon: MpsDaemonRecord) => void,
     visibleDevices: string,
     logDirectory = 'mps',
+    // Chosen by the caller when a client must be told the directory before the daemon exists (verify).
+    paths: MpsPaths = chooseMpsDirectory(),
   ): Promise<SessionMpsStart> {
     if (this.abort.aborted) throw this.interrupted();
     // Recorded before it is even made: a harness killed at any moment leaves no root its record lacks.
-    const paths = chooseMpsDirectory();
     const pipe = paths.pipeDirectory;
     const daemonRecord: MpsDaemonRecord = {
       controlPid: null,

@@ -48,6 +48,7 @@ const PRODUCTS: Record<string, string[]> = {
   check: [],
   fleet: ['bench'],
   deploy: ['bench', 'mix'],
+  verify: ['deploy'],
 };
 /** Above the products: the command line (which registers and dispatches them), and main. */
 const TOP: Record<string, string[]> = {

@@ -1,0 +1,208 @@
+/**
+ * `gpushare verify <artifacts dir>`: what the generated files declare → fingerprint and preflight →
+ * a run directory (verify.json, the lifecycle's lock, interrupts, private MPS daemons recorded before
+ * they start) → one row per declared limit, then the named cases asked for → report → the gate's exit
+ * codes (0 every limit held, 1 one did not, 2 cannot run, 3 one could not be measured).
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { type ArgsOf, defineCommand } from '../core/command.js';
+import type { AppDeps } from '../core/deps.js';
+import { UserError } from '../core/errors.js';
+import { argText, termJson, termText } from '../core/escape/terminal.js';
+import { integer, list, oneOf } from '../core/flags.js';
+import { resultsDir } from '../core/paths.js';
+import { VERSION } from '../core/version.js';
+import { newRunId } from '../record/record-file.js';
+import { jsonRecordStore, writeOutputFile } from '../record/store.js';
+import { newSession, type RecordBinding, runAndReport } from '../session/lifecycle.js';
+import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
+import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
+import { DEFAULT_PYTHON } from '../workload/registry.js';
+import { CASE_NAMES, type CaseName, runCase } from './cases.js';
+import { verifyRows } from './checks.js';
+import { DECLARING_FILES, parseDeclared } from './declared.js';
+import { failedLimits, verifyMarkdown } from './markdown.js';
+import type { VerifyNode } from './node.js';
+import { VERIFY_SCHEMA_ID, type VerifyRun } from './record.js';
+import { verifyExitCode } from './verdicts.js';
+
+const VERIFY_POSITIONALS = {
+  artifacts: {
+    type: 'string',
+    demandOption: true,
+    describe: 'directory of files gpushare artifacts or gpushare plan --out wrote',
+  },
+} as const;
+
+export const VERIFY_FLAGS = {
+  cases: {
+    type: 'string',
+    describe: `also run the known silent failures, comma-separated, or all: ${CASE_NAMES.join(', ')}`,
+  },
+  gpu: { type: 'number', describe: 'index of the GPU', defaultDescription: '0' },
+  out: { type: 'string', describe: 'run directory', defaultDescription: 'results/<date>-<gpu>-verify-<id>' },
+  python: { type: 'string', describe: 'Python interpreter with PyTorch', defaultDescription: DEFAULT_PYTHON },
+  'allow-busy': { type: 'boolean', describe: 'measure even if another process uses the GPU' },
+  json: { type: 'boolean', describe: 'print the rows and cases as JSON' },
+} as const;
+type VerifyArgs = ArgsOf<typeof VERIFY_FLAGS> & ArgsOf<typeof VERIFY_POSITIONALS>;
+
+export interface VerifyOptions {
+  artifacts: string;
+  cases: CaseName[];
+  gpuIndex: number;
+  out: string | null;
+  python: string;
+  allowBusy: boolean;
+  json: boolean;
+}
+
+export function resolveVerifyOptions(args: VerifyArgs): VerifyOptions {
+  const cases =
+    args.cases === undefined
+      ? []
+      : args.cases.trim() === 'all'
+        ? [...CASE_NAMES]
+        : list(args.cases, '--cases', []).map((c) => oneOf(c, CASE_NAMES, '--cases', 'case'));
+  return {
+    artifacts: args.artifacts,
+    cases: CASE_NAMES.filter((c) => cases.includes(c)),
+    gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
+    out: args.out ?? null,
+    python: args.python ?? DEFAULT_PYTHON,
+    allowBusy: args.allowBusy ?? false,
+    json: args.json ?? false,
+  };
+}
+
+/** `gpushare verify`: flags, options, run. */
+export const verifyCommand = defineCommand({
+  flags: VERIFY_FLAGS,
+  positionals: VERIFY_POSITIONALS,
+  resolve: resolveVerifyOptions,
+  run: verify,
+});
+
+/** The declaring files in `dir`, by name; a directory with none of them is refused. */
+async function readArtifacts(dir: string): Promise<Record<string, string>> {
+  const info = await stat(dir).catch(() => null);
+  if (!info?.isDirectory())
+    throw new UserError(
+      `${argText(dir)} is not a directory: give the directory gpushare artifacts --out or gpushare plan --out wrote`,
+    );
+  const names = new Set(await readdir(dir));
+  const files: Record<string, string> = {};
+  for (const name of DECLARING_FILES) if (names.has(name)) files[name] = await readFile(path.join(dir, name), 'utf8');
+  if (Object.keys(files).length === 0)
+    throw new UserError(
+      `${argText(dir)} holds none of ${DECLARING_FILES.join(', ')}: give the directory gpushare artifacts --out or gpushare plan --out wrote`,
+    );
+  return files;
+}
+
+function binding(dir: string): RecordBinding<VerifyRun> {
+  const store = jsonRecordStore<VerifyRun>(dir, 'verify', 2);
+  return {
+    kind: 'verify',
+    save: (run) => store.save(run),
+    saveSync: (run) => store.saveSync(run),
+    daemons: (run) => run.daemons,
+    done: (run) => run.rows.length + run.cases.length,
+    windDown: 'stopping after the check under way',
+    resumable: false,
+  };
+}
+
+async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
+  const declared = parseDeclared(await readArtifacts(options.artifacts));
+  const fingerprint = await machineFingerprint(deps, options.python);
+  refuseBlocked(fingerprint, [options.gpuIndex], 'verify');
+  const busy = refuseBusy(fingerprint, options.gpuIndex, options.allowBusy);
+  const gpu = gpuAt(fingerprint, options.gpuIndex);
+  if (!gpu) throw new UserError(`--gpu ${options.gpuIndex}: this node has no such GPU`);
+  const createdAt = deps.clock.nowIso();
+  const id = newRunId(createdAt, fingerprint, options.gpuIndex, 'verify');
+  const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
+  const run: VerifyRun = {
+    schema: VERIFY_SCHEMA_ID,
+    id,
+    status: 'running',
+    createdAt,
+    finishedAt: null,
+    fingerprint,
+    gpuIndex: options.gpuIndex,
+    artifacts: options.artifacts,
+    declared,
+    requestedCases: options.cases,
+    rows: [],
+    cases: [],
+    daemons: [],
+    leftPids: [],
+    warnings: busy.map((b) => `the GPU was busy before verify: ${b}`),
+  };
+  const session = await newSession(binding(dir), dir, run, deps);
+  const visible = visibleDevice(fingerprint, options.gpuIndex);
+  const node: VerifyNode = {
+    runner: deps.runner,
+    python: options.python,
+    visibleDevices: visible,
+    gpu,
+    gpuIndices: fingerprint.gpus.map((g) => g.index).filter((i): i is number => i !== null),
+    visibleAll: fingerprint.gpus.map((_, i) => visibleDevice(fingerprint, i)).join(','),
+    startMps: (label, paths, visibleDevices = visible) =>
+      session.startMps(
+        (daemon) => run.daemons.push(daemon),
+        visibleDevices,
+        `mps/${String(run.daemons.length + 1).padStart(2, '0')}-${label}`,
+        paths,
+      ),
+    onForcedExit: (kill) => session.reaper.add(kill),
+    leftPids: run.leftPids,
+  };
+  const loop = async () => {
+    deps.err(
+      `gpushare verify ${run.id}: ${declared.files.join(', ')} on ${termText(gpu.name ?? `GPU ${options.gpuIndex}`)}\n`,
+    );
+    run.rows = await verifyRows(declared, node);
+    for (const r of run.rows) deps.err(`  ${r.id}: ${r.verdict}\n`);
+    await session.save();
+    for (const name of options.cases) {
+      if (session.abort.aborted) throw session.interrupted();
+      const outcome = await runCase(name, {
+        node,
+        declared,
+        hostEnv: process.env,
+        defaultDaemon: fingerprint.mps.defaultDaemonSocket,
+      });
+      run.cases.push(outcome);
+      deps.err(`  case ${name}: ${outcome.outcome}\n`);
+      await session.save();
+    }
+    if (run.leftPids.length > 0) run.warnings.push(`clients left running: PIDs ${run.leftPids.join(', ')}`);
+  };
+  const report = async () => {
+    const file = session.reportFile();
+    await writeOutputFile(file, verifyMarkdown(run, VERSION));
+    const code = verifyExitCode(run.rows);
+    if (options.json)
+      deps.out(
+        termJson({ runId: run.id, dir: session.dir, report: file, exitCode: code, rows: run.rows, cases: run.cases }),
+      );
+    else deps.out(verifyText(run, session.dir, file, code));
+    return code;
+  };
+  return runAndReport(session, loop, report);
+}
+
+function verifyText(run: VerifyRun, dir: string, report: string, code: number): string {
+  const lines = [
+    ...run.rows.map((r) => `${r.verdict.padEnd(13)} ${r.id}: ${r.declared}\n${' '.repeat(14)}${r.measured}`),
+    ...run.cases.map((c) => `${`case ${c.outcome}`.padEnd(20)} ${c.name}: ${c.evidence}`),
+    ...failedLimits(run).map((f) => `did not hold: ${f}`),
+    `verify: exit ${code}`,
+    `run: ${dir}`,
+    `report: ${report}`,
+  ];
+  return `${lines.flatMap((l) => l.split('\n').map((part) => termText(part))).join('\n')}\n`;
+}

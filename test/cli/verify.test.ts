@@ -1,0 +1,185 @@
+/**
+ * `gpushare verify` in process on the simulator's fake node (simulator/bin: nvidia-smi, the MPS control
+ * daemon, python3 playing workloads/isolation.py and verify_probe.py). FAKE_NODE makes the node ignore
+ * a limit: verify must then exit 1 and name the row.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { VerifyRun } from '../../harness/verify/record.js';
+import { expectOneLineError, runCli, tempDir } from '../helpers.js';
+
+/** plan's MPS files for the simulator's GPU (an H200): 25% of the threads and 35942M each. */
+async function planned(): Promise<string> {
+  const out = path.join(tempDir(), 'plan');
+  const r = await runCli([
+    'plan',
+    '--models',
+    '4',
+    '--mem-gib',
+    '10',
+    '--sm-pct',
+    '20',
+    '--gpu-model',
+    'H200-141GB',
+    '--out',
+    out,
+  ]);
+  expect(r.exitCode).toBe(0);
+  // plan prints the command that checks its files on the node (it runs nothing).
+  expect(r.stderr).toContain(`check on the GPU node that every limit they declare holds: gpushare verify ${out}`);
+  return out;
+}
+
+const record = (dir: string): VerifyRun => JSON.parse(readFileSync(path.join(dir, 'verify.json'), 'utf8'));
+
+describe('gpushare verify', () => {
+  it('checks every declared limit on a node that enforces them: exit 0, every row enforced, a report', async () => {
+    const artifacts = await planned();
+    const out = path.join(tempDir(), 'verify');
+    const r = await runCli(['verify', artifacts, '--out', out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const run = record(out);
+    expect(run.status).toBe('complete');
+    expect(run.rows.map((row) => [row.id, row.verdict])).toEqual([
+      ['mps.gpus', 'enforced'],
+      ['plugin.mps-4', 'enforced'],
+      ['mps.meminfo', 'enforced'],
+      ['mps.attach', 'enforced'],
+      ['mps.thread-pct', 'enforced'],
+      ['mps.pinned-mem', 'enforced'],
+    ]);
+    // The daemons (one set up as the plugin sets its, one as the scripts) were the run's own, and are stopped.
+    expect(run.daemons.length).toBe(2);
+    expect(run.daemons.every((d) => d.shutdown !== 'running' && d.shutdown !== 'starting')).toBe(true);
+    const report = readFileSync(path.join(out, 'report.md'), 'utf8');
+    expect(report).toContain('PASS (exit 0)');
+    expect(report).toContain('| `mps.pinned-mem` | set_default_device_pinned_mem_limit 35942M | allocated 35392 MiB');
+    expect(r.stdout).toContain('verify: exit 0');
+    // gpushare report renders a verify run as verify wrote it.
+    const reports = tempDir();
+    const again = await runCli(['report', out, '--out', reports]);
+    expect(again.exitCode).toBe(0);
+    expect(readFileSync(path.join(reports, `${run.id}.md`), 'utf8')).toBe(report);
+  });
+
+  it.each([
+    ['ignore-mem-limit', 'mps.pinned-mem', 'not enforced'],
+    ['ignore-thread-pct', 'mps.thread-pct', 'not enforced'],
+  ])('a node that ignores a limit (FAKE_NODE=%s): exit 1 naming %s', async (knob, id, verdict) => {
+    const artifacts = await planned();
+    const out = path.join(tempDir(), 'verify');
+    const r = await runCli(['verify', artifacts, '--out', out], { FAKE_NODE: knob });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toMatch(new RegExp(`^${verdict} +${id.replace('.', '\\.')}:`, 'm'));
+    expect(r.stdout).toContain(`did not hold: ${id} (`);
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain('## Declared limits that did not hold');
+    expect(record(out).rows.find((row) => row.id === id)?.verdict).toBe(verdict);
+  });
+
+  it('runs the named cases: the fake node reproduces what driver 580 did, and skips what it cannot run', async () => {
+    const artifacts = await planned();
+    const out = path.join(tempDir(), 'verify');
+    const r = await runCli(['verify', artifacts, '--out', out, '--cases', 'all']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const run = record(out);
+    expect(Object.fromEntries(run.cases.map((c) => [c.name, c.outcome]))).toEqual({
+      'pipe-missing': 'reproduced',
+      'pipe-misspelled': 'reproduced',
+      'limit-invisible-gpu': 'reproduced',
+      'limit-bare-size': 'reproduced',
+      'memory-total-trap': 'reproduced',
+      'bandwidth-not-partitioned': 'reproduced',
+      'daemon-after-client': 'reproduced',
+      'replicas-mismatch': 'reproduced',
+      'limit-two-visible-gpus': 'skipped',
+      'mig-parted-no-devices': 'skipped',
+    });
+    expect(run.cases.find((c) => c.name === 'limit-two-visible-gpus')?.evidence).toBe(
+      'needs two GPUs; this node has 1',
+    );
+    // Every daemon a case started was stopped.
+    expect(run.daemons.every((d) => d.shutdown !== 'running' && d.shutdown !== 'starting')).toBe(true);
+    expect(run.leftPids).toEqual([]);
+  });
+
+  it('two GPUs: the limit list naming both holds when both are visible, and drops every limit when one is not', async () => {
+    const artifacts = await planned();
+    const out = path.join(tempDir(), 'verify');
+    const r = await runCli(
+      ['verify', artifacts, '--out', out, '--cases', 'limit-invisible-gpu,limit-two-visible-gpus'],
+      {
+        FAKE_GPUS: '2',
+      },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(record(out).cases.map((c) => [c.name, c.outcome])).toEqual([
+      ['limit-invisible-gpu', 'reproduced'],
+      ['limit-two-visible-gpus', 'not reproduced'],
+    ]);
+  });
+
+  it('a MIG geometry: enforced when the listed MIG devices are one of the declared geometries', async () => {
+    const artifacts = path.join(tempDir(), 'artifacts');
+    expect((await runCli(['artifacts', '--gpu-model', 'H200-141GB', '--out', artifacts])).exitCode).toBe(0);
+    const out = path.join(tempDir(), 'verify');
+    // The simulator's constructed MIG node: two 3g.71gb devices (simulator/README.md).
+    const r = await runCli(['verify', artifacts, '--out', out], { FAKE_SMI: 'mig' });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(record(out).rows.find((row) => row.id === 'mig.geometry')).toMatchObject({
+      verdict: 'enforced',
+      measured: 'MIG devices listed: 2× 3g.71gb (= all-3g)',
+    });
+  });
+
+  it('a node that partitions bandwidth: that case is not reproduced', async () => {
+    const artifacts = await planned();
+    const out = path.join(tempDir(), 'verify');
+    const r = await runCli(['verify', artifacts, '--out', out, '--cases', 'bandwidth-not-partitioned'], {
+      FAKE_NODE: 'bandwidth-partitioned',
+    });
+    expect(r.exitCode).toBe(0);
+    expect(record(out).cases.map((c) => c.outcome)).toEqual(['not reproduced']);
+  });
+
+  it.each([
+    [['verify', '/nonexistent/gpushare-artifacts'], 'is not a directory'],
+    [['verify', '.', '--cases', 'pipe-mispelled'], 'unknown case "pipe-mispelled" in --cases'],
+  ])('refuses %j in one line, exit 2', async (args, text) => {
+    const r = await runCli(args);
+    expect(r.exitCode).toBe(2);
+    expectOneLineError(r.stderr, text);
+  });
+
+  it('artifacts prints the verify command too; verify of a time-slicing plan says it has nothing to enforce', async () => {
+    const out = path.join(tempDir(), 'artifacts');
+    const a = await runCli(['artifacts', '--gpu-model', 'H100-80GB', '--out', out]);
+    expect(a.stderr).toContain(`gpushare verify ${out}`);
+    const ts = path.join(tempDir(), 'timeslice');
+    const p = await runCli([
+      'plan',
+      '--models',
+      '2',
+      '--mem-gib',
+      '1',
+      '--sm-pct',
+      '5',
+      '--gpu-model',
+      'H100-80GB',
+      '--out',
+      ts,
+    ]);
+    expect(p.stderr).toContain(`gpushare verify ${ts}`);
+    const v = await runCli(['verify', ts, '--out', path.join(tempDir(), 'v')]);
+    expect(v.exitCode).toBe(0);
+    expect(v.stdout).toMatch(
+      /^skipped +plugin\.timeslicing-2: device plugin timeslicing-2: 2 time-slicing replicas per GPU$/m,
+    );
+  });
+
+  it('refuses a directory that holds no generated files', async () => {
+    const r = await runCli(['verify', tempDir()]);
+    expect(r.exitCode).toBe(2);
+    expectOneLineError(r.stderr, 'holds none of gpushare-mps-start.sh');
+  });
+});
