@@ -2,10 +2,9 @@
  * What every pool policy shares: starting a comparison's processes, awaiting and checking their ready
  * lines, recording their start (run.clientStarts), and closing them with their stderr kept.
  */
-import { Interrupted } from '../../core/errors.js';
 import type { ClientReply } from '../../workload/client.js';
 import { type ReadyMessage, TENANTS_ENV } from '../../workload/protocol.js';
-import { type PlannedTrial, processCount } from '../plan.js';
+import { processCount } from '../plan.js';
 import type { Comparison, ModeRecord, Run } from '../record/schema.js';
 import { awaitReady, startClients } from './processes.js';
 import type {
@@ -47,12 +46,6 @@ export abstract class PoolBase implements ClientPool {
 
   /** The lease's processes are ready and its trials begin: what the policy prepares meanwhile. */
   protected async measuring(_lease: Lease, _ready: ReadyReplies): Promise<void> {}
-
-  beforeTrial(_lease: Lease, _planned: PlannedTrial): () => void {
-    return () => undefined;
-  }
-
-  async afterTrial(_lease: Lease): Promise<void> {}
 
   /** Whether the policy carries the finished lease's processes on to the next comparison (it takes them if so). */
   protected carryOn(_lease: Lease): boolean {
@@ -102,11 +95,6 @@ export abstract class PoolBase implements ClientPool {
       clients,
       forget: clients.map((client) => this.ctx.reaper.add(() => client.kill())),
     };
-  }
-
-  protected throwIfAborted(): void {
-    const { signal } = this.ctx;
-    if (signal.aborted) throw new Interrupted(signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
   }
 
   protected async closeGroup(group: ClientGroup): Promise<void> {
