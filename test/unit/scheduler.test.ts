@@ -119,7 +119,9 @@ function fakeRunner(
           clock.now = Math.max(clock.now, end);
           const window = { windowStartUs: cmd.startAtUs, windowEndUs: end, gpuMs: durationMs, chunkIterations: 1 };
           // Tenants of one process (protocol 3): each n tenants at once run at 1000/n it/s, as clients do.
-          const tenants = cmd.tenants?.map((tenant) => ({
+          // FAKE_DROP_TENANT=1: it leaves the last tenant named out of its answer.
+          const answered = env.FAKE_DROP_TENANT === '1' ? cmd.tenants?.slice(0, -1) : cmd.tenants;
+          const tenants = answered?.map((tenant) => ({
             tenant,
             ...window,
             iterations,
@@ -755,6 +757,22 @@ describe('scheduler (deterministic fake client)', () => {
       expect(analysis.metrics.find((m) => m.metric.id === 'streams/spin@4/slowdown')?.stats.value).toBe(4);
       expect(analysis.metrics.find((m) => m.metric.id === 'streams/spin@4/aggregate-throughput')?.stats.value).toBe(1);
       expect(analysis.comparisons[0]?.stepHost).toEqual({ soloUs: 10, contendedUs: 40 });
+    });
+
+    it('fails the trial, naming the tenants, where the process answers for other tenants than it was asked', async () => {
+      const run = newRun({ minRounds: 2, maxRounds: 2 }, tenancy);
+      const c = run.plan[0] as Comparison;
+      c.clientEnv = c.clientEnv.map((env) => ({ ...env, FAKE_DROP_TENANT: '1' }));
+      await execute(run, undefined, readyV3);
+      const [first, ...rest] = run.trials;
+      expect(first?.arm).toBe('solo-c0');
+      expect(first).toMatchObject({
+        status: 'failed',
+        client: 0,
+        exitCode: null,
+        reason: 'workload "spin" (4 tenants) answered for tenants [] instead of [0]',
+      });
+      expect(rest.every((t) => t.status === 'skipped')).toBe(true);
     });
 
     it("skips, with the workload's words, a process that cannot make its tenants (unsupported)", async () => {

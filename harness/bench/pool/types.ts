@@ -67,7 +67,8 @@ export interface Lease {
   carryTo: { next: Comparison; carry: Carry } | null;
 }
 
-export type ReadyReplies = Array<Extract<ClientReply<ReadyMessage>, { kind: 'message' }>>;
+/** The ready lines of a lease's processes, in client order (a kept one's from its start). */
+export type ReadyReplies = readonly ReadyMessage[];
 
 /** Whether a lease's processes can measure: ready, unable to run so here (a skip), or one failed (its index). */
 export type Readiness =

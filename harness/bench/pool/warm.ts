@@ -103,8 +103,8 @@ export class WarmPool extends PoolBase {
 
   protected override async measuring(lease: Lease, ready: ReadyReplies): Promise<void> {
     const c = lease.comparison;
-    if (ready.every((r) => r.message.holds === true)) this.waitsForStart.add(commandKey(c));
-    const switches = ready.every((r) => r.message.switches === true);
+    if (ready.every((r) => r.holds === true)) this.waitsForStart.add(commandKey(c));
+    const switches = ready.every((r) => r.switches === true);
     const next = nextComparison(this.ctx.run, c);
     const carry = next === null ? null : carryFor(this.ctx.run.config, c, next, switches);
     lease.carryTo = next !== null && carry !== null ? { next, carry } : null;
