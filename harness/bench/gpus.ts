@@ -164,11 +164,7 @@ async function hostRun(
     // still run, and the combined report says which failed. An interruption stops them all.
     const runGpu = async (gpu: HostGpu) => {
       if (session.abort.aborted) throw session.interrupted();
-      const gpuDeps = !schedule.parallel
-        ? deps
-        : options.style !== 'json'
-          ? prefixedDeps(deps, `[GPU ${gpu.index}] `)
-          : sharingHost(deps);
+      const gpuDeps = schedule.parallel && options.style !== 'json' ? prefixedDeps(deps, `[GPU ${gpu.index}] `) : deps;
       const dir = path.join(parent, gpu.dir);
       try {
         const { code, run } = await runIn(
@@ -274,15 +270,9 @@ async function benchRunIn(
 function prefixedDeps(deps: AppDeps, prefix: string): AppDeps {
   const prefixed = (write: (text: string) => void) => (text: string) => write(text.replace(/^(?=.)/gm, prefix));
   return {
-    ...sharingHost(deps),
+    ...deps,
     out: prefixed(deps.out),
     err: prefixed(deps.err),
     terminal: { ...deps.terminal, isTty: false },
   };
-}
-
-/** One of several runs side by side: no prestarting ahead, since each would count the shared host's cores and memory as its own. */
-function sharingHost(deps: AppDeps): AppDeps {
-  const { host: _shared, ...rest } = deps;
-  return rest;
 }

@@ -372,11 +372,6 @@ export function orderTrials(comparison: Comparison, rounds: number): PlannedTria
   return Array.from({ length: rounds }, (_, round) => roundTrials(comparison, round)).flat();
 }
 
-/** The processes an arm of `c` runs at once: one for in-process tenancy, else one per client it releases. */
-export function armProcesses(c: Pick<Comparison, 'tenants'>, arm: Pick<Arm, 'clients'>): number {
-  return c.tenants !== undefined ? 1 : arm.clients.length;
-}
-
 /** A comparison's workload processes: one for in-process tenancy, else one per client. */
 export function processCount(c: Pick<Comparison, 'tenants' | 'clientEnv'>): number {
   return c.tenants !== undefined ? 1 : c.clientEnv.length;
@@ -438,49 +433,4 @@ export function growable(
   if (c.mode !== next.mode || next.clientEnv.length <= c.clientEnv.length) return false;
   if (JSON.stringify(c.workload.argv) !== JSON.stringify(next.workload.argv)) return false;
   return JSON.stringify(next.clientEnv.slice(0, c.clientEnv.length)) === JSON.stringify(c.clientEnv);
-}
-
-/**
- * Prestarting beyond the next comparison: every later comparison's processes, held, as cores free up
- * (see bench/pool/ahead.ts). Held processes then import at idle priority (GPUSHARE_HOLD_IDLE:
- * gpushare_protocol's SCHED_IDLE, which only a process with CAP_SYS_NICE can leave), so one still
- * importing when a larger comparison measures takes only what that comparison leaves idle.
- */
-export interface Ahead {
-  /** The most processes held at once: each keeps PyTorch's import in host memory until its turn. */
-  maxHeld: number;
-}
-
-/** Host memory allowed per held process, bytes: one imported PyTorch held 495 MiB RSS on the H100's host (2026-11-24), doubled. */
-export const HELD_PROCESS_BYTES = 1024 ** 3;
-
-/**
- * Whether bench prestarts ahead: where its held processes can import at idle priority and leave it
- * (`leavesIdle`: CAP_SYS_NICE), unpinned (a pinned run keeps importers on the cores its measuring
- * clients leave) and not with --fresh-clients; as many held at once as `freeMemoryBytes` allows (null: none).
- */
-export function aheadPolicy(
-  config: Pick<Config, 'freshClients' | 'cpuPin'>,
-  leavesIdle: boolean,
-  freeMemoryBytes: number,
-): Ahead | null {
-  if (!leavesIdle || config.freshClients === true || config.cpuPin !== 'off') return null;
-  const maxHeld = Math.floor(freeMemoryBytes / HELD_PROCESS_BYTES);
-  return maxHeld > 0 ? { maxHeld } : null;
-}
-
-/**
- * The processes `later` starts itself when it runs after `prev`, client indices [from, to): none where
- * prev's processes switch to it (`switches`: they said so, see switchable), those it adds where it
- * grows prev's, else all of its own.
- */
-export function processesToStart(
-  config: Pick<Config, 'freshClients'>,
-  prev: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
-  later: Pick<Comparison, 'mode' | 'workload' | 'tenants' | 'clientEnv'>,
-  switches = prev.workload.builtin,
-): [from: number, to: number] {
-  const to = processCount(later);
-  if (switchable(config, prev, later, switches)) return [to, to];
-  return growable(config, prev, later) ? [processCount(prev), to] : [0, to];
 }

@@ -23,7 +23,7 @@ import { writeTables, writeTablesSync } from './outputs/csv.js';
 import { metricsJson } from './outputs/metrics-table.js';
 import { summaryText } from './outputs/summary.js';
 import { writeRunReport } from './outputs/write.js';
-import { aheadPolicy, buildPlan, type Plan, refuseLostPins } from './plan.js';
+import { buildPlan, type Plan, refuseLostPins } from './plan.js';
 import { makeProgress, type ProgressStyle } from './progress.js';
 import { type Config, RUN_SCHEMA_ID, type Run } from './record/schema.js';
 import { fsRunStore, loadRun } from './record/store.js';
@@ -237,7 +237,6 @@ export function execute(
         signal: session.abort,
         startMps: (place) => session.startMps(place, visibleDevice(run.fingerprint, config.gpuIndex)),
         prestarted,
-        ahead: deps.host ? aheadPolicy(config, deps.host.leavesIdle, deps.host.freeMemoryBytes) : null,
       });
     } finally {
       await sampler.stop();

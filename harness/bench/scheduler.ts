@@ -14,7 +14,7 @@ import { visibleDevice } from '../system/nvidia/schema.js';
 import type { Reaper } from '../system/proc/reaper.js';
 import { analyzeComparison } from './analysis/analyze.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
-import { type Ahead, orderTrials, type PlannedTrial, roundTrials } from './plan.js';
+import { orderTrials, type PlannedTrial, roundTrials } from './plan.js';
 import { budgetShareS, stopDecision, targeted } from './policy.js';
 import {
   type ClientPool,
@@ -46,8 +46,6 @@ export interface SchedulerDeps {
   startMps: (place: (daemon: MpsDaemonRecord) => void) => Promise<SessionMpsStart>;
   /** The first comparison's clients, started before the run began (see prestartFirst). */
   prestarted?: Prestarted | null;
-  /** Prestart beyond the next comparison (see aheadPolicy); null or absent: the next comparison's processes only. */
-  ahead?: Ahead | null;
 }
 
 /** Trials of every comparison's minimum rounds: the total a progress display starts from. */
@@ -90,7 +88,6 @@ class Scheduler {
       gpuUuid: visibleDevice(run.fingerprint, run.config.gpuIndex),
       cpus: usableCpus(run.fingerprint.host),
       prestarted: deps.prestarted ?? null,
-      ahead: deps.ahead ?? null,
     });
   }
 
@@ -220,20 +217,13 @@ class Scheduler {
   private async runRound(lease: Lease, round: number, done: ReadonlySet<string>): Promise<boolean> {
     const c = lease.comparison;
     for (const planned of roundTrials(c, round).filter((t) => !done.has(t.id))) {
-      const after = this.pool.beforeTrial(lease, planned);
-      let outcome: Trial;
-      try {
-        outcome = await runTrial(this.trialDeps, planned, lease.group.clients);
-      } finally {
-        after();
-      }
+      const outcome = await runTrial(this.trialDeps, planned, lease.group.clients);
       await this.record(outcome);
       if (outcome.status === 'failed' || outcome.status === 'timeout') {
         await this.skipPlanned(c, `comparison stopped after ${planned.id}: ${outcome.reason}`);
         await this.stop(c, 'aborted');
         return false;
       }
-      await this.pool.afterTrial(lease);
     }
     return true;
   }

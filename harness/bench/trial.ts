@@ -5,12 +5,14 @@
 import type { Clock } from '../core/clock.js';
 import { type Sampler, tagSamples } from '../system/nvidia/sampler.js';
 import type { ClientReply, WorkloadClient } from '../workload/client.js';
-import { type ResultMessage, runCommand, type TenantResult } from '../workload/protocol.js';
+import type { Release } from '../workload/group.js';
+import { type ResultMessage, type RunCommand, runCommandOf, type TenantResult } from '../workload/protocol.js';
 import { releaseLeadMs } from '../workload/release.js';
 import { implausibleResult, overlap, overlapShortfall } from '../workload/result-checks.js';
+import type { Variant } from '../workload/spec.js';
 import { summarizeLatencies } from './analysis/measures.js';
 import { loopCheckMs, type PlannedTrial } from './plan.js';
-import { releaseCommands } from './pool/processes.js';
+import { clientsGroup } from './pool/processes.js';
 import type { Arm, ClientResult, Run, Trial } from './record/schema.js';
 
 export interface TrialDeps {
@@ -29,76 +31,38 @@ export async function runTrial(deps: TrialDeps, planned: PlannedTrial, clients: 
   const check = loopCheckMs(planned);
   const timeoutMs =
     (work.kind === 'fixed-duration' ? work.durationMs : 0) + leadMs + (check ?? 0) + config.timeouts.trialMs;
-  const startAtUs = clock.monotonicUs() + leadMs * 1000;
-  if (planned.comparison.tenants !== undefined)
-    return runTenantsTrial(deps, planned, clients[0] as WorkloadClient, startAtUs, timeoutMs, startedAt, check);
-  const released = planned.arm.clients.map((arm) => ({
-    arm,
-    client: clients[arm.client] as WorkloadClient,
-    command: runCommand(planned.id, startAtUs, work, arm.variant, planned.arm.clients.length, null, null, check),
-  }));
-  const replies = await releaseCommands(released, planned.id, timeoutMs, signal);
-  const receivedUs = clock.monotonicUs();
-  const bad = replies.findIndex((r) => r.kind !== 'message');
-  if (bad !== -1) {
-    return failure(
-      deps,
-      planned,
-      startedAt,
-      replies[bad] as ClientReply<unknown>,
-      released[bad]?.arm.client ?? null,
-      clients,
-      'window',
-      timeoutMs,
-    );
+  const count = planned.arm.clients.length;
+  // In-process tenancy: one run command to the one process, naming the arm's tenants; it answers for each.
+  const tenants = planned.comparison.tenants !== undefined ? planned.arm.clients.map((a) => a.client) : null;
+  const command = (startAtUs: number, variant: Variant, named: number[] | null) =>
+    runCommandOf(planned.id, startAtUs, work, variant, count, null, named, check);
+  const releases = (startAtUs: number): Array<Release<RunCommand>> =>
+    tenants !== null
+      ? [{ member: 0, command: command(startAtUs, planned.arm.clients[0]?.variant ?? { streams: 1 }, tenants) }]
+      : planned.arm.clients.map((arm) => ({ member: arm.client, command: command(startAtUs, arm.variant, null) }));
+  const window = await clientsGroup(clients, clock).window({ leadMs, releases, timeoutMs }, signal);
+  if (window.status === 'lost') {
+    const { member, label, reply } = window;
+    const failed =
+      reply.kind === 'malformed'
+        ? { kind: 'failed' as const, reason: `${label} ${reply.problem}`, exitCode: null }
+        : reply;
+    return failure(deps, planned, startedAt, failed, member, clients, 'window', timeoutMs);
   }
-  const results: ClientResult[] = replies.map((reply, i) => {
-    const message = (reply as Extract<typeof reply, { kind: 'message' }>).message;
-    const { arm, client } = released[i] as (typeof released)[number];
-    return clientResult(arm, client.pid, message);
-  });
+  const { startAtUs, receivedUs } = window;
+  const results =
+    tenants !== null
+      ? tenantResults(planned, clients[0] as WorkloadClient, window.results[0] as ResultMessage)
+      : planned.arm.clients.map((arm, i) =>
+          clientResult(arm, (clients[arm.client] as WorkloadClient).pid, window.results[i] as ResultMessage),
+        );
   return checkedTrial(deps, planned, startedAt, startAtUs, receivedUs, results);
 }
 
-/** One trial of an in-process comparison: one run command naming the arm's tenants, one result per tenant. */
-async function runTenantsTrial(
-  deps: TrialDeps,
-  planned: PlannedTrial,
-  client: WorkloadClient,
-  startAtUs: number,
-  timeoutMs: number,
-  startedAt: string,
-  check: number | null,
-): Promise<Trial> {
-  const { clock, signal } = deps;
-  const work = planned.arm.work;
-  const tenants = planned.arm.clients.map((a) => a.client);
-  const variant = planned.arm.clients[0]?.variant ?? { streams: 1 };
-  const command = runCommand(planned.id, startAtUs, work, variant, tenants.length, null, tenants, check);
-  const [reply] = (await releaseCommands([{ client, command }], planned.id, timeoutMs, signal)) as [
-    ClientReply<ResultMessage>,
-  ];
-  const receivedUs = clock.monotonicUs();
-  if (reply.kind !== 'message') return failure(deps, planned, startedAt, reply, 0, [client], 'window', timeoutMs);
-  const byTenant = new Map((reply.message.tenants ?? []).map((t) => [t.tenant, t]));
-  const missing = tenants.filter((k) => !byTenant.has(k));
-  if (missing.length > 0 || byTenant.size !== tenants.length) {
-    const reason = `${client.label} answered for tenants [${[...byTenant.keys()].join(', ')}] instead of [${tenants.join(', ')}]`;
-    return failure(
-      deps,
-      planned,
-      startedAt,
-      { kind: 'failed', reason, exitCode: null },
-      0,
-      [client],
-      'window',
-      timeoutMs,
-    );
-  }
-  const results = planned.arm.clients.map((arm) =>
-    clientResult(arm, client.pid, byTenant.get(arm.client) as TenantResult),
-  );
-  return checkedTrial(deps, planned, startedAt, startAtUs, receivedUs, results);
+/** An in-process comparison's one result as one per tenant (the member checked it answers for each one named). */
+function tenantResults(planned: PlannedTrial, client: WorkloadClient, message: ResultMessage): ClientResult[] {
+  const byTenant = new Map((message.tenants ?? []).map((t) => [t.tenant, t]));
+  return planned.arm.clients.map((arm) => clientResult(arm, client.pid, byTenant.get(arm.client) as TenantResult));
 }
 
 /** A trial's results through the checks of a result (plausible, overlapping windows): ok or invalid. */

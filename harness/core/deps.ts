@@ -19,14 +19,4 @@ export interface AppDeps {
   cwd: string;
   /** Where progress is drawn: a bar on a terminal, plain lines elsewhere. */
   terminal: Terminal;
-  /** What bench may prestart with (see bench/plan.ts aheadPolicy); absent: nothing beyond the next comparison. */
-  host?: HostResources;
-}
-
-/** This process's standing on its host, read once per command. */
-export interface HostResources {
-  /** Whether its workloads may leave SCHED_IDLE again (CAP_SYS_NICE in effect; root in a container may lack it). */
-  leavesIdle: boolean;
-  /** Memory its workloads may use now, bytes: the host's free memory, or what a cgroup limit leaves. */
-  freeMemoryBytes: number;
 }

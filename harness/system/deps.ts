@@ -1,7 +1,6 @@
 /** The real side effects: this machine's processes, clock, stdout, stderr and terminal. */
 import { systemClock } from '../core/clock.js';
 import type { AppDeps } from '../core/deps.js';
-import { hostResources } from './host.js';
 import { execaRunner } from './proc/runner.js';
 import { simulatedRunner, simulateRequested } from './simulator.js';
 
@@ -22,6 +21,5 @@ export function systemDeps(): AppDeps {
       columns: process.stderr.columns || 80,
       nowMs: () => systemClock.monotonicUs() / 1000,
     },
-    host: hostResources(),
   };
 }

@@ -184,11 +184,6 @@ export class WorkloadClient {
     this.child.killNow();
   }
 
-  /** Stops a held process still importing for the length of a trial (true), or lets it go on (false). */
-  suspend(stopped: boolean): void {
-    this.child.suspend(stopped);
-  }
-
   /** unsupported: the workload said it cannot run so on this machine (a skip, not a failure). */
   private failure(reason: string, unsupported = false): ClientReply<never> {
     return {

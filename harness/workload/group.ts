@@ -4,20 +4,21 @@
  * stopped. A member that fails, says nothing in time or answers what was not asked is an outcome
  * (`not-ready`, `lost`), never an exception; only an interruption (the abort signal) throws.
  *
- * Used by capacity (measure.ts: a point's clients), mix (measure.ts: the victim's capacity search, a
+ * Used by bench (pool/processes.ts: a comparison's clients started, awaited ready, and each trial's
+ * window), capacity (measure.ts: a point's clients), mix (measure.ts: the victim's capacity search, a
  * mode's processes, an in-process mode's processes) and gpushare check (check.ts: a group of one).
  *
  * A member is anything that starts, says ready, is released and answers, and stops (GroupMember): a
  * workload process speaking the protocol is one (ProtocolMember, protocol-member.ts); a group of HTTP
  * inference servers would be another, with its own command and result types.
  *
- * How bench's client pool is meant to use it: the pool keeps deciding which processes live across
- * comparisons (prestarted, held, switched); per comparison it wraps the clients it acquired with
- * `ProtocolMember.over(client)` (their start is then a no-op), makes `WorkloadGroup.of(members, clock)`
- * (the pool, not the group, owns their lifetime and reaper entries), awaits `ready`, and runs each
- * trial as one `window` whose `check` is result-checks' implausibleResult and overlap at the run's
- * --min-overlap; a closed-loop trial gives `leadMs` as releaseLeadMs(config.releaseLeadMs, clients).
- * It then hands the clients back to the pool instead of calling `stop`.
+ * How bench's client pool uses it: the pool keeps deciding which processes live across comparisons
+ * (prestarted, held, switched); it starts them as a group whose reaper entries it keeps, wraps the
+ * clients it acquired with `ProtocolMember.over(client)` in `WorkloadGroup.of(members, clock)` (the
+ * pool, not the group, owns their lifetime), awaits `ready`, and runs each trial as one `window`
+ * (`leadMs` releaseLeadMs(config.releaseLeadMs, clients)); the trial checks the answers itself
+ * (implausibleResult, overlap at --min-overlap), since an invalid trial records them. It then hands
+ * the clients back to the pool instead of calling `stop`.
  */
 import type { Clock } from '../core/clock.js';
 import { invalidStep } from './open-loop.js';

@@ -65,9 +65,17 @@ export class ProtocolMember implements GroupMember<RunCommand, ResultMessage, Re
     const reply = await this.client.collect(timeoutMs, signal);
     const named = this.named;
     if (reply.kind !== 'message' || named === null) return reply;
-    const answered = reply.message.tenants?.length ?? 0;
-    if (answered !== named.length)
-      return { kind: 'malformed', problem: `answered for ${answered} tenants, not ${named.length}` };
+    const answered = (reply.message.tenants ?? []).map((t) => t.tenant);
+    const distinct = [...new Set(answered)];
+    if (
+      answered.length !== named.length ||
+      distinct.length !== named.length ||
+      named.some((k) => !distinct.includes(k))
+    )
+      return {
+        kind: 'malformed',
+        problem: `answered for tenants [${distinct.join(', ')}] instead of [${named.join(', ')}]`,
+      };
     return reply;
   }
 

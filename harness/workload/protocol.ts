@@ -416,8 +416,6 @@ export function switchCommand(argv: readonly string[]): string {
 }
 /** The cores a held process imports on (the measuring clients' are not among them), comma-separated. */
 export const HOLD_CPUS_ENV = 'GPUSHARE_HOLD_CPUS';
-/** Set by bench prestarting ahead: a held process imports at SCHED_IDLE where it may leave it again (CAP_SYS_NICE). */
-export const HOLD_IDLE_ENV = 'GPUSHARE_HOLD_IDLE';
 
 function clip(text: string): string {
   return text.length > 160 ? `${text.slice(0, 160)}…` : text;

@@ -1,7 +1,7 @@
 /**
  * `kill -9` of bench at every stage of prestarting leaves no process behind: held, importing (a
- * built-in or a custom command that never reaches gpushare's helper), stopped (SIGSTOP while a larger
- * trial measures) and switching. A process busy importing or switching never reads its stdin again,
+ * built-in or a custom command that never reaches gpushare's helper), stopped (SIGSTOP, by a user's
+ * job control or a debugger) and switching. A process busy importing or switching never reads its stdin again,
  * and a stopped one cannot: only the harness's watchdog (system/proc/watchdog.ts) ends them.
  *
  * Prestarting needs spare cores: on a 2-core machine bench holds nothing. Each case therefore resumes a
@@ -12,7 +12,6 @@ import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { hostResources } from '../../harness/system/host.js';
 import { readProcess } from '../../harness/system/proc/process-table.js';
 import { cli, FAKES, ROOT, tempDir, until } from '../helpers.js';
 
@@ -174,18 +173,14 @@ describe('kill -9 of bench at every stage of prestarting leaves no process', () 
     );
   });
 
-  it('stopped: an importer stopped (SIGSTOP) while a larger trial measures', async () => {
-    // Prestarting ahead (where the harness may leave idle priority: CAP_SYS_NICE) stops an importer
-    // there is no core for beside a contended trial; without it, the test stops the importer's
-    // group as suspendImports would.
-    const ahead = hostResources().leavesIdle;
+  it('stopped: an importer stopped (SIGSTOP) by someone else, which cannot read its stdin', async () => {
     await killAt(
       builtin,
-      4,
+      8,
       { FAKE_WORKLOAD: 'slow-import' },
       async (s) => {
         const importers = s.get('importing') ?? [];
-        if (!ahead) for (const pid of importers) process.kill(-pid, 'SIGSTOP');
+        for (const pid of importers) process.kill(-pid, 'SIGSTOP');
         for (const pid of importers) if ((await readProcess(pid))?.state === 'T') return true;
         return false;
       },
@@ -203,7 +198,7 @@ describe('kill -9 of bench at every stage of prestarting leaves no process', () 
     );
   });
 
-  it('importing, a custom command that never imports the helper (no PR_SET_PDEATHSIG of its own)', async () => {
+  it('importing, a custom command that never imports the helper', async () => {
     await killAt(
       customRun,
       8,

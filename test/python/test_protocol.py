@@ -226,14 +226,14 @@ sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
 
 
 class HoldPriority(unittest.TestCase):
-    """Held as root without pinned cores or idle priority, a process imports at a lower priority only where it
+    """Held as root without pinned cores, a process imports at a lower priority only where it
     may raise it back (CAP_SYS_NICE): root in a container without the capability would fail its start."""
 
     def hold(self, cap):
         from unittest import mock
 
         calls = []
-        env = {k: v for k, v in os.environ.items() if k not in ("GPUSHARE_HOLD_CPUS", "GPUSHARE_HOLD_IDLE")}
+        env = {k: v for k, v in os.environ.items() if k != "GPUSHARE_HOLD_CPUS"}
         with mock.patch.dict(os.environ, env, clear=True), mock.patch.object(os, "geteuid", return_value=0), \
                 mock.patch.object(hold, "has_cap_sys_nice", return_value=cap), \
                 mock.patch.object(os, "getpriority", return_value=0), \
@@ -247,47 +247,6 @@ class HoldPriority(unittest.TestCase):
 
     def test_without_it_the_priority_is_left_alone(self):
         self.assertEqual(self.hold(cap=False), ([], []))
-
-
-class HoldIdle(unittest.TestCase):
-    """Asked to (GPUSHARE_HOLD_IDLE=1), a held process imports and prepares at SCHED_IDLE where it may leave
-    it (CAP_SYS_NICE), and starts on every thread at the policy it had: a thread prepare started too. It
-    dies with its parent (PR_SET_PDEATHSIG)."""
-
-    SCRIPT = """
-import os, sys, threading
-from gpushare_protocol import serve
-done = threading.Event()
-threads = []
-def prepare():
-    print(f"prepare {os.sched_getscheduler(0)}", file=sys.stderr)
-    t = threading.Thread(target=done.wait, args=(30,), daemon=True)
-    t.start()
-    threads.append(t)
-def setup():
-    import ctypes
-    signal = ctypes.c_int(0)
-    ctypes.CDLL(None).prctl(2, ctypes.byref(signal), 0, 0, 0)  # PR_GET_PDEATHSIG
-    print(f"setup {os.sched_getscheduler(0)} {os.sched_getscheduler(threads[0].native_id)} {signal.value}", file=sys.stderr)
-    done.set()
-    return lambda i, lane, variant: None
-sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
-"""
-
-    def test_every_thread_leaves_idle_priority_at_start(self):
-        import subprocess
-
-        here = os.path.dirname(os.path.abspath(__file__))
-        paths = [os.path.join(here, "..", "..", "workloads"), os.path.join(here, "..", "fakes", "python")]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "GPUSHARE_HOLD": "1", "GPUSHARE_HOLD_IDLE": "1"}
-        done = subprocess.run([sys.executable, "-B", "-c", self.SCRIPT], input='{"cmd":"start"}\n{"cmd":"exit"}\n',
-                              env=env, capture_output=True, text=True, timeout=60)
-        self.assertEqual(done.returncode, 0, done.stderr)
-        before = os.sched_getscheduler(0)
-        held = hold.may_leave_idle()
-        idle = os.SCHED_IDLE if held else before
-        # Held so, it dies with its harness (SIGKILL, 9): it might be stopped when that one is killed.
-        self.assertEqual(done.stderr.splitlines(), [f"prepare {idle}", f"setup {before} {before} {9 if held else 0}"])
 
 
 class ExitAtOnce(unittest.TestCase):

@@ -3,10 +3,8 @@
  * as clients: which processes a comparison gets, which it keeps, starts early or stops, and what the
  * run records of their start. The trial loop that uses the pool is test/unit/scheduler.test.ts's.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildPlan } from '../../harness/bench/plan.js';
-import { AheadPool } from '../../harness/bench/pool/ahead.js';
 import { choosePolicy } from '../../harness/bench/pool/choose.js';
 import { FreshPool } from '../../harness/bench/pool/fresh.js';
 import { createPool } from '../../harness/bench/pool/index.js';
@@ -66,7 +64,6 @@ function context(run: Run, over: Partial<PoolContext> = {}, env: Record<string, 
     gpuUuid: 'GPU-0',
     cpus: usableCpus(run.fingerprint.host),
     prestarted: null,
-    ahead: null,
     ...over,
   };
   return { ctx, spawns, warnings };
@@ -74,16 +71,6 @@ function context(run: Run, over: Partial<PoolContext> = {}, env: Record<string, 
 
 /** Comparison `i` of the run's plan. */
 const at = (run: Run, i: number) => run.plan[i] as Comparison;
-
-/** Whether process `pid` is stopped (SIGSTOP), from /proc. */
-const stopped = (pid: number | null) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('T');
-
-/** Waits for `done` (a condition), within a deadline. */
-async function until(done: () => boolean, deadlineMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + deadlineMs;
-  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  return done();
-}
 
 /** acquire and ready, which must say ready. */
 async function ready(pool: ClientPool, c: Comparison) {
@@ -93,15 +80,12 @@ async function ready(pool: ClientPool, c: Comparison) {
 }
 
 describe('choosePolicy: which pool a run gets', () => {
-  const all = ['fresh', 'warm', 'ahead'] as const;
+  const all = ['fresh', 'warm'] as const;
   it.each([
-    [{ freshClients: true, ahead: true }, all, 'fresh'],
-    [{ freshClients: false, ahead: false }, all, 'warm'],
-    [{ freshClients: false, ahead: true }, all, 'ahead'],
-    // A policy deleted from the registry: the next one left.
-    [{ freshClients: false, ahead: true }, ['fresh', 'warm'], 'warm'],
-    [{ freshClients: false, ahead: true }, ['fresh'], 'fresh'],
-    [{ freshClients: false, ahead: false }, ['fresh', 'ahead'], 'fresh'],
+    [{ freshClients: true }, all, 'fresh'],
+    [{ freshClients: false }, all, 'warm'],
+    // warm deleted from the registry: fresh, which is always there.
+    [{ freshClients: false }, ['fresh'], 'fresh'],
   ] as const)('%j among %j: %s', (wanted, registered, expected) => {
     expect(choosePolicy(wanted, registered)).toBe(expected);
   });
@@ -110,7 +94,6 @@ describe('choosePolicy: which pool a run gets', () => {
     const run = newRun(['spin']);
     expect(createPool({ freshClients: true }, context(run).ctx)).toBeInstanceOf(FreshPool);
     expect(createPool({}, context(run).ctx)).toBeInstanceOf(WarmPool);
-    expect(createPool({}, context(run, { ahead: { maxHeld: 2 } }).ctx)).toBeInstanceOf(AheadPool);
   });
 });
 
@@ -175,7 +158,6 @@ describe('warm pool', () => {
     // Custom commands do not switch: the next comparison's own processes, held, import meanwhile.
     expect(first.carryTo).toBeNull();
     expect(spawns.map((env) => env.GPUSHARE_HOLD ?? '-')).toEqual(['-', '-', '1', '1']);
-    expect(spawns[2]?.GPUSHARE_HOLD_IDLE).toBeUndefined();
     await pool.release(first, true);
     const second = await ready(pool, at(run, 1));
     expect(second.prestarted).toBe(true);
@@ -197,40 +179,3 @@ describe('warm pool', () => {
     await pool.release(second, false);
   });
 });
-
-describe('ahead pool (root, unpinned)', () => {
-  it('prestarts later comparisons at idle priority up to maxHeld, and stops the importers a trial leaves no core for', async () => {
-    const run = newRun(['spin', 'gemm', 'infer'], true);
-    run.fingerprint = { gpus: [], host: { cpus: 4 } } as unknown as Run['fingerprint'];
-    run.config.timeouts.exitMs = 500; // importers read no stdin: they are killed at once
-    // Held processes import for ever (they never say holding): each takes a core while it runs.
-    const { ctx, spawns } = context(run, { ahead: { maxHeld: 3 } }, { FAKE_WORKLOAD: 'slow-import' });
-    const pool = new AheadPool(ctx, { maxHeld: 3 });
-    const first = await ready(pool, at(run, 0));
-    // 4 cores: the harness's, and one for the solo arm, leave 2 for importers (fewer than maxHeld).
-    expect(spawns.map((env) => `${env.GPUSHARE_HOLD ?? '-'}${env.GPUSHARE_HOLD_IDLE ?? '-'}`)).toEqual([
-      '--',
-      '--',
-      '11',
-      '11',
-    ]);
-    const contended = first.comparison.arms.find((arm) => arm.clients.length === 2);
-    const planned = { id: 't', comparison: first.comparison, arm: contended, round: 0 } as never;
-    const after = pool.beforeTrial(first, planned);
-    // 2 measuring + 2 importing on the 3 cores beside the harness's: the last started importer stops.
-    const importers = (await heldClients(pool)).map((c) => c.pid);
-    expect(await until(() => stopped(importers[1] ?? null) === true)).toBe(true);
-    expect(stopped(importers[0] ?? null)).toBe(false);
-    after();
-    expect(await until(() => stopped(importers[1] ?? null) === false)).toBe(true);
-    await pool.release(first, false);
-    await pool.close();
-  });
-});
-
-/** The processes an ahead pool holds for later comparisons (its `held` groups). */
-async function heldClients(pool: AheadPool) {
-  return (pool as unknown as { held: Array<{ clients: Array<{ pid: number | null }> }> }).held.flatMap(
-    (g) => g.clients,
-  );
-}

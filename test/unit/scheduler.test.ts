@@ -6,15 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { benchOutcome } from '../../harness/bench/outcome.js';
-import {
-  aheadPolicy,
-  buildPlan,
-  growable,
-  HELD_PROCESS_BYTES,
-  prestartable,
-  processesToStart,
-  switchable,
-} from '../../harness/bench/plan.js';
+import { buildPlan, growable, prestartable, switchable } from '../../harness/bench/plan.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import type { RunStore } from '../../harness/bench/record/store.js';
@@ -57,7 +49,6 @@ function fakeRunner(
   spawned: Array<Record<string, string>> = [],
   startupMs = 0,
   log: string[] = [],
-  holding = true,
 ): ProcessRunner {
   let processes = 0;
   return {
@@ -89,9 +80,8 @@ function fakeRunner(
         pid: undefined,
         onLine: (listener) => {
           listeners.push(listener);
-          // Held: "imports" at once (holding), or never says so (holding false: still importing).
-          if (!held) say(ready(env));
-          else if (holding) say({ event: 'holding', pid: 0 });
+          // Held: "imports" at once (holding).
+          say(held ? { event: 'holding', pid: 0 } : ready(env));
         },
         writeLine: (line) => {
           const cmd = JSON.parse(line) as {
@@ -129,7 +119,9 @@ function fakeRunner(
           clock.now = Math.max(clock.now, end);
           const window = { windowStartUs: cmd.startAtUs, windowEndUs: end, gpuMs: durationMs, chunkIterations: 1 };
           // Tenants of one process (protocol 3): each n tenants at once run at 1000/n it/s, as clients do.
-          const tenants = cmd.tenants?.map((tenant) => ({
+          // FAKE_DROP_TENANT=1: it leaves the last tenant named out of its answer.
+          const answered = env.FAKE_DROP_TENANT === '1' ? cmd.tenants?.slice(0, -1) : cmd.tenants;
+          const tenants = answered?.map((tenant) => ({
             tenant,
             ...window,
             iterations,
@@ -151,11 +143,7 @@ function fakeRunner(
           queueMicrotask(() => resolveExit({ exitCode: 0, signal: null }));
         },
         stderrTail: () => stderr,
-        // A held process still importing may be stopped for a trial and continued after it.
-        killGroup: (signal) => {
-          if (signal === 'SIGSTOP' || signal === 'SIGCONT')
-            log.push(`${signal === 'SIGSTOP' ? 'stop' : 'cont'} ${name}`);
-        },
+        killGroup: () => undefined,
         exited,
       };
       return child;
@@ -212,13 +200,12 @@ async function execute(
   startupMs?: number,
   log?: string[],
   early?: (runner: ProcessRunner, clock: Clock) => Prestarted | null,
-  seams: Partial<Pick<SchedulerDeps, 'startMps' | 'signal' | 'ahead'>> & { holding?: boolean } = {},
+  seams: Partial<Pick<SchedulerDeps, 'startMps' | 'signal'>> = {},
 ) {
   const clock = fakeClock();
   const events: ProgressEvent[] = [];
   const store = memoryStore();
-  const { holding, ...deps } = seams;
-  const runner = fakeRunner(clock, wobble, ready, spawned, startupMs, log, holding);
+  const runner = fakeRunner(clock, wobble, ready, spawned, startupMs, log);
   const prestarted = early?.(runner, clock) ?? null;
   if (early) log?.push('run starts');
   await executeRun(run, {
@@ -231,7 +218,7 @@ async function execute(
     reaper: new Reaper(),
     signal: new AbortController().signal,
     startMps: async () => ({ ok: false, reason: 'not in this test', logs: [] }),
-    ...deps,
+    ...seams,
   });
   return { events, store, clock };
 }
@@ -640,153 +627,6 @@ describe('scheduler (deterministic fake client)', () => {
     });
   });
 
-  describe('prestart ahead (root, unpinned): later comparisons import as cores free up', () => {
-    /** spin at 2, 4 and 8 clients time-sliced, then under MPS, on a host of 8 cores (or `host`). */
-    const sweepTwoModes = (host: Record<string, unknown> = { cpus: 8 }) => {
-      const run = newRun({ minRounds: 2, maxRounds: 2 }, { modes: ['timeslice', 'mps'], clientCounts: [2, 4, 8] });
-      run.fingerprint = {
-        ...run.fingerprint,
-        gpus: [{ index: 0, uuid: 'GPU-0' }],
-        host,
-      } as unknown as Run['fingerprint'];
-      return run;
-    };
-    const spawns = (log: string[]) => log.filter((e) => e.startsWith('spawn') || e === 'mps start');
-    /** The sweep run prestarting ahead with `maxHeld`; `holding` false: no held process ever says it has imported. */
-    const runAhead = async (maxHeld: number, holding = true, host?: Record<string, unknown>) => {
-      const run = sweepTwoModes(host);
-      const log: string[] = [];
-      const spawned: Array<Record<string, string>> = [];
-      await execute(run, undefined, undefined, spawned, 250, log, undefined, {
-        startMps: daemon(log),
-        ahead: { maxHeld },
-        holding,
-      });
-      return { run, log, spawned };
-    };
-
-    it('holds every later comparison’s own processes, each MPS one naming the daemon started for it, as imports finish', async () => {
-      expect(sweepTwoModes().plan.map((c) => c.id)).toEqual([
-        'timeslice/spin@2',
-        'timeslice/spin@4',
-        'timeslice/spin@8',
-        'mps/spin@2',
-        'mps/spin@4',
-        'mps/spin@8',
-      ]);
-      const { run, log, spawned } = await runAhead(100);
-      const at = (entry: string) => log.indexOf(entry);
-      // @2's 2 clients, then 6 importers beside its solo arms (7 cores free of the harness); after each trial,
-      // as they say holding, more.
-      expect(spawns(log)).toEqual([
-        'spawn p0',
-        'spawn p1',
-        ...['p2', 'p3', 'p4', 'p5', 'p6', 'p7'].map((p) => `spawn ${p} held`),
-        'mps start',
-        ...['p8', 'p9', 'p10', 'p11'].map((p) => `spawn ${p} held`),
-        ...['p12', 'p13', 'p14', 'p15'].map((p) => `spawn ${p} held`),
-      ]);
-      expect(at('spawn p15 held')).toBeLessThan(at('exit p0'));
-      // The MPS ones name the daemon; none starts CUDA before the time-sliced clients exited.
-      expect(spawned.slice(8).every((env) => env.CUDA_MPS_PIPE_DIRECTORY === '/pipe')).toBe(true);
-      expect(spawned.slice(0, 8).some((env) => env.CUDA_MPS_PIPE_DIRECTORY !== undefined)).toBe(false);
-      const lastTimeSliced = Math.max(...['p0', 'p7'].map((p) => at(`exit ${p}`)));
-      expect(Math.min(...['p8', 'p15'].map((p) => at(`cuda ${p}`)))).toBeGreaterThan(lastTimeSliced);
-      expect(at('mps stop')).toBeGreaterThan(at('exit p15'));
-      expect(run.clientStarts?.map((s) => s.prestarted ?? false)).toEqual([false, true, true, true, true, true]);
-      // A held group's start-up is its CUDA on the fake clock: 2 processes 0.5 s, 4 processes 1 s.
-      const startup = (run.clientStarts ?? []).map((s) => (s.readyUs - s.startedUs) / 1e6);
-      expect(startup.slice(1)).toEqual([0.5, 1, 0.5, 0.5, 1]);
-      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
-    });
-
-    /**
-     * Replays a log: before each trial (a run of consecutive "run" lines), the held processes that have not
-     * started and are not stopped, beside its clients; the most there were, and how many stops.
-     */
-    const besideTrials = (log: string[]) => {
-      const importing = new Set<string>();
-      const stopped = new Set<string>();
-      let most = 0;
-      let stops = 0;
-      for (const [i, entry] of log.entries()) {
-        const [what, name = '', trial] = entry.split(' ');
-        if (entry.endsWith(' held')) importing.add(name);
-        if (what === 'cuda' || what === 'exit') importing.delete(name);
-        if (what === 'stop') {
-          stopped.add(name);
-          stops++;
-        }
-        if (what === 'cont') stopped.delete(name);
-        if (what === 'run' && !log[i - 1]?.endsWith(` ${trial}`)) {
-          let active = 0;
-          while (log[i + active]?.endsWith(` ${trial}`)) active++;
-          const running = [...importing].filter((p) => !stopped.has(p)).length;
-          if (running > 0) most = Math.max(most, active + running); // an 8-client trial runs beside none
-        }
-      }
-      return { most, stops };
-    };
-
-    it('counts a held process as importing until it says holding, and stops for a trial the importers it leaves no core for', async () => {
-      // No held process says holding here: all import until their turn.
-      const { run, log } = await runAhead(100, false);
-      const { most, stops } = besideTrials(log);
-      expect(most).toBe(7); // 8 cores, one the harness's
-      expect(stops).toBeGreaterThan(0);
-      expect(log.filter((e) => e.startsWith('stop')).length).toBe(log.filter((e) => e.startsWith('cont')).length);
-      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
-    });
-
-    it('counts the CPUs a quota pays for, not the host’s: 64 CPUs with a quota of 8.5 hold and stop as 8 do', async () => {
-      const eight = await runAhead(100, false);
-      const quota = await runAhead(100, false, { cpus: 64, cpuQuota: 8.5 });
-      expect(spawns(quota.log)).toEqual(spawns(eight.log));
-      expect(besideTrials(quota.log)).toEqual(besideTrials(eight.log));
-      expect(besideTrials(quota.log).most).toBe(7);
-    });
-
-    it('holds no more than maxHeld at once; the rest of a partly prestarted comparison starts at its turn', async () => {
-      const { run, log } = await runAhead(2);
-      let held = 0;
-      let most = 0;
-      for (const entry of log) {
-        if (/^spawn p\d+ held$/.test(entry)) most = Math.max(most, ++held);
-        if (/^cuda p\d+$/.test(entry) && held > 0 && log.includes(`spawn ${entry.slice(5)} held`)) held--;
-      }
-      expect(most).toBe(2);
-      // @8 adds 4 and only 2 were held (the 2 held for @4 started first): the other 2 start at its turn, and
-      // it is not recorded as prestarted.
-      const eight = run.clientStarts?.find((s) => s.comparisonId === 'timeslice/spin@8');
-      expect(eight?.prestarted).toBeUndefined();
-      const spawns8 = log.filter((e) => /^spawn p[4-7]( held)?$/.test(e));
-      expect(spawns8).toEqual(['spawn p4 held', 'spawn p5 held', 'spawn p6', 'spawn p7']);
-      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
-    });
-
-    it('is for unpinned runs that may leave idle priority (CAP_SYS_NICE), without --fresh-clients, as many held as free memory allows at 1 GiB each', () => {
-      const config = { freshClients: false, cpuPin: 'off' as const };
-      expect(aheadPolicy(config, true, 10.5 * HELD_PROCESS_BYTES)).toEqual({ maxHeld: 10 });
-      expect(aheadPolicy(config, false, 10.5 * HELD_PROCESS_BYTES)).toBeNull(); // no CAP_SYS_NICE
-      expect(aheadPolicy({ ...config, cpuPin: 'auto' }, true, 10.5 * HELD_PROCESS_BYTES)).toBeNull();
-      expect(aheadPolicy({ ...config, freshClients: true }, true, 10.5 * HELD_PROCESS_BYTES)).toBeNull();
-      expect(aheadPolicy(config, true, 0.5 * HELD_PROCESS_BYTES)).toBeNull();
-    });
-
-    it('a later comparison starts what is not switched to it nor kept from the one before', () => {
-      const [two, four, eight] = sweepTwoModes().plan as [Comparison, Comparison, Comparison];
-      expect(processesToStart({}, two, four)).toEqual([2, 4]);
-      expect(processesToStart({}, two, eight)).toEqual([2, 8]);
-      expect(processesToStart({}, four, two)).toEqual([0, 2]);
-      expect(processesToStart({ freshClients: true }, two, four)).toEqual([0, 4]);
-      const gemm = {
-        ...two,
-        workload: { ...two.workload, name: 'gemm', argv: [two.workload.argv[0] ?? '', 'gemm.py'] },
-      };
-      expect(processesToStart({}, two, gemm)).toEqual([2, 2]);
-    });
-  });
-
   describe('switch: the processes of one comparison serve the next of their mode and clients', () => {
     /** spin, gemm and infer time-sliced on 2 clients, each of whose ready lines says it switches (or not). */
     const threeComparisons = (fresh: boolean) => {
@@ -850,59 +690,6 @@ describe('scheduler (deterministic fake client)', () => {
       expect(Math.min(at('cuda p1'), at('cuda p2'))).toBeGreaterThan(at('exit p0'));
       expect(log.filter((e) => e.startsWith('exit'))).toEqual(['exit p0', 'exit p1', 'exit p2']);
       expect(run.clientStarts?.map((s) => s.prestarted)).toEqual([undefined, undefined, true]);
-      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
-    });
-
-    /** spin, a custom command and gemm time-sliced on 2 clients: the custom command's interpreter is spin's, so its processes may switch to gemm. */
-    const customBetween = () => {
-      const run = threeComparisons(false);
-      const [spin, gemm] = run.config.contentionWorkloads as [Comparison['workload'], Comparison['workload']];
-      const custom = { name: 'custom', builtin: false, argv: [spin.argv[0] ?? 'python3', 'my_model.py'], params: {} };
-      run.config.contentionWorkloads = [spin, custom, gemm];
-      run.plan = buildPlan(run.config, null).comparisons;
-      run.fingerprint = { ...run.fingerprint, host: { cpus: 16 } } as unknown as Run['fingerprint'];
-      return run;
-    };
-
-    it('prestarting ahead, holds nothing for a comparison the processes before it will switch to, foreseen from their ready lines', async () => {
-      const run = customBetween();
-      run.plan = run.plan.slice(1); // the custom command first: its processes say they switch
-      expect(run.plan.map((c) => c.id)).toEqual(['timeslice/custom', 'timeslice/gemm']);
-      const log: string[] = [];
-      await execute(run, undefined, switching, undefined, 500, log, undefined, { ahead: { maxHeld: 100 } });
-      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('switch'))).toEqual([
-        'spawn p0',
-        'spawn p1',
-        'switch p0 gemm.py',
-        'switch p1 gemm.py',
-      ]);
-      expect(run.clientStarts?.map((s) => s.processes)).toEqual([2, 2]);
-      expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
-    });
-
-    it('a switch not foreseen (a custom command whose ready line came later) closes what was held for the comparison it switches to', async () => {
-      const run = customBetween();
-      expect(run.plan.map((c) => c.id)).toEqual(['timeslice/spin', 'timeslice/custom', 'timeslice/gemm']);
-      const log: string[] = [];
-      await execute(run, undefined, switching, undefined, 500, log, undefined, { ahead: { maxHeld: 100 } });
-      // While spin measures, gemm's 2 are held (that the custom command holds and switches is not known yet);
-      // the custom command's 2 start at its turn.
-      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('switch'))).toEqual([
-        'spawn p0',
-        'spawn p1',
-        'spawn p2 held',
-        'spawn p3 held',
-        'spawn p4',
-        'spawn p5',
-        'switch p4 gemm.py',
-        'switch p5 gemm.py',
-      ]);
-      // gemm runs on the 2 switched processes only; the 2 held for it exit without starting CUDA.
-      expect(run.clientStarts?.map((s) => s.processes)).toEqual([2, 2, 2]);
-      expect(log).not.toContain('cuda p2');
-      expect(log.indexOf('exit p2')).toBeLessThan(log.indexOf('switch p4 gemm.py'));
-      const gemm = run.trials.find((t) => t.comparisonId === 'timeslice/gemm' && t.arm === 'contended');
-      expect(gemm?.status === 'ok' && gemm.clients.length).toBe(2);
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     });
 
@@ -970,6 +757,22 @@ describe('scheduler (deterministic fake client)', () => {
       expect(analysis.metrics.find((m) => m.metric.id === 'streams/spin@4/slowdown')?.stats.value).toBe(4);
       expect(analysis.metrics.find((m) => m.metric.id === 'streams/spin@4/aggregate-throughput')?.stats.value).toBe(1);
       expect(analysis.comparisons[0]?.stepHost).toEqual({ soloUs: 10, contendedUs: 40 });
+    });
+
+    it('fails the trial, naming the tenants, where the process answers for other tenants than it was asked', async () => {
+      const run = newRun({ minRounds: 2, maxRounds: 2 }, tenancy);
+      const c = run.plan[0] as Comparison;
+      c.clientEnv = c.clientEnv.map((env) => ({ ...env, FAKE_DROP_TENANT: '1' }));
+      await execute(run, undefined, readyV3);
+      const [first, ...rest] = run.trials;
+      expect(first?.arm).toBe('solo-c0');
+      expect(first).toMatchObject({
+        status: 'failed',
+        client: 0,
+        exitCode: null,
+        reason: 'workload "spin" (4 tenants) answered for tenants [] instead of [0]',
+      });
+      expect(rest.every((t) => t.status === 'skipped')).toBe(true);
     });
 
     it("skips, with the workload's words, a process that cannot make its tenants (unsupported)", async () => {

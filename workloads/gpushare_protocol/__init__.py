@@ -44,7 +44,7 @@ from .cli import flag, parser
 from .errors import Unsupported
 from .graphs import forward_step, graph_replay
 from .green import SMID_SPIN_NS
-from .hold import HOLD_ENV, HOLD_IDLE_ENV
+from .hold import HOLD_ENV
 from .loop import serve
 from .loopcheck import LOOP_CHECK_PAIRS, LOOP_CHECK_WINDOW_MS
 from .shapes import Step, Variant
@@ -70,7 +70,6 @@ __all__ = [
     "FIXED_WORK_REPEATS",
     "GREEN_ENV",
     "HOLD_ENV",
-    "HOLD_IDLE_ENV",
     "HOST_TIME_STRIDE",
     "LATENCY_CAP",
     "LOOP_CHECK_PAIRS",

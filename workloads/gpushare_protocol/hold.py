@@ -11,10 +11,7 @@ from typing import Callable, List
 from .errors import Refused
 
 HOLD_ENV = "GPUSHARE_HOLD"
-HOLD_IDLE_ENV = "GPUSHARE_HOLD_IDLE"
 CAP_SYS_NICE = 23
-
-_PARENT = os.getppid()  # as this module is imported: the harness that started the process
 
 
 def pin() -> None:
@@ -26,21 +23,14 @@ def pin() -> None:
 
 def hold_begin() -> List[Callable[[], None]]:
     """A prestarted process (GPUSHARE_HOLD=1) imports while another comparison measures: on the cores
-    GPUSHARE_HOLD_CPUS names (those the measuring clients do not use); else, asked for it
-    (GPUSHARE_HOLD_IDLE=1, bench prestarting ahead), at SCHED_IDLE, where it runs only on a core
-    nothing else wants, if it may leave that policy again; else at a lower priority where that can be
-    undone (root). Returns how to undo it, on every thread the process has by then."""
+    GPUSHARE_HOLD_CPUS names (those the measuring clients do not use); else at a lower priority where
+    that can be undone (root). Returns how to undo it, on every thread the process has by then."""
     undo: List[Callable[[], None]] = []
     cpus = os.environ.get("GPUSHARE_HOLD_CPUS")
     if cpus and hasattr(os, "sched_getaffinity"):
         before = os.sched_getaffinity(0)
         os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
         undo.append(lambda: os.sched_setaffinity(0, before))
-    elif os.environ.get(HOLD_IDLE_ENV) == "1" and may_leave_idle():
-        die_with_parent()
-        policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-        undo.append(lambda: every_thread(lambda tid: os.sched_setscheduler(tid, policy, param)))
     elif hasattr(os, "geteuid") and os.geteuid() == 0 and has_cap_sys_nice():
         # Raising the priority back needs CAP_SYS_NICE: root in a container without it could lower it
         # and then fail its start with EPERM (seen on an H200 host with the capability dropped).
@@ -50,29 +40,8 @@ def hold_begin() -> List[Callable[[], None]]:
     return undo
 
 
-def die_with_parent() -> None:
-    """Prestarting ahead, bench may stop (SIGSTOP) a process still importing for the length of a trial: a
-    stopped process never reads the end of its stdin, so were the harness killed meanwhile (kill -9), it
-    would be left stopped. Linux then kills it instead (PR_SET_PDEATHSIG), and one whose harness is
-    already gone exits now."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
-    except (OSError, AttributeError):
-        return  # not Linux: nothing stops it there
-    if os.getppid() != _PARENT:
-        os._exit(0)
-
-
-def may_leave_idle() -> bool:
-    """Whether this process could leave SCHED_IDLE again: CAP_SYS_NICE in effect (root is not enough in a
-    container without it). Never tried by entering it: a process stuck there would measure at idle priority."""
-    return hasattr(os, "SCHED_IDLE") and has_cap_sys_nice()
-
-
 def has_cap_sys_nice() -> bool:
-    """Whether CAP_SYS_NICE is in effect: what undoing a lowered priority or leaving SCHED_IDLE needs."""
+    """Whether CAP_SYS_NICE is in effect: what undoing a lowered priority needs."""
     try:
         with open("/proc/self/status") as status:
             caps = next(int(text.split()[1], 16) for text in status if text.startswith("CapEff:"))
@@ -82,8 +51,8 @@ def has_cap_sys_nice() -> bool:
 
 
 def every_thread(apply: Callable[[int], None]) -> None:
-    """apply(tid) on each thread of this process (a policy or priority is per thread in Linux: threads
-    started during the imports or prepare inherited the hold's)."""
+    """apply(tid) on each thread of this process (a priority is per thread in Linux: threads started
+    during the imports or prepare inherited the hold's)."""
     try:
         tids = [int(t) for t in os.listdir("/proc/self/task")]
     except OSError:

@@ -2,10 +2,8 @@
  * What every pool policy shares: starting a comparison's processes, awaiting and checking their ready
  * lines, recording their start (run.clientStarts), and closing them with their stderr kept.
  */
-import { Interrupted } from '../../core/errors.js';
-import type { ClientReply } from '../../workload/client.js';
 import { type ReadyMessage, TENANTS_ENV } from '../../workload/protocol.js';
-import { type PlannedTrial, processCount } from '../plan.js';
+import { processCount } from '../plan.js';
 import type { Comparison, ModeRecord, Run } from '../record/schema.js';
 import { awaitReady, startClients } from './processes.js';
 import type {
@@ -26,33 +24,29 @@ export abstract class PoolBase implements ClientPool {
 
   async ready(lease: Lease): Promise<Readiness> {
     const { clients } = lease.group;
+    const { clock, run, signal } = this.ctx;
     // Kept processes said ready when they started: only the others say it now.
-    const keptReady = clients
-      .slice(0, lease.kept)
-      .map((client): ClientReply<ReadyMessage> => ({ kind: 'message', message: client.lastReady as ReadyMessage }));
+    const awaited = await awaitReady(clients.slice(lease.kept), clock, run.config.timeouts.readyMs, signal);
+    if (awaited.status === 'not-ready') {
+      const { reply } = awaited;
+      // A workload that said it cannot run so here (green contexts): a skip, in its words.
+      if (reply.kind === 'failed' && reply.unsupported) return { kind: 'unsupported', reason: reply.reason };
+      return { kind: 'failed', client: lease.kept + awaited.member, reply };
+    }
     const ready = [
-      ...keptReady,
-      ...(await awaitReady(clients.slice(lease.kept), this.ctx.run.config.timeouts.readyMs, this.ctx.signal)),
+      ...clients.slice(0, lease.kept).map((client) => client.lastReady as ReadyMessage),
+      ...awaited.messages,
     ];
-    const notReady = ready.findIndex((r) => r.kind !== 'message');
-    const unsupported =
-      notReady === -1 ? tenancyRefusal(lease.comparison, ready as ReadyReplies) : unsupportedReply(ready[notReady]);
-    if (unsupported !== null) return { kind: 'unsupported', reason: unsupported };
-    if (notReady !== -1) return { kind: 'failed', client: notReady, reply: ready[notReady] as ClientReply<unknown> };
-    this.recordStart(lease, ready as ReadyReplies);
+    const refusal = tenancyRefusal(lease.comparison, ready);
+    if (refusal !== null) return { kind: 'unsupported', reason: refusal };
+    this.recordStart(lease, ready, awaited.readyUs);
     if (lease.mode.daemon) await lease.mode.daemon.serverPids();
-    await this.measuring(lease, ready as ReadyReplies);
+    await this.measuring(lease, ready);
     return { kind: 'ready' };
   }
 
   /** The lease's processes are ready and its trials begin: what the policy prepares meanwhile. */
   protected async measuring(_lease: Lease, _ready: ReadyReplies): Promise<void> {}
-
-  beforeTrial(_lease: Lease, _planned: PlannedTrial): () => void {
-    return () => undefined;
-  }
-
-  async afterTrial(_lease: Lease): Promise<void> {}
 
   /** Whether the policy carries the finished lease's processes on to the next comparison (it takes them if so). */
   protected carryOn(_lease: Lease): boolean {
@@ -94,19 +88,8 @@ export abstract class PoolBase implements ClientPool {
     from = 0,
     to = processCount(c),
   ): ClientGroup {
-    const clients = startClients(this.ctx.runner, c, this.ctx.gpuUuid, modeEnv, extraEnv, from, to);
-    return {
-      comparisonId: c.id,
-      startedFor: c.id,
-      from,
-      clients,
-      forget: clients.map((client) => this.ctx.reaper.add(() => client.kill())),
-    };
-  }
-
-  protected throwIfAborted(): void {
-    const { signal } = this.ctx;
-    if (signal.aborted) throw new Interrupted(signal.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT');
+    const { clients, forget } = startClients(this.ctx, c, this.ctx.gpuUuid, modeEnv, extraEnv, from, to);
+    return { comparisonId: c.id, startedFor: c.id, from, clients, forget };
   }
 
   protected async closeGroup(group: ClientGroup): Promise<void> {
@@ -115,12 +98,12 @@ export abstract class PoolBase implements ClientPool {
     for (const f of group.forget) f();
   }
 
-  private recordStart(lease: Lease, ready: ReadyReplies): void {
+  private recordStart(lease: Lease, ready: ReadyReplies, readyUs: number): void {
     const from = lease.carriedFrom;
     (this.ctx.run.clientStarts ??= []).push({
       comparisonId: lease.comparison.id,
       startedUs: lease.startedUs,
-      readyUs: this.ctx.clock.monotonicUs(),
+      readyUs,
       ...(lease.prestarted ? { prestarted: true as const } : {}),
       ...readyMemory(ready),
       ...(from?.carry === 'switch' ? { switchedFrom: from.startedFor, ...releasedMemory(ready) } : {}),
@@ -149,15 +132,10 @@ export function laterComparisons(run: Run, c: Comparison): Comparison[] {
   return at === -1 ? [] : order.slice(at + 1);
 }
 
-/** A workload that said it cannot run so here (green contexts): its words; null for any other failure. */
-function unsupportedReply(reply: ClientReply<ReadyMessage> | undefined): string | null {
-  return reply?.kind === 'failed' && reply.unsupported ? reply.reason : null;
-}
-
 /** Why a ready process cannot serve an in-process comparison (an older protocol, another tenant count); null if it can. */
 function tenancyRefusal(c: Comparison, ready: ReadyReplies): string | null {
   if (c.tenants === undefined) return null;
-  const m = (ready[0] as ReadyReplies[number]).message;
+  const m = ready[0] as ReadyMessage;
   if (m.protocol < 3)
     return `workload "${c.workload.name}" speaks protocol ${m.protocol}, which has no tenants: in-process modes need protocol 3 (gpushare_protocol.serve speaks it)`;
   if ((m.tenants ?? 1) !== c.tenants)
@@ -170,10 +148,10 @@ function readyMemory(
   ready: ReadyReplies,
 ): Pick<NonNullable<Run['clientStarts']>[number], 'processes' | 'memoryReservedMiB' | 'graphPoolMiB' | 'tenantSms'> {
   const sum = (pick: (m: ReadyMessage) => number | null | undefined) => {
-    const values = ready.map((r) => pick(r.message));
+    const values = ready.map(pick);
     return values.every((v): v is number => typeof v === 'number') ? values.reduce((a, b) => a + b, 0) : null;
   };
-  const sms = ready[0]?.message.tenantSms;
+  const sms = ready[0]?.tenantSms;
   return {
     processes: ready.length,
     memoryReservedMiB: sum((m) => m.memoryReservedMiB),
@@ -185,7 +163,7 @@ function readyMemory(
 /** What switched processes' previous workload held and left once released, summed over the processes, MiB. */
 function releasedMemory(ready: ReadyReplies): Pick<NonNullable<Run['clientStarts']>[number], 'released'> {
   const sum = (pick: (r: NonNullable<ReadyMessage['released']>) => number | null) => {
-    const values = ready.map((r) => (r.message.released ? pick(r.message.released) : null));
+    const values = ready.map((m) => (m.released ? pick(m.released) : null));
     return values.every((v): v is number => v !== null) ? values.reduce((a, b) => a + b, 0) : null;
   };
   return { released: { memoryReservedMiB: sum((r) => r.memoryReservedMiB), leftMiB: sum((r) => r.leftMiB) } };

@@ -3,7 +3,7 @@ import type { Clock } from '../../core/clock.js';
 import type { ProcessRunner } from '../../core/process.js';
 import { gpuAt, visibleDevice } from '../../system/nvidia/schema.js';
 import type { Comparison, Run } from '../record/schema.js';
-import { startClients } from './processes.js';
+import { startClients, UNREGISTERED } from './processes.js';
 import type { Prestarted } from './types.js';
 
 /**
@@ -24,7 +24,14 @@ export function prestartFirst(
   return {
     comparisonId: first.id,
     startedUs: clock.monotonicUs(),
-    clients: startClients(runner, first, visibleDevice(fingerprint, config.gpuIndex), {}, {}),
+    // Registered with the reaper by the pool that takes them.
+    clients: startClients(
+      { runner, clock, reaper: UNREGISTERED },
+      first,
+      visibleDevice(fingerprint, config.gpuIndex),
+      {},
+      {},
+    ).clients,
   };
 }
 

@@ -13,7 +13,7 @@ export type { ClientPool, Lease, PoolContext, PoolMode, Prestarted, Readiness } 
 export function createPool(config: Pick<Config, 'freshClients'>, ctx: PoolContext): ClientPool {
   const modules: PoolModule[] = Object.values(registered);
   const name = choosePolicy(
-    { freshClients: config.freshClients === true, ahead: ctx.ahead != null },
+    { freshClients: config.freshClients === true },
     modules.map((m) => m.name),
   );
   return (modules.find((m) => m.name === name) as PoolModule).create(ctx);

@@ -1,7 +1,6 @@
 /**
  * The pool policies this build has, one line each: deleting a policy is deleting its module and its
- * line here (ahead.ts needs warm.ts; fresh stays). choosePolicy falls back to the next one that is left.
+ * line here (fresh stays). choosePolicy falls back to fresh where warm is gone.
  */
-export { ahead } from './ahead.js';
 export { fresh } from './fresh.js';
 export { warm } from './warm.js';

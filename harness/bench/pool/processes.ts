@@ -1,40 +1,52 @@
 /**
- * The one place bench's client pool and trial loop talk to a group of workload processes: start them,
- * await their ready lines, release a command to each and collect the replies. A shared workload-group
- * primitive can replace these three functions without the pool's policies noticing.
+ * The one place bench's client pool and trial loop talk to a group of workload processes, through the
+ * workload-group primitive (workload/group.ts) that capacity, mix and check use too: start them, await
+ * their ready lines, and a trial's window (release a typed command to each, collect the replies). The
+ * pool, not the group, owns which processes live across comparisons, and their reaper entries.
  */
 import path from 'node:path';
+import type { Clock } from '../../core/clock.js';
 import type { ProcessRunner } from '../../core/process.js';
 import type { UsableCpus } from '../../system/cpus.js';
-import { type ClientReply, WorkloadClient } from '../../workload/client.js';
+import type { WorkloadClient } from '../../workload/client.js';
+import { type KillRegistry, type ReadyOutcome, WorkloadGroup } from '../../workload/group.js';
 import {
   HOLD_CPUS_ENV,
   HOLD_ENV,
   type ReadyMessage,
   type ResultMessage,
+  type RunCommand,
   TENANTS_ENV,
 } from '../../workload/protocol.js';
+import { ProtocolMember } from '../../workload/protocol-member.js';
 import { pinnedIds } from '../plan.js';
 import type { Comparison } from '../record/schema.js';
 
+/** A comparison's processes as a workload group: released by run commands, answering results. */
+export type ClientsGroup = WorkloadGroup<RunCommand, ResultMessage, ReadyMessage>;
+
+/** Registers nothing: for processes started before the run, which the pool registers once it takes them. */
+export const UNREGISTERED: KillRegistry = { add: () => () => undefined };
+
 /**
  * c's client processes (one for in-process tenancy) on GPU `gpuUuid` from index `from` on, with
- * `modeEnv` and `extraEnv` on top of each one's environment.
+ * `modeEnv` and `extraEnv` on top of each one's environment, each registered with `reaper`: the
+ * clients, and the function per client that takes it off the reaper again.
  */
 export function startClients(
-  runner: ProcessRunner,
+  spawn: { runner: ProcessRunner; clock: Clock; reaper: KillRegistry },
   c: Comparison,
   gpuUuid: string,
   modeEnv: Record<string, string>,
   extraEnv: Record<string, string>,
   from = 0,
   to?: number,
-): WorkloadClient[] {
+): { clients: WorkloadClient[]; forget: Array<() => void> } {
   // In-process tenancy: one process of c.tenants tenants (its env is client 0's, as every tenant's is).
   const processEnv = c.tenants !== undefined ? c.clientEnv.slice(0, 1) : c.clientEnv;
-  return processEnv.slice(from, to).map((env, k) => {
+  const members = processEnv.slice(from, to).map((env, k) => {
     const i = from + k;
-    return WorkloadClient.start(runner, i, clientLabel(c, i), c.workload.argv, {
+    return ProtocolMember.process(spawn.runner, i, clientLabel(c, i), c.workload.argv, {
       CUDA_VISIBLE_DEVICES: gpuUuid,
       GPUSHARE_CLIENT_INDEX: String(i),
       PYTHONUNBUFFERED: '1',
@@ -44,25 +56,33 @@ export function startClients(
       ...extraEnv,
     });
   });
+  const forget: Array<() => void> = [];
+  const keep: KillRegistry = { add: (kill) => remember(forget, spawn.reaper.add(kill)) };
+  WorkloadGroup.start(members, spawn.clock, keep);
+  return { clients: members.map((m) => m.client), forget };
 }
 
-/** Every client's ready line (or why it sent none), in client order. */
+function remember(forget: Array<() => void>, f: () => void): () => void {
+  forget.push(f);
+  return f;
+}
+
+/** Started processes as a group (the pool keeps their lifetime): for awaiting their ready lines, or a trial's window. */
+export function clientsGroup(clients: readonly WorkloadClient[], clock: Clock): ClientsGroup {
+  return WorkloadGroup.of(
+    clients.map((client) => ProtocolMember.over(client)),
+    clock,
+  );
+}
+
+/** Every client's ready line, in client order, or the first (in client order) that sent none. */
 export function awaitReady(
   clients: readonly WorkloadClient[],
+  clock: Clock,
   timeoutMs: number,
   signal: AbortSignal,
-): Promise<Array<ClientReply<ReadyMessage>>> {
-  return Promise.all(clients.map((client) => client.awaitReady(timeoutMs, signal)));
-}
-
-/** Releases each client its run command at once and collects every reply, in the order given. */
-export function releaseCommands(
-  released: ReadonlyArray<{ client: WorkloadClient; command: string }>,
-  trialId: string,
-  timeoutMs: number,
-  signal: AbortSignal,
-): Promise<Array<ClientReply<ResultMessage>>> {
-  return Promise.all(released.map(({ client, command }) => client.run(command, trialId, timeoutMs, signal)));
+): Promise<ReadyOutcome<ReadyMessage>> {
+  return clientsGroup(clients, clock).ready(timeoutMs, signal);
 }
 
 /** How failures and warnings name client `i` of `c` (or its one process of tenants). */

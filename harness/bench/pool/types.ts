@@ -1,7 +1,7 @@
 /**
  * The seam between bench's trial loop and its client pool: the loop asks for a comparison's ready
  * clients, brackets each trial, and gives them back; how processes are started early, kept, switched
- * or grown is the pool policy's alone (fresh.ts, warm.ts, ahead.ts).
+ * or grown is the pool policy's alone (fresh.ts, warm.ts).
  */
 import type { Clock } from '../../core/clock.js';
 import type { ProcessRunner } from '../../core/process.js';
@@ -10,7 +10,6 @@ import type { UsableCpus } from '../../system/cpus.js';
 import type { Reaper } from '../../system/proc/reaper.js';
 import type { ClientReply, WorkloadClient } from '../../workload/client.js';
 import type { ReadyMessage } from '../../workload/protocol.js';
-import type { Ahead, PlannedTrial } from '../plan.js';
 import type { Comparison, ModeRecord, Run } from '../record/schema.js';
 import type { RunStore } from '../record/store.js';
 
@@ -19,10 +18,6 @@ export interface ClientPool {
   acquire(c: Comparison, mode: PoolMode): Promise<Lease>;
   /** Awaits the lease's ready lines; once all came and fit, records the start (run.clientStarts) and prepares later comparisons. */
   ready(lease: Lease): Promise<Readiness>;
-  /** Before a trial of `planned`: what the policy needs the cores for; the function it returns undoes that once the trial ended. */
-  beforeTrial(lease: Lease, planned: PlannedTrial): () => void;
-  /** After a trial that was recorded and did not stop the comparison. */
-  afterTrial(lease: Lease): Promise<void>;
   /** The comparison is over; `finished`: stopped as planned, so its processes may serve the next one. */
   release(lease: Lease, finished: boolean): Promise<void>;
   /** The mode's processes kept for a comparison that did not run: told to exit (before its MPS daemon stops). */
@@ -72,7 +67,8 @@ export interface Lease {
   carryTo: { next: Comparison; carry: Carry } | null;
 }
 
-export type ReadyReplies = Array<Extract<ClientReply<ReadyMessage>, { kind: 'message' }>>;
+/** The ready lines of a lease's processes, in client order (a kept one's from its start). */
+export type ReadyReplies = readonly ReadyMessage[];
 
 /** Whether a lease's processes can measure: ready, unable to run so here (a skip), or one failed (its index). */
 export type Readiness =
@@ -106,7 +102,6 @@ export interface PoolContext {
   /** The CPUs this run counts and pins to (its host's, as far as its cpuset and quota allow). */
   cpus: UsableCpus;
   prestarted: Prestarted | null;
-  ahead: Ahead | null;
 }
 
 /** A policy as the registry (policies.ts) lists it. */
@@ -115,4 +110,4 @@ export interface PoolModule {
   create: (ctx: PoolContext) => ClientPool;
 }
 
-export type PoolPolicy = 'fresh' | 'warm' | 'ahead';
+export type PoolPolicy = 'fresh' | 'warm';

@@ -24,17 +24,15 @@ import type {
 export class WarmPool extends PoolBase {
   /**
    * Later comparisons' processes, prestarted while the current one measures and held (imported, no
-   * CUDA yet), in run order; at most one group per comparison. Only the next comparison's, but see ahead.ts.
+   * CUDA yet), in run order; at most one group per comparison.
    */
-  protected held: ClientGroup[] = [];
+  private held: ClientGroup[] = [];
   /** The finished comparison's processes, kept for the next one: told to switch (see switchable), or kept as they are (see growable). */
   private carried: (ClientGroup & { carry: Carry }) | null = null;
   /** The MPS mode's daemon, started as the last comparison before that mode began (before its first trial), so that the mode's first clients could import meanwhile. */
   private earlyDaemon: EarlyDaemon | null = null;
   /** Workload commands (commandKey) whose ready line said `holds`: they wait for start, so may be prestarted. */
   private readonly waitsForStart = new Set<string>();
-  /** Workload commands (commandKey) whose ready line said they switch: their processes may serve the next comparison. */
-  protected readonly switching = new Set<string>();
 
   constructor(ctx: PoolContext) {
     super(ctx);
@@ -105,9 +103,8 @@ export class WarmPool extends PoolBase {
 
   protected override async measuring(lease: Lease, ready: ReadyReplies): Promise<void> {
     const c = lease.comparison;
-    if (ready.every((r) => r.message.holds === true)) this.waitsForStart.add(commandKey(c));
-    const switches = ready.every((r) => r.message.switches === true);
-    if (switches) this.switching.add(commandKey(c));
+    if (ready.every((r) => r.holds === true)) this.waitsForStart.add(commandKey(c));
+    const switches = ready.every((r) => r.switches === true);
     const next = nextComparison(this.ctx.run, c);
     const carry = next === null ? null : carryFor(this.ctx.run.config, c, next, switches);
     lease.carryTo = next !== null && carry !== null ? { next, carry } : null;
@@ -115,7 +112,7 @@ export class WarmPool extends PoolBase {
   }
 
   /** Prestarts what comes after the lease's comparison, once its processes are ready. */
-  protected async prestart(lease: Lease, next: Comparison | null, carry: Carry | null): Promise<void> {
+  private async prestart(lease: Lease, next: Comparison | null, carry: Carry | null): Promise<void> {
     const c = lease.comparison;
     if (carry === 'switch' && next !== null) await this.prestartAfterSwitches(c, next, lease.mode.env);
     else await this.prestartAfter(c, next, lease.mode.env, carry === 'grow' ? processCount(c) : 0);
@@ -189,7 +186,7 @@ export class WarmPool extends PoolBase {
   }
 
   /** Whether `later`'s processes wait for start when held: a built-in, or a command whose ready line said so. */
-  protected waitsForStartOf(later: Comparison): boolean {
+  private waitsForStartOf(later: Comparison): boolean {
     return later.workload.builtin || this.waitsForStart.has(commandKey(later));
   }
 
@@ -198,7 +195,7 @@ export class WarmPool extends PoolBase {
    * comparison prestarted from another mode, the MPS mode's daemon's, started now (once) for it; null
    * where that daemon did not start (the MPS mode says so at its turn).
    */
-  protected async envFor(
+  private async envFor(
     c: Comparison,
     later: Comparison,
     modeEnv: Record<string, string>,
@@ -270,12 +267,12 @@ function grownGroup(carried: (ClientGroup & { carry: Carry }) | null, started: C
 }
 
 /** A group and the processes started after it for the same comparison, in client order. */
-export function joined(first: ClientGroup, rest: ClientGroup): ClientGroup {
+function joined(first: ClientGroup, rest: ClientGroup): ClientGroup {
   return { ...first, clients: [...first.clients, ...rest.clients], forget: [...first.forget, ...rest.forget] };
 }
 
-/** How the sets of commands whose ready lines said `holds` or `switches` know a comparison's: its exact argv. */
-export function commandKey(c: Pick<Comparison, 'workload'>): string {
+/** How the set of commands whose ready lines said `holds` knows a comparison's: its exact argv. */
+function commandKey(c: Pick<Comparison, 'workload'>): string {
   return c.workload.argv.join('\0');
 }
 

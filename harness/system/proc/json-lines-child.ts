@@ -148,11 +148,6 @@ export class JsonLinesChild<M> {
     return { exited, left: this.leaked };
   }
 
-  /** Stops (SIGSTOP) or continues (SIGCONT) its process group: it keeps its state, and takes no CPU while stopped. */
-  suspend(stopped: boolean): void {
-    if (this.exitInfo === null) this.child.killGroup(stopped ? 'SIGSTOP' : 'SIGCONT');
-  }
-
   /** Kills its process group at once, synchronously: for a forced exit. */
   killNow(): void {
     this.child.killGroup('SIGKILL');

@@ -1,9 +1,9 @@
 /**
  * The harness's watchdog: a small process of its own session that outlives a `kill -9` of the
  * harness and then kills every process group the harness started. A workload exits by itself when
- * its stdin closes only once it reads stdin: one still importing (a custom command that never loads
- * gpushare's helper, which sets PR_SET_PDEATHSIG), stopped (SIGSTOP, prestarting ahead) or busy
- * switching does not, and would be left behind for good. The watchdog needs nothing of the child.
+ * its stdin closes only once it reads stdin: one still importing (prestarted, or a custom command that
+ * never loads gpushare's helper), stopped (SIGSTOP) or busy switching does not, and would be left
+ * behind for good. The watchdog needs nothing of the child.
  *
  * The harness writes "+<pgid>" on the watchdog's stdin for each group it starts; the kernel closes
  * that pipe however the harness ends. On EOF the watchdog sends SIGKILL to every group still there
