@@ -186,6 +186,50 @@ describe('boundaries on an 80 GiB GPU (76 GiB usable with 5% headroom)', () => {
   });
 });
 
+describe('the binding limit and the memory line, word for word', () => {
+  it('memory binds; the throughput note only when SMs run out first', () => {
+    expect(bindingLimit(request(4, 10, { smPct: 30 }), GPU80, null, 'timeslice')).toBe(
+      'binding limit: memory (10 GiB per model + 0.5 GiB assumed overhead per model, a context each, of 76 GiB usable), at 7 models; before it, throughput: with every model busy at once only 3 get their 30% of the SMs',
+    );
+    // 100 ÷ 14% = 7 busy models, as many as memory allows: no note.
+    expect(bindingLimit(request(4, 10, { smPct: 14 }), GPU80, null, 'timeslice')).toBe(
+      'binding limit: memory (10 GiB per model + 0.5 GiB assumed overhead per model, a context each, of 76 GiB usable), at 7 models',
+    );
+    expect(bindingLimit(request(8, 10, { smPct: 10 }), GPU80, null, 'streams')).toBe(
+      'binding limit: memory (10 GiB per model + 0.5 GiB assumed overhead once, one process, of 76 GiB usable), at 7 models (fewer than the 8 asked)',
+    );
+  });
+
+  it('the MPS client limit binds when memory allows more; a tie names the first limit', () => {
+    expect(bindingLimit(request(50, 1, { smPct: 1 }), { ...GPU80, memoryGiB: 200 }, null, 'mps')).toBe(
+      'binding limit: the MPS client limit, at 48 models (fewer than the 50 asked)',
+    );
+    // 48 × (1 + 0.5) = 72 of 72.2 usable: memory and the client limit both at 48.
+    expect(bindingLimit(request(2, 1, { smPct: 1 }), { ...GPU80, memoryGiB: 76 }, null, 'mps')).toMatch(
+      /^binding limit: memory .*, at 48 models$/,
+    );
+  });
+
+  it('the memory line', () => {
+    expect(memoryFit(request(10, 7.55), GPU80, ASSUMED, false).line).toBe(
+      'memory: 10 × 7.55 GiB + 1 context × 0.5 GiB assumed overhead (one process) = 76 GiB of 76 GiB usable (80 GiB less 5% headroom): 0 GiB left',
+    );
+    expect(memoryFit(request(10, 7.55), GPU80, ASSUMED, true).line).toBe(
+      'memory: 10 × 7.55 GiB + 10 contexts × 0.5 GiB assumed overhead = 80.5 GiB of 76 GiB usable (80 GiB less 5% headroom): 4.5 GiB short',
+    );
+  });
+
+  it('green contexts: the groups in words', () => {
+    const H100: PlanGpu = { name: 'H100 80GB HBM3', memoryGiB: 80, mig: null, smCount: 132 };
+    expect(bindingLimit(request(4, 1, { smPct: 25 }), H100, null, 'green')).toBe(
+      'binding limit: SMs of its own for each model (25% of 132 SMs is a group of 40: groups of at least 8 SMs come in steps of 8 at compute capability 9.0 and later, so 3 groups), at 3 models (fewer than the 4 asked)',
+    );
+    expect(bindingLimit(request(4, 1, { smPct: 30 }), GPU80, null, 'green')).toBe(
+      "binding limit: SMs of its own for each model (30% each; this GPU's SM count is not known), at 3 models (fewer than the 4 asked)",
+    );
+  });
+});
+
 describe('green contexts: groups of SMs', () => {
   const H100: PlanGpu = { name: 'H100 80GB HBM3', memoryGiB: 80, mig: null, smCount: 132 };
   const A100: PlanGpu = { name: 'A100-SXM4-80GB', memoryGiB: 80, mig: null, smCount: 108 };
@@ -230,6 +274,45 @@ describe('a measured overhead and the latency target', () => {
       reservedPerProcessMiB: reserved,
     },
     mps: null,
+  });
+
+  it("a mode's own measured overhead before another mode's", () => {
+    const both = {
+      ...measured(1536, 512),
+      mps: { ...measured(3072, 1024).timeslice, clients: 4 },
+    };
+    expect(contextOverhead(both, 'timeslice')).toEqual({ gib: 1, measured: true, text: '1 GiB measured overhead' });
+    expect(contextOverhead(both, 'mps')).toEqual({ gib: 2, measured: true, text: '2 GiB measured overhead' });
+    expect(contextOverhead(both, 'streams')).toMatchObject({ gib: 2 });
+  });
+
+  it('without a target, a measured p99 misses nothing', () => {
+    const a = advise(request(2, 1), GPU80, measured(1536, 512, 100));
+    expect(of(a.assessments, 'timeslice').missesSlo).toBe(false);
+    expect(bindingLimit(request(2, 1), GPU80, measured(1536, 512, 100), 'timeslice')).not.toContain('p99');
+  });
+
+  it('a sweep: the most clients measured within the target', () => {
+    const sweep = measured(1536, 512, 5);
+    sweep.timeslice = {
+      ...sweep.timeslice,
+      p99ByClients: [
+        { clients: 2, p99Ms: 3 },
+        { clients: 4, p99Ms: 4 },
+        { clients: 8, p99Ms: 6 },
+        { clients: 16, p99Ms: null },
+      ],
+    } as typeof sweep.timeslice;
+    const text = bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, sweep, 'timeslice');
+    expect(text).toBe(
+      'binding limit: the 4 ms p99 target (measured contended p99: 3.0 ms at 2, 4.0 ms at 4, 6.0 ms at 8 clients), at 4 models',
+    );
+    const none = { ...sweep, timeslice: { ...sweep.timeslice, p99ByClients: [{ clients: 2, p99Ms: null }] } };
+    expect(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, none, 'timeslice')).toContain('binding limit: memory');
+    const over = { ...sweep, timeslice: { ...sweep.timeslice, p99ByClients: [{ clients: 2, p99Ms: 5 }] } };
+    expect(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, over, 'timeslice')).toContain(
+      'binding limit: the 4 ms p99 target (measured contended p99: 5.0 ms at 2 clients), at 0 models (fewer than the 2 asked)',
+    );
   });
 
   it('the overhead is the rise less the reservation, only when the rise is larger', () => {

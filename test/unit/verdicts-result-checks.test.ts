@@ -114,8 +114,18 @@ describe('implausibleResult', () => {
     else expect(r).toContain(reason);
   });
 
-  it('names the client', () => {
-    expect(check({ client: 3, gpuMs: 1e6 })).toMatch(/^client 3 reported/);
+  it('each reason word for word, naming the client and the figures', () => {
+    expect(check({ client: 3, windowStartUs: RELEASE - 2_000 })).toBe(
+      'client 3 reported a window starting at 9998000 µs, -2000 µs from the release time 10000000 µs (CLOCK_MONOTONIC µs expected)',
+    );
+    expect(check({ client: 3 }, fixedWork, RELEASE + 50_000)).toBe(
+      'client 3 reported a window ending at 10100000 µs, after its result arrived (10050000 µs)',
+    );
+    expect(check({ client: 3 }, { kind: 'fixed-duration', durationMs: 300 })).toBe(
+      'client 3 reported a 100.0 ms window for a 300 ms trial',
+    );
+    expect(check({ client: 3, iterations: 2e7 })).toBe('client 3 reported 20000000 iterations in 100.0 ms');
+    expect(check({ client: 3, gpuMs: 250 })).toBe('client 3 reported 250.0 ms of GPU time in a 100.0 ms window');
   });
 });
 

@@ -117,6 +117,17 @@ describe('the order-statistic interval of the median', () => {
   });
 
   it.each([
+    // The narrowest interval that reaches the level: [x(3), x(4)] of 6 covers 31.25%, [x(3), x(3)] of 5 24.6%.
+    [[1, 2, 3, 4, 5, 6], 0.3125, { ci: [3, 4], confidence: 0.3125 }],
+    [[1, 2, 3, 4, 5, 6], 0.3125 + 1e-9, { ci: [2, 5], confidence: 1 - 14 / 64 }],
+    [[1, 2, 3, 4, 5], 0, { ci: [3, 3], confidence: 1 - 2 * (16 / 32) }],
+  ] as const)('%j at level %d → %j', (values, level, expected) => {
+    const got = medianInterval(values, level);
+    expect(got?.ci).toEqual(expected.ci);
+    expect(got?.confidence).toBeCloseTo(expected.confidence, 12);
+  });
+
+  it.each([
     [MIN_ROUNDS_FOR_CI - 1, false],
     [MIN_ROUNDS_FOR_CI, true],
     [MIN_ROUNDS_FOR_CI + 1, true],
@@ -133,6 +144,7 @@ describe('the order-statistic interval of the median', () => {
     expect(stats.halfWidth).toBeCloseTo(2.5 / 3.5, 12);
     expect(stats.cv).toBeCloseTo(Math.sqrt(3.5) / 3.5, 12);
     expect(metricStats({ id: 'm', perRound: [2] })).toMatchObject({ value: 2, cv: null, ci: null });
+    expect(metricStats({ id: 'm', perRound: [1, 3] }).cv).toBeCloseTo(Math.SQRT2 / 2, 12);
     expect(metricStats({ id: 'm', perRound: [] })).toMatchObject({ n: 0, value: null, outliers: [] });
   });
 });
@@ -201,6 +213,12 @@ describe('the percentile interval', () => {
     expect(at(0.95)).toEqual(at(0.95));
     expect(seedOf('')).toBe(0x811c9dc5);
     expect(seedOf('a')).toBe(0xe40c292c);
+    // mulberry32's published sequence: every committed report's intervals were drawn from it.
+    const zero = mulberry32(0);
+    expect([zero(), zero(), zero()]).toEqual([0.26642920868471265, 0.0003297457005828619, 0.2232720274478197]);
+    const byId = mulberry32(seedOf('mps/gemm/slowdown'));
+    expect(seedOf('mps/gemm/slowdown')).toBe(1597201144);
+    expect([byId(), byId()]).toEqual([0.027028247946873307, 0.5457560890354216]);
     const a = mulberry32(42);
     const b = mulberry32(42);
     const draws = Array.from({ length: 1000 }, () => a());
@@ -251,6 +269,50 @@ describe("the gate's change CI for runs of 3–5 rounds: the same 95% bootstrap,
     expect(change?.baselineRuns).toBe(2);
     const w = intervalHalfWidthLog([1.8, 2.2]);
     expect(change?.ci?.[1]).toBeCloseTo(Math.exp(w), 12);
+  });
+
+  it('the bootstrap needs 3 rounds in each run, and one reference run', () => {
+    const one = (nowRounds: number, beforeRounds: number, values = [1.02]) =>
+      metricChange(
+        { ...now, perRound: perRound.slice(0, nowRounds) },
+        { values, cis: values.map(() => null), perRound: values.map(() => before.slice(0, beforeRounds)) },
+        [],
+        0.05,
+      )?.ci ?? null;
+    expect(one(3, 2)).toBeNull();
+    expect(one(2, 3)).toBeNull();
+    expect(one(3, 3)).not.toBeNull();
+    expect(one(3, 3, [1.02, 1.03])).toBeNull();
+  });
+
+  it('a CI reaching 0 is no CI: the bootstrap stands in, or there is none', () => {
+    const withZero = (ci: [number, number], reference: [number, number] | null, rounds?: number[]) =>
+      metricChange(
+        { ...now, value: 2, ci, ...(rounds ? { perRound: rounds } : {}) },
+        { values: [1], cis: [reference], ...(rounds ? { perRound: [before] } : {}) },
+        [],
+        0.05,
+      );
+    expect(withZero([0, 3], [0.9, 1.1])?.ci).toBeNull();
+    expect(withZero([1.8, 2.2], [0, 1.1])?.ci).toBeNull();
+    expect(withZero([1.8, 2.2], null)?.ci).toBeNull();
+    expect(withZero([0, 3], [0.9, 1.1], perRound)?.ci).toEqual(
+      bootstrapRatioOfMediansCI(perRound, before, {
+        resamples: 10_000,
+        level: 0.95,
+        seed: seedOf('change:mps/gemm/slowdown'),
+      }),
+    );
+  });
+
+  it('a band learned from the history when it holds 3 runs', () => {
+    const change = metricChange(
+      { ...now, value: 1, ci: [0.99, 1.01] },
+      { values: [1], cis: [[0.99, 1.01]] },
+      [1, 1.01, 0.99],
+      0.0,
+    );
+    expect(change?.band?.source).toEqual({ kind: 'learned', runs: 3 });
   });
 
   it('no change without a positive value or reference', () => {
