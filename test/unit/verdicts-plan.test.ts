@@ -195,6 +195,8 @@ describe('the binding limit and the memory line, word for word', () => {
     expect(bindingLimit(request(4, 10, { smPct: 14 }), GPU80, null, 'timeslice')).toBe(
       'binding limit: memory (10 GiB per model + 0.5 GiB assumed overhead per model, a context each, of 76 GiB usable), at 7 models',
     );
+    // As many models as memory allows: not "fewer than asked".
+    expect(bindingLimit(request(7, 10, { smPct: 14 }), GPU80, null, 'timeslice')).toMatch(/, at 7 models$/);
     expect(bindingLimit(request(8, 10, { smPct: 10 }), GPU80, null, 'streams')).toBe(
       'binding limit: memory (10 GiB per model + 0.5 GiB assumed overhead once, one process, of 76 GiB usable), at 7 models (fewer than the 8 asked)',
     );
@@ -274,6 +276,27 @@ describe('a measured overhead and the latency target', () => {
       reservedPerProcessMiB: reserved,
     },
     mps: null,
+  });
+
+  it('a rise without a reservation cannot be separated: the assumed overhead', () => {
+    const m = measured(1536, 512);
+    const noReservation = { ...m, timeslice: { ...m.timeslice, reservedPerProcessMiB: null } };
+    expect(contextOverhead(noReservation, 'timeslice')).toMatchObject({ gib: 0.5, measured: false });
+    const noRise = { ...m, timeslice: { ...m.timeslice, risePerProcessMiB: null } };
+    expect(contextOverhead(noRise, 'timeslice')).toMatchObject({ gib: 0.5, measured: false });
+  });
+
+  it("MIG's overhead: another mode's measurement, not the MIG instances'", () => {
+    const withMig = { ...measured(1536, 512), mig: { ...measured(5120, 1024).timeslice } };
+    expect(contextOverhead(withMig, 'mig')).toMatchObject({ gib: 1, measured: true });
+  });
+
+  it("in-process tenants' latency target is named per tenant", () => {
+    const m = measured(1536, 512);
+    const streams = { ...m, streams: { ...m.timeslice, contendedP99Ms: 2 } };
+    expect(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, streams, 'streams')).toContain(
+      'the 4 ms p99 target (measured contended p99: 2.0 ms at 4 tenants)',
+    );
   });
 
   it("a mode's own measured overhead before another mode's", () => {

@@ -134,6 +134,7 @@ describe('overlap of contended windows', () => {
 
   it('one client overlaps itself wholly; disjoint windows not at all', () => {
     expect(overlap([w(0, 10)])).toEqual({ perClient: [1], min: 1 });
+    expect(overlap([w(5, 5)])).toEqual({ perClient: [1], min: 1 });
     expect(overlap([])).toEqual({ perClient: [], min: 1 });
     expect(overlap([w(0, 10), w(20, 30)])).toEqual({ perClient: [0, 0], min: 0 });
   });

@@ -81,6 +81,16 @@ describe('outliers: further than 3 scaled MADs (3 × 1.4826 × MAD) from the med
     expect(outliersWith(x)).toEqual(expected);
   });
 
+  it.each([
+    // The same with MAD 2: the edge scales with the MAD (× MAD, not ÷).
+    [2 * edge, []],
+    [2 * edge + 1e-9, [9]],
+    [edge + 1e-9, []],
+  ] as const)('with MAD 2, a round at %d → outliers %j', (x, expected) => {
+    const doubled = base.map((v) => 2 * v);
+    expect(metricStats({ id: 'm', perRound: [...doubled, x] })).toMatchObject({ mad: 2, outliers: expected });
+  });
+
   it('names outliers by their round, not their position', () => {
     const rounds = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
     expect(metricStats({ id: 'm', perRound: [...base, 5], rounds }).outliers).toEqual([19]);
@@ -149,6 +159,8 @@ describe('the order-statistic interval of the median', () => {
   });
 });
 
+const DEFAULT_OPTIONS = { resamples: 10_000, level: 0.95, seed: 1 };
+
 describe('the bootstrap of a ratio of medians (two unpaired samples)', () => {
   // Many distinct values, so that the resampled ratios take many values and their quantiles move
   // with the level, the resample count and the seed.
@@ -181,6 +193,17 @@ describe('the bootstrap of a ratio of medians (two unpaired samples)', () => {
     });
     expect(stats.ci !== null).toBe(has);
     expect(stats.n).toBe(n);
+  });
+
+  it('is an interval of median(numerator) ÷ median(denominator), with no outliers or MAD', () => {
+    expect(bootstrapRatioOfMediansCI([4, 4, 4, 4, 4, 4], [2, 2, 2, 2, 2, 2], DEFAULT_OPTIONS)).toEqual([2, 2]);
+    const [lo, hi] = bootstrapRatioOfMediansCI(numerator, denominator, DEFAULT_OPTIONS);
+    const point = 2.2 / (1 + 21 / 97);
+    expect(lo).toBeLessThan(point);
+    expect(hi).toBeGreaterThan(point);
+    expect(hi).toBeLessThan(2);
+    const stats = metricStats({ id: 'r', perRound: [1, 2, 30], parts: { numerator, denominator }, value: 2 });
+    expect(stats).toMatchObject({ outliers: [], mad: null, cv: null });
   });
 
   it('has no CI without a value', () => {
@@ -285,6 +308,39 @@ describe("the gate's change CI for runs of 3–5 rounds: the same 95% bootstrap,
     expect(one(3, 3, [1.02, 1.03])).toBeNull();
   });
 
+  it('a bootstrap of many rounds is seeded by change:<id>, not the id alone', () => {
+    const many = Array.from({ length: 41 }, (_, i) => 1.5 + ((i * 7919) % 41) / 100);
+    const ref = Array.from({ length: 41 }, (_, i) => 1 + ((i * 104_729) % 43) / 97);
+    const ci = metricChange({ ...now, perRound: many }, { values: [1.2], cis: [null], perRound: [ref] }, [], 0.05)?.ci;
+    const seeded = (seed: string) =>
+      bootstrapRatioOfMediansCI(many, ref, { resamples: 10_000, level: 0.95, seed: seedOf(seed) });
+    expect(ci).toEqual(seeded('change:mps/gemm/slowdown'));
+    expect(ci).not.toEqual(seeded(''));
+    expect(ci).not.toEqual(seeded('mps/gemm/slowdown'));
+  });
+
+  it('either run without rounds: no bootstrap', () => {
+    expect(metricChange(now, { values: [1], cis: [null], perRound: [before] }, [], 0.05)?.ci).toBeNull();
+    expect(metricChange({ ...now, perRound }, { values: [1], cis: [null] }, [], 0.05)?.ci).toBeNull();
+  });
+
+  it('against several runs, their own CIs are not added (the between-run part holds them)', () => {
+    const change = metricChange(
+      { ...now, value: 2, ci: [1.8, 2.2] },
+      {
+        values: [1, 1],
+        cis: [
+          [0.5, 2],
+          [0.5, 2],
+        ],
+      },
+      [],
+      0.05,
+    );
+    const w = intervalHalfWidthLog([1.8, 2.2]);
+    expect(change?.ci?.[0]).toBeCloseTo(2 * Math.exp(-w), 12);
+  });
+
   it('a CI reaching 0 is no CI: the bootstrap stands in, or there is none', () => {
     const withZero = (ci: [number, number], reference: [number, number] | null, rounds?: number[]) =>
       metricChange(
@@ -377,9 +433,10 @@ describe('the band: between-run part ⊕ within-run CI, never below the noise ba
     const t = studentTCritical(0.995, 4);
     expect(predictionHalfWidthLog(spread, 1, 0.995)).toBeCloseTo(t * 0.1 * Math.SQRT2, 12);
     expect(predictionHalfWidthLog(spread, 4, 0.995)).toBeCloseTo(t * 0.1 * Math.sqrt(1.25), 12);
-    expect(() => predictionHalfWidthLog(spread, 0, 0.995)).toThrow(RangeError);
-    expect(() => studentTCritical(1, 3)).toThrow(RangeError);
+    expect(() => predictionHalfWidthLog(spread, 0, 0.995)).toThrow('a reference needs at least one run, got 0');
+    expect(() => studentTCritical(1, 3)).toThrow('level must lie in (0, 1), got 1');
     expect(() => studentTCritical(0, 3)).toThrow(RangeError);
+    expect(() => studentTCritical(0.95, 0)).toThrow('degrees of freedom must be a positive integer, got 0');
   });
 
   it.each([
