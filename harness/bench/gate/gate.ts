@@ -17,7 +17,7 @@ import {
 import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stats/bootstrap.js';
 import { isSimulated } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
-import type { Analysis, MetricAnalysis } from '../analysis/types.js';
+import type { Analysis, MetricAnalysis, Verdict } from '../analysis/types.js';
 import { measuredLoop, type Run } from '../record/schema.js';
 import { type Band, bandOf, betweenRun } from './bands.js';
 import type { Thresholds } from './thresholds.js';
@@ -288,6 +288,21 @@ export function sortBaselines(
 }
 
 /**
+ * The gate's exit code, the verdict CI acts on: 1 when a graded ratio failed or a change is a regression;
+ * else 3 when anything is in doubt (a problem with the run or its baselines, an invalid or inconclusive
+ * verdict); else 0. An `unclear` change (too few rounds for a band) alone does not fail or doubt the run.
+ */
+export function gateExitCode(
+  verdicts: readonly Verdict[],
+  statuses: readonly ChangeStatus[],
+  problems: number,
+): number {
+  const failed = verdicts.includes('fail') || statuses.includes('regression');
+  const doubtful = problems > 0 || verdicts.includes('invalid') || verdicts.includes('inconclusive');
+  return failed ? ExitCode.fail : doubtful ? ExitCode.inconclusive : ExitCode.ok;
+}
+
+/**
  * Grades `run`, and compares it with `baseline`: one run (refused when measured differently, unless
  * allowMismatch) or a set of runs (those measured differently set aside, each named). The between-run
  * band is learned from `options.history` when given, else from a baseline set of 3 or more runs, else
@@ -356,9 +371,6 @@ export function gate(
         .map((line) => `baseline ${b.id}: ${line}; gate against a baseline that measured it`),
     );
   }
-  const failed = analysis.verdicts.some((v) => v.verdict === 'fail') || found.some((c) => c.status === 'regression');
-  const doubtful =
-    problems.length > 0 || analysis.verdicts.some((v) => v.verdict === 'invalid' || v.verdict === 'inconclusive');
   const ids = baselines.map((b) => b.id);
   return {
     runId: run.id,
@@ -371,6 +383,10 @@ export function gate(
     mismatches,
     problems,
     noiseBand: thresholds.noiseBand,
-    exitCode: failed ? ExitCode.fail : doubtful ? ExitCode.inconclusive : ExitCode.ok,
+    exitCode: gateExitCode(
+      analysis.verdicts.map((v) => v.verdict),
+      found.map((c) => c.status),
+      problems.length,
+    ),
   };
 }

@@ -1,0 +1,360 @@
+/**
+ * The plan's arithmetic as properties (fast-check) and at its boundaries: in-process options (streams,
+ * green contexts) make one CUDA context whatever the models, time-slicing and MPS one per model; a fit
+ * is the need against the GPU's memory less the headroom, its edge included; the most models is the
+ * largest count that fits; the binding limit is the smallest limit; MPS stops at its client limit and
+ * green contexts at their SM groups; nothing fitting, the fewest GPUs.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  advise,
+  bindingLimit,
+  CONTEXT_OVERHEAD_GIB,
+  contextOverhead,
+  DEFAULT_HEADROOM_PCT,
+  greenGranule,
+  type ModeAssessment,
+  memoryFit,
+  type Overhead,
+  type PlanGpu,
+  type PlanRequest,
+} from '../../harness/deploy/advice.js';
+import { MAX_MPS_REPLICAS } from '../../harness/deploy/k8s.js';
+
+const ASSUMED: Overhead = { gib: CONTEXT_OVERHEAD_GIB, measured: false, text: '0.5 GiB assumed overhead' };
+const GPU80: PlanGpu = { name: 'GPU80', memoryGiB: 80, mig: null };
+const request = (models: number, memGiB: number, extra: Partial<PlanRequest> = {}): PlanRequest => ({
+  models,
+  memGiB,
+  smPct: 10,
+  sloP99Ms: null,
+  ...extra,
+});
+const of = (assessments: ModeAssessment[], mode: ModeAssessment['mode']) =>
+  assessments.find((a) => a.mode === mode) as ModeAssessment;
+/** The "at N models" of a binding-limit line. */
+const limitAt = (text: string) => Number(/binding limit: .*, at (\d+) models/.exec(text)?.[1]);
+
+// GiB on a grid of 1/64 (exact in binary), so that the properties test the rule, not rounding.
+const gibArb = (lo: number, hi: number) => fc.integer({ min: lo * 64, max: hi * 64 }).map((x) => x / 64);
+const requestArb = fc.record({
+  models: fc.integer({ min: 1, max: 80 }),
+  memGiB: gibArb(1 / 64, 100),
+  smPct: fc.integer({ min: 1, max: 100 }),
+  sloP99Ms: fc.constant(null),
+  headroomPct: fc.integer({ min: 0, max: 50 }),
+});
+const gpuArb = fc.record({ name: fc.constant('G'), memoryGiB: gibArb(1, 200), mig: fc.constant(null) });
+const overArb = gibArb(0, 4).map((gib): Overhead => ({ gib, measured: true, text: `${gib} GiB` }));
+
+describe('memoryFit: properties', () => {
+  it('one context for an in-process option, one per model otherwise', () => {
+    fc.assert(
+      fc.property(requestArb, gpuArb, overArb, (req, gpu, over) => {
+        const one = memoryFit(req, gpu, over, false);
+        const each = memoryFit(req, gpu, over, true);
+        expect(one.needGiB).toBeCloseTo(req.models * req.memGiB + over.gib, 9);
+        expect(each.needGiB).toBeCloseTo(req.models * (req.memGiB + over.gib), 9);
+        expect(one.usableGiB).toBeCloseTo(gpu.memoryGiB * (1 - req.headroomPct / 100), 9);
+      }),
+    );
+  });
+
+  it('fits exactly when the need is within the usable memory', () => {
+    fc.assert(
+      fc.property(requestArb, gpuArb, overArb, fc.boolean(), (req, gpu, over, perModel) => {
+        const fit = memoryFit(req, gpu, over, perModel);
+        expect(fit.fits).toBe(fit.needGiB <= fit.usableGiB + 1e-9);
+        expect(fit.line).toContain(fit.fits ? 'left' : 'short');
+      }),
+    );
+  });
+
+  it('the most models is the largest count that fits', () => {
+    fc.assert(
+      fc.property(requestArb, gpuArb, overArb, fc.boolean(), (req, gpu, over, perModel) => {
+        const most = memoryFit(req, gpu, over, perModel).mostModels;
+        expect(most).toBeGreaterThanOrEqual(0);
+        if (most > 0) expect(memoryFit({ ...req, models: most }, gpu, over, perModel).fits).toBe(true);
+        expect(memoryFit({ ...req, models: most + 1 }, gpu, over, perModel).fits).toBe(false);
+      }),
+    );
+  });
+
+  it('the default headroom is 5%, the assumed overhead 0.5 GiB a context', () => {
+    expect(DEFAULT_HEADROOM_PCT).toBe(5);
+    expect(CONTEXT_OVERHEAD_GIB).toBe(0.5);
+    expect(memoryFit(request(1, 1), GPU80, ASSUMED, true).usableGiB).toBeCloseTo(76, 12);
+    expect(contextOverhead(null, 'streams')).toEqual({ gib: 0.5, measured: false, text: '0.5 GiB assumed overhead' });
+  });
+});
+
+describe('advise: each option against the memory arithmetic (properties)', () => {
+  it('in-process options charge one context, time-slicing and MPS one per model; MPS stops at its client limit', () => {
+    fc.assert(
+      fc.property(requestArb, gpuArb, (req, gpu) => {
+        const a = advise(req, gpu, null).assessments;
+        const one = memoryFit(req, gpu, ASSUMED, false);
+        const each = memoryFit(req, gpu, ASSUMED, true);
+        expect(of(a, 'streams')).toMatchObject({ fits: one.fits, mostModels: one.mostModels });
+        expect(of(a, 'timeslice')).toMatchObject({ fits: each.fits, mostModels: each.mostModels });
+        expect(of(a, 'mps')).toMatchObject({
+          fits: each.fits && req.models <= MAX_MPS_REPLICAS,
+          mostModels: Math.min(each.mostModels, MAX_MPS_REPLICAS),
+        });
+        expect(of(a, 'green').mostModels).toBeLessThanOrEqual(one.mostModels);
+        if (of(a, 'green').fits) expect(one.fits).toBe(true);
+        expect(of(a, 'streams').mostModels).toBeGreaterThanOrEqual(of(a, 'timeslice').mostModels);
+        expect(of(a, 'mig')).toMatchObject({ fits: false, mostModels: 0 });
+      }),
+    );
+  });
+
+  it('the binding limit is the smallest of the limits, and says when it is below the models asked', () => {
+    fc.assert(
+      fc.property(requestArb, gpuArb, (req, gpu) => {
+        const memoryEach = memoryFit(req, gpu, ASSUMED, true).mostModels;
+        const memoryOne = memoryFit(req, gpu, ASSUMED, false).mostModels;
+        expect(limitAt(bindingLimit(req, gpu, null, 'timeslice'))).toBe(memoryEach);
+        expect(limitAt(bindingLimit(req, gpu, null, 'streams'))).toBe(memoryOne);
+        expect(limitAt(bindingLimit(req, gpu, null, 'mps'))).toBe(Math.min(memoryEach, MAX_MPS_REPLICAS));
+        expect(limitAt(bindingLimit(req, gpu, null, 'green'))).toBe(Math.min(memoryOne, Math.floor(100 / req.smPct)));
+        const text = bindingLimit(req, gpu, null, 'timeslice');
+        expect(text.includes(`(fewer than the ${req.models} asked)`)).toBe(memoryEach < req.models);
+      }),
+    );
+  });
+
+  it('nothing fitting one GPU: the fewest GPUs with the option that holds the most models', () => {
+    fc.assert(
+      fc.property(requestArb, gpuArb, (req, gpu) => {
+        const advice = advise(req, gpu, null);
+        if (advice.assessments.some((a) => a.fits)) return;
+        const most = Math.max(...advice.assessments.map((a) => a.mostModels));
+        expect(advice.recommendation).toBeNull();
+        if (most > 0) expect(advice.why).toContain(`the fewest is ${Math.ceil(req.models / most)} such GPUs`);
+        else expect(advice.why).toContain('no option fits even one model per GPU');
+      }),
+    );
+  });
+});
+
+describe('boundaries on an 80 GiB GPU (76 GiB usable with 5% headroom)', () => {
+  const e = 1e-6;
+  // 10 models: in process, 10 × m + 0.5 ≤ 76 (m ≤ 7.55); a context each, 10 × (m + 0.5) ≤ 76 (m ≤ 7.1).
+  it.each([
+    [7.1 - e, true, true],
+    [7.1, true, true],
+    [7.1 + e, true, false],
+    [7.55 - e, true, false],
+    [7.55, true, false],
+    [7.55 + e, false, false],
+  ])('10 models of %d GiB: in process fits %s, a context each fits %s', (memGiB, inProcess, perModel) => {
+    const a = advise(request(10, memGiB), GPU80, null).assessments;
+    expect(of(a, 'streams').fits).toBe(inProcess);
+    expect(of(a, 'green').fits).toBe(inProcess);
+    expect(of(a, 'timeslice').fits).toBe(perModel);
+    expect(of(a, 'mps').fits).toBe(perModel);
+  });
+
+  it('at the in-process edge, the most models is 10 in process and 9 with a context each', () => {
+    const a = advise(request(10, 7.55), GPU80, null).assessments;
+    expect(of(a, 'streams').mostModels).toBe(10);
+    expect(of(a, 'timeslice').mostModels).toBe(9);
+    expect(of(a, 'streams').reasons[0]).toContain('1 context × 0.5 GiB assumed overhead (one process) = 76 GiB');
+    expect(of(a, 'timeslice').reasons[0]).toContain('10 contexts × 0.5 GiB assumed overhead = 80.5 GiB');
+  });
+
+  it.each([
+    [MAX_MPS_REPLICAS - 1, true],
+    [MAX_MPS_REPLICAS, true],
+    [MAX_MPS_REPLICAS + 1, false],
+  ])('MPS with %i clients of 0.25 GiB fits: %s', (models, fits) => {
+    const mps = of(advise(request(models, 0.25, { smPct: 1 }), GPU80, null).assessments, 'mps');
+    expect(mps.fits).toBe(fits);
+    expect(mps.mostModels).toBe(MAX_MPS_REPLICAS);
+  });
+
+  it.each([
+    [5, 10, true],
+    [0, 10, true],
+    [5, 10.5, false],
+  ])('headroom %d% with 7 models of %d GiB (a context each): fits %s', (headroomPct, memGiB, fits) => {
+    // 7 × (10 + 0.5) = 73.5 ≤ 76 (5%) and ≤ 80 (0%); 7 × 11 = 77 > 76.
+    expect(of(advise(request(7, memGiB, { headroomPct }), GPU80, null).assessments, 'timeslice').fits).toBe(fits);
+  });
+});
+
+describe('the binding limit and the memory line, word for word', () => {
+  it('memory binds; the throughput note only when SMs run out first', () => {
+    expect(bindingLimit(request(4, 10, { smPct: 30 }), GPU80, null, 'timeslice')).toBe(
+      'binding limit: memory (10 GiB per model + 0.5 GiB assumed overhead per model, a context each, of 76 GiB usable), at 7 models; before it, throughput: with every model busy at once only 3 get their 30% of the SMs',
+    );
+    // 100 ÷ 14% = 7 busy models, as many as memory allows: no note.
+    expect(bindingLimit(request(4, 10, { smPct: 14 }), GPU80, null, 'timeslice')).toBe(
+      'binding limit: memory (10 GiB per model + 0.5 GiB assumed overhead per model, a context each, of 76 GiB usable), at 7 models',
+    );
+    // As many models as memory allows: not "fewer than asked".
+    expect(bindingLimit(request(7, 10, { smPct: 14 }), GPU80, null, 'timeslice')).toMatch(/, at 7 models$/);
+    expect(bindingLimit(request(8, 10, { smPct: 10 }), GPU80, null, 'streams')).toBe(
+      'binding limit: memory (10 GiB per model + 0.5 GiB assumed overhead once, one process, of 76 GiB usable), at 7 models (fewer than the 8 asked)',
+    );
+  });
+
+  it('the MPS client limit binds when memory allows more; a tie names the first limit', () => {
+    expect(bindingLimit(request(50, 1, { smPct: 1 }), { ...GPU80, memoryGiB: 200 }, null, 'mps')).toBe(
+      'binding limit: the MPS client limit, at 48 models (fewer than the 50 asked)',
+    );
+    // 48 × (1 + 0.5) = 72 of 72.2 usable: memory and the client limit both at 48.
+    expect(bindingLimit(request(2, 1, { smPct: 1 }), { ...GPU80, memoryGiB: 76 }, null, 'mps')).toMatch(
+      /^binding limit: memory .*, at 48 models$/,
+    );
+  });
+
+  it('the memory line', () => {
+    expect(memoryFit(request(10, 7.55), GPU80, ASSUMED, false).line).toBe(
+      'memory: 10 × 7.55 GiB + 1 context × 0.5 GiB assumed overhead (one process) = 76 GiB of 76 GiB usable (80 GiB less 5% headroom): 0 GiB left',
+    );
+    expect(memoryFit(request(10, 7.55), GPU80, ASSUMED, true).line).toBe(
+      'memory: 10 × 7.55 GiB + 10 contexts × 0.5 GiB assumed overhead = 80.5 GiB of 76 GiB usable (80 GiB less 5% headroom): 4.5 GiB short',
+    );
+  });
+
+  it('green contexts: the groups in words', () => {
+    const H100: PlanGpu = { name: 'H100 80GB HBM3', memoryGiB: 80, mig: null, smCount: 132 };
+    expect(bindingLimit(request(4, 1, { smPct: 25 }), H100, null, 'green')).toBe(
+      'binding limit: SMs of its own for each model (25% of 132 SMs is a group of 40: groups of at least 8 SMs come in steps of 8 at compute capability 9.0 and later, so 3 groups), at 3 models (fewer than the 4 asked)',
+    );
+    expect(bindingLimit(request(4, 1, { smPct: 30 }), GPU80, null, 'green')).toBe(
+      "binding limit: SMs of its own for each model (30% each; this GPU's SM count is not known), at 3 models (fewer than the 4 asked)",
+    );
+  });
+});
+
+describe('green contexts: groups of SMs', () => {
+  const H100: PlanGpu = { name: 'H100 80GB HBM3', memoryGiB: 80, mig: null, smCount: 132 };
+  const A100: PlanGpu = { name: 'A100-SXM4-80GB', memoryGiB: 80, mig: null, smCount: 108 };
+  it.each([
+    // 132 SMs × 24% = 31.7 → a group of 32 (steps of 8): 4 groups; × 25% = 33 → 40: 3 groups.
+    [H100, 24, 4],
+    [H100, 25, 3],
+    // At least 8 SMs: 1% of 132 is a group of 8, 16 groups.
+    [H100, 1, 16],
+    // Steps of 2 from 4 on an A100: 108 × 10% = 10.8 → 12: 9 groups; 1% → 4: 27 groups.
+    [A100, 10, 9],
+    [A100, 1, 27],
+  ] as const)('%s at %i% of the SMs: %i groups', (gpu, smPct, groups) => {
+    const green = of(advise(request(1, 1, { smPct }), gpu, null).assessments, 'green');
+    expect(green.mostModels).toBe(groups);
+    expect(of(advise(request(groups, 1, { smPct }), gpu, null).assessments, 'green').fits).toBe(true);
+    expect(of(advise(request(groups + 1, 1, { smPct }), gpu, null).assessments, 'green').fits).toBe(false);
+  });
+
+  it('the granule by architecture', () => {
+    expect(greenGranule('NVIDIA A100-SXM4-80GB')).toMatchObject({ minSms: 4, stepSms: 2 });
+    expect(greenGranule('NVIDIA L40S')).toMatchObject({ minSms: 4, stepSms: 2 });
+    expect(greenGranule('NVIDIA H100 80GB HBM3')).toMatchObject({ minSms: 8, stepSms: 8 });
+  });
+
+  it('without an SM count, 100 ÷ the share asked', () => {
+    expect(of(advise(request(1, 1, { smPct: 30 }), GPU80, null).assessments, 'green').mostModels).toBe(3);
+  });
+});
+
+describe('a measured overhead and the latency target', () => {
+  const measured = (rise: number, reserved: number, p99: number | null = null) => ({
+    source: 'run r',
+    timeslice: {
+      workload: 'infer',
+      clients: 4,
+      slowdown: 1.5,
+      aggregate: 2,
+      p99Ratio: 1.2,
+      contendedP99Ms: p99,
+      risePerProcessMiB: rise,
+      reservedPerProcessMiB: reserved,
+    },
+    mps: null,
+  });
+
+  it('a rise without a reservation cannot be separated: the assumed overhead', () => {
+    const m = measured(1536, 512);
+    const noReservation = { ...m, timeslice: { ...m.timeslice, reservedPerProcessMiB: null } };
+    expect(contextOverhead(noReservation, 'timeslice')).toMatchObject({ gib: 0.5, measured: false });
+    const noRise = { ...m, timeslice: { ...m.timeslice, risePerProcessMiB: null } };
+    expect(contextOverhead(noRise, 'timeslice')).toMatchObject({ gib: 0.5, measured: false });
+  });
+
+  it("MIG's overhead: another mode's measurement, not the MIG instances'", () => {
+    const withMig = { ...measured(1536, 512), mig: { ...measured(5120, 1024).timeslice } };
+    expect(contextOverhead(withMig, 'mig')).toMatchObject({ gib: 1, measured: true });
+  });
+
+  it("in-process tenants' latency target is named per tenant", () => {
+    const m = measured(1536, 512);
+    const streams = { ...m, streams: { ...m.timeslice, contendedP99Ms: 2 } };
+    expect(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, streams, 'streams')).toContain(
+      'the 4 ms p99 target (measured contended p99: 2.0 ms at 4 tenants)',
+    );
+  });
+
+  it("a mode's own measured overhead before another mode's", () => {
+    const both = {
+      ...measured(1536, 512),
+      mps: { ...measured(3072, 1024).timeslice, clients: 4 },
+    };
+    expect(contextOverhead(both, 'timeslice')).toEqual({ gib: 1, measured: true, text: '1 GiB measured overhead' });
+    expect(contextOverhead(both, 'mps')).toEqual({ gib: 2, measured: true, text: '2 GiB measured overhead' });
+    expect(contextOverhead(both, 'streams')).toMatchObject({ gib: 2 });
+  });
+
+  it('without a target, a measured p99 misses nothing', () => {
+    const a = advise(request(2, 1), GPU80, measured(1536, 512, 100));
+    expect(of(a.assessments, 'timeslice').missesSlo).toBe(false);
+    expect(bindingLimit(request(2, 1), GPU80, measured(1536, 512, 100), 'timeslice')).not.toContain('p99');
+  });
+
+  it('a sweep: the most clients measured within the target', () => {
+    const sweep = measured(1536, 512, 5);
+    sweep.timeslice = {
+      ...sweep.timeslice,
+      p99ByClients: [
+        { clients: 2, p99Ms: 3 },
+        { clients: 4, p99Ms: 4 },
+        { clients: 8, p99Ms: 6 },
+        { clients: 16, p99Ms: null },
+      ],
+    } as typeof sweep.timeslice;
+    const text = bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, sweep, 'timeslice');
+    expect(text).toBe(
+      'binding limit: the 4 ms p99 target (measured contended p99: 3.0 ms at 2, 4.0 ms at 4, 6.0 ms at 8 clients), at 4 models',
+    );
+    const none = { ...sweep, timeslice: { ...sweep.timeslice, p99ByClients: [{ clients: 2, p99Ms: null }] } };
+    expect(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, none, 'timeslice')).toContain('binding limit: memory');
+    const over = { ...sweep, timeslice: { ...sweep.timeslice, p99ByClients: [{ clients: 2, p99Ms: 5 }] } };
+    expect(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, over, 'timeslice')).toContain(
+      'binding limit: the 4 ms p99 target (measured contended p99: 5.0 ms at 2 clients), at 0 models (fewer than the 2 asked)',
+    );
+  });
+
+  it('the overhead is the rise less the reservation, only when the rise is larger', () => {
+    expect(contextOverhead(measured(1536, 512), 'timeslice')).toMatchObject({ gib: 1, measured: true });
+    // Another mode's measurement stands in for a mode the run did not measure.
+    expect(contextOverhead(measured(1536, 512), 'mps')).toMatchObject({ gib: 1, measured: true });
+    expect(contextOverhead(measured(512, 512), 'timeslice')).toMatchObject({ gib: 0.5, measured: false });
+    expect(contextOverhead(measured(1536, 512), 'mig')).toMatchObject({ gib: 1, measured: true });
+  });
+
+  it.each([
+    [3.99, false],
+    [4, false],
+    [4.01, true],
+  ])('a contended p99 of %d ms against a 4 ms target misses it: %s', (p99, misses) => {
+    const a = advise(request(2, 1, { sloP99Ms: 4 }), GPU80, measured(1536, 512, p99));
+    expect(of(a.assessments, 'timeslice').missesSlo).toBe(misses);
+    expect(limitAt(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, measured(1536, 512, p99), 'timeslice'))).toBe(
+      misses ? 0 : 4,
+    );
+  });
+});
