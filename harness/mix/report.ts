@@ -137,10 +137,13 @@ export async function writeMixReport(file: string, run: MixRun): Promise<string>
   return file;
 }
 
-/** The console's summary: a line per cell, then each protection found. */
+/** The console's summary: a header, a line per cell, then each protection found. */
 export function mixSummary(run: MixRun, cells: readonly Cell[]): string {
   const found = protections(run, cells);
   return [
+    ...(cells.length > 0
+      ? [`load ${'aggressor'.padEnd(10)} ${'mode'.padEnd(12)} victim p99 ÷ alone [95% CI] (n); aggressor's kept\n`]
+      : []),
     ...cells.map(
       (c) =>
         `${pct(c.load).padStart(4)} ${c.aggressor.padEnd(10)} ${c.column.padEnd(12)} ${termText(c.status === 'measured' || c.status === 'overloaded' ? cellText(c) : `${c.status}: ${c.reason ?? ''}`)}\n`,
