@@ -11,6 +11,8 @@ import { FLEET_JOB_FLAGS, type FleetJobOptions, resolveFleetJobOptions } from '.
 export const fleetJobCommand = defineCommand({
   flags: FLEET_JOB_FLAGS,
   resolve: resolveFleetJobOptions,
+  // Without --out the manifest itself is printed, for kubectl: never folded.
+  printsData: (args) => args.out === undefined,
   run: fleetJob,
 });
 
