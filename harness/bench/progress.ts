@@ -149,7 +149,7 @@ function jsonEvent(event: ProgressEvent): unknown {
 function humanLine(event: ProgressEvent): string | null {
   switch (event.type) {
     case 'run-start':
-      return `gpushare: ${event.comparisons} comparisons, ${event.trials} trials on ${event.device} → ${event.dir}`;
+      return `gpushare bench: ${event.comparisons} comparisons, ${event.trials} trials on ${event.device} → ${event.dir}`;
     case 'mode':
       return event.record.status === 'ran'
         ? null

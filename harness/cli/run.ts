@@ -9,10 +9,22 @@ import { termText } from '../core/escape/terminal.js';
 import { fitText } from '../core/wrap.js';
 import { parseArgv } from './parse.js';
 
+/** How a message line starts: errors, refusals and notices, each one line however long. */
+export const MESSAGE = 'gpushare: ';
+
 /** Runs argv as `gpushare` would and returns its exit code; errors that are not the user's propagate. */
 export async function run(argv: readonly string[], deps: AppDeps): Promise<number> {
   const columns = deps.terminal.columns;
-  const err = (text: string) => deps.err(fitText(text, columns));
+  // A message line (`gpushare: …`: an error, a refusal, where a run was saved and the command that
+  // resumes it) is kept whole, as the house rule has it: a script greps it, its command pastes whole,
+  // and a terminal wraps it. Every other line is folded.
+  const err = (text: string) =>
+    deps.err(
+      text
+        .split('\n')
+        .map((line) => (line.startsWith(MESSAGE) ? line : fitText(line, columns)))
+        .join('\n'),
+    );
   try {
     const parsed = await parseArgv(helpAsFlag(argv), columns);
     if (parsed.kind === 'printed') {
@@ -39,9 +51,8 @@ export async function run(argv: readonly string[], deps: AppDeps): Promise<numbe
     return await command.run(options, { ...deps, out, err });
   } catch (error) {
     if (error instanceof UserError) {
-      // Shown escaped: a message may quote a run's text (a path, a value read from run.json). Left one
-      // line however long, as the house rule has it: a script greps it, and a terminal wraps it.
-      deps.err(`gpushare: ${termText(error.message)}\n`);
+      // Shown escaped: a message may quote a run's text (a path, a value read from run.json).
+      err(`gpushare: ${termText(error.message)}\n`);
       return error.exitCode;
     }
     if (error instanceof Interrupted) return signalExitCode(error.signal);

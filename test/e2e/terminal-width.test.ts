@@ -81,6 +81,13 @@ const FIRST = new Set(['demo', 'bench']);
  */
 const EXCEPTIONS: Readonly<Record<string, string>> = {};
 
+/**
+ * The one kind of line left whole by design: a message on stderr (`gpushare: …`, an error, a refusal,
+ * or where a run was saved and the command that resumes it). The house rule keeps it one line, so a
+ * script greps it and its command pastes whole; a terminal wraps it. Any other line is checked.
+ */
+const MESSAGE = /^gpushare: /;
+
 interface Printed {
   argv: string[];
   exitCode: number | undefined;
@@ -107,7 +114,7 @@ function record(cwd: string, name: string, argv: string[]): () => Promise<void> 
       env: { GPUSHARE_SIMULATE: '1', COLUMNS: String(COLUMNS) },
       timeout: 150_000,
     });
-    const lines = `${result.stdout}\n${result.stderr}`.split('\n');
+    const lines = [...result.stdout.split('\n'), ...result.stderr.split('\n').filter((l) => !MESSAGE.test(l))];
     printed.set(name, [...(printed.get(name) ?? []), { argv, exitCode: result.exitCode, lines }]);
   };
 }
