@@ -93,7 +93,7 @@ export const COMMANDS: readonly CommandEntry[] = [
     ],
     args: '<run>',
     describe:
-      'grade a run against thresholds and, with --baseline, detect regressions (exit 0 pass, 1 fail, 3 inconclusive)',
+      'grade a bench run against thresholds and, with --baseline, detect regressions (exit 0 pass, 1 fail, 3 inconclusive); probe, capacity and mix runs have no ratios to gate',
     load: async () => (await import('../bench/gate/command.js')).gateCommand,
   },
   {
@@ -103,8 +103,9 @@ export const COMMANDS: readonly CommandEntry[] = [
       ['$0 show results/<run> --all', 'every ratio'],
     ],
     args: '<run>',
-    describe: "print a run's headline ratios, verdicts and stops, as bench ends with; writes nothing",
-    load: async () => (await import('../bench/show.js')).showCommand,
+    describe:
+      "print a run's results as its command ended with (bench: headline ratios, verdicts, stops; probe: claims; capacity: its table; mix: its cells); writes nothing",
+    load: async () => (await import('./show.js')).showCommand,
   },
   {
     name: 'report',
