@@ -99,6 +99,15 @@ export function cli(
   });
 }
 
+/**
+ * Console text as its lines were before they were folded to the terminal's 80 columns: each
+ * continuation line (two spaces deeper than the line it continues) joined back with one space.
+ * For lines that start at column 0, such as a table's rows.
+ */
+export function unfolded(text: string): string {
+  return text.replace(/\n {2}(?=\S)/g, ' ');
+}
+
 /** The fast settings every end-to-end test uses. */
 export const QUICK = ['--rounds', '6', '--max-rounds', '6', '--window-ms', '50'];
 

@@ -30,14 +30,17 @@ export function wrapLine(line: string, width = TERMINAL_COLUMNS, indent = '  '):
 /**
  * Text for a terminal of `columns`: every line longer than that folded by `wrapLine`. Lines drawn in
  * place (a carriage return or an escape sequence: the progress bar) are left as they are, since they
- * size themselves. The one way every command's human output is fitted (cli/run.ts applies it).
+ * size themselves, and so is a label with its one word (a path). The one way every command's human output is fitted (cli/run.ts applies it).
  */
 export function fitText(text: string, columns: number): string {
   return text
     .split('\n')
-    .map((line) => (/[\r\x1b]/.test(line) ? line : wrapLine(line, columns).join('\n')))
+    .map((line) => (/[\r\x1b]/.test(line) || LABELLED_WORD.test(line) ? line : wrapLine(line, columns).join('\n')))
     .join('\n');
 }
+
+/** A label and one word (`results: <path>`): never parted, so that the path copies and parses whole. */
+const LABELLED_WORD = /^ *[\w ]+: \S+$/;
 
 /**
  * The terminal's width: the stream's own when it is a terminal, else $COLUMNS (a positive integer),
