@@ -13,6 +13,8 @@ export interface CommandEntry {
   describe: string;
   /** Examples for its --help, as gh and kubectl show them: a command line and what it does. */
   examples?: ReadonlyArray<readonly [line: string, what: string]>;
+  /** Its stdout is laid out by the command itself and not folded by cli/run.ts. */
+  laysOutItself?: boolean;
   load(): Promise<AnyCommand>;
 }
 
@@ -135,6 +137,9 @@ export const COMMANDS: readonly CommandEntry[] = [
       ['$0 plan --models 40 --mem-gib 1.5 --sm-pct 10 --run results/<run>', 'from a measured run'],
     ],
     describe: 'can these models share one GPU, and with which mode? (writes the matching artifacts with --out)',
+    // plan is being made to answer in one screen on a branch of its own (issue 40, Build 2): folded
+    // here, its tests would pin lines that branch rewrites. Remove this when that lands.
+    laysOutItself: true,
     load: async () => (await import('../deploy/command.js')).planCommand,
   },
   {

@@ -46,7 +46,9 @@ export async function run(argv: readonly string[], deps: AppDeps): Promise<numbe
     // After resolve: a refusal stays the one line on stderr.
     for (const warning of parsed.warnings) err(`gpushare: warning: ${warning}\n`);
     // Human text is folded to the terminal's width here, once for every command; data is left whole.
-    const data = command.printsData ? command.printsData(args) : printsDataByDefault(args);
+    const data =
+      parsed.entry.laysOutItself === true ||
+      (command.printsData ? command.printsData(args) : printsDataByDefault(args));
     const out = data ? deps.out : (text: string) => deps.out(fitText(text, columns));
     return await command.run(options, { ...deps, out, err });
   } catch (error) {

@@ -79,7 +79,11 @@ const FIRST = new Set(['demo', 'bench']);
  * Known exceptions, each to be removed when it fits. `plan`: another engineer is making it answer in
  * one screen (issue 40, Build 2) on a branch of its own; the merger removes it from here.
  */
-const EXCEPTIONS: Readonly<Record<string, string>> = {};
+const EXCEPTIONS: Readonly<Record<string, string>> = {
+  // Its output is left unfolded on this branch (registry.ts: laysOutItself) while its own branch
+  // rewrites it to fit one 80×24 screen; the merger removes this line and laysOutItself.
+  plan: 'answers in one screen on its own branch (issue 40, Build 2)',
+};
 
 /**
  * The one kind of line left whole by design: a message on stderr (`gpushare: …`, an error, a refusal,
