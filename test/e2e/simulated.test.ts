@@ -8,7 +8,7 @@ import { cpSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { cli, DEFAULT_RUN, expectOneLineError, QUICK, ROOT, tempDir } from '../helpers.js';
+import { cli, DEFAULT_RUN, expectOneLineError, QUICK, ROOT, tempDir, unfolded } from '../helpers.js';
 
 /** This machine's PATH as it is: no fake nvidia-smi, MPS daemon or python3 on it. */
 const PLAIN_PATH = process.env.PATH ?? '';
@@ -42,7 +42,7 @@ describe('a run on the simulator', () => {
       `> **${SIMULATED}; its numbers are the simulator's arithmetic and say nothing about any GPU**`,
     );
     expect(bench.stdout.split('\n')[0]).toContain(SIMULATED);
-    expect(bench.stderr).toMatch(/trials on NVIDIA H200 \(SIMULATED: gpushare's simulator\)/);
+    expect(unfolded(bench.stderr)).toMatch(/trials on NVIDIA H200 \(SIMULATED: gpushare's simulator\)/);
   });
 
   it('a real run is not marked: committed runs load without the field, with no banner in their reports', async () => {
