@@ -22,7 +22,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'demo',
     examples: [
-      ['$0 demo', 'a short bench on the simulator, about 20 s'],
+      ['$0 demo', 'a short bench on the simulator'],
       ['$0 demo --quiet', 'the same without progress lines'],
     ],
     describe: "try gpushare without a GPU: a short bench on gpushare's simulator, marked SIMULATED everywhere",
