@@ -5,7 +5,7 @@ import { mdCode, mdText } from '../core/escape/markdown.js';
 import { termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
 import { writeOutputFile } from '../record/store.js';
-import { gpuAt } from '../system/nvidia/schema.js';
+import { gpuAt, isSimulated } from '../system/nvidia/schema.js';
 import { analyzeStep, capacityOf } from '../workload/open-loop.js';
 import { workloadText } from '../workload/spec.js';
 import {
@@ -130,7 +130,10 @@ export async function writeMixReport(file: string, run: MixRun): Promise<string>
   ] as const) {
     if (spec === null) continue;
     const name = `${base}-${key}.svg`;
-    await writeOutputFile(path.join(path.dirname(file), name), await renderSvg(spec));
+    await writeOutputFile(
+      path.join(path.dirname(file), name),
+      await renderSvg(spec, { simulated: isSimulated(run.fingerprint) }),
+    );
     charts[key] = name;
   }
   await writeOutputFile(file, mixMarkdown(run, charts));
