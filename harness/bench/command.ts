@@ -4,6 +4,7 @@ import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode, UserError } from '../core/errors.js';
 import { argvText, termJson } from '../core/escape/terminal.js';
+import { commandLines } from '../core/wrap.js';
 import { recordKindIn } from '../record/kinds.js';
 import { checkNewRunDirectory } from '../record/store.js';
 import { refuseBusy } from '../session/preflight.js';
@@ -73,16 +74,20 @@ async function dryRun(options: BenchOptions, deps: AppDeps): Promise<number> {
   const plan = buildPlan(config, fingerprint);
   // The estimate counts prestarts by this machine's cores (unknown where the machine was refused).
   const cpus = fingerprint ? usableCpus(fingerprint.host).count : null;
-  deps.out(options.style === 'json' ? termJson(planJson(config, plan, cpus)) : planText(config, plan, cpus));
+  deps.out(
+    options.style === 'json'
+      ? termJson(planJson(config, plan, cpus))
+      : planText(config, plan, cpus, deps.terminal.columns),
+  );
   if (options.thresholdsFile)
     checkPatterns(config.thresholds, possibleMetricIds(plan.comparisons), options.thresholdsFile);
   if (options.out !== null) await checkNewRunDirectory(options.out, 'bench');
   if (refusal) throw refusal;
   if (everyModeSkipped(plan.modes)) {
-    deps.err(
-      `gpushare: nothing would be measured: every mode asked for is skipped on this machine (${plan.modes.map((m) => m.mode).join(', ')}); bench would exit 3\n`,
+    throw new UserError(
+      `nothing would be measured: every mode asked for is skipped on this machine (${plan.modes.map((m) => m.mode).join(', ')}); bench would exit 3`,
+      ExitCode.inconclusive,
     );
-    return ExitCode.inconclusive;
   }
   return ExitCode.ok;
 }
@@ -109,7 +114,7 @@ function planJson(config: Config, plan: Plan, cpus: number | null) {
   };
 }
 
-function planText(config: Config, plan: Plan, cpus: number | null): string {
+function planText(config: Config, plan: Plan, cpus: number | null, columns: number): string {
   const lines = ['gpushare bench --dry-run: nothing is measured', ''];
   for (const mode of plan.modes) {
     if (mode.status !== 'ran') {
@@ -121,7 +126,13 @@ function planText(config: Config, plan: Plan, cpus: number | null): string {
       lines.push(
         `${c.id}: ${c.tenants !== undefined ? `${c.tenants} tenants of one process` : `${c.clientEnv.length} client(s)`}, arms ${c.arms.map((a) => a.id).join(' ')}, at least ${rounds} rounds (ABBA) = ${c.arms.length * rounds} trials`,
       );
-      lines.push(`  ${argvText(c.workload.argv)}`); // quoted and escaped: a custom command is the user's verbatim argv
+      // Quoted and escaped (a custom command is the user's verbatim argv), folded as a shell reads it.
+      lines.push(
+        ...commandLines(
+          c.workload.argv.map((word) => argvText([word])),
+          columns,
+        ),
+      );
     }
   }
   const trials = plannedTrials({ plan: plan.comparisons, config });

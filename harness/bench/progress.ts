@@ -4,6 +4,7 @@
  */
 import { clockText } from '../core/clock-text.js';
 import type { Terminal } from '../core/deps.js';
+import { fitText } from '../core/wrap.js';
 import type { Metric } from './analysis/metrics.js';
 import type { Comparison, ModeRecord, Run, Stop, Trial } from './record/schema.js';
 
@@ -84,7 +85,7 @@ function barProgress(err: (s: string) => void, terminal: Terminal): Progress {
     if (bar) err(`\r\x1b[K${barLine({ ...bar, elapsedMs: terminal.nowMs() - startMs }, terminal.columns)}`);
   };
   const print = (line: string) => {
-    err(`\r\x1b[K${line}\n`);
+    err(`\r\x1b[K${fitText(line, terminal.columns)}\n`);
     draw();
   };
   return {
@@ -148,7 +149,7 @@ function jsonEvent(event: ProgressEvent): unknown {
 function humanLine(event: ProgressEvent): string | null {
   switch (event.type) {
     case 'run-start':
-      return `gpushare: ${event.comparisons} comparisons, ${event.trials} trials on ${event.device} → ${event.dir}`;
+      return `gpushare bench: ${event.comparisons} comparisons, ${event.trials} trials on ${event.device} → ${event.dir}`;
     case 'mode':
       return event.record.status === 'ran'
         ? null
@@ -163,7 +164,7 @@ function humanLine(event: ProgressEvent): string | null {
         running && running.value !== null
           ? `  ${running.name} ${running.value.toFixed(3)}× (median of ${running.perRound.length})`
           : '';
-      return `${where.padEnd(52)} ${trial.status}${ratio}${why}`;
+      return `${where.padEnd(40)} ${trial.status}${ratio}${why}`;
     }
     case 'stop': {
       const widths = Object.entries(event.stop.halfWidths).map(

@@ -10,6 +10,7 @@ import { termJson, termText } from '../core/escape/terminal.js';
 import { resultsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { newRunId, notResumable } from '../record/record-file.js';
+import { simulatedLine } from '../record/simulated.js';
 import { jsonRecordStore, writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
@@ -203,7 +204,7 @@ async function capacityRun(
       );
     else
       deps.out(
-        `${capacitySummary(rows)}${run.timeAccount ? `${timeAccountText(run.timeAccount)}\n` : ''}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`,
+        `${simulatedLine(run.fingerprint)}${capacitySummary(rows)}${run.timeAccount ? `${timeAccountText(run.timeAccount)}\n` : ''}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`,
       );
     return capacityExitCode(rows);
   };

@@ -85,14 +85,18 @@ export function capacityText(r: CapacityRow, unit = ' req/s'): string {
   return `≥ ${q(r.capacityQps)} (no rate failed within --max-steps ${r.steps.length})`;
 }
 
-/** The console's capacity table: a line per mode and client count (a reason quoting a workload's stderr shown escaped). */
+/** The console's capacity table: a header, then a line per mode and client count (a reason quoting a workload's stderr shown escaped). */
 export function capacitySummary(rows: readonly CapacityRow[]): string {
-  return rows
-    .map((r) => {
-      const at = r.at ? `; p99 ${r.at.p99Ms.toFixed(2)} ms over ${r.at.requests} requests` : '';
-      return `${r.mode.padEnd(10)} ${String(r.clients).padStart(3)} clients  ${termText(capacityText(r))}${at}\n`;
-    })
-    .join('');
+  const header = rows.length > 0 ? `${'mode'.padEnd(10)} clients  capacity (total req/s); p99 at it\n` : '';
+  return (
+    header +
+    rows
+      .map((r) => {
+        const at = r.at ? `; p99 ${r.at.p99Ms.toFixed(2)} ms over ${r.at.requests} requests` : '';
+        return `${r.mode.padEnd(10)} ${String(r.clients).padStart(3)} clients  ${termText(capacityText(r))}${at}\n`;
+      })
+      .join('')
+  );
 }
 
 /** As bench: 3 when a point measured nothing valid (invalid, or a client failed); 0 otherwise (a skipped mode included). */

@@ -48,7 +48,7 @@ export async function parseArgv(argv: readonly string[], columns: number): Promi
     parent.command(
       `${word}${e.args ? ` ${e.args}` : ''}`,
       e.describe,
-      (b) => (e === entry && command ? declare(b, command) : b),
+      (b) => (e === entry && command ? declare(b, command, e) : b),
       (args) => {
         chosen = args;
       },
@@ -113,10 +113,11 @@ function chosenEntry(argv: readonly string[]): CommandEntry | null {
   return COMMANDS.find((c) => c.name === first || c.name === `${first} ${second ?? ''}`) ?? null;
 }
 
-function declare(b: Argv, command: AnyCommand): Argv {
+function declare(b: Argv, command: AnyCommand, entry: CommandEntry): Argv {
   for (const [name, positional] of Object.entries((command.positionals ?? {}) as Positionals))
     b.positional(name, positional);
   b.options(command.flags);
+  for (const [line, what] of entry.examples ?? []) b.example(line, what);
   if (command.epilogue) b.epilogue(command.epilogue);
   return b;
 }
@@ -180,6 +181,15 @@ function usageError(
   command: AnyCommand | null,
 ): UserError {
   const help = entry ? `gpushare ${entry.name} --help` : 'gpushare --help';
+  // A misspelt flag comes first, whatever else is wrong: it is often why a required one is missing
+  // (`plan --model 40`), and yargs reports a missing one or a missing <run> before it.
+  const misspelt = command ? unknownFlagIn(argv, command) : null;
+  if (misspelt !== null) {
+    const near = nearest(misspelt, Object.keys(command?.flags as Flags));
+    return new UserError(
+      `unknown flag --${misspelt}${entry ? ` for ${entry.name}` : ''}${near ? `: did you mean --${near}?` : ''} (see ${help})`,
+    );
+  }
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
   if (unknown && entry === null && !argv[0]?.startsWith('-')) return unknownCommand(argv[0] ?? '', argv[1]);
   if (unknown) {
@@ -194,6 +204,13 @@ function usageError(
     );
   }
   const missing = /^Missing required arguments?: (.+)$/.exec(message);
+  const invalid = /^Invalid values:\s+Argument: ([\w-]+), Given: (.+), Choices: (.+)$/s.exec(message);
+  if (invalid) {
+    const choices = (invalid[3] ?? '').split(', ').map((c) => c.replace(/^"|"$/g, ''));
+    return new UserError(
+      `--${invalid[1]} ${argText((invalid[2] ?? '').replace(/^"|"$/g, ''))}: choose ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)} (see ${help})`,
+    );
+  }
   if (missing) {
     const names = (missing[1] ?? '').split(', ');
     return new UserError(
@@ -209,6 +226,25 @@ function usageError(
   if (/^Not enough non-option arguments/.test(message) && argv.length === 0)
     return new UserError(`name a command (see gpushare --help)`);
   return new UserError(`${message} (see ${help})`);
+}
+
+/** The first flag in argv (before `--`) that `command` does not declare, without its dashes; null if none. */
+function unknownFlagIn(argv: readonly string[], command: AnyCommand): string | null {
+  const flags = command.flags as Flags;
+  const known = new Set(['help', 'h', 'version']);
+  for (const [name, flag] of Object.entries(flags)) {
+    known.add(name);
+    known.add(camel(name));
+    if (flag.type === 'boolean') known.add(`no-${name}`);
+    for (const alias of [flag.alias ?? []].flat()) known.add(alias);
+  }
+  const end = argv.indexOf('--');
+  for (const word of end === -1 ? argv : argv.slice(0, end)) {
+    if (!word.startsWith('-') || /^-\d/.test(word)) continue;
+    const name = word.replace(/^-+/, '').split('=')[0] ?? '';
+    if (!known.has(name)) return name;
+  }
+  return null;
 }
 
 function unknownCommand(word: string, next: string | undefined): UserError {

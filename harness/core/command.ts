@@ -70,6 +70,11 @@ export interface Command<F extends Flags = Flags, P extends Positionals = Positi
   positionals?: P;
   /** The words after `--` (bench's own workload command): only for a command that takes them. */
   rest?: boolean;
+  /**
+   * Whether stdout carries data for another program (JSON, CSV, a manifest) with these arguments:
+   * then it is never folded to the terminal's width. Without it: `--json`, or `--format` csv or json.
+   */
+  printsData?: (args: Record<string, unknown>) => boolean;
   /** Printed at the end of the command's help: its exit codes. */
   epilogue?: string;
   /** argv → the command's options, or a UserError naming the bad value. No side effects but reading files named by flags. */

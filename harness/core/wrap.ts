@@ -27,6 +27,54 @@ export function wrapLine(line: string, width = TERMINAL_COLUMNS, indent = '  '):
   return lines;
 }
 
+/**
+ * Text for a terminal of `columns`: every line longer than that folded by `wrapLine`. Lines drawn in
+ * place (a carriage return or an escape sequence: the progress bar) are left as they are, since they
+ * size themselves, and so is a label with its one word (a path). The one way every command's human output is fitted (cli/run.ts applies it).
+ */
+export function fitText(text: string, columns: number): string {
+  return text
+    .split('\n')
+    .map((line) => (/[\r\x1b]/.test(line) || LABELLED_WORD.test(line) ? line : wrapLine(line, columns).join('\n')))
+    .join('\n');
+}
+
+/** A label and one word (`results: <path>`): never parted, so that the path copies and parses whole. */
+const LABELLED_WORD = /^ *[\w ]+: \S+$/;
+
+/**
+ * The terminal's width: the stream's own when it is a terminal, else $COLUMNS (a positive integer),
+ * else TERMINAL_COLUMNS.
+ */
+export function terminalColumns(
+  streamColumns: number | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): number {
+  if (streamColumns !== undefined && streamColumns > 0) return streamColumns;
+  const fromEnv = env.COLUMNS?.trim() ?? '';
+  return /^[1-9]\d{0,4}$/.test(fromEnv) ? Number(fromEnv) : TERMINAL_COLUMNS;
+}
+
+/**
+ * A command line (its words already quoted for a shell) as lines of at most `width` characters,
+ * each but the last ending in " \\": folded so, it still runs when pasted into a shell.
+ */
+export function commandLines(words: readonly string[], width = TERMINAL_COLUMNS, lead = '  '): string[] {
+  const lines: string[] = [];
+  let current = lead;
+  for (const word of words) {
+    const start = lines.length === 0 ? lead : `${lead}  `;
+    if (current.trim() === '') current = `${start}${word}`;
+    else if ([...`${current} ${word} \\`].length <= width) current = `${current} ${word}`;
+    else {
+      lines.push(`${current} \\`);
+      current = `${lead}  ${word}`;
+    }
+  }
+  lines.push(current);
+  return lines;
+}
+
 /** The first `shown` items joined with "; ", and how many more: a refusal or a note stays readable. */
 export function shortList(items: readonly string[], shown = 3): string {
   const more = items.length - shown;

@@ -7,19 +7,22 @@ import { type ArgsOf, defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
 import { argvText } from '../core/escape/terminal.js';
+import { TERMINAL_COLUMNS, wrapLine } from '../core/wrap.js';
 import { RECORD_KINDS, recordKindIn } from '../record/kinds.js';
 import { liveLockHolder } from '../record/lock.js';
+import { SIMULATED_TEXT } from '../record/simulated.js';
 import { readRegularFile } from '../record/store.js';
 import { machineFingerprint } from '../session/preflight.js';
 import { benchBlockers } from '../session/readiness.js';
 import { findMpsLeftovers, type MpsLeftover } from '../system/mps/leftovers.js';
-import type { Fingerprint } from '../system/nvidia/schema.js';
+import { type Fingerprint, isSimulated } from '../system/nvidia/schema.js';
 import { findLeftWorkloads, type LeftWorkload } from '../system/proc/left-workloads.js';
 import { bootId, isRunning } from '../system/proc/process-table.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 
 const DOCTOR_FLAGS = {
   json: { type: 'boolean', describe: 'print the fingerprint as JSON' },
+  verbose: { type: 'boolean', describe: 'every detail: each MIG profile with its SMs, memory and slots' },
   python: { type: 'string', describe: 'Python interpreter to probe', defaultDescription: DEFAULT_PYTHON },
 } as const;
 
@@ -58,7 +61,7 @@ async function doctor(args: ArgsOf<typeof DOCTOR_FLAGS>, deps: AppDeps): Promise
         2,
       )}\n`,
     );
-  else deps.out(doctorText(fingerprint, blockers, leftovers, left));
+  else deps.out(doctorText(fingerprint, blockers, leftovers, left, args.verbose ?? false, deps.terminal.columns));
   return blockers.length === 0 ? ExitCode.ok : ExitCode.usage;
 }
 
@@ -97,23 +100,28 @@ async function howToStop(leftover: MpsLeftover): Promise<string> {
     : remove;
 }
 
+/** The label column and the space after it. */
+const LABEL_WIDTH = 13;
+
 function doctorText(
   f: Fingerprint,
   blockers: string[],
   leftovers: Array<MpsLeftover & { inUse: number | null; stop: string | null }>,
   left: readonly LeftWorkload[] = [],
+  verbose = false,
+  columns = TERMINAL_COLUMNS,
 ): string {
-  const lines: string[] = [];
-  const row = (label: string, text: string) => lines.push(`${label.padEnd(12)} ${text}`);
+  const lines: string[] = isSimulated(f) ? wrapLine(SIMULATED_TEXT, columns) : [];
+  // Folded under its text, not its label: the labels stay a column of their own.
+  const row = (label: string, text: string) =>
+    lines.push(...wrapLine(`${label.padEnd(12)} ${text}`, columns, ' '.repeat(LABEL_WIDTH)));
   row(
     'nvidia-smi',
     f.nvidiaSmi.error ?? `${f.nvidiaSmi.path}  driver ${f.driverVersion ?? '?'}  CUDA ${f.cudaVersion ?? '?'}`,
   );
   for (const g of f.gpus) {
-    row(
-      `GPU ${g.index}`,
-      `${g.name}  ${g.uuid}  ${g.memoryTotalMiB} MiB  compute mode ${g.computeMode}  persistence ${g.persistenceMode}`,
-    );
+    row(`GPU ${g.index}`, `${g.name}  ${g.uuid}  ${g.memoryTotalMiB} MiB`);
+    row('', `compute mode ${g.computeMode}, persistence ${g.persistenceMode}`);
     row('', `utilization ${g.utilGpuPct ?? '?'}%, memory used ${g.memoryUsedMiB ?? '?'} MiB`);
     row(
       '',
@@ -121,10 +129,18 @@ function doctorText(
     );
     if (g.migProfiles.length > 0) {
       const starts = (id: number) => g.migPlacements.find((p) => p.profileId === id)?.starts.join(',') ?? '?';
-      row(
-        '',
-        `MIG profiles: ${g.migProfiles.map((p) => `${p.name} (id ${p.profileId}, ${p.smCount} SMs, ${p.memoryGiB} GiB, ${p.instancesFree}/${p.instancesTotal} free, slots ${starts(p.profileId)})`).join('; ')}`,
-      );
+      // Each profile's detail is a line of its own, and only asked for: a GPU has up to a dozen.
+      if (verbose)
+        for (const p of g.migProfiles)
+          row(
+            '',
+            `MIG profile ${p.name} (id ${p.profileId}): ${p.smCount} SMs, ${p.memoryGiB} GiB, ${p.instancesFree}/${p.instancesTotal} free, slots ${starts(p.profileId)}`,
+          );
+      else
+        row(
+          '',
+          `MIG profiles: ${g.migProfiles.map((p) => p.name).join(', ')} (gpushare doctor --verbose: their SMs, memory, slots)`,
+        );
     }
   }
   row('MPS', `control ${f.mps.controlPath ?? 'not on PATH'}, server ${f.mps.serverPath ?? 'not on PATH'}`);

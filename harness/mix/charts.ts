@@ -5,12 +5,16 @@ import type { Cell } from './analysis.js';
 type Spec = ChartSpec;
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
 
+/** An overloaded cell's fill: beyond the darkest red of the p99 scale (orangered), since it is worse than any ratio. */
+export const OVERLOADED_FILL = '#3d0000';
+
 const loadText = (load: number) => `victim at ${Math.round(load * 100)}% of capacity`;
 
 /**
  * The interference matrix as a heat map, one panel per load: rows the aggressor, columns the mode,
  * colour the victim's p99 ratio to alone (log scale), the text in each cell that ratio and the
- * aggressor's throughput kept; an overloaded cell is grey and says so.
+ * aggressor's throughput kept; an overloaded cell, the worst outcome, is darker than the scale's
+ * worst colour and says so in white. (Its ratio is null, which a log scale drops: it needs a layer.)
  */
 export function heatmapChart(cells: readonly Cell[]): Spec | null {
   const rows = cells
@@ -48,11 +52,17 @@ export function heatmapChart(cells: readonly Cell[]): Spec | null {
               type: 'quantitative',
               scale: { type: 'log', scheme: 'orangered', domainMin: 1 },
               title: 'p99 ×',
-              condition: { test: 'datum.ratio === null', value: '#bbbbbb' },
             },
           },
         },
-        { mark: { type: 'text', fontSize: 10 }, encoding: { text: { field: 'label', type: 'nominal' } } },
+        { transform: [{ filter: 'datum.ratio === null' }], mark: { type: 'rect', color: OVERLOADED_FILL } },
+        {
+          mark: { type: 'text', fontSize: 10 },
+          encoding: {
+            text: { field: 'label', type: 'nominal' },
+            color: { condition: { test: 'datum.ratio === null', value: 'white' }, value: 'black' },
+          },
+        },
       ],
     },
   } as Spec;

@@ -11,6 +11,7 @@ import { ExitCode } from '../core/errors.js';
 import { termJson, termText } from '../core/escape/terminal.js';
 import { resultsDir } from '../core/paths.js';
 import { newRunId, notARunOf } from '../record/record-file.js';
+import { simulatedLine } from '../record/simulated.js';
 import { jsonRecordStore } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
@@ -156,7 +157,10 @@ async function mixRun(session: Session<MixRun>, options: MixOptions, deps: AppDe
           protections: protections(run, cells),
         }),
       );
-    else deps.out(`${mixSummary(run, cells)}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`);
+    else
+      deps.out(
+        `${simulatedLine(run.fingerprint)}${mixSummary(run, cells)}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`,
+      );
     const failed = run.status === 'failed' || run.outcomes.some((o) => o.status === 'failed');
     const nothing = cells.length > 0 && cells.every((c) => c.status === 'invalid');
     return failed || nothing ? ExitCode.inconclusive : ExitCode.ok;

@@ -5,7 +5,7 @@ import { mdCode, mdText } from '../core/escape/markdown.js';
 import { termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
 import { writeOutputFile } from '../record/store.js';
-import { gpuAt } from '../system/nvidia/schema.js';
+import { gpuAt, isSimulated } from '../system/nvidia/schema.js';
 import { analyzeStep, capacityOf } from '../workload/open-loop.js';
 import { workloadText } from '../workload/spec.js';
 import {
@@ -130,17 +130,23 @@ export async function writeMixReport(file: string, run: MixRun): Promise<string>
   ] as const) {
     if (spec === null) continue;
     const name = `${base}-${key}.svg`;
-    await writeOutputFile(path.join(path.dirname(file), name), await renderSvg(spec));
+    await writeOutputFile(
+      path.join(path.dirname(file), name),
+      await renderSvg(spec, { simulated: isSimulated(run.fingerprint) }),
+    );
     charts[key] = name;
   }
   await writeOutputFile(file, mixMarkdown(run, charts));
   return file;
 }
 
-/** The console's summary: a line per cell, then each protection found. */
+/** The console's summary: a header, a line per cell, then each protection found. */
 export function mixSummary(run: MixRun, cells: readonly Cell[]): string {
   const found = protections(run, cells);
   return [
+    ...(cells.length > 0
+      ? [`load ${'aggressor'.padEnd(10)} ${'mode'.padEnd(12)} victim p99 ÷ alone [95% CI] (n); aggressor's kept\n`]
+      : []),
     ...cells.map(
       (c) =>
         `${pct(c.load).padStart(4)} ${c.aggressor.padEnd(10)} ${c.column.padEnd(12)} ${termText(c.status === 'measured' || c.status === 'overloaded' ? cellText(c) : `${c.status}: ${c.reason ?? ''}`)}\n`,

@@ -8,6 +8,7 @@ import { termJson, termText } from '../core/escape/terminal.js';
 import { resultsDir, WORKLOADS_DIR } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { newRunId, notResumable } from '../record/record-file.js';
+import { simulatedLine } from '../record/simulated.js';
 import { jsonRecordStore, writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
@@ -24,6 +25,7 @@ import { probeMarkdown } from './markdown.js';
 import { PROBE_FLAGS, type ProbeOptions, resolveProbeOptions } from './options.js';
 import { runProbe } from './probes.js';
 import { loadProbeRun, PROBE_SCHEMA_ID, type ProbeRun } from './record.js';
+import { probeSummary } from './summary.js';
 
 /** A new probe run, or --resume of one (with its own settings). */
 type ProbeCommandOptions = ({ resume: null } & ProbeOptions) | { resume: string; json: boolean };
@@ -142,7 +144,7 @@ async function probeRun(session: Session<ProbeRun>, python: string, json: boolea
       );
     else
       deps.out(
-        `${ledger.map((c) => `${c.verdict.padEnd(13)} ${c.claim}\n${' '.repeat(14)}${termText(c.measured)}`).join('\n')}\nrun: ${termText(session.dir)}\nreport: ${termText(file)}\n`,
+        `${simulatedLine(run.fingerprint)}${probeSummary(run)}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`,
       );
     const troubles = run.probes.some((o) => o.status === 'failed') || run.cleanup.some((c) => c.leftPids.length > 0);
     return troubles ? ExitCode.inconclusive : ExitCode.ok;

@@ -6,6 +6,11 @@ import { type Fingerprint, isSimulated } from '../system/nvidia/schema.js';
 export const SIMULATED_TEXT =
   "SIMULATED: made on gpushare's simulator, not on a GPU; its numbers are the simulator's arithmetic and say nothing about any GPU";
 
+/** The SIMULATED line, newline included, that starts a simulated run's console text; '' for a real run. */
+export function simulatedLine(fingerprint: Pick<Fingerprint, 'simulated'>): string {
+  return isSimulated(fingerprint) ? `${SIMULATED_TEXT}\n` : '';
+}
+
 /** A record that names its run and the fingerprint it was made on. */
 export interface Fingerprinted {
   id: string;

@@ -24,9 +24,10 @@ import {
 } from '../system/mps/ownership.js';
 import { killMpsProcessesSettledSync, killMpsProcessesSync } from '../system/mps/pipe-processes.js';
 import { salvageMpsLogsSync } from '../system/mps/salvage.js';
-import type { Fingerprint } from '../system/nvidia/schema.js';
+import { type Fingerprint, isSimulated } from '../system/nvidia/schema.js';
 import { findLeftWorkloads, killLeftWorkloads } from '../system/proc/left-workloads.js';
 import { Reaper } from '../system/proc/reaper.js';
+import { SIMULATE_ENV } from '../system/simulator.js';
 import { type InterruptWatch, watchInterrupts } from './interrupts.js';
 import { refuseOtherMachine } from './machine.js';
 import { machineFingerprint, refuseBlocked } from './preflight.js';
@@ -37,6 +38,8 @@ export interface SessionRecord {
   status: RunStatus;
   finishedAt: string | null;
   warnings: string[];
+  /** The machine it ran on: a simulated run resumes only on the simulator. */
+  fingerprint?: Pick<Fingerprint, 'simulated'>;
 }
 
 /** How a product's record is kept: the lifecycle saves it and manages the MPS daemons it lists. */
@@ -162,8 +165,10 @@ export class Session<R extends SessionRecord> {
       if (record.status !== 'complete' && !(failure instanceof UserError)) {
         const { unit, command } = RECORD_KINDS[this.binding.kind];
         const n = this.binding.done(record);
+        // A command that works as printed: a simulated run goes on only on the simulator.
+        const simulated = record.fingerprint !== undefined && isSimulated(record.fingerprint);
         this.deps.err(
-          `gpushare: run ${record.status}; ${n} finished ${unit}${n === 1 ? ' is' : 's are'} saved in ${this.dir} (${this.binding.resumable === false ? `run ${command} again` : `continue with ${command} --resume ${this.dir}`})\n`,
+          `gpushare: run ${record.status}; ${n} finished ${unit}${n === 1 ? ' is' : 's are'} saved in ${this.dir} (${this.binding.resumable === false ? `run ${command} again` : `continue with ${simulated ? `${SIMULATE_ENV}=1 ` : ''}${command} --resume ${this.dir}`})\n`,
         );
       }
     }

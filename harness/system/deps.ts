@@ -1,6 +1,7 @@
 /** The real side effects: this machine's processes, clock, stdout, stderr and terminal. */
 import { systemClock } from '../core/clock.js';
 import type { AppDeps } from '../core/deps.js';
+import { terminalColumns } from '../core/wrap.js';
 import { execaRunner } from './proc/runner.js';
 import { simulatedRunner, simulateRequested } from './simulator.js';
 
@@ -18,7 +19,7 @@ export function systemDeps(): AppDeps {
     // CI logs are not terminals even when a runner allocates a pty: plain lines there.
     terminal: {
       isTty: Boolean(process.stderr.isTTY) && !process.env.CI,
-      columns: process.stderr.columns || 80,
+      columns: terminalColumns(process.stdout.columns || process.stderr.columns, process.env),
       nowMs: () => systemClock.monotonicUs() / 1000,
     },
   };

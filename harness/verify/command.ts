@@ -22,9 +22,10 @@ import { DEFAULT_PYTHON } from '../workload/registry.js';
 import { CASE_NAMES, type CaseName, runCase } from './cases.js';
 import { verifyRows } from './checks.js';
 import { DECLARING_FILES, parseDeclared } from './declared.js';
-import { failedLimits, verifyMarkdown } from './markdown.js';
+import { verifyMarkdown } from './markdown.js';
 import type { VerifyNode } from './node.js';
 import { VERIFY_SCHEMA_ID, type VerifyRun } from './record.js';
+import { verifySummary } from './summary.js';
 import { verifyExitCode } from './verdicts.js';
 
 const VERIFY_POSITIONALS = {
@@ -41,7 +42,7 @@ export const VERIFY_FLAGS = {
     describe: `also run the known silent failures, comma-separated, or all: ${CASE_NAMES.join(', ')}`,
   },
   gpu: { type: 'number', describe: 'index of the GPU', defaultDescription: '0' },
-  out: { type: 'string', describe: 'run directory', defaultDescription: 'results/<date>-<gpu>-verify-<id>' },
+  out: { type: 'string', describe: 'run directory', defaultDescription: 'runs/results/<date>-<gpu>-verify-<id>' },
   python: { type: 'string', describe: 'Python interpreter with PyTorch', defaultDescription: DEFAULT_PYTHON },
   'allow-busy': { type: 'boolean', describe: 'measure even if another process uses the GPU' },
   json: { type: 'boolean', describe: 'print the rows and cases as JSON' },
@@ -196,13 +197,6 @@ async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
 }
 
 function verifyText(run: VerifyRun, dir: string, report: string, code: number): string {
-  const lines = [
-    ...run.rows.map((r) => `${r.verdict.padEnd(13)} ${r.id}: ${r.declared}\n${' '.repeat(14)}${r.measured}`),
-    ...run.cases.map((c) => `${`case ${c.outcome}`.padEnd(20)} ${c.name}: ${c.evidence}`),
-    ...failedLimits(run).map((f) => `did not hold: ${f}`),
-    `verify: exit ${code}`,
-    `run: ${dir}`,
-    `report: ${report}`,
-  ];
-  return `${lines.flatMap((l) => l.split('\n').map((part) => termText(part))).join('\n')}\n`;
+  const tail = [`verify: exit ${code}`, `run: ${dir}`, `report: ${report}`].map((l) => termText(l));
+  return `${verifySummary(run)}\n${tail.join('\n')}\n`;
 }

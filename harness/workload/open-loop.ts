@@ -216,6 +216,7 @@ export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
     fairness: perClientP99.length > 0 ? Math.max(...perClientP99) / Math.max(1, Math.min(...perClientP99)) : Number.NaN,
     maxLagMs,
   };
+  const reported = merged.totalCount;
   merged.destroy();
   if (step.invalid) return { ...analysis, verdict: 'invalid', reason: step.invalid };
   if (requests === 0) return { ...analysis, verdict: 'invalid', reason: 'no request completed' };
@@ -224,7 +225,9 @@ export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
     return {
       ...analysis,
       verdict: 'invalid',
-      reason: `${unreported} requests served without a reported latency (the workload's cap per window): shorten --window-ms`,
+      // What helps, with the numbers: the workload reports a fixed number of latencies a window, so
+      // the window's length bounds the rate it measures (the user may never have set it).
+      reason: `${unreported} of ${reported + unreported} requests served had no latency reported: the workload reports at most ${reported} a window, so ${Math.round(step.windowS * 1000)} ms steps measure up to about ${Math.floor(reported / step.windowS)} req/s; shorter steps (--window-ms) measure higher rates`,
     };
   if (maxLagMs > maxScheduleLagMs(targetMs))
     return {

@@ -10,10 +10,21 @@ describe('gpushare doctor', () => {
     const result = await cli(['doctor']);
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain(
-      'GPU 0        NVIDIA H200  GPU-7335e5d7-1513-c22d-a95a-e679698f16b8  143771 MiB  compute mode Default',
+      'GPU 0        NVIDIA H200  GPU-7335e5d7-1513-c22d-a95a-e679698f16b8  143771 MiB\n             compute mode Default, persistence Enabled\n',
     );
-    expect(result.stdout).toContain('3g.71gb (id 9, 60 SMs, 69.75 GiB, 2/2 free, slots 0,4)');
+    expect(result.stdout).toMatch(/^ {13}MIG profiles: 1g\.18gb, 1g\.18gb\+me, 1g\.35gb, 2g\.35gb, 3g\.71gb,$/m);
     expect(result.stdout).toContain('ready to bench');
+    // On the simulator, and saying so first.
+    expect(result.stdout).toMatch(/^SIMULATED: made on gpushare's simulator, not on a GPU/);
+    // Every line fits the 80 columns runCli's terminal has; a folded line goes on under its text.
+    expect(result.stdout.split('\n').filter((l) => [...l].length > 80)).toEqual([]);
+    expect(result.stdout).toMatch(/^MPS {10}control \S+, server\n {13}not on PATH$/m);
+  });
+
+  it('--verbose lists each MIG profile with its SMs, memory and slots', async () => {
+    const result = await cli(['doctor', '--verbose']);
+    expect(result.stdout).toContain('MIG profile 3g.71gb (id 9): 60 SMs, 69.75 GiB, 2/2 free, slots 0,4\n');
+    expect((await cli(['doctor'])).stdout).not.toContain('60 SMs');
   });
 
   it('--json prints a fingerprint that matches the run schema', async () => {

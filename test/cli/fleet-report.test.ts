@@ -20,6 +20,7 @@ import {
   placeRun,
   runCli,
   tempDir,
+  unfolded,
 } from '../helpers.js';
 import { markdown, NOT_XML_CHAR, TERMINAL_CONTROL } from '../output-checks.js';
 
@@ -70,7 +71,7 @@ describe('gpushare fleet report over a fleet with one slow node and one on anoth
     const slow = json.nodes.find((n) => n.name === 'host-c');
     expect(slow?.outliers.sort()).toEqual([...HEADLINE].sort());
     expect(slow?.ratios.map((r) => r.direction)).toEqual(HEADLINE.map(() => 'worse'));
-    expect(stdout).toMatch(
+    expect(unfolded(stdout)).toMatch(
       /^outlier: host-c: timeslice\/infer\/slowdown = 3\.\d{3} CI \[3\.\d{3}, 3\.\d{3}\] lies wholly above the group's band \[2\.\d{3}, 2\.\d{3}\] \(worse\)$/m,
     );
     expect(stdout).toMatch(/^exit 1: 1 outlier node\(s\), 2 failing node\(s\)$/m);
@@ -181,7 +182,7 @@ describe('gpushare fleet report, other fleets', () => {
     const junit = path.join(tempDir(), 'fleet.xml');
     const result = await cli(['fleet', 'report', fleet, '--out', tempDir(), '--junit', junit]);
     expect(result.exitCode).toBe(1);
-    expect(result.stdout).toMatch(
+    expect(unfolded(result.stdout)).toMatch(
       /^contaminated: busy: the GPU was busy when the run started: pid 4242 python3 held 1024 MiB$/m,
     );
     const xml = readFileSync(junit, 'utf8');
@@ -310,8 +311,8 @@ describe('gpushare fleet report over runs whose text is hostile', () => {
     const junit = path.join(out, 'fleet.xml');
     const result = await cli(['fleet', 'report', fleet, '--out', out, '--junit', junit, '--name', 'controls']);
     expect(result.exitCode).toBe(1);
-    expect(result.stdout).not.toMatch(TERMINAL_CONTROL);
-    expect(result.stdout).toContain(
+    expect(unfolded(result.stdout)).not.toMatch(TERMINAL_CONTROL);
+    expect(unfolded(result.stdout)).toContain(
       'contaminated: n3\\u001b[31m: the GPU was busy when the run started: pid 1\\u0000\\u0007',
     );
     const xml = readFileSync(junit, 'utf8');

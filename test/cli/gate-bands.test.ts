@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { DEFAULT_RUN, runCli, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, runCli, tempDir, unfolded } from '../helpers.js';
 
 interface GateJson {
   exitCode: number;
@@ -149,7 +149,7 @@ describe('gate --baseline <one run>: the default floor', () => {
     expect(Math.max(spin?.band?.within ?? 1, 0.02)).toBeLessThan(0.025);
     expect([spin?.status, exitCode]).toEqual(['unchanged', 0]);
     const text = await runCli(['gate', worse, '--baseline', baseline]);
-    expect(text.stdout).toMatch(
+    expect(unfolded(text.stdout)).toMatch(
       /^timeslice\/spin\/slowdown .* \+2\.5% \[[\d.]+, [\d.]+\] ±3\.1% \(default floor\) unchanged$/m,
     );
   });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { DEFAULT_RUN, degrade, editedCopy, H100_RUN, REPEAT_RUN, runCli, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, degrade, editedCopy, H100_RUN, REPEAT_RUN, runCli, tempDir, unfolded } from '../helpers.js';
 
 const real = DEFAULT_RUN;
 const cli = (args: string[]) => runCli(args);
@@ -31,12 +31,12 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     const junit = path.join(tempDir(), 'gate.xml');
     const result = await cli(['gate', real, '--baseline', real, '--junit', junit]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(
+    expect(unfolded(result.stdout)).toMatch(
       /^streams\/spin\/speedup-k2 +1\.99\d +\[1\.99\d, 1\.99\d\] +≥ 1\.05 +pass +[-+]0\.0% \[0\.99\d, 1\.00\d\] ±2\.0% \(default floor\) unchanged$/m,
     );
-    expect(result.stdout).toMatch(/^metric +value +within-run 95% CI +threshold/m);
-    expect(result.stdout).toContain('bands: between-run part the default floor per ratio');
-    expect(result.stdout).toContain('exit 0: pass');
+    expect(unfolded(result.stdout)).toMatch(/^metric +value +within-run 95% CI +threshold/m);
+    expect(unfolded(result.stdout)).toContain('bands: between-run part the default floor per ratio');
+    expect(unfolded(result.stdout)).toContain('exit 0: pass');
     const xml = readFileSync(junit, 'utf8');
     expect(XMLValidator.validate(xml)).toBe(true);
     const suite = new XMLParser({ ignoreAttributes: false }).parse(xml).testsuites.testsuite;
@@ -82,7 +82,7 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     writeFileSync(config, 'thresholds:\n  "timeslice/gemm/slowdown": { max: 1.5 }\n');
     const result = await cli(['gate', real, '--config', config]);
     expect(result.exitCode).toBe(1);
-    expect(result.stdout).toMatch(
+    expect(unfolded(result.stdout)).toMatch(
       /timeslice\/gemm\/slowdown: fail: the whole CI \[2\.\d{3}, 2\.\d{3}\] lies outside ≤ 1\.5/,
     );
   });
@@ -98,7 +98,7 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     );
     const allowed = await cli(['gate', real, '--baseline', other, '--allow-mismatch']);
     expect(allowed.exitCode).toBe(0);
-    expect(allowed.stdout).toContain('warning: measured differently: driver');
+    expect(unfolded(allowed.stdout)).toContain('warning: measured differently: driver');
   });
 
   it('a bad thresholds file: exit 2, one line naming the path and the value', async () => {
@@ -151,7 +151,7 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     });
     const result = await cli(['gate', interrupted, '--baseline', real]);
     expect(result.exitCode).toBe(3);
-    expect(result.stdout).toContain(
+    expect(unfolded(result.stdout)).toContain(
       'is interrupted, not complete: finish it with gpushare bench --resume before gating it',
     );
   });
@@ -162,7 +162,7 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     });
     const result = await cli(['gate', fewer, '--baseline', real]);
     expect(result.exitCode).toBe(3);
-    expect(result.stdout).toContain(
+    expect(unfolded(result.stdout)).toContain(
       'inconclusive: ratios of the baseline this run did not measure: mps/infer/slowdown',
     );
   });

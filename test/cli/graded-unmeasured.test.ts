@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers.js';
+import { runCli, tempDir, unfolded } from '../helpers.js';
 
 /** Six rounds: a graded ratio of fewer is inconclusive, whatever it measured. */
 const SIX = ['--rounds', '6', '--max-rounds', '6', '--window-ms', '50', '--quiet'];
@@ -50,11 +50,11 @@ describe('a graded ratio that was not measured is no pass', () => {
     expect((await runCli(['gate', out])).exitCode).toBe(0);
     const gated = await runCli(['gate', out, '--config', greenOnly]);
     expect(gated.exitCode).toBe(3);
-    expect(gated.stdout).toContain(line);
+    expect(unfolded(gated.stdout)).toContain(line);
     // As a baseline, too: a baseline that never measured a graded ratio cannot vouch for it.
     const against = await runCli(['gate', out, '--baseline', out, '--config', greenOnly]);
     expect(against.exitCode).toBe(3);
-    expect(against.stdout).toMatch(
+    expect(unfolded(against.stdout)).toMatch(
       /baseline \S+: green\/gemm@17\/slowdown is graded .*gate against a baseline that measured it/,
     );
   });
@@ -77,7 +77,7 @@ describe('a graded ratio that was not measured is no pass', () => {
     expect(result.stderr).toContain('gpushare: nothing was measured: green/gemm@17 was skipped: workload "gemm"');
     const gated = await runCli(['gate', out]);
     expect(gated.exitCode).toBe(3);
-    expect(gated.stdout).toContain('nothing was measured: green/gemm@17 was skipped');
+    expect(unfolded(gated.stdout)).toContain('nothing was measured: green/gemm@17 was skipped');
   });
 });
 

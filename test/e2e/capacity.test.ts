@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CapacityRun } from '../../harness/capacity/record.js';
 import { findProcesses } from '../../harness/system/proc/process-table.js';
-import { cli, expectOneLineError, FAKES, ROOT, tempDir, until } from '../helpers.js';
+import { cli, expectOneLineError, FAKES, ROOT, tempDir, unfolded, until } from '../helpers.js';
 
 const FAST = ['--window-ms', '200', '--start-qps', '1000', '--max-steps', '14'];
 /** A command the simulator plays (a script of gpushare's own workloads/, given as your own command after --). */
@@ -83,7 +83,7 @@ describe('gpushare capacity (fake GPU)', () => {
     ]);
     // One result per tenant in each step: 2 and 17 of them.
     expect(points.map((p) => p.steps[0]?.clients.length ?? 0)).toEqual([2, 17, 2, 0]);
-    expect(result.stdout).toMatch(
+    expect(unfolded(result.stdout)).toMatch(
       /green\s+17 clients {2}skipped: .*at most 16 tenants get green contexts of their own/,
     );
   });
@@ -110,7 +110,7 @@ describe('gpushare capacity (fake GPU)', () => {
       { FAKE_WORKLOAD: 'lag', FAKE_WORKLOAD_CLIENT: '1' },
     );
     expect(result.exitCode, result.stderr).toBe(3);
-    expect(result.stdout).toMatch(
+    expect(unfolded(result.stdout)).toMatch(
       /timeslice\s+2 clients {2}invalid: no valid step in 2: a generator issued requests 5\.0 ms late \(p99\)/,
     );
     const report = readFileSync(path.join(out, 'report.md'), 'utf8');
@@ -145,7 +145,7 @@ describe('gpushare capacity (fake GPU)', () => {
       expect.stringMatching(/^client 0 reported a window starting at \d+ µs, .* \(CLOCK_MONOTONIC µs expected\)$/),
       expect.stringMatching(/CLOCK_MONOTONIC µs expected/),
     ]);
-    expect(result.stdout).toMatch(/invalid: no valid step in 2: client 0 reported a window starting at/);
+    expect(unfolded(result.stdout)).toMatch(/invalid: no valid step in 2: client 0 reported a window starting at/);
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain("(bench's checks)");
   });
 
@@ -169,7 +169,7 @@ describe('gpushare capacity (fake GPU)', () => {
       out,
     ]);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(
+    expect(unfolded(result.stdout)).toMatch(
       /^timeslice\s+1 clients {2}≥ 2000 req\/s \(no rate failed within --max-steps 2\); p99 [\d.]+ ms over 640 requests$/m,
     );
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain(
@@ -206,7 +206,7 @@ describe('gpushare capacity (fake GPU)', () => {
       reason: 'SIGINT came before its first step',
       steps: [],
     });
-    expect(result.stdout).toMatch(/timeslice\s+2 clients {2}interrupted: SIGINT came before its first step/);
+    expect(unfolded(result.stdout)).toMatch(/timeslice\s+2 clients {2}interrupted: SIGINT came before its first step/);
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).not.toMatch(/none: |nothing passed/);
     expect(await ours()).toEqual([]);
   });

@@ -27,8 +27,9 @@ describe('gpushare check -- <cmd>', () => {
   it('passes a workload that speaks the protocol, in one line', async () => {
     const result = await cli(['check', '--', ...PLAYED]);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stdout.trim().split('\n')).toHaveLength(1);
-    expect(result.stdout).toMatch(
+    // One line, folded to the terminal's 80 columns.
+    expect(unfolded(result.stdout).trim().split('\n')).toHaveLength(1);
+    expect(unfolded(result.stdout)).toMatch(
       /^check passed: "infer" \(protocol 3, NVIDIA H200 \(fake\)\) ready in [\d.]+ s; a 200 ms window: \d+ iterations; fixed work: 10 iterations on 2 streams in [\d.]+ ms of GPU time; open loop at \d+ req\/s: \d+ requests served; exited when asked$/,
     );
   });
@@ -92,8 +93,9 @@ describe('gpushare check -- <cmd>', () => {
   ])('fails %s in one line, exit 1', async (_name, env, flags, argv, line) => {
     const result = await cli(['check', ...flags, '--', ...argv], env);
     expect(result.exitCode).toBe(1);
-    expect(result.stdout.trim().split('\n')).toHaveLength(1);
-    expect(result.stdout.trim()).toMatch(line);
+    // One line, folded to the terminal's 80 columns.
+    expect(unfolded(result.stdout).trim().split('\n')).toHaveLength(1);
+    expect(unfolded(result.stdout).trim()).toMatch(line);
   });
 
   it('passes a protocol-1 workload, saying capacity needs protocol 2', async () => {

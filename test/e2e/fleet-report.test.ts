@@ -8,7 +8,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { FleetAnalysis } from '../../harness/fleet/report/analyze.js';
-import { cli, H100_RUN as H100, placeRun, tempDir } from '../helpers.js';
+import { cli, H100_RUN as H100, placeRun, tempDir, unfolded } from '../helpers.js';
 
 type FleetJson = FleetAnalysis & { exitCode: number };
 
@@ -25,9 +25,11 @@ describe('gpushare fleet report reads what it reads honestly', () => {
     const junit = path.join(tempDir(), 'fleet.xml');
     const result = await cli(['fleet', 'report', fleet, '--out', tempDir(), '--junit', junit]);
     expect(result.exitCode).toBe(1);
-    expect(result.stdout).toMatch(/^unreadable: fifo: .*fifo\/run\.json is not a regular file/m);
-    expect(result.stdout).toMatch(/^unreadable: dir: .*dir\/run\.json is not a regular file/m);
-    expect(result.stdout).toMatch(/^unreadable: broken: a symbolic link that cannot be followed \(ENOENT\)$/m);
+    expect(unfolded(result.stdout)).toMatch(/^unreadable: fifo: .*fifo\/run\.json is not a regular file/m);
+    expect(unfolded(result.stdout)).toMatch(/^unreadable: dir: .*dir\/run\.json is not a regular file/m);
+    expect(unfolded(result.stdout)).toMatch(
+      /^unreadable: broken: a symbolic link that cannot be followed \(ENOENT\)$/m,
+    );
     expect(result.stdout).toMatch(/^exit 1: 0 outlier node\(s\), \d+ failing node\(s\), unreadable runs$/m);
     const json = JSON.parse((await cli(['fleet', 'report', fleet, '--json'])).stdout) as FleetJson;
     expect(json.nodes.map((n) => n.name).sort()).toEqual(['linked', 'n1', 'n2']);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { ProbeRun } from '../../harness/probe/record.js';
-import { cli, expectOneLineError, ROOT, tempDir } from '../helpers.js';
+import { cli, expectOneLineError, ROOT, tempDir, unfolded } from '../helpers.js';
 
 function probeRun(out: string): ProbeRun {
   return JSON.parse(readFileSync(path.join(out, 'probe.json'), 'utf8')) as ProbeRun;
@@ -85,7 +85,9 @@ describe('gpushare probe (fake GPU)', () => {
     expect(report).toMatch(
       /\| An MPS server accepts up to 48 clients per GPU \(Volta and later\) \| \*\*not so here\*\* \| 5 clients accepted; client 6 failed: .*\| NVIDIA, "Multi-Process Service" \(https:\/\/docs\.nvidia\.com\/deploy\/mps\/index\.html\) \|$/m,
     );
-    expect(result.stdout).toMatch(/holds\s+A fatal fault in one MPS client is reported to every client of that GPU/);
+    expect(unfolded(result.stdout)).toMatch(
+      /holds\s+A fatal fault in one MPS client is reported to every client of that GPU/,
+    );
 
     // The report again from the saved run, as markdown elsewhere and as JSON.
     const again = tempDir();

@@ -143,9 +143,16 @@ describe('a directory of another kind is named as such', () => {
     ['host.json', hostRecord, 'a multi-GPU run (host.json), not a bench run: give one of its GPU runs ('],
   ])('show, gate, artifacts and plan given %s', async (file, record, message) => {
     const dir = dirWith(file, record());
+    // show shows a probe or capacity run, and gate says what it grades (below).
+    const benchOnly =
+      file === 'host.json'
+        ? [
+            ['show', dir],
+            ['gate', dir],
+          ]
+        : [];
     for (const args of [
-      ['show', dir],
-      ['gate', dir],
+      ...benchOnly,
       ['artifacts', '--run', dir, '--out', path.join(tempDir(), 'a')],
       ['plan', '--run', dir, '--models', '2', '--mem-gib', '10', '--sm-pct', '40'],
     ]) {
@@ -153,6 +160,22 @@ describe('a directory of another kind is named as such', () => {
       expect([args[0], result.exitCode]).toEqual([args[0], 2]);
       expectOneLineError(result.stderr, `${dir} is ${message}`);
     }
+  });
+
+  it.each([
+    ['probe.json', probeRecord, 'a probe run (probe.json)'],
+    ['capacity.json', capacityRecord, 'a capacity run (capacity.json)'],
+  ])('show prints %s; gate says it grades bench runs', async (file, record, what) => {
+    const dir = dirWith(file, record());
+    const show = await cli(['show', dir]);
+    expect(show.exitCode, show.stderr).toBe(0);
+    expect(show.stdout).toMatch(new RegExp(`^${what.split(' ')[1]} run \\S+ \\((complete|interrupted|failed)\\)\n`));
+    const gate = await cli(['gate', dir]);
+    expect(gate.exitCode).toBe(2);
+    expectOneLineError(
+      gate.stderr,
+      `gate grades bench runs (ratios, their thresholds and baselines); ${dir} is ${what}, which has none: gpushare show ${dir} prints its results`,
+    );
   });
 
   it('probe --out a probe run of another id: it holds a different run', async () => {

@@ -4,11 +4,11 @@
  * report, console); gate, fleet report and plan refuse to set it beside a real run. gpushare demo is
  * tested where a user meets it: from the installed package (package.test.ts).
  */
-import { cpSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { cli, DEFAULT_RUN, expectOneLineError, QUICK, ROOT, tempDir } from '../helpers.js';
+import { cli, DEFAULT_RUN, expectOneLineError, QUICK, ROOT, tempDir, unfolded } from '../helpers.js';
 
 /** This machine's PATH as it is: no fake nvidia-smi, MPS daemon or python3 on it. */
 const PLAIN_PATH = process.env.PATH ?? '';
@@ -42,7 +42,12 @@ describe('a run on the simulator', () => {
       `> **${SIMULATED}; its numbers are the simulator's arithmetic and say nothing about any GPU**`,
     );
     expect(bench.stdout.split('\n')[0]).toContain(SIMULATED);
-    expect(bench.stderr).toMatch(/trials on NVIDIA H200 \(SIMULATED: gpushare's simulator\)/);
+    // Each chart says so above it.
+    const charts = readdirSync(path.join(out, 'report', run.id)).filter((f) => f.endsWith('.svg'));
+    expect(charts.length).toBeGreaterThan(0);
+    for (const chart of charts)
+      expect(readFileSync(path.join(out, 'report', run.id, chart), 'utf8'), chart).toContain(`>${SIMULATED}</text>`);
+    expect(unfolded(bench.stderr)).toMatch(/trials on NVIDIA H200 \(SIMULATED: gpushare's simulator\)/);
   });
 
   it('a real run is not marked: committed runs load without the field, with no banner in their reports', async () => {

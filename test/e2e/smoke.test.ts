@@ -12,7 +12,7 @@ import type { Job as JobType } from 'kubernetes-types/batch/v1.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { VERSION } from '../../harness/core/version.js';
-import { CLI, cli, DEFAULT_RUN, expectOneLineError, fakePath, ROOT, tempDir } from '../helpers.js';
+import { CLI, cli, DEFAULT_RUN, expectOneLineError, fakePath, ROOT, tempDir, unfolded } from '../helpers.js';
 
 describe.concurrent('the built CLI, each command once', () => {
   it('--version and -h exit 0 and print to stdout alone', async () => {
@@ -92,7 +92,7 @@ describe.concurrent('the built CLI, each command once', () => {
     const out = path.join(tempDir(), 'job.yaml');
     const result = await cli([...args, '--out', out]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toBe(
+    expect(unfolded(result.stdout)).toBe(
       `wrote ${out}: Indexed Job gpushare-fleet, 3 pod(s); apply it with kubectl apply -f ${out}`,
     );
     // Regenerate with: node dist/harness/main.js fleet job --nodes nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 --count 3 --image ghcr.io/gpushare/gpushare:0.1.0 --modes timeslice,mps --gpus-per-node 8 --out reports/fleet/job-3-node-h100-pool.yaml

@@ -6,7 +6,13 @@ import { capacityMarkdown } from '../../harness/capacity/markdown.js';
 import { type CapacityArgs, resolveCapacityOptions } from '../../harness/capacity/options.js';
 import { stepLine } from '../../harness/capacity/progress.js';
 import { type CapacityPoint, type CapacityRun, loadCapacityRun } from '../../harness/capacity/record.js';
-import { type CapacityRow, capacityExitCode, capacityTable, capacityText } from '../../harness/capacity/table.js';
+import {
+  type CapacityRow,
+  capacityExitCode,
+  capacitySummary,
+  capacityTable,
+  capacityText,
+} from '../../harness/capacity/table.js';
 import {
   analyzeStep,
   capacityOf,
@@ -133,6 +139,18 @@ describe('the result checks on a step (bench’s, shared)', () => {
     );
   });
 
+  it('a step whose latencies the workload did not all report is invalid, saying what rate its window can measure', () => {
+    const capped = { ...client(Array(400).fill(1), 10), requests: 500, unreported: 100 };
+    expect(analyzeStep({ totalQps: 250, windowS: 2, clients: [capped] }, 10)).toMatchObject({
+      verdict: 'invalid',
+      reason:
+        '100 of 500 requests served had no latency reported: the workload reports at most 400 a window, so 2000 ms steps measure up to about 200 req/s; shorter steps (--window-ms) measure higher rates',
+    });
+    expect(analyzeStep({ totalQps: 250, windowS: 2, clients: [{ ...capped, unreported: 0 }] }, 10).verdict).toBe(
+      'pass',
+    );
+  });
+
   it('a step the checks refused is invalid, whatever its latencies', () => {
     const step = { totalQps: 200, windowS: 2, clients: [client(Array(400).fill(1), 10)], invalid: 'the windows…' };
     expect(analyzeStep(step, 10)).toMatchObject({ verdict: 'invalid', reason: 'the windows…' });
@@ -189,6 +207,14 @@ describe('the capacity table: only what was measured', () => {
       steps: [step(100, ok)],
     });
     expect(capacityText(stopped)).toBe('≥ 100 req/s (interrupted before a rate failed)');
+  });
+
+  it("the console's table has a header over its columns", () => {
+    const found = row({ status: 'measured', steps: [step(100, ok), step(200, slow), step(120, ok)] });
+    const lines = capacitySummary([found]).split('\n');
+    expect(lines[0]).toBe('mode       clients  capacity (total req/s); p99 at it');
+    expect(lines[1]).toMatch(/^timeslice +2 clients {2}120 req\/s \(fails at 200\); p99 /);
+    expect(capacitySummary([])).toBe('');
   });
 
   it('a bracket and a failing lowest rate are measurements', () => {

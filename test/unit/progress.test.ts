@@ -35,6 +35,25 @@ function terminal(columns = 120) {
 }
 
 describe('the progress bar', () => {
+  it('fits the lines it scrolls above the bar to the terminal, as the bar itself', () => {
+    const bar = terminal(80);
+    bar.emit({
+      type: 'run-start',
+      runId: 'r',
+      dir: 'results/2026-11-27-simulated-h200-abcdef',
+      device: "NVIDIA H200 (SIMULATED: gpushare's simulator)",
+      comparisons: 8,
+      trials: 132,
+    });
+    bar.emit({ type: 'warning', message: `${'a long warning '.repeat(12)}end` });
+    const lines = bar.written
+      .join('')
+      .replace(/\r\x1b\[K/g, '')
+      .split('\n');
+    expect(lines.filter((l) => [...l].length > 80)).toEqual([]);
+    expect(lines.join(' ')).toContain('end');
+  });
+
   it('shows done/total, elapsed time, the ETA, where the run is and the running ratio', () => {
     const state: BarState = {
       done: 45,
@@ -94,12 +113,12 @@ describe('the progress bar', () => {
     t.emit({ type: 'trial', trial: trial(1, 'solo-c1', 'skipped'), done: 4, total: 6, running: null }, 1000);
     t.emit({ type: 'run-end', status: 'complete' });
     expect(t.written).toEqual([
-      '\r\x1b[Kgpushare: 1 comparisons, 3 trials on H100 → results/r\n',
+      '\r\x1b[Kgpushare bench: 1 comparisons, 3 trials on H100 → results/r\n',
       '\r\x1b[K[###.......] 1/3 0:01 ETA 0:02 timeslice/gemm r0 solo-c0',
       '\r\x1b[K[#######...] 2/3 0:02 ETA 0:01 timeslice/gemm r0 solo-c1',
       '\r\x1b[K[#####.....] 3/6 (+3) 0:03 ETA 0:03 timeslice/gemm r1 contended',
       // A trial that did not measure gets its own line, and the bar is drawn again under it.
-      `\r\x1b[K${'[4/6] timeslice/gemm r1 solo-c1'.padEnd(52)} skipped — the MPS daemon did not start\n`,
+      `\r\x1b[K${'[4/6] timeslice/gemm r1 solo-c1'.padEnd(40)} skipped — the MPS daemon did not start\n`,
       '\r\x1b[K[#######...] 4/6 (+3) 0:04 ETA 0:02 timeslice/gemm r1 solo-c1',
       '\n',
     ]);
@@ -114,6 +133,6 @@ describe('the progress bar', () => {
     );
     progress.emit({ type: 'trial', trial: trial(0, 'solo-c0'), done: 1, total: 3, running: null });
     progress.emit({ type: 'run-end', status: 'complete' });
-    expect(written).toEqual([`${'[1/3] timeslice/gemm r0 solo-c0'.padEnd(52)} ok\n`]);
+    expect(written).toEqual([`${'[1/3] timeslice/gemm r0 solo-c0'.padEnd(40)} ok\n`]);
   });
 });

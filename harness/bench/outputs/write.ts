@@ -6,6 +6,7 @@ import { htmlPage, svgDataUrl } from '../../core/escape/html.js';
 import { VERSION } from '../../core/version.js';
 import { RunIdSchema } from '../../record/record-file.js';
 import { writeOutputFile } from '../../record/store.js';
+import { isSimulated } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
 import type { Analysis } from '../analysis/types.js';
 import type { HostRun } from '../record/host-record.js';
@@ -39,7 +40,8 @@ async function runCharts(run: Run, analysis: Analysis): Promise<Array<[keyof Cha
   };
   const charts: Array<[keyof ChartLinks, string]> = [];
   for (const [name, spec] of Object.entries(specs))
-    if (spec) charts.push([name as keyof ChartLinks, await renderSvg(spec)]);
+    if (spec)
+      charts.push([name as keyof ChartLinks, await renderSvg(spec, { simulated: isSimulated(run.fingerprint) })]);
   return charts;
 }
 

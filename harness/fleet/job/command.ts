@@ -12,6 +12,8 @@ import { slurmScript, slurmTasks } from './slurm.js';
 export const fleetJobCommand = defineCommand({
   flags: FLEET_JOB_FLAGS,
   resolve: resolveFleetJobCommand,
+  // Without --out the manifest (or Slurm script) itself is printed: never folded.
+  printsData: (args) => args.out === undefined,
   run: fleetJob,
 });
 

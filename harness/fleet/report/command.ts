@@ -21,6 +21,7 @@ import { VERSION } from '../../core/version.js';
 import { CAPACITY_FILE, PROBE_FILE, RUN_FILE } from '../../record/kinds.js';
 import { refuseSimulatedBesideReal } from '../../record/simulated.js';
 import { writeOutputFile } from '../../record/store.js';
+import { isSimulated } from '../../system/nvidia/schema.js';
 import { analyzeFleet, type FleetMember, type FleetRules, type NotCompared } from './analyze.js';
 import { fleetChart } from './chart.js';
 import { fleetMarkdown } from './markdown.js';
@@ -205,7 +206,11 @@ async function fleetReport(args: FleetReportArgs, deps: AppDeps): Promise<number
   if (!args.json || args.out !== undefined) {
     const spec = fleetChart(fleet);
     const chartFile = spec ? path.join(path.dirname(file), `fleet-${name}`, 'ratios.svg') : null;
-    if (spec && chartFile) await writeOutputFile(chartFile, await renderSvg(spec));
+    if (spec && chartFile)
+      await writeOutputFile(
+        chartFile,
+        await renderSvg(spec, { simulated: members.some((m) => isSimulated(m.run.fingerprint)) }),
+      );
     await writeOutputFile(
       file,
       fleetMarkdown(fleet, { name, dir: root, version: VERSION }, chartFile ? `fleet-${name}/ratios.svg` : null),
