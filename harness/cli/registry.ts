@@ -144,6 +144,10 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'verify',
     args: '<artifacts>',
+    examples: [
+      ['$0 verify deploy/', 'check the limits plan --out or artifacts wrote, on this node'],
+      ['$0 verify deploy/ --cases all', 'and reproduce the known silent failures'],
+    ],
     describe:
       'check on this node that every limit the generated files declare holds (MPS caps, memory limits, pipe directory, plugin replicas, MIG); --cases: the known silent failures',
     load: async () => (await import('../verify/command.js')).verifyCommand,

@@ -123,7 +123,7 @@ async function writeBundle(out: string, files: ArtifactFile[], index: string, de
   deps.err(`wrote ${files.length + 1} files to ${out}\n`);
   // A printed command, not a run: verify needs the GPU node these files are for.
   if (files.some((f) => VERIFIABLE.has(f.name)))
-    deps.err(`check on the GPU node that every limit they declare holds: gpushare verify ${argText(out)}\n`);
+    deps.err(`gpushare: check on the GPU node that every limit they declare holds: gpushare verify ${argText(out)}\n`);
 }
 
 /** The files `gpushare verify` reads (harness/verify/declared.ts). */

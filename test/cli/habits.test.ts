@@ -62,7 +62,10 @@ describe.concurrent('one-line refusals', () => {
   it('a choice not offered: the value and the choices, no escaped newline', async () => {
     const result = await runCli(['report', DEFAULT_RUN, '--format', 'pdf']);
     expect(result.exitCode).toBe(2);
-    expectOneLineError(result.stderr, '--format pdf: choose md, html, csv or json (see gpushare report --help)');
+    expectOneLineError(
+      result.stderr,
+      '--format pdf: choose md, html, csv, json, bencher or github-action-benchmark (see gpushare report --help)',
+    );
     expect(result.stderr).not.toContain('\\u');
   });
 

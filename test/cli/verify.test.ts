@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { VerifyRun } from '../../harness/verify/record.js';
-import { expectOneLineError, runCli, tempDir } from '../helpers.js';
+import { expectOneLineError, runCli, tempDir, unfolded } from '../helpers.js';
 
 /** plan's MPS files for the simulator's GPU (an H200): 25% of the threads and 35942M each. */
 async function planned(): Promise<string> {
@@ -172,7 +172,7 @@ describe('gpushare verify', () => {
     expect(p.stderr).toContain(`gpushare verify ${ts}`);
     const v = await runCli(['verify', ts, '--out', path.join(tempDir(), 'v')]);
     expect(v.exitCode).toBe(0);
-    expect(v.stdout).toMatch(
+    expect(unfolded(v.stdout)).toMatch(
       /^skipped +plugin\.timeslicing-2: device plugin timeslicing-2: 2 time-slicing replicas per GPU$/m,
     );
   });
