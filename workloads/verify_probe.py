@@ -7,6 +7,7 @@
 
 JSON lines only on stdout (gpushare_protocol.emit); a CUDA error is {"event":"failed","error":…}, exit 1.
 """
+
 import argparse
 import json
 import os

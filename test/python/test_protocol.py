@@ -225,6 +225,28 @@ sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
         self.assertEqual(done.stderr.splitlines(), ["prepare 0", "cuda-initialised", "setup"])
 
 
+class TritonKernels(unittest.TestCase):
+    """Triton compiles a @triton.jit body from its source and cannot resolve typing's names there: an
+    annotated kernel fails to compile on the GPU (the green arms were skipped on an H200 so)."""
+
+    def test_no_jit_kernel_is_annotated(self):
+        import ast
+        import inspect
+
+        from gpushare_protocol import green
+
+        tree = ast.parse(inspect.getsource(green))
+        kernels = [
+            f
+            for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in f.decorator_list)
+        ]
+        self.assertEqual([f.name for f in kernels], ["smid"])
+        for f in kernels:
+            annotated = [a.arg for a in f.args.args if a.annotation is not None]
+            self.assertEqual((annotated, f.returns), ([], None), f.name)
+
+
 class HoldPriority(unittest.TestCase):
     """Held as root without pinned cores, a process imports at a lower priority only where it
     may raise it back (CAP_SYS_NICE): root in a container without the capability would fail its start."""

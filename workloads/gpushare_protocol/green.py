@@ -137,13 +137,18 @@ def smid_kernel() -> Any:
         import triton
         import triton.language as tl
 
-        @triton.jit  # type: ignore[untyped-decorator]
-        def smid(out_ptr: Any, ns: Any) -> None:
-            timer = "mov.u64 $0, %globaltimer;"
-            start = tl.inline_asm_elementwise(timer, "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+        # Triton compiles this body itself: no annotations (it cannot resolve typing's names inside a
+        # kernel: the green arms were skipped on an H200 when they were added) and no locals holding strings.
+        @triton.jit
+        def smid(out_ptr, ns):  # type: ignore[no-untyped-def]
+            start = tl.inline_asm_elementwise(
+                "mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1
+            )
             now = start
             while now - start < ns:
-                now = tl.inline_asm_elementwise(timer, "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+                now = tl.inline_asm_elementwise(
+                    "mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1
+                )
             sm = tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
             tl.store(out_ptr + tl.program_id(0), sm)
 
