@@ -99,6 +99,11 @@ export function cli(
   });
 }
 
+/** Folded text as one run of words: each line break and the indent after it one space, whatever the indent (doctor folds under its text column). */
+export function joined(text: string): string {
+  return text.replace(/\n\s+/g, ' ');
+}
+
 /** The fast settings every end-to-end test uses. */
 export const QUICK = ['--rounds', '6', '--max-rounds', '6', '--window-ms', '50'];
 

@@ -230,6 +230,7 @@ describe('gpushare fleet report, other fleets', () => {
     const default500 = [id('2-h100-80gb-hbm3-d4099d'), id('2-h100-80gb-hbm3-f89eae')];
     const custom = id('2-h100-80gb-hbm3-c67faf');
     const loop2 = id('7-h100-80gb-hbm3-2c8cff');
+    const sweep = id('7-h100-80gb-hbm3-01535a');
     const h200 = [id('1-h200-a6c68a'), id('1-h200-d7edc0')];
     const host = (gpu: string) => `${id('3-h200-x2-73884e')}/${gpu}`;
     expect(json.groups.map((g) => [...g.nodes].sort()).sort()).toEqual(
@@ -238,6 +239,7 @@ describe('gpushare fleet report, other fleets', () => {
         default500,
         [custom],
         [loop2],
+        [sweep],
         [h200[0]],
         [h200[1]],
         [host('gpu0'), host('gpu1')],
@@ -246,9 +248,10 @@ describe('gpushare fleet report, other fleets', () => {
     for (const g of json.groups.filter((g) => g.nodes.length < 3)) expect(g.untested).not.toBeNull();
     // Set aside with why: every H100 run of other settings than most H100s ran fails for its settings,
     // naming what differs; the loop-2 run for its protocol loop alone.
-    expect(json.failingNodes.sort()).toEqual([...default500, custom, loop2, 'made-different'].sort());
+    expect(json.failingNodes.sort()).toEqual([...default500, custom, loop2, sweep, 'made-different'].sort());
     const flags = (name: string) => json.nodes.find((n) => n.name === name)?.flags ?? [];
-    for (const name of [...default500, custom, loop2]) expect(flags(name).map((f) => f.kind)).toEqual(['settings']);
+    for (const name of [...default500, custom, loop2, sweep])
+      expect(flags(name).map((f) => f.kind)).toEqual(['settings']);
     expect(flags(loop2)[0]?.text).toMatch(/: protocol loop: 2 here, 1 in it$/);
     expect(flags(default500[0] as string)[0]?.text).toContain('window: 500 ms here, 250 ms in it');
     expect(json.groups.find((g) => g.nodes.includes(custom))?.setAside).toMatch(

@@ -175,7 +175,11 @@ describe('gpushare capacity (fake GPU)', () => {
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain(
       '| timeslice | 1 | ≥ 2000 (no rate failed within --max-steps 2) |',
     );
-    const steps = result.stderr.split('\n').filter((l) => l.includes(', step '));
+    // Step lines are indented 2 and fold 2 deeper: join only those continuations.
+    const steps = result.stderr
+      .replace(/\n {4}(?=\S)/g, ' ')
+      .split('\n')
+      .filter((l) => l.includes(', step '));
     expect(steps).toEqual([
       expect.stringMatching(
         /^ {2}timeslice × 1, step 1 of at most 2: 1000 req\/s, p99 [\d.]+ ms \(target 10 ms\): pass; at most \d+:\d\d left$/,
@@ -259,7 +263,9 @@ describe('gpushare capacity (fake GPU)', () => {
       { FAKE_WORKLOAD: 'v1' },
     );
     expect(v1.exitCode).toBe(3);
-    expect(v1.stdout).toContain('failed: the workload speaks protocol version 1, which has no open-loop load');
+    expect(unfolded(v1.stdout)).toContain(
+      'failed: the workload speaks protocol version 1, which has no open-loop load',
+    );
   });
 
   it('a workload of protocol version 1 is refused for open loop, and a client past the MPS limit fails its point with the error', async () => {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { readProcess } from '../../harness/system/proc/process-table.js';
-import { cli, FAKES, ROOT, tempDir, until } from '../helpers.js';
+import { cli, FAKES, joined, ROOT, tempDir, until } from '../helpers.js';
 
 const SHORT = ['--rounds', '2', '--max-rounds', '2', '--window-ms', '50', '--quiet'];
 /**
@@ -236,7 +236,7 @@ describe('kill -9 of bench at every stage of prestarting leaves no process', () 
 
       const doctor = await cli(['doctor'], { TMPDIR: tmp });
       for (const pid of importing)
-        expect(doctor.stdout).toMatch(
+        expect(joined(doctor.stdout)).toMatch(
           new RegExp(
             `processes [\\d, ]*\\b${pid}\\b[\\d, ]* left by gpushare pid ${harness.pid}, which has exited: stop them with kill -9 -- -\\d+`,
           ),

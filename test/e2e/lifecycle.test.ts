@@ -12,7 +12,7 @@ import type { HostRun } from '../../harness/bench/record/host-record.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import type { CapacityRun } from '../../harness/capacity/record.js';
 import type { ProbeRun } from '../../harness/probe/record.js';
-import { until } from '../helpers.js';
+import { joined, until } from '../helpers.js';
 import {
   again,
   type DaemonOnDisk,
@@ -37,7 +37,7 @@ async function expectDoctorToKnow(started: Started, resume: string): Promise<voi
   const pids = await mpsProcessesUnder(started.tmp);
   expect(pids.length).toBeGreaterThan(0);
   const doctor = await again(started, ['doctor']);
-  expect(doctor.stdout).toMatch(
+  expect(joined(doctor.stdout)).toMatch(
     new RegExp(
       `gpushare's ${started.tmp}/gpushare-mps-\\w{6} \\(run [\\w.-]+, MPS PIDs [\\d, ]+\\), left by gpushare pid \\d+: stop it with ${resume.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(stops it and continues the run\\)`,
     ),
@@ -203,7 +203,7 @@ describe('the same Ctrl-C for every product', SLOW, () => {
     expect(jsonOnDisk<{ status: string }>(path.join(started.out, record))?.status).toBe('interrupted');
     expect(result.stderr).toMatch(
       new RegExp(
-        `^gpushare: run interrupted; \\d+ finished [\\w -]+ saved in ${started.out} \\(continue with gpushare \\w+ --resume ${started.out}\\)$`,
+        `^gpushare: run interrupted; \\d+ finished [\\w -]+ saved in ${started.out} \\(continue with (?:GPUSHARE_SIMULATE=1 )?gpushare \\w+ --resume ${started.out}\\)$`,
         'm',
       ),
     );

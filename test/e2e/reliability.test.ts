@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import { isRunning } from '../../harness/system/proc/process-table.js';
-import { cli, editedCopy, expectOneLineError, QUICK, ROOT, runOnDisk, tempDir, until } from '../helpers.js';
+import { cli, editedCopy, expectOneLineError, QUICK, ROOT, runOnDisk, tempDir, unfolded, until } from '../helpers.js';
 
 async function untilTrials(out: string, n: number): Promise<void> {
   while ((runOnDisk(out)?.trials.length ?? 0) < n) await sleep(50);
@@ -151,7 +151,7 @@ describe('a busy GPU', () => {
     expect((await loadRun(out)).contamination).toHaveLength(3);
     const gate = await cli(['gate', out]);
     expect(gate.exitCode).toBe(3);
-    expect(gate.stdout).toContain(
+    expect(unfolded(gate.stdout)).toContain(
       'timeslice/gemm/slowdown: invalid: the GPU was busy when the run started (compute process 4242',
     );
   });
