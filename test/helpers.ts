@@ -99,6 +99,11 @@ export function cli(
   });
 }
 
+/** A line as it would print from a checkout at `/repo`: for measuring widths without the clone's path in them. */
+export function atShortPath(line: string): string {
+  return line.replaceAll(ROOT, '/repo');
+}
+
 /** Folded text as one run of words: each line break and the indent after it one space, whatever the indent (doctor folds under its text column). */
 export function joined(text: string): string {
   return text.replace(/\n\s+/g, ' ');

@@ -35,12 +35,23 @@ export function wrapLine(line: string, width = TERMINAL_COLUMNS, indent = '  '):
 export function fitText(text: string, columns: number): string {
   return text
     .split('\n')
-    .map((line) => (/[\r\x1b]/.test(line) || LABELLED_WORD.test(line) ? line : wrapLine(line, columns).join('\n')))
+    .map((line) =>
+      /[\r\x1b]/.test(line) || LABELLED_WORD.test(line) || SHELL_CONTINUED.test(line)
+        ? line
+        : wrapLine(line, columns).join('\n'),
+    )
     .join('\n');
 }
 
 /** A label and one word (`results: <path>`): never parted, so that the path copies and parses whole. */
 const LABELLED_WORD = /^ *[\w ]+: \S+$/;
+
+/**
+ * A line of a command folded for a shell (see commandLines), ending in " \\": folded again, its
+ * backslash would land on a line of its own and the pasted command would end early. It is only longer
+ * than the terminal where one word is (a long path), which no fold can shorten.
+ */
+const SHELL_CONTINUED = / \\$/;
 
 /**
  * The terminal's width: the stream's own when it is a terminal, else $COLUMNS (a positive integer),

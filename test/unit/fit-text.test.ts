@@ -22,6 +22,21 @@ describe('fitText', () => {
   });
 });
 
+describe('a folded command, fitted again', () => {
+  it('stays one shell command when one of its words is wider than the terminal (a checkout at a long path)', () => {
+    const words = ['python3', `/${'a-long-checkout-directory/'.repeat(3)}workloads/gemm.py`, '--size', '4096'];
+    const fitted = fitText(commandLines(words, 40).join('\n'), 40);
+    // Each line but the last ends in its backslash, so a shell reads the lines as the one command.
+    expect(
+      fitted
+        .split('\n')
+        .slice(0, -1)
+        .every((l) => l.endsWith(' \\')),
+    ).toBe(true);
+    expect(fitted.replace(/ \\\n +/g, ' ').trim()).toBe(words.join(' '));
+  });
+});
+
 describe('terminalColumns', () => {
   it("is the stream's width, else $COLUMNS, else 80", () => {
     expect(terminalColumns(120, { COLUMNS: '60' })).toBe(120);
