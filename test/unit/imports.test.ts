@@ -35,6 +35,7 @@ const SHARED: Record<string, string[]> = {
   stats: ['core'],
   system: ['core'],
   workload: ['core', 'system'],
+  load: ['core', 'workload'],
   record: ['core', 'system'],
   session: ['core', 'system', 'workload', 'record', 'stats'],
 };

@@ -1,0 +1,151 @@
+/**
+ * One streamed request to an OpenAI-compatible server over Node's `http`: POST with `stream: true`,
+ * `max_tokens` and a synthetic prompt, timed from the moment it was *scheduled* (not sent), so a
+ * generator running late or a server queueing shows in the latency. Every failure is an outcome.
+ */
+import http from 'node:http';
+import { SseParser } from './sse.js';
+
+export type RequestOutcome = 'ok' | 'http-error' | 'timeout' | 'malformed' | 'cut' | 'refused' | 'overlong';
+export const REQUEST_OUTCOMES: readonly RequestOutcome[] = [
+  'ok',
+  'http-error',
+  'timeout',
+  'malformed',
+  'cut',
+  'refused',
+  'overlong',
+];
+
+export interface RequestSpec {
+  /** e.g. http://127.0.0.1:8000 (the API path is added). */
+  baseUrl: string;
+  api: 'completions' | 'chat';
+  model: string;
+  /** The prompt's length, in words: about one token each for common tokenizers (synthetic, not exact). */
+  inputTokens: number;
+  maxTokens: number;
+  timeoutMs: number;
+}
+
+export interface RequestRecord {
+  outcome: RequestOutcome;
+  /** What went wrong, one line (the HTTP status, the parser's reason, the socket error). */
+  detail: string | null;
+  status: number | null;
+  /** When it should have been sent, when it was, ms on the run's clock. */
+  scheduledMs: number;
+  sentMs: number;
+  /** Time to first token from the scheduled time, ms; null when no token came. */
+  ttftMs: number | null;
+  /** The gaps between successive tokens, ms. */
+  itlMs: number[];
+  /** From the scheduled time to the end of the response (or the failure), ms. */
+  e2eMs: number;
+  outputTokens: number;
+}
+
+/** The synthetic prompt: `inputTokens` short words. */
+export function syntheticPrompt(inputTokens: number): string {
+  return Array.from({ length: Math.max(1, inputTokens) }, (_, i) => (i % 2 === 0 ? 'hello' : 'world')).join(' ');
+}
+
+export function requestBody(spec: RequestSpec): string {
+  const prompt = syntheticPrompt(spec.inputTokens);
+  const common = {
+    model: spec.model,
+    max_tokens: spec.maxTokens,
+    stream: true,
+    // Ask for the server's own token count (vLLM, SGLang); servers that ignore it are counted by chunk.
+    stream_options: { include_usage: true },
+  };
+  return JSON.stringify(
+    spec.api === 'chat' ? { ...common, messages: [{ role: 'user', content: prompt }] } : { ...common, prompt },
+  );
+}
+
+const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENOTFOUND', 'EADDRNOTAVAIL']);
+
+/**
+ * Sends one request now and resolves with its record (never rejects). `scheduledMs` and `now` share a
+ * clock (ms); `agent` keeps connections alive across a run's requests.
+ */
+export function sendRequest(
+  spec: RequestSpec,
+  scheduledMs: number,
+  now: () => number,
+  agent?: http.Agent,
+): Promise<RequestRecord> {
+  const sentMs = now();
+  const body = requestBody(spec);
+  const parser = new SseParser();
+  const tokenTimesMs: number[] = [];
+  let status: number | null = null;
+  let gotResponse = false;
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (outcome: RequestOutcome, detail: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      const end = now();
+      const first = tokenTimesMs[0];
+      const outputTokens =
+        outcome === 'ok' || outcome === 'overlong' ? (parser.reportedTokens ?? parser.tokens) : parser.tokens;
+      resolve({
+        outcome,
+        detail,
+        status,
+        scheduledMs,
+        sentMs,
+        ttftMs: first === undefined ? null : first - scheduledMs,
+        itlMs: tokenTimesMs.slice(1).map((t, i) => t - (tokenTimesMs[i] as number)),
+        e2eMs: end - scheduledMs,
+        outputTokens,
+      });
+      req.destroy();
+    };
+    const url = new URL(spec.api === 'chat' ? '/v1/chat/completions' : '/v1/completions', spec.baseUrl);
+    const req = http.request(url, {
+      method: 'POST',
+      agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    });
+    const timer = setTimeout(
+      () => finish('timeout', `no complete response within ${spec.timeoutMs} ms`),
+      spec.timeoutMs,
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      const code = error.code ?? '';
+      if (!gotResponse && REFUSED.has(code)) finish('refused', `${code} connecting to ${url.host}`);
+      else finish('cut', `${code || error.message} during the response`);
+    });
+    req.on('response', (res) => {
+      gotResponse = true;
+      status = res.statusCode ?? null;
+      if (status !== 200) {
+        res.resume();
+        finish('http-error', `HTTP ${status}`);
+        return;
+      }
+      res.on('data', (bytes: Buffer) => {
+        const at = now();
+        const { tokens } = parser.feed(bytes);
+        // Tokens that came in one read arrived together: each gets the read's time.
+        for (let i = 0; i < tokens; i++) tokenTimesMs.push(at);
+      });
+      res.on('aborted', () => finish('cut', 'the server closed the connection mid-response'));
+      res.on('error', () => finish('cut', 'the connection failed mid-response'));
+      res.on('end', () => {
+        const outcome = parser.end();
+        if (outcome.kind !== 'ok') finish(outcome.kind, outcome.reason);
+        else {
+          const tokens = parser.reportedTokens ?? parser.tokens;
+          if (tokens > spec.maxTokens) finish('overlong', `${tokens} tokens for max_tokens ${spec.maxTokens}`);
+          else finish('ok', null);
+        }
+      });
+    });
+    req.end(body);
+  });
+}

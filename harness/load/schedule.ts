@@ -1,0 +1,53 @@
+/**
+ * When requests are sent. Open loop: arrivals at times fixed in advance (Poisson with a seed, or a
+ * constant rate), whatever the server does, so a request's latency counts from its scheduled time and a
+ * slow server (or a slow generator) cannot hide queueing. Closed loop: N requests in flight, each sent
+ * as the one before it ends (throughput at a fixed number resident).
+ */
+
+export type Schedule =
+  | { kind: 'poisson'; ratePerS: number; seed: number }
+  | { kind: 'constant'; ratePerS: number }
+  | { kind: 'closed'; concurrency: number };
+
+export type OpenSchedule = Extract<Schedule, { kind: 'poisson' | 'constant' }>;
+
+/** A seeded uniform generator in [0, 1) (mulberry32): the same seed, the same arrivals. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The arrival times (ms from the start) of an open-loop schedule within [0, durationMs). */
+export function arrivalTimesMs(schedule: OpenSchedule, durationMs: number): number[] {
+  if (!(schedule.ratePerS > 0)) return [];
+  const meanGapMs = 1000 / schedule.ratePerS;
+  const times: number[] = [];
+  if (schedule.kind === 'constant') {
+    // By index, not by summing gaps: no drift from rounding over a long run.
+    for (let i = 0; i * meanGapMs < durationMs; i++) times.push(i * meanGapMs);
+    return times;
+  }
+  const random = seededRandom(schedule.seed);
+  // Exponential gaps: 1 − u is in (0, 1], so the log is finite.
+  for (let t = -Math.log(1 - random()) * meanGapMs; t < durationMs; t += -Math.log(1 - random()) * meanGapMs)
+    times.push(t);
+  return times;
+}
+
+/** One line naming what is wrong with a schedule, or null. */
+export function scheduleProblem(schedule: Schedule): string | null {
+  if (schedule.kind === 'closed')
+    return Number.isInteger(schedule.concurrency) && schedule.concurrency >= 1
+      ? null
+      : `concurrency ${schedule.concurrency} is not a whole number of at least 1`;
+  return Number.isFinite(schedule.ratePerS) && schedule.ratePerS > 0
+    ? null
+    : `rate ${schedule.ratePerS} requests/s is not a positive number`;
+}

@@ -1,0 +1,105 @@
+/**
+ * An incremental parser of a streamed OpenAI-compatible response (`/v1/completions` or
+ * `/v1/chat/completions` with `stream: true`): Server-Sent Events of `data: {json}`, ended by
+ * `data: [DONE]`. Fed bytes as they arrive (split anywhere, even inside a UTF-8 character), it says how
+ * many tokens each chunk carried, so the caller can stamp their arrival times. Garbage is an outcome
+ * (`malformed`), and so is a stream that ends before `[DONE]` (`cut`): never a throw.
+ */
+
+export type SseOutcome = { kind: 'ok' } | { kind: 'malformed'; reason: string } | { kind: 'cut'; reason: string };
+
+/** What one `feed` found: tokens carried by the events completed in these bytes. */
+export interface SseFeed {
+  tokens: number;
+}
+
+/** The parser of one response's body. */
+export class SseParser {
+  private readonly decoder = new TextDecoder('utf-8', { fatal: false });
+  private pending = '';
+  private data: string[] = [];
+  private done = false;
+  private problem: string | null = null;
+  /** Tokens counted from the chunks (one per chunk carrying text). */
+  tokens = 0;
+  /** The server's own count of output tokens (`usage.completion_tokens`), when it sent one. */
+  reportedTokens: number | null = null;
+
+  feed(bytes: Uint8Array): SseFeed {
+    if (this.problem !== null || this.done) return { tokens: 0 };
+    this.pending += this.decoder.decode(bytes, { stream: true });
+    const before = this.tokens;
+    // Lines end in \n, \r\n or \r; a trailing \r may be half of a \r\n still to come.
+    for (;;) {
+      const match = /\r\n|\n|\r/.exec(this.pending);
+      if (match === null) break;
+      if (match[0] === '\r' && match.index === this.pending.length - 1) break;
+      const line = this.pending.slice(0, match.index);
+      this.pending = this.pending.slice(match.index + match[0].length);
+      this.line(line);
+      if (this.problem !== null || this.done) break;
+    }
+    return { tokens: this.tokens - before };
+  }
+
+  /** The outcome once the body has ended. */
+  end(): SseOutcome {
+    if (this.problem !== null) return { kind: 'malformed', reason: this.problem };
+    if (this.done) return { kind: 'ok' };
+    this.pending += this.decoder.decode();
+    const partial = this.pending.length > 0 || this.data.length > 0;
+    return {
+      kind: 'cut',
+      reason: `the stream ended without data: [DONE] after ${this.tokens} tokens${partial ? ', inside an event' : ''}`,
+    };
+  }
+
+  private line(line: string): void {
+    if (line === '') {
+      this.dispatch();
+      return;
+    }
+    if (line.startsWith(':')) return; // a comment (keep-alive)
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    // event, id and retry carry nothing a completion stream uses; the spec ignores any other line too,
+    // but from a completion server one is garbage (an HTML error page, a proxy's text).
+    else if (!['event', 'id', 'retry'].includes(field))
+      this.problem = `a line that is not Server-Sent Events: ${JSON.stringify(line.slice(0, 80))}`;
+  }
+
+  private dispatch(): void {
+    if (this.data.length === 0) return;
+    const text = this.data.join('\n');
+    this.data = [];
+    if (text === '[DONE]') {
+      this.done = true;
+      return;
+    }
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(text);
+    } catch {
+      this.problem = `an event that is not JSON: ${JSON.stringify(text.slice(0, 80))}`;
+      return;
+    }
+    this.problem = this.chunk(chunk);
+  }
+
+  /** Counts a chunk's token, or says why it is no completion chunk. */
+  private chunk(chunk: unknown): string | null {
+    if (typeof chunk !== 'object' || chunk === null) return 'an event whose JSON is not an object';
+    const c = chunk as { choices?: unknown; error?: unknown; usage?: { completion_tokens?: unknown } | null };
+    if (c.error !== undefined) return `the server streamed an error: ${JSON.stringify(c.error).slice(0, 120)}`;
+    if (typeof c.usage?.completion_tokens === 'number') this.reportedTokens = c.usage.completion_tokens;
+    if (!Array.isArray(c.choices)) return 'an event with no choices array';
+    for (const choice of c.choices as Array<{ text?: unknown; delta?: { content?: unknown } }>) {
+      const text = choice?.text ?? choice?.delta?.content;
+      if (typeof text === 'string' && text.length > 0) this.tokens++;
+    }
+    return null;
+  }
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+// A deterministic OpenAI-compatible streaming server for gpushare's load generator tests: POST
+// /v1/completions and /v1/chat/completions stream max_tokens tokens, the first --ttft-ms after the
+// request arrives and each next one --itl-ms later; GET /v1/models answers. It listens on 127.0.0.1
+// (--port, 0 for any) and prints `port N` on stdout once listening.
+// Hostile modes (--mode): never-ready (accepts connections, answers nothing), http-500, cut (closes the
+// connection half-way through the tokens), garbage (streams a line that is not JSON), ignore-max-tokens
+// (streams twice max_tokens). --serial serves one request at a time, the others queueing (a stalled server).
+'use strict';
+const http = require('node:http');
+
+function flag(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : process.argv[i + 1];
+}
+const ttftMs = Number(flag('ttft-ms', '20'));
+const itlMs = Number(flag('itl-ms', '5'));
+const mode = flag('mode', 'ok');
+const serial = process.argv.includes('--serial');
+const port = Number(flag('port', '0'));
+const MODES = ['ok', 'never-ready', 'http-500', 'cut', 'garbage', 'ignore-max-tokens'];
+if (!MODES.includes(mode) || !(ttftMs >= 0) || !(itlMs >= 0)) {
+  process.stderr.write(`openai-server: --mode is one of ${MODES.join(', ')}; --ttft-ms and --itl-ms are ms >= 0\n`);
+  process.exit(2);
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+let queue = Promise.resolve();
+
+function readBody(req) {
+  return new Promise((resolve) => {
+    let text = '';
+    req.on('data', (c) => {
+      text += c;
+    });
+    req.on('end', () => resolve(text));
+  });
+}
+
+async function stream(res, body, chat) {
+  const asked = Number.isInteger(body.max_tokens) && body.max_tokens > 0 ? body.max_tokens : 16;
+  const tokens = mode === 'ignore-max-tokens' ? asked * 2 : asked;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = (chunk) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+  if (chat)
+    send({ id: 'chat-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant' } }] });
+  await sleep(ttftMs);
+  for (let i = 0; i < tokens; i++) {
+    if (i > 0) await sleep(itlMs);
+    if (mode === 'cut' && i === Math.floor(tokens / 2)) {
+      res.socket.destroy();
+      return;
+    }
+    if (mode === 'garbage' && i === Math.floor(tokens / 2)) {
+      res.write('data: {"choices": [ this is not json\n\n');
+      continue;
+    }
+    const text = ` tok${i}`;
+    send(
+      chat
+        ? { id: 'chat-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text } }] }
+        : { id: 'cmpl-1', object: 'text_completion', choices: [{ index: 0, text }] },
+    );
+  }
+  res.end('data: [DONE]\n\n');
+}
+
+async function handle(req, res) {
+  if (mode === 'never-ready') return; // holds the connection, answers nothing
+  if (req.method === 'GET' && req.url === '/v1/models') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake', object: 'model' }] }));
+    return;
+  }
+  const chat = req.url === '/v1/chat/completions';
+  if (req.method !== 'POST' || !(chat || req.url === '/v1/completions')) {
+    res.writeHead(404);
+    res.end();
+    return;
+  }
+  const text = await readBody(req);
+  if (mode === 'http-500') {
+    res.writeHead(500, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: 'simulated failure' } }));
+    return;
+  }
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    res.writeHead(400);
+    res.end();
+    return;
+  }
+  if (!serial) return stream(res, body, chat);
+  const turn = queue.then(() => stream(res, body, chat));
+  queue = turn.catch(() => {});
+  return turn;
+}
+
+const server = http.createServer((req, res) => {
+  handle(req, res).catch(() => res.destroy());
+});
+server.keepAliveTimeout = 60_000;
+server.listen(port, '127.0.0.1', () => {
+  process.stdout.write(`port ${server.address().port}\n`);
+});
+process.on('SIGTERM', () => process.exit(0));

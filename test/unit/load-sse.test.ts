@@ -1,0 +1,119 @@
+/**
+ * The SSE parser of harness/load: a completion and a chat stream in the shape OpenAI-compatible
+ * servers send (constructed here, with a comment line, CRLF line ends and multi-byte text) give the
+ * same tokens and outcome however the bytes are split: at every byte boundary, and at any split
+ * fast-check finds. Garbage and a stream ended early are outcomes, never a throw.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { SseParser } from '../../harness/load/sse.js';
+
+const completion = (text: string) =>
+  JSON.stringify({ id: 'cmpl-1', object: 'text_completion', choices: [{ index: 0, text }] });
+const chat = (delta: object) =>
+  JSON.stringify({ id: 'chat-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta }] });
+
+const COMPLETION_STREAM = [
+  ': keep-alive',
+  '',
+  `data: ${completion(' Hello')}`,
+  '',
+  `data: ${completion(' wörld')}`,
+  '',
+  `data:${completion(' 🚀')}`,
+  '',
+  `data: ${JSON.stringify({ id: 'cmpl-1', choices: [], usage: { prompt_tokens: 4, completion_tokens: 3 } })}`,
+  '',
+  'data: [DONE]',
+  '',
+  '',
+].join('\n');
+
+const CHAT_STREAM = [
+  `data: ${chat({ role: 'assistant' })}`,
+  '',
+  `data: ${chat({ content: 'Bonjour' })}`,
+  '',
+  `data: ${chat({ content: ' à' })}`,
+  '',
+  `data: ${chat({ content: ' vous' })}`,
+  '',
+  'data: [DONE]',
+  '',
+  '',
+].join('\r\n');
+
+function parse(bytes: Uint8Array, cuts: number[]) {
+  const parser = new SseParser();
+  const perFeed: number[] = [];
+  let from = 0;
+  for (const at of [...cuts, bytes.length]) {
+    perFeed.push(parser.feed(bytes.subarray(from, at)).tokens);
+    from = at;
+  }
+  return {
+    tokens: perFeed.reduce((a, b) => a + b, 0),
+    counted: parser.tokens,
+    reported: parser.reportedTokens,
+    outcome: parser.end(),
+  };
+}
+
+const cases = [
+  ['completion', COMPLETION_STREAM, 3, 3],
+  ['chat (CRLF, a role-only first chunk)', CHAT_STREAM, 3, null],
+] as const;
+
+describe('SseParser', () => {
+  it.each(cases)('a %s stream: its tokens and [DONE], in one piece', (_name, text, tokens, reported) => {
+    expect(parse(Buffer.from(text), [])).toEqual({ tokens, counted: tokens, reported, outcome: { kind: 'ok' } });
+  });
+
+  it.each(cases)('a %s stream split at every byte boundary gives the same', (_name, text, tokens, reported) => {
+    const bytes = Buffer.from(text);
+    const everyByte = Array.from({ length: bytes.length - 1 }, (_, i) => i + 1);
+    expect(parse(bytes, everyByte)).toEqual({ tokens, counted: tokens, reported, outcome: { kind: 'ok' } });
+  });
+
+  it.each(cases)('a %s stream split anywhere gives the same (property)', (_name, text, tokens) => {
+    const bytes = Buffer.from(text);
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 40 }), (cuts) => {
+        const r = parse(
+          bytes,
+          [...cuts].sort((a, b) => a - b),
+        );
+        expect(r.tokens).toBe(tokens);
+        expect(r.outcome).toEqual({ kind: 'ok' });
+      }),
+    );
+  });
+
+  it('a stream that ends before [DONE] is cut, with the tokens it had', () => {
+    const text = COMPLETION_STREAM.slice(0, COMPLETION_STREAM.indexOf('data: [DONE]'));
+    const r = parse(Buffer.from(text), []);
+    expect(r.tokens).toBe(3);
+    expect(r.outcome).toMatchObject({
+      kind: 'cut',
+      reason: expect.stringContaining('without data: [DONE] after 3 tokens'),
+    });
+    const inside = parse(Buffer.from(text.slice(0, text.indexOf('wörld'))), []);
+    expect(inside.outcome).toMatchObject({ kind: 'cut', reason: expect.stringContaining('inside an event') });
+  });
+
+  it.each([
+    ['not JSON', 'data: {"choices": [ nope\n\n', 'not JSON'],
+    ['JSON with no choices', 'data: {"id": 1}\n\n', 'no choices array'],
+    [
+      'a streamed error',
+      'data: {"error": {"message": "overloaded"}}\n\n',
+      'streamed an error: {"message":"overloaded"}',
+    ],
+    ['HTML', '<html><body>502 Bad Gateway</body></html>\n\n', 'not Server-Sent Events: "<html>'],
+  ])('%s is an outcome, not a throw', (_name, garbage, reason) => {
+    const text = `data: ${completion(' a')}\n\n${garbage}data: ${completion(' b')}\n\ndata: [DONE]\n\n`;
+    const r = parse(Buffer.from(text), []);
+    expect(r.outcome.kind === 'ok' ? '' : r.outcome.reason).toContain(reason);
+    expect(r.tokens).toBe(1); // nothing counted after the garbage
+  });
+});
