@@ -10,7 +10,7 @@ describe('arrivalTimesMs', () => {
     const times = arrivalTimesMs({ kind: 'constant', ratePerS: 40 }, 1000);
     expect(times).toHaveLength(40);
     expect(times[0]).toBe(0);
-    times.forEach((t, i) => expect(t).toBe(i * 25));
+    expect(times).toEqual(Array.from({ length: 40 }, (_, i) => i * 25));
     expect(arrivalTimesMs({ kind: 'constant', ratePerS: 3 }, 10_000_000)).toHaveLength(30_000);
   });
 
