@@ -4,6 +4,7 @@ driven end to end by a fake model (no PyTorch). Run by test/unit/python.test.ts 
 `python3 -B test/python/test_reference_server.py` (-B: no __pycache__ beside the sources)."""
 
 import contextlib
+import http.client
 import io
 import json
 import os
@@ -337,6 +338,42 @@ class Http(unittest.TestCase):
         widths = [len(slots) for slots, _ in self.model.batches]
         self.assertGreater(max(widths), 1)
         self.assertLessEqual(max(widths), 4)
+
+
+class Disconnect(unittest.TestCase):
+    def test_a_client_that_goes_away_mid_stream_frees_its_slot(self):
+        model = FakeModel(step_s=0.002)
+        server = rs.start(args_for("--max-seq", "4096", "--max-batch", "1"), model)
+        try:
+            port = server.server_address[1]
+            body = json.dumps({"prompt": "x", "max_tokens": 4000, "stream": True}).encode()
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", data=body)
+            with urllib.request.urlopen(req, timeout=DEADLINE_S) as resp:
+                self.assertTrue(resp.readline().startswith(b"data: "))
+            deadline = time.monotonic() + DEADLINE_S
+            while server.engine.active and time.monotonic() < deadline:
+                time.sleep(0.01)
+            self.assertEqual(server.engine.active, {})
+            # Freed well before its 4000 tokens (8 s of steps): the next request gets the one slot at once.
+            self.assertLess(len(model.batches), 2000)
+            status, _, data = post(port, "/v1/completions", {"prompt": "ab", "max_tokens": 2})
+            self.assertEqual((status, json.loads(data)["usage"]["completion_tokens"]), (200, 2))
+        finally:
+            rs.shut_down(server)
+
+    def test_a_content_length_that_is_not_a_number_is_a_400(self):
+        server = rs.start(args_for(), FakeModel())
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=DEADLINE_S)
+            conn.putrequest("POST", "/v1/completions")
+            conn.putheader("Content-Length", "lots")
+            conn.endheaders()
+            resp = conn.getresponse()
+            self.assertEqual(resp.status, 400)
+            self.assertIn("'lots' is not a number", json.loads(resp.read())["error"]["message"])
+            conn.close()
+        finally:
+            rs.shut_down(server)
 
 
 class NotReady(unittest.TestCase):
