@@ -79,6 +79,16 @@ describe('Python on the CPU', () => {
     expect(Number(/^Ran (\d+) tests? in /m.exec(result.stderr)?.[1])).toBeGreaterThanOrEqual(12);
   });
 
+  it("the reference server's torch-free parts: validation, SSE framing, usage, tokenizer, batching (test/python/test_reference_server.py)", async (context) => {
+    const python = await python3(context);
+    const result = await execa(python, ['-B', path.join(ROOT, 'test', 'python', 'test_reference_server.py')], {
+      reject: false,
+    });
+    expect([result.exitCode, result.stderr]).toEqual([0, expect.stringMatching(/\nOK$/)]);
+    // A file whose tests were all lost would pass too: count them.
+    expect(Number(/^Ran (\d+) tests? in /m.exec(result.stderr)?.[1])).toBeGreaterThanOrEqual(31);
+  });
+
   it('what emit prints on stdout the harness reads as protocol lines; print() goes to stderr', async (context) => {
     const python = await python3(context);
     const script = [
