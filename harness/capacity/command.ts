@@ -3,13 +3,11 @@
  * made inside each workload) whose merged p99 stays within the target, found by a rate search.
  */
 
-import path from 'node:path';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { termJson, termText } from '../core/escape/terminal.js';
-import { resultsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
-import { newRunId, notResumable } from '../record/record-file.js';
+import { notResumable } from '../record/record-file.js';
 import { simulatedLine } from '../record/simulated.js';
 import { jsonRecordStore, writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
@@ -21,7 +19,7 @@ import {
   type Session,
   type SessionDaemon,
 } from '../session/lifecycle.js';
-import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
+import { newRun } from '../session/preflight.js';
 import { timeAccountText } from '../session/time-account.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
@@ -50,12 +48,7 @@ export const capacityCommand = defineCommand({
 async function capacity(options: CapacityCommandOptions, deps: AppDeps): Promise<number> {
   const startedUs = deps.clock.monotonicUs();
   if (options.resume !== null) return resumeCapacity(options.resume, options.json, deps, startedUs);
-  const fingerprint = await machineFingerprint(deps, options.python);
-  refuseBlocked(fingerprint, [options.gpuIndex], 'measure capacity');
-  refuseBusy(fingerprint, options.gpuIndex, options.allowBusy);
-  const createdAt = deps.clock.nowIso();
-  const id = newRunId(createdAt, fingerprint, options.gpuIndex, 'capacity');
-  const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
+  const { fingerprint, createdAt, id, dir } = await newRun(deps, options, 'capacity', 'measure capacity');
   const run: CapacityRun = {
     schema: CAPACITY_SCHEMA_ID,
     id,

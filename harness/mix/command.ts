@@ -3,14 +3,12 @@
  * aggressors running flat out, per sharing mode; the interference matrix, the protection each cap
  * gives, and the claims about mixed tenants graded.
  */
-import path from 'node:path';
 import { clockText } from '../core/clock-text.js';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
 import { termJson, termText } from '../core/escape/terminal.js';
-import { resultsDir } from '../core/paths.js';
-import { newRunId, notARunOf } from '../record/record-file.js';
+import { notARunOf } from '../record/record-file.js';
 import { simulatedLine } from '../record/simulated.js';
 import { jsonRecordStore } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
@@ -21,7 +19,7 @@ import {
   runAndReport,
   type Session,
 } from '../session/lifecycle.js';
-import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
+import { newRun } from '../session/preflight.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { mixCells, protections } from './analysis.js';
@@ -54,12 +52,7 @@ async function mix(options: MixCommandOptions, deps: AppDeps): Promise<number> {
     );
     return ExitCode.ok;
   }
-  const fingerprint = await machineFingerprint(deps, options.python);
-  refuseBlocked(fingerprint, [options.gpuIndex], 'measure unlike tenants');
-  refuseBusy(fingerprint, options.gpuIndex, options.allowBusy);
-  const createdAt = deps.clock.nowIso();
-  const id = newRunId(createdAt, fingerprint, options.gpuIndex, 'mix');
-  const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
+  const { fingerprint, createdAt, id, dir } = await newRun(deps, options, 'mix', 'measure unlike tenants');
   const run: MixRun = {
     schema: MIX_SCHEMA_ID,
     id,

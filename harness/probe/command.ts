@@ -5,9 +5,9 @@ import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
 import { termJson, termText } from '../core/escape/terminal.js';
-import { resultsDir, WORKLOADS_DIR } from '../core/paths.js';
+import { WORKLOADS_DIR } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
-import { newRunId, notResumable } from '../record/record-file.js';
+import { notResumable } from '../record/record-file.js';
 import { simulatedLine } from '../record/simulated.js';
 import { jsonRecordStore, writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
@@ -18,7 +18,7 @@ import {
   runAndReport,
   type Session,
 } from '../session/lifecycle.js';
-import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
+import { newRun } from '../session/preflight.js';
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { claimsLedger } from './claims.js';
 import { probeMarkdown } from './markdown.js';
@@ -43,12 +43,7 @@ export const probeCommand = defineCommand({
 
 async function probe(options: ProbeCommandOptions, deps: AppDeps): Promise<number> {
   if (options.resume !== null) return resumeProbe(options.resume, options.json, deps);
-  const fingerprint = await machineFingerprint(deps, options.python);
-  refuseBlocked(fingerprint, [options.gpuIndex], 'probe');
-  const busy = refuseBusy(fingerprint, options.gpuIndex, options.allowBusy);
-  const createdAt = deps.clock.nowIso();
-  const id = newRunId(createdAt, fingerprint, options.gpuIndex, 'probe');
-  const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
+  const { fingerprint, busy, createdAt, id, dir } = await newRun(deps, options, 'probe', 'probe');
   const run: ProbeRun = {
     schema: PROBE_SCHEMA_ID,
     id,

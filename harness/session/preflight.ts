@@ -5,7 +5,8 @@
 import path from 'node:path';
 import type { AppDeps } from '../core/deps.js';
 import { UserError } from '../core/errors.js';
-import { WORKLOADS_DIR } from '../core/paths.js';
+import { resultsDir, WORKLOADS_DIR } from '../core/paths.js';
+import { newRunId } from '../record/record-file.js';
 import { startFingerprint } from '../system/nvidia/fingerprint.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
 import { busyEvidence } from './busy.js';
@@ -55,4 +56,33 @@ export function refuseBusy(fingerprint: Fingerprint, gpuIndex: number, allowBusy
       `GPU ${gpuIndex} is busy (${busy.join('; ')}): wait until it is idle, or pass --allow-busy${allowed ? ` (${allowed})` : ''}`,
     );
   return busy;
+}
+
+/** What a new run of a product starts from (see newRun). */
+export interface NewRun {
+  fingerprint: Fingerprint;
+  /** refuseBusy's evidence: what made the GPU busy, where --allow-busy let the run go on. */
+  busy: string[];
+  createdAt: string;
+  id: string;
+  dir: string;
+}
+
+/**
+ * The start every product's new run shares: this machine's fingerprint, refused where the GPU is blocked
+ * (`verb`: what the product does, for the message) or busy, then the run's id and its directory (--out,
+ * else under the default results directory).
+ */
+export async function newRun(
+  deps: AppDeps,
+  options: { python: string; gpuIndex: number; allowBusy: boolean; out: string | null },
+  kind: Parameters<typeof newRunId>[3],
+  verb: string,
+): Promise<NewRun> {
+  const fingerprint = await machineFingerprint(deps, options.python);
+  refuseBlocked(fingerprint, [options.gpuIndex], verb);
+  const busy = refuseBusy(fingerprint, options.gpuIndex, options.allowBusy);
+  const createdAt = deps.clock.nowIso();
+  const id = newRunId(createdAt, fingerprint, options.gpuIndex, kind);
+  return { fingerprint, busy, createdAt, id, dir: options.out ?? path.join(resultsDir(deps.cwd), id) };
 }

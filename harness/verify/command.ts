@@ -11,12 +11,10 @@ import type { AppDeps } from '../core/deps.js';
 import { UserError } from '../core/errors.js';
 import { argText, termJson, termText } from '../core/escape/terminal.js';
 import { integer, list, oneOf } from '../core/flags.js';
-import { resultsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
-import { newRunId } from '../record/record-file.js';
 import { jsonRecordStore, writeOutputFile } from '../record/store.js';
 import { newSession, type RecordBinding, runAndReport } from '../session/lifecycle.js';
-import { machineFingerprint, refuseBlocked, refuseBusy } from '../session/preflight.js';
+import { newRun } from '../session/preflight.js';
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import { CASE_NAMES, type CaseName, runCase } from './cases.js';
@@ -117,14 +115,9 @@ function binding(dir: string): RecordBinding<VerifyRun> {
 
 async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
   const declared = parseDeclared(await readArtifacts(options.artifacts));
-  const fingerprint = await machineFingerprint(deps, options.python);
-  refuseBlocked(fingerprint, [options.gpuIndex], 'verify');
-  const busy = refuseBusy(fingerprint, options.gpuIndex, options.allowBusy);
+  const { fingerprint, busy, createdAt, id, dir } = await newRun(deps, options, 'verify', 'verify');
   const gpu = gpuAt(fingerprint, options.gpuIndex);
   if (!gpu) throw new UserError(`--gpu ${options.gpuIndex}: this node has no such GPU`);
-  const createdAt = deps.clock.nowIso();
-  const id = newRunId(createdAt, fingerprint, options.gpuIndex, 'verify');
-  const dir = options.out ?? path.join(resultsDir(deps.cwd), id);
   const run: VerifyRun = {
     schema: VERIFY_SCHEMA_ID,
     id,
