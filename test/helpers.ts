@@ -109,6 +109,11 @@ export function joined(text: string): string {
   return text.replace(/\n\s+/g, ' ');
 }
 
+/** Command lines folded as shell continuations (` \\` then an indent) made whole again: what a dry run prints, at any checkout path. */
+export function unbroken(text: string): string {
+  return text.replace(/ \\\n +/g, ' ');
+}
+
 /** The fast settings every end-to-end test uses. */
 export const QUICK = ['--rounds', '6', '--max-rounds', '6', '--window-ms', '50'];
 

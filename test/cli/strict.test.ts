@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectOneLineError, H200_RUN, ROOT, runCli, tempDir } from '../helpers.js';
+import { expectOneLineError, H200_RUN, ROOT, runCli, tempDir, unbroken } from '../helpers.js';
 
 const RUN = H200_RUN;
 const GPU = ['--gpu-model', 'H100-80GB'];
@@ -86,7 +86,7 @@ describe.concurrent('a flag given twice is refused, for every command', () => {
       'gemm.graph=true',
     ]);
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toContain('--size 64 --dtype fp16 --graph true');
+    expect(unbroken(result.stdout)).toContain('--size 64 --dtype fp16 --graph true');
   });
 });
 
@@ -277,7 +277,7 @@ describe('--dry-run prints a workload argv unambiguously', () => {
     const result = await cli(['bench', '--dry-run', '--modes', 'timeslice', '--', ...argv]);
     expect(result.exitCode).toBe(0);
     // Folded to the terminal as a shell reads it: " \" and the next line's indent are one space.
-    expect(result.stdout.replace(/ \\\n +/g, ' ')).toContain(
+    expect(unbroken(result.stdout)).toContain(
       `\n  './my workload' $'\\u001b[2J\\u001b[31mred' $'a\\u000ab' '$(rm -rf /)' 'it'\\''s' '' --size 8\n`,
     );
     expect(result.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
@@ -285,7 +285,7 @@ describe('--dry-run prints a workload argv unambiguously', () => {
 
   it('leaves a built-in workload argv as it was', async () => {
     const result = await cli(['bench', '--dry-run', '--modes', 'timeslice', '--workloads', 'gemm']);
-    expect(result.stdout.replace(/ \\\n +/g, ' ')).toMatch(
+    expect(unbroken(result.stdout)).toMatch(
       /\n {2}python3 \/\S+\/workloads\/gemm\.py --size 4096 --dtype fp16 --graph false --iterations 400 --sync-every 8\n/,
     );
   });

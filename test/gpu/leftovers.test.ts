@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { findProcesses } from '../../harness/system/proc/process-table.js';
-import { CLI, tempDir } from '../helpers.js';
+import { CLI, joined, tempDir } from '../helpers.js';
 import { gpuCli, psReport } from './processes.js';
 
 /** MPS processes still running (zombies excluded: an exited daemon waits for init to reap it). */
@@ -53,7 +53,7 @@ describe('kill -9 while the MPS daemon runs, then --resume, on a real GPU', () =
     expect(afterKill).toMatch(/nvidia-cuda-mps/);
     const doctor = await gpuCli(['doctor']);
     console.log(`doctor after the kill:\n${doctor.stdout}`);
-    expect(doctor.stdout).toContain(`gpushare probe --resume ${out}`);
+    expect(joined(doctor.stdout)).toContain(`gpushare probe --resume ${out}`);
     const resumed = await gpuCli(['probe', '--resume', out]);
     console.log(`probe --resume: exit ${resumed.exitCode}\n${resumed.stderr}`);
     expect(resumed.exitCode).toBe(0);
@@ -77,7 +77,7 @@ describe('kill -9 while the MPS daemon runs, then --resume, on a real GPU', () =
     await psReport('right after kill -9 of capacity');
     const doctor = await gpuCli(['doctor']);
     console.log(`doctor after the kill:\n${doctor.stdout}`);
-    expect(doctor.stdout).toContain(`gpushare capacity --resume ${out}`);
+    expect(joined(doctor.stdout)).toContain(`gpushare capacity --resume ${out}`);
     const resumed = await gpuCli(['capacity', '--resume', out]);
     console.log(`capacity --resume: exit ${resumed.exitCode}\n${resumed.stdout}\n${resumed.stderr}`);
     expect([0, 3]).toContain(resumed.exitCode);
