@@ -44,9 +44,10 @@ async function stream(res, body, chat) {
   const send = (chunk) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
   if (chat)
     send({ id: 'chat-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant' } }] });
-  await sleep(ttftMs);
+  // 0: no timer at all (a timer of 0 ms still waits about 1 ms): the null server of the generator's ceiling.
+  if (ttftMs > 0) await sleep(ttftMs);
   for (let i = 0; i < tokens; i++) {
-    if (i > 0) await sleep(itlMs);
+    if (i > 0 && itlMs > 0) await sleep(itlMs);
     if (mode === 'cut' && i === Math.floor(tokens / 2)) {
       res.socket.destroy();
       return;

@@ -2,12 +2,15 @@
  * argv → one command and its raw arguments: yargs reads the flags the chosen command declares, and
  * answers --help and --version; every usage error becomes one line that names the fix.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { Parser } from 'yargs/helpers';
 import type { AnyCommand, Flags, Positionals } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
+import { SERVE_FILE } from '../record/kinds.js';
 import { COMMANDS, type CommandEntry, GROUPS } from './registry.js';
 
 /** What argv asked for: a command and its raw arguments, or text yargs already wrote (help, version). */
@@ -27,7 +30,7 @@ const LEFTOVER = new Set(['_', '--', '$0']);
 
 export async function parseArgv(argv: readonly string[], columns: number): Promise<Parsed> {
   const entry = chosenEntry(argv);
-  const command = entry ? await entry.load() : null;
+  const command = entry ? await (entry.serve && servesServer(argv) ? entry.serve() : entry.load()) : null;
   let chosen: Record<string, unknown> | null = null;
   const y = yargs([...argv])
     .scriptName('gpushare')
@@ -111,6 +114,17 @@ function chosenEntry(argv: readonly string[]): CommandEntry | null {
   const [first, second] = firstFlag === -1 ? argv : argv.slice(0, firstFlag);
   if (first === undefined) return null;
   return COMMANDS.find((c) => c.name === first || c.name === `${first} ${second ?? ''}`) ?? null;
+}
+
+/** --serve given (before any --), or --resume naming a server run's directory: the command's server variant. */
+function servesServer(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  const words = end === -1 ? argv : argv.slice(0, end);
+  if (words.some((w) => w === '--serve' || w.startsWith('--serve='))) return true;
+  const at = words.findIndex((w) => w === '--resume' || w.startsWith('--resume='));
+  if (at === -1) return false;
+  const dir = words[at]?.startsWith('--resume=') ? words[at].slice('--resume='.length) : words[at + 1];
+  return dir !== undefined && existsSync(path.join(dir, SERVE_FILE));
 }
 
 function declare(b: Argv, command: AnyCommand, entry: CommandEntry): Argv {

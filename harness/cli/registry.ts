@@ -16,6 +16,8 @@ export interface CommandEntry {
   /** Its stdout is laid out by the command itself and not folded by cli/run.ts. */
   laysOutItself?: boolean;
   load(): Promise<AnyCommand>;
+  /** The command run instead when --serve is given, or --resume names a server run (serve.json): bench and capacity of the user's own server. */
+  serve?(): Promise<AnyCommand>;
 }
 
 export const COMMANDS: readonly CommandEntry[] = [
@@ -34,9 +36,14 @@ export const COMMANDS: readonly CommandEntry[] = [
       ['$0 bench', 'every mode, the default workloads'],
       ['$0 bench --modes timeslice,mps --workloads infer', 'two modes, one workload'],
       ['$0 bench -- python3 my_model.py', 'your own workload'],
+      [
+        "$0 bench --serve 'python3 server.py --port {port}'",
+        'copies of your own OpenAI-compatible server (see bench --serve x --help)',
+      ],
     ],
     describe: 'measure GPU sharing on this machine and write a run directory',
     load: async () => (await import('../bench/command.js')).benchCommand,
+    serve: async () => (await import('../serve/command.js')).serveBenchCommand,
   },
   {
     name: 'check',
@@ -72,10 +79,15 @@ export const COMMANDS: readonly CommandEntry[] = [
     examples: [
       ['$0 capacity --slo-p99-ms 10', 'req/s per mode at p99 <= 10 ms'],
       ['$0 capacity --slo-p99-ms 10 --clients 2 --modes mps', 'one mode, 2 clients'],
+      [
+        "$0 capacity --serve 'python3 server.py --port {port}' --slo-ttft-p99-ms 500",
+        'your own server: req/s per mode and copies at TTFT p99 <= 500 ms',
+      ],
     ],
     describe:
       'the highest request rate each mode carries at N clients while p99 stays within a target (open-loop arrivals)',
     load: async () => (await import('../capacity/command.js')).capacityCommand,
+    serve: async () => (await import('../serve/command.js')).serveCapacityCommand,
   },
   {
     name: 'mix',

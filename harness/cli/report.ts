@@ -28,6 +28,9 @@ import { claimsLedger } from '../probe/claims.js';
 import { probeMarkdown } from '../probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../probe/record.js';
 import { writeOutputFile } from '../record/store.js';
+import { analyzeServe, servePlan } from '../serve/analysis.js';
+import { serveMarkdown } from '../serve/markdown.js';
+import { loadServeRun, type ServeRun } from '../serve/record.js';
 import { verifyMarkdown } from '../verify/markdown.js';
 import { loadVerifyRun, type VerifyRun } from '../verify/record.js';
 
@@ -99,6 +102,8 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
   if (mix !== null) return mixReport(mix, options, deps);
   const verify = options.runs.length === 1 ? await loadVerifyRun(options.runs[0] as string) : null;
   if (verify !== null) return verifyReport(verify, options, deps);
+  const served = options.runs.length === 1 ? await loadServeRun(options.runs[0] as string) : null;
+  if (served !== null) return serveReport(served, options, deps);
   const host = options.runs.length === 1 ? await loadHostRun(options.runs[0] as string) : null;
   if (host !== null) benchOnly(options, 'is a multi-GPU run (give one of its run directories)');
   if (host !== null) {
@@ -196,6 +201,18 @@ async function verifyReport(run: VerifyRun, options: ReportOptions, deps: AppDep
     return ExitCode.ok;
   }
   await writeReportFile(run.id, verifyMarkdown(run, VERSION), options, deps);
+  return ExitCode.ok;
+}
+
+async function serveReport(run: ServeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
+  if (options.format === 'csv')
+    throw new UserError('--format csv describes a bench run: a server run has --format md or html, or --json');
+  const analysis = analyzeServe(run);
+  if (options.format === 'json') {
+    deps.out(termJson({ runId: run.id, status: run.status, analysis, plan: servePlan(run, analysis) }));
+    return ExitCode.ok;
+  }
+  await writeReportFile(run.id, serveMarkdown(run, analysis, VERSION), options, deps);
   return ExitCode.ok;
 }
 

@@ -16,6 +16,9 @@ import { loadProbeRun } from '../probe/record.js';
 import { probeSummary } from '../probe/summary.js';
 import { kindText, RECORD_KINDS, recordKindIn } from '../record/kinds.js';
 import { simulatedLine } from '../record/simulated.js';
+import { analyzeServe } from '../serve/analysis.js';
+import { serveSummary } from '../serve/markdown.js';
+import { loadServeRun } from '../serve/record.js';
 import { timeAccountText } from '../session/time-account.js';
 import { loadVerifyRun } from '../verify/record.js';
 import { verifySummary } from '../verify/summary.js';
@@ -44,7 +47,7 @@ async function show(args: ShowArgs, deps: AppDeps): Promise<number> {
 }
 
 /** The run's id and status, then what its command printed at its end. */
-async function summaryOf(kind: 'probe' | 'capacity' | 'mix' | 'verify', dir: string): Promise<string> {
+async function summaryOf(kind: 'probe' | 'capacity' | 'mix' | 'verify' | 'serve', dir: string): Promise<string> {
   const head = (run: { id: string; status: string; fingerprint: Parameters<typeof simulatedLine>[0] }) =>
     `${run.id} (${run.status})\n${simulatedLine(run.fingerprint)}`;
   const none = new UserError(`${dir}: its ${RECORD_KINDS[kind].file} could not be read`);
@@ -63,6 +66,11 @@ async function summaryOf(kind: 'probe' | 'capacity' | 'mix' | 'verify', dir: str
       const run = await loadMixRun(dir);
       if (run === null) throw none;
       return `${head(run)}${mixSummary(run, mixCells(run))}`;
+    }
+    case 'serve': {
+      const run = await loadServeRun(dir);
+      if (run === null) throw none;
+      return `${head(run)}${serveSummary(run, analyzeServe(run))}`;
     }
     case 'verify': {
       const run = await loadVerifyRun(dir);

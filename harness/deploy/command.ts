@@ -16,6 +16,9 @@ import { loadMixRun, type MixRun } from '../mix/record.js';
 import { notARunOf } from '../record/record-file.js';
 import { SIMULATED_TEXT } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
+import { analyzeServe, servePlan } from '../serve/analysis.js';
+import { serveSummary } from '../serve/markdown.js';
+import { loadServeRun, type ServeRun } from '../serve/record.js';
 import { gpuAt, isSimulated } from '../system/nvidia/schema.js';
 import { adviceText, advise, contextOverhead, type PlanGpu, type PlanRequest } from './advice.js';
 import { type ArtifactFile, artifactBundle, type BundleSpec, sharingConfigs } from './bundle.js';
@@ -238,7 +241,26 @@ function mixSource(mix: MixRun): string {
   return `mix run ${mix.id} (victim ${mix.settings.victim.name}, p99 within ${p.kind === 'ms' ? `${p.value} ms` : `${p.value}× alone`} at ${mix.settings.loads.map((l) => `${Math.round(l * 100)}%`).join(' and ')} load)`;
 }
 
+/**
+ * plan --run <server run>: how many copies of that server per GPU, in which mode, from its measured
+ * groups (serve/analysis.ts's servePlan); the files --out writes are for protocol workloads.
+ */
+function planServer(run: ServeRun, options: PlanOptions, deps: AppDeps): number {
+  if (options.out)
+    throw new UserError(
+      `--out writes launchers for models measured by gpushare bench; ${options.run} is a server run: drop --out (its answer is the mode and copies to start your server with)`,
+    );
+  const analysis = analyzeServe(run);
+  const answer = servePlan(run, analysis);
+  const simulated = isSimulated(run.fingerprint);
+  if (options.json) deps.out(termJson({ ...(simulated ? { simulated } : {}), runId: run.id, ...answer }));
+  else deps.out(`${simulated ? `${SIMULATED_TEXT}\n` : ''}${serveSummary(run, analysis)}`);
+  return answer.mode === null ? ExitCode.inconclusive : ExitCode.ok;
+}
+
 async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
+  const served = options.run ? await loadServeRun(options.run) : null;
+  if (served !== null) return planServer(served, options, deps);
   const run = options.run ? await loadRun(options.run) : null;
   if (!run && !options.gpu) throw new UserError('plan needs --gpu-model <model> (e.g. A100-80GB) or --run <run-dir>');
   const simulated = run !== null && isSimulated(run.fingerprint);

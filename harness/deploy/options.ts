@@ -1,10 +1,13 @@
 /** `gpushare artifacts`' and `gpushare plan`'s flags given meaning. */
 
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { type ArgsOf, renamedFlag } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
 import { gpuList, integer, number } from '../core/flags.js';
 import { K8S_NAME } from '../core/k8s-name.js';
+import { SERVE_FILE } from '../record/kinds.js';
 import { DEFAULT_HEADROOM_PCT } from './advice.js';
 import type { ArtifactsOptions, PlanOptions } from './command.js';
 import { DEFAULT_OPERATOR, type Operator } from './k8s.js';
@@ -50,9 +53,12 @@ export type ArtifactsArgs = ArgsOf<typeof ARTIFACTS_FLAGS>;
 
 /** plan's flags. */
 export const PLAN_FLAGS = {
-  models: { type: 'number', demandOption: true, describe: 'how many models (processes)' },
-  'mem-gib': { type: 'number', demandOption: true, describe: 'GPU memory each model needs, GiB' },
-  'sm-pct': { type: 'number', demandOption: true, describe: 'share of the SMs each model needs when busy, %' },
+  models: { type: 'number', describe: 'how many models (processes); required but with --run <server run>' },
+  'mem-gib': { type: 'number', describe: 'GPU memory each model needs, GiB; required but with --run <server run>' },
+  'sm-pct': {
+    type: 'number',
+    describe: 'share of the SMs each model needs when busy, %; required but with --run <server run>',
+  },
   'slo-p99-ms': {
     type: 'number',
     describe: "p99 latency target, ms (checked against the run's measured contended p99)",
@@ -137,6 +143,13 @@ function operator(args: { namespace?: string; clusterPolicy?: string }): Operato
 }
 
 export function resolvePlanOptions(args: PlanArgs): PlanOptions {
+  // A server run answers how many copies of that server: its plan needs none of the model's sizes.
+  const serverRun = args.run !== undefined && existsSync(path.join(args.run, SERVE_FILE));
+  const missing = (['models', 'mem-gib', 'sm-pct'] as const).filter(
+    (f) => args[f === 'models' ? 'models' : f === 'mem-gib' ? 'memGib' : 'smPct'] === undefined,
+  );
+  if (!serverRun && missing.length > 0)
+    throw new UserError(`plan needs ${missing.map((n) => `--${n}`).join(', ')} (see gpushare plan --help)`);
   return {
     models: integer(args.models, '--models', 1, 1, 100_000),
     memGiB: number(args.memGib, '--mem-gib', 1, 0.001, 10_000),

@@ -15,6 +15,8 @@ export const CAPACITY_FILE = 'capacity.json';
 export const MIX_FILE = 'mix.json';
 /** A verify run (declared vs enforced): verify.json. */
 export const VERIFY_FILE = 'verify.json';
+/** A server run (bench --serve, capacity --serve): serve.json. */
+export const SERVE_FILE = 'serve.json';
 /** A multi-GPU host run (bench --gpus): host.json beside one bench run per GPU. */
 export const HOST_FILE = 'host.json';
 
@@ -28,6 +30,7 @@ export const RECORD_KINDS = {
   capacity: { file: CAPACITY_FILE, noun: 'capacity run', command: 'gpushare capacity', unit: 'point' },
   mix: { file: MIX_FILE, noun: 'mix run', command: 'gpushare mix', unit: 'window' },
   verify: { file: VERIFY_FILE, noun: 'verify run', command: 'gpushare verify', unit: 'check' },
+  serve: { file: SERVE_FILE, noun: 'server run', command: 'gpushare bench', unit: 'group' },
   host: { file: HOST_FILE, noun: 'multi-GPU run', command: 'gpushare bench', unit: 'GPU run' },
 } as const;
 export type RecordKind = keyof typeof RECORD_KINDS;

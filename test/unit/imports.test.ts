@@ -47,8 +47,9 @@ const PRODUCTS: Record<string, string[]> = {
   mix: [],
   doctor: [],
   check: [],
+  serve: [],
   fleet: ['bench'],
-  deploy: ['bench', 'mix'],
+  deploy: ['bench', 'mix', 'serve'],
   verify: ['deploy'],
 };
 /** Above the products: the command line (which registers and dispatches them), and main. */

@@ -1,0 +1,160 @@
+/**
+ * `gpushare bench --serve` and `gpushare capacity --serve`: copies of the user's own inference server
+ * under each sharing mode, driven by gpushare's load generator. Fingerprint and preflight → a run
+ * directory (serve.json, the lifecycle's lock, interrupts, MPS daemons recorded before they start,
+ * every copy in its own process group, killed with the harness) → the generator's ceiling → a group
+ * per mode and number of copies → report. --resume measures the groups not finished.
+ */
+import { availableParallelism, cpus } from 'node:os';
+import { defineCommand } from '../core/command.js';
+import type { AppDeps } from '../core/deps.js';
+import { termJson, termText } from '../core/escape/terminal.js';
+import { VERSION } from '../core/version.js';
+import { jsonRecordStore, writeOutputFile } from '../record/store.js';
+import { refuseSettingsWithResume } from '../session/flags.js';
+import {
+  newSession,
+  type RecordBinding,
+  resumeOnThisMachine,
+  runAndReport,
+  type Session,
+} from '../session/lifecycle.js';
+import { newRun } from '../session/preflight.js';
+import { visibleDevice } from '../system/nvidia/schema.js';
+import { analyzeServe } from './analysis.js';
+import { serveMarkdown, serveSummary } from './markdown.js';
+import { measureServe } from './measure.js';
+import { resolveServeOptions, SERVE_FLAGS, type ServeArgs, type ServeOptions } from './options.js';
+import { loadServeRun, SERVE_SCHEMA_ID, type ServeGroup, type ServeRun, type ServeSettings } from './record.js';
+
+type ServeCommandOptions = ({ resume: null } & ServeOptions) | { resume: string; json: boolean };
+
+const EPILOGUE = `Exit codes: 0 every group measured, 3 a group failed or was skipped, 2 bad input, 130 interrupted.
+Each copy runs in its own process group and dies with gpushare (kill -9 included); --resume measures the groups not finished.`;
+
+function serveCommandOf(measure: ServeSettings['measure']) {
+  return defineCommand({
+    flags: SERVE_FLAGS,
+    epilogue: EPILOGUE,
+    resolve: (args): ServeCommandOptions => {
+      if (args.resume === undefined) return { resume: null, ...resolveServeOptions(args as ServeArgs, measure) };
+      refuseSettingsWithResume(SERVE_FLAGS, args);
+      return { resume: args.resume, json: args.json ?? false };
+    },
+    run: (options, deps) => serve(options, deps),
+  });
+}
+
+/** `gpushare bench --serve`: shared ÷ dedicated at equal requests resident per GPU. */
+export const serveBenchCommand = serveCommandOf('bench');
+/** `gpushare capacity --serve`: the highest rate at the TTFT p99 SLO per mode and number of copies. */
+export const serveCapacityCommand = serveCommandOf('capacity');
+
+function binding(dir: string): RecordBinding<ServeRun> {
+  const store = jsonRecordStore<ServeRun>(dir, 'serve', 2);
+  return {
+    kind: 'serve',
+    save: (run) => store.save(run),
+    saveSync: (run) => store.saveSync(run),
+    daemons: (run) => run.daemons,
+    done: (run) => run.groups.filter((g) => g.status !== 'pending').length,
+    windDown: 'stopping after the window under way (--resume measures its group again)',
+  };
+}
+
+/** Cores for the servers: all but the first, where the generator runs, on a host with 4 or more (and taskset). */
+async function serverCpus(deps: AppDeps): Promise<string | null> {
+  const n = availableParallelism();
+  if (n < 4 || (await deps.runner.which('taskset')) === null) return null;
+  return `1-${n - 1}`;
+}
+
+/** The groups a run measures, in order: bench, each mode at each number of copies; capacity, a dedicated copy first. */
+export function plannedGroups(settings: ServeSettings): ServeGroup[] {
+  const group = (mode: ServeGroup['mode'], copies: number): ServeGroup => ({
+    mode,
+    copies,
+    status: 'pending',
+    reason: null,
+    rounds: [],
+    steps: [],
+    env: {},
+  });
+  const shared = settings.copies.flatMap((copies) => settings.modes.map((mode) => group(mode, copies)));
+  return settings.measure === 'capacity' ? [group('dedicated', 1), ...shared] : shared;
+}
+
+async function serve(options: ServeCommandOptions, deps: AppDeps): Promise<number> {
+  if (options.resume !== null) {
+    const dir = options.resume;
+    const session = await resumeOnThisMachine(binding(dir), dir, deps, {
+      load: async (d) => {
+        const run = await loadServeRun(d);
+        if (run === null) throw new Error(`${d} holds no serve.json`);
+        return run;
+      },
+      resumed: (run) => {
+        (run.resumes ??= []).push({
+          at: deps.clock.nowIso(),
+          groupsKept: run.groups.filter((g) => g.status !== 'pending').length,
+        });
+      },
+      verb: 'measure servers',
+    });
+    return serveRun(session, options.json, deps);
+  }
+  const { fingerprint, busy, createdAt, id, dir } = await newRun(deps, options, 'serve', 'measure servers');
+  const settings: ServeSettings = { ...options.settings, serverCpus: await serverCpus(deps) };
+  const run: ServeRun = {
+    schema: SERVE_SCHEMA_ID,
+    id,
+    status: 'running',
+    createdAt,
+    finishedAt: null,
+    fingerprint,
+    gpuIndex: options.gpuIndex,
+    settings,
+    ceiling: [],
+    groups: plannedGroups(settings),
+    daemons: [],
+    host: { cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? null },
+    warnings: busy.map((b) => `the GPU was busy before the run: ${b}`),
+  };
+  return serveRun(await newSession(binding(dir), dir, run, deps), options.json, deps);
+}
+
+async function serveRun(session: Session<ServeRun>, json: boolean, deps: AppDeps): Promise<number> {
+  const run = session.record;
+  const gpuUuid = visibleDevice(run.fingerprint, run.gpuIndex);
+  const loop = async () => {
+    deps.err(
+      `gpushare ${run.settings.measure} --serve ${run.id}: ${run.groups.length} groups, ${termText(run.settings.serve)}\n`,
+    );
+    await measureServe(run, {
+      runner: deps.runner,
+      clock: deps.clock,
+      reaper: session.reaper,
+      abort: session.abort,
+      interrupted: () => session.interrupted(),
+      save: () => session.save(),
+      startMps: (label) =>
+        session.startMps(
+          (daemon) => run.daemons.push(daemon),
+          gpuUuid,
+          `mps/${String(run.daemons.length + 1).padStart(2, '0')}-${label}`,
+        ),
+      gpuUuid,
+      progress: (line) => deps.err(`${termText(line)}\n`),
+    });
+  };
+  const report = async () => {
+    const analysis = analyzeServe(run);
+    const file = session.reportFile();
+    await writeOutputFile(file, serveMarkdown(run, analysis, VERSION));
+    const code = run.groups.every((g) => g.status === 'measured') ? 0 : 3;
+    if (json) deps.out(termJson({ runId: run.id, dir: session.dir, report: file, exitCode: code, analysis }));
+    else deps.out(`${serveSummary(run, analysis)}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`);
+    return code;
+  };
+  return runAndReport(session, loop, report);
+}

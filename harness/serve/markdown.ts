@@ -1,0 +1,140 @@
+/** A server run as text: the console summary and report.md, both from the one analysis. */
+import { termText } from '../core/escape/terminal.js';
+import {
+  type Estimate,
+  type GroupAnalysis,
+  RATIOS,
+  type RatioName,
+  type ServeAnalysis,
+  servePlan,
+} from './analysis.js';
+import type { ServeRun } from './record.js';
+
+const RATIO_LABEL: Record<RatioName, string> = {
+  throughput: 'throughput (% of dedicated)',
+  ttftP50: 'TTFT p50 ×',
+  ttftP99: 'TTFT p99 ×',
+  itlP50: 'ITL p50 ×',
+  itlP99: 'ITL p99 ×',
+  e2eP50: 'e2e p50 ×',
+  e2eP99: 'e2e p99 ×',
+  goodput: 'goodput ×',
+};
+
+const num = (v: number | null | undefined, digits = 2) => (v == null || !Number.isFinite(v) ? '–' : v.toFixed(digits));
+
+/** "0.84 [0.80, 0.88]", or as a percentage. */
+export function estimateText(e: Estimate | null | undefined, percent = false): string {
+  if (!e || e.value === null) return '–';
+  const f = (v: number) => (percent ? `${(v * 100).toFixed(0)}%` : v.toFixed(2));
+  return e.ci ? `${f(e.value)} [${f(e.ci[0])}, ${f(e.ci[1])}]` : `${f(e.value)} (no CI: ${e.n} rounds)`;
+}
+
+const groupName = (g: Pick<GroupAnalysis, 'mode' | 'copies'>) => `${g.mode} ×${g.copies}`;
+
+function setup(run: ServeRun): string[] {
+  const s = run.settings;
+  const gpu = run.fingerprint.gpus.find((g) => g.index === run.gpuIndex);
+  return [
+    `- Run \`${run.id}\` (${run.status}), ${termText(gpu?.name ?? 'GPU')}, driver ${run.fingerprint.driverVersion ?? '?'}, ${run.createdAt}`,
+    `- Server: \`${s.serve}\` (${s.api}, ready at ${s.readyPath})`,
+    s.measure === 'bench'
+      ? `- Load: closed loop, ${s.concurrency} requests resident per shared copy; the dedicated copy (plain, alone on the GPU while it is measured) carries copies × ${s.concurrency}. ${s.inputTokens} input words, ${s.outputTokens} output tokens, ${s.windowMs / 1000} s windows, ${s.rounds} ABBA rounds per group.`
+      : `- Load: open-loop Poisson, the total rate split evenly over the copies, ${s.windowMs / 1000} s steps; ${s.inputTokens} input words, ${s.outputTokens} output tokens.`,
+    `- SLO: TTFT p99 ≤ ${s.sloTtftP99Ms} ms${s.sloItlP99Ms !== null ? `, every ITL ≤ ${s.sloItlP99Ms} ms for goodput` : ''}. Servers on CPUs ${s.serverCpus ?? '(not pinned)'}; host ${run.host.cpus} CPUs (${termText(run.host.cpuModel ?? '?')}).`,
+  ];
+}
+
+export function ceilingLines(analysis: ServeAnalysis): string[] {
+  const c = analysis.ceiling;
+  if (c.steps.length === 0) return ["- The generator's ceiling was not measured."];
+  const top = c.steps.at(-1);
+  return [
+    c.ratePerS !== null
+      ? `- Load generator ceiling on this host: ${num(c.ratePerS, 0)} requests/s, ${num(c.tokensPerS, 0)} output tokens/s with under 1% added latency (null-server e2e p99 ≤ ${num(c.allowedMs, 3)} ms, 1% of this run's lowest e2e p50).`
+      : `- Load generator ceiling: no null-server rate stayed within 1% of this run's e2e p50 (${num(c.allowedMs, 3)} ms allowed).`,
+    `- Null server up to ${top?.ratePerS} req/s: e2e p99 ${num(top?.e2eP99Ms, 3)} ms, send lag p99 ${num(top?.lagP99Ms, 3)} ms, the generator busy ${num((top?.cpuShare ?? 0) * 100, 0)}% of one core.`,
+  ];
+}
+
+export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: string): string {
+  const plan = servePlan(run, analysis);
+  const lines = [
+    `# Server run ${run.id}`,
+    '',
+    ...setup(run),
+    ...ceilingLines(analysis),
+    '',
+    `**Plan:** ${plan.answer}.`,
+    '',
+  ];
+  const measured = analysis.groups.filter((g) => g.status === 'measured');
+  if (run.settings.measure === 'bench') {
+    lines.push(
+      '## Shared ÷ dedicated at equal requests resident per GPU',
+      '',
+      'Each cell: the median of the per-round ratios [95% CI of that median: the round-to-round spread of this run only].',
+      '',
+      `| group | tokens/s per GPU | ${RATIOS.map((r) => RATIO_LABEL[r]).join(' | ')} | TTFT p99 SLO |${run.settings.gpuHourUsd !== null ? ' $ per 1M tokens (shared / dedicated) |' : ''}`,
+      `|---|---|${RATIOS.map(() => '---').join('|')}|---|${run.settings.gpuHourUsd !== null ? '---|' : ''}`,
+    );
+    for (const g of measured)
+      lines.push(
+        `| ${groupName(g)} | ${estimateText(g.tokensPerS)} | ${RATIOS.map((r) => estimateText(g.ratios?.[r], r === 'throughput')).join(' | ')} | ${g.slo?.verdict ?? '–'} (${g.slo?.over ?? 0}/${g.slo?.requests ?? 0} over) |${g.costPer1M ? ` ${num(g.costPer1M.shared)} / ${num(g.costPer1M.dedicated)} |` : ''}`,
+      );
+  } else {
+    lines.push(
+      `## Capacity at TTFT p99 ≤ ${run.settings.sloTtftP99Ms} ms`,
+      '',
+      '| group | req/s at the SLO | first failing req/s | output tokens/s there | steps |',
+      '|---|---|---|---|---|',
+    );
+    for (const g of measured)
+      lines.push(
+        `| ${groupName(g)} | ${num(g.capacity?.ratePerS, 1)} | ${num(g.capacity?.failedAtPerS, 1)} | ${num(g.capacity?.tokensPerS, 0)} | ${run.groups.find((x) => x.mode === g.mode && x.copies === g.copies)?.steps.length ?? 0} |`,
+      );
+  }
+  const other = analysis.groups.filter((g) => g.status !== 'measured');
+  if (other.length > 0)
+    lines.push(
+      '',
+      '## Not measured',
+      '',
+      ...other.map((g) => `- ${groupName(g)}: ${g.status}${g.reason ? `: ${termText(g.reason)}` : ''}`),
+    );
+  const flagged = measured.filter((g) => g.failedRequests > 0 || g.overCeiling > 0);
+  if (flagged.length > 0 || run.warnings.length > 0)
+    lines.push(
+      '',
+      '## Warnings',
+      '',
+      ...flagged.map(
+        (g) =>
+          `- ${groupName(g)}: ${g.failedRequests} failed requests; ${g.overCeiling} windows over the generator's ceiling`,
+      ),
+      ...run.warnings.map((w) => `- ${termText(w)}`),
+    );
+  lines.push('', `gpushare ${version}`, '');
+  return lines.join('\n');
+}
+
+/** The console summary: one line per group, then the plan. */
+export function serveSummary(run: ServeRun, analysis: ServeAnalysis): string {
+  const lines = [
+    `gpushare ${run.settings.measure} --serve ${run.id}: ${run.status}`,
+    ...ceilingLines(analysis).map((l) => l.replace(/^- /, '')),
+  ];
+  for (const g of analysis.groups) {
+    if (g.status !== 'measured') {
+      lines.push(`${groupName(g)}: ${g.status}${g.reason ? `: ${termText(g.reason)}` : ''}`);
+      continue;
+    }
+    lines.push(
+      run.settings.measure === 'bench'
+        ? `${groupName(g)}: ${estimateText(g.ratios?.throughput, true)} of dedicated throughput, ${num(g.tokensPerS?.value, 0)} tok/s per GPU; TTFT p99 × ${estimateText(g.ratios?.ttftP99)}; SLO ${g.slo?.verdict ?? '–'}`
+        : `${groupName(g)}: ${num(g.capacity?.ratePerS, 1)} req/s at the SLO (failed at ${num(g.capacity?.failedAtPerS, 1)})`,
+    );
+  }
+  lines.push(`plan: ${servePlan(run, analysis).answer}`);
+  return `${lines.join('\n')}\n`;
+}

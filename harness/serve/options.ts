@@ -1,0 +1,153 @@
+/** The flags of bench --serve and capacity --serve, and their resolution into a run's settings. */
+import { UserError } from '../core/errors.js';
+import { argText } from '../core/escape/terminal.js';
+import { integer, integerList, list, number, oneOf } from '../core/flags.js';
+import { DEFAULT_PYTHON } from '../workload/registry.js';
+import { SERVE_MODES, type ServeSettings } from './record.js';
+
+export const SERVE_FLAGS = {
+  serve: {
+    type: 'string',
+    describe:
+      "your server's command line, run once per copy; gpushare fills {port} (required), {index}, {gpu_uuid} and {mem_fraction}",
+  },
+  api: {
+    type: 'string',
+    choices: ['openai'],
+    describe: 'what the server speaks: an OpenAI-compatible streaming API',
+    defaultDescription: 'openai',
+  },
+  endpoint: {
+    type: 'string',
+    choices: ['completions', 'chat'],
+    describe: 'POST /v1/completions or /v1/chat/completions',
+    defaultDescription: 'completions',
+  },
+  'ready-path': { type: 'string', describe: 'polled until it answers 200', defaultDescription: '/v1/models' },
+  'ready-timeout-s': { type: 'number', describe: 'how long a copy may take to come up, s', defaultDescription: '300' },
+  modes: {
+    type: 'string',
+    describe: `comma-separated: ${SERVE_MODES.join(', ')}`,
+    defaultDescription: SERVE_MODES.join(','),
+  },
+  copies: { type: 'string', describe: 'numbers of copies per GPU, comma-separated', defaultDescription: '1,2,4' },
+  concurrency: {
+    type: 'number',
+    describe: 'bench: requests resident per shared copy (the dedicated copy carries copies × this)',
+    defaultDescription: '8',
+  },
+  'input-tokens': {
+    type: 'number',
+    describe: "each prompt's length in words (about a token each)",
+    defaultDescription: '128',
+  },
+  'output-tokens': { type: 'number', describe: 'max_tokens of each request', defaultDescription: '64' },
+  'window-s': {
+    type: 'number',
+    describe: 'seconds of load per window (bench) or per step (capacity)',
+    defaultDescription: '5',
+  },
+  rounds: {
+    type: 'number',
+    describe: 'bench: ABBA rounds per group (6 or more give a 95% CI)',
+    defaultDescription: '6',
+  },
+  'thread-pct': {
+    type: 'number',
+    describe: "mps-threads: each copy's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+    defaultDescription: '100 ÷ copies',
+  },
+  'slo-ttft-p99-ms': { type: 'number', describe: 'the TTFT p99 target, ms', defaultDescription: '1000' },
+  'slo-itl-p99-ms': { type: 'number', describe: 'an inter-token target for goodput, ms' },
+  'gpu-hour-usd': { type: 'number', describe: 'price of a GPU-hour: cost per 1M output tokens' },
+  'ceiling-step-s': {
+    type: 'number',
+    describe: "seconds of each rate of the generator's own ceiling (a null server at doubling rates)",
+    defaultDescription: '2',
+  },
+  'request-timeout-s': { type: 'number', describe: 'one request, s', defaultDescription: '60' },
+  gpu: { type: 'number', describe: 'index of the GPU', defaultDescription: '0' },
+  out: { type: 'string', describe: 'run directory', defaultDescription: 'runs/results/<date>-<gpu>-serve-<id>' },
+  resume: { type: 'string', describe: 'continue the server run in this directory with its own settings' },
+  python: { type: 'string', describe: 'Python interpreter for the fingerprint', defaultDescription: DEFAULT_PYTHON },
+  'allow-busy': { type: 'boolean', describe: 'measure even if another process uses the GPU' },
+  json: { type: 'boolean', describe: 'print the analysis as JSON' },
+} as const;
+
+export interface ServeArgs {
+  serve?: string;
+  endpoint?: string;
+  readyPath?: string;
+  readyTimeoutS?: string;
+  modes?: string;
+  copies?: string;
+  concurrency?: string;
+  inputTokens?: string;
+  outputTokens?: string;
+  windowS?: string;
+  rounds?: string;
+  threadPct?: string;
+  sloTtftP99Ms?: string;
+  sloItlP99Ms?: string;
+  gpuHourUsd?: string;
+  requestTimeoutS?: string;
+  ceilingStepS?: string;
+  gpu?: string;
+  out?: string;
+  python?: string;
+  allowBusy?: boolean;
+  json?: boolean;
+}
+
+export interface ServeOptions {
+  settings: Omit<ServeSettings, 'serverCpus'>;
+  gpuIndex: number;
+  out: string | null;
+  python: string;
+  allowBusy: boolean;
+  json: boolean;
+}
+
+export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['measure']): ServeOptions {
+  const serve = args.serve?.trim() ?? '';
+  if (serve === '')
+    throw new UserError(
+      "--serve needs your server's command line, e.g. --serve 'python3 examples/reference_server.py --port {port}'",
+    );
+  if (!serve.includes('{port}'))
+    throw new UserError(
+      `--serve ${argText(serve)}: put {port} where the server takes its port, e.g. --port {port}: gpushare gives each copy its own`,
+    );
+  const readyPath = args.readyPath ?? '/v1/models';
+  if (!readyPath.startsWith('/'))
+    throw new UserError(`--ready-path ${argText(readyPath)}: give a path starting with /, e.g. /health`);
+  return {
+    settings: {
+      measure,
+      serve,
+      api: oneOf(args.endpoint ?? 'completions', ['completions', 'chat'] as const, '--endpoint', 'endpoint'),
+      readyPath,
+      readyTimeoutMs: number(args.readyTimeoutS, '--ready-timeout-s', 300, 1, 3600) * 1000,
+      modes: list(args.modes, '--modes', SERVE_MODES).map((m) => oneOf(m, SERVE_MODES, '--modes', 'mode')),
+      copies: integerList(args.copies, '--copies', [1, 2, 4], 1, 48),
+      concurrency: integer(args.concurrency, '--concurrency', 8, 1, 4096),
+      inputTokens: integer(args.inputTokens, '--input-tokens', 128, 1, 1_000_000),
+      outputTokens: integer(args.outputTokens, '--output-tokens', 64, 1, 1_000_000),
+      windowMs: number(args.windowS, '--window-s', 5, 0.05, 3600) * 1000,
+      rounds: integer(args.rounds, '--rounds', 6, 1, 1000),
+      threadPct: args.threadPct === undefined ? null : integer(args.threadPct, '--thread-pct', 100, 1, 100),
+      sloTtftP99Ms: number(args.sloTtftP99Ms, '--slo-ttft-p99-ms', 1000, 0.001, 3_600_000),
+      sloItlP99Ms:
+        args.sloItlP99Ms === undefined ? null : number(args.sloItlP99Ms, '--slo-itl-p99-ms', 0, 0.001, 3_600_000),
+      gpuHourUsd:
+        args.gpuHourUsd === undefined ? null : number(args.gpuHourUsd, '--gpu-hour-usd', 0, 0.0001, 1_000_000),
+      requestTimeoutMs: number(args.requestTimeoutS, '--request-timeout-s', 60, 0.1, 3600) * 1000,
+      ceilingStepMs: number(args.ceilingStepS, '--ceiling-step-s', 2, 0.05, 600) * 1000,
+    },
+    gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
+    out: args.out ?? null,
+    python: args.python ?? DEFAULT_PYTHON,
+    allowBusy: args.allowBusy ?? false,
+    json: args.json ?? false,
+  };
+}
