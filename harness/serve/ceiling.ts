@@ -43,7 +43,7 @@ export async function measureCeiling(
         if (m) resolve(Number(m[1]));
       });
       void child.exited.then(() => resolve(null));
-      void sleep(10_000).then(() => resolve(null));
+      void sleep(10_000, null, { ref: false }).then(resolve);
     });
     if (port === null) return { steps: [], problem: `the null server did not start: ${child.stderrTail().trim()}` };
     const steps: CeilingStep[] = [];

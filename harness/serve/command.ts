@@ -58,7 +58,7 @@ function binding(dir: string): RecordBinding<ServeRun> {
     saveSync: (run) => store.saveSync(run),
     daemons: (run) => run.daemons,
     done: (run) => run.groups.filter((g) => g.status !== 'pending').length,
-    windDown: 'stopping after the window under way (--resume measures its group again)',
+    windDown: 'stopping the copies (--resume measures the group under way again)',
   };
 }
 

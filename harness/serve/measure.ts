@@ -18,6 +18,11 @@ import { type LoadCommand, ServerMember, type ServerReady } from './server-membe
 import { type Slo, windowStats } from './window.js';
 
 type Group = WorkloadGroup<LoadCommand, LoadResult, ServerReady>;
+/** Copies started and ready: driven together as `group`, stopped by `stop`. */
+interface Copies {
+  group: Group;
+  stop(): Promise<void>;
+}
 
 export interface ServeDriver {
   runner: ProcessRunner;
@@ -99,50 +104,63 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       );
     await driver.save();
   }
-  let index = 0;
+  /**
+   * Starts the copies one at a time, each awaited ready before the next starts: an engine that sizes
+   * its KV cache from the memory free when it starts (vLLM, SGLang, TGI) mis-sizes it beside a copy
+   * still loading. {index}: 0 for the dedicated copy, 1..N for the copies of a group, so copies
+   * resident at once never share one.
+   */
   const start = async (mode: ServeMode | 'dedicated', copies: number, env: Record<string, string>) => {
+    const started: Group[] = [];
     const members: ServerMember[] = [];
+    const stopAll = async () => {
+      await Promise.all(started.map((one) => one.stop(STOP_MS)));
+    };
     for (let k = 0; k < copies; k++) {
       const port = await freePort();
-      const i = index++;
-      members.push(
-        new ServerMember(driver.runner, driver.clock, {
-          index: i,
-          label: `${mode} copy ${k + 1} of ${copies}`,
-          command: fillCommand(s.serve, { port, index: i, gpuUuid: driver.gpuUuid, memFraction: memFraction(run) }),
-          env: { CUDA_VISIBLE_DEVICES: driver.gpuUuid, ...env },
-          port,
-          readyPath: s.readyPath,
-          request: { api: s.api, inputTokens: s.inputTokens, maxTokens: s.outputTokens, timeoutMs: s.requestTimeoutMs },
-          cpus: s.serverCpus,
-        }),
-      );
+      const index = mode === 'dedicated' ? 0 : k + 1;
+      const member = new ServerMember(driver.runner, driver.clock, {
+        index,
+        label: `${mode} copy ${k + 1} of ${copies}`,
+        command: fillCommand(s.serve, { port, index, gpuUuid: driver.gpuUuid, memFraction: memFraction(run) }),
+        env: { CUDA_VISIBLE_DEVICES: driver.gpuUuid, ...env },
+        port,
+        readyPath: s.readyPath,
+        request: { api: s.api, inputTokens: s.inputTokens, maxTokens: s.outputTokens, timeoutMs: s.requestTimeoutMs },
+        cpus: s.serverCpus,
+      });
+      members.push(member);
+      const one = WorkloadGroup.start([member], driver.clock, driver.reaper);
+      started.push(one);
+      const ready = await one.ready(s.readyTimeoutMs, driver.abort).catch(async (error: unknown) => {
+        await stopAll();
+        throw error;
+      });
+      if (ready.status === 'ready') continue;
+      const why = ready.reply.kind === 'timeout' ? `not ready within ${s.readyTimeoutMs / 1000} s` : ready.reply.reason;
+      const tail = member.stderrTail().split('\n').slice(-5).join(' | ');
+      await stopAll();
+      return {
+        copies: null,
+        problem: `${member.label} (${member.spec.command}) did not come up: ${why}; its log ends: ${tail || '(empty)'}`,
+      };
     }
-    const group = WorkloadGroup.start(members, driver.clock, driver.reaper);
-    const ready = await group.ready(s.readyTimeoutMs, driver.abort);
-    if (ready.status === 'ready') return { group, problem: null };
-    const member = members[ready.member];
-    const why = ready.reply.kind === 'timeout' ? `not ready within ${s.readyTimeoutMs / 1000} s` : ready.reply.reason;
-    const tail = (member?.stderrTail() ?? '').split('\n').slice(-5).join(' | ');
-    await group.stop(STOP_MS);
-    return {
-      group: null,
-      problem: `${ready.label} (${member?.spec.command}) did not come up: ${why}; its log ends: ${tail || '(empty)'}`,
-    };
+    // The members' lifetimes are the one-member groups'; windows drive them together.
+    return { copies: { group: WorkloadGroup.of(members, driver.clock), stop: stopAll }, problem: null };
   };
 
-  let dedicated: Group | null = null;
+  let dedicated: Copies | null = null;
   try {
     if (s.measure === 'bench' && run.groups.some((g) => g.status === 'pending')) {
       driver.progress('starting the dedicated copy');
       const d = await start('dedicated', 1, {});
-      if (d.group === null) {
+      if (d.copies === null) {
         run.warnings.push(d.problem ?? '');
         for (const g of run.groups)
           if (g.status === 'pending') Object.assign(g, { status: 'failed', reason: d.problem });
         return;
       }
-      dedicated = d.group;
+      dedicated = d.copies;
     }
     for (const g of run.groups) {
       if (g.status !== 'pending') continue;
@@ -151,7 +169,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       await driver.save();
     }
   } finally {
-    await dedicated?.stop(STOP_MS);
+    await dedicated?.stop();
   }
 
   async function measureGroup(g: ServeGroup): Promise<void> {
@@ -169,18 +187,18 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
     try {
       g.env = modeEnv(g.mode, g.copies, daemon?.env ?? {}, s.threadPct);
       driver.progress(`${g.mode} x${g.copies}: starting ${g.copies} cop${g.copies === 1 ? 'y' : 'ies'}`);
-      const { group, problem } = await start(g.mode, g.copies, g.env);
-      if (group === null) {
+      const { copies, problem } = await start(g.mode, g.copies, g.env);
+      if (copies === null) {
         Object.assign(g, { status: 'failed', reason: problem });
         driver.progress(`  ${problem}`);
         return;
       }
       try {
-        if (s.measure === 'bench') await rounds(g, group);
-        else await search(g, group);
+        if (s.measure === 'bench') await rounds(g, copies.group);
+        else await search(g, copies.group);
         if (g.status === 'pending') g.status = 'measured';
       } finally {
-        await group.stop(STOP_MS);
+        await copies.stop();
       }
     } finally {
       await daemon?.stop();
@@ -215,7 +233,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
   }
 
   async function rounds(g: ServeGroup, shared: Group): Promise<void> {
-    const d = dedicated as Group;
+    const d = (dedicated as Copies).group;
     const c = s.concurrency;
     for (let r = 0; r < s.rounds; r++) {
       if (driver.abort.aborted) throw driver.interrupted();

@@ -116,8 +116,15 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     const pending = this.pending;
     if (pending === null) return { kind: 'malformed', problem: 'collected before a release' };
     this.pending = null;
-    const aborted = new Promise<'aborted'>((resolve) => signal.addEventListener('abort', () => resolve('aborted')));
-    const outcome = await Promise.race([pending, sleep(timeoutMs).then(() => 'timeout' as const), aborted]);
+    let onAbort: () => void = () => undefined;
+    const aborted = new Promise<'aborted'>((resolve) => {
+      onAbort = () => resolve('aborted');
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    // Deadlines are unref'd: a timer still pending must not hold the process open once the run is done.
+    const outcome = await Promise.race([pending, sleep(timeoutMs, 'timeout' as const, { ref: false }), aborted]);
+    signal.removeEventListener('abort', onAbort);
     if (outcome === 'aborted') throw new Interrupted('SIGINT');
     if (outcome === 'timeout') return { kind: 'timeout' };
     if (this.exit) return { kind: 'failed', reason: this.exitText(this.exit), exitCode: this.exit.exitCode };
@@ -128,7 +135,7 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     const child = this.child;
     if (child === null || this.exit !== null) return 'exited';
     child.killGroup('SIGTERM');
-    const ended = await Promise.race([child.exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+    const ended = await Promise.race([child.exited.then(() => true), sleep(timeoutMs, false, { ref: false })]);
     if (ended) return 'exited';
     child.killGroup('SIGKILL');
     await child.exited;

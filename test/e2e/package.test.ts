@@ -270,6 +270,33 @@ describe('the packed package, installed in another project', () => {
     expect(unfolded(String(capacity.stderr))).toMatch(/: p99 ≤ 1000 ms, custom, timeslice at 1 clients/);
   }, 300_000);
 
+  it("measures a user's OpenAI-compatible server with docs/serving.md's one-line command", async () => {
+    // docs/serving.md's command, `gpushare bench --serve '<your server> --port {port}'`, with the package's own
+    // simulated server as the user's, one count and mode, and short windows.
+    const server = path.join(installed, 'simulator', 'openai-server.cjs');
+    const docs = readFileSync(path.join(installed, 'docs', 'serving.md'), 'utf8');
+    expect(docs).toContain("gpushare bench --serve '");
+    const fast = [
+      '--copies',
+      '1',
+      '--modes',
+      'timeslice',
+      '--window-s',
+      '0.2',
+      '--rounds',
+      '1',
+      '--ceiling-step-s',
+      '0.05',
+    ];
+    const result = await gpushare(['bench', '--serve', `node ${server} --port {port} --ttft-ms 2 --itl-ms 1`, ...fast]);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    const [id] = runsNamed('-serve-');
+    expect(readFileSync(path.join(project, 'runs', 'results', id as string, 'serve.json'), 'utf8')).toContain(
+      '"status": "measured"',
+    );
+    expect(existsSync(path.join(project, 'runs', 'reports', `${id}.md`))).toBe(true);
+  }, 120_000);
+
   it('ships the examples without sys.path tricks, and was left as it was installed', () => {
     const example = readFileSync(path.join(installed, 'examples', 'torchvision_model.py'), 'utf8');
     expect(example).toContain('from gpushare_protocol import');

@@ -1,0 +1,247 @@
+/**
+ * bench --serve and capacity --serve against gpushare's simulated OpenAI-compatible server (the built
+ * CLI, on the simulator's GPU): a run measured end to end, each hostile behaviour a clear outcome in the
+ * record, a copy that does not come up named with its log, and the lifecycle: kill -9 and a double
+ * Ctrl-C leave no server, and --resume completes the run.
+ */
+import { readFileSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ServeRun } from '../../harness/serve/record.js';
+import { findProcesses } from '../../harness/system/proc/process-table.js';
+import { cli, expectOneLineError, ROOT, tempDir, unfolded, until } from '../helpers.js';
+
+const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
+/** Short windows, a short ceiling: seconds, not minutes. */
+const FAST = [
+  '--window-s',
+  '0.2',
+  '--ceiling-step-s',
+  '0.05',
+  '--output-tokens',
+  '8',
+  '--input-tokens',
+  '8',
+];
+
+/** A server script of this test's own (a link to the simulated server), so that its copies are found among every other suite's. */
+function ownServer(): { script: string; copies: () => Promise<number[]> } {
+  const script = path.join(tempDir('gpushare-serve-'), 'server.cjs');
+  symlinkSync(SERVER, script);
+  return {
+    script,
+    copies: async () => (await findProcesses('node')).filter((p) => p.argv[1] === script).map((p) => p.pid),
+  };
+}
+
+const served = (out: string): ServeRun => JSON.parse(readFileSync(path.join(out, 'serve.json'), 'utf8')) as ServeRun;
+
+describe('bench --serve on the simulated server', () => {
+  it('measures each mode at each count against the dedicated copy, reports, and leaves no server', async () => {
+    const { script, copies } = ownServer();
+    const out = path.join(tempDir(), 'run');
+    const result = await cli([
+      'bench',
+      '--serve',
+      `node ${script} --port {port} --ttft-ms 5 --itl-ms 1`,
+      '--modes',
+      'timeslice,mps,mps-threads',
+      '--copies',
+      '1,2',
+      ...FAST,
+      '--rounds',
+      '2',
+      '--gpu-hour-usd',
+      '2',
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const run = served(out);
+    expect(run.groups.map((g) => `${g.mode}×${g.copies} ${g.status}`)).toEqual([
+      'timeslice×1 measured',
+      'mps×1 measured',
+      'mps-threads×1 measured',
+      'timeslice×2 measured',
+      'mps×2 measured',
+      'mps-threads×2 measured',
+    ]);
+    for (const g of run.groups) {
+      expect(g.rounds).toHaveLength(2);
+      // Equal requests resident per GPU: the dedicated copy carries copies × c, each shared copy c.
+      expect(g.rounds[0]?.dedicated).toMatchObject({ copies: 1, concurrency: 8 * g.copies });
+      expect(g.rounds[0]?.shared).toMatchObject({ copies: g.copies, concurrency: 8, failures: [] });
+      expect(g.rounds[0]?.shared.ok).toBeGreaterThan(0);
+    }
+    expect(run.groups.find((g) => g.mode === 'mps-threads' && g.copies === 2)?.env).toMatchObject({
+      CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50',
+    });
+    expect(run.daemons.map((d) => d.shutdown)).toEqual(Array(4).fill(expect.stringMatching(/quit/)));
+    expect(run.ceiling.length).toBeGreaterThan(0);
+    const summary = unfolded(result.stdout);
+    expect(summary).toMatch(/^timeslice ×2: \d+% .* of dedicated throughput/m);
+    expect(summary).toMatch(/^plan: /m);
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain(
+      '## Shared ÷ dedicated at equal requests resident per GPU',
+    );
+    expect(await copies()).toEqual([]);
+
+    const shown = await cli(['show', out]);
+    expect(shown.exitCode).toBe(0);
+    expect(shown.stdout).toContain(`server run ${run.id} (complete)`);
+    const plan = await cli(['plan', '--run', out, '--json']);
+    expect([0, 3]).toContain(plan.exitCode);
+    expect(JSON.parse(plan.stdout)).toMatchObject({ runId: run.id, simulated: true });
+  });
+
+  it.each([
+    ['http-500', 'http-error: HTTP 500'],
+    ['cut', 'cut: '],
+    ['garbage', 'malformed: '],
+    ['ignore-max-tokens', 'overlong: 16 tokens for max_tokens 8'],
+  ])('a server in mode %s: its requests recorded as %s, the run completes', async (mode, failure) => {
+    const { script, copies } = ownServer();
+    const out = path.join(tempDir(), 'run');
+    const result = await cli([
+      'bench',
+      '--serve',
+      `node ${script} --port {port} --mode ${mode} --ttft-ms 1 --itl-ms 1`,
+      '--modes',
+      'timeslice',
+      '--copies',
+      '1',
+      ...FAST,
+      '--rounds',
+      '1',
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const shared = served(out).groups[0]?.rounds[0]?.shared;
+    expect(shared?.failures.join('\n')).toContain(failure);
+    expect(shared?.ok).toBe(0);
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toMatch(/timeslice ×1: \d+ failed requests/);
+    expect(await copies()).toEqual([]);
+  });
+
+  it('a copy that never answers its ready path is named with the end of its log: exit 3', async () => {
+    const { script, copies } = ownServer();
+    const out = path.join(tempDir(), 'run');
+    const result = await cli([
+      'bench',
+      '--serve',
+      `node ${script} --port {port} --mode never-ready`,
+      '--modes',
+      'timeslice',
+      '--copies',
+      '1',
+      '--ready-timeout-s',
+      '1',
+      ...FAST,
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode).toBe(3);
+    expect(unfolded(result.stdout)).toMatch(
+      /timeslice ×1: failed: dedicated copy 1 of 1 \(node .*server\.cjs --port (\d+) --mode never-ready\) did not come up: not ready within 1 s; its log ends: port \1/,
+    );
+    expect(await copies()).toEqual([]);
+  });
+
+  it('a copy that exits before it is ready: its status and its last words', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli([
+      'bench',
+      '--serve',
+      `node ${SERVER} --port {port} --mode bogus`,
+      '--copies',
+      '1',
+      '--modes',
+      'timeslice',
+      ...FAST,
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode).toBe(3);
+    expect(served(out).groups[0]?.reason).toMatch(
+      /exited with status 2 before it was ready; its log ends: openai-server: --mode is one of/,
+    );
+  });
+
+  it.each([
+    [['--serve', 'python3 server.py'], "--serve 'python3 server.py': put {port} where the server takes its port"],
+    [['--serve', ' '], "--serve needs your server's command line"],
+    [['--serve', 's {port}', '--copies', '0'], '--copies'],
+    [['--serve', 's {port}', '--modes', 'mig'], '--modes'],
+    [['--serve', 's {port}', '--ready-path', 'health'], '--ready-path health: give a path starting with /'],
+  ])('refuses %j in one line, exit 2', async (args, message) => {
+    const result = await cli(['bench', ...args]);
+    expect(result.exitCode).toBe(2);
+    expectOneLineError(result.stderr, message);
+  });
+});
+
+describe('a server run stopped', () => {
+  const longRun = (script: string, out: string, modes: string) =>
+    cli([
+      'bench',
+      '--serve',
+      `node ${script} --port {port} --ttft-ms 5 --itl-ms 1`,
+      '--modes',
+      modes,
+      '--copies',
+      '2',
+      '--window-s',
+      '0.3',
+      '--rounds',
+      '6',
+      '--ceiling-step-s',
+      '0.05',
+      '--output-tokens',
+      '8',
+      '--out',
+      out,
+    ]);
+
+  it('by kill -9 leaves no server, and --resume completes it', async () => {
+    const { script, copies } = ownServer();
+    const out = path.join(tempDir(), 'run');
+    const child = longRun(script, out, 'timeslice,mps');
+    await until(async () => (await copies()).length === 3, 60_000, 'the dedicated copy and two shared copies up');
+    child.kill('SIGKILL');
+    await child;
+    await until(async () => (await copies()).length === 0, 30_000, 'every copy killed with the harness');
+    expect(served(out).status).toBe('running');
+    const resumed = await cli(['bench', '--resume', out, '--json']);
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    const run = served(out);
+    expect(run.status).toBe('complete');
+    expect(run.resumes).toHaveLength(1);
+    expect(run.groups.map((g) => `${g.status} ${g.rounds.length}`)).toEqual(['measured 6', 'measured 6']);
+    expect(await copies()).toEqual([]);
+  }, 240_000);
+
+  it('by a double Ctrl-C leaves no server and no MPS daemon running, its record interrupted', async () => {
+    const { script, copies } = ownServer();
+    const out = path.join(tempDir(), 'run');
+    const child = longRun(script, out, 'mps,timeslice');
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    await until(
+      async () => (await copies()).length === 3 && served(out).daemons[0]?.shutdown === 'running',
+      60_000,
+      "the MPS group's copies up",
+    );
+    child.kill('SIGINT');
+    await until(() => stderr.includes('again to stop at once'), 10_000, 'the first Ctrl-C acknowledged');
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    await until(async () => (await copies()).length === 0, 30_000, 'every copy killed');
+    const run = served(out);
+    expect(run.status).toBe('interrupted');
+    expect(run.daemons.map((d) => d.shutdown)).toEqual([expect.stringMatching(/^killed by PID on a forced exit/)]);
+  }, 240_000);
+});

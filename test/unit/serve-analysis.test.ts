@@ -1,0 +1,236 @@
+/**
+ * The server tenant's verdicts users act on: a capacity step's p99 claim and its length, each copy's
+ * command and environment, the ratios against the dedicated copy and their intervals, the SLO over a
+ * group, the generator's ceiling, and plan's answer.
+ */
+import { describe, expect, it } from 'vitest';
+import { analyzeGroup, analyzeServe, ceilingOf, servePlan } from '../../harness/serve/analysis.js';
+import { plannedGroups } from '../../harness/serve/command.js';
+import {
+  fillCommand,
+  MAX_STEP_MS,
+  memFraction,
+  modeEnv,
+  stepDurationMs,
+  stepVerdict,
+} from '../../harness/serve/measure.js';
+import type { ServeGroup, ServeRun, ServeSettings, WindowStats } from '../../harness/serve/record.js';
+
+function win(over: Partial<WindowStats> & { tps?: number; ttftP99?: number; e2eP50?: number } = {}): WindowStats {
+  const { tps = 1000, ttftP99 = 100, e2eP50 = 1000, ...rest } = over;
+  const lat = (p50: number, p99: number) => ({ count: 10, p50Ms: p50, p99Ms: p99, histogram: '' });
+  return {
+    copies: 1,
+    concurrency: 8,
+    ratePerS: null,
+    elapsedMs: 1000,
+    requests: 400,
+    ok: 400,
+    good: 400,
+    overTtft: 0,
+    failures: [],
+    outputTokens: tps,
+    outputTokensPerS: tps,
+    requestsPerS: 10,
+    ttft: lat(ttftP99 / 2, ttftP99),
+    itl: lat(5, 10),
+    e2e: lat(e2eP50, e2eP50 * 2),
+    lagP99Ms: 0,
+    generatorCpuMs: 100,
+    ...rest,
+  };
+}
+
+const SETTINGS: ServeSettings = {
+  measure: 'bench',
+  serve: 'srv --port {port}',
+  api: 'completions',
+  readyPath: '/v1/models',
+  readyTimeoutMs: 1000,
+  modes: ['timeslice', 'mps'],
+  copies: [1, 2, 4],
+  concurrency: 8,
+  inputTokens: 16,
+  outputTokens: 16,
+  windowMs: 1000,
+  rounds: 6,
+  threadPct: null,
+  sloTtftP99Ms: 500,
+  sloItlP99Ms: null,
+  gpuHourUsd: 3.6,
+  serverCpus: null,
+  requestTimeoutMs: 1000,
+  ceilingStepMs: 100,
+};
+
+function group(
+  mode: ServeGroup['mode'],
+  copies: number,
+  shared: number[],
+  dedicated = 1000,
+  extra: Partial<WindowStats> = {},
+): ServeGroup {
+  return {
+    mode,
+    copies,
+    status: 'measured',
+    reason: null,
+    rounds: shared.map((tps) => ({ dedicated: win({ tps: dedicated }), shared: win({ tps, ...extra }) })),
+    steps: [],
+    env: {},
+  };
+}
+
+function runOf(groups: ServeGroup[], settings: Partial<ServeSettings> = {}): ServeRun {
+  return {
+    schema: 'gpushare.serve/1',
+    id: 'r',
+    status: 'complete',
+    createdAt: '2026-11-27T00:00:00Z',
+    finishedAt: null,
+    fingerprint: { gpus: [], driverVersion: null } as unknown as ServeRun['fingerprint'],
+    gpuIndex: 0,
+    settings: { ...SETTINGS, ...settings },
+    ceiling: [],
+    groups,
+    daemons: [],
+    host: { cpus: 2, cpuModel: null },
+    warnings: [],
+  };
+}
+
+describe('a capacity step', () => {
+  it('passes with 299 requests none over the TTFT target, and cannot tell with 298', () => {
+    expect(stepVerdict(10, win({ requests: 299, overTtft: 0 }), 500).verdict).toBe('pass');
+    const short = stepVerdict(10, win({ requests: 298, overTtft: 0 }), 500);
+    expect(short.verdict).toBe('invalid');
+    expect(short.reason).toContain('299 needed');
+  });
+  it('passes with 473 requests one over, fails over 1%', () => {
+    expect(stepVerdict(10, win({ requests: 473, overTtft: 1 }), 500).verdict).toBe('pass');
+    expect(stepVerdict(10, win({ requests: 472, overTtft: 1 }), 500).verdict).toBe('invalid');
+    expect(stepVerdict(10, win({ requests: 400, overTtft: 5 }), 500).verdict).toBe('fail');
+  });
+  it("is the generator's when it sent more than 20% of the target late", () => {
+    expect(stepVerdict(10, win({ lagP99Ms: 100 }), 500).verdict).toBe('pass');
+    expect(stepVerdict(10, win({ lagP99Ms: 100.01 }), 500).verdict).toBe('invalid');
+  });
+  it('runs long enough for 473 requests and 10% more, at least the window, at most a minute', () => {
+    expect(stepDurationMs(100, 1000)).toBe(5203);
+    expect(stepDurationMs(1000, 1000)).toBe(1000);
+    expect(stepDurationMs(1, 1000)).toBe(MAX_STEP_MS);
+    expect(MAX_STEP_MS).toBe(60_000);
+  });
+});
+
+describe("each copy's command and environment", () => {
+  it('fills every placeholder, each time it appears', () => {
+    expect(
+      fillCommand('s --port {port} --id {index} --gpu {gpu_uuid} --mem {mem_fraction} --p2 {port}', {
+        port: 8001,
+        index: 3,
+        gpuUuid: 'GPU-x',
+        memFraction: 0.18,
+      }),
+    ).toBe('s --port 8001 --id 3 --gpu GPU-x --mem 0.18 --p2 8001');
+  });
+  it('splits 90% of memory among every copy resident at once: the dedicated copy is one in bench', () => {
+    expect(memFraction(runOf([], { copies: [1, 2, 4] }))).toBe(0.18);
+    expect(memFraction(runOf([], { copies: [1, 2, 4], measure: 'capacity' }))).toBe(0.22);
+    expect(memFraction(runOf([], { copies: [3] }))).toBe(0.22);
+  });
+  it('gives MPS copies the pipe directory, and mps-threads 100 ÷ copies % each unless --thread-pct', () => {
+    const mps = { CUDA_MPS_PIPE_DIRECTORY: '/p' };
+    expect(modeEnv('timeslice', 4, mps, null)).toEqual({});
+    expect(modeEnv('dedicated', 1, mps, null)).toEqual({});
+    expect(modeEnv('mps', 4, mps, null)).toEqual(mps);
+    expect(modeEnv('mps-threads', 3, mps, null)).toEqual({ ...mps, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '33' });
+    expect(modeEnv('mps-threads', 3, mps, 50)).toEqual({ ...mps, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50' });
+  });
+  it('plans each mode at each count; capacity measures a dedicated copy first', () => {
+    expect(plannedGroups(SETTINGS).map((g) => `${g.mode}${g.copies}`)).toEqual([
+      'timeslice1',
+      'mps1',
+      'timeslice2',
+      'mps2',
+      'timeslice4',
+      'mps4',
+    ]);
+    expect(plannedGroups({ ...SETTINGS, measure: 'capacity', copies: [2] }).map((g) => `${g.mode}${g.copies}`)).toEqual(
+      ['dedicated1', 'timeslice2', 'mps2'],
+    );
+  });
+});
+
+describe('a group against the dedicated copy', () => {
+  const ceiling = ceilingOf(runOf([]));
+  it('is the median of the per-round ratios, with the order-statistic CI of that median from 6 rounds', () => {
+    const g = analyzeGroup(runOf([]), group('mps', 2, [900, 800, 850, 870, 820, 860]), ceiling);
+    expect(g.ratios?.throughput.value).toBeCloseTo(0.855, 9);
+    expect(g.ratios?.throughput.ci).toEqual([0.8, 0.9]);
+    expect(g.tokensPerS?.value).toBeCloseTo(855, 9);
+    const five = analyzeGroup(runOf([]), group('mps', 2, [900, 800, 850, 870, 820]), ceiling);
+    expect(five.ratios?.throughput.ci).toBeNull();
+  });
+  it('holds the TTFT p99 SLO over every shared request at 95%, fails past 1%, else cannot tell', () => {
+    const holds = analyzeGroup(runOf([]), group('mps', 2, [1, 1, 1], 1, { requests: 100, overTtft: 0 }), ceiling);
+    expect(holds.slo).toEqual({ verdict: 'holds', requests: 300, over: 0 });
+    const fails = analyzeGroup(runOf([]), group('mps', 2, [1, 1, 1], 1, { requests: 100, overTtft: 2 }), ceiling);
+    expect(fails.slo?.verdict).toBe('fails');
+    const few = analyzeGroup(runOf([]), group('mps', 2, [1], 1, { requests: 200, overTtft: 0 }), ceiling);
+    expect(few.slo?.verdict).toBe('too few requests');
+  });
+  it('costs --gpu-hour-usd ÷ tokens per hour, per 1M output tokens', () => {
+    const g = analyzeGroup(runOf([]), group('mps', 2, [1000, 1000, 1000], 500), ceiling);
+    // $3.60 an hour at 1000 tokens/s: 3.6M tokens an hour, $1 per 1M; the dedicated copy at 500: $2.
+    expect(g.costPer1M?.shared).toBeCloseTo(1, 9);
+    expect(g.costPer1M?.dedicated).toBeCloseTo(2, 9);
+  });
+});
+
+describe("the generator's ceiling", () => {
+  it('is the highest null-server rate whose e2e p99 stays within 1% of the lowest e2e p50 the run measured', () => {
+    const run = runOf([group('mps', 1, [1000])]);
+    run.groups[0]?.rounds.forEach((r) => {
+      r.dedicated.e2e.p50Ms = 500;
+    });
+    const step = (ratePerS: number, e2eP99: number) => ({
+      ratePerS,
+      window: { ...win(), requestsPerS: ratePerS, e2e: { count: 1, p50Ms: 1, p99Ms: e2eP99, histogram: '' } },
+    });
+    run.ceiling = [step(100, 2), step(200, 5), step(400, 5.01)];
+    const c = ceilingOf(run);
+    expect(c.allowedMs).toBe(5);
+    expect(c.ratePerS).toBe(200);
+    // A window above it is flagged.
+    const g = analyzeServe(run).groups[0];
+    expect(g?.overCeiling).toBe(0);
+  });
+});
+
+describe("plan's answer from a server run", () => {
+  it('is the most copies whose TTFT p99 held with no failed request, then the most tokens/s', () => {
+    const run = runOf([
+      group('timeslice', 2, [1000, 1000, 1000]),
+      group('mps', 2, [1500, 1500, 1500]),
+      group('mps', 4, [1, 1, 1], 1000, { overTtft: 100 }),
+    ]);
+    const plan = servePlan(run, analyzeServe(run));
+    expect(plan.mode).toBe('mps');
+    expect(plan.copies).toBe(2);
+    expect(plan.answer).toContain('2 copies per GPU under mps');
+  });
+  it('names a tie where the throughput intervals overlap', () => {
+    const run = runOf([
+      group('timeslice', 2, [900, 1000, 1100, 950, 1050, 1000]),
+      group('mps', 2, [950, 1050, 1150, 1000, 1100, 1050]),
+    ]);
+    const plan = servePlan(run, analyzeServe(run));
+    expect(plan.mode).toBe('mps');
+    expect(plan.tiedWith).toEqual(['timeslice']);
+  });
+  it('answers none when no group held the SLO, or a request failed', () => {
+    const run = runOf([group('mps', 2, [1000], 1000, { requests: 400, ok: 399, overTtft: 1 })]);
+    expect(servePlan(run, analyzeServe(run)).mode).toBeNull();
+  });
+});
