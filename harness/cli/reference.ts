@@ -19,7 +19,9 @@ async function helpText(words: readonly string[]): Promise<string> {
 /** docs/cli.md's whole text. */
 export async function cliReference(): Promise<string> {
   const names = [
-    ...COMMANDS.filter((c) => !c.name.includes(' ')).map((c) => c.name),
+    ...COMMANDS.filter((c) => !c.name.includes(' ')).flatMap((c) =>
+      c.serve ? [c.name, `${c.name} --serve`] : [c.name],
+    ),
     ...Object.keys(GROUPS).flatMap((group) => [
       group,
       ...COMMANDS.filter((c) => c.name.startsWith(`${group} `)).map((c) => c.name),
@@ -41,6 +43,10 @@ export async function cliReference(): Promise<string> {
     await helpText([]),
     '```',
   ];
-  for (const name of names) sections.push('', `## gpushare ${name}`, '', '```', await helpText(name.split(' ')), '```');
+  for (const name of names) {
+    // A server variant's help: the words with a placeholder value after --serve.
+    const words = name.endsWith(' --serve') ? [...name.split(' '), 'CMD'] : name.split(' ');
+    sections.push('', `## gpushare ${name}`, '', '```', await helpText(words), '```');
+  }
   return `${sections.join('\n')}\n`;
 }

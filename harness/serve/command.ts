@@ -29,13 +29,20 @@ import { loadServeRun, SERVE_SCHEMA_ID, type ServeGroup, type ServeRun, type Ser
 
 type ServeCommandOptions = ({ resume: null } & ServeOptions) | { resume: string; json: boolean };
 
+const ABOUT = {
+  bench:
+    'bench --serve: N copies of your own OpenAI-compatible server under each mode against one dedicated copy, at equal requests resident per GPU (docs/serving.md).',
+  capacity:
+    'capacity --serve: per mode and number of copies, the highest request rate at which TTFT p99 holds --slo-ttft-p99-ms (docs/serving.md).',
+} as const;
+
 const EPILOGUE = `Exit codes: 0 every group measured, 3 a group failed or was skipped, 2 bad input, 130 interrupted.
 Each copy runs in its own process group and dies with gpushare (kill -9 included); --resume measures the groups not finished.`;
 
 function serveCommandOf(measure: ServeSettings['measure']) {
   return defineCommand({
     flags: SERVE_FLAGS,
-    epilogue: EPILOGUE,
+    epilogue: `${ABOUT[measure]}\n${EPILOGUE}`,
     resolve: (args): ServeCommandOptions => {
       if (args.resume === undefined) return { resume: null, ...resolveServeOptions(args as ServeArgs, measure) };
       refuseSettingsWithResume(SERVE_FLAGS, args);

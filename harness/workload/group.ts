@@ -9,8 +9,9 @@
  * mode's processes, an in-process mode's processes) and gpushare check (check.ts: a group of one).
  *
  * A member is anything that starts, says ready, is released and answers, and stops (GroupMember): a
- * workload process speaking the protocol is one (ProtocolMember, protocol-member.ts); a group of HTTP
- * inference servers would be another, with its own command and result types.
+ * workload process speaking the protocol is one (ProtocolMember, protocol-member.ts); a copy of the
+ * user's HTTP inference server is another (serve/server-member.ts: released with a load, answering
+ * the load run).
  *
  * How bench's client pool uses it: the pool keeps deciding which processes live across comparisons
  * (prestarted, held, switched); it starts them as a group whose reaper entries it keeps, wraps the
