@@ -18,6 +18,8 @@ export interface LoadRunOptions {
   durationMs: number;
   /** The clock, ms (a seam for tests; performance.now by default). */
   now?: () => number;
+  /** Each request's prompt length, by its index in the run (a length distribution); default request.inputTokens. */
+  inputTokensOf?: (index: number) => number;
 }
 
 export interface Percentiles {
@@ -71,11 +73,16 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   const startMs = now();
   const records: RequestRecord[] = [];
+  let sent = 0;
+  const next = (): RequestSpec => {
+    const index = sent++;
+    return options.inputTokensOf ? { ...request, inputTokens: options.inputTokensOf(index) } : request;
+  };
   try {
     if (schedule.kind === 'closed') {
       const worker = async () => {
         // Each request is scheduled the moment its predecessor ends: closed loop has no backlog to hide.
-        while (now() - startMs < durationMs) records.push(await sendRequest(request, now(), now, agent));
+        while (now() - startMs < durationMs) records.push(await sendRequest(next(), now(), now, agent));
       };
       await Promise.all(Array.from({ length: schedule.concurrency }, worker));
     } else {
@@ -83,7 +90,7 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
       for (const offsetMs of arrivalTimesMs(schedule, durationMs)) {
         const scheduledMs = startMs + offsetMs;
         if (now() < scheduledMs) await waitUntil(now, scheduledMs);
-        inFlight.push(sendRequest(request, scheduledMs, now, agent).then((r) => void records.push(r)));
+        inFlight.push(sendRequest(next(), scheduledMs, now, agent).then((r) => void records.push(r)));
       }
       await Promise.all(inFlight);
     }

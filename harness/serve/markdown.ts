@@ -32,6 +32,9 @@ export function estimateText(e: Estimate | null | undefined, percent = false): s
 
 const groupName = (g: Pick<GroupAnalysis, 'mode' | 'copies'>) => `${g.mode} ×${g.copies}`;
 
+const inputText = (s: ServeRun['settings']) =>
+  s.inputTokensMax != null ? `${s.inputTokens}–${s.inputTokensMax} (uniform)` : String(s.inputTokens);
+
 function setup(run: ServeRun): string[] {
   const s = run.settings;
   const gpu = run.fingerprint.gpus.find((g) => g.index === run.gpuIndex);
@@ -39,8 +42,8 @@ function setup(run: ServeRun): string[] {
     `- Run \`${run.id}\` (${run.status}), ${termText(gpu?.name ?? 'GPU')}, driver ${run.fingerprint.driverVersion ?? '?'}, ${run.createdAt}`,
     `- Server: \`${s.serve}\` (${s.api}, ready at ${s.readyPath})`,
     s.measure === 'bench'
-      ? `- Load: closed loop, ${s.concurrency} requests resident per shared copy; the dedicated copy (plain, alone on the GPU while it is measured) carries copies × ${s.concurrency}. ${s.inputTokens} input words, ${s.outputTokens} output tokens, ${s.windowMs / 1000} s windows, ${s.rounds} ABBA rounds per group.`
-      : `- Load: open-loop Poisson, the total rate split evenly over the copies, ${s.windowMs / 1000} s steps; ${s.inputTokens} input words, ${s.outputTokens} output tokens.`,
+      ? `- Load: closed loop, ${s.concurrency} requests resident per shared copy; the dedicated copy (plain, alone on the GPU while it is measured) carries copies × ${s.concurrency}. ${inputText(s)} input words, ${s.outputTokens} output tokens, ${s.windowMs / 1000} s windows, ${s.rounds} ABBA rounds per group.`
+      : `- Load: open-loop Poisson, the total rate split evenly over the copies, ${s.windowMs / 1000} s steps; ${inputText(s)} input words, ${s.outputTokens} output tokens.`,
     `- SLO: TTFT p99 ≤ ${s.sloTtftP99Ms} ms${s.sloItlP99Ms !== null ? `, every ITL ≤ ${s.sloItlP99Ms} ms for goodput` : ''}. Servers on CPUs ${s.serverCpus ?? '(not pinned)'}; host ${run.host.cpus} CPUs (${termText(run.host.cpuModel ?? '?')}).`,
   ];
 }

@@ -127,6 +127,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
         port,
         readyPath: s.readyPath,
         request: { api: s.api, inputTokens: s.inputTokens, maxTokens: s.outputTokens, timeoutMs: s.requestTimeoutMs },
+        inputTokensMax: s.inputTokensMax ?? null,
         cpus: s.serverCpus,
       });
       members.push(member);

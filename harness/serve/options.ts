@@ -108,6 +108,16 @@ export interface ServeOptions {
   json: boolean;
 }
 
+/** --input-tokens: one length, or a range `a-b` (a ≤ b) drawn uniformly per request. */
+function inputLengths(raw: string | undefined): { inputTokens: number; inputTokensMax: number | null } {
+  const range = raw === undefined ? null : /^\s*(\d+)\s*-\s*(\d+)\s*$/.exec(raw);
+  if (range === null) return { inputTokens: integer(raw, '--input-tokens', 128, 1, 1_000_000), inputTokensMax: null };
+  const lo = integer(range[1], '--input-tokens', 0, 1, 1_000_000);
+  const hi = integer(range[2], '--input-tokens', 0, 1, 1_000_000);
+  if (hi < lo) throw new UserError(`--input-tokens ${argText(raw as string)}: give the range low-high, e.g. 64-256`);
+  return { inputTokens: lo, inputTokensMax: hi };
+}
+
 export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['measure']): ServeOptions {
   const serve = args.serve?.trim() ?? '';
   if (serve === '')
@@ -131,7 +141,7 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
       modes: list(args.modes, '--modes', SERVE_MODES).map((m) => oneOf(m, SERVE_MODES, '--modes', 'mode')),
       copies: integerList(args.copies, '--copies', [1, 2, 4], 1, 48),
       concurrency: integer(args.concurrency, '--concurrency', 8, 1, 4096),
-      inputTokens: integer(args.inputTokens, '--input-tokens', 128, 1, 1_000_000),
+      ...inputLengths(args.inputTokens),
       outputTokens: integer(args.outputTokens, '--output-tokens', 64, 1, 1_000_000),
       windowMs: number(args.windowS, '--window-s', 5, 0.05, 3600) * 1000,
       rounds: integer(args.rounds, '--rounds', 6, 1, 1000),

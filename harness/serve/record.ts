@@ -30,7 +30,9 @@ export interface ServeSettings {
   copies: number[];
   /** Requests resident per copy (closed loop) in the shared arm; the dedicated copy carries copies × this. */
   concurrency: number;
+  /** Each prompt's length in words; with inputTokensMax, the least of a uniform range (a length distribution). */
   inputTokens: number;
+  inputTokensMax: number | null;
   outputTokens: number;
   windowMs: number;
   rounds: number;

@@ -10,7 +10,7 @@ import { Interrupted } from '../core/errors.js';
 import type { ChildHandle, ExitInfo, ProcessRunner } from '../core/process.js';
 import type { RequestSpec } from '../load/request.js';
 import { type LoadResult, runLoad } from '../load/run.js';
-import type { Schedule } from '../load/schedule.js';
+import { type Schedule, seededRandom } from '../load/schedule.js';
 import type { CollectReply, GroupMember, MemberReply } from '../workload/group.js';
 
 /** What a release sends a copy: its load, from the release time. */
@@ -35,6 +35,8 @@ export interface ServerSpec {
   port: number;
   readyPath: string;
   request: Omit<RequestSpec, 'baseUrl' | 'model'>;
+  /** The longest prompt of a uniform range from request.inputTokens, or null: every prompt that long. */
+  inputTokensMax: number | null;
   /** Cores to pin it to (taskset -c), or null. */
   cpus: string | null;
 }
@@ -107,8 +109,15 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
   release(command: LoadCommand): void {
     const request: RequestSpec = { ...this.spec.request, baseUrl: this.baseUrl, model: this.model ?? 'default' };
     const waitMs = Math.max(0, (command.startAtUs - this.clock.monotonicUs()) / 1000);
+    const { inputTokens: lo } = this.spec.request;
+    const hi = this.spec.inputTokensMax;
+    // Seeded by copy and request: the same run asks each copy the same lengths.
+    const inputTokensOf =
+      hi === null
+        ? undefined
+        : (i: number) => lo + Math.floor(seededRandom(this.spec.index * 1_000_003 + i)() * (hi - lo + 1));
     this.pending = sleep(waitMs).then(() =>
-      runLoad({ request, schedule: command.schedule, durationMs: command.durationMs }),
+      runLoad({ request, schedule: command.schedule, durationMs: command.durationMs, inputTokensOf }),
     );
   }
 

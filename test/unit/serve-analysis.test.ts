@@ -14,7 +14,9 @@ import {
   stepDurationMs,
   stepVerdict,
 } from '../../harness/serve/measure.js';
+import { resolveServeOptions } from '../../harness/serve/options.js';
 import type { ServeGroup, ServeRun, ServeSettings, WindowStats } from '../../harness/serve/record.js';
+import { userErrorOf } from '../helpers.js';
 
 function win(over: Partial<WindowStats> & { tps?: number; ttftP99?: number; e2eP50?: number } = {}): WindowStats {
   const { tps = 1000, ttftP99 = 100, e2eP50 = 1000, ...rest } = over;
@@ -51,6 +53,7 @@ const SETTINGS: ServeSettings = {
   copies: [1, 2, 4],
   concurrency: 8,
   inputTokens: 16,
+  inputTokensMax: null,
   outputTokens: 16,
   windowMs: 1000,
   rounds: 6,
@@ -232,5 +235,19 @@ describe("plan's answer from a server run", () => {
   it('answers none when no group held the SLO, or a request failed', () => {
     const run = runOf([group('mps', 2, [1000], 1000, { requests: 400, ok: 399, overTtft: 1 })]);
     expect(servePlan(run, analyzeServe(run)).mode).toBeNull();
+  });
+});
+
+describe('--input-tokens', () => {
+  const of = (inputTokens: string) => resolveServeOptions({ serve: 's {port}', inputTokens }, 'bench').settings;
+  it('is one length, or a uniform range low-high', () => {
+    expect(of('128')).toMatchObject({ inputTokens: 128, inputTokensMax: null });
+    expect(of('64-256')).toMatchObject({ inputTokens: 64, inputTokensMax: 256 });
+    expect(of('64-64')).toMatchObject({ inputTokens: 64, inputTokensMax: 64 });
+  });
+  it('refuses a range backwards, and what is no length', () => {
+    expect(userErrorOf(() => of('256-64'))).toBe('--input-tokens 256-64: give the range low-high, e.g. 64-256');
+    expect(userErrorOf(() => of('0-64'))).toContain('--input-tokens');
+    expect(userErrorOf(() => of('many'))).toContain('--input-tokens');
   });
 });
