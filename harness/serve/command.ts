@@ -10,6 +10,7 @@ import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { termJson, termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
+import { notResumable } from '../record/record-file.js';
 import { jsonRecordStore, writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
@@ -95,11 +96,7 @@ async function serve(options: ServeCommandOptions, deps: AppDeps): Promise<numbe
   if (options.resume !== null) {
     const dir = options.resume;
     const session = await resumeOnThisMachine(binding(dir), dir, deps, {
-      load: async (d) => {
-        const run = await loadServeRun(d);
-        if (run === null) throw new Error(`${d} holds no serve.json`);
-        return run;
-      },
+      load: async (from) => (await loadServeRun(from)) ?? Promise.reject(await notResumable(from, 'serve')),
       resumed: (run) => {
         (run.resumes ??= []).push({
           at: deps.clock.nowIso(),

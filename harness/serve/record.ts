@@ -1,15 +1,12 @@
 /**
- * A server run's record (serve.json): the settings, the load generator's own ceiling, and one group
- * per sharing mode and number of copies, each with its rounds (dedicated window, shared window) or
- * its rate search, and the MPS daemons it ran.
+ * A server run's record (serve.json), its zod schema the one definition of its shape: the settings,
+ * the load generator's own ceiling, and one group per sharing mode and number of copies, each with its
+ * rounds (dedicated window, shared window) or its rate search, and the MPS daemons it ran.
  */
-import path from 'node:path';
-import { UserError } from '../core/errors.js';
-import type { MpsDaemonRecord } from '../record/daemon-record.js';
-import { SERVE_FILE } from '../record/kinds.js';
-import type { RunStatus } from '../record/record-file.js';
-import { readRegularFile } from '../record/store.js';
-import type { Fingerprint } from '../system/nvidia/schema.js';
+import { z } from 'zod';
+import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
+import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
+import { FingerprintSchema } from '../system/nvidia/schema.js';
 
 export const SERVE_SCHEMA_ID = 'gpushare.serve/1';
 
@@ -17,138 +14,121 @@ export const SERVE_SCHEMA_ID = 'gpushare.serve/1';
 export const SERVE_MODES = ['timeslice', 'mps', 'mps-threads'] as const;
 export type ServeMode = (typeof SERVE_MODES)[number];
 
-export interface ServeSettings {
+const ServeSettingsSchema = z.object({
   /** bench: rounds of dedicated vs shared at equal requests resident; capacity: a rate search at the SLO. */
-  measure: 'bench' | 'capacity';
+  measure: z.enum(['bench', 'capacity']),
   /** The server's command line, with {port} {index} {gpu_uuid} {mem_fraction} still in it. */
-  serve: string;
-  api: 'completions' | 'chat';
+  serve: z.string(),
+  api: z.enum(['completions', 'chat']),
   /** The path polled until it answers 200. */
-  readyPath: string;
-  readyTimeoutMs: number;
-  modes: ServeMode[];
-  copies: number[];
+  readyPath: z.string(),
+  readyTimeoutMs: z.number(),
+  modes: z.array(z.enum(SERVE_MODES)),
+  copies: z.array(z.number().int().positive()),
   /** Requests resident per copy (closed loop) in the shared arm; the dedicated copy carries copies × this. */
-  concurrency: number;
+  concurrency: z.number().int().positive(),
   /** Each prompt's length in words; with inputTokensMax, the least of a uniform range (a length distribution). */
-  inputTokens: number;
-  inputTokensMax: number | null;
-  outputTokens: number;
-  windowMs: number;
-  rounds: number;
+  inputTokens: z.number().int().positive(),
+  inputTokensMax: z.number().int().positive().nullable(),
+  outputTokens: z.number().int().positive(),
+  windowMs: z.number().positive(),
+  rounds: z.number().int().positive(),
   /** Each copy's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE under mps-threads; null: 100 ÷ copies. */
-  threadPct: number | null;
-  sloTtftP99Ms: number;
-  sloItlP99Ms: number | null;
-  gpuHourUsd: number | null;
+  threadPct: z.number().nullable(),
+  sloTtftP99Ms: z.number().positive(),
+  sloItlP99Ms: z.number().positive().nullable(),
+  gpuHourUsd: z.number().positive().nullable(),
   /** Cores the servers were pinned to (taskset), or null: not pinned. */
-  serverCpus: string | null;
-  requestTimeoutMs: number;
+  serverCpus: z.string().nullable(),
+  requestTimeoutMs: z.number().positive(),
   /** How long the generator's ceiling holds each rate, ms. */
-  ceilingStepMs: number;
-}
+  ceilingStepMs: z.number().positive(),
+});
+export type ServeSettings = z.infer<typeof ServeSettingsSchema>;
 
-export interface Latency {
-  count: number;
-  p50Ms: number;
-  p99Ms: number;
+const LatencySchema = z.object({
+  count: z.number(),
+  p50Ms: z.number(),
+  p99Ms: z.number(),
   /** HDR histogram (µs, compressed base64), as capacity and mix record theirs. */
-  histogram: string;
-}
+  histogram: z.string(),
+});
+export type Latency = z.infer<typeof LatencySchema>;
 
 /** One window of load against one or more copies, merged. */
-export interface WindowStats {
-  copies: number;
-  /** Requests resident per copy (closed loop), or the total open-loop rate. */
-  concurrency: number | null;
-  ratePerS: number | null;
-  elapsedMs: number;
-  requests: number;
-  ok: number;
+const WindowStatsSchema = z.object({
+  copies: z.number(),
+  /** Requests resident per copy (closed loop), or null for open loop. */
+  concurrency: z.number().nullable(),
+  /** The total open-loop rate, or null for closed loop. */
+  ratePerS: z.number().nullable(),
+  elapsedMs: z.number(),
+  requests: z.number(),
+  ok: z.number(),
   /** Requests within the SLO (TTFT ≤ the target, and every gap ≤ the ITL target when one is set). */
-  good: number;
+  good: z.number(),
   /** Requests whose TTFT was over the SLO's target, or that failed. */
-  overTtft: number;
-  failures: string[];
-  outputTokens: number;
-  outputTokensPerS: number;
-  requestsPerS: number;
-  ttft: Latency;
-  itl: Latency;
-  e2e: Latency;
+  overTtft: z.number(),
+  /** One line per kind of failed request with its first detail. */
+  failures: z.array(z.string()),
+  outputTokens: z.number(),
+  outputTokensPerS: z.number(),
+  requestsPerS: z.number(),
+  ttft: LatencySchema,
+  itl: LatencySchema,
+  e2e: LatencySchema,
   /** How late the generator sent (p99), ms. */
-  lagP99Ms: number;
+  lagP99Ms: z.number(),
   /** CPU time the harness (the generator) used during the window, ms. */
-  generatorCpuMs: number;
-}
+  generatorCpuMs: z.number(),
+});
+export type WindowStats = z.infer<typeof WindowStatsSchema>;
 
-export interface ServeRound {
-  dedicated: WindowStats;
-  shared: WindowStats;
-}
+const ServeRoundSchema = z.object({ dedicated: WindowStatsSchema, shared: WindowStatsSchema });
+export type ServeRound = z.infer<typeof ServeRoundSchema>;
 
-export interface RateStep {
-  totalRatePerS: number;
-  window: WindowStats;
-  verdict: 'pass' | 'fail' | 'invalid';
-  reason: string;
-}
+const RateStepSchema = z.object({
+  totalRatePerS: z.number(),
+  window: WindowStatsSchema,
+  verdict: z.enum(['pass', 'fail', 'invalid']),
+  reason: z.string(),
+});
+export type RateStep = z.infer<typeof RateStepSchema>;
 
 /** One mode at one number of copies (mode 'dedicated': one plain copy, capacity's reference row). */
-export interface ServeGroup {
-  mode: ServeMode | 'dedicated';
-  copies: number;
+const ServeGroupSchema = z.object({
+  mode: z.enum([...SERVE_MODES, 'dedicated']),
+  copies: z.number().int().positive(),
   /** pending: not measured yet (or cut short: --resume measures it from its start). */
-  status: 'pending' | 'measured' | 'skipped' | 'failed';
-  reason: string | null;
-  rounds: ServeRound[];
-  steps: RateStep[];
+  status: z.enum(['pending', 'measured', 'skipped', 'failed']),
+  reason: z.string().nullable(),
+  rounds: z.array(ServeRoundSchema),
+  steps: z.array(RateStepSchema),
   /** Each copy's environment beyond the host's (the MPS pipe directory, the thread cap). */
-  env: Record<string, string>;
-}
+  env: z.record(z.string(), z.string()),
+});
+export type ServeGroup = z.infer<typeof ServeGroupSchema>;
 
-export interface CeilingStep {
-  ratePerS: number;
-  window: WindowStats;
-}
+const CeilingStepSchema = z.object({ ratePerS: z.number(), window: WindowStatsSchema });
+export type CeilingStep = z.infer<typeof CeilingStepSchema>;
 
-export interface ServeRun {
-  schema: typeof SERVE_SCHEMA_ID;
-  id: string;
-  status: RunStatus;
-  createdAt: string;
-  finishedAt: string | null;
-  fingerprint: Fingerprint;
-  gpuIndex: number;
-  settings: ServeSettings;
+export const ServeRunSchema = z.object({
+  ...recordHeaderSchema(SERVE_SCHEMA_ID),
+  fingerprint: FingerprintSchema,
+  gpuIndex: z.number().int().nonnegative(),
+  settings: ServeSettingsSchema,
   /** The generator against a null server on this host, before any server started. */
-  ceiling: CeilingStep[];
-  groups: ServeGroup[];
-  daemons: MpsDaemonRecord[];
-  /** Host CPUs, and what the harness ran on. */
-  host: { cpus: number; cpuModel: string | null };
-  warnings: string[];
-  resumes?: Array<{ at: string; groupsKept: number }>;
-}
+  ceiling: z.array(CeilingStepSchema),
+  groups: z.array(ServeGroupSchema),
+  daemons: z.array(MpsDaemonRecordSchema),
+  /** Host CPUs, and their model. */
+  host: z.object({ cpus: z.number(), cpuModel: z.string().nullable() }),
+  warnings: z.array(z.string()),
+  resumes: z.array(z.object({ at: z.string(), groupsKept: z.number() })).optional(),
+});
+export type ServeRun = z.infer<typeof ServeRunSchema>;
 
-/** The server run in `dir`, or null when it holds no serve.json; a serve.json of another shape is refused. */
+/** The server run in `dir`, read through its schema, or null when `dir` holds none. */
 export async function loadServeRun(dir: string): Promise<ServeRun | null> {
-  const file = path.join(dir, SERVE_FILE);
-  let text: string;
-  try {
-    text = await readRegularFile(file, 'give a run directory made by gpushare bench --serve');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  let run: unknown;
-  try {
-    run = JSON.parse(text);
-  } catch {
-    throw new UserError(`${file} is not JSON: give a run directory made by gpushare bench --serve`);
-  }
-  const r = run as Partial<ServeRun> | null;
-  if (r?.schema !== SERVE_SCHEMA_ID || !Array.isArray(r.groups) || !r.settings || !r.fingerprint)
-    throw new UserError(`${file} is not a server run of schema ${SERVE_SCHEMA_ID}: run gpushare bench --serve again`);
-  return r as ServeRun;
+  return loadRecord(dir, 'serve', ServeRunSchema);
 }
