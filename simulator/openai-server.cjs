@@ -47,7 +47,8 @@ async function stream(res, body, chat) {
   // 0: no timer at all (a timer of 0 ms still waits about 1 ms): the null server of the generator's ceiling.
   if (ttftMs > 0) await sleep(ttftMs);
   for (let i = 0; i < tokens; i++) {
-    if (i > 0 && itlMs > 0) await sleep(itlMs);
+    // 0: a turn of the event loop, not a timer: each token its own write, as a real stream sends them.
+    if (i > 0) await (itlMs > 0 ? sleep(itlMs) : new Promise((resolve) => setImmediate(resolve)));
     if (mode === 'cut' && i === Math.floor(tokens / 2)) {
       res.socket.destroy();
       return;

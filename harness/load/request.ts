@@ -26,6 +26,11 @@ export interface RequestSpec {
   inputTokens: number;
   maxTokens: number;
   timeoutMs: number;
+  /**
+   * Put first in the prompt, once per request: no two prompts share a prefix, so an engine's prefix
+   * cache (vLLM's automatic prefix caching, SGLang's radix cache) cannot skip a prefill the load meant.
+   */
+  uniqueId?: string;
 }
 
 export interface RequestRecord {
@@ -45,13 +50,15 @@ export interface RequestRecord {
   outputTokens: number;
 }
 
-/** The synthetic prompt: `inputTokens` short words. */
-export function syntheticPrompt(inputTokens: number): string {
-  return Array.from({ length: Math.max(1, inputTokens) }, (_, i) => (i % 2 === 0 ? 'hello' : 'world')).join(' ');
+/** The synthetic prompt: `inputTokens` short words, the first `uniqueId` when given. */
+export function syntheticPrompt(inputTokens: number, uniqueId?: string): string {
+  const words: string[] = Array.from({ length: Math.max(1, inputTokens) }, (_, i) => (i % 2 === 0 ? 'hello' : 'world'));
+  if (uniqueId !== undefined) words[0] = uniqueId;
+  return words.join(' ');
 }
 
 export function requestBody(spec: RequestSpec): string {
-  const prompt = syntheticPrompt(spec.inputTokens);
+  const prompt = syntheticPrompt(spec.inputTokens, spec.uniqueId);
   const common = {
     model: spec.model,
     max_tokens: spec.maxTokens,

@@ -5,6 +5,7 @@
  * outcome, and the generator's own lag (how late it sent against its schedule), so a run can refuse a
  * load the generator itself could not keep up with.
  */
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { decodeLatencies, encodeLatencies } from '../workload/open-loop.js';
@@ -20,6 +21,8 @@ export interface LoadRunOptions {
   now?: () => number;
   /** Each request's prompt length, by its index in the run (a length distribution); default request.inputTokens. */
   inputTokensOf?: (index: number) => number;
+  /** Stops sending at once, and cuts the requests in flight (an interrupted run, a copy gone). */
+  signal?: AbortSignal;
 }
 
 export interface Percentiles {
@@ -33,6 +36,8 @@ export interface Percentiles {
 
 export interface LoadResult {
   schedule: Schedule;
+  /** When the run began, on the clock of its records (`now`), and how long it sent for, ms. */
+  startMs: number;
   durationMs: number;
   /** From the start to the last response, ms. */
   elapsedMs: number;
@@ -64,40 +69,59 @@ export function percentiles(valuesMs: readonly number[]): Percentiles {
   }
 }
 
-const waitUntil = (now: () => number, atMs: number) =>
-  new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, atMs - now())));
+/** Waits until `atMs` on `now`'s clock, or until `signal` aborts. */
+const waitUntil = (now: () => number, atMs: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, atMs - now()));
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
 export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
   const now = options.now ?? (() => performance.now());
   const { schedule, durationMs, request } = options;
   const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+  const signal = options.signal;
+  // Destroying the agent ends every request in flight (each resolves as cut): nothing outlives an abort.
+  const cut = () => agent.destroy();
+  signal?.addEventListener('abort', cut, { once: true });
   const startMs = now();
   const records: RequestRecord[] = [];
   let sent = 0;
+  // A run's own tag, then the request's index: a prompt never repeats, within a run or across runs.
+  const tag = randomBytes(4).toString('hex');
   const next = (): RequestSpec => {
     const index = sent++;
-    return options.inputTokensOf ? { ...request, inputTokens: options.inputTokensOf(index) } : request;
+    const inputTokens = options.inputTokensOf ? options.inputTokensOf(index) : request.inputTokens;
+    return { ...request, inputTokens, uniqueId: `${tag}${index.toString(36)}` };
   };
   try {
     if (schedule.kind === 'closed') {
       const worker = async () => {
         // Each request is scheduled the moment its predecessor ends: closed loop has no backlog to hide.
-        while (now() - startMs < durationMs) records.push(await sendRequest(next(), now(), now, agent));
+        while (now() - startMs < durationMs && !signal?.aborted)
+          records.push(await sendRequest(next(), now(), now, agent));
       };
       await Promise.all(Array.from({ length: schedule.concurrency }, worker));
     } else {
       const inFlight: Promise<void>[] = [];
       for (const offsetMs of arrivalTimesMs(schedule, durationMs)) {
         const scheduledMs = startMs + offsetMs;
-        if (now() < scheduledMs) await waitUntil(now, scheduledMs);
+        if (now() < scheduledMs) await waitUntil(now, scheduledMs, signal);
+        if (signal?.aborted) break;
         inFlight.push(sendRequest(next(), scheduledMs, now, agent).then((r) => void records.push(r)));
       }
       await Promise.all(inFlight);
     }
   } finally {
+    signal?.removeEventListener('abort', cut);
     agent.destroy();
   }
-  return summarize(schedule, durationMs, now() - startMs, records);
+  return { ...summarize(schedule, durationMs, now() - startMs, records), startMs };
 }
 
 export function summarize(
@@ -105,7 +129,7 @@ export function summarize(
   durationMs: number,
   elapsedMs: number,
   records: RequestRecord[],
-): LoadResult {
+): Omit<LoadResult, 'startMs'> {
   const outcomes = Object.fromEntries(REQUEST_OUTCOMES.map((o) => [o, 0])) as Record<RequestOutcome, number>;
   const failures = new Map<RequestOutcome, string>();
   for (const r of records) {
@@ -135,7 +159,7 @@ export function summarize(
  * Why a run's load cannot be taken as the server's (the generator sent late: its p99 lag over
  * `maxLagMs`), or null. Open loop only: a closed loop schedules each request when it sends it.
  */
-export function generatorLagProblem(result: LoadResult, maxLagMs: number): string | null {
+export function generatorLagProblem(result: Pick<LoadResult, 'schedule' | 'lag'>, maxLagMs: number): string | null {
   if (result.schedule.kind === 'closed' || result.lag.count === 0) return null;
   return result.lag.p99Ms > maxLagMs
     ? `the load generator sent requests ${result.lag.p99Ms.toFixed(1)} ms late (p99, over ${maxLagMs} ms): it could not sustain this rate, so the latencies measure it, not the server`

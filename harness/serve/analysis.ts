@@ -8,12 +8,13 @@
  */
 import { median } from 'simple-statistics';
 import { medianInterval, metricStats } from '../stats/statistics.js';
-import { p99Holds } from '../workload/open-loop.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
+import { type P99Verdict, p99Verdict } from './steps.js';
 
 export interface Estimate {
   value: number | null;
   ci: [number, number] | null;
+  /** The rounds it is of: fewer than the group's where a round had no value (every request failed). */
   n: number;
 }
 
@@ -21,7 +22,7 @@ export interface Estimate {
 export const RATIOS = ['throughput', 'ttftP50', 'ttftP99', 'itlP50', 'itlP99', 'e2eP50', 'e2eP99', 'goodput'] as const;
 export type RatioName = (typeof RATIOS)[number];
 
-const pick: Record<RatioName, (w: WindowStats) => number> = {
+const pick: Record<RatioName, (w: WindowStats) => number | null> = {
   throughput: (w) => w.outputTokensPerS,
   ttftP50: (w) => w.ttft.p50Ms,
   ttftP99: (w) => w.ttft.p99Ms,
@@ -29,44 +30,63 @@ const pick: Record<RatioName, (w: WindowStats) => number> = {
   itlP99: (w) => w.itl.p99Ms,
   e2eP50: (w) => w.e2e.p50Ms,
   e2eP99: (w) => w.e2e.p99Ms,
-  goodput: (w) => w.good / Math.max(1e-9, w.elapsedMs / 1000),
+  goodput: (w) => (w.windowMs > 0 ? w.good / (w.windowMs / 1000) : null),
 };
 
-export type SloVerdict = 'holds' | 'fails' | 'too few requests';
+/** shared ÷ dedicated of one round, or null where either has no value or the dedicated one is 0. */
+function roundRatio(name: RatioName, shared: WindowStats, dedicated: WindowStats): number | null {
+  const a = pick[name](shared);
+  const b = pick[name](dedicated);
+  return a === null || b === null || b === 0 ? null : a / b;
+}
 
 export interface GroupAnalysis {
   mode: ServeGroup['mode'];
   copies: number;
   status: ServeGroup['status'];
   reason: string | null;
+  rounds: number;
   ratios: Record<RatioName, Estimate> | null;
   /** Output tokens/s of the whole GPU in the shared arm (all copies), and of the dedicated copy. */
   tokensPerS: Estimate | null;
   dedicatedTokensPerS: Estimate | null;
   /** TTFT p99 ≤ the SLO over every request of every shared window, at 95% confidence. */
-  slo: { verdict: SloVerdict; requests: number; over: number } | null;
+  slo: { verdict: P99Verdict; requests: number; over: number } | null;
   failedRequests: number;
   /** USD per 1M output tokens at the median tokens/s, shared and dedicated; null without --gpu-hour-usd. */
-  costPer1M: { shared: number; dedicated: number } | null;
-  /** capacity: the highest total rate that passed, and the lowest above it that failed. */
+  costPer1M: { shared: number | null; dedicated: number | null } | null;
+  /** capacity: the highest total rate that passed, the lowest above it that failed, tokens/s at the first. */
   capacity: { ratePerS: number | null; failedAtPerS: number | null; tokensPerS: number | null } | null;
-  /** Windows whose request rate was over the generator's ceiling. */
+  /** Windows whose request rate or token rate was over the generator's ceiling (all, when none was found). */
   overCeiling: number;
+  /** Windows in which the generator used more than half a core. */
+  generatorBusy: number;
+}
+
+export interface CeilingStep {
+  ratePerS: number;
+  requestsPerS: number;
+  tokensPerS: number;
+  ttftP99Ms: number | null;
+  e2eP99Ms: number | null;
+  lagP99Ms: number;
+  cpuShare: number;
+  /** Every request ended ok. */
+  clean: boolean;
 }
 
 export interface Ceiling {
-  /** 1% of the run's lowest dedicated (or capacity) e2e p50, ms: the added latency allowed. */
+  /** 1% of the run's lowest e2e p50, ms: the latency the generator may add. */
   allowedMs: number | null;
+  /** The highest clean null-server rate whose e2e p99 and send lag stayed within it: requests/s and output tokens/s. */
   ratePerS: number | null;
   tokensPerS: number | null;
-  steps: Array<{
-    ratePerS: number;
-    requestsPerS: number;
-    tokensPerS: number;
-    e2eP99Ms: number;
-    lagP99Ms: number;
-    cpuShare: number;
-  }>;
+  /** The sweep's top rate was within it: the ceiling is at least this, not measured. */
+  atLeast: boolean;
+  /** What the generator adds to TTFT there (the null server's TTFT p99), and as a share of the run's lowest TTFT p50. */
+  ttftAddedMs: number | null;
+  ttftShare: number | null;
+  steps: CeilingStep[];
 }
 
 export interface ServeAnalysis {
@@ -82,51 +102,56 @@ const estimate = (values: number[]): Estimate => {
 const sharedWindows = (g: ServeGroup): WindowStats[] =>
   g.rounds.length > 0 ? g.rounds.map((r) => r.shared) : g.steps.map((s) => s.window);
 
-/** The generator's ceiling: the highest null-server rate whose e2e p99 stayed within 1% of the run's own e2e p50. */
+const lowest = (values: Array<number | null>): number | null => {
+  const present = values.filter((v): v is number => v !== null && v > 0);
+  return present.length > 0 ? Math.min(...present) : null;
+};
+
+/** The generator's ceiling: the highest clean null-server rate whose e2e p99 stayed within 1% of the run's own e2e p50. */
 export function ceilingOf(run: ServeRun): Ceiling {
-  const own = run.groups
-    .flatMap((g) =>
-      g.rounds.length > 0 ? g.rounds.map((r) => r.dedicated.e2e.p50Ms) : g.steps.map((s) => s.window.e2e.p50Ms),
-    )
-    .filter((v) => v > 0);
-  const allowedMs = own.length > 0 ? Math.min(...own) / 100 : null;
-  const steps = run.ceiling.map(({ ratePerS, window: w }) => ({
+  const own = run.groups.flatMap((g) => [...g.rounds.map((r) => r.dedicated), ...sharedWindows(g)]);
+  const ownE2e = lowest(own.map((w) => w.e2e.p50Ms));
+  const ownTtft = lowest(own.map((w) => w.ttft.p50Ms));
+  const allowedMs = ownE2e === null ? null : ownE2e / 100;
+  const steps: CeilingStep[] = run.ceiling.map(({ ratePerS, window: w }) => ({
     ratePerS,
     requestsPerS: w.requestsPerS,
     tokensPerS: w.outputTokensPerS,
+    ttftP99Ms: w.ttft.p99Ms,
     e2eP99Ms: w.e2e.p99Ms,
     lagP99Ms: w.lagP99Ms,
-    cpuShare: w.generatorCpuMs / Math.max(1, w.elapsedMs),
+    cpuShare: w.generatorCpuMs / Math.max(1, w.windowMs),
+    clean: w.requests > 0 && w.ok === w.requests,
   }));
-  const within = allowedMs === null ? [] : steps.filter((s) => s.e2eP99Ms <= allowedMs && s.lagP99Ms <= allowedMs);
-  const best = within.at(-1) ?? null;
-  return { allowedMs, ratePerS: best?.requestsPerS ?? null, tokensPerS: best?.tokensPerS ?? null, steps };
+  const within = (s: CeilingStep) =>
+    allowedMs !== null && s.clean && s.e2eP99Ms !== null && s.e2eP99Ms <= allowedMs && s.lagP99Ms <= allowedMs;
+  // The highest rate within, below the first rate that was not: past it the generator was falling behind.
+  const firstOut = steps.findIndex((s) => !within(s));
+  const held = firstOut === -1 ? steps : steps.slice(0, firstOut);
+  const best = held.at(-1) ?? null;
+  return {
+    allowedMs,
+    ratePerS: best?.requestsPerS ?? null,
+    tokensPerS: best?.tokensPerS ?? null,
+    atLeast: best !== null && firstOut === -1,
+    ttftAddedMs: best?.ttftP99Ms ?? null,
+    ttftShare: best?.ttftP99Ms != null && ownTtft !== null ? best.ttftP99Ms / ownTtft : null,
+    steps,
+  };
 }
 
 export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): GroupAnalysis {
   const windows = sharedWindows(g);
   const requests = windows.reduce((sum, w) => sum + w.requests, 0);
   const over = windows.reduce((sum, w) => sum + w.overTtft, 0);
-  const slo =
-    requests === 0
-      ? null
-      : {
-          verdict: (p99Holds(requests, over)
-            ? 'holds'
-            : over > requests / 100
-              ? 'fails'
-              : 'too few requests') as SloVerdict,
-          requests,
-          over,
-        };
   const ratios =
     g.rounds.length === 0
       ? null
       : (Object.fromEntries(
           RATIOS.map((name) => {
             const perRound = g.rounds
-              .map((r) => pick[name](r.shared) / pick[name](r.dedicated))
-              .filter(Number.isFinite);
+              .map((r) => roundRatio(name, r.shared, r.dedicated))
+              .filter((v): v is number => v !== null);
             const stats = metricStats({ id: `${g.mode}-${g.copies}-${name}`, perRound });
             return [name, { value: stats.value, ci: stats.ci, n: stats.n }];
           }),
@@ -134,21 +159,26 @@ export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): Gr
   const tokensPerS = g.rounds.length > 0 ? estimate(g.rounds.map((r) => r.shared.outputTokensPerS)) : null;
   const dedicatedTokensPerS = g.rounds.length > 0 ? estimate(g.rounds.map((r) => r.dedicated.outputTokensPerS)) : null;
   const usd = run.settings.gpuHourUsd;
-  const per1M = (tps: number | null | undefined) => (usd === null || !tps ? Number.NaN : (usd / (tps * 3600)) * 1e6);
+  const per1M = (tps: number | null | undefined) => (usd === null || !tps ? null : (usd / (tps * 3600)) * 1e6);
   const passing = g.steps.filter((s) => s.verdict === 'pass');
   const top = passing.length > 0 ? passing.reduce((a, b) => (b.totalRatePerS > a.totalRatePerS ? b : a)) : null;
   const failedAbove = g.steps
     .filter((s) => s.verdict === 'fail' && (top === null || s.totalRatePerS > top.totalRatePerS))
     .map((s) => s.totalRatePerS);
+  const all = [...windows, ...g.rounds.map((r) => r.dedicated)];
+  const overCeiling = (w: WindowStats) =>
+    ceiling.ratePerS === null ||
+    (!ceiling.atLeast && (w.requestsPerS > ceiling.ratePerS || w.outputTokensPerS > (ceiling.tokensPerS ?? 0)));
   return {
     mode: g.mode,
     copies: g.copies,
     status: g.status,
     reason: g.reason,
+    rounds: g.rounds.length,
     ratios,
     tokensPerS,
     dedicatedTokensPerS,
-    slo,
+    slo: requests === 0 ? null : { verdict: p99Verdict(requests, over), requests, over },
     failedRequests: windows.reduce((sum, w) => sum + (w.requests - w.ok), 0),
     costPer1M:
       usd === null || tokensPerS === null
@@ -162,11 +192,8 @@ export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): Gr
             failedAtPerS: failedAbove.length > 0 ? Math.min(...failedAbove) : null,
             tokensPerS: top?.window.outputTokensPerS ?? null,
           },
-    overCeiling:
-      ceiling.ratePerS === null
-        ? 0
-        : [...windows, ...g.rounds.map((r) => r.dedicated)].filter((w) => w.requestsPerS > (ceiling.ratePerS as number))
-            .length,
+    overCeiling: all.filter(overCeiling).length,
+    generatorBusy: all.filter((w) => w.generatorCpuMs > 0.5 * w.windowMs).length,
   };
 }
 
@@ -176,33 +203,35 @@ export function analyzeServe(run: ServeRun): ServeAnalysis {
 }
 
 /** Whether two intervals are apart (neither reaches the other). */
-const apart = (a: [number, number] | null, b: [number, number] | null) =>
-  a !== null && b !== null && (a[0] > b[1] || b[0] > a[1]);
+const apart = (a: [number, number], b: [number, number]) => a[0] > b[1] || b[0] > a[1];
 
 export interface ServePlan {
-  /** The answer, one line; null when no group held the SLO. */
+  /** The answer, one line. */
   answer: string;
   mode: ServeGroup['mode'] | null;
   copies: number | null;
-  /** Modes at the same copies whose throughput interval overlaps the chosen one's: no decision between them. */
+  /** Modes at the same copies not told apart from the chosen one: throughput intervals that overlap, or none to compare. */
   tiedWith: Array<ServeGroup['mode']>;
 }
 
 /**
  * How many copies of this server per GPU, in which mode: bench, the most copies whose TTFT p99 holds
- * the SLO with no failed request, then the most tokens/s among those (a mode is preferred only where
- * the throughput intervals separate); capacity, the group that carried the highest rate at the SLO.
+ * the SLO with no failed request, then the most tokens/s (a mode is preferred only where the
+ * throughput intervals separate); capacity, the group that carried the highest rate at the SLO, beside
+ * what one dedicated copy carried.
  */
 export function servePlan(run: ServeRun, analysis: ServeAnalysis): ServePlan {
   const slo = `TTFT p99 <= ${run.settings.sloTtftP99Ms} ms`;
+  const none = (answer: string): ServePlan => ({ answer, mode: null, copies: null, tiedWith: [] });
   const groups = analysis.groups.filter((g) => g.status === 'measured' && g.mode !== 'dedicated');
   if (run.settings.measure === 'capacity') {
     const carried = groups.filter((g) => g.capacity?.ratePerS != null);
-    if (carried.length === 0)
-      return { answer: `no mode carried any measured rate at ${slo}`, mode: null, copies: null, tiedWith: [] };
+    if (carried.length === 0) return none(`no mode carried any measured rate at ${slo}`);
     const best = carried.reduce((a, b) => ((b.capacity?.ratePerS ?? 0) > (a.capacity?.ratePerS ?? 0) ? b : a));
+    const alone = analysis.groups.find((g) => g.mode === 'dedicated')?.capacity?.ratePerS ?? null;
+    const rate = best.capacity?.ratePerS as number;
     return {
-      answer: `${best.copies} copies under ${best.mode}: ${best.capacity?.ratePerS?.toFixed(1)} req/s at ${slo}, the most of any mode and count measured`,
+      answer: `${best.copies} copies under ${best.mode}: ${rate.toFixed(1)} req/s at ${slo}, the most of the modes and counts measured${alone !== null ? ` (one dedicated copy: ${alone.toFixed(1)} req/s)` : ''}`,
       mode: best.mode,
       copies: best.copies,
       tiedWith: [],
@@ -212,23 +241,24 @@ export function servePlan(run: ServeRun, analysis: ServeAnalysis): ServePlan {
     (g) => g.slo?.verdict === 'holds' && g.failedRequests === 0 && g.tokensPerS?.value != null,
   );
   if (holding.length === 0)
-    return {
-      answer: `no mode and count measured held ${slo} at ${run.settings.concurrency} requests resident per copy`,
-      mode: null,
-      copies: null,
-      tiedWith: [],
-    };
+    return none(`no mode and count measured held ${slo} at ${run.settings.concurrency} requests resident per copy`);
   const copies = Math.max(...holding.map((g) => g.copies));
   const atCopies = holding.filter((g) => g.copies === copies);
   const best = atCopies.reduce((a, b) => ((b.tokensPerS?.value ?? 0) > (a.tokensPerS?.value ?? 0) ? b : a));
-  const tiedWith = atCopies
-    .filter((g) => g !== best && !apart(g.tokensPerS?.ci ?? null, best.tokensPerS?.ci ?? null))
-    .map((g) => g.mode);
+  const others = atCopies.filter((g) => g !== best);
+  const noCi = others.filter((g) => !g.tokensPerS?.ci || !best.tokensPerS?.ci);
+  const overlap = others.filter(
+    (g) => !noCi.includes(g) && !apart(g.tokensPerS?.ci as [number, number], best.tokensPerS?.ci as [number, number]),
+  );
+  const ties = [
+    ...(overlap.length > 0 ? [`${overlap.map((g) => g.mode).join(', ')}: their throughput intervals overlap`] : []),
+    ...(noCi.length > 0 ? [`${noCi.map((g) => g.mode).join(', ')}: no CI to separate them (under 6 rounds)`] : []),
+  ];
   const pct = best.ratios?.throughput.value;
   return {
-    answer: `${copies} copies per GPU under ${best.mode}${tiedWith.length > 0 ? ` (or ${tiedWith.join(', ')}: their throughput intervals overlap)` : ''}: ${best.tokensPerS?.value?.toFixed(0)} output tokens/s per GPU${pct != null ? `, ${(pct * 100).toFixed(0)}% of a dedicated copy at equal requests resident` : ''}, ${slo} held`,
+    answer: `${copies} copies per GPU under ${best.mode}${ties.length > 0 ? ` (or ${ties.join('; ')})` : ''}: ${best.tokensPerS?.value?.toFixed(0)} output tokens/s per GPU${pct != null ? `, ${(pct * 100).toFixed(0)}% of a dedicated copy at equal requests resident` : ''}, ${slo} held`,
     mode: best.mode,
     copies,
-    tiedWith,
+    tiedWith: [...overlap, ...noCi].map((g) => g.mode),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The load generator's own ceiling on this host: open-loop Poisson load at doubling rates against a
- * null server (gpushare's simulated OpenAI server answering every token at once), before any server of
- * the run starts. What the null server's latency is at a rate is what the generator and the loopback
+ * null server (gpushare's simulated OpenAI server with no delay, each token its own write after a turn
+ * of its event loop, so the generator parses tokens one by one as a real stream makes it), before any
+ * server of the run starts. What the null server's latency is at a rate is what the generator and the loopback
  * add to every request at that rate; analysis.ts sets it against the run's own latencies.
  */
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { PACKAGE_ROOT } from '../core/paths.js';
 import type { ProcessRunner } from '../core/process.js';
 import { runLoad } from '../load/run.js';
 import type { CeilingStep } from './record.js';
+import { promptLength } from './server-member.js';
 import { type Slo, windowStats } from './window.js';
 
 export const NULL_SERVER = path.join(PACKAGE_ROOT, 'simulator', 'openai-server.cjs');
@@ -20,6 +22,8 @@ const STEP_MS = 2000;
 
 export interface CeilingOptions {
   inputTokens: number;
+  /** The run's prompt length range, drawn as its servers' loads draw it. */
+  inputTokensMax: number | null;
   outputTokens: number;
   api: 'completions' | 'chat';
   slo: Slo;
@@ -47,6 +51,7 @@ export async function measureCeiling(
     });
     if (port === null) return { steps: [], problem: `the null server did not start: ${child.stderrTail().trim()}` };
     const steps: CeilingStep[] = [];
+    const hi = options.inputTokensMax;
     for (const ratePerS of options.rates ?? CEILING_RATES) {
       const cpuBefore = process.cpuUsage();
       const result = await runLoad({
@@ -60,6 +65,7 @@ export async function measureCeiling(
         },
         schedule: { kind: 'poisson', ratePerS, seed: ratePerS },
         durationMs: options.stepMs ?? STEP_MS,
+        inputTokensOf: hi === null ? undefined : (i) => promptLength(options.inputTokens, hi, i),
       });
       const cpu = process.cpuUsage(cpuBefore);
       const window = windowStats(

@@ -8,6 +8,7 @@
 import { availableParallelism, cpus } from 'node:os';
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
+import { UserError } from '../core/errors.js';
 import { termJson, termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
 import { notResumable } from '../record/record-file.js';
@@ -49,7 +50,7 @@ function serveCommandOf(measure: ServeSettings['measure']) {
       refuseSettingsWithResume(SERVE_FLAGS, args);
       return { resume: args.resume, json: args.json ?? false };
     },
-    run: (options, deps) => serve(options, deps),
+    run: (options, deps) => serve(options, measure, deps),
   });
 }
 
@@ -70,7 +71,10 @@ function binding(dir: string): RecordBinding<ServeRun> {
   };
 }
 
-/** Cores for the servers: all but the first, where the generator runs, on a host with 4 or more (and taskset). */
+/**
+ * Cores for the servers: all but the first, on a host with 4 or more (and taskset); the harness, whose
+ * thread is the load generator, is pinned to the first, so the servers never take its core.
+ */
 async function serverCpus(deps: AppDeps): Promise<string | null> {
   const n = availableParallelism();
   if (n < 4 || (await deps.runner.which('taskset')) === null) return null;
@@ -92,11 +96,18 @@ export function plannedGroups(settings: ServeSettings): ServeGroup[] {
   return settings.measure === 'capacity' ? [group('dedicated', 1), ...shared] : shared;
 }
 
-async function serve(options: ServeCommandOptions, deps: AppDeps): Promise<number> {
+async function serve(options: ServeCommandOptions, measure: ServeSettings['measure'], deps: AppDeps): Promise<number> {
   if (options.resume !== null) {
     const dir = options.resume;
     const session = await resumeOnThisMachine(binding(dir), dir, deps, {
-      load: async (from) => (await loadServeRun(from)) ?? Promise.reject(await notResumable(from, 'serve')),
+      load: async (from) => {
+        const run = await loadServeRun(from);
+        if (run === null) throw await notResumable(from, 'serve');
+        const made = run.settings.measure;
+        if (made !== measure)
+          throw new UserError(`${from} is a ${made} --serve run: continue it with gpushare ${made} --resume ${from}`);
+        return run;
+      },
       resumed: (run) => {
         (run.resumes ??= []).push({
           at: deps.clock.nowIso(),
@@ -130,6 +141,12 @@ async function serve(options: ServeCommandOptions, deps: AppDeps): Promise<numbe
 async function serveRun(session: Session<ServeRun>, json: boolean, deps: AppDeps): Promise<number> {
   const run = session.record;
   const gpuUuid = visibleDevice(run.fingerprint, run.gpuIndex);
+  // The generator (this process) on the core the servers are kept off; a new run and a resumed one alike.
+  if (run.settings.serverCpus !== null) {
+    const pinned = await deps.runner.exec(['taskset', '-pc', '0', String(process.pid)]);
+    if (pinned.status !== 'exited' || pinned.exitCode !== 0)
+      run.warnings.push('could not pin the load generator to CPU 0 (taskset -pc 0): it shares cores with the servers');
+  }
   const loop = async () => {
     deps.err(
       `gpushare ${run.settings.measure} --serve ${run.id}: ${run.groups.length} groups, ${termText(run.settings.serve)}\n`,

@@ -23,11 +23,14 @@ const RATIO_LABEL: Record<RatioName, string> = {
 
 const num = (v: number | null | undefined, digits = 2) => (v == null || !Number.isFinite(v) ? '–' : v.toFixed(digits));
 
-/** "0.84 [0.80, 0.88]", or as a percentage. */
-export function estimateText(e: Estimate | null | undefined, percent = false): string {
+/** "0.84 [0.80, 0.88]", or as a percentage; "of 5 rounds" where rounds had no value. */
+export function estimateText(e: Estimate | null | undefined, percent = false, rounds = e?.n ?? 0): string {
   if (!e || e.value === null) return '–';
   const f = (v: number) => (percent ? `${(v * 100).toFixed(0)}%` : v.toFixed(2));
-  return e.ci ? `${f(e.value)} [${f(e.ci[0])}, ${f(e.ci[1])}]` : `${f(e.value)} (no CI: ${e.n} rounds)`;
+  const of = e.n < rounds ? ` (${e.n} of ${rounds} rounds)` : '';
+  return e.ci
+    ? `${f(e.value)} [${f(e.ci[0])}, ${f(e.ci[1])}]${of}`
+    : `${f(e.value)} (no CI: ${e.n} of ${rounds} rounds)`;
 }
 
 const groupName = (g: Pick<GroupAnalysis, 'mode' | 'copies'>) => `${g.mode} ×${g.copies}`;
@@ -42,9 +45,9 @@ function setup(run: ServeRun): string[] {
     `- Run \`${run.id}\` (${run.status}), ${termText(gpu?.name ?? 'GPU')}, driver ${run.fingerprint.driverVersion ?? '?'}, ${run.createdAt}`,
     `- Server: \`${s.serve}\` (${s.api}, ready at ${s.readyPath})`,
     s.measure === 'bench'
-      ? `- Load: closed loop, ${s.concurrency} requests resident per shared copy; the dedicated copy (plain, alone on the GPU while it is measured) carries copies × ${s.concurrency}. ${inputText(s)} input words, ${s.outputTokens} output tokens, ${s.windowMs / 1000} s windows, ${s.rounds} ABBA rounds per group.`
+      ? `- Load: closed loop, ${s.concurrency} requests resident per shared copy; the dedicated copy (a plain process, the only one loaded while it is measured, resident beside the group's idle copies, {mem_fraction} 0.45 against 0.45 ÷ copies each) carries copies × ${s.concurrency}. Prompts of ${inputText(s)} words, each made unique; ${s.outputTokens} output tokens; ${s.windowMs / 1000} s windows (throughput counts tokens that arrived within them), one warm-up window of each arm not kept, then ${s.rounds} ABBA rounds per group. Latencies are of requests that ended ok.`
       : `- Load: open-loop Poisson, the total rate split evenly over the copies, ${s.windowMs / 1000} s steps; ${inputText(s)} input words, ${s.outputTokens} output tokens.`,
-    `- SLO: TTFT p99 ≤ ${s.sloTtftP99Ms} ms${s.sloItlP99Ms !== null ? `, every ITL ≤ ${s.sloItlP99Ms} ms for goodput` : ''}. Servers on CPUs ${s.serverCpus ?? '(not pinned)'}; host ${run.host.cpus} CPUs (${termText(run.host.cpuModel ?? '?')}).`,
+    `- SLO: TTFT p99 ≤ ${s.sloTtftP99Ms} ms${s.sloItlMaxMs !== null ? `, every ITL ≤ ${s.sloItlMaxMs} ms for goodput` : ''}. Servers on CPUs ${s.serverCpus ?? '(not pinned)'}; host ${run.host.cpus} CPUs (${termText(run.host.cpuModel ?? '?')}).`,
   ];
 }
 
@@ -83,7 +86,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
     );
     for (const g of measured)
       lines.push(
-        `| ${groupName(g)} | ${estimateText(g.tokensPerS)} | ${RATIOS.map((r) => estimateText(g.ratios?.[r], r === 'throughput')).join(' | ')} | ${g.slo?.verdict ?? '–'} (${g.slo?.over ?? 0}/${g.slo?.requests ?? 0} over) |${g.costPer1M ? ` ${num(g.costPer1M.shared)} / ${num(g.costPer1M.dedicated)} |` : ''}`,
+        `| ${groupName(g)} | ${estimateText(g.tokensPerS)} | ${RATIOS.map((r) => estimateText(g.ratios?.[r], r === 'throughput', g.rounds)).join(' | ')} | ${g.slo?.verdict ?? '–'} (${g.slo?.over ?? 0}/${g.slo?.requests ?? 0} over) |${g.costPer1M ? ` ${num(g.costPer1M.shared)} / ${num(g.costPer1M.dedicated)} |` : ''}`,
       );
   } else {
     lines.push(
@@ -105,7 +108,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
       '',
       ...other.map((g) => `- ${groupName(g)}: ${g.status}${g.reason ? `: ${termText(g.reason)}` : ''}`),
     );
-  const flagged = measured.filter((g) => g.failedRequests > 0 || g.overCeiling > 0);
+  const flagged = measured.filter((g) => g.failedRequests > 0 || g.overCeiling > 0 || g.generatorBusy > 0);
   if (flagged.length > 0 || run.warnings.length > 0)
     lines.push(
       '',

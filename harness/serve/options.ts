@@ -4,6 +4,7 @@ import { argText } from '../core/escape/terminal.js';
 import { integer, integerList, list, number, oneOf } from '../core/flags.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import { SERVE_MODES, type ServeSettings } from './record.js';
+import { MAX_STEP_S } from './steps.js';
 
 export const SERVE_FLAGS = {
   serve: {
@@ -14,7 +15,7 @@ export const SERVE_FLAGS = {
   api: {
     type: 'string',
     choices: ['openai'],
-    describe: 'what the server speaks: an OpenAI-compatible streaming API',
+    describe: 'what the server speaks: an OpenAI-compatible streaming API (the only one so far)',
     defaultDescription: 'openai',
   },
   endpoint: {
@@ -58,12 +59,20 @@ export const SERVE_FLAGS = {
     defaultDescription: '100 ÷ copies',
   },
   'slo-ttft-p99-ms': { type: 'number', describe: 'the TTFT p99 target, ms', defaultDescription: '1000' },
-  'slo-itl-p99-ms': { type: 'number', describe: 'an inter-token target for goodput, ms' },
+  'slo-itl-max-ms': {
+    type: 'number',
+    describe: 'goodput: a request counts only if every gap between its tokens is within this too, ms',
+  },
   'gpu-hour-usd': { type: 'number', describe: 'price of a GPU-hour: cost per 1M output tokens' },
   'ceiling-step-s': {
     type: 'number',
     describe: "seconds of each rate of the generator's own ceiling (a null server at doubling rates)",
     defaultDescription: '2',
+  },
+  'max-step-s': {
+    type: 'number',
+    describe: 'capacity: the longest a step may run to gather the 473 requests its p99 claim needs',
+    defaultDescription: String(MAX_STEP_S),
   },
   'request-timeout-s': { type: 'number', describe: 'one request, s', defaultDescription: '60' },
   gpu: { type: 'number', describe: 'index of the GPU', defaultDescription: '0' },
@@ -88,10 +97,11 @@ export interface ServeArgs {
   rounds?: string;
   threadPct?: string;
   sloTtftP99Ms?: string;
-  sloItlP99Ms?: string;
+  sloItlMaxMs?: string;
   gpuHourUsd?: string;
   requestTimeoutS?: string;
   ceilingStepS?: string;
+  maxStepS?: string;
   gpu?: string;
   out?: string;
   python?: string;
@@ -147,12 +157,13 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
       rounds: integer(args.rounds, '--rounds', 6, 1, 1000),
       threadPct: args.threadPct === undefined ? null : integer(args.threadPct, '--thread-pct', 100, 1, 100),
       sloTtftP99Ms: number(args.sloTtftP99Ms, '--slo-ttft-p99-ms', 1000, 0.001, 3_600_000),
-      sloItlP99Ms:
-        args.sloItlP99Ms === undefined ? null : number(args.sloItlP99Ms, '--slo-itl-p99-ms', 0, 0.001, 3_600_000),
+      sloItlMaxMs:
+        args.sloItlMaxMs === undefined ? null : number(args.sloItlMaxMs, '--slo-itl-max-ms', 0, 0.001, 3_600_000),
       gpuHourUsd:
         args.gpuHourUsd === undefined ? null : number(args.gpuHourUsd, '--gpu-hour-usd', 0, 0.0001, 1_000_000),
       requestTimeoutMs: number(args.requestTimeoutS, '--request-timeout-s', 60, 0.1, 3600) * 1000,
       ceilingStepMs: number(args.ceilingStepS, '--ceiling-step-s', 2, 0.05, 600) * 1000,
+      maxStepMs: number(args.maxStepS, '--max-step-s', MAX_STEP_S, 1, 3600) * 1000,
     },
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     out: args.out ?? null,

@@ -36,20 +36,23 @@ const ServeSettingsSchema = z.object({
   /** Each copy's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE under mps-threads; null: 100 ÷ copies. */
   threadPct: z.number().nullable(),
   sloTtftP99Ms: z.number().positive(),
-  sloItlP99Ms: z.number().positive().nullable(),
+  sloItlMaxMs: z.number().positive().nullable(),
   gpuHourUsd: z.number().positive().nullable(),
   /** Cores the servers were pinned to (taskset), or null: not pinned. */
   serverCpus: z.string().nullable(),
   requestTimeoutMs: z.number().positive(),
   /** How long the generator's ceiling holds each rate, ms. */
   ceilingStepMs: z.number().positive(),
+  /** capacity: the longest a step may run to gather the requests its p99 claim needs, ms. */
+  maxStepMs: z.number().positive(),
 });
 export type ServeSettings = z.infer<typeof ServeSettingsSchema>;
 
 const LatencySchema = z.object({
   count: z.number(),
-  p50Ms: z.number(),
-  p99Ms: z.number(),
+  /** Null where there was no value (every request failed; one-token outputs have no gap). */
+  p50Ms: z.number().nullable(),
+  p99Ms: z.number().nullable(),
   /** HDR histogram (µs, compressed base64), as capacity and mix record theirs. */
   histogram: z.string(),
 });
@@ -62,6 +65,9 @@ const WindowStatsSchema = z.object({
   concurrency: z.number().nullable(),
   /** The total open-loop rate, or null for closed loop. */
   ratePerS: z.number().nullable(),
+  /** How long the load was sent for, ms: throughput counts what arrived within it. */
+  windowMs: z.number(),
+  /** From the start to the last response (the drain after the window included), ms. */
   elapsedMs: z.number(),
   requests: z.number(),
   ok: z.number(),
@@ -71,8 +77,10 @@ const WindowStatsSchema = z.object({
   overTtft: z.number(),
   /** One line per kind of failed request with its first detail. */
   failures: z.array(z.string()),
+  /** Output tokens of requests that ended ok, arrived within the window. */
   outputTokens: z.number(),
   outputTokensPerS: z.number(),
+  /** Requests that ended ok within the window, per second of it. */
   requestsPerS: z.number(),
   ttft: LatencySchema,
   itl: LatencySchema,

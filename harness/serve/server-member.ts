@@ -59,6 +59,8 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
   private exit: ExitInfo | null = null;
   private readonly lines: string[] = [];
   private pending: Promise<LoadResult> | null = null;
+  /** Stops the load under way: on an interrupt, or when its answer is not awaited any longer. */
+  private load: AbortController | null = null;
   private model: string | null = null;
 
   constructor(
@@ -69,6 +71,11 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
 
   get label(): string {
     return this.spec.label;
+  }
+
+  /** How it ended, or null while it runs. */
+  get ended(): ExitInfo | null {
+    return this.exit;
   }
 
   get baseUrl(): string {
@@ -109,15 +116,18 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
   release(command: LoadCommand): void {
     const request: RequestSpec = { ...this.spec.request, baseUrl: this.baseUrl, model: this.model ?? 'default' };
     const waitMs = Math.max(0, (command.startAtUs - this.clock.monotonicUs()) / 1000);
-    const { inputTokens: lo } = this.spec.request;
     const hi = this.spec.inputTokensMax;
-    // Seeded by copy and request: the same run asks each copy the same lengths.
-    const inputTokensOf =
-      hi === null
-        ? undefined
-        : (i: number) => lo + Math.floor(seededRandom(this.spec.index * 1_000_003 + i)() * (hi - lo + 1));
+    const inputTokensOf = hi === null ? undefined : (i: number) => promptLength(this.spec.request.inputTokens, hi, i);
+    const load = new AbortController();
+    this.load = load;
     this.pending = sleep(waitMs).then(() =>
-      runLoad({ request, schedule: command.schedule, durationMs: command.durationMs, inputTokensOf }),
+      runLoad({
+        request,
+        schedule: command.schedule,
+        durationMs: command.durationMs,
+        inputTokensOf,
+        signal: load.signal,
+      }),
     );
   }
 
@@ -134,6 +144,8 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     // Deadlines are unref'd: a timer still pending must not hold the process open once the run is done.
     const outcome = await Promise.race([pending, sleep(timeoutMs, 'timeout' as const, { ref: false }), aborted]);
     signal.removeEventListener('abort', onAbort);
+    // A load no one waits for stops sending and cuts its requests: nothing of it outlives the window.
+    if (outcome === 'aborted' || outcome === 'timeout') this.load?.abort();
     if (outcome === 'aborted') throw new Interrupted('SIGINT');
     if (outcome === 'timeout') return { kind: 'timeout' };
     if (this.exit) return { kind: 'failed', reason: this.exitText(this.exit), exitCode: this.exit.exitCode };
@@ -142,8 +154,15 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
 
   async stop(timeoutMs: number): Promise<'exited' | 'killed'> {
     const child = this.child;
-    if (child === null || this.exit !== null) return 'exited';
+    if (child === null) return 'exited';
+    this.load?.abort();
+    // The group even when its leader has exited: an engine's workers (vLLM's engine core, TGI's shards)
+    // outlive a crashed leader and hold GPU memory through every later group.
     child.killGroup('SIGTERM');
+    if (this.exit !== null) {
+      child.killGroup('SIGKILL');
+      return 'exited';
+    }
     const ended = await Promise.race([child.exited.then(() => true), sleep(timeoutMs, false, { ref: false })]);
     if (ended) return 'exited';
     child.killGroup('SIGKILL');
@@ -165,6 +184,11 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     if (exit.spawnError) return `could not start: ${exit.spawnError}`;
     return `exited ${exit.signal !== null ? `on ${exit.signal}` : `with status ${exit.exitCode}`} before it was ready`;
   }
+}
+
+/** Request `index`'s prompt length, uniform in [lo, hi]: seeded by the index alone, so every copy and arm asks the same lengths. */
+export function promptLength(lo: number, hi: number, index: number): number {
+  return lo + Math.floor(seededRandom(index + 1)() * (hi - lo + 1));
 }
 
 /** The first model id /v1/models lists, or null (a health path, or a body that is not a list). */

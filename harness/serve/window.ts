@@ -1,21 +1,31 @@
 /** One window's stats from the load runs of the copies it drove: pooled latencies, summed throughput, the SLO's counts. */
+import type { RequestRecord } from '../load/request.js';
 import { type LoadResult, percentiles } from '../load/run.js';
 import type { Latency, WindowStats } from './record.js';
 
 export interface Slo {
   ttftP99Ms: number;
-  itlP99Ms: number | null;
+  itlMaxMs: number | null;
 }
 
-const latency = (valuesMs: readonly number[]): Latency => {
+/** Percentiles of `valuesMs`; null where there is none (every request failed, or one-token outputs have no gap). */
+export function latency(valuesMs: readonly number[]): Latency {
   const { count, p50Ms, p99Ms, histogram } = percentiles(valuesMs);
-  return { count, p50Ms, p99Ms, histogram };
-};
+  return count === 0 ? { count, p50Ms: null, p99Ms: null, histogram } : { count, p50Ms, p99Ms, histogram };
+}
+
+/** When each of a request's tokens arrived, on its run's clock. */
+function tokenTimesMs(r: RequestRecord): number[] {
+  if (r.ttftMs === null) return [];
+  let at = r.scheduledMs + r.ttftMs;
+  return [at, ...r.itlMs.map((gap) => (at += gap))];
+}
 
 /**
- * The copies' runs of one window as one: requests and tokens summed, per second of the longest run,
- * latencies pooled (a request's TTFT counts from its scheduled time). A failed request counts over the
- * TTFT target and not good.
+ * The copies' runs of one window as one. Throughput counts only what arrived within the window (from
+ * each run's start for its duration), so the drain after it, at falling concurrency and different in
+ * each arm, is not in it. Latencies are pooled over every request that ended ok (a request's TTFT
+ * counts from its scheduled time); a failed request counts over the TTFT target and not good.
  */
 export function windowStats(
   results: readonly LoadResult[],
@@ -25,18 +35,28 @@ export function windowStats(
 ): WindowStats {
   const records = results.flatMap((r) => r.records);
   const ok = records.filter((r) => r.outcome === 'ok');
-  const elapsedMs = Math.max(0, ...results.map((r) => r.elapsedMs));
-  const seconds = elapsedMs / 1000;
+  const windowMs = Math.max(0, ...results.map((r) => r.durationMs));
+  const inWindow = results.flatMap((run) => {
+    const endMs = run.startMs + run.durationMs;
+    return run.records
+      .filter((r) => r.outcome === 'ok')
+      .map((r) => ({
+        tokens: tokenTimesMs(r).filter((t) => t <= endMs).length,
+        ended: r.scheduledMs + r.e2eMs <= endMs,
+      }));
+  });
   const withinTtft = (ttftMs: number | null) => ttftMs !== null && ttftMs <= slo.ttftP99Ms;
   const good = ok.filter(
-    (r) => withinTtft(r.ttftMs) && (slo.itlP99Ms === null || r.itlMs.every((gap) => gap <= (slo.itlP99Ms as number))),
+    (r) => withinTtft(r.ttftMs) && (slo.itlMaxMs === null || r.itlMs.every((gap) => gap <= (slo.itlMaxMs as number))),
   ).length;
-  const outputTokens = ok.reduce((sum, r) => sum + r.outputTokens, 0);
+  const seconds = windowMs / 1000;
+  const outputTokens = inWindow.reduce((sum, r) => sum + r.tokens, 0);
   const lag = percentiles(records.map((r) => r.sentMs - r.scheduledMs));
   return {
     copies: results.length,
     ...load,
-    elapsedMs,
+    windowMs,
+    elapsedMs: Math.max(0, ...results.map((r) => r.elapsedMs)),
     requests: records.length,
     ok: ok.length,
     good,
@@ -44,7 +64,7 @@ export function windowStats(
     failures: [...new Set(results.flatMap((r) => r.failures))],
     outputTokens,
     outputTokensPerS: seconds > 0 ? outputTokens / seconds : 0,
-    requestsPerS: seconds > 0 ? ok.length / seconds : 0,
+    requestsPerS: seconds > 0 ? inWindow.filter((r) => r.ended).length / seconds : 0,
     ttft: latency(ok.flatMap((r) => (r.ttftMs === null ? [] : [r.ttftMs]))),
     itl: latency(ok.flatMap((r) => r.itlMs)),
     e2e: latency(ok.map((r) => r.e2eMs)),

@@ -6,16 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { analyzeGroup, analyzeServe, ceilingOf, servePlan } from '../../harness/serve/analysis.js';
 import { plannedGroups } from '../../harness/serve/command.js';
-import {
-  fillCommand,
-  MAX_STEP_MS,
-  memFraction,
-  modeEnv,
-  stepDurationMs,
-  stepVerdict,
-} from '../../harness/serve/measure.js';
+import { fillCommand, memFraction, modeEnv } from '../../harness/serve/copies.js';
 import { resolveServeOptions } from '../../harness/serve/options.js';
 import type { ServeGroup, ServeRun, ServeSettings, WindowStats } from '../../harness/serve/record.js';
+import { p99Verdict, stepDurationMs, stepVerdict } from '../../harness/serve/steps.js';
 import { userErrorOf } from '../helpers.js';
 
 function win(over: Partial<WindowStats> & { tps?: number; ttftP99?: number; e2eP50?: number } = {}): WindowStats {
@@ -25,6 +19,7 @@ function win(over: Partial<WindowStats> & { tps?: number; ttftP99?: number; e2eP
     copies: 1,
     concurrency: 8,
     ratePerS: null,
+    windowMs: 1000,
     elapsedMs: 1000,
     requests: 400,
     ok: 400,
@@ -59,11 +54,12 @@ const SETTINGS: ServeSettings = {
   rounds: 6,
   threadPct: null,
   sloTtftP99Ms: 500,
-  sloItlP99Ms: null,
+  sloItlMaxMs: null,
   gpuHourUsd: 3.6,
   serverCpus: null,
   requestTimeoutMs: 1000,
   ceilingStepMs: 100,
+  maxStepMs: 120_000,
 };
 
 function group(
@@ -118,11 +114,16 @@ describe('a capacity step', () => {
     expect(stepVerdict(10, win({ lagP99Ms: 100 }), 500).verdict).toBe('pass');
     expect(stepVerdict(10, win({ lagP99Ms: 100.01 }), 500).verdict).toBe('invalid');
   });
-  it('runs long enough for 473 requests and 10% more, at least the window, at most a minute', () => {
-    expect(stepDurationMs(100, 1000)).toBe(5203);
-    expect(stepDurationMs(1000, 1000)).toBe(1000);
-    expect(stepDurationMs(1, 1000)).toBe(MAX_STEP_MS);
-    expect(MAX_STEP_MS).toBe(60_000);
+  it('runs long enough for 473 requests and 10% more, at least the window, at most --max-step-s', () => {
+    expect(stepDurationMs(100, 1000, 120_000)).toBe(5203);
+    expect(stepDurationMs(1000, 1000, 120_000)).toBe(1000);
+    expect(stepDurationMs(1, 1000, 120_000)).toBe(120_000);
+  });
+  it('p99 within the target: holds at 95%, fails past 1%, else too few to tell', () => {
+    expect(p99Verdict(299, 0)).toBe('holds');
+    expect(p99Verdict(298, 0)).toBe('too few requests');
+    expect(p99Verdict(200, 2)).toBe('too few requests');
+    expect(p99Verdict(200, 3)).toBe('fails');
   });
 });
 
@@ -137,10 +138,13 @@ describe("each copy's command and environment", () => {
       }),
     ).toBe('s --port 8001 --id 3 --gpu GPU-x --mem 0.18 --p2 8001');
   });
-  it('splits 90% of memory among every copy resident at once: the dedicated copy is one in bench', () => {
-    expect(memFraction(runOf([], { copies: [1, 2, 4] }))).toBe(0.18);
-    expect(memFraction(runOf([], { copies: [1, 2, 4], measure: 'capacity' }))).toBe(0.22);
-    expect(memFraction(runOf([], { copies: [3] }))).toBe(0.22);
+  it('gives memory in proportion to requests: bench, 45% the dedicated copy and 45% split among a group', () => {
+    expect(memFraction('bench', 'dedicated', 1)).toBe(0.45);
+    expect(memFraction('bench', 'mps', 1)).toBe(0.45);
+    expect(memFraction('bench', 'mps', 4)).toBe(0.11);
+    expect(memFraction('bench', 'timeslice', 3)).toBe(0.15);
+    expect(memFraction('capacity', 'dedicated', 1)).toBe(0.9);
+    expect(memFraction('capacity', 'mps', 4)).toBe(0.22);
   });
   it('gives MPS copies the pipe directory, and mps-threads 100 ÷ copies % each unless --thread-pct', () => {
     const mps = { CUDA_MPS_PIPE_DIRECTORY: '/p' };

@@ -1,0 +1,135 @@
+/**
+ * Copies of the user's server: each one's command line, memory share and environment, and starting a
+ * set of them one at a time, each awaited ready before the next.
+ */
+import { createServer } from 'node:net';
+import type { Clock } from '../core/clock.js';
+import type { ProcessRunner } from '../core/process.js';
+import type { LoadResult } from '../load/run.js';
+import { type KillRegistry, WorkloadGroup } from '../workload/group.js';
+import type { ServeMode, ServeSettings } from './record.js';
+import { type LoadCommand, ServerMember, type ServerReady } from './server-member.js';
+
+export type CopyGroup = WorkloadGroup<LoadCommand, LoadResult, ServerReady>;
+
+/** Copies started and ready: driven together as `group`, alive while the first has not exited, stopped by `stop`. */
+export interface Copies {
+  group: CopyGroup;
+  members: readonly ServerMember[];
+  stop(): Promise<void>;
+}
+
+const STOP_MS = 10_000;
+
+/** A free TCP port on 127.0.0.1, as the kernel picks one. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/** The command line of copy `index`: its placeholders filled. */
+export function fillCommand(
+  template: string,
+  values: { port: number; index: number; gpuUuid: string; memFraction: number },
+): string {
+  return template
+    .replaceAll('{port}', String(values.port))
+    .replaceAll('{index}', String(values.index))
+    .replaceAll('{gpu_uuid}', values.gpuUuid)
+    .replaceAll('{mem_fraction}', values.memFraction.toFixed(2));
+}
+
+/**
+ * Each copy's {mem_fraction}: memory in proportion to the requests it carries. bench keeps the
+ * dedicated copy (N × c requests) resident beside a group's N copies (c each): 45% for it, 45% split
+ * among them. capacity runs one group at a time: 90% split among its copies.
+ */
+export function memFraction(measure: ServeSettings['measure'], mode: ServeMode | 'dedicated', copies: number): number {
+  const share = measure === 'bench' ? 45 : 90;
+  return Math.floor(mode === 'dedicated' && measure === 'bench' ? share : share / copies) / 100;
+}
+
+/** The environment of a copy under `mode` beside `copies - 1` others (the MPS pipe directory and thread cap). */
+export function modeEnv(
+  mode: ServeMode | 'dedicated',
+  copies: number,
+  mpsEnv: Record<string, string>,
+  threadPct: number | null,
+): Record<string, string> {
+  if (mode === 'timeslice' || mode === 'dedicated') return {};
+  if (mode === 'mps') return { ...mpsEnv };
+  return { ...mpsEnv, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(threadPct ?? Math.floor(100 / copies)) };
+}
+
+export interface CopySet {
+  runner: ProcessRunner;
+  clock: Clock;
+  reaper: KillRegistry;
+  abort: AbortSignal;
+  settings: ServeSettings;
+  gpuUuid: string;
+}
+
+/**
+ * Starts `copies` copies under `mode` one at a time, each awaited ready before the next starts: an
+ * engine that sizes its KV cache from the memory free when it starts (vLLM, SGLang, TGI) mis-sizes it
+ * beside a copy still loading. {index}: 0 for the dedicated copy, 1..N for a group's copies, so copies
+ * resident at once never share one. A copy that does not come up stops them all and is named, with its
+ * command and the end of its log.
+ */
+export async function startCopies(
+  set: CopySet,
+  mode: ServeMode | 'dedicated',
+  copies: number,
+  env: Record<string, string>,
+): Promise<{ copies: Copies; problem: null } | { copies: null; problem: string }> {
+  const s = set.settings;
+  const started: CopyGroup[] = [];
+  const members: ServerMember[] = [];
+  const stop = async () => {
+    await Promise.all(started.map((one) => one.stop(STOP_MS)));
+  };
+  for (let k = 0; k < copies; k++) {
+    const port = await freePort();
+    const index = mode === 'dedicated' ? 0 : k + 1;
+    const member = new ServerMember(set.runner, set.clock, {
+      index,
+      label: `${mode} copy ${k + 1} of ${copies}`,
+      command: fillCommand(s.serve, {
+        port,
+        index,
+        gpuUuid: set.gpuUuid,
+        memFraction: memFraction(s.measure, mode, copies),
+      }),
+      env: { CUDA_VISIBLE_DEVICES: set.gpuUuid, ...env },
+      port,
+      readyPath: s.readyPath,
+      request: { api: s.api, inputTokens: s.inputTokens, maxTokens: s.outputTokens, timeoutMs: s.requestTimeoutMs },
+      inputTokensMax: s.inputTokensMax,
+      cpus: s.serverCpus,
+    });
+    members.push(member);
+    const one = WorkloadGroup.start([member], set.clock, set.reaper);
+    started.push(one);
+    const ready = await one.ready(s.readyTimeoutMs, set.abort).catch(async (error: unknown) => {
+      await stop();
+      throw error;
+    });
+    if (ready.status === 'ready') continue;
+    const why = ready.reply.kind === 'timeout' ? `not ready within ${s.readyTimeoutMs / 1000} s` : ready.reply.reason;
+    const tail = member.stderrTail().split('\n').slice(-5).join(' | ');
+    await stop();
+    return {
+      copies: null,
+      problem: `${member.label} (${member.spec.command}) did not come up: ${why}; its log ends: ${tail || '(empty)'}`,
+    };
+  }
+  // The members' lifetimes are the one-member groups'; windows drive them together.
+  return { copies: { group: WorkloadGroup.of(members, set.clock), members, stop }, problem: null };
+}

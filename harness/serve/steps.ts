@@ -1,0 +1,57 @@
+/**
+ * The p99 claims of a server run: whether TTFT p99 holds a target over a set of requests (the binomial
+ * test of capacity's steps: 299 requests with none over, 473 with one), a capacity step's verdict, and
+ * how long a step must run to make its claim.
+ */
+import { p99Holds, requestsNeeded } from '../workload/open-loop.js';
+import type { RateStep, WindowStats } from './record.js';
+
+export type P99Verdict = 'holds' | 'fails' | 'too few requests';
+
+/** "p99 within the target" over `requests` with `over` of them over it: holds at 95%, fails (over 1%), or cannot be told. */
+export function p99Verdict(requests: number, over: number): P99Verdict {
+  if (p99Holds(requests, over)) return 'holds';
+  return over > requests / 100 ? 'fails' : 'too few requests';
+}
+
+/** The longest a capacity step runs by default, s (--max-step-s). */
+export const MAX_STEP_S = 120;
+
+/**
+ * A capacity step long enough for its p99 claim: the 473 requests (10% more, for Poisson's spread) with
+ * which "p99 within the target" can hold at 95% confidence with one request over it, at least
+ * --window-s, at most --max-step-s (a slower rate is then too few to claim: not a failure).
+ */
+export function stepDurationMs(totalRatePerS: number, windowMs: number, maxStepMs: number): number {
+  const needed = Math.ceil(((requestsNeeded(1) * 1.1) / totalRatePerS) * 1000);
+  return Math.min(maxStepMs, Math.max(windowMs, needed));
+}
+
+/** Lag over this share of the target makes a step the generator's, not the server's (as capacity's). */
+const MAX_LAG_SHARE = 0.2;
+
+/** Whether TTFT p99 ≤ `targetMs` holds at a rate, fails, or cannot be told (too few requests, or the generator lagged). */
+export function stepVerdict(totalRatePerS: number, window: WindowStats, targetMs: number): RateStep {
+  const base = { totalRatePerS, window };
+  if (window.requests === 0) return { ...base, verdict: 'invalid', reason: 'no request was sent' };
+  if (window.lagP99Ms > MAX_LAG_SHARE * targetMs)
+    return {
+      ...base,
+      verdict: 'invalid',
+      reason: `the generator sent ${window.lagP99Ms.toFixed(1)} ms late (p99): the host, not the server, set the pace`,
+    };
+  const counted = `${window.overTtft} of ${window.requests} requests over ${targetMs} ms TTFT`;
+  switch (p99Verdict(window.requests, window.overTtft)) {
+    case 'holds':
+      return { ...base, verdict: 'pass', reason: counted };
+    case 'fails':
+      return { ...base, verdict: 'fail', reason: counted };
+    case 'too few requests':
+      // Within 1% but too few to claim it: no measurement that the rate fails, and none that it passes.
+      return {
+        ...base,
+        verdict: 'invalid',
+        reason: `${counted}: too few requests to claim p99 (${requestsNeeded(window.overTtft)} needed)`,
+      };
+  }
+}
