@@ -59,10 +59,11 @@ export const serveBenchCommand = serveCommandOf('bench');
 /** `gpushare capacity --serve`: the highest rate at the TTFT p99 SLO per mode and number of copies. */
 export const serveCapacityCommand = serveCommandOf('capacity');
 
-function binding(dir: string): RecordBinding<ServeRun> {
+function binding(dir: string, measure: ServeSettings['measure']): RecordBinding<ServeRun> {
   const store = jsonRecordStore<ServeRun>(dir, 'serve', 2);
   return {
     kind: 'serve',
+    command: `gpushare ${measure}`,
     save: (run) => store.save(run),
     saveSync: (run) => store.saveSync(run),
     daemons: (run) => run.daemons,
@@ -99,7 +100,7 @@ export function plannedGroups(settings: ServeSettings): ServeGroup[] {
 async function serve(options: ServeCommandOptions, measure: ServeSettings['measure'], deps: AppDeps): Promise<number> {
   if (options.resume !== null) {
     const dir = options.resume;
-    const session = await resumeOnThisMachine(binding(dir), dir, deps, {
+    const session = await resumeOnThisMachine(binding(dir, measure), dir, deps, {
       load: async (from) => {
         const run = await loadServeRun(from);
         if (run === null) throw await notResumable(from, 'serve');
@@ -135,7 +136,7 @@ async function serve(options: ServeCommandOptions, measure: ServeSettings['measu
     host: { cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? null },
     warnings: busy.map((b) => `the GPU was busy before the run: ${b}`),
   };
-  return serveRun(await newSession(binding(dir), dir, run, deps), options.json, deps);
+  return serveRun(await newSession(binding(dir, measure), dir, run, deps), options.json, deps);
 }
 
 async function serveRun(session: Session<ServeRun>, json: boolean, deps: AppDeps): Promise<number> {

@@ -163,7 +163,7 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
         args.gpuHourUsd === undefined ? null : number(args.gpuHourUsd, '--gpu-hour-usd', 0, 0.0001, 1_000_000),
       requestTimeoutMs: number(args.requestTimeoutS, '--request-timeout-s', 60, 0.1, 3600) * 1000,
       ceilingStepMs: number(args.ceilingStepS, '--ceiling-step-s', 2, 0.05, 600) * 1000,
-      maxStepMs: number(args.maxStepS, '--max-step-s', MAX_STEP_S, 1, 3600) * 1000,
+      maxStepMs: number(args.maxStepS, '--max-step-s', MAX_STEP_S, 0.05, 3600) * 1000,
     },
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     out: args.out ?? null,

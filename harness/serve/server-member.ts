@@ -102,7 +102,7 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     for (;;) {
       if (signal.aborted) throw new Interrupted('SIGINT');
       const exit = this.exit ?? (await Promise.race([this.child?.exited, sleep(0).then(() => null)]));
-      if (exit) return { kind: 'failed', reason: this.exitText(exit), exitCode: exit.exitCode };
+      if (exit) return { kind: 'failed', reason: this.exitText(exit, 'before it was ready'), exitCode: exit.exitCode };
       const answer = await get(url, 2000);
       if (answer?.status === 200) {
         this.model = servedModel(answer.body);
@@ -148,7 +148,8 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     if (outcome === 'aborted' || outcome === 'timeout') this.load?.abort();
     if (outcome === 'aborted') throw new Interrupted('SIGINT');
     if (outcome === 'timeout') return { kind: 'timeout' };
-    if (this.exit) return { kind: 'failed', reason: this.exitText(this.exit), exitCode: this.exit.exitCode };
+    if (this.exit)
+      return { kind: 'failed', reason: this.exitText(this.exit, 'during the window'), exitCode: this.exit.exitCode };
     return { kind: 'message', message: outcome };
   }
 
@@ -164,8 +165,9 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
       return 'exited';
     }
     const ended = await Promise.race([child.exited.then(() => true), sleep(timeoutMs, false, { ref: false })]);
-    if (ended) return 'exited';
+    // Whatever of its group is left once the leader is gone, or once it ran out of time.
     child.killGroup('SIGKILL');
+    if (ended) return 'exited';
     await child.exited;
     return 'killed';
   }
@@ -180,9 +182,9 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     return [err.trimEnd(), ...this.lines].filter((l) => l !== '').join('\n');
   }
 
-  private exitText(exit: ExitInfo): string {
+  private exitText(exit: ExitInfo, when: string): string {
     if (exit.spawnError) return `could not start: ${exit.spawnError}`;
-    return `exited ${exit.signal !== null ? `on ${exit.signal}` : `with status ${exit.exitCode}`} before it was ready`;
+    return `exited ${exit.signal !== null ? `on ${exit.signal}` : `with status ${exit.exitCode}`} ${when}`;
   }
 }
 

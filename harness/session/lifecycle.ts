@@ -58,6 +58,8 @@ export interface RecordBinding<R extends SessionRecord> {
   windDown: string;
   /** False for a run that has no --resume (verify: minutes long, run again instead). */
   resumable?: boolean;
+  /** The command that continues it, where one kind has two (a server run: bench or capacity); default its kind's. */
+  command?: string;
 }
 
 /** A daemon of a run, its record kept up to date in the run's record. */
@@ -163,7 +165,8 @@ export class Session<R extends SessionRecord> {
       onEnd(record.status);
       // A store error says where the work is and how to continue in its one line already.
       if (record.status !== 'complete' && !(failure instanceof UserError)) {
-        const { unit, command } = RECORD_KINDS[this.binding.kind];
+        const { unit } = RECORD_KINDS[this.binding.kind];
+        const command = this.binding.command ?? RECORD_KINDS[this.binding.kind].command;
         const n = this.binding.done(record);
         // A command that works as printed: a simulated run goes on only on the simulator.
         const simulated = record.fingerprint !== undefined && isSimulated(record.fingerprint);

@@ -180,6 +180,47 @@ describe('bench --serve on the simulated server', () => {
   });
 });
 
+describe('capacity --serve on the simulated server', () => {
+  it('searches a rate per group, a dedicated copy first, and is resumed by capacity, not bench', async () => {
+    const { script, copies } = ownServer();
+    const out = path.join(tempDir(), 'run');
+    const args = ['--serve', `node ${script} --port {port} --ttft-ms 2 --itl-ms 1`, '--modes', 'timeslice'];
+    const result = await cli([
+      'capacity',
+      ...args,
+      '--copies',
+      '2',
+      ...FAST,
+      '--max-step-s',
+      '0.5',
+      '--slo-ttft-p99-ms',
+      '1000',
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const run = served(out);
+    expect(run.settings.measure).toBe('capacity');
+    expect(run.groups.map((g) => `${g.mode}×${g.copies} ${g.status}`)).toEqual([
+      'dedicated×1 measured',
+      'timeslice×2 measured',
+    ]);
+    // 0.5 s steps are too short for 473 requests at these rates: no verdict, never a pass or a fail.
+    for (const g of run.groups) {
+      expect(g.steps.length).toBeGreaterThan(0);
+      expect(g.steps.map((step) => step.window.windowMs)).toEqual(g.steps.map(() => 500));
+      expect(g.steps.map((step) => step.verdict)).toEqual(g.steps.map(() => 'invalid'));
+      expect(g.steps[0]?.reason).toMatch(/too few requests to claim p99 \(299 needed\)/);
+    }
+    expect(unfolded(result.stdout)).toMatch(/^plan: no mode carried any measured rate at TTFT p99 <= 1000 ms/m);
+    expect(await copies()).toEqual([]);
+    // Finished; a bench --resume of it is refused by its own command's name all the same.
+    const wrong = await cli(['bench', '--resume', out]);
+    expect(wrong.exitCode).toBe(2);
+    expectOneLineError(wrong.stderr, `is a capacity --serve run: continue it with gpushare capacity --resume ${out}`);
+  }, 120_000);
+});
+
 describe('a server run stopped', () => {
   const longRun = (script: string, out: string, modes: string) =>
     cli([
