@@ -22,7 +22,7 @@ import {
   type Session,
 } from '../session/lifecycle.js';
 import { newRun } from '../session/preflight.js';
-import { visibleDevice } from '../system/nvidia/schema.js';
+import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { analyzeServe } from './analysis.js';
 import { serveMarkdown, serveSummary } from './markdown.js';
 import { measureServe } from './measure.js';
@@ -166,6 +166,7 @@ async function serveRun(session: Session<ServeRun>, json: boolean, deps: AppDeps
           `mps/${String(run.daemons.length + 1).padStart(2, '0')}-${label}`,
         ),
       gpuUuid,
+      gpuMemoryMiB: gpuAt(run.fingerprint, run.gpuIndex)?.memoryTotalMiB ?? null,
       progress: (line) => deps.err(`${termText(line)}\n`),
     });
   };

@@ -55,16 +55,22 @@ export function memFraction(measure: ServeSettings['measure'], mode: ServeMode |
   return Math.floor(mode === 'dedicated' && measure === 'bench' ? share : share / copies) / 100;
 }
 
-/** The environment of a copy under `mode` beside `copies - 1` others (the MPS pipe directory and thread cap). */
+/**
+ * The environment of a copy under `mode` beside `copies - 1` others: the MPS pipe directory, the thread
+ * cap (mps-threads), and with `memCapMiB` each MPS copy's pinned device memory limit (device 0: the one
+ * GPU CUDA_VISIBLE_DEVICES names).
+ */
 export function modeEnv(
   mode: ServeMode | 'dedicated',
   copies: number,
   mpsEnv: Record<string, string>,
   threadPct: number | null,
+  memCapMiB: number | null = null,
 ): Record<string, string> {
   if (mode === 'timeslice' || mode === 'dedicated') return {};
-  if (mode === 'mps') return { ...mpsEnv };
-  return { ...mpsEnv, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(threadPct ?? Math.floor(100 / copies)) };
+  const cap: Record<string, string> = memCapMiB !== null ? { CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: `0=${memCapMiB}M` } : {};
+  if (mode === 'mps') return { ...mpsEnv, ...cap };
+  return { ...mpsEnv, ...cap, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(threadPct ?? Math.floor(100 / copies)) };
 }
 
 export interface CopySet {

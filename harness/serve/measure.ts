@@ -12,7 +12,7 @@ import type { SessionMpsStart } from '../session/lifecycle.js';
 import type { KillRegistry } from '../workload/group.js';
 import { nextRate, type SearchPolicy } from '../workload/open-loop.js';
 import { measureCeiling } from './ceiling.js';
-import { type Copies, type CopyGroup, modeEnv, startCopies } from './copies.js';
+import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from './copies.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
 import type { LoadCommand } from './server-member.js';
 import { stepDurationMs, stepVerdict } from './steps.js';
@@ -28,10 +28,14 @@ export interface ServeDriver {
   startMps(label: string): Promise<SessionMpsStart>;
   /** CUDA_VISIBLE_DEVICES and {gpu_uuid}. */
   gpuUuid: string;
+  /** The GPU's memory, for --mps-mem-cap; null where nvidia-smi gave none. */
+  gpuMemoryMiB: number | null;
   progress(line: string): void;
 }
 
 const RELEASE_LEAD_MS = 50;
+/** What --mps-mem-cap adds to a copy's share for its CUDA context (about 0.75 GiB on an H100), MiB. */
+export const MPS_CAP_CONTEXT_MIB = 1024;
 const ms = (v: number | null) => (v === null ? '–' : v.toFixed(1));
 
 type Window = { stats: WindowStats; problem: null } | { stats: null; problem: string };
@@ -106,7 +110,13 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       daemon = started.daemon;
     }
     try {
-      g.env = modeEnv(g.mode, g.copies, daemon?.env ?? {}, s.threadPct);
+      // The share {mem_fraction} names, and room for the copy's own context: a limit caps free memory, not
+      // total (an H100 client under 0=4G saw 3.5 GiB free of 79.18), and an engine checks f × total fits.
+      const capMiB =
+        s.mpsMemCap && driver.gpuMemoryMiB !== null
+          ? Math.floor(memFraction(s.measure, g.mode, g.copies) * driver.gpuMemoryMiB) + MPS_CAP_CONTEXT_MIB
+          : null;
+      g.env = modeEnv(g.mode, g.copies, daemon?.env ?? {}, s.threadPct, capMiB);
       driver.progress(`${g.mode} x${g.copies}: starting ${g.copies} cop${g.copies === 1 ? 'y' : 'ies'}`);
       const { copies, problem } = await startCopies(set, g.mode, g.copies, g.env);
       if (copies === null) {

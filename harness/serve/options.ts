@@ -58,6 +58,11 @@ export const SERVE_FLAGS = {
     describe: "mps-threads: each copy's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
     defaultDescription: '100 ÷ copies',
   },
+  'mps-mem-cap': {
+    type: 'boolean',
+    describe:
+      "mps, mps-threads: cap each copy's device memory (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT) at its {mem_fraction} share of the GPU plus 1 GiB for its context; keep giving the engine {mem_fraction}",
+  },
   'slo-ttft-p99-ms': { type: 'number', describe: 'the TTFT p99 target, ms', defaultDescription: '1000' },
   'slo-itl-max-ms': {
     type: 'number',
@@ -96,6 +101,7 @@ export interface ServeArgs {
   windowS?: string;
   rounds?: string;
   threadPct?: string;
+  mpsMemCap?: boolean;
   sloTtftP99Ms?: string;
   sloItlMaxMs?: string;
   gpuHourUsd?: string;
@@ -156,6 +162,7 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
       windowMs: number(args.windowS, '--window-s', 5, 0.05, 3600) * 1000,
       rounds: integer(args.rounds, '--rounds', 6, 1, 1000),
       threadPct: args.threadPct === undefined ? null : integer(args.threadPct, '--thread-pct', 100, 1, 100),
+      mpsMemCap: args.mpsMemCap ?? false,
       sloTtftP99Ms: number(args.sloTtftP99Ms, '--slo-ttft-p99-ms', 1000, 0.001, 3_600_000),
       sloItlMaxMs:
         args.sloItlMaxMs === undefined ? null : number(args.sloItlMaxMs, '--slo-itl-max-ms', 0, 0.001, 3_600_000),

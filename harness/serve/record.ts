@@ -35,6 +35,8 @@ const ServeSettingsSchema = z.object({
   rounds: z.number().int().positive(),
   /** Each copy's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE under mps-threads; null: 100 ÷ copies. */
   threadPct: z.number().nullable(),
+  /** Each MPS copy's CUDA_MPS_PINNED_DEVICE_MEM_LIMIT set to its {mem_fraction} of the GPU's memory. */
+  mpsMemCap: z.boolean(),
   sloTtftP99Ms: z.number().positive(),
   sloItlMaxMs: z.number().positive().nullable(),
   gpuHourUsd: z.number().positive().nullable(),

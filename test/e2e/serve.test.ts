@@ -44,11 +44,13 @@ describe('bench --serve on the simulated server', () => {
       '2',
       '--gpu-hour-usd',
       '2',
+      '--mps-mem-cap',
       '--out',
       out,
     ]);
     expect(result.exitCode, result.stderr).toBe(0);
     const run = served(out);
+    const total = run.fingerprint.gpus[0]?.memoryTotalMiB as number;
     expect(run.groups.map((g) => `${g.mode}×${g.copies} ${g.status}`)).toEqual([
       'timeslice×1 measured',
       'mps×1 measured',
@@ -66,7 +68,10 @@ describe('bench --serve on the simulated server', () => {
     }
     expect(run.groups.find((g) => g.mode === 'mps-threads' && g.copies === 2)?.env).toMatchObject({
       CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50',
+      // --mps-mem-cap: each of 2 copies pinned to its {mem_fraction}, 0.22 of the GPU, and 1 GiB for its context.
+      CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: `0=${Math.floor(0.22 * total) + 1024}M`,
     });
+    expect(run.groups.find((g) => g.mode === 'timeslice' && g.copies === 2)?.env).toEqual({});
     expect(run.daemons.map((d) => d.shutdown)).toEqual(Array(4).fill(expect.stringMatching(/quit/)));
     expect(run.ceiling.length).toBeGreaterThan(0);
     const summary = unfolded(result.stdout);

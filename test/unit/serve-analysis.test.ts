@@ -53,6 +53,7 @@ const SETTINGS: ServeSettings = {
   windowMs: 1000,
   rounds: 6,
   threadPct: null,
+  mpsMemCap: false,
   sloTtftP99Ms: 500,
   sloItlMaxMs: null,
   gpuHourUsd: 3.6,
@@ -153,6 +154,13 @@ describe("each copy's command and environment", () => {
     expect(modeEnv('mps', 4, mps, null)).toEqual(mps);
     expect(modeEnv('mps-threads', 3, mps, null)).toEqual({ ...mps, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '33' });
     expect(modeEnv('mps-threads', 3, mps, 50)).toEqual({ ...mps, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: '50' });
+  });
+  it('with --mps-mem-cap, pins each MPS copy to its share of device 0, the one GPU it sees; never a plain copy', () => {
+    const mps = { CUDA_MPS_PIPE_DIRECTORY: '/p' };
+    expect(modeEnv('mps', 4, mps, null, 8908)).toEqual({ ...mps, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: '0=8908M' });
+    expect(modeEnv('mps-threads', 2, mps, null, 100)).toMatchObject({ CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: '0=100M' });
+    expect(modeEnv('timeslice', 2, mps, null, 100)).toEqual({});
+    expect(modeEnv('dedicated', 1, mps, null, 100)).toEqual({});
   });
   it('plans each mode at each count; capacity measures a dedicated copy first', () => {
     expect(plannedGroups(SETTINGS).map((g) => `${g.mode}${g.copies}`)).toEqual([
