@@ -53,12 +53,17 @@ function setup(run: ServeRun): string[] {
 
 export function ceilingLines(analysis: ServeAnalysis): string[] {
   const c = analysis.ceiling;
-  if (c.steps.length === 0) return ["- The generator's ceiling was not measured."];
+  if (c.steps.length === 0)
+    return ["- The generator's ceiling was not measured: no window of this run is checked against it."];
   const top = c.steps.at(-1);
+  const ttft =
+    c.ttftAddedMs !== null
+      ? ` There it adds ${num(c.ttftAddedMs, 3)} ms to TTFT (p99)${c.ttftShare !== null ? `, ${num(c.ttftShare * 100, 1)}% of this run's lowest TTFT p50` : ''}.`
+      : '';
   return [
     c.ratePerS !== null
-      ? `- Load generator ceiling on this host: ${num(c.ratePerS, 0)} requests/s, ${num(c.tokensPerS, 0)} output tokens/s with under 1% added latency (null-server e2e p99 ≤ ${num(c.allowedMs, 3)} ms, 1% of this run's lowest e2e p50).`
-      : `- Load generator ceiling: no null-server rate stayed within 1% of this run's e2e p50 (${num(c.allowedMs, 3)} ms allowed).`,
+      ? `- Load generator ceiling on this host: ${c.atLeast ? 'at least ' : ''}${num(c.ratePerS, 0)} requests/s, ${num(c.tokensPerS, 0)} output tokens/s with under 1% added latency (null-server e2e p99 and send lag ≤ ${num(c.allowedMs, 3)} ms, 1% of this run's lowest e2e p50).${ttft}`
+      : `- Load generator ceiling: no null-server rate stayed within 1% of this run's e2e p50 (${num(c.allowedMs, 3)} ms allowed): no window is verified against it.`,
     `- Null server up to ${top?.ratePerS} req/s: e2e p99 ${num(top?.e2eP99Ms, 3)} ms, send lag p99 ${num(top?.lagP99Ms, 3)} ms, the generator busy ${num((top?.cpuShare ?? 0) * 100, 0)}% of one core.`,
   ];
 }
@@ -116,7 +121,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
       '',
       ...flagged.map(
         (g) =>
-          `- ${groupName(g)}: ${g.failedRequests} failed requests; ${g.overCeiling} windows over the generator's ceiling`,
+          `- ${groupName(g)}: ${g.failedRequests} failed requests; ${g.overCeiling} windows over the generator's ceiling or unverified; ${g.generatorBusy} with the generator over half a core busy`,
       ),
       ...run.warnings.map((w) => `- ${termText(w)}`),
     );

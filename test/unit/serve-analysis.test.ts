@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { analyzeGroup, analyzeServe, ceilingOf, servePlan } from '../../harness/serve/analysis.js';
 import { plannedGroups } from '../../harness/serve/command.js';
 import { fillCommand, memFraction, modeEnv } from '../../harness/serve/copies.js';
+import { ceilingLines } from '../../harness/serve/markdown.js';
 import { resolveServeOptions } from '../../harness/serve/options.js';
 import type { ServeGroup, ServeRun, ServeSettings, WindowStats } from '../../harness/serve/record.js';
 import { p99Verdict, stepDurationMs, stepVerdict } from '../../harness/serve/steps.js';
@@ -220,6 +221,40 @@ describe("the generator's ceiling", () => {
     // A window above it is flagged.
     const g = analyzeServe(run).groups[0];
     expect(g?.overCeiling).toBe(0);
+  });
+});
+
+describe("the ceiling's words", () => {
+  const step = (ratePerS: number, e2eP99: number, ok = 400) => ({
+    ratePerS,
+    window: { ...win({ ok }), requestsPerS: ratePerS, e2e: { count: 1, p50Ms: 1, p99Ms: e2eP99, histogram: '' } },
+  });
+  const runWith = (steps: ReturnType<typeof step>[]) => {
+    const run = runOf([group('mps', 1, [1000])]);
+    for (const r of run.groups[0]?.rounds ?? []) {
+      r.dedicated.e2e.p50Ms = 500;
+      r.shared.e2e.p50Ms = 500;
+    }
+    run.ceiling = steps;
+    return run;
+  };
+  it('says "at least" when the top of the sweep was still within 1%, and flags nothing under it', () => {
+    const run = runWith([step(100, 1), step(200, 5)]);
+    const a = analyzeServe(run);
+    expect(a.ceiling).toMatchObject({ ratePerS: 200, atLeast: true });
+    expect(ceilingLines(a)[0]).toContain('at least 200 requests/s');
+    expect(a.groups[0]?.overCeiling).toBe(0);
+  });
+  it('stops at the first rate that fell out: a step with a failed request, though fast, is not the ceiling', () => {
+    const a = analyzeServe(runWith([step(100, 1), step(200, 1, 399), step(400, 1)]));
+    expect(a.ceiling).toMatchObject({ ratePerS: 100, atLeast: false });
+  });
+  it('with none found, says so and counts every window unverified', () => {
+    const a = analyzeServe(runWith([step(100, 6)]));
+    expect(a.ceiling.ratePerS).toBeNull();
+    expect(ceilingLines(a)[0]).toContain('no window is verified against it');
+    expect(a.groups[0]?.overCeiling).toBe(2);
+    expect(ceilingLines(analyzeServe(runWith([])))[0]).toContain('not measured');
   });
 });
 
