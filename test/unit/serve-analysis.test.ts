@@ -4,12 +4,14 @@
  * group, the generator's ceiling, and plan's answer.
  */
 import { describe, expect, it } from 'vitest';
+import { syntheticPrompt } from '../../harness/load/request.js';
 import { analyzeGroup, analyzeServe, ceilingOf, servePlan } from '../../harness/serve/analysis.js';
 import { plannedGroups } from '../../harness/serve/command.js';
 import { fillCommand, memFraction, modeEnv } from '../../harness/serve/copies.js';
 import { ceilingLines } from '../../harness/serve/markdown.js';
 import { resolveServeOptions } from '../../harness/serve/options.js';
 import type { ServeGroup, ServeRun, ServeSettings, WindowStats } from '../../harness/serve/record.js';
+import { promptLength } from '../../harness/serve/server-member.js';
 import { p99Verdict, stepDurationMs, stepVerdict } from '../../harness/serve/steps.js';
 import { userErrorOf } from '../helpers.js';
 
@@ -296,5 +298,20 @@ describe('--input-tokens', () => {
     expect(userErrorOf(() => of('256-64'))).toBe('--input-tokens 256-64: give the range low-high, e.g. 64-256');
     expect(userErrorOf(() => of('0-64'))).toContain('--input-tokens');
     expect(userErrorOf(() => of('many'))).toContain('--input-tokens');
+  });
+});
+
+describe('prompts', () => {
+  it('start with a word of their own, so no prefix cache can skip a prefill', () => {
+    expect(syntheticPrompt(4)).toBe('hello world hello world');
+    expect(syntheticPrompt(4, 'a1b2')).toBe('a1b2 world hello world');
+  });
+  it('draw a length in the range by request index alone: every copy and arm asks the same', () => {
+    const lengths = Array.from({ length: 200 }, (_, i) => promptLength(64, 256, i));
+    expect(Math.min(...lengths)).toBeGreaterThanOrEqual(64);
+    expect(Math.max(...lengths)).toBeLessThanOrEqual(256);
+    expect(new Set(lengths).size).toBeGreaterThan(50);
+    expect(Array.from({ length: 200 }, (_, i) => promptLength(64, 256, i))).toEqual(lengths);
+    expect(promptLength(7, 7, 3)).toBe(7);
   });
 });
