@@ -24,6 +24,7 @@ import {
 import { newRun } from '../session/preflight.js';
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { analyzeServe } from './analysis.js';
+import { dryRunText } from './dry-run.js';
 import { serveMarkdown, serveSummary } from './markdown.js';
 import { measureServe } from './measure.js';
 import { resolveServeOptions, SERVE_FLAGS, type ServeArgs, type ServeOptions } from './options.js';
@@ -118,6 +119,10 @@ async function serve(options: ServeCommandOptions, measure: ServeSettings['measu
       verb: 'measure servers',
     });
     return serveRun(session, options.json, deps);
+  }
+  if (options.dryRun) {
+    deps.out(dryRunText(options.settings, plannedGroups({ ...options.settings, serverCpus: null })));
+    return 0;
   }
   const { fingerprint, busy, createdAt, id, dir } = await newRun(deps, options, 'serve', 'measure servers');
   const settings: ServeSettings = { ...options.settings, serverCpus: await serverCpus(deps) };

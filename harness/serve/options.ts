@@ -86,6 +86,11 @@ export const SERVE_FLAGS = {
   python: { type: 'string', describe: 'Python interpreter for the fingerprint', defaultDescription: DEFAULT_PYTHON },
   'allow-busy': { type: 'boolean', describe: 'measure even if another process uses the GPU' },
   json: { type: 'boolean', describe: 'print the analysis as JSON' },
+  'dry-run': {
+    type: 'boolean',
+    describe:
+      "print the groups, windows and the load time they take (servers' start-up not included), and measure nothing",
+  },
 } as const;
 
 export interface ServeArgs {
@@ -113,6 +118,7 @@ export interface ServeArgs {
   python?: string;
   allowBusy?: boolean;
   json?: boolean;
+  dryRun?: boolean;
 }
 
 export interface ServeOptions {
@@ -122,6 +128,7 @@ export interface ServeOptions {
   python: string;
   allowBusy: boolean;
   json: boolean;
+  dryRun: boolean;
 }
 
 /** --input-tokens: one length, or a range `a-b` (a ≤ b) drawn uniformly per request. */
@@ -177,5 +184,6 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
     python: args.python ?? DEFAULT_PYTHON,
     allowBusy: args.allowBusy ?? false,
     json: args.json ?? false,
+    dryRun: args.dryRun ?? false,
   };
 }

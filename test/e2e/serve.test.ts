@@ -4,7 +4,7 @@
  * record, a copy that does not come up named with its log, and the lifecycle: kill -9 and a double
  * Ctrl-C leave no server, and --resume completes the run.
  */
-import { readFileSync, symlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ServeRun } from '../../harness/serve/record.js';
@@ -182,6 +182,40 @@ describe('bench --serve on the simulated server', () => {
     const result = await cli(['bench', ...args]);
     expect(result.exitCode).toBe(2);
     expectOneLineError(result.stderr, message);
+  });
+});
+
+describe('--dry-run', () => {
+  it('prints each group and the load time it takes, starts nothing and writes nothing', async () => {
+    const cwd = tempDir();
+    const result = await cli([
+      'bench',
+      '--serve',
+      'no-such-server --port {port}',
+      '--copies',
+      '1,4',
+      '--modes',
+      'mps',
+      '--window-s',
+      '3',
+      '--rounds',
+      '6',
+      '--dry-run',
+      '--out',
+      path.join(cwd, 'run'),
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const text = unfolded(result.stdout);
+    expect(text).toContain('mps ×4: {mem_fraction} 0.11 each; 8 requests per copy against 32 on the dedicated copy');
+    // Per group 2 warm-up and 12 measured windows of 3 s; the ceiling's 8 rates × 2 s before them.
+    expect(text).toContain('2 warm-up and 12 measured windows of 3 s: 42 s');
+    expect(text).toMatch(/^load: 100 s, plus each copy's start-up/m);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+  it('bounds a capacity search by its steps', async () => {
+    const result = await cli(['capacity', '--serve', 's {port}', '--copies', '2', '--max-step-s', '15', '--dry-run']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(unfolded(result.stdout)).toMatch(/^load: at most 496 s/m);
   });
 });
 

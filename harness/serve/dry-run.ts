@@ -1,0 +1,44 @@
+/** What a server run would do, and the load time it would take, as --dry-run prints it: nothing started, nothing measured. */
+import { CEILING_RATES } from './ceiling.js';
+import { memFraction } from './copies.js';
+import type { ServeGroup, ServeSettings } from './record.js';
+
+type Planned = Omit<ServeSettings, 'serverCpus'>;
+
+/** The groups a run measures, in order, with the seconds of load each takes: bench, exactly; capacity, at most. */
+export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGroup, 'mode' | 'copies'>>): string {
+  const s = settings;
+  const windowS = s.windowMs / 1000;
+  const ceilingS = (CEILING_RATES.length * s.ceilingStepMs) / 1000;
+  const lines = [
+    `gpushare ${s.measure} --serve --dry-run: nothing is started or measured`,
+    `server: ${s.serve}`,
+    `ceiling: the load generator against a null server at ${CEILING_RATES.length} rates × ${s.ceilingStepMs / 1000} s (at most ${ceilingS} s)`,
+  ];
+  let loadS = ceilingS;
+  if (s.measure === 'bench') {
+    lines.push(
+      `dedicated copy: a plain process, {mem_fraction} ${memFraction('bench', 'dedicated', 1).toFixed(2)}, resident all run`,
+    );
+    for (const g of groups) {
+      const seconds = (2 + 2 * s.rounds) * windowS;
+      loadS += seconds;
+      lines.push(
+        `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('bench', g.mode, g.copies).toFixed(2)} each; ${s.concurrency} requests per copy against ${g.copies * s.concurrency} on the dedicated copy; 2 warm-up and ${2 * s.rounds} measured windows of ${windowS} s: ${seconds} s`,
+      );
+    }
+  } else {
+    const maxStepS = Math.max(windowS, s.maxStepMs / 1000);
+    for (const g of groups) {
+      const seconds = 8 * maxStepS;
+      loadS += seconds;
+      lines.push(
+        `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('capacity', g.mode, g.copies).toFixed(2)} each; a rate search from ${8 * g.copies} req/s, at most 8 steps of ${windowS}–${maxStepS} s: at most ${seconds} s`,
+      );
+    }
+  }
+  lines.push(
+    `load: ${s.measure === 'bench' ? '' : 'at most '}${Math.round(loadS)} s, plus each copy's start-up (one at a time, each up to ${s.readyTimeoutMs / 1000} s) and each MPS daemon's`,
+  );
+  return `${lines.join('\n')}\n`;
+}
