@@ -74,13 +74,17 @@ function binding(dir: string, measure: ServeSettings['measure']): RecordBinding<
 }
 
 /**
- * Cores for the servers: all but the first, on a host with 4 or more (and taskset); the harness, whose
- * thread is the load generator, is pinned to the first, so the servers never take its core.
+ * The cores this process may use (its affinity, as the fingerprint read it), split: the first for the
+ * harness, whose thread is the load generator, the rest for the servers; null (not pinned) with fewer
+ * than 4, or without taskset.
  */
-async function serverCpus(deps: AppDeps): Promise<string | null> {
-  const n = availableParallelism();
-  if (n < 4 || (await deps.runner.which('taskset')) === null) return null;
-  return `1-${n - 1}`;
+export function cpuSplit(
+  allowed: readonly number[],
+  hasTaskset: boolean,
+): { generatorCpu: number; serverCpus: string } | null {
+  const [first, ...rest] = allowed;
+  if (first === undefined || rest.length < 3 || !hasTaskset) return null;
+  return { generatorCpu: first, serverCpus: rest.join(',') };
 }
 
 /** The groups a run measures, in order: bench, each mode at each number of copies; capacity, a dedicated copy first. */
@@ -121,11 +125,18 @@ async function serve(options: ServeCommandOptions, measure: ServeSettings['measu
     return serveRun(session, options.json, deps);
   }
   if (options.dryRun) {
-    deps.out(dryRunText(options.settings, plannedGroups({ ...options.settings, serverCpus: null })));
+    deps.out(
+      dryRunText(options.settings, plannedGroups({ ...options.settings, serverCpus: null, generatorCpu: null })),
+    );
     return 0;
   }
   const { fingerprint, busy, createdAt, id, dir } = await newRun(deps, options, 'serve', 'measure servers');
-  const settings: ServeSettings = { ...options.settings, serverCpus: await serverCpus(deps) };
+  const split = cpuSplit(fingerprint.host?.allowedCpus ?? [], (await deps.runner.which('taskset')) !== null);
+  const settings: ServeSettings = {
+    ...options.settings,
+    serverCpus: split?.serverCpus ?? null,
+    generatorCpu: split?.generatorCpu ?? null,
+  };
   const run: ServeRun = {
     schema: SERVE_SCHEMA_ID,
     id,
@@ -148,10 +159,13 @@ async function serveRun(session: Session<ServeRun>, json: boolean, deps: AppDeps
   const run = session.record;
   const gpuUuid = visibleDevice(run.fingerprint, run.gpuIndex);
   // The generator (this process) on the core the servers are kept off; a new run and a resumed one alike.
-  if (run.settings.serverCpus !== null) {
-    const pinned = await deps.runner.exec(['taskset', '-pc', '0', String(process.pid)]);
+  const generatorCpu = run.settings.generatorCpu;
+  if (generatorCpu !== null) {
+    const pinned = await deps.runner.exec(['taskset', '-pc', String(generatorCpu), String(process.pid)]);
     if (pinned.status !== 'exited' || pinned.exitCode !== 0)
-      run.warnings.push('could not pin the load generator to CPU 0 (taskset -pc 0): it shares cores with the servers');
+      run.warnings.push(
+        `could not pin the load generator to CPU ${generatorCpu} (taskset -pc): it shares cores with the servers`,
+      );
   }
   const loop = async () => {
     deps.err(

@@ -3,7 +3,7 @@ import { CEILING_RATES } from './ceiling.js';
 import { memFraction } from './copies.js';
 import type { ServeGroup, ServeSettings } from './record.js';
 
-type Planned = Omit<ServeSettings, 'serverCpus'>;
+type Planned = Omit<ServeSettings, 'serverCpus' | 'generatorCpu'>;
 
 /** The groups a run measures, in order, with the seconds of load each takes: bench, exactly; capacity, at most. */
 export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGroup, 'mode' | 'copies'>>): string {

@@ -122,7 +122,7 @@ export interface ServeArgs {
 }
 
 export interface ServeOptions {
-  settings: Omit<ServeSettings, 'serverCpus'>;
+  settings: Omit<ServeSettings, 'serverCpus' | 'generatorCpu'>;
   gpuIndex: number;
   out: string | null;
   python: string;

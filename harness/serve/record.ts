@@ -40,8 +40,10 @@ const ServeSettingsSchema = z.object({
   sloTtftP99Ms: z.number().positive(),
   sloItlMaxMs: z.number().positive().nullable(),
   gpuHourUsd: z.number().positive().nullable(),
-  /** Cores the servers were pinned to (taskset), or null: not pinned. */
+  /** Cores the servers were pinned to (taskset -c), or null: not pinned. */
   serverCpus: z.string().nullable(),
+  /** The core the harness, the load generator, was pinned to, or null. */
+  generatorCpu: z.number().int().nonnegative().nullable(),
   requestTimeoutMs: z.number().positive(),
   /** How long the generator's ceiling holds each rate, ms. */
   ceilingStepMs: z.number().positive(),

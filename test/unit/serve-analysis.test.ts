@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { syntheticPrompt } from '../../harness/load/request.js';
 import { analyzeGroup, analyzeServe, ceilingOf, servePlan } from '../../harness/serve/analysis.js';
-import { plannedGroups } from '../../harness/serve/command.js';
+import { cpuSplit, plannedGroups } from '../../harness/serve/command.js';
 import { fillCommand, memFraction, modeEnv } from '../../harness/serve/copies.js';
 import { ceilingLines } from '../../harness/serve/markdown.js';
 import { resolveServeOptions } from '../../harness/serve/options.js';
@@ -61,6 +61,7 @@ const SETTINGS: ServeSettings = {
   sloItlMaxMs: null,
   gpuHourUsd: 3.6,
   serverCpus: null,
+  generatorCpu: null,
   requestTimeoutMs: 1000,
   ceilingStepMs: 100,
   maxStepMs: 120_000,
@@ -223,6 +224,15 @@ describe("the generator's ceiling", () => {
     // A window above it is flagged.
     const g = analyzeServe(run).groups[0];
     expect(g?.overCeiling).toBe(0);
+  });
+});
+
+describe('cores', () => {
+  it('gives the first allowed core to the generator and the rest to the servers, from 4 cores with taskset', () => {
+    expect(cpuSplit([8, 9, 10, 11], true)).toEqual({ generatorCpu: 8, serverCpus: '9,10,11' });
+    expect(cpuSplit([0, 1, 2], true)).toBeNull();
+    expect(cpuSplit([0, 1, 2, 3], false)).toBeNull();
+    expect(cpuSplit([], true)).toBeNull();
   });
 });
 
