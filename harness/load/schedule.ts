@@ -4,6 +4,7 @@
  * slow server (or a slow generator) cannot hide queueing. Closed loop: N requests in flight, each sent
  * as the one before it ends (throughput at a fixed number resident).
  */
+import { mulberry32 } from '../core/random.js';
 
 export type Schedule =
   | { kind: 'poisson'; ratePerS: number; seed: number }
@@ -11,18 +12,6 @@ export type Schedule =
   | { kind: 'closed'; concurrency: number };
 
 export type OpenSchedule = Extract<Schedule, { kind: 'poisson' | 'constant' }>;
-
-/** A seeded uniform generator in [0, 1) (mulberry32): the same seed, the same arrivals. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The arrival times (ms from the start) of an open-loop schedule within [0, durationMs). */
 export function arrivalTimesMs(schedule: OpenSchedule, durationMs: number): number[] {
@@ -34,7 +23,7 @@ export function arrivalTimesMs(schedule: OpenSchedule, durationMs: number): numb
     for (let i = 0; i * meanGapMs < durationMs; i++) times.push(i * meanGapMs);
     return times;
   }
-  const random = seededRandom(schedule.seed);
+  const random = mulberry32(schedule.seed);
   // Exponential gaps: 1 − u is in (0, 1], so the log is finite.
   for (let t = -Math.log(1 - random()) * meanGapMs; t < durationMs; t += -Math.log(1 - random()) * meanGapMs)
     times.push(t);

@@ -8,9 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../core/clock.js';
 import { Interrupted } from '../core/errors.js';
 import type { ChildHandle, ExitInfo, ProcessRunner } from '../core/process.js';
+import { mulberry32 } from '../core/random.js';
 import type { RequestSpec } from '../load/request.js';
 import { type LoadResult, runLoad } from '../load/run.js';
-import { type Schedule, seededRandom } from '../load/schedule.js';
+import type { Schedule } from '../load/schedule.js';
 import type { CollectReply, GroupMember, MemberReply } from '../workload/group.js';
 
 /** What a release sends a copy: its load, from the release time. */
@@ -190,7 +191,7 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
 
 /** Request `index`'s prompt length, uniform in [lo, hi]: seeded by the index alone, so every copy and arm asks the same lengths. */
 export function promptLength(lo: number, hi: number, index: number): number {
-  return lo + Math.floor(seededRandom(index + 1)() * (hi - lo + 1));
+  return lo + Math.floor(mulberry32(index + 1)() * (hi - lo + 1));
 }
 
 /** The first model id /v1/models lists, or null (a health path, or a body that is not a list). */

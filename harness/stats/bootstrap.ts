@@ -1,17 +1,8 @@
 /** Seeded bootstrap confidence intervals: the same values and seed give the same interval. */
 import { median, quantileSorted } from 'simple-statistics';
+import { mulberry32 } from '../core/random.js';
 
-/** mulberry32: a small, fast PRNG whose whole state is one 32-bit seed. Returns floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 };
 
 /** FNV-1a of a string: a stable seed per metric id. */
 export function seedOf(text: string): number {
