@@ -181,39 +181,46 @@ async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
   }
 }
 
+/**
+ * The report of a run that is one markdown file (probe, verify, server and capacity runs): the file, or
+ * with --format html one HTML page of it, or with --json its id, status and `json()`. CSV describes a
+ * bench run's trials, so it is refused naming `noun`.
+ */
+async function oneFileReport(
+  run: { id: string; status: string },
+  noun: string,
+  report: { json(): Record<string, unknown>; markdown(): string },
+  options: ReportOptions,
+  deps: AppDeps,
+): Promise<number> {
+  if (options.format === 'csv')
+    throw new UserError(`--format csv describes a bench run: a ${noun} has --format md or html, or --json`);
+  if (options.format === 'json') deps.out(termJson({ runId: run.id, status: run.status, ...report.json() }));
+  else await writeReportFile(run.id, report.markdown(), options, deps);
+  return ExitCode.ok;
+}
+
 /** A probe run's report: its markdown, or its claims ledger as JSON (CSV has no table to give). */
-async function probeReport(run: ProbeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
-  if (options.format === 'csv')
-    throw new UserError('--format csv describes a bench run: a probe run has --format md or html, or --json');
-  if (options.format === 'json') {
-    deps.out(termJson({ runId: run.id, status: run.status, claims: claimsLedger(run), cleanup: run.cleanup }));
-    return ExitCode.ok;
-  }
-  await writeReportFile(run.id, probeMarkdown(run, VERSION), options, deps);
-  return ExitCode.ok;
+function probeReport(run: ProbeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
+  const report = {
+    json: () => ({ claims: claimsLedger(run), cleanup: run.cleanup }),
+    markdown: () => probeMarkdown(run, VERSION),
+  };
+  return oneFileReport(run, 'probe run', report, options, deps);
 }
 
-async function verifyReport(run: VerifyRun, options: ReportOptions, deps: AppDeps): Promise<number> {
-  if (options.format === 'csv')
-    throw new UserError('--format csv describes a bench run: a verify run has --format md or html, or --json');
-  if (options.format === 'json') {
-    deps.out(termJson({ runId: run.id, status: run.status, rows: run.rows, cases: run.cases }));
-    return ExitCode.ok;
-  }
-  await writeReportFile(run.id, verifyMarkdown(run, VERSION), options, deps);
-  return ExitCode.ok;
+function verifyReport(run: VerifyRun, options: ReportOptions, deps: AppDeps): Promise<number> {
+  const report = { json: () => ({ rows: run.rows, cases: run.cases }), markdown: () => verifyMarkdown(run, VERSION) };
+  return oneFileReport(run, 'verify run', report, options, deps);
 }
 
-async function serveReport(run: ServeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
-  if (options.format === 'csv')
-    throw new UserError('--format csv describes a bench run: a server run has --format md or html, or --json');
+function serveReport(run: ServeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
   const analysis = analyzeServe(run);
-  if (options.format === 'json') {
-    deps.out(termJson({ runId: run.id, status: run.status, analysis, plan: servePlan(run, analysis) }));
-    return ExitCode.ok;
-  }
-  await writeReportFile(run.id, serveMarkdown(run, analysis, VERSION), options, deps);
-  return ExitCode.ok;
+  const report = {
+    json: () => ({ analysis, plan: servePlan(run, analysis) }),
+    markdown: () => serveMarkdown(run, analysis, VERSION),
+  };
+  return oneFileReport(run, 'server run', report, options, deps);
 }
 
 /** A markdown report written to --out, or with --format html as one HTML page of it. */
@@ -250,20 +257,10 @@ async function mixReport(run: MixRun, options: ReportOptions, deps: AppDeps): Pr
 }
 
 /** A capacity run's report: its markdown, or its capacity table as JSON. */
-async function capacityReport(run: CapacityRun, options: ReportOptions, deps: AppDeps): Promise<number> {
-  if (options.format === 'csv')
-    throw new UserError('--format csv describes a bench run: a capacity run has --format md or html, or --json');
-  if (options.format === 'json') {
-    deps.out(
-      termJson({
-        runId: run.id,
-        status: run.status,
-        settings: run.settings,
-        rows: capacityTable(run).map(({ steps: _steps, ...row }) => row),
-      }),
-    );
-    return ExitCode.ok;
-  }
-  await writeReportFile(run.id, capacityMarkdown(run, VERSION), options, deps);
-  return ExitCode.ok;
+function capacityReport(run: CapacityRun, options: ReportOptions, deps: AppDeps): Promise<number> {
+  const report = {
+    json: () => ({ settings: run.settings, rows: capacityTable(run).map(({ steps: _steps, ...row }) => row) }),
+    markdown: () => capacityMarkdown(run, VERSION),
+  };
+  return oneFileReport(run, 'capacity run', report, options, deps);
 }
