@@ -9,8 +9,14 @@ import { ExitCode, Interrupted, UserError } from '../core/errors.js';
 import { resultsDir } from '../core/paths.js';
 import { recordKindIn } from '../record/kinds.js';
 import { newRunId, notARunOf } from '../record/record-file.js';
-import { jsonRecordStore } from '../record/store.js';
-import { newSession, type RecordBinding, resumeSession, runAndReport, type Session } from '../session/lifecycle.js';
+import {
+  jsonBinding,
+  newSession,
+  type RecordBinding,
+  resumeSession,
+  runAndReport,
+  type Session,
+} from '../session/lifecycle.js';
 import { refuseBusy } from '../session/preflight.js';
 import { refuseFailingCommands } from '../session/workload-check.js';
 import { type Fingerprint, gpuAt, visibleDevice } from '../system/nvidia/schema.js';
@@ -112,16 +118,12 @@ export async function resumeGpus(dir: string, style: ProgressStyle, deps: AppDep
 }
 
 function hostBinding(dir: string): RecordBinding<HostRun> {
-  const store = jsonRecordStore<HostRun>(dir, 'host', 2);
-  return {
-    kind: 'host',
-    save: (host) => store.save(host),
-    saveSync: (host) => store.saveSync(host),
+  return jsonBinding<HostRun>(dir, 'host', 2, {
     // The daemons are the GPU runs' own, in their records.
     daemons: () => [],
     done: (host) => host.gpus.filter((g) => finished(g)).length,
     windDown: 'stopping the GPU runs under way',
-  };
+  });
 }
 
 /** A GPU whose run ended with an exit code of its own (2: it could not run, and runs again on --resume). */

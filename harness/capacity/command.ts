@@ -9,9 +9,10 @@ import { termJson, termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
 import { notResumable } from '../record/record-file.js';
 import { simulatedLine } from '../record/simulated.js';
-import { jsonRecordStore, writeOutputFile } from '../record/store.js';
+import { writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
+  jsonBinding,
   newSession,
   type RecordBinding,
   resumeOnThisMachine,
@@ -96,15 +97,11 @@ async function resumeCapacity(dir: string, json: boolean, deps: AppDeps, started
 }
 
 function capacityBinding(dir: string): RecordBinding<CapacityRun> {
-  const store = jsonRecordStore<CapacityRun>(dir, 'capacity', 0);
-  return {
-    kind: 'capacity',
-    save: (run) => store.save(run),
-    saveSync: (run) => store.saveSync(run),
+  return jsonBinding<CapacityRun>(dir, 'capacity', 0, {
     daemons: (run) => run.daemons ?? [],
     done: (run) => run.points.filter((p) => p.mode !== run.current?.mode || p.clients !== run.current?.clients).length,
     windDown: 'stopping the step under way (--resume measures its point again)',
-  };
+  });
 }
 
 /** Measures every point of `session`'s run not measured yet, per mode (the MPS one under a daemon of its own), then reports. */

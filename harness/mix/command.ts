@@ -10,9 +10,9 @@ import { ExitCode } from '../core/errors.js';
 import { termJson, termText } from '../core/escape/terminal.js';
 import { notARunOf } from '../record/record-file.js';
 import { simulatedLine } from '../record/simulated.js';
-import { jsonRecordStore } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
+  jsonBinding,
   newSession,
   type RecordBinding,
   resumeOnThisMachine,
@@ -101,15 +101,11 @@ async function resumeMix(dir: string, json: boolean, deps: AppDeps): Promise<num
 }
 
 function mixBinding(dir: string): RecordBinding<MixRun> {
-  const store = jsonRecordStore<MixRun>(dir, 'mix', 0);
-  return {
-    kind: 'mix',
-    save: (run) => store.save(run),
-    saveSync: (run) => store.saveSync(run),
+  return jsonBinding<MixRun>(dir, 'mix', 0, {
     daemons: (run) => run.daemons,
     done: (run) => run.windows.length,
     windDown: 'stopping after the window under way (--resume measures its round again)',
-  };
+  });
 }
 
 async function mixRun(session: Session<MixRun>, options: MixOptions, deps: AppDeps): Promise<number> {

@@ -9,9 +9,10 @@ import { WORKLOADS_DIR } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { notResumable } from '../record/record-file.js';
 import { simulatedLine } from '../record/simulated.js';
-import { jsonRecordStore, writeOutputFile } from '../record/store.js';
+import { writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
+  jsonBinding,
   newSession,
   type RecordBinding,
   resumeOnThisMachine,
@@ -73,15 +74,11 @@ async function resumeProbe(dir: string, json: boolean, deps: AppDeps): Promise<n
 }
 
 function probeBinding(dir: string): RecordBinding<ProbeRun> {
-  const store = jsonRecordStore<ProbeRun>(dir, 'probe', 2);
-  return {
-    kind: 'probe',
-    save: (run) => store.save(run),
-    saveSync: (run) => store.saveSync(run),
+  return jsonBinding<ProbeRun>(dir, 'probe', 2, {
     daemons: (run) => run.daemons ?? [],
     done: (run) => new Set(run.probes.map((o) => o.probe)).size,
     windDown: 'stopping once the probe session under way ends (--resume runs the unfinished probes)',
-  };
+  });
 }
 
 /** Runs the probes of `session`'s run that have no outcome yet, then writes the report and prints the ledger. */

@@ -12,9 +12,10 @@ import { UserError } from '../core/errors.js';
 import { termJson, termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
 import { notResumable } from '../record/record-file.js';
-import { jsonRecordStore, writeOutputFile } from '../record/store.js';
+import { writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
+  jsonBinding,
   newSession,
   type RecordBinding,
   resumeOnThisMachine,
@@ -61,16 +62,12 @@ export const serveBenchCommand = serveCommandOf('bench');
 export const serveCapacityCommand = serveCommandOf('capacity');
 
 function binding(dir: string, measure: ServeSettings['measure']): RecordBinding<ServeRun> {
-  const store = jsonRecordStore<ServeRun>(dir, 'serve', 2);
-  return {
-    kind: 'serve',
+  return jsonBinding<ServeRun>(dir, 'serve', 2, {
     command: `gpushare ${measure}`,
-    save: (run) => store.save(run),
-    saveSync: (run) => store.saveSync(run),
     daemons: (run) => run.daemons,
     done: (run) => run.groups.filter((g) => g.status !== 'pending').length,
     windDown: 'stopping the copies (--resume measures the group under way again)',
-  };
+  });
 }
 
 /**

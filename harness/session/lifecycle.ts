@@ -13,7 +13,13 @@ import { daemonMayRun, type MpsDaemonRecord } from '../record/daemon-record.js';
 import { RECORD_KINDS, type RecordKind } from '../record/kinds.js';
 import { acquireRunLock, type RunLock } from '../record/lock.js';
 import type { RunStatus } from '../record/record-file.js';
-import { directoryWriter, openRunDirectory, type RecordWriter, removeStaleTempFiles } from '../record/store.js';
+import {
+  directoryWriter,
+  jsonRecordStore,
+  openRunDirectory,
+  type RecordWriter,
+  removeStaleTempFiles,
+} from '../record/store.js';
 import { type MpsDaemon, startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
 import {
   chooseMpsDirectory,
@@ -60,6 +66,20 @@ export interface RecordBinding<R extends SessionRecord> {
   resumable?: boolean;
   /** The command that continues it, where one kind has two (a server run: bench or capacity); default its kind's. */
   command?: string;
+}
+
+/**
+ * The binding of a record kept as one JSON file in `dir` (its kind's file, `indent` spaces a level; 0:
+ * one line): saved whole, atomically, synchronously on a forced exit. The product gives the rest.
+ */
+export function jsonBinding<R extends SessionRecord>(
+  dir: string,
+  kind: RecordKind,
+  indent: number,
+  rest: Omit<RecordBinding<R>, 'kind' | 'save' | 'saveSync'>,
+): RecordBinding<R> {
+  const store = jsonRecordStore<R>(dir, kind, indent);
+  return { kind, save: (run) => store.save(run), saveSync: (run) => store.saveSync(run), ...rest };
 }
 
 /** A daemon of a run, its record kept up to date in the run's record. */

@@ -12,8 +12,8 @@ import { UserError } from '../core/errors.js';
 import { argText, termJson, termText } from '../core/escape/terminal.js';
 import { integer, list, oneOf } from '../core/flags.js';
 import { VERSION } from '../core/version.js';
-import { jsonRecordStore, writeOutputFile } from '../record/store.js';
-import { newSession, type RecordBinding, runAndReport } from '../session/lifecycle.js';
+import { writeOutputFile } from '../record/store.js';
+import { jsonBinding, newSession, type RecordBinding, runAndReport } from '../session/lifecycle.js';
 import { newRun } from '../session/preflight.js';
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
@@ -101,16 +101,12 @@ async function readArtifacts(dir: string): Promise<Record<string, string>> {
 }
 
 function binding(dir: string): RecordBinding<VerifyRun> {
-  const store = jsonRecordStore<VerifyRun>(dir, 'verify', 2);
-  return {
-    kind: 'verify',
-    save: (run) => store.save(run),
-    saveSync: (run) => store.saveSync(run),
+  return jsonBinding<VerifyRun>(dir, 'verify', 2, {
     daemons: (run) => run.daemons,
     done: (run) => run.rows.length + run.cases.length,
     windDown: 'stopping after the check under way',
     resumable: false,
-  };
+  });
 }
 
 async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
