@@ -9,11 +9,11 @@ type Planned = Omit<ServeSettings, 'serverCpus' | 'generatorCpu'>;
 export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGroup, 'mode' | 'copies'>>): string {
   const s = settings;
   const windowS = s.windowMs / 1000;
-  const ceilingS = (CEILING_RATES.length * s.ceilingStepMs) / 1000;
+  const ceilingS = ((CEILING_RATES.length + 1) * s.ceilingStepMs) / 1000;
   const lines = [
     `gpushare ${s.measure} --serve --dry-run: nothing is started or measured`,
     `server: ${s.serve}`,
-    `ceiling: the load generator against a null server at ${CEILING_RATES.length} rates × ${s.ceilingStepMs / 1000} s (at most ${ceilingS} s)`,
+    `ceiling: the load generator against a null server at ${CEILING_RATES.length} rates × ${s.ceilingStepMs / 1000} s after one warm-up step (at most ${ceilingS} s)`,
   ];
   let loadS = ceilingS;
   if (s.measure === 'bench') {

@@ -46,7 +46,7 @@ function setup(run: ServeRun): string[] {
     `- Server: \`${s.serve}\` (${s.api}, ready at ${s.readyPath})`,
     s.measure === 'bench'
       ? `- Load: closed loop, ${s.concurrency} requests resident per shared copy; the dedicated copy (a plain process, the only one loaded while it is measured, resident beside the group's idle copies, {mem_fraction} 0.45 against 0.45 ÷ copies each) carries copies × ${s.concurrency}. Prompts of ${inputText(s)} words, each made unique; ${s.outputTokens} output tokens; ${s.windowMs / 1000} s windows (throughput counts tokens that arrived within them), one warm-up window of each arm not kept, then ${s.rounds} ABBA rounds per group. Latencies are of requests that ended ok.`
-      : `- Load: open-loop Poisson, the total rate split evenly over the copies, ${s.windowMs / 1000} s steps; ${inputText(s)} input words, ${s.outputTokens} output tokens.`,
+      : `- Load: open-loop Poisson, the total rate split evenly over the copies, each step long enough for the 473 requests a p99 claim needs (${s.windowMs / 1000}–${s.maxStepMs / 1000} s); ${inputText(s)} input words, ${s.outputTokens} output tokens.`,
     `- SLO: TTFT p99 ≤ ${s.sloTtftP99Ms} ms${s.sloItlMaxMs !== null ? `, every ITL ≤ ${s.sloItlMaxMs} ms for goodput` : ''}. Servers on CPUs ${s.serverCpus ?? '(not pinned)'}, the load generator on ${s.generatorCpu ?? '(not pinned)'}; host ${run.host.cpus} CPUs (${termText(run.host.cpuModel ?? '?')}).`,
   ];
 }
@@ -62,9 +62,9 @@ export function ceilingLines(analysis: ServeAnalysis): string[] {
       : '';
   return [
     c.ratePerS !== null
-      ? `- Load generator ceiling on this host: ${c.atLeast ? 'at least ' : ''}${num(c.ratePerS, 0)} requests/s, ${num(c.tokensPerS, 0)} output tokens/s with under 1% added latency (null-server e2e p99 and send lag ≤ ${num(c.allowedMs, 3)} ms, 1% of this run's lowest e2e p50).${ttft}`
+      ? `- Load generator ceiling on this host: ${c.atLeast ? 'at least ' : ''}${num(c.ratePerS, 0)} requests/s, ${num(c.tokensPerS, 0)} output tokens/s with under 1% added latency (null-server e2e p50 and send lag p99 ≤ ${num(c.allowedMs, 3)} ms, 1% of this run's lowest e2e p50).${ttft}`
       : `- Load generator ceiling: no null-server rate stayed within 1% of this run's e2e p50 (${num(c.allowedMs, 3)} ms allowed): no window is verified against it.`,
-    `- Null server up to ${top?.ratePerS} req/s: e2e p99 ${num(top?.e2eP99Ms, 3)} ms, send lag p99 ${num(top?.lagP99Ms, 3)} ms, the generator busy ${num((top?.cpuShare ?? 0) * 100, 0)}% of one core.`,
+    `- Null server up to ${top?.ratePerS} req/s: e2e p50 ${num(top?.e2eP50Ms, 3)} ms, p99 ${num(top?.e2eP99Ms, 3)} ms, send lag p99 ${num(top?.lagP99Ms, 3)} ms, the generator busy ${num((top?.cpuShare ?? 0) * 100, 0)}% of one core.`,
   ];
 }
 

@@ -208,19 +208,29 @@ describe('a group against the dedicated copy', () => {
 });
 
 describe("the generator's ceiling", () => {
-  it('is the highest null-server rate whose e2e p99 stays within 1% of the lowest e2e p50 the run measured', () => {
+  it('is the highest null-server rate whose e2e p50 stays within 1% of the lowest e2e p50 the run measured', () => {
     const run = runOf([group('mps', 1, [1000])]);
     run.groups[0]?.rounds.forEach((r) => {
       r.dedicated.e2e.p50Ms = 500;
     });
-    const step = (ratePerS: number, e2eP99: number) => ({
+    // The p99 is the report's, not the ceiling's: 40 ms tails at every rate move nothing.
+    const step = (ratePerS: number, e2eP50: number, lagP99Ms = 1) => ({
       ratePerS,
-      window: { ...win(), requestsPerS: ratePerS, e2e: { count: 1, p50Ms: 1, p99Ms: e2eP99, histogram: '' } },
+      window: {
+        ...win(),
+        requestsPerS: ratePerS,
+        lagP99Ms,
+        e2e: { count: 1, p50Ms: e2eP50, p99Ms: 40, histogram: '' },
+      },
     });
     run.ceiling = [step(100, 2), step(200, 5), step(400, 5.01)];
     const c = ceilingOf(run);
     expect(c.allowedMs).toBe(5);
     expect(c.ratePerS).toBe(200);
+    // A send lag p99 over 1% ends it as well: the generator was falling behind.
+    run.ceiling = [step(100, 2), step(200, 2, 5.01), step(400, 2)];
+    expect(ceilingOf(run).ratePerS).toBe(100);
+    run.ceiling = [step(100, 2), step(200, 5), step(400, 5.01)];
     // A window above it is flagged.
     const g = analyzeServe(run).groups[0];
     expect(g?.overCeiling).toBe(0);
@@ -237,9 +247,9 @@ describe('cores', () => {
 });
 
 describe("the ceiling's words", () => {
-  const step = (ratePerS: number, e2eP99: number, ok = 400) => ({
+  const step = (ratePerS: number, e2eP50: number, ok = 400) => ({
     ratePerS,
-    window: { ...win({ ok }), requestsPerS: ratePerS, e2e: { count: 1, p50Ms: 1, p99Ms: e2eP99, histogram: '' } },
+    window: { ...win({ ok }), requestsPerS: ratePerS, e2e: { count: 1, p50Ms: e2eP50, p99Ms: 40, histogram: '' } },
   });
   const runWith = (steps: ReturnType<typeof step>[]) => {
     const run = runOf([group('mps', 1, [1000])]);
