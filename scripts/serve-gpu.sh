@@ -2,8 +2,8 @@
 # The server tenant's reference runs on a GPU machine (issue 38), one phase a call (each fits a 10-minute
 # device call; `--dry-run` on the same flags prints the load time):
 #   bench     the reference server at 1, 2 and 4 copies under time-slicing, MPS and MPS with a thread cap
-#             against a dedicated copy (about 400 s of load), then plan's answer from it;
-#   capacity  the highest rate at TTFT p99 <= 500 ms per mode at 2 copies (at most 496 s of load).
+#             against a dedicated copy (about 402 s of load), then plan's answer from it;
+#   capacity  the highest rate at TTFT p99 <= 500 ms per mode at 2 copies (at most 498 s of load).
 # Run from the repository root with the CLI built (dist/) and PyTorch installed; results go under
 # runs/results/ (or $OUT when set).
 set -euo pipefail
@@ -18,7 +18,7 @@ case "$phase" in
     node dist/harness/main.js plan --run "$out/serve-bench" || echo "plan exit $?"
     ;;
   capacity)
-    node dist/harness/main.js capacity --serve "$server" "${common[@]}" --copies 2 --window-s 3 --max-step-s 15 \
+    node dist/harness/main.js capacity --serve "$server" "${common[@]}" --copies 2 --window-s 3 \
       --out "$out/serve-capacity" || echo "capacity --serve exit $?"
     ;;
   *)
