@@ -30,6 +30,7 @@ import { serveMarkdown, serveSummary } from './markdown.js';
 import { measureServe } from './measure.js';
 import { resolveServeOptions, SERVE_FLAGS, type ServeArgs, type ServeOptions } from './options.js';
 import { loadServeRun, SERVE_SCHEMA_ID, type ServeGroup, type ServeRun, type ServeSettings } from './record.js';
+import { shortStepWarning } from './steps.js';
 
 type ServeCommandOptions = ({ resume: null } & ServeOptions) | { resume: string; json: boolean };
 
@@ -149,6 +150,14 @@ async function serve(options: ServeCommandOptions, measure: ServeSettings['measu
     host: { cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? null },
     warnings: busy.map((b) => `the GPU was busy before the run: ${b}`),
   };
+  const short =
+    measure === 'capacity'
+      ? shortStepWarning(Math.min(...run.groups.map((g) => g.copies)), settings.windowMs, settings.maxStepMs)
+      : null;
+  if (short !== null) {
+    run.warnings.push(short);
+    deps.err(`gpushare capacity --serve: ${short}\n`);
+  }
   return serveRun(await newSession(binding(dir, measure), dir, run, deps), options.json, deps);
 }
 

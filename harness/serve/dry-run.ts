@@ -2,6 +2,7 @@
 import { CEILING_RATES } from './ceiling.js';
 import { memFraction } from './copies.js';
 import type { ServeGroup, ServeSettings } from './record.js';
+import { SEARCH_START_PER_S_PER_COPY, shortStepWarning } from './steps.js';
 
 type Planned = Omit<ServeSettings, 'serverCpus' | 'generatorCpu'>;
 
@@ -29,11 +30,13 @@ export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGr
     }
   } else {
     const maxStepS = Math.max(windowS, s.maxStepMs / 1000);
+    const short = shortStepWarning(Math.min(...groups.map((g) => g.copies)), s.windowMs, s.maxStepMs);
+    if (short !== null) lines.push(`warning: ${short}`);
     for (const g of groups) {
       const seconds = 8 * maxStepS;
       loadS += seconds;
       lines.push(
-        `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('capacity', g.mode, g.copies).toFixed(2)} each; a rate search from ${8 * g.copies} req/s, at most 8 steps of ${windowS}–${maxStepS} s: at most ${seconds} s`,
+        `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('capacity', g.mode, g.copies).toFixed(2)} each; a rate search from ${SEARCH_START_PER_S_PER_COPY * g.copies} req/s, at most 8 steps of ${windowS}–${maxStepS} s: at most ${seconds} s`,
       );
     }
   }

@@ -15,7 +15,7 @@ import { measureCeiling } from './ceiling.js';
 import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from './copies.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
 import type { LoadCommand } from './server-member.js';
-import { stepDurationMs, stepVerdict } from './steps.js';
+import { SEARCH_START_PER_S_PER_COPY, stepDurationMs, stepVerdict } from './steps.js';
 import { type Slo, windowStats } from './window.js';
 
 export interface ServeDriver {
@@ -201,7 +201,12 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
   }
 
   async function search(g: ServeGroup, group: CopyGroup): Promise<void> {
-    const policy: SearchPolicy = { startQps: g.copies * 8, tolerance: 0.1, maxSteps: 8, minQps: 0.5 };
+    const policy: SearchPolicy = {
+      startQps: g.copies * SEARCH_START_PER_S_PER_COPY,
+      tolerance: 0.1,
+      maxSteps: 8,
+      minQps: 0.5,
+    };
     const tried = () => g.steps.map((x) => ({ totalQps: x.totalRatePerS, verdict: x.verdict }));
     for (let rate = nextRate([], policy); rate !== null; rate = nextRate(tried(), policy)) {
       if (driver.abort.aborted) throw driver.interrupted();

@@ -27,6 +27,21 @@ export function stepDurationMs(totalRatePerS: number, windowMs: number, maxStepM
   return Math.min(maxStepMs, Math.max(windowMs, needed));
 }
 
+/** Where a capacity search starts, requests/s per copy. */
+export const SEARCH_START_PER_S_PER_COPY = 8;
+
+/**
+ * Why a search starting at `copies` × 8 req/s gets no verdict within --max-step-s, or null: its first step is
+ * too short for the requests a p99 claim needs, and the search only goes down from there.
+ */
+export function shortStepWarning(copies: number, windowMs: number, maxStepMs: number): string | null {
+  const rate = SEARCH_START_PER_S_PER_COPY * copies;
+  const needed = requestsNeeded(1) * 1.1;
+  const stepS = stepDurationMs(rate, windowMs, maxStepMs) / 1000;
+  if (rate * stepS >= needed) return null;
+  return `a rate search from ${rate} req/s holds about ${Math.round(rate * stepS)} requests in a ${stepS} s step, fewer than the ${requestsNeeded(1)} a p99 claim needs and 10% to spare, and goes down from there: no step can get a verdict (give --max-step-s ${Math.ceil(needed / rate)} or more)`;
+}
+
 /** Lag over this share of the target makes a step the generator's, not the server's (as capacity's). */
 const MAX_LAG_SHARE = 0.2;
 

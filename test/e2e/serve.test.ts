@@ -216,6 +216,9 @@ describe('--dry-run', () => {
     const result = await cli(['capacity', '--serve', 's {port}', '--copies', '2', '--max-step-s', '15', '--dry-run']);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(unfolded(result.stdout)).toMatch(/^load: at most 498 s/m);
+    expect(unfolded(result.stdout)).toMatch(
+      /^warning: a rate search from 8 req\/s .* \(give --max-step-s 66 or more\)$/m,
+    );
   });
 });
 
@@ -244,7 +247,11 @@ describe('capacity --serve on the simulated server', () => {
       'dedicated×1 measured',
       'timeslice×2 measured',
     ]);
-    // 0.5 s steps are too short for 473 requests at these rates: no verdict, never a pass or a fail.
+    // 0.5 s steps are too short for 473 requests at these rates: no verdict, never a pass or a fail; said at the start.
+    expect(run.warnings).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^a rate search from 8 req\/s .*give --max-step-s 66 or more/)]),
+    );
+    expect(unfolded(result.stderr)).toContain('gpushare capacity --serve: a rate search from 8 req/s');
     for (const g of run.groups) {
       expect(g.steps.length).toBeGreaterThan(0);
       expect(g.steps.map((step) => step.window.windowMs)).toEqual(g.steps.map(() => 500));

@@ -12,7 +12,7 @@ import { ceilingLines } from '../../harness/serve/markdown.js';
 import { resolveServeOptions } from '../../harness/serve/options.js';
 import type { ServeGroup, ServeRun, ServeSettings, WindowStats } from '../../harness/serve/record.js';
 import { promptLength } from '../../harness/serve/server-member.js';
-import { p99Verdict, stepDurationMs, stepVerdict } from '../../harness/serve/steps.js';
+import { p99Verdict, shortStepWarning, stepDurationMs, stepVerdict } from '../../harness/serve/steps.js';
 import { userErrorOf } from '../helpers.js';
 
 function win(over: Partial<WindowStats> & { tps?: number; ttftP99?: number; e2eP50?: number } = {}): WindowStats {
@@ -123,6 +123,17 @@ describe('a capacity step', () => {
     expect(stepDurationMs(100, 1000, 120_000)).toBe(5203);
     expect(stepDurationMs(1000, 1000, 120_000)).toBe(1000);
     expect(stepDurationMs(1, 1000, 120_000)).toBe(120_000);
+  });
+  it('warns when the search cannot make its first claim within --max-step-s: 8 req/s a copy needs 65.04 s', () => {
+    expect(shortStepWarning(1, 3000, 120_000)).toBeNull();
+    // 520.3 requests at 8 req/s: a step capped at 65.04 s just holds them, one at 65.03 s does not.
+    expect(shortStepWarning(1, 3000, 65_040)).toBeNull();
+    expect(shortStepWarning(1, 3000, 65_030)).toContain('give --max-step-s 66 or more');
+    expect(shortStepWarning(1, 3000, 15_000)).toBe(
+      'a rate search from 8 req/s holds about 120 requests in a 15 s step, fewer than the 473 a p99 claim needs and 10% to spare, and goes down from there: no step can get a verdict (give --max-step-s 66 or more)',
+    );
+    // Two copies start at 16 req/s.
+    expect(shortStepWarning(2, 3000, 33_000)).toBeNull();
   });
   it('p99 within the target: holds at 95%, fails past 1%, else too few to tell', () => {
     expect(p99Verdict(299, 0)).toBe('holds');
