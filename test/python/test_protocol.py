@@ -1,6 +1,7 @@
 """Unit tests of the workloads/gpushare_protocol package's pure parts, on the CPU without PyTorch: open-loop
 arrivals, the protocol line, argument parsing. Run by test/unit/python.test.ts as
 `python3 -B test/python/test_protocol.py` (-B: no __pycache__ beside the sources)."""
+
 import argparse
 import contextlib
 import io
@@ -8,12 +9,11 @@ import json
 import math
 import os
 import sys
-import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "workloads"))
-import gpushare_protocol as protocol  # noqa: E402  (it needs the path above; importing it needs no torch)
-from gpushare_protocol import hold, loopcheck, tenants, windows, wire  # noqa: E402
+import gpushare_protocol as protocol
+from gpushare_protocol import hold, loopcheck, tenants, windows, wire
 
 
 class Arrivals(unittest.TestCase):
@@ -50,15 +50,34 @@ class ProtocolLine(unittest.TestCase):
         wire._out = self.saved
 
     def test_emit_writes_one_json_line_with_the_event_first(self):
-        protocol.emit("result", trial="t1", windowStartUs=1.5, windowEndUs=2.5, iterations=3, gpuMs=0.25,
-                      latenciesMs=[0.1, 0.2], chunkIterations=1)
+        protocol.emit(
+            "result",
+            trial="t1",
+            windowStartUs=1.5,
+            windowEndUs=2.5,
+            iterations=3,
+            gpuMs=0.25,
+            latenciesMs=[0.1, 0.2],
+            chunkIterations=1,
+        )
         text = wire._out.getvalue()
         self.assertTrue(text.endswith("\n"))
         self.assertEqual(text.count("\n"), 1)
         message = json.loads(text)
-        self.assertEqual(list(message)[0], "event")
-        self.assertEqual(message, {"event": "result", "trial": "t1", "windowStartUs": 1.5, "windowEndUs": 2.5,
-                                   "iterations": 3, "gpuMs": 0.25, "latenciesMs": [0.1, 0.2], "chunkIterations": 1})
+        self.assertEqual(next(iter(message)), "event")
+        self.assertEqual(
+            message,
+            {
+                "event": "result",
+                "trial": "t1",
+                "windowStartUs": 1.5,
+                "windowEndUs": 2.5,
+                "iterations": 3,
+                "gpuMs": 0.25,
+                "latenciesMs": [0.1, 0.2],
+                "chunkIterations": 1,
+            },
+        )
 
     def test_a_line_break_in_a_message_stays_inside_its_line(self):
         protocol.emit("error", message="CUDA error:\nillegal memory access")
@@ -170,7 +189,13 @@ class TenantGradMode(FakeTorchCase):
             seen.append((f"thread {t.index}", t.done.get(timeout=10)[1]))
         self.assertEqual(
             seen,
-            [("training setup", True), ("warm-up 0", False), ("thread 0", False), ("warm-up 1", True), ("thread 1", True)],
+            [
+                ("training setup", True),
+                ("warm-up 0", False),
+                ("thread 0", False),
+                ("warm-up 1", True),
+                ("thread 1", True),
+            ],
         )
         self.assertTrue(torch.is_grad_enabled())  # the main thread's own mode, restored
 
@@ -201,13 +226,14 @@ sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
         here = os.path.dirname(os.path.abspath(__file__))
         paths = [os.path.join(here, "..", "..", "workloads"), os.path.join(here, "..", "fakes", "python")]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "GPUSHARE_HOLD": hold}
-        return subprocess.run([sys.executable, "-B", "-c", self.SCRIPT], input=stdin, env=env, capture_output=True,
-                              text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-B", "-c", self.SCRIPT], input=stdin, env=env, capture_output=True, text=True, timeout=60
+        )
 
     def test_a_held_process_runs_prepare_says_holding_and_told_exit_never_initialises_cuda(self):
         done = self.serve('{"cmd":"exit"}\n')
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual([json.loads(l)["event"] for l in done.stdout.splitlines()], ["holding"])
+        self.assertEqual([json.loads(line)["event"] for line in done.stdout.splitlines()], ["holding"])
         self.assertIsInstance(json.loads(done.stdout)["pid"], int)
         self.assertEqual(done.stderr.split("\n")[0], "prepare 0")
         self.assertNotIn("cuda-initialised", done.stderr)
@@ -216,12 +242,12 @@ sys.exit(serve("held", setup, ["--warmup-ms", "0"], prepare=prepare))
     def test_a_held_process_told_start_builds_and_says_ready(self):
         done = self.serve('{"cmd":"start"}\n{"cmd":"exit"}\n')
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual([json.loads(l)["event"] for l in done.stdout.splitlines()], ["holding", "ready"])
+        self.assertEqual([json.loads(line)["event"] for line in done.stdout.splitlines()], ["holding", "ready"])
         self.assertEqual(done.stderr.splitlines(), ["prepare 0", "cuda-initialised", "setup"])
 
     def test_a_process_not_held_runs_prepare_before_cuda_and_starts_at_once(self):
         done = self.serve('{"cmd":"exit"}\n', hold="0")
-        self.assertEqual([json.loads(l)["event"] for l in done.stdout.splitlines()], ["ready"])
+        self.assertEqual([json.loads(line)["event"] for line in done.stdout.splitlines()], ["ready"])
         self.assertEqual(done.stderr.splitlines(), ["prepare 0", "cuda-initialised", "setup"])
 
 
@@ -256,10 +282,13 @@ class HoldPriority(unittest.TestCase):
 
         calls = []
         env = {k: v for k, v in os.environ.items() if k != "GPUSHARE_HOLD_CPUS"}
-        with mock.patch.dict(os.environ, env, clear=True), mock.patch.object(os, "geteuid", return_value=0), \
-                mock.patch.object(hold, "has_cap_sys_nice", return_value=cap), \
-                mock.patch.object(os, "getpriority", return_value=0), \
-                mock.patch.object(os, "setpriority", side_effect=lambda *a: calls.append(a)):
+        with (
+            mock.patch.dict(os.environ, env, clear=True),
+            mock.patch.object(os, "geteuid", return_value=0),
+            mock.patch.object(hold, "has_cap_sys_nice", return_value=cap),
+            mock.patch.object(os, "getpriority", return_value=0),
+            mock.patch.object(os, "setpriority", side_effect=lambda *a: calls.append(a)),
+        ):
             undo = hold.hold_begin()
         return undo, calls
 
@@ -289,8 +318,14 @@ sys.exit(status)
         here = os.path.dirname(os.path.abspath(__file__))
         paths = [os.path.join(here, "..", "..", "workloads"), os.path.join(here, "..", "fakes", "python")]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-        return subprocess.run([sys.executable, "-B", "-c", self.SCRIPT.format(at_once=at_once)],
-                              input='{"cmd":"exit"}\n', env=env, capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-B", "-c", self.SCRIPT.format(at_once=at_once)],
+            input='{"cmd":"exit"}\n',
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     def test_exit_at_once_ends_the_process_with_its_ready_line_sent(self):
         done = self.serve(True)
@@ -330,8 +365,9 @@ class WindowLoop(FakeTorchCase):
     def test_one_lane_enters_its_stream_once_per_window(self):
         torch, entered = self.torch, self.counting()
         lane = torch.cuda.Stream()
-        done, _, latencies = windows.window(torch, self.step(), [lane], {"streams": 1},
-                                             protocol.now_us() + 20_000, 1, 100, windows.HostTime())
+        done, _, latencies = windows.window(
+            torch, self.step(), [lane], {"streams": 1}, protocol.now_us() + 20_000, 1, 100, windows.HostTime()
+        )
         self.assertGreaterEqual(done, 1)  # however loaded the machine: the window ends at its deadline
         self.assertEqual(entered[0], 1)
         self.assertEqual(len(latencies), min(done, 100))
@@ -344,8 +380,9 @@ class WindowLoop(FakeTorchCase):
             seen.append((lane_index, torch.cuda.current_stream() is lane))
             torch.cuda.current_stream().launch()
 
-        done, _, _ = windows.window(torch, step, [lane], {"streams": 1}, protocol.now_us() + 5_000, 1, 10,
-                                      windows.HostTime())
+        done, _, _ = windows.window(
+            torch, step, [lane], {"streams": 1}, protocol.now_us() + 5_000, 1, 10, windows.HostTime()
+        )
         self.assertEqual(seen, [(0, True)] * done)
 
     def clocked(self, loop_step_us=None):
@@ -372,8 +409,20 @@ class WindowLoop(FakeTorchCase):
 
     def test_the_loop_check_reports_both_loops_per_request(self):
         check = self.clocked()
-        self.assertEqual(set(check), {"bareUsPerRequest", "loopUsPerRequest", "overheadPct", "overheadPctLow",
-                                      "overheadPctHigh", "pairs", "requestsPerBlock", "windowMs", "windowOnceUs"})
+        self.assertEqual(
+            set(check),
+            {
+                "bareUsPerRequest",
+                "loopUsPerRequest",
+                "overheadPct",
+                "overheadPctLow",
+                "overheadPctHigh",
+                "pairs",
+                "requestsPerBlock",
+                "windowMs",
+                "windowOnceUs",
+            },
+        )
         self.assertEqual(check["windowMs"], 250)
         self.assertLessEqual(check["overheadPctLow"], check["overheadPct"])
         self.assertLessEqual(check["overheadPct"], check["overheadPctHigh"])
@@ -402,15 +451,22 @@ class WholeTwin(FakeTorchCase):
         made = [tenants.Tenant(i, torch.cuda.Stream()) for i in range(2)]
         twin = tenants.Tenant(0, torch.cuda.Stream())
         made[0].whole = twin
-        for t in made + [twin]:
+        for t in [*made, twin]:
             t.step = lambda i, lane, variant, s=t.stream: s.launch()
             t.start_thread(torch)
         return made, twin
 
     def command(self, tenants, whole):
         variant = {"streams": 1, **({"whole": True} if whole else {})}
-        return {"cmd": "run", "trial": "t", "startAtUs": protocol.now_us(), "durationMs": 5, "iterations": None,
-                "variant": variant, "tenants": tenants}
+        return {
+            "cmd": "run",
+            "trial": "t",
+            "startAtUs": protocol.now_us(),
+            "durationMs": 5,
+            "iterations": None,
+            "variant": variant,
+            "tenants": tenants,
+        }
 
     def test_a_whole_run_runs_tenant_0s_twin_and_leaves_its_slice_idle(self):
         made, twin = self.tenants()

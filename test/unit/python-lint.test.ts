@@ -1,6 +1,6 @@
 /**
  * The Python side's linter, formatter and type checker: ruff (lint and format, configured in
- * workloads/pyproject.toml) over workloads/ and examples/, and mypy in strict mode over the helper
+ * workloads/pyproject.toml) over workloads/, examples/ and the Python tests, and mypy in strict mode over the helper
  * package. Skipped, saying what to install, where a tool is missing; under CI=true that fails instead
  * (.ci/run installs them). Each check is also shown failing on a planted fault, so a check that
  * stopped looking would fail here.
@@ -39,9 +39,9 @@ function plantedPackage(file: string, edit: (text: string) => string): string {
 }
 
 describe('Python lint, format and types', () => {
-  it('ruff check passes over workloads/ and examples/, and fails on a planted unused import', async (context) => {
+  it('ruff check passes over workloads/, examples/ and test/python/, and fails on a planted unused import', async (context) => {
     await requireTool(context, 'ruff', RUFF);
-    const clean = await ruff(['check', 'workloads', 'examples']);
+    const clean = await ruff(['check', 'workloads', 'examples', 'test/python']);
     expect([clean.exitCode, clean.all]).toEqual([0, 'All checks passed!']);
     const planted = plantedPackage('wire.py', (t) => t.replace('import json\n', 'import json\nimport shutil\n'));
     const bad = await ruff(['check', planted]);
@@ -49,9 +49,9 @@ describe('Python lint, format and types', () => {
     expect(bad.all).toContain('F401');
   });
 
-  it('ruff format --check passes over workloads/ and examples/, and fails on a file it would reformat', async (context) => {
+  it('ruff format --check passes over workloads/, examples/ and test/python/, and fails on a file it would reformat', async (context) => {
     await requireTool(context, 'ruff', RUFF);
-    const clean = await ruff(['format', '--check', 'workloads', 'examples']);
+    const clean = await ruff(['format', '--check', 'workloads', 'examples', 'test/python']);
     expect([clean.exitCode, clean.all]).toEqual([0, expect.stringMatching(/^\d+ files already formatted$/)]);
     const planted = plantedPackage('wire.py', (t) => t.replace('PROTOCOL = 3', 'PROTOCOL=3'));
     const bad = await ruff(['format', '--check', planted]);
