@@ -2,7 +2,7 @@
 import { CEILING_RATES } from './ceiling.js';
 import { memFraction } from './copies.js';
 import type { ServeGroup, ServeSettings } from './record.js';
-import { SEARCH_START_PER_S_PER_COPY, shortStepWarning } from './steps.js';
+import { searchPolicy, shortStepWarning } from './steps.js';
 
 type Planned = Omit<ServeSettings, 'serverCpus' | 'generatorCpu'>;
 
@@ -33,10 +33,11 @@ export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGr
     const short = shortStepWarning(Math.min(...groups.map((g) => g.copies)), s.windowMs, s.maxStepMs);
     if (short !== null) lines.push(`warning: ${short}`);
     for (const g of groups) {
-      const seconds = 8 * maxStepS;
+      const policy = searchPolicy(g.copies);
+      const seconds = policy.maxSteps * maxStepS;
       loadS += seconds;
       lines.push(
-        `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('capacity', g.mode, g.copies).toFixed(2)} each; a rate search from ${SEARCH_START_PER_S_PER_COPY * g.copies} req/s, at most 8 steps of ${windowS}–${maxStepS} s: at most ${seconds} s`,
+        `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('capacity', g.mode, g.copies).toFixed(2)} each; a rate search from ${policy.startQps} req/s, at most ${policy.maxSteps} steps of ${windowS}–${maxStepS} s: at most ${seconds} s`,
       );
     }
   }

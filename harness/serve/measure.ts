@@ -10,12 +10,12 @@ import type { Clock } from '../core/clock.js';
 import type { ProcessRunner } from '../core/process.js';
 import type { SessionMpsStart } from '../session/lifecycle.js';
 import type { KillRegistry } from '../workload/group.js';
-import { nextRate, type SearchPolicy } from '../workload/open-loop.js';
+import { nextRate } from '../workload/open-loop.js';
 import { measureCeiling } from './ceiling.js';
 import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from './copies.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
 import type { LoadCommand } from './server-member.js';
-import { SEARCH_START_PER_S_PER_COPY, stepDurationMs, stepVerdict } from './steps.js';
+import { searchPolicy, stepDurationMs, stepVerdict } from './steps.js';
 import { type Slo, windowStats } from './window.js';
 
 export interface ServeDriver {
@@ -201,12 +201,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
   }
 
   async function search(g: ServeGroup, group: CopyGroup): Promise<void> {
-    const policy: SearchPolicy = {
-      startQps: g.copies * SEARCH_START_PER_S_PER_COPY,
-      tolerance: 0.1,
-      maxSteps: 8,
-      minQps: 0.5,
-    };
+    const policy = searchPolicy(g.copies);
     const tried = () => g.steps.map((x) => ({ totalQps: x.totalRatePerS, verdict: x.verdict }));
     for (let rate = nextRate([], policy); rate !== null; rate = nextRate(tried(), policy)) {
       if (driver.abort.aborted) throw driver.interrupted();

@@ -3,7 +3,7 @@
  * test of capacity's steps: 299 requests with none over, 473 with one), a capacity step's verdict, and
  * how long a step must run to make its claim.
  */
-import { p99Holds, requestsNeeded } from '../workload/open-loop.js';
+import { p99Holds, requestsNeeded, type SearchPolicy } from '../workload/open-loop.js';
 import type { RateStep, WindowStats } from './record.js';
 
 export type P99Verdict = 'holds' | 'fails' | 'too few requests';
@@ -17,29 +17,32 @@ export function p99Verdict(requests: number, over: number): P99Verdict {
 /** The longest a capacity step runs by default, s (--max-step-s). */
 export const MAX_STEP_S = 120;
 
+/** The requests a capacity step runs for: the 473 with which "p99 within the target" can hold at 95% with one over, and 10% more for Poisson's spread. */
+const STEP_REQUESTS = requestsNeeded(1) * 1.1;
+
 /**
- * A capacity step long enough for its p99 claim: the 473 requests (10% more, for Poisson's spread) with
- * which "p99 within the target" can hold at 95% confidence with one request over it, at least
- * --window-s, at most --max-step-s (a slower rate is then too few to claim: not a failure).
+ * A capacity step long enough for its p99 claim (STEP_REQUESTS), at least --window-s, at most --max-step-s
+ * (a slower rate is then too few to claim: not a failure).
  */
 export function stepDurationMs(totalRatePerS: number, windowMs: number, maxStepMs: number): number {
-  const needed = Math.ceil(((requestsNeeded(1) * 1.1) / totalRatePerS) * 1000);
+  const needed = Math.ceil((STEP_REQUESTS / totalRatePerS) * 1000);
   return Math.min(maxStepMs, Math.max(windowMs, needed));
 }
 
-/** Where a capacity search starts, requests/s per copy. */
-export const SEARCH_START_PER_S_PER_COPY = 8;
+/** How a server capacity search goes for `copies` copies: from 8 req/s a copy, to within 10%, in 8 steps at most. */
+export function searchPolicy(copies: number): SearchPolicy {
+  return { startQps: 8 * copies, tolerance: 0.1, maxSteps: 8, minQps: 0.5 };
+}
 
 /**
- * Why a search starting at `copies` × 8 req/s gets no verdict within --max-step-s, or null: its first step is
- * too short for the requests a p99 claim needs, and the search only goes down from there.
+ * Why a search for `copies` copies gets no verdict within --max-step-s, or null: its first step is too
+ * short for the requests a p99 claim needs, and the search only goes down from there.
  */
 export function shortStepWarning(copies: number, windowMs: number, maxStepMs: number): string | null {
-  const rate = SEARCH_START_PER_S_PER_COPY * copies;
-  const needed = requestsNeeded(1) * 1.1;
+  const rate = searchPolicy(copies).startQps;
   const stepS = stepDurationMs(rate, windowMs, maxStepMs) / 1000;
-  if (rate * stepS >= needed) return null;
-  return `a rate search from ${rate} req/s holds about ${Math.round(rate * stepS)} requests in a ${stepS} s step, fewer than the ${requestsNeeded(1)} a p99 claim needs and 10% to spare, and goes down from there: no step can get a verdict (give --max-step-s ${Math.ceil(needed / rate)} or more)`;
+  if (rate * stepS >= STEP_REQUESTS) return null;
+  return `a rate search from ${rate} req/s holds about ${Math.round(rate * stepS)} requests in a ${stepS} s step, fewer than the ${requestsNeeded(1)} a p99 claim needs and 10% to spare, and goes down from there: no step can get a verdict (give --max-step-s ${Math.ceil(STEP_REQUESTS / rate)} or more)`;
 }
 
 /** Lag over this share of the target makes a step the generator's, not the server's (as capacity's). */
