@@ -15,7 +15,7 @@ set -uo pipefail
 
 out="${1:?usage: scripts/verify-gpu.sh <out dir>}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-run="${VERIFY_GPU_RUN:-$here/test/fixtures/runs/2026-11-27-h100-80gb-hbm3-2c8cff}"
+run="${VERIFY_GPU_RUN:-$here/results/2026-11-27-h100-80gb-hbm3-2c8cff}"
 mkdir -p "$out/tmp"
 out="$(cd "$out" && pwd)"
 # gpushare puts its private MPS directories under TMPDIR: here, so the end can find any left.

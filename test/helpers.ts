@@ -8,6 +8,7 @@ import { run as runArgv } from '../harness/cli/run.js';
 import { systemClock } from '../harness/core/clock.js';
 import { UserError } from '../harness/core/errors.js';
 import { SIMULATOR_BIN } from '../harness/core/paths.js';
+import { openRun, STORE_DIR, STORED_RUN_SUFFIX } from '../harness/record/evidence.js';
 import { createRunner, execaRunner } from '../harness/system/proc/runner.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -122,32 +123,71 @@ export function unfolded(text: string): string {
   return text.replace(/\n {4}(?=\S)/g, ' ').replace(/\n {2}(?![-!] )(?=\S)/g, ' ');
 }
 
-/** Copies of committed real runs (results/), the runs tests read: see test/fixtures/runs/README.md. */
-export const FIXTURE_RUNS = path.join(ROOT, 'test', 'fixtures', 'runs');
+/**
+ * The committed real runs tests read: a reference run under results/, or a run of the evidence store
+ * (evidence/<id>.tar.br, unpacked once into gpushare's cache). Both are written once and never replaced,
+ * so no new or rerun run changes what a test sees; test/fixtures/runs/README.md says what each is for.
+ */
+async function committedRun(id: string): Promise<string> {
+  const reference = path.join(ROOT, 'results', id);
+  if (existsSync(reference)) return reference;
+  return openRun(path.join(ROOT, STORE_DIR, `${id}${STORED_RUN_SUFFIX}`));
+}
+
+/** The runs the tests read, by id (test/fixtures/runs/README.md). */
+export const FIXTURE_RUN_IDS = [
+  '2026-11-21-h200-a6c68a',
+  '2026-11-21-h200-d7edc0',
+  '2026-11-22-h100-80gb-hbm3-c263f1',
+  '2026-11-22-h100-80gb-hbm3-c67faf',
+  '2026-11-22-h100-80gb-hbm3-d4099d',
+  '2026-11-22-h100-80gb-hbm3-e4176e',
+  '2026-11-22-h100-80gb-hbm3-f89eae',
+  '2026-11-23-h100-80gb-hbm3-capacity-7490ed',
+  '2026-11-23-h100-80gb-hbm3-probe-84e6b8',
+  '2026-11-23-h200-x2-73884e',
+  '2026-11-24-h100-80gb-hbm3-mix-35ef80',
+  '2026-11-27-h100-80gb-hbm3-01535a',
+  '2026-11-27-h100-80gb-hbm3-2c8cff',
+] as const;
+type FixtureRunId = (typeof FIXTURE_RUN_IDS)[number];
+const fixtureRun = (id: FixtureRunId) => committedRun(id);
+
+let fixtureDir: Promise<string> | undefined;
+/** A directory holding a copy of every fixture run, each named by its id, as a user's results/ would (made once per test process). */
+export function fixtureRunsDir(): Promise<string> {
+  fixtureDir ??= (async () => {
+    const dir = tempDir('gpushare-fixture-runs-');
+    for (const id of FIXTURE_RUN_IDS) cpSync(await fixtureRun(id), path.join(dir, id), { recursive: true });
+    return dir;
+  })();
+  return fixtureDir;
+}
+
 /** The default H100 run (run schema 2) and the repeat made straight after it. */
-export const DEFAULT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-d4099d');
-export const REPEAT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-f89eae');
+export const DEFAULT_RUN = await fixtureRun('2026-11-22-h100-80gb-hbm3-d4099d');
+export const REPEAT_RUN = await fixtureRun('2026-11-22-h100-80gb-hbm3-f89eae');
 /** The default H100 suite at its older 250 ms windows, and the repeat made after it. */
-export const H100_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-e4176e');
-export const H100_REPEAT_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-c263f1');
+export const H100_RUN = await fixtureRun('2026-11-22-h100-80gb-hbm3-e4176e');
+export const H100_REPEAT_RUN = await fixtureRun('2026-11-22-h100-80gb-hbm3-c263f1');
 /** The default H100 suite through protocol loop 2 (2026-11-27), each process's loop checked: the README's sample. */
-export const LOOP2_RUN = path.join(FIXTURE_RUNS, '2026-11-27-h100-80gb-hbm3-2c8cff');
+export const LOOP2_RUN = await fixtureRun('2026-11-27-h100-80gb-hbm3-2c8cff');
 /** The first H200 run, of run schema 1 (read through the migration): every mode, MPS measured cheaper. */
-export const H200_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-a6c68a');
+export const H200_RUN = await fixtureRun('2026-11-21-h200-a6c68a');
 /** An H200 run of the streams mode alone (run schema 1). */
-export const H200_STREAMS_RUN = path.join(FIXTURE_RUNS, '2026-11-21-h200-d7edc0');
+export const H200_STREAMS_RUN = await fixtureRun('2026-11-21-h200-d7edc0');
 /** The mix matrix on the H100 (2026-11-24): victim infer beside five aggressors, time-sliced, MPS with caps, in one process. */
-export const H100_MIX_RUN = path.join(FIXTURE_RUNS, '2026-11-24-h100-80gb-hbm3-mix-35ef80');
+export const H100_MIX_RUN = await fixtureRun('2026-11-24-h100-80gb-hbm3-mix-35ef80');
 /** The H100 client sweep (2026-11-27): infer at 2, 4 and 8 clients and tenants in every mode but MIG. */
-export const H100_SWEEP_RUN = path.join(FIXTURE_RUNS, '2026-11-27-h100-80gb-hbm3-01535a');
+export const H100_SWEEP_RUN = await fixtureRun('2026-11-27-h100-80gb-hbm3-01535a');
 /** resnet18 through examples/torchvision_model.py on the H100: a custom workload, time-sliced and MPS. */
-export const CUSTOM_RUN = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-c67faf');
+export const CUSTOM_RUN = await fixtureRun('2026-11-22-h100-80gb-hbm3-c67faf');
 /** A capacity run on the H100 (capacity.json). */
-export const CAPACITY_RUN = path.join(FIXTURE_RUNS, '2026-11-23-h100-80gb-hbm3-capacity-7490ed');
+export const CAPACITY_RUN = await fixtureRun('2026-11-23-h100-80gb-hbm3-capacity-7490ed');
 /** A probe run on the H100 (probe.json). */
-export const PROBE_RUN = path.join(FIXTURE_RUNS, '2026-11-23-h100-80gb-hbm3-probe-84e6b8');
+export const PROBE_RUN = await fixtureRun('2026-11-23-h100-80gb-hbm3-probe-84e6b8');
 /** A two-GPU H200 host (--gpus all): host.json, gpu0/, gpu1/ and the cross run. */
-export const MULTI_GPU_RUN = path.join(FIXTURE_RUNS, '2026-11-23-h200-x2-73884e');
+export const MULTI_GPU_RUN = await fixtureRun('2026-11-23-h200-x2-73884e');
 
 /** Copies a run directory and rewrites its run.json through `edit`. */
 export function editedCopy(runDir: string, edit: (run: Run) => void): string {

@@ -4,6 +4,7 @@ import { type ArgsOf, defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
 import { termJson } from '../core/escape/terminal.js';
+import { openRun } from '../record/evidence.js';
 import { analyze } from './analysis/analyze.js';
 import { checkPatterns, loadThresholds } from './gate/thresholds.js';
 import { summaryJson, summaryText } from './outputs/summary.js';
@@ -28,7 +29,7 @@ export const showCommand = defineCommand({
 });
 
 async function show(args: ArgsOf<typeof SHOW_FLAGS> & ArgsOf<typeof SHOW_POSITIONALS>, deps: AppDeps): Promise<number> {
-  const run = await loadRun(args.run);
+  const run = await loadRun(await openRun(args.run));
   const thresholds = args.config ? await loadThresholds(args.config) : run.config.thresholds;
   const analysis = analyze(run, thresholds);
   if (args.config)

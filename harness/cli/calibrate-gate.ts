@@ -1,21 +1,23 @@
 /**
- * `npm run calibrate:gate -- [<results dir>] [--measured YYYY-MM-DD] [--out FILE]`: how often the
- * gate calls equal runs changed, and how small a change it catches, on committed default-suite runs
- * (found by their config; the largest set measured alike): those of the evidence branch's results/, as
- * main keeps too few (docs/evidence.md says how to check it out). Every pair of runs (the earlier one the
- * baseline) is gated with the band learned from the other runs (both of the pair left out) and with
- * the default floors, and every run against random directories of other runs; each as A/A (nothing
- * changed) and with a planted slowdown of its shared arm (plant-slowdown.ts), re-analysed by bench's analysis.
+ * `npm run calibrate:gate -- [<runs dir>] [--measured YYYY-MM-DD] [--out FILE]`: how often the gate calls
+ * equal runs changed, and how small a change it catches, on committed default-suite runs (found by their
+ * config, run directories or stored runs: by default the evidence store, evidence/). The runs are split
+ * by how they were measured (the gate's comparability, and the harness generation: its release lead), and
+ * each set of at least 4 is calibrated on its own. Every pair of runs (the earlier one the baseline) is
+ * gated with the band learned from the other runs (both of the pair left out) and with the default floors,
+ * and every run against random directories of other runs; each as A/A (nothing changed) and with a planted
+ * slowdown of its shared arm (plant-slowdown.ts), re-analysed by bench's analysis.
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { statSync, writeFileSync } from 'node:fs';
 import { analyze } from '../bench/analysis/analyze.js';
 import type { Analysis } from '../bench/analysis/types.js';
 import { DEFAULTS } from '../bench/defaults.js';
 import { BETWEEN_RUN_LEVEL, floorFor, logToRelative, sourceText } from '../bench/gate/bands.js';
 import { type Change, comparability, gradedChanges } from '../bench/gate/gate.js';
-import type { Run } from '../bench/record/schema.js';
+import { measuredLoop, type Run } from '../bench/record/schema.js';
 import { loadRun } from '../bench/record/store.js';
+import { UserError } from '../core/errors.js';
+import { openRun, runEntries, STORE_DIR } from '../record/evidence.js';
 import { predictionHalfWidthLog, runSpread } from '../stats/between-runs.js';
 import { mulberry32 } from '../stats/bootstrap.js';
 import { gpuAt } from '../system/nvidia/schema.js';
@@ -30,12 +32,34 @@ const SET_SIZES = [10, 20];
 const SETS_PER_RUN = 20;
 const SEED = 36;
 
-const args = process.argv.slice(2);
-const outAt = args.indexOf('--out');
-const out = outAt >= 0 ? args[outAt + 1] : undefined;
-const measuredAt = args.indexOf('--measured');
-const measured = measuredAt >= 0 ? args[measuredAt + 1] : undefined;
-const dir = args.find((a, i) => !a.startsWith('--') && i !== outAt + 1 && i !== measuredAt + 1) ?? 'results';
+const USAGE = 'usage: npm run calibrate:gate -- [<runs dir>] [--measured YYYY-MM-DD] [--out FILE]';
+
+/** The command line: one directory (anywhere among the flags), --measured and --out with a value each. */
+export function parseArgs(args: readonly string[]): { dir: string; measured?: string; out?: string } {
+  const flags: Record<string, string> = {};
+  const positionals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (!arg.startsWith('--')) {
+      positionals.push(arg);
+      continue;
+    }
+    if (arg !== '--out' && arg !== '--measured') throw new UserError(`${arg}: no such option (${USAGE})`);
+    const value = args[i + 1];
+    if (value === undefined || value.startsWith('--')) throw new UserError(`${arg} needs a value (${USAGE})`);
+    flags[arg.slice(2)] = value;
+    i++;
+  }
+  if (positionals.length > 1)
+    throw new UserError(`give one directory of runs, not ${positionals.join(' and ')} (${USAGE})`);
+  if (flags.measured !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(flags.measured))
+    throw new UserError(`--measured ${flags.measured}: give a date as YYYY-MM-DD (${USAGE})`);
+  return { dir: positionals[0] ?? STORE_DIR, ...flags };
+}
+
+let dir = STORE_DIR;
+let measured: string | undefined;
+let out: string | undefined;
 
 /** A default-suite run: bench's default modes, workloads, clients, window and round policy. */
 function isDefaultSuite(run: Run): boolean {
@@ -64,22 +88,36 @@ function isDefaultSuite(run: Run): boolean {
   );
 }
 
-async function loadRuns(): Promise<Run[]> {
+/** The smallest set of runs a calibration is made from. */
+const MIN_RUNS = 4;
+
+/**
+ * The default-suite runs in `dir`, split into sets measured alike: what the gate compares (GPU model, driver,
+ * settings, protocol loop) and the harness generation (its release lead before each window, which moved
+ * mps/gemm and mps/infer by 1–1.5%), largest set first, each in time order.
+ */
+async function loadRunSets(): Promise<Run[][]> {
+  if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+    throw new UserError(`${dir}: no such directory of runs (${USAGE}; the committed runs are in ${STORE_DIR}/)`);
   const runs: Run[] = [];
-  if (!existsSync(dir)) return runs;
-  for (const name of readdirSync(dir).sort()) {
-    if (!existsSync(path.join(dir, name, 'run.json'))) continue;
-    const run = await loadRun(path.join(dir, name)).catch(() => null);
+  for (const entry of await runEntries(dir)) {
+    const run = await openRun(entry)
+      .then(loadRun)
+      .catch(() => null);
     if (run && isDefaultSuite(run)) runs.push(run);
   }
-  // The largest set of runs all measured alike (same GPU model, driver, settings): the gate compares no others.
   const groups: Run[][] = [];
   for (const run of runs) {
-    const group = groups.find((g) => comparability(run, g[0] as Run).length === 0);
+    const group = groups.find(
+      (g) =>
+        comparability(run, g[0] as Run).length === 0 && run.config.releaseLeadMs === (g[0] as Run).config.releaseLeadMs,
+    );
     if (group) group.push(run);
     else groups.push([run]);
   }
-  return (groups.sort((a, b) => b.length - a.length)[0] ?? []).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  return groups
+    .sort((a, b) => b.length - a.length)
+    .map((g) => g.sort((a, b) => a.createdAt.localeCompare(b.createdAt)));
 }
 
 /** One gating: the candidate run, its baseline runs and the runs its band is learned from (indices). */
@@ -209,13 +247,8 @@ function report(title: string, result: ReturnType<typeof scenario>, runs: readon
   return lines;
 }
 
-async function main() {
-  const started = Date.now();
-  const runs = await loadRuns();
-  if (runs.length < 4)
-    throw new Error(
-      `need at least 4 default-suite runs under ${dir}, found ${runs.length}: the runs it was calibrated on are on the evidence branch (git worktree add ../gpushare-evidence evidence, then npm run calibrate:gate -- ../gpushare-evidence/results)`,
-    );
+/** One set of runs measured alike, calibrated: its heading line, then every scenario's table. */
+function calibrate(runs: Run[]): string[] {
   const analyses = runs.map((r) => analyze(r));
   const planted = runs.map((r) => analyze(plantSlowdown(r, PLANTED)));
   const noiseBand = (runs[0] as Run).config.thresholds.noiseBand;
@@ -242,7 +275,7 @@ async function main() {
   const gpus = new Set(runs.map((r) => gpuAt(r.fingerprint, r.config.gpuIndex)?.uuid)).size;
   const first = runs[0] as Run;
   const lines = [
-    `${runs.length} default-suite runs (${gpuAt(first.fingerprint, first.config.gpuIndex)?.name}, ${gpus} GPUs, driver ${first.fingerprint.driverVersion}, measured ${dates}); between-run band: ${pct(BETWEEN_RUN_LEVEL, 1)} prediction interval; noise band ${pct(noiseBand, 0)} (the narrowest band). A/A: a run against others, nothing changed. Planted: the later run's shared arm (contended clients, K-stream work) ${pct(PLANTED, 0)} slower, re-analysed by bench's analysis.`,
+    `${runs.length} default-suite runs (${gpuAt(first.fingerprint, first.config.gpuIndex)?.name}, ${gpus} GPUs, driver ${first.fingerprint.driverVersion}, protocol loop ${measuredLoop(first)}, release lead ${first.config.releaseLeadMs} ms, measured ${dates}); between-run band: ${pct(BETWEEN_RUN_LEVEL, 1)} prediction interval; noise band ${pct(noiseBand, 0)} (the narrowest band). A/A: a run against others, nothing changed. Planted: the later run's shared arm (contended clients, K-stream work) ${pct(PLANTED, 0)} slower, re-analysed by bench's analysis.`,
     '',
     ...report(
       `One baseline run, band learned from the other ${runs.length - 2} runs (${pairs.length} pairs, both runs of each pair left out)`,
@@ -293,10 +326,47 @@ async function main() {
     '',
     `Runs (${ids.length}): ${ids.map((id) => `\`${id}\``).join(', ')}.`,
   );
+  return lines;
+}
+
+/** A set's heading: what its runs share (the gate's comparability and the release lead). */
+function setTitle(runs: readonly Run[]): string {
+  const first = runs[0] as Run;
+  return `${gpuAt(first.fingerprint, first.config.gpuIndex)?.name}, driver ${first.fingerprint.driverVersion}, protocol loop ${measuredLoop(first)}, release lead ${first.config.releaseLeadMs} ms: ${runs.length} runs`;
+}
+
+async function main() {
+  const started = Date.now();
+  ({ dir, measured, out } = parseArgs(process.argv.slice(2)));
+  const sets = await loadRunSets();
+  const calibrated = sets.filter((s) => s.length >= MIN_RUNS);
+  const total = sets.reduce((n, s) => n + s.length, 0);
+  if (calibrated.length === 0)
+    throw new UserError(
+      `need at least ${MIN_RUNS} default-suite runs measured alike under ${dir}, found ${total}${measured ? ` measured ${measured}` : ''}: the committed ones are in ${STORE_DIR}/ (npm run calibrate:gate -- ${STORE_DIR} --measured 2026-11-24)`,
+    );
+  const lines: string[] = [];
+  const left = sets.filter((s) => s.length < MIN_RUNS);
+  if (calibrated.length > 1 || left.length > 0)
+    lines.push(
+      `${total} default-suite runs in ${sets.length} sets measured alike; each set of at least ${MIN_RUNS} is calibrated on its own (the gate compares no runs measured otherwise, and the harness generations differ):`,
+      '',
+      ...sets.map((s) => `- ${setTitle(s)}${s.length < MIN_RUNS ? ' (too few: not calibrated)' : ''}`),
+      '',
+    );
+  for (const runs of calibrated) {
+    if (calibrated.length > 1) lines.push(`## ${setTitle(runs)}`, '');
+    lines.push(...calibrate(runs));
+  }
   const text = `${lines.join('\n')}\n`;
   if (out) writeFileSync(out, text);
   process.stdout.write(text);
-  process.stderr.write(`calibrate-gate: ${runs.length} runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(`calibrate-gate: ${total} runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 
-await main();
+// A script's one error boundary: a UserError is one line and exit 2, as every command's.
+await main().catch((error: unknown) => {
+  if (!(error instanceof UserError)) throw error;
+  process.stderr.write(`calibrate:gate: ${error.message}\n`);
+  process.exitCode = 2;
+});

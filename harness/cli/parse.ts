@@ -177,7 +177,8 @@ function refuseRepeatedOrEmpty(args: Record<string, unknown>, command: AnyComman
   const positionals = Object.keys(command.positionals ?? {});
   for (const [key, value] of Object.entries(args)) {
     // camelCase keys are yargs' copies of the dashed ones.
-    if (LEFTOVER.has(key) || /[A-Z]/.test(key) || (command.flags as Flags)[key]?.array) continue;
+    const variadic = ((command.positionals ?? {}) as Positionals)[key]?.array === true;
+    if (LEFTOVER.has(key) || /[A-Z]/.test(key) || (command.flags as Flags)[key]?.array || variadic) continue;
     const name = positionals.includes(key) ? `<${key}>` : `--${key}`;
     if (Array.isArray(value)) {
       const times = value.length === 2 ? 'twice' : `${value.length} times`;

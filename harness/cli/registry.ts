@@ -165,6 +165,23 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('../verify/command.js')).verifyCommand,
   },
   {
+    name: 'evidence add',
+    args: '<runs..>',
+    examples: [['$0 evidence add runs/results/<run>', 'compress a run into the store (evidence/<run id>.tar.br)']],
+    describe: 'store run directories in the evidence store, one compressed file each, never replacing one',
+    load: async () => (await import('./evidence.js')).evidenceAddCommand,
+  },
+  {
+    name: 'evidence extract',
+    args: '<runs..>',
+    examples: [
+      ['$0 evidence extract evidence/<run id>.tar.br', 'its run directory under runs/evidence/'],
+      ['$0 show evidence/<run id>.tar.br', 'every command reads a stored run without it'],
+    ],
+    describe: 'unpack stored runs into run directories (every command also reads a stored run where it lies)',
+    load: async () => (await import('./evidence.js')).evidenceExtractCommand,
+  },
+  {
     name: 'fleet job',
     examples: [
       ['$0 fleet job --nodes <label>=<value> --count 3 --image <image>', 'print the Job'],
@@ -190,5 +207,6 @@ export const COMMANDS: readonly CommandEntry[] = [
 
 /** Groups of commands (`gpushare fleet job`): their description in the root help. */
 export const GROUPS: Readonly<Record<string, string>> = {
+  evidence: "the project's store of measured runs (evidence/): add a run, extract one",
   fleet: 'many GPUs and nodes: a Kubernetes Job that benches a node pool, and one report over many runs',
 };

@@ -27,6 +27,7 @@ import { mixMarkdown, writeMixReport } from '../mix/report.js';
 import { claimsLedger } from '../probe/claims.js';
 import { probeMarkdown } from '../probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../probe/record.js';
+import { openRun } from '../record/evidence.js';
 import { writeOutputFile } from '../record/store.js';
 import { analyzeServe, servePlan } from '../serve/analysis.js';
 import { serveMarkdown } from '../serve/markdown.js';
@@ -89,7 +90,8 @@ function benchOnly(options: ReportOptions, what: string): void {
     );
 }
 
-async function report(options: ReportOptions, deps: AppDeps): Promise<number> {
+async function report(given: ReportOptions, deps: AppDeps): Promise<number> {
+  const options = { ...given, runs: await Promise.all(given.runs.map(openRun)) };
   if (options.runs.length > 1) benchOnly(options, 'are two runs');
   const probe = options.runs.length === 1 ? await loadProbeRun(options.runs[0] as string) : null;
   if (probe !== null) benchOnly(options, 'is a probe run');

@@ -14,6 +14,7 @@ import { loadMixRun } from '../mix/record.js';
 import { mixSummary } from '../mix/report.js';
 import { loadProbeRun } from '../probe/record.js';
 import { probeSummary } from '../probe/summary.js';
+import { openRun } from '../record/evidence.js';
 import { kindText, RECORD_KINDS, recordKindIn } from '../record/kinds.js';
 import { simulatedLine } from '../record/simulated.js';
 import { analyzeServe } from '../serve/analysis.js';
@@ -34,7 +35,8 @@ export const showCommand = defineCommand({
 });
 
 async function show(args: ShowArgs, deps: AppDeps): Promise<number> {
-  const kind = await recordKindIn(args.run);
+  const dir = await openRun(args.run);
+  const kind = await recordKindIn(dir);
   if (kind === null || kind === 'bench' || kind === 'host') return benchShow.run(args, deps);
   // Their flags describe a bench run's ratios; another kind's JSON is report's.
   const benchOnly = (['json', 'all', 'config'] as const).filter((f) => args[f] !== undefined && args[f] !== false);
@@ -42,7 +44,7 @@ async function show(args: ShowArgs, deps: AppDeps): Promise<number> {
     throw new UserError(
       `--${benchOnly[0]} describes a bench run's ratios, and ${args.run} is ${kindText(kind)}: drop it${benchOnly[0] === 'json' ? `, or use gpushare report ${args.run} --json` : ''}`,
     );
-  deps.out(`${RECORD_KINDS[kind].noun} ${await summaryOf(kind, args.run)}`);
+  deps.out(`${RECORD_KINDS[kind].noun} ${await summaryOf(kind, dir)}`);
   return ExitCode.ok;
 }
 

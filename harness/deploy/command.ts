@@ -13,6 +13,7 @@ import { argText, termJson } from '../core/escape/terminal.js';
 import { TERMINAL_COLUMNS, wrapLine } from '../core/wrap.js';
 import { protectionFor, protections } from '../mix/analysis.js';
 import { loadMixRun, type MixRun } from '../mix/record.js';
+import { openRun } from '../record/evidence.js';
 import { notARunOf } from '../record/record-file.js';
 import { SIMULATED_TEXT } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
@@ -170,8 +171,8 @@ export const artifactsCommand = defineCommand({
 export const planCommand = defineCommand({ flags: PLAN_FLAGS, resolve: resolvePlanOptions, run: plan });
 
 async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<number> {
-  const run = options.run ? await loadRun(options.run) : null;
-  const mix = options.mix ? await loadMix(options.mix) : null;
+  const run = options.run ? await loadRun(await openRun(options.run)) : null;
+  const mix = options.mix ? await loadMix(await openRun(options.mix)) : null;
   if (!run && !options.gpu && !mix)
     throw new UserError(
       'artifacts needs --run <run-dir> (the GPU it measured), --mix <mix-run-dir> or --gpu-model <model>',
@@ -259,9 +260,10 @@ function planServer(run: ServeRun, options: PlanOptions, deps: AppDeps): number 
 }
 
 async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
-  const served = options.run ? await loadServeRun(options.run) : null;
+  const dir = options.run ? await openRun(options.run) : null;
+  const served = dir ? await loadServeRun(dir) : null;
   if (served !== null) return planServer(served, options, deps);
-  const run = options.run ? await loadRun(options.run) : null;
+  const run = dir ? await loadRun(dir) : null;
   if (!run && !options.gpu) throw new UserError('plan needs --gpu-model <model> (e.g. A100-80GB) or --run <run-dir>');
   const simulated = run !== null && isSimulated(run.fingerprint);
   if (simulated && options.gpu)
@@ -316,7 +318,7 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
           }
         : null;
     const key = advice.recommendation === 'mps' ? `mps-${options.models}` : `timeslicing-${options.models}`;
-    const mix = options.mix && advice.recommendation === 'mps' ? await loadMix(options.mix) : null;
+    const mix = options.mix && advice.recommendation === 'mps' ? await loadMix(await openRun(options.mix)) : null;
     const bundle = artifactBundle({
       source,
       mps: { gpus: options.gpus, threadPct: advice.mpsThreadPct, pinnedMemLimit: advice.mpsMemLimit, ...MPS_DIRS },

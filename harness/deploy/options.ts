@@ -1,12 +1,11 @@
 /** `gpushare artifacts`' and `gpushare plan`'s flags given meaning. */
 
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { type ArgsOf, renamedFlag } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
 import { gpuList, integer, number } from '../core/flags.js';
 import { K8S_NAME } from '../core/k8s-name.js';
+import { runHolds } from '../record/evidence.js';
 import { SERVE_FILE } from '../record/kinds.js';
 import { DEFAULT_HEADROOM_PCT } from './advice.js';
 import type { ArtifactsOptions, PlanOptions } from './command.js';
@@ -144,7 +143,7 @@ function operator(args: { namespace?: string; clusterPolicy?: string }): Operato
 
 export function resolvePlanOptions(args: PlanArgs): PlanOptions {
   // A server run answers how many copies of that server: its plan needs none of the model's sizes.
-  const serverRun = args.run !== undefined && existsSync(path.join(args.run, SERVE_FILE));
+  const serverRun = args.run !== undefined && runHolds(args.run, SERVE_FILE);
   const missing = (['models', 'mem-gib', 'sm-pct'] as const).filter(
     (f) => args[f === 'models' ? 'models' : f === 'mem-gib' ? 'memGib' : 'smPct'] === undefined,
   );

@@ -9,10 +9,10 @@ import * as hdr from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { encodeLatencies } from '../../harness/workload/open-loop.js';
-import { editedCopy, expectOneLineError, FIXTURE_RUNS, runCli, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, editedCopy, expectOneLineError, H100_MIX_RUN, runCli, tempDir } from '../helpers.js';
 
-const H100 = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-d4099d');
-const MIX = path.join(FIXTURE_RUNS, '2026-11-24-h100-80gb-hbm3-mix-35ef80');
+const H100 = DEFAULT_RUN;
+const MIX = H100_MIX_RUN;
 const PLAN = ['plan', '--models', '2', '--mem-gib', '2', '--sm-pct', '20'];
 
 type Gpu = Run['fingerprint']['gpus'][number];

@@ -13,7 +13,7 @@ import type { FleetAnalysis } from '../../harness/fleet/report/analyze.js';
 import {
   degrade,
   expectOneLineError,
-  FIXTURE_RUNS,
+  fixtureRunsDir,
   H100_RUN as H100,
   H100_REPEAT_RUN as H100_REPEAT,
   H200_RUN as H200,
@@ -214,7 +214,7 @@ describe('gpushare fleet report, other fleets', () => {
     // two-GPU host), with two more GPUs of the 250 ms default suite and one made 30% worse on purpose, so
     // that suite's group is large enough to have an outlier.
     const results = path.join(tempDir(), 'results');
-    cpSync(FIXTURE_RUNS, results, { recursive: true });
+    cpSync(await fixtureRunsDir(), results, { recursive: true });
     placeRun(results, H100, 'again-e4176e', 'GPU-x1');
     placeRun(results, H100_REPEAT, 'again-c263f1', 'GPU-x2');
     placeRun(results, H100_REPEAT, 'made-different', 'GPU-x3', 0, (run) => degrade(run, 1.3));

@@ -11,10 +11,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RunSchema } from '../../harness/bench/record/schema.js';
 import { MixRunSchema } from '../../harness/mix/record.js';
-import { FIXTURE_RUNS, runCli, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, H100_MIX_RUN, runCli, tempDir } from '../helpers.js';
 
-const BENCH = path.join(FIXTURE_RUNS, '2026-11-22-h100-80gb-hbm3-d4099d');
-const MIX = path.join(FIXTURE_RUNS, '2026-11-24-h100-80gb-hbm3-mix-35ef80');
+const BENCH = DEFAULT_RUN;
+const MIX = H100_MIX_RUN;
 const RUNS = 6;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

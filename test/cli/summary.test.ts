@@ -7,9 +7,10 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { wrapLine } from '../../harness/core/wrap.js';
-import { DEFAULT_RUN, FIXTURE_RUNS, H200_RUN, runCli, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, fixtureRunsDir, H200_RUN, runCli, tempDir } from '../helpers.js';
 
 // bench's runs (a run.json): the mix run among the fixtures has a summary of its own.
+const FIXTURE_RUNS = await fixtureRunsDir();
 const runs = readdirSync(FIXTURE_RUNS).filter((name) => existsSync(path.join(FIXTURE_RUNS, name, 'run.json')));
 
 describe('the console summary', () => {

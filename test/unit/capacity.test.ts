@@ -24,7 +24,7 @@ import {
   type StepVerdict,
 } from '../../harness/workload/open-loop.js';
 import { workloadText } from '../../harness/workload/spec.js';
-import { CAPACITY_RUN, userErrorOf } from '../helpers.js';
+import { CAPACITY_RUN, ROOT, userErrorOf } from '../helpers.js';
 
 const client = (latenciesMs: number[], targetMs: number, scheduleLagMs = 0) => ({
   requests: latenciesMs.length,
@@ -246,8 +246,8 @@ describe('progress', () => {
 describe('the committed capacity run', () => {
   it('regenerates its report byte for byte (it predates the result checks, and says nothing of them)', async () => {
     const run = (await loadCapacityRun(CAPACITY_RUN)) as CapacityRun;
-    // A copy of its committed reports/<run id>.md, frozen beside the fixture.
-    const committed = readFileSync(path.join(CAPACITY_RUN, 'report.md'), 'utf8');
+    // Its committed report.
+    const committed = readFileSync(path.join(ROOT, 'reports', `${run.id}.md`), 'utf8');
     // The version it was made with, as its report says.
     expect(capacityMarkdown(run, '0.1.0')).toBe(committed);
   });

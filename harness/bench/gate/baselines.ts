@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../core/errors.js';
+import { isStoredRunName, openRun, runHolds } from '../../record/evidence.js';
 import { RUN_FILE } from '../../record/kinds.js';
 import type { Run } from '../record/schema.js';
 import { loadRun } from '../record/store.js';
@@ -17,8 +18,10 @@ export interface BaselineRuns {
   unreadable: string[];
 }
 
-const isRunDir = (dir: string) => existsSync(path.join(dir, RUN_FILE));
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+const isStoredRun = (p: string) => isStoredRunName(p) && existsSync(p) && statSync(p).isFile();
+/** A bench run: a directory holding run.json, or a stored run whose archive holds one. */
+const isRunDir = (p: string) => (isStoredRun(p) || isDir(p)) && runHolds(p, RUN_FILE);
 
 /** Expands `*` and `?` segment by segment; directories only, sorted. */
 export function expandPattern(pattern: string): string[] {
@@ -40,7 +43,7 @@ export function expandPattern(pattern: string): string[] {
       readdirSync(p)
         .filter((name) => re.test(name))
         .map((name) => path.join(p, name))
-        .filter(isDir)
+        .filter((q) => isDir(q) || isStoredRun(q))
         .sort(),
     );
   }
@@ -52,14 +55,14 @@ export function expandPattern(pattern: string): string[] {
  * directory, or every run directory a glob matches. Names nothing: a one-line error, exit 2.
  */
 export async function loadBaselineRuns(spec: string, flag: string): Promise<BaselineRuns> {
-  if (isRunDir(spec)) return { runs: [await loadRun(spec)], single: true, unreadable: [] };
+  if (isRunDir(spec)) return { runs: [await loadRun(await openRun(spec))], single: true, unreadable: [] };
   let dirs: string[];
   if (/[*?]/.test(spec)) dirs = expandPattern(spec).filter(isRunDir);
   else if (isDir(spec))
     dirs = readdirSync(spec)
       .sort()
       .map((name) => path.join(spec, name))
-      .filter((p) => isDir(p) && isRunDir(p));
+      .filter(isRunDir);
   else throw new UserError(`${flag} ${spec}: no such run directory, directory of runs or pattern`);
   if (dirs.length === 0)
     throw new UserError(
@@ -69,7 +72,7 @@ export async function loadBaselineRuns(spec: string, flag: string): Promise<Base
   const unreadable: string[] = [];
   for (const dir of dirs) {
     try {
-      runs.push(await loadRun(dir));
+      runs.push(await loadRun(await openRun(dir)));
     } catch (error) {
       if (!(error instanceof UserError)) throw error;
       unreadable.push(`${dir}: ${error.message}`);

@@ -3,6 +3,7 @@ import { type ArgsOf, defineCommand } from '../../core/command.js';
 import type { AppDeps } from '../../core/deps.js';
 import { UserError } from '../../core/errors.js';
 import { shortList } from '../../core/wrap.js';
+import { openRun } from '../../record/evidence.js';
 import { kindText, recordKindIn } from '../../record/kinds.js';
 import { appendOutputFile, writeOutputFile } from '../../record/store.js';
 import { analyze } from '../analysis/analyze.js';
@@ -42,12 +43,13 @@ export const gateCommand = defineCommand({
 
 /** Grades `options.run`; GITHUB_STEP_SUMMARY in `env` gets the markdown too. */
 export async function runGate(options: GateArgs, deps: AppDeps, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const kind = await recordKindIn(options.run);
+  const dir = await openRun(options.run);
+  const kind = await recordKindIn(dir);
   if (kind === 'probe' || kind === 'capacity' || kind === 'mix')
     throw new UserError(
       `gate grades bench runs (ratios, their thresholds and baselines); ${options.run} is ${kindText(kind)}, which has none: gpushare show ${options.run} prints its results, gpushare report ${options.run} writes its report`,
     );
-  const run = await loadRun(options.run);
+  const run = await loadRun(dir);
   // Without --config, the run is graded by the thresholds it was measured under.
   const thresholds = options.config ? await loadThresholds(options.config) : run.config.thresholds;
   if (options.config)

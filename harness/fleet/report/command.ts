@@ -18,6 +18,7 @@ import type { AppDeps } from '../../core/deps.js';
 import { UserError } from '../../core/errors.js';
 import { reportsDir } from '../../core/paths.js';
 import { VERSION } from '../../core/version.js';
+import { isStoredRunName, openRun } from '../../record/evidence.js';
 import { CAPACITY_FILE, PROBE_FILE, RUN_FILE } from '../../record/kinds.js';
 import { refuseSimulatedBesideReal } from '../../record/simulated.js';
 import { writeOutputFile } from '../../record/store.js';
@@ -40,6 +41,8 @@ const GATE_RULES: FleetRules = {
 interface Found {
   runs: string[];
   others: NotCompared[];
+  /** `dir` as the report names it: relative to the root, a stored run by its file's path. */
+  shown(dir: string): string;
 }
 
 const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code ?? String(error);
@@ -53,11 +56,18 @@ const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code ?? S
  * unread, and fails the fleet.
  */
 async function findRuns(root: string): Promise<Found> {
-  const found: Found = { runs: [], others: [] };
+  // Where each stored run was unpacked, and the file it came from (relative to the root).
+  const unpacked = new Map<string, string>();
+  const shown = (dir: string) => {
+    for (const [at, file] of unpacked)
+      if (dir === at || dir.startsWith(`${at}${path.sep}`)) return path.join(file, path.relative(at, dir));
+    return path.relative(root, dir);
+  };
+  const found: Found = { runs: [], others: [], shown };
   const walked = new Map<string, string>();
   const unread = (where: string, reason: string) => void found.others.push({ path: where, reason, fails: true });
   const walk = async (dir: string): Promise<void> => {
-    const where = path.relative(root, dir) || path.basename(path.resolve(root));
+    const where = shown(dir) || path.basename(path.resolve(root));
     let entries: Dirent[];
     try {
       const id = await stat(dir);
@@ -99,14 +109,20 @@ async function findRuns(root: string): Promise<Found> {
       });
     const subdirs: string[] = [];
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (entry.name.startsWith('.') || entry.name === 'node_modules' || entry.isFile()) continue;
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
       const full = path.join(dir, entry.name);
+      // A stored run (evidence/<id>.tar.br) is read where it lies: walked as the directory it unpacks to.
+      if (entry.isFile()) {
+        if (!isStoredRunName(entry.name)) continue;
+        const opened = await openRun(full);
+        unpacked.set(opened, path.relative(root, full));
+        subdirs.push(opened);
+        continue;
+      }
       const kind = entry.isSymbolicLink() ? await stat(full).catch((error: unknown) => errorCode(error)) : entry;
-      if (typeof kind === 'string')
-        unread(path.relative(root, full), `a symbolic link that cannot be followed (${kind})`);
+      if (typeof kind === 'string') unread(shown(full), `a symbolic link that cannot be followed (${kind})`);
       else if (kind.isDirectory()) subdirs.push(full);
-      else if (!kind.isFile())
-        unread(path.relative(root, full), 'not a directory or a regular file (a FIFO, socket or device)');
+      else if (!kind.isFile()) unread(shown(full), 'not a directory or a regular file (a FIFO, socket or device)');
     }
     for (const sub of subdirs) await walk(sub);
   };
@@ -169,7 +185,7 @@ async function fleetReport(args: FleetReportArgs, deps: AppDeps): Promise<number
   const members: FleetMember[] = [];
   const notCompared = [...found.others];
   for (const dir of found.runs) {
-    const where = path.relative(root, dir);
+    const where = found.shown(dir);
     try {
       const run = await loadRun(dir);
       if (isCrossCheck(run)) {

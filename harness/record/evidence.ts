@@ -1,0 +1,198 @@
+/**
+ * The evidence store: every GPU run the project measured, one brotli-compressed tar a run
+ * (`evidence/<run id>.tar.br`, its directory inside named by its id), without what gpushare writes again
+ * from the record (CSVs, reports, charts). Every command that reads a run takes such a file where it takes
+ * a run directory: the file is unpacked once into a cache named by its content, and read from there.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, constants as fsConstants, readFileSync } from 'node:fs';
+import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
+import * as tar from 'tar';
+import { UserError } from '../core/errors.js';
+import { RECORD_KINDS, recordKindIn } from './kinds.js';
+import { RunIdSchema } from './record-file.js';
+
+/** A stored run's file name ends so: a tar compressed with brotli (Node.js reads it without another program). */
+export const STORED_RUN_SUFFIX = '.tar.br';
+/** The store's folder in the repository. */
+export const STORE_DIR = 'evidence';
+
+/** Whether `file` names a stored run (by its name: the file itself is read by openRun). */
+export const isStoredRunName = (file: string): boolean => path.basename(file).endsWith(STORED_RUN_SUFFIX);
+
+/** The run id a stored run's file is named by. */
+export const storedRunId = (file: string): string => path.basename(file, STORED_RUN_SUFFIX);
+
+/**
+ * What the store leaves out of a run directory (a path relative to it, `/`-separated): gpushare writes
+ * each again from the record (`trials.csv`, `samples.csv`, `gpushare report`'s markdown, HTML and charts).
+ */
+export function isRegenerable(relative: string): boolean {
+  const parts = relative.split('/');
+  const name = parts.at(-1) ?? '';
+  return (
+    parts.includes('report') ||
+    name.endsWith('.csv') ||
+    name === 'report.md' ||
+    name === 'report.html' ||
+    name.endsWith('.svg')
+  );
+}
+
+/** Where stored runs are unpacked: one folder per archive's content, so an archive replaced is unpacked anew. */
+function cacheRoot(): string {
+  const user = typeof process.getuid === 'function' ? String(process.getuid()) : os.userInfo().username;
+  return process.env.GPUSHARE_CACHE_DIR ?? path.join(os.tmpdir(), `gpushare-${user}`, 'evidence');
+}
+
+/** The archive's bytes, read without blocking (a FIFO is refused), or a one-line refusal. */
+async function archiveBytes(file: string): Promise<Buffer> {
+  const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK).catch(
+    (error: NodeJS.ErrnoException) => {
+      throw new UserError(
+        error.code === 'ENOENT'
+          ? `${file}: no such stored run; the store's runs are listed in ${STORE_DIR}/README.md`
+          : `cannot read ${file} (${error.code ?? error.message})`,
+      );
+    },
+  );
+  try {
+    if (!(await handle.stat()).isFile()) throw new UserError(`${file} is not a regular file: give a stored run`);
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The run directory `run` names: itself, or, for a stored run (`<id>.tar.br`), the directory it unpacks to
+ * (once per archive content; later calls find it there). A damaged archive is one line, never a stack.
+ */
+export async function openRun(run: string): Promise<string> {
+  if (!isStoredRunName(run)) return run;
+  const id = storedRunId(run);
+  if (!RunIdSchema.safeParse(id).success)
+    throw new UserError(`${run}: a stored run is named <run id>${STORED_RUN_SUFFIX}, and ${id} is no run id`);
+  const bytes = await archiveBytes(run);
+  const root = path.join(cacheRoot(), createHash('sha256').update(bytes).digest('hex').slice(0, 16));
+  const dir = path.join(root, id);
+  if ((await lstat(dir).catch(() => null))?.isDirectory()) return dir;
+  await mkdir(root, { recursive: true });
+  const scratch = await mkdtemp(path.join(root, '.unpack-'));
+  try {
+    // Only the run's own folder is unpacked; node-tar refuses absolute paths and "..".
+    const unpack = tar.x({ cwd: scratch, strict: true, filter: (p) => p === id || p.startsWith(`${id}/`) });
+    await new Promise((resolve, reject) => {
+      unpack.on('close', resolve).on('error', reject);
+      unpack.end(unbrotli(bytes));
+    });
+    if (!(await lstat(path.join(scratch, id)).catch(() => null))?.isDirectory())
+      throw new UserError(`${run} holds no folder ${id}/: it is not a run stored by gpushare evidence add`);
+    // Another process may have unpacked the same archive meanwhile: its copy is the same bytes.
+    await rename(path.join(scratch, id), dir).catch((error: NodeJS.ErrnoException) => {
+      if (!['EEXIST', 'ENOTEMPTY'].includes(error.code ?? '')) throw error;
+    });
+  } catch (error) {
+    if (error instanceof UserError) throw error;
+    throw new UserError(
+      `${run} could not be unpacked (${(error as Error).message}): it is damaged; take it again from git`,
+    );
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+/**
+ * Whether run `run` (a directory or a stored run) holds a file `name` at its top: a stored run's is read
+ * from its archive's listing, synchronously, for the option checks that must know a run's kind.
+ */
+export function runHolds(run: string, name: string): boolean {
+  if (!isStoredRunName(run)) return existsSync(path.join(run, name));
+  const wanted = `${storedRunId(run)}/${name}`;
+  let found = false;
+  try {
+    // The parser reads a whole buffer synchronously: every entry is seen before end() returns.
+    new tar.Parser({ strict: true, onReadEntry: (entry) => void (found ||= entry.path === wanted) }).end(
+      unbrotli(readFileSync(run)),
+    );
+  } catch {
+    return false; // openRun says what is wrong with it, in one line, when the command reads it.
+  }
+  return found;
+}
+
+/**
+ * The tar inside a stored run. Decompressed here, not by node-tar: its own brotli reader misread one valid
+ * archive of the store (a checksum failure where GNU tar and the same bytes decompressed first read it whole).
+ */
+function unbrotli(bytes: Buffer): Buffer {
+  return brotliDecompressSync(bytes);
+}
+
+/** Every run `dir` holds directly: its subdirectories and stored runs, by name (not opened yet). */
+export async function runEntries(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries
+    .filter((e) => e.isDirectory() || (e.isFile() && isStoredRunName(e.name)))
+    .map((e) => path.join(dir, e.name))
+    .sort();
+}
+
+/** Files and folders of `dir` to store, relative and sorted (what isRegenerable names left out). */
+async function storedPaths(dir: string, prefix = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of (await readdir(path.join(dir, prefix), { withFileTypes: true })).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  )) {
+    const relative = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+    if (isRegenerable(relative)) continue;
+    if (entry.isDirectory()) out.push(`${relative}/`, ...(await storedPaths(dir, relative)));
+    else if (entry.isFile()) out.push(relative);
+    else
+      throw new UserError(`${path.join(dir, relative)} is not a regular file or folder: a stored run holds only those`);
+  }
+  return out;
+}
+
+/** The run id `dir`'s record names. */
+async function recordedId(dir: string): Promise<string> {
+  const kind = await recordKindIn(dir);
+  if (kind === null)
+    throw new UserError(`${dir} holds no gpushare record (run.json, serve.json, …): give a run directory`);
+  const file = path.join(dir, RECORD_KINDS[kind].file);
+  const { id } = JSON.parse(await readFile(file, 'utf8')) as { id?: unknown };
+  const parsed = RunIdSchema.safeParse(id);
+  if (!parsed.success) throw new UserError(`${file} names no run id: it is not a run gpushare wrote`);
+  return parsed.data;
+}
+
+/**
+ * Stores run directory `dir` as `<store>/<id>.tar.br`, the same bytes for the same files (sorted, the
+ * epoch as every time, no owners), and returns its path. A run stored already is left as it is when the
+ * bytes agree, and refused when they do not: a stored run is never replaced.
+ */
+export async function storeRun(dir: string, store: string): Promise<{ file: string; added: boolean }> {
+  const id = await recordedId(dir);
+  const file = path.join(store, `${id}${STORED_RUN_SUFFIX}`);
+  const plain = await tar
+    .c({ cwd: dir, prefix: id, portable: true, mtime: new Date(0), noDirRecurse: true }, [
+      './',
+      ...(await storedPaths(dir)),
+    ])
+    .concat();
+  const packed = brotliCompressSync(plain);
+  const existing = await readFile(file).catch(() => null);
+  if (existing !== null) {
+    if (existing.equals(packed)) return { file, added: false };
+    throw new UserError(`${file} already holds run ${id}, with other bytes: a stored run is never replaced`);
+  }
+  await mkdir(store, { recursive: true });
+  const temp = `${file}.${process.pid}`;
+  await writeFile(temp, packed);
+  await rename(temp, file);
+  return { file, added: true };
+}
