@@ -30,6 +30,7 @@ await Promise.all([
     ...shared,
     entryPoints: [
       'harness/cli/write-reference.ts',
+      'harness/cli/write-evidence-index.ts',
       'harness/cli/write-schema.ts',
       'harness/cli/self-bench.ts',
       'harness/cli/calibrate-gate.ts',

@@ -199,7 +199,7 @@ function scenario(cases: readonly Case[], analyses: Analysis[], planted: Analysi
 /** The scenario as a markdown table and its summary lines; headlines that miss a target named. */
 function report(title: string, result: ReturnType<typeof scenario>, runs: readonly Run[]): string[] {
   const lines = [
-    `### ${title}`,
+    `#### ${title}`,
     '',
     `| headline | band used | band, median | A/A: called changed | planted ${pct(PLANTED, 0)} slowdown caught | smallest slowdown caught in ${pct(DETECT, 0)} (ratio change) |`,
     '|---|---|---|---|---|---|',
@@ -302,7 +302,7 @@ function calibrate(runs: Run[]): string[] {
       ),
     );
   lines.push(
-    '### Default floors',
+    '#### Default floors',
     '',
     `The ${pct(BETWEEN_RUN_LEVEL, 1)} between-run half-width of one run against one other, learned from all ${runs.length} runs, beside the floor in force (\`harness/bench/gate/bands.ts\`):`,
     '',
@@ -355,7 +355,7 @@ async function main() {
       '',
     );
   for (const runs of calibrated) {
-    if (calibrated.length > 1) lines.push(`## ${setTitle(runs)}`, '');
+    lines.push(`### ${setTitle(runs)}`, '');
     lines.push(...calibrate(runs));
   }
   const text = `${lines.join('\n')}\n`;

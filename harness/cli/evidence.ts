@@ -16,6 +16,12 @@ import { isStoredRunName, openRun, STORE_DIR, STORED_RUN_SUFFIX, storedRunId, st
 import { RUN_FILE } from '../record/kinds.js';
 import { directoryWriter } from '../record/store.js';
 
+/** A path as the user would type it: relative inside the working directory, absolute outside it. */
+function shown(cwd: string, file: string): string {
+  const relative = path.relative(cwd, file);
+  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+}
+
 const RUNS = {
   runs: { type: 'string', array: true, demandOption: true, describe: 'run directories' },
 } as const;
@@ -32,7 +38,7 @@ export const evidenceAddCommand = defineCommand({
       if (!(await lstat(run).catch(() => null))?.isDirectory())
         throw new UserError(`${argText(run)} is not a run directory: give the directory a gpushare command wrote`);
       const { file, added } = await storeRun(run, path.resolve(deps.cwd, options.store));
-      deps.out(`${added ? 'stored' : 'already stored, the same bytes'}: ${path.relative(deps.cwd, file)}\n`);
+      deps.out(`${added ? 'stored' : 'already stored, the same bytes'}: ${shown(deps.cwd, file)}\n`);
     }
     return ExitCode.ok;
   },
@@ -67,7 +73,7 @@ export const evidenceExtractCommand = defineCommand({
         throw new UserError(`${target} exists already: remove it, or give another folder with --to`);
       await cp(await openRun(path.resolve(deps.cwd, run)), target, { recursive: true });
       await writeTablesUnder(target);
-      deps.out(`${path.relative(deps.cwd, target) || '.'}\n`);
+      deps.out(`${shown(deps.cwd, target)}\n`);
     }
     return ExitCode.ok;
   },

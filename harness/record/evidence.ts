@@ -116,9 +116,12 @@ export function runHolds(run: string, name: string): boolean {
   let found = false;
   try {
     // The parser reads a whole buffer synchronously: every entry is seen before end() returns.
-    new tar.Parser({ strict: true, onReadEntry: (entry) => void (found ||= entry.path === wanted) }).end(
-      unbrotli(readFileSync(run)),
-    );
+    // Each entry's body is skipped (resume), or the parser would wait at the first one for a reader.
+    const onReadEntry = (entry: tar.ReadEntry) => {
+      found ||= entry.path === wanted;
+      entry.resume();
+    };
+    new tar.Parser({ strict: true, onReadEntry }).end(unbrotli(readFileSync(run)));
   } catch {
     return false; // openRun says what is wrong with it, in one line, when the command reads it.
   }

@@ -1,9 +1,8 @@
 /**
  * Every report committed under reports/ regenerates byte for byte from the reference runs committed
  * under results/ — each run's report and charts, and the comparison — and every chart is valid XML
- * without scripts that renders to PNG. The one test that reads results/ and reports/: the rest read
- * the copies in test/fixtures/runs. (The fleet report over every run ever committed, and those runs,
- * are on the evidence branch: docs/evidence.md.)
+ * without scripts that renders to PNG. (Every run, these among them, is in the evidence store too:
+ * docs/evidence.md.)
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

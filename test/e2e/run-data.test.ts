@@ -2,13 +2,14 @@
  * Run data stays out of the code: `npx gpushare demo` run in a checkout writes only under the
  * git-ignored runs/, so `npm test` after it sees the tree it would see without it (issue 37: demo's
  * simulated run under results/ used to make the fleet report test fail). Every test that reads runs
- * reads test/fixtures/runs or the curated reference runs (results/, reports/), never runs/; the
- * reference runs are those docs/evidence.md lists; and a clone's run data stays small.
+ * reads the committed ones (results/, evidence/) through test/helpers.ts, never runs/; the store's index
+ * is current; and a clone's run data stays within the budget CONTRIBUTING.md states.
  */
 import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { evidenceIndex } from '../../harness/cli/evidence-index.js';
 import { CLI, ROOT, tempDir } from '../helpers.js';
 
 /** This machine's PATH as it is: demo needs no fake on it. */
@@ -64,35 +65,40 @@ describe('the tests that read runs', () => {
       return [...text.matchAll(named)].map((m) => `${f}: ${m[1]}`);
     });
 
-  it('read test/fixtures/runs or the reference runs, never runs/ where default output goes', () => {
+  it('read the committed runs through test/helpers.ts, never runs/ where default output goes', () => {
     expect([...new Set(readers)].sort()).toEqual(
       [
-        // Every committed report regenerates from its reference run.
+        // Every committed report regenerates from its run.
         'e2e/committed-reports.test.ts: reports',
         'e2e/committed-reports.test.ts: results',
-        // This file: the reference runs against docs/evidence.md, and their size.
+        // This file: the reference runs, and their size.
         'e2e/run-data.test.ts: reports',
         'e2e/run-data.test.ts: results',
         // The committed Kubernetes Job manifest (reports/fleet/), not a run.
         'cli/fleet-job.test.ts: reports',
         'e2e/smoke.test.ts: reports',
+        // The committed capacity report, regenerated from its run.
+        'unit/capacity.test.ts: reports',
+        // Every reference run is in the store too.
+        'unit/evidence.test.ts: results',
+        // The committed runs tests read, by id: results/ first, else the store.
+        'helpers.ts: results',
       ].sort(),
-    );
-    expect(readFileSync(path.join(ROOT, 'test', 'helpers.ts'), 'utf8')).toContain(
-      "export const FIXTURE_RUNS = path.join(ROOT, 'test', 'fixtures', 'runs');",
     );
   });
 });
 
+/** The budget CONTRIBUTING.md states for run data in a clone. */
+const BUDGET_MIB = 24;
+
 describe('the committed run data', () => {
   const committed = readdirSync(path.join(ROOT, 'results')).sort();
-  const index = readFileSync(path.join(ROOT, 'docs', 'evidence.md'), 'utf8');
+  const contributing = readFileSync(path.join(ROOT, 'CONTRIBUTING.md'), 'utf8');
 
-  it('is the reference runs docs/evidence.md lists on main, each with its report and a summary beside it', () => {
-    const listed = /## Reference runs on main\n([\s\S]*?)\n## /.exec(index)?.[1] ?? '';
-    const ids = [...listed.matchAll(/^\| \[`(\d{4}-\d{2}-\d{2}-[a-z0-9-]+)`\]/gm)].map((m) => m[1]).sort();
-    expect(ids).toEqual(committed);
+  it('is in the store; a reference run has its report and a summary beside it, and no CSV', () => {
+    const stored = readdirSync(path.join(ROOT, 'evidence'));
     for (const id of committed) {
+      expect([id, stored.includes(`${id}.tar.br`)]).toEqual([id, true]);
       expect([id, existsSync(path.join(ROOT, 'reports', `${id}.md`))]).toEqual([id, true]);
       const dir = path.join(ROOT, 'results', id);
       expect([id, ['console.txt', 'summary.txt'].some((f) => existsSync(path.join(dir, f)))]).toEqual([id, true]);
@@ -101,10 +107,17 @@ describe('the committed run data', () => {
     }
   });
 
-  it('totals at most 15 MB: results/, reports/ and test/fixtures/runs', () => {
-    const bytes = ['results', 'reports', path.join('test', 'fixtures', 'runs')]
+  it('is indexed by evidence/README.md as npm run evidence:index writes it', async () => {
+    const stale = 'evidence/README.md is stale: npm run evidence:index writes it again';
+    expect(readFileSync(path.join(ROOT, 'evidence', 'README.md'), 'utf8'), stale).toBe(await evidenceIndex(ROOT));
+  });
+
+  it(`totals at most the ${BUDGET_MIB} MiB CONTRIBUTING.md states: evidence/, results/, reports/ and test/fixtures/`, () => {
+    expect(contributing).toContain(`**${BUDGET_MIB} MiB**`);
+    const bytes = ['evidence', 'results', 'reports', path.join('test', 'fixtures')]
       .flatMap((dir) => files(path.join(ROOT, dir)).map((f) => statSync(path.join(ROOT, dir, f)).size))
       .reduce((a, b) => a + b, 0);
-    expect(bytes).toBeLessThanOrEqual(15 * 1024 * 1024);
+    console.log(`run data: ${(bytes / 2 ** 20).toFixed(2)} MiB of ${BUDGET_MIB} MiB`);
+    expect(bytes).toBeLessThanOrEqual(BUDGET_MIB * 2 ** 20);
   });
 });

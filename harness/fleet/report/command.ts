@@ -18,7 +18,7 @@ import type { AppDeps } from '../../core/deps.js';
 import { UserError } from '../../core/errors.js';
 import { reportsDir } from '../../core/paths.js';
 import { VERSION } from '../../core/version.js';
-import { isStoredRunName, openRun } from '../../record/evidence.js';
+import { isStoredRunName, openRun, storedRunId } from '../../record/evidence.js';
 import { CAPACITY_FILE, PROBE_FILE, RUN_FILE } from '../../record/kinds.js';
 import { refuseSimulatedBesideReal } from '../../record/simulated.js';
 import { writeOutputFile } from '../../record/store.js';
@@ -60,7 +60,8 @@ async function findRuns(root: string): Promise<Found> {
   const unpacked = new Map<string, string>();
   const shown = (dir: string) => {
     for (const [at, file] of unpacked)
-      if (dir === at || dir.startsWith(`${at}${path.sep}`)) return path.join(file, path.relative(at, dir));
+      if (dir === at || dir.startsWith(`${at}${path.sep}`))
+        return path.join(path.dirname(file), storedRunId(file), path.relative(at, dir));
     return path.relative(root, dir);
   };
   const found: Found = { runs: [], others: [], shown };
