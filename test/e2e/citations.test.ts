@@ -108,9 +108,9 @@ describe('citations in the pages a user reads', () => {
 
   it('mention no branch but main: only main is published', () => {
     for (const [page, text] of texts)
-      expect([page, text.match(/evidence branch|`evidence` branch|\.\.\/gpushare-evidence|orphan branch|fetch origin evidence/g)]).toEqual([
+      expect([
         page,
-        null,
-      ]);
+        text.match(/evidence branch|`evidence` branch|\.\.\/gpushare-evidence|orphan branch|fetch origin evidence/g),
+      ]).toEqual([page, null]);
   });
 });
