@@ -10,6 +10,7 @@ import { termText } from '../core/escape/terminal.js';
 import { MAX_MPS_REPLICAS, pluginMpsLimits } from './k8s.js';
 import type { MigGpu } from './mig-profiles.js';
 import { type Geometry, placeGeometry } from './mig-solver.js';
+import { type SloReach, sloReach } from './slo-reach.js';
 
 /** Memory each CUDA context and its libraries take besides the model, GiB: assumed where no run measured it (printed with every plan). */
 export const CONTEXT_OVERHEAD_GIB = 0.5;
@@ -78,6 +79,8 @@ export interface ModeAssessment {
   /** MIG: the geometry that would be made. */
   geometry: Geometry | null;
   missesSlo: boolean;
+  /** The latency target against the measured p99 (null: no target, or nothing measured); MIG has none. */
+  slo?: SloReach | null;
 }
 
 export interface PlanAdvice {
@@ -101,7 +104,12 @@ const gib = (x: number) => `${Number(x.toFixed(2))} GiB`;
 const ratio = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(2)}×`);
 const mibText = (x: number) => `${x.toFixed(0)} MiB`;
 
-function measuredText(m: MeasuredMode | null | undefined, source: string, inProcess: boolean): string | null {
+function measuredText(
+  m: MeasuredMode | null | undefined,
+  source: string,
+  inProcess: boolean,
+  models: number,
+): string | null {
   if (!m) return null;
   const who = inProcess
     ? `${m.clients} ${termText(m.workload)} tenants in one process`
@@ -118,7 +126,7 @@ function measuredText(m: MeasuredMode | null | undefined, source: string, inProc
       : '';
   const p99 = m.contendedP99Ms !== null ? ` (${m.contendedP99Ms.toFixed(2)} ms)` : '';
   // The run's own text (its GPU's name, driver, workload), shown escaped: the plan is printed and quoted in a README.
-  return `measured on ${termText(source)} with ${who}${m.extrapolated ? ' (EXTRAPOLATED: the most clients measured; more cost more)' : ''}: slowdown ${ratio(m.slowdown)}, together ${ratio(m.aggregate)} the work of one alone, p99 latency ${ratio(m.p99Ratio)}${p99}${memory}${host}`;
+  return `measured on ${termText(source)} with ${who}${m.extrapolated ? ` (the most measured, fewer than the ${models} asked: more cost more)` : ''}: slowdown ${ratio(m.slowdown)}, together ${ratio(m.aggregate)} the work of one alone, p99 latency ${ratio(m.p99Ratio)}${p99}${memory}${host}`;
 }
 
 /** Why a mode has no measured cost: no run was given, or the run did not measure that mode. */
@@ -147,7 +155,7 @@ function costAssumption(measured: Measured | null, models: number): string {
   ];
   const extrapolated = named.flatMap(([name, m]) => (m?.extrapolated ? [`${name} at ${m.clients}`] : []));
   if (extrapolated.length > 0)
-    return `costs are those measured at the most clients the run has for each option; fewer than ${models} for ${extrapolated.join(', ')}: marked EXTRAPOLATED; with more clients they grow`;
+    return `costs are those measured at the most clients the run has for each option, quoted as measured, never extrapolated; fewer than ${models} for ${extrapolated.join(', ')}: with more clients they grow`;
   return `costs are those measured at ${clients} clients${(measured.mps?.clients ?? measured.timeslice?.clients ?? 0) >= models ? `, the fewest measured at or above ${models}` : ''}`;
 }
 
@@ -214,20 +222,6 @@ export function memoryFit(request: PlanRequest, gpu: PlanGpu, over: Overhead, pe
   return { fits, needGiB, usableGiB, mostModels, line };
 }
 
-/** The latency target against a mode's measured contended p99 at each client count measured: the most within it. */
-function sloLimit(slo: number | null, m: MeasuredMode | null | undefined, unit: string): [string, number] | null {
-  if (slo === null || !m) return null;
-  // The most clients measured within the target (a sweep gives several counts; one run, one).
-  const points = (m.p99ByClients ?? [{ clients: m.clients, p99Ms: m.contendedP99Ms }]).filter((p) => p.p99Ms !== null);
-  if (points.length === 0) return null;
-  const within = points.filter((p) => (p.p99Ms as number) <= slo).map((p) => p.clients);
-  const text = points.map((p) => `${(p.p99Ms as number).toFixed(1)} ms at ${p.clients}`).join(', ');
-  return [
-    `the ${slo} ms p99 target (measured contended p99: ${text} ${unit})`,
-    within.length > 0 ? Math.max(...within) : 0,
-  ];
-}
-
 /** The smallest of the named limits, as the plan says it; `busy` names the soft throughput limit when it comes first. */
 function limitText(limits: Array<[string, number]>, request: PlanRequest): { text: string; most: number } {
   const [name, most] = limits.reduce((a, b) => (b[1] < a[1] ? b : a));
@@ -262,7 +256,7 @@ function limitsOf(
   gpu: PlanGpu,
   measured: Measured | null,
   mode: Exclude<ShareMode, 'mig'>,
-): { text: string; most: number; memory: MemoryFit; green: GreenSplit | null } {
+): { text: string; most: number; memory: MemoryFit; green: GreenSplit | null; slo: SloReach | null } {
   const over = contextOverhead(measured, mode);
   const perModel = mode === 'mps' || mode === 'timeslice';
   const memory = memoryFit(request, gpu, over, perModel);
@@ -275,9 +269,11 @@ function limitsOf(
   if (mode === 'mps') limits.push([`the MPS client limit`, MAX_MPS_REPLICAS]);
   const green = mode === 'green' ? greenSplit(request, gpu) : null;
   if (green) limits.push([green.text, green.most]);
-  const slo = sloLimit(request.sloP99Ms, measured?.[mode], perModel ? 'clients' : 'tenants');
-  if (slo) limits.push(slo);
-  return { ...limitText(limits, request), memory, green };
+  // The target limits only where a count measured missed it; held, it says how far it was measured.
+  const slo = sloReach(request.sloP99Ms, measured?.[mode], request.models, perModel ? 'clients' : 'tenants');
+  if (slo?.kind === 'missed')
+    limits.push([`the ${request.sloP99Ms} ms p99 target (measured contended p99: ${slo.measured})`, slo.most]);
+  return { ...limitText(limits, request), memory, green, slo };
 }
 
 /** Green contexts give each model SMs of its own: how many groups of the share asked the GPU's SMs make. */
@@ -301,9 +297,18 @@ function greenSplit(request: PlanRequest, gpu: PlanGpu): GreenSplit {
   };
 }
 
-function sloCheck(m: MeasuredMode | null | undefined, slo: number | null): boolean {
-  return slo !== null && m?.contendedP99Ms != null && m.contendedP99Ms > slo;
+/** An option's reasons from its limits: the binding limit, and the latency target where it limits nothing. */
+function limitReasons(limits: ReturnType<typeof limitsOf>, sloMs: number | null): string[] {
+  const held = limits.slo && limits.slo.kind !== 'missed' ? limits.slo : null;
+  return [
+    limits.text,
+    ...(held ? [`the ${sloMs} ms p99 target: ${held.text} (measured contended p99: ${held.measured})`] : []),
+  ];
 }
+
+/** Whether an option misses the latency target at the models asked: a count measured missed it, and fewer held it. */
+const missesSlo = (limits: ReturnType<typeof limitsOf>, models: number) =>
+  limits.slo?.kind === 'missed' && limits.slo.most < models;
 
 export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | null): PlanAdvice {
   const { models, memGiB, smPct } = request;
@@ -313,7 +318,7 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
       ? `all ${models} busy at once want ${busy}% of the SMs: they fit side by side`
       : `all ${models} busy at once want ${busy}% of the SMs: ${(busy / 100).toFixed(1)}× more than there is, so each gets about ${Math.floor(10000 / busy) / 100} of what it wants`;
   const text = (mode: ShareMode, inProcess: boolean) =>
-    (measured ? measuredText(measured[mode as Exclude<ShareMode, 'mig'>], measured.source, inProcess) : null) ??
+    (measured ? measuredText(measured[mode as Exclude<ShareMode, 'mig'>], measured.source, inProcess, models) : null) ??
     notMeasured(measured, mode);
 
   const mpsLimits = limitsOf(request, gpu, measured, 'mps');
@@ -322,13 +327,13 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
   const mps: ModeAssessment = {
     mode: 'mps',
     fits: mpsLimits.memory.fits && models <= MAX_MPS_REPLICAS,
-    mostModels: Math.min(mpsLimits.memory.mostModels, MAX_MPS_REPLICAS),
+    mostModels: mpsLimits.most,
     reasons: [
       mpsLimits.memory.line,
       `${models} clients ${models <= MAX_MPS_REPLICAS ? '≤' : '>'} ${MAX_MPS_REPLICAS}, the MPS client limit per GPU`,
       computeLine,
       `with ${models} replicas the device plugin's MPS caps each client at ${limits.threadPct}% of the SMs and ${limits.memLimitMiB} MiB (an even split; the host scripts set the same)`,
-      mpsLimits.text,
+      ...limitReasons(mpsLimits, request.sloP99Ms),
     ],
     breaks: [
       ...(limits.threadPct < smPct
@@ -344,18 +349,19 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
       'one daemon for every client on the GPU: if it dies, all of them lose the GPU; one trust boundary only',
     ],
     geometry: null,
-    missesSlo: sloCheck(measured?.mps, request.sloP99Ms),
+    missesSlo: missesSlo(mpsLimits, models),
+    slo: mpsLimits.slo,
   };
 
   const tsLimits = limitsOf(request, gpu, measured, 'timeslice');
   const timeslice: ModeAssessment = {
     mode: 'timeslice',
     fits: tsLimits.memory.fits,
-    mostModels: tsLimits.memory.mostModels,
+    mostModels: tsLimits.most,
     reasons: [
       tsLimits.memory.line,
       `the GPU runs one process at a time: ${models} busy models queue for it`,
-      tsLimits.text,
+      ...limitReasons(tsLimits, request.sloP99Ms),
     ],
     breaks: [
       text('timeslice', false),
@@ -363,7 +369,8 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
       'no memory isolation or limits: one process can take the memory the others need',
     ],
     geometry: null,
-    missesSlo: sloCheck(measured?.timeslice, request.sloP99Ms),
+    missesSlo: missesSlo(tsLimits, models),
+    slo: tsLimits.slo,
   };
 
   const inProcessBreaks = [
@@ -375,12 +382,12 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
   const streams: ModeAssessment = {
     mode: 'streams',
     fits: streamsLimits.memory.fits,
-    mostModels: streamsLimits.memory.mostModels,
+    mostModels: streamsLimits.most,
     reasons: [
       streamsLimits.memory.line,
       `one process serves all ${models} models, each on its own CUDA stream and thread: the GPU runs their kernels side by side`,
       computeLine,
-      streamsLimits.text,
+      ...limitReasons(streamsLimits, request.sloP99Ms),
     ],
     breaks: [
       text('streams', true),
@@ -388,7 +395,8 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
       'no SM or memory limits between models: a busy one slows every other',
     ],
     geometry: null,
-    missesSlo: sloCheck(measured?.streams, request.sloP99Ms),
+    missesSlo: missesSlo(streamsLimits, models),
+    slo: streamsLimits.slo,
   };
 
   const greenLimits = limitsOf(request, gpu, measured, 'green');
@@ -396,11 +404,11 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
   const green: ModeAssessment = {
     mode: 'green',
     fits: greenFits,
-    mostModels: Math.min(greenLimits.memory.mostModels, greenLimits.green?.most ?? 0),
+    mostModels: greenLimits.most,
     reasons: [
       greenLimits.memory.line,
       `${greenLimits.green?.text ?? ''}: ${models} models ${(greenLimits.green?.most ?? 0) >= models ? 'get' : 'cannot all get'} a group each`,
-      greenLimits.text,
+      ...limitReasons(greenLimits, request.sloP99Ms),
     ],
     breaks: [
       text('green', true),
@@ -409,7 +417,8 @@ export function advise(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
       'an SM group a model does not use stays idle: the split is fixed when the process starts',
     ],
     geometry: null,
-    missesSlo: sloCheck(measured?.green, request.sloP99Ms),
+    missesSlo: missesSlo(greenLimits, models),
+    slo: greenLimits.slo,
   };
 
   const mig = migAssessment(request, gpu, measured);
@@ -585,15 +594,15 @@ function migAssessment(request: PlanRequest, gpu: PlanGpu, measured: Measured | 
 const names1 = (n: number, one: string, many: string) => (n === 1 ? one : many);
 
 /** An option's verdict as one line: fit and latency target said separately, so neither reads as the other. */
-function verdictText(m: ModeAssessment, slo: number | null, measured: MeasuredMode | null | undefined): string {
-  const p99 = measured?.contendedP99Ms != null ? `measured contended p99 ${measured.contendedP99Ms.toFixed(2)} ms` : '';
-  if (m.fits && !m.missesSlo) return 'fits';
-  if (m.fits) return `fits, but misses the ${slo} ms p99 target (${p99})`;
-  if (m.missesSlo) return `does not fit, and would miss the ${slo} ms p99 target too (${p99})`;
+function verdictText(m: ModeAssessment, sloMs: number | null): string {
+  const target = `the ${sloMs} ms p99 target`;
+  if (m.fits && !m.missesSlo) return m.slo?.kind === 'unmeasured' ? `fits; ${target} ${m.slo.text}` : 'fits';
+  if (m.fits) return `fits, but misses ${target}: ${m.slo?.text}`;
+  if (m.missesSlo) return `does not fit, and would miss ${target} too: ${m.slo?.text}`;
   return 'does not fit';
 }
 
-export function adviceText(a: PlanAdvice, measured: Measured | null = null): string {
+export function adviceText(a: PlanAdvice): string {
   const r = a.request;
   const lines = [
     `plan: ${r.models} models × ${gib(r.memGiB)}, ${r.smPct}% of the SMs each${r.sloP99Ms !== null ? `, p99 latency target ${r.sloP99Ms} ms` : ''}, on one ${a.gpu.name}`,
@@ -610,8 +619,7 @@ export function adviceText(a: PlanAdvice, measured: Measured | null = null): str
       : []),
   ];
   for (const m of a.assessments) {
-    const own = m.mode === 'mig' ? null : measured?.[m.mode];
-    lines.push('', `${MODE_TEXT[m.mode]}: ${verdictText(m, r.sloP99Ms, own)}`);
+    lines.push('', `${MODE_TEXT[m.mode]}: ${verdictText(m, r.sloP99Ms)}`);
     for (const reason of m.reasons) lines.push(`  - ${reason}`);
     for (const cost of m.breaks) lines.push(`  ! ${cost}`);
   }

@@ -280,7 +280,7 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
   };
   const measured = run ? measuredFromAnalysis(run, analyze(run), options.models) : null;
   const advice = advise(request, gpu, measured);
-  const text = `${simulated ? `${SIMULATED_TEXT}\n\n` : ''}${adviceText(advice, measured)}`;
+  const text = `${simulated ? `${SIMULATED_TEXT}\n\n` : ''}${adviceText(advice)}`;
   const width = deps.terminal.isTty
     ? Math.min(deps.terminal.columns || TERMINAL_COLUMNS, TERMINAL_COLUMNS)
     : TERMINAL_COLUMNS;

@@ -82,7 +82,7 @@ function costsText(measured: Measured | null, a: PlanAdvice): string {
   const m = a.recommendation && a.recommendation !== 'mig' ? measured[a.recommendation] : null;
   if (!m) return `costs: ${run}`;
   const who = inProcess(a.recommendation as ShareMode) ? 'tenants' : 'clients';
-  return `costs: ${run}, at ${m.clients} ${who}${m.extrapolated ? ` (${a.request.models} asked: EXTRAPOLATED, more cost more)` : ''}`;
+  return `costs: ${run}, at ${m.clients} ${who}${m.extrapolated ? ` (fewer than the ${a.request.models} asked: more cost more)` : ''}`;
 }
 
 /** Why, with the slowdown's 95% interval where the run has one and the reason does not quote it. */
@@ -128,6 +128,8 @@ export function planScreen(a: PlanAdvice, measured: Measured | null, width = TER
       'what breaks:',
       ...breaksOf(best, m, r.models).map((b) => `  - ${b}`),
       bindingText(best, r),
+      // The latency target as --explain says it, where it limits nothing or binds later than the limit above.
+      ...(r.sloP99Ms !== null && best.slo ? [`p99 ≤ ${r.sloP99Ms} ms: ${best.slo.text}`] : []),
     );
   } else {
     lines.push(`use: none fits: ${a.why}`);

@@ -81,7 +81,7 @@ describe('gpushare plan', () => {
     );
     // The run measured 2 clients: quoted for 36, and marked as such.
     expect(unfolded(result.stdout)).toMatch(
-      /time-slicing: fits\n[\s\S]*! measured on run .* with 2 infer clients \(EXTRAPOLATED: the most clients measured; more cost more\): slowdown \d\.\d\d×/,
+      /time-slicing: fits\n[\s\S]*! measured on run .* with 2 infer clients \(the most measured, fewer than the 36 asked: more cost more\): slowdown \d\.\d\d×/,
     );
     expect(readdirSync(out)).toContain('gpushare-mps-start.sh');
     const configMap = parse(readFileSync(path.join(out, 'gpushare-device-plugin-configmap.yaml'), 'utf8'));
@@ -232,7 +232,7 @@ describe('gpushare plan --slo-p99-ms', () => {
     expect(old.stdout).toBe(now.stdout);
     // The fit and the target are said apart: a mode that fits but misses the target says both.
     expect(unfolded(now.stdout)).toMatch(
-      /^time-slicing: fits, but misses the 0\.05 ms p99 target \(measured contended p99 0\.\d\d ms\)$/m,
+      /^time-slicing: fits, but misses the 0\.05 ms p99 target: missed at 2 clients \(0\.\d ms\)$/m,
     );
   });
 });

@@ -12,8 +12,8 @@ const shape = (text: string) => {
 };
 
 const FORTY = `plan: 40 models × 1.5 GiB, 10% of the SMs each, on one NVIDIA H100 80GB HBM3
-costs: run 2026-11-27-h100-80gb-hbm3-01535a, at 8 tenants (40 asked:
-  EXTRAPOLATED, more cost more)
+costs: run 2026-11-27-h100-80gb-hbm3-01535a, at 8 tenants (fewer than the 40
+  asked: more cost more)
 
 use: in-process streams
 why: measured the lowest per-model slowdown of the options that fit: 6.45× at 8
@@ -80,6 +80,33 @@ describe('plan on one screen, on the committed H100 sweep', () => {
     expect(whole).toContain(
       '  - memory: 40 × 1.5 GiB + 40 contexts × 0.74 GiB measured overhead = 89.68 GiB of 75.67 GiB usable (79.65 GiB less 5% headroom): 14.02 GiB short',
     );
+  });
+
+  it('with a latency target: one answer on the screen and under --explain, its count as far as measured', async () => {
+    const screen = await plan(40, '--slo-p99-ms', '10');
+    expect(screen.exitCode, screen.stderr).toBe(0);
+    const shown = unfolded(screen.stdout);
+    expect(shown).toContain('\nuse: in-process streams\n');
+    expect(shown).toContain(
+      '\nrunner-up: none; the most models each other option fits: green contexts 8 (SM groups), time-slicing 33 (memory), MPS 33 (memory), MIG 7 (MIG slices)\n',
+    );
+    expect(shown).toContain('\nbinding limit: memory, at 49 models (40 need 60.74 GiB of 75.67 GiB usable);');
+    expect(shown).toContain(
+      '\np99 ≤ 10 ms: held at every count measured, up to 8 tenants (2.2 ms at 8); not measured at 40\n',
+    );
+    const explain = unfolded((await plan(40, '--slo-p99-ms', '10', '--explain')).stdout);
+    expect(explain).toMatch(
+      /^in-process streams: fits; the 10 ms p99 target held at every count measured, up to 8 tenants \(2\.2 ms at 8\); not measured at 40$/m,
+    );
+    // Each option's most models, as the screen gives them, is the count of its binding limit under --explain.
+    const limits = [
+      ...explain.matchAll(
+        /^(.+): (?:fits|does not fit).*\n(?: {2}[-!] .*\n)*? {2}- binding limit: (.+?), at (\d+) models/gm,
+      ),
+    ];
+    const most = Object.fromEntries(limits.map((m) => [m[1], Number(m[3])]));
+    expect(most).toEqual({ 'in-process streams': 49, 'green contexts': 8, 'time-slicing': 33, MPS: 33 });
+    for (const m of limits) expect(m[2]).not.toMatch(/p99 target/);
   });
 
   it('an untied ranking by isolation is said once: the runner-up ranked after the recommendation "for the same reason"', async () => {

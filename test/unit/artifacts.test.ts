@@ -335,11 +335,11 @@ describe('plan', () => {
     expect(advice.assessments.find((a) => a.mode === 'timeslice')?.missesSlo).toBe(true);
     // Green contexts fit (60 × 1% of the SMs) and were not measured: nothing says they miss it.
     expect(advice.recommendation).toBe('green');
-    expect(adviceText(advice, both)).toContain(
-      'in-process streams: fits, but misses the 0.2 ms p99 target (measured contended p99 0.50 ms)',
+    expect(adviceText(advice)).toContain(
+      'in-process streams: fits, but misses the 0.2 ms p99 target: missed at 2 tenants (0.5 ms)',
     );
-    expect(adviceText(advice, both)).toContain(
-      'MPS: does not fit, and would miss the 0.2 ms p99 target too (measured contended p99 0.30 ms)',
+    expect(adviceText(advice)).toContain(
+      'MPS: does not fit, and would miss the 0.2 ms p99 target too: missed at 2 clients (0.3 ms)',
     );
   });
 

@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { MeasuredMode } from '../../harness/bench/analysis/which-mode.js';
 import {
   advise,
   bindingLimit,
@@ -21,6 +22,7 @@ import {
   type PlanRequest,
 } from '../../harness/deploy/advice.js';
 import { MAX_MPS_REPLICAS } from '../../harness/deploy/k8s.js';
+import { sloReach } from '../../harness/deploy/slo-reach.js';
 
 const ASSUMED: Overhead = { gib: CONTEXT_OVERHEAD_GIB, measured: false, text: '0.5 GiB assumed overhead' };
 const GPU80: PlanGpu = { name: 'GPU80', memoryGiB: 80, mig: null };
@@ -293,9 +295,13 @@ describe('a measured overhead and the latency target', () => {
 
   it("in-process tenants' latency target is named per tenant", () => {
     const m = measured(1536, 512);
-    const streams = { ...m, streams: { ...m.timeslice, contendedP99Ms: 2 } };
-    expect(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, streams, 'streams')).toContain(
-      'the 4 ms p99 target (measured contended p99: 2.0 ms at 4 tenants)',
+    const missed = { ...m, streams: { ...m.timeslice, contendedP99Ms: 5 } };
+    expect(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, missed, 'streams')).toContain(
+      'the 4 ms p99 target (measured contended p99: 5.0 ms at 4 tenants)',
+    );
+    const held = { ...m, streams: { ...m.timeslice, contendedP99Ms: 2 } };
+    expect(of(advise(request(2, 1, { sloP99Ms: 4 }), GPU80, held).assessments, 'streams').reasons).toContain(
+      'the 4 ms p99 target: held at every count measured, up to 4 tenants (2.0 ms at 4) (measured contended p99: 2.0 ms at 4 tenants)',
     );
   });
 
@@ -316,7 +322,8 @@ describe('a measured overhead and the latency target', () => {
   });
 
   it('a sweep: the most clients measured within the target', () => {
-    const sweep = measured(1536, 512, 5);
+    // The quoted count (4) with the contended p99 it quotes, as a run gives them.
+    const sweep = measured(1536, 512, 4);
     sweep.timeslice = {
       ...sweep.timeslice,
       p99ByClients: [
@@ -330,9 +337,15 @@ describe('a measured overhead and the latency target', () => {
     expect(text).toBe(
       'binding limit: the 4 ms p99 target (measured contended p99: 3.0 ms at 2, 4.0 ms at 4, 6.0 ms at 8 clients), at 4 models',
     );
-    const none = { ...sweep, timeslice: { ...sweep.timeslice, p99ByClients: [{ clients: 2, p99Ms: null }] } };
+    const none = {
+      ...sweep,
+      timeslice: { ...sweep.timeslice, clients: 2, contendedP99Ms: null, p99ByClients: [{ clients: 2, p99Ms: null }] },
+    };
     expect(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, none, 'timeslice')).toContain('binding limit: memory');
-    const over = { ...sweep, timeslice: { ...sweep.timeslice, p99ByClients: [{ clients: 2, p99Ms: 5 }] } };
+    const over = {
+      ...sweep,
+      timeslice: { ...sweep.timeslice, clients: 2, contendedP99Ms: 5, p99ByClients: [{ clients: 2, p99Ms: 5 }] },
+    };
     expect(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, over, 'timeslice')).toContain(
       'binding limit: the 4 ms p99 target (measured contended p99: 5.0 ms at 2 clients), at 0 models (fewer than the 2 asked)',
     );
@@ -347,14 +360,103 @@ describe('a measured overhead and the latency target', () => {
   });
 
   it.each([
-    [3.99, false],
-    [4, false],
-    [4.01, true],
-  ])('a contended p99 of %d ms against a 4 ms target misses it: %s', (p99, misses) => {
+    [3.99, 'held'],
+    [4, 'held'],
+    [4.01, 'missed'],
+  ])('a contended p99 of %d ms against a 4 ms target: %s', (p99, kind) => {
     const a = advise(request(2, 1, { sloP99Ms: 4 }), GPU80, measured(1536, 512, p99));
-    expect(of(a.assessments, 'timeslice').missesSlo).toBe(misses);
-    expect(limitAt(bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, measured(1536, 512, p99), 'timeslice'))).toBe(
-      misses ? 0 : 4,
+    const timeslice = of(a.assessments, 'timeslice');
+    expect(timeslice.slo?.kind).toBe(kind);
+    expect(timeslice.missesSlo).toBe(kind === 'missed');
+    // Missed, the target binds at the most models that held it (none here); held, it limits nothing: memory binds.
+    const limit = bindingLimit(request(2, 1, { sloP99Ms: 4 }), GPU80, measured(1536, 512, p99), 'timeslice');
+    expect(limitAt(limit)).toBe(kind === 'missed' ? 0 : 38);
+    expect(timeslice.mostModels).toBe(limitAt(limit));
+  });
+});
+
+describe('the latency target against a sweep: one answer, its limit and how far it was measured', () => {
+  const sweep = (points: Array<[number, number | null]>): MeasuredMode => ({
+    workload: 'infer',
+    clients: points.at(-1)?.[0] ?? 1,
+    slowdown: 2,
+    aggregate: 1,
+    p99Ratio: 2,
+    contendedP99Ms: points.at(-1)?.[1] ?? null,
+    p99ByClients: points.map(([clients, p99Ms]) => ({ clients, p99Ms })),
+  });
+  const held = sweep([
+    [2, 0.6],
+    [4, 1.1],
+    [8, 2.2],
+  ]);
+
+  it.each([
+    [7, 'held'],
+    [8, 'held'],
+    [9, 'unmeasured'],
+    [40, 'unmeasured'],
+  ])('held at 2, 4 and 8 clients, for %i models: %s', (models, kind) => {
+    const reach = sloReach(10, held, models, 'tenants');
+    expect(reach?.kind).toBe(kind);
+    expect(reach?.text).toBe(
+      `held at every count measured, up to 8 tenants (2.2 ms at 8)${kind === 'unmeasured' ? `; not measured at ${models}` : ''}`,
+    );
+  });
+
+  it('missed at a count: the most models that held it below that count, whatever came after', () => {
+    const noisy = sweep([
+      [2, 1],
+      [4, 11],
+      [8, 9],
+    ]);
+    expect(sloReach(10, noisy, 8, 'clients')).toMatchObject({
+      kind: 'missed',
+      most: 2,
+      text: 'held up to 2 clients (1.0 ms), missed at 4 clients (11.0 ms)',
+    });
+    expect(sloReach(0.5, noisy, 8, 'clients')).toMatchObject({ kind: 'missed', most: 0 });
+    expect(sloReach(10, sweep([[2, null]]), 8, 'clients')).toBeNull();
+    expect(sloReach(null, noisy, 8, 'clients')).toBeNull();
+  });
+
+  it.each([
+    [2, false],
+    [3, true],
+  ])('held up to 2 and missed at 4, %i models miss the target: %s', (models, misses) => {
+    const m = sweep([
+      [2, 1],
+      [4, 11],
+    ]);
+    const a = advise(request(models, 1, { sloP99Ms: 10 }), GPU80, { source: 'run r', timeslice: m, mps: null });
+    expect(of(a.assessments, 'timeslice')).toMatchObject({ missesSlo: misses, mostModels: 2 });
+  });
+
+  it('every option: its verdict, its binding limit and its most models agree (the screen and --explain read them)', () => {
+    fc.assert(
+      fc.property(
+        requestArb,
+        gpuArb,
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 64 }), fc.double({ min: 0.1, max: 20, noNaN: true })), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        fc.double({ min: 0.5, max: 15, noNaN: true }),
+        (req, gpu, points, slo) => {
+          const unique = [...new Map(points.map(([c, p]) => [c, p])).entries()].sort((a, b) => a[0] - b[0]);
+          const m = sweep(unique);
+          const measuredModes = { source: 'run r', timeslice: m, mps: m, streams: m, green: m };
+          const advice = advise({ ...req, sloP99Ms: slo }, gpu, measuredModes);
+          for (const a of advice.assessments.filter((x) => x.mode !== 'mig')) {
+            const limit = a.reasons.find((r) => r.startsWith('binding limit: ')) as string;
+            expect(limitAt(limit)).toBe(a.mostModels);
+            // An option that fits and meets the target is never limited by the target below the models asked.
+            if (a.fits && !a.missesSlo)
+              expect(limit).not.toMatch(/^binding limit: the [\d.]+ ms p99 target.*fewer than/);
+            if (a.missesSlo) expect(a.mostModels).toBeLessThan(req.models);
+          }
+        },
+      ),
     );
   });
 });
