@@ -1,5 +1,6 @@
 /** `gpushare report <run> [<run>]`: markdown with charts, CSV or JSON; two runs side by side. */
 
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { analyze } from '../bench/analysis/analyze.js';
 import { checkPatterns, loadThresholds } from '../bench/gate/thresholds.js';
@@ -17,7 +18,7 @@ import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode, UserError } from '../core/errors.js';
 import { htmlPage } from '../core/escape/html.js';
-import { termJson } from '../core/escape/terminal.js';
+import { argText, termJson } from '../core/escape/terminal.js';
 import { reportsDir } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { mixCells, protections } from '../mix/analysis.js';
@@ -90,8 +91,20 @@ function benchOnly(options: ReportOptions, what: string): void {
     );
 }
 
+/** A run is a directory (a stored run is unpacked into one first): a file given for one (its run.json) is refused naming the directory to give. */
+async function refuseFiles(runs: readonly string[]): Promise<void> {
+  for (const run of runs) {
+    const found = await stat(run).catch(() => null);
+    if (found !== null && !found.isDirectory())
+      throw new UserError(
+        `${argText(run)} is a file, not a run directory: give the directory that holds it (gpushare report ${argText(path.dirname(run))})`,
+      );
+  }
+}
+
 async function report(given: ReportOptions, deps: AppDeps): Promise<number> {
   const options = { ...given, runs: await Promise.all(given.runs.map(openRun)) };
+  await refuseFiles(options.runs);
   if (options.runs.length > 1) benchOnly(options, 'are two runs');
   const probe = options.runs.length === 1 ? await loadProbeRun(options.runs[0] as string) : null;
   if (probe !== null) benchOnly(options, 'is a probe run');

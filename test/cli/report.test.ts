@@ -132,3 +132,17 @@ describe('gpushare report --format html', () => {
     expectOneLineError(both.stderr, '--json and --format csv: give one');
   });
 });
+
+describe('gpushare report given a file', () => {
+  it("a run's file given for its directory (run.json, or a second run's): one line naming the directory, exit 2", async () => {
+    for (const args of [[path.join(real, 'run.json')], [real, path.join(H200_RUN, 'run.json')]]) {
+      const result = await cli(['report', ...args, '--out', tempDir()]);
+      expect(result.exitCode).toBe(2);
+      const file = args.at(-1) as string;
+      expectOneLineError(
+        result.stderr,
+        `gpushare: ${file} is a file, not a run directory: give the directory that holds it (gpushare report ${path.dirname(file)})`,
+      );
+    }
+  });
+});
