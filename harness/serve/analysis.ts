@@ -8,8 +8,9 @@
  */
 import { median } from 'simple-statistics';
 import { medianInterval, metricStats } from '../stats/statistics.js';
+import { requestsNeeded } from '../workload/open-loop.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
-import { type P99Verdict, p99Verdict } from './steps.js';
+import { type P99Verdict, p99Verdict, verdictWindowS } from './steps.js';
 
 export interface Estimate {
   value: number | null;
@@ -247,8 +248,19 @@ export function servePlan(run: ServeRun, analysis: ServeAnalysis): ServePlan {
   const holding = groups.filter(
     (g) => g.slo?.verdict === 'holds' && g.failedRequests === 0 && g.tokensPerS?.value != null,
   );
-  if (holding.length === 0)
-    return none(`no mode and count measured held ${slo} at ${run.settings.concurrency} requests resident per copy`);
+  if (holding.length === 0) {
+    const missed = `no mode and count measured held ${slo} at ${run.settings.concurrency} requests resident per copy`;
+    // Too few requests is no verdict, not a failure: say how many a claim needs and which flag gets them.
+    const short = groups.flatMap((g) => (g.slo?.verdict === 'too few requests' ? [g.slo] : []));
+    if (short.length === 0) return none(missed);
+    const most = Math.max(...short.map((g) => g.requests));
+    const why = `a p99 claim needs ${requestsNeeded(0)} requests with none over the SLO (${requestsNeeded(1)} with one) and the most a group had was ${most}: give --window-s ${verdictWindowS(run.settings.windowMs, short)} or more`;
+    return none(
+      short.length === groups.length
+        ? `no verdict: ${why}`
+        : `${missed}; no verdict for ${short.length} of ${groups.length} groups: ${why}`,
+    );
+  }
   const copies = Math.max(...holding.map((g) => g.copies));
   const atCopies = holding.filter((g) => g.copies === copies);
   const best = atCopies.reduce((a, b) => ((b.tokensPerS?.value ?? 0) > (a.tokensPerS?.value ?? 0) ? b : a));

@@ -1,9 +1,10 @@
 /**
  * The load generator's own ceiling on this host: open-loop Poisson load at doubling rates against a
  * null server (gpushare's simulated OpenAI server with no delay, each token its own write after a turn
- * of its event loop, so the generator parses tokens one by one as a real stream makes it), before any
- * server of the run starts. What the null server's latency is at a rate is what the generator and the loopback
- * add to every request at that rate; analysis.ts sets it against the run's own latencies.
+ * of its event loop, so the generator parses tokens one by one as a real stream makes it), once the
+ * run's first copy has come up and before any load reaches it. What the null server's latency is at a
+ * rate is what the generator and the loopback add to every request at that rate; analysis.ts sets it
+ * against the run's own latencies.
  */
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -2,8 +2,8 @@
  * `gpushare bench --serve` and `gpushare capacity --serve`: copies of the user's own inference server
  * under each sharing mode, driven by gpushare's load generator. Fingerprint and preflight → a run
  * directory (serve.json, the lifecycle's lock, interrupts, MPS daemons recorded before they start,
- * every copy in its own process group, killed with the harness) → the generator's ceiling → a group
- * per mode and number of copies → report. --resume measures the groups not finished.
+ * every copy in its own process group, killed with the harness) → the first copy up, then the
+ * generator's ceiling → a group per mode and number of copies → report. --resume measures the groups not finished.
  */
 import { availableParallelism, cpus } from 'node:os';
 import { defineCommand } from '../core/command.js';

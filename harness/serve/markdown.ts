@@ -9,6 +9,7 @@ import {
   servePlan,
 } from './analysis.js';
 import type { ServeRun } from './record.js';
+import { sloText } from './steps.js';
 
 const RATIO_LABEL: Record<RatioName, string> = {
   throughput: 'throughput (% of dedicated)',
@@ -91,7 +92,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
     );
     for (const g of measured)
       lines.push(
-        `| ${groupName(g)} | ${estimateText(g.tokensPerS)} | ${RATIOS.map((r) => estimateText(g.ratios?.[r], r === 'throughput', g.rounds)).join(' | ')} | ${g.slo?.verdict ?? '–'} (${g.slo?.over ?? 0}/${g.slo?.requests ?? 0} over) |${g.costPer1M ? ` ${num(g.costPer1M.shared)} / ${num(g.costPer1M.dedicated)} |` : ''}`,
+        `| ${groupName(g)} | ${estimateText(g.tokensPerS)} | ${RATIOS.map((r) => estimateText(g.ratios?.[r], r === 'throughput', g.rounds)).join(' | ')} | ${sloText(g.slo)} (${g.slo?.over ?? 0}/${g.slo?.requests ?? 0} over) |${g.costPer1M ? ` ${num(g.costPer1M.shared)} / ${num(g.costPer1M.dedicated)} |` : ''}`,
       );
   } else {
     lines.push(
@@ -142,7 +143,7 @@ export function serveSummary(run: ServeRun, analysis: ServeAnalysis): string {
     }
     lines.push(
       run.settings.measure === 'bench'
-        ? `${groupName(g)}: ${estimateText(g.ratios?.throughput, true)} of dedicated throughput, ${num(g.tokensPerS?.value, 0)} tok/s per GPU; TTFT p99 × ${estimateText(g.ratios?.ttftP99)}; SLO ${g.slo?.verdict ?? '–'}`
+        ? `${groupName(g)}: ${estimateText(g.ratios?.throughput, true)} of dedicated throughput, ${num(g.tokensPerS?.value, 0)} tok/s per GPU; TTFT p99 × ${estimateText(g.ratios?.ttftP99)}; SLO ${sloText(g.slo)}`
         : `${groupName(g)}: ${num(g.capacity?.ratePerS, 1)} req/s at the SLO (failed at ${num(g.capacity?.failedAtPerS, 1)})`,
     );
   }

@@ -1,5 +1,6 @@
 /**
- * A server run's loop: the generator's ceiling, then one group per mode and number of copies. bench:
+ * A server run's loop: one group per mode and number of copies, the generator's ceiling measured once
+ * the first copy has come up. bench:
  * a dedicated copy (plain, resident all run) against N copies under the mode, in ABBA rounds at equal
  * requests resident per GPU (the dedicated copy carries N × c while each shared copy carries c), after
  * one warm-up window of each that is not kept. capacity: the highest open-loop rate the copies carry
@@ -44,7 +45,10 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
   const s = run.settings;
   const slo: Slo = { ttftP99Ms: s.sloTtftP99Ms, itlMaxMs: s.sloItlMaxMs };
   const set = { ...driver, settings: s };
-  if (run.ceiling.length === 0) {
+  // The generator's ceiling once a copy of the server is known to start (a command that never comes up
+  // fails its run at once, not after the sweep), while no load reaches it.
+  const ceilingOnce = async () => {
+    if (run.ceiling.length > 0) return;
     driver.progress('the load generator against a null server (its own ceiling)');
     const ceiling = await measureCeiling(driver.runner, {
       inputTokens: s.inputTokens,
@@ -63,7 +67,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
         `  up to ${last.ratePerS} req/s: e2e p99 ${ms(last.window.e2e.p99Ms)} ms, lag p99 ${ms(last.window.lagP99Ms)} ms`,
       );
     await driver.save();
-  }
+  };
 
   let dedicated: Copies | null = null;
   const failRest = (reason: string) => {
@@ -79,6 +83,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
         return;
       }
       dedicated = d.copies;
+      await ceilingOnce();
     }
     for (const g of run.groups) {
       if (g.status !== 'pending') continue;
@@ -125,6 +130,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
         return;
       }
       try {
+        await ceilingOnce();
         if (s.measure === 'bench') await rounds(g, copies.group);
         else await search(g, copies.group);
         if (g.status === 'pending') g.status = 'measured';

@@ -14,6 +14,22 @@ export function p99Verdict(requests: number, over: number): P99Verdict {
   return over > requests / 100 ? 'fails' : 'too few requests';
 }
 
+/** A group's SLO verdict in words: holds, fails, or no verdict with the requests it had and a claim needs; none without requests. */
+export function sloText(slo: { verdict: P99Verdict; requests: number; over: number } | null | undefined): string {
+  if (!slo) return 'none';
+  if (slo.verdict !== 'too few requests') return slo.verdict;
+  return `no verdict (${slo.requests} requests, ${requestsNeeded(slo.over)} needed)`;
+}
+
+/**
+ * The --window-s at which each group too short for a verdict holds the requests its claim needs, 10%
+ * to spare: a closed loop's requests grow with its windows.
+ */
+export function verdictWindowS(windowMs: number, short: ReadonlyArray<{ requests: number; over: number }>): number {
+  const factor = Math.max(...short.map((g) => (requestsNeeded(g.over) * 1.1) / Math.max(1, g.requests)));
+  return Math.ceil((windowMs / 1000) * factor);
+}
+
 /** The longest a capacity step runs by default, s (--max-step-s). */
 export const MAX_STEP_S = 120;
 

@@ -172,6 +172,18 @@ describe('bench --serve on the simulated server', () => {
     );
   });
 
+  it('a command that never comes up fails the run before the generator measures its own ceiling', async () => {
+    const out = path.join(tempDir(), 'run');
+    // The sweep's steps long enough that, measured first, it could not go unseen in the record.
+    const result = await cli(['bench', '--serve', 'false {port}', '--ceiling-step-s', '0.5', '--out', out]);
+    expect(result.exitCode).toBe(3);
+    const run = served(out);
+    expect(run.groups.every((g) => g.status === 'failed' && /did not come up/.test(g.reason ?? ''))).toBe(true);
+    expect(run.ceiling).toEqual([]);
+    expect(result.stderr).not.toContain('the load generator against a null server');
+    expect(unfolded(result.stdout)).toContain("The generator's ceiling was not measured");
+  });
+
   it.each([
     [['--serve', 'python3 server.py'], "--serve 'python3 server.py': put {port} where the server takes its port"],
     [['--serve', ' '], "--serve needs your server's command line"],

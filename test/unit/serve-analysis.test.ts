@@ -8,11 +8,17 @@ import { syntheticPrompt } from '../../harness/load/request.js';
 import { analyzeGroup, analyzeServe, ceilingOf, servePlan } from '../../harness/serve/analysis.js';
 import { cpuSplit, plannedGroups } from '../../harness/serve/command.js';
 import { fillCommand, memFraction, modeEnv } from '../../harness/serve/copies.js';
-import { ceilingLines } from '../../harness/serve/markdown.js';
+import { ceilingLines, serveSummary } from '../../harness/serve/markdown.js';
 import { resolveServeOptions } from '../../harness/serve/options.js';
 import type { ServeGroup, ServeRun, ServeSettings, WindowStats } from '../../harness/serve/record.js';
 import { promptLength } from '../../harness/serve/server-member.js';
-import { p99Verdict, shortStepWarning, stepDurationMs, stepVerdict } from '../../harness/serve/steps.js';
+import {
+  p99Verdict,
+  shortStepWarning,
+  stepDurationMs,
+  stepVerdict,
+  verdictWindowS,
+} from '../../harness/serve/steps.js';
 import { userErrorOf } from '../helpers.js';
 
 function win(over: Partial<WindowStats> & { tps?: number; ttftP99?: number; e2eP50?: number } = {}): WindowStats {
@@ -312,6 +318,36 @@ describe("plan's answer from a server run", () => {
     expect(plan.mode).toBe('mps');
     expect(plan.tiedWith).toEqual(['timeslice']);
   });
+  it('too few requests for a claim is no verdict, not a failure: the requests a claim needs and the --window-s that gets them', () => {
+    // 6 rounds of 1 s windows, 22 requests each: 132 of the 299 a claim with none over needs; 299 × 1.1 ÷ 132 s.
+    const run = runOf([group('timeslice', 1, [1, 1, 1, 1, 1, 1], 1, { requests: 22, overTtft: 0 })]);
+    const analysis = analyzeServe(run);
+    expect(servePlan(run, analysis)).toMatchObject({
+      mode: null,
+      answer:
+        'no verdict: a p99 claim needs 299 requests with none over the SLO (473 with one) and the most a group had was 132: give --window-s 3 or more',
+    });
+    expect(serveSummary(run, analysis)).toContain('; SLO no verdict (132 requests, 299 needed)\n');
+    // A group that missed the SLO beside one with too few: no group held it, and the short one has no verdict.
+    const mixed = runOf([
+      group('timeslice', 1, [1, 1, 1, 1, 1, 1], 1, { requests: 22, overTtft: 0 }),
+      group('mps', 1, [1, 1, 1, 1, 1, 1], 1, { requests: 100, overTtft: 20 }),
+    ]);
+    expect(servePlan(mixed, analyzeServe(mixed)).answer).toBe(
+      'no mode and count measured held TTFT p99 <= 500 ms at 8 requests resident per copy; no verdict for 1 of 2 groups: a p99 claim needs 299 requests with none over the SLO (473 with one) and the most a group had was 132: give --window-s 3 or more',
+    );
+  });
+  it.each([
+    [1, 132, 3],
+    [1, 328, 2],
+    [1, 329, 1],
+    [2, 132, 5],
+  ])(
+    'at %i s windows and %i requests, --window-s %i gets the 299 a claim needs and 10%% more',
+    (windowS, requests, got) => {
+      expect(verdictWindowS(windowS * 1000, [{ requests, over: 0 }])).toBe(got);
+    },
+  );
   it('answers none when no group held the SLO, or a request failed', () => {
     const run = runOf([group('mps', 2, [1000], 1000, { requests: 400, ok: 399, overTtft: 1 })]);
     expect(servePlan(run, analyzeServe(run)).mode).toBeNull();
