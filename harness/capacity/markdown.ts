@@ -7,6 +7,7 @@ import { maxScheduleLagMs, P99_CONFIDENCE } from '../workload/open-loop.js';
 import { DEFAULT_MIN_OVERLAP } from '../workload/result-checks.js';
 import { workloadText } from '../workload/spec.js';
 import type { CapacityRun } from './record.js';
+import { LATENCIES_A_WINDOW } from './step-window.js';
 import { capacityTable, capacityText } from './table.js';
 
 const ms = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(2));
@@ -15,6 +16,15 @@ const ms = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? 
 const CHECKS = ` A step is also invalid when a client's window does not start at the release time or ends after its answer came, claims more than a GPU can do, or the clients' arrival windows overlap less than ${DEFAULT_MIN_OVERLAP * 100}% (bench's checks); where only invalid rates lie above the highest passing one, or none was tried, the capacity is a lower bound (≥).`;
 
 const checked = (run: CapacityRun) => run.points.some((p) => p.steps.some((s) => s.invalid !== undefined));
+
+/** Steps shortened for the latencies a client reports, said only where there were any (older runs read as they did). */
+function shortened(run: CapacityRun): string {
+  const steps = run.points.flatMap((p) => p.steps);
+  const short = steps.filter((step) => step.windowS * 1000 < run.settings.windowMs).length;
+  return short > 0
+    ? `, shorter where a client would serve more requests than the ${LATENCIES_A_WINDOW} latencies it reports a window (${short} of ${steps.length} steps)`
+    : '';
+}
 
 export function capacityMarkdown(run: CapacityRun, version: string): string {
   const gpu = gpuAt(run.fingerprint, run.gpuIndex);
@@ -25,7 +35,7 @@ export function capacityMarkdown(run: CapacityRun, version: string): string {
     '',
     `${mdText(gpu?.name ?? 'GPU ?')} (GPU ${run.gpuIndex}), driver ${mdText(run.fingerprint.driverVersion ?? '?')}, CUDA ${mdText(run.fingerprint.cudaVersion ?? '?')}; ${mdText(run.createdAt.slice(0, 10))}; status ${mdText(run.status)}; gpushare ${version}.`,
     '',
-    `Target: p99 ≤ ${s.sloP99Ms} ms. Workload ${mdCode(workloadText(s.workload))}, one worker per client process serving ${s.load} arrivals made inside the process, the total rate split evenly over the clients; latency counts from each request's scheduled time. Each step is a window of at least ${s.windowMs / 1000} s, longer (up to 20 s) where needed for 640 requests at its rate; the latencies of every client are merged as one HdrHistogram. A step passes when "p99 ≤ target" holds at ${P99_CONFIDENCE * 100}% confidence (a one-sided binomial test, as MLPerf's early stopping: with no request over the target that takes 299 requests), and is invalid when a generator's p99 lag, issuing requests while its worker was idle, exceeds ${maxScheduleLagMs(s.sloP99Ms)} ms (a fifth of the target, at least 1 ms). The search doubles from ${s.startQps} req/s per client while steps pass, then bisects until the first failing rate is within ${(s.tolerance * 100).toFixed(0)}% of the highest passing one (at most ${s.maxSteps} steps).${checked(run) ? CHECKS : ''}`,
+    `Target: p99 ≤ ${s.sloP99Ms} ms. Workload ${mdCode(workloadText(s.workload))}, one worker per client process serving ${s.load} arrivals made inside the process, the total rate split evenly over the clients; latency counts from each request's scheduled time. Each step is a window of at least ${s.windowMs / 1000} s, longer (up to 20 s) where needed for 640 requests at its rate${shortened(run)}; the latencies of every client are merged as one HdrHistogram. A step passes when "p99 ≤ target" holds at ${P99_CONFIDENCE * 100}% confidence (a one-sided binomial test, as MLPerf's early stopping: with no request over the target that takes 299 requests), and is invalid when a generator's p99 lag, issuing requests while its worker was idle, exceeds ${maxScheduleLagMs(s.sloP99Ms)} ms (a fifth of the target, at least 1 ms). The search doubles from ${s.startQps} req/s per client while steps pass, then bisects until the first failing rate is within ${(s.tolerance * 100).toFixed(0)}% of the highest passing one (at most ${s.maxSteps} steps).${checked(run) ? CHECKS : ''}`,
     '',
     ...(run.timeAccount ? [mdText(timeAccountText(run.timeAccount)), ''] : []),
     '## Capacity',

@@ -19,6 +19,7 @@ import type { CapacityOptions } from './options.js';
 import { stepLine } from './progress.js';
 import type { CapacityMode, CapacityPoint, CapacityRun } from './record.js';
 
+import { capacityStepMs } from './step-window.js';
 import { capacityTable } from './table.js';
 
 /**
@@ -125,11 +126,6 @@ export async function measurePoint(
   }
 }
 
-/** Requests a step is sized for (at its rate), so that its p99 claim can be decided. */
-const STEP_REQUESTS = 640;
-/** …but no step longer than this: a rate that low is reached only when the ones above it failed. */
-const MAX_STEP_MS = 20_000;
-
 /**
  * Why the point is skipped, not failed: its first client said this machine cannot run it, or, for
  * tenants, it speaks a protocol without them. Null: it is not.
@@ -157,10 +153,11 @@ async function runStep(
   const { settings } = options;
   const senders = tenants ?? group.members.length;
   const leadMs = releaseLeadMs(RELEASE_LEAD_MS, senders);
-  // Long enough for STEP_REQUESTS requests: a p99 claim needs 299 with none over the target, 628 with 2.
+  // Long enough for STEP_REQUESTS requests (a p99 claim needs 299 with none over the target, 628 with 2),
+  // short enough for every latency to be reported.
   const work = {
     kind: 'fixed-duration' as const,
-    durationMs: Math.max(settings.windowMs, Math.min(MAX_STEP_MS, Math.ceil((STEP_REQUESTS / totalQps) * 1000))),
+    durationMs: capacityStepMs(totalQps, group.members.length, settings.windowMs),
   };
   const load = { kind: settings.load, qps: totalQps / senders };
   const named = tenants === null ? null : Array.from({ length: tenants }, (_, k) => k);

@@ -35,7 +35,12 @@ export const CAPACITY_FLAGS = {
   workload: renamedFlag('workloads', { type: 'string', describe: 'the old name of --workloads' }),
   set: { type: 'string', array: true, describe: 'a workload parameter, e.g. --set infer.batch=4 (repeatable)' },
   load: { type: 'string', describe: 'arrivals: poisson or constant', defaultDescription: 'poisson' },
-  'window-ms': { type: 'number', describe: 'length of each rate step, ms', defaultDescription: '2000' },
+  'window-ms': {
+    type: 'number',
+    describe:
+      'length of each rate step, ms (longer where a rate needs it for 640 requests, shorter where a client would serve more than the 20000 latencies it reports a window)',
+    defaultDescription: '2000',
+  },
   'start-qps': {
     type: 'number',
     describe: 'first rate per client, req/s (doubled while it passes)',

@@ -225,9 +225,9 @@ export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
     return {
       ...analysis,
       verdict: 'invalid',
-      // What helps, with the numbers: the workload reports a fixed number of latencies a window, so
-      // the window's length bounds the rate it measures (the user may never have set it).
-      reason: `${unreported} of ${reported + unreported} requests served had no latency reported: the workload reports at most ${reported} a window, so ${Math.round(step.windowS * 1000)} ms steps measure up to about ${Math.floor(reported / step.windowS)} req/s; shorter steps (--window-ms) measure higher rates`,
+      // The numbers: the workload reports a fixed number of latencies a window, so the window's length
+      // bounds the rate it measures (capacity's steps shorten for the helper's; this one reported fewer).
+      reason: `${unreported} of ${reported + unreported} requests served had no latency reported: the workload reports at most ${reported} a window, so ${Math.round(step.windowS * 1000)} ms steps measure up to about ${Math.floor(reported / step.windowS)} req/s`,
     };
   if (maxLagMs > maxScheduleLagMs(targetMs))
     return {

@@ -149,6 +149,25 @@ describe('gpushare capacity (fake GPU)', () => {
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain("(bench's checks)");
   });
 
+  it("at docs/install.md's settings (default --window-ms), a rate over the latencies 2000 ms steps report still gets a verdict", async () => {
+    // The simulated infer serves 20000 req/s a client before its p99 passes 10 ms: above the 10000 req/s whose
+    // latencies a 2000 ms step reports. Steps shorten themselves there; none is invalid, and a rate fails above the capacity.
+    const out = path.join(tempDir(), 'cap');
+    const result = await cli(
+      ['capacity', '--slo-p99-ms', '10', '--clients', '1', '--modes', 'timeslice', '--start-qps', '6400', '--out', out],
+      {},
+      { timeoutMs: 120_000 },
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    const steps = capacityRun(out).points[0]?.steps ?? [];
+    expect(steps.flatMap((step) => step.clients).every((c) => (c.unreported ?? 0) === 0)).toBe(true);
+    expect(result.stderr).not.toMatch(/: invalid|no latency reported|--window-ms/);
+    expect(unfolded(result.stdout)).toMatch(/^timeslice\s+1 clients {2}\d+ req\/s \(fails at \d+\); p99 /m);
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toMatch(
+      /shorter where a client would serve more requests than the 20000 latencies it reports a window \(\d+ of \d+ steps\)/,
+    );
+  });
+
   it('when --max-steps runs out before a rate fails, the capacity is a lower bound (≥), and progress has a line per step with an ETA', async () => {
     const out = path.join(tempDir(), 'cap');
     const result = await cli([

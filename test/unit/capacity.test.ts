@@ -6,6 +6,7 @@ import { capacityMarkdown } from '../../harness/capacity/markdown.js';
 import { type CapacityArgs, resolveCapacityOptions } from '../../harness/capacity/options.js';
 import { stepLine } from '../../harness/capacity/progress.js';
 import { type CapacityPoint, type CapacityRun, loadCapacityRun } from '../../harness/capacity/record.js';
+import { capacityStepMs, LATENCIES_A_WINDOW } from '../../harness/capacity/step-window.js';
 import {
   type CapacityRow,
   capacityExitCode,
@@ -144,7 +145,7 @@ describe('the result checks on a step (bench’s, shared)', () => {
     expect(analyzeStep({ totalQps: 250, windowS: 2, clients: [capped] }, 10)).toMatchObject({
       verdict: 'invalid',
       reason:
-        '100 of 500 requests served had no latency reported: the workload reports at most 400 a window, so 2000 ms steps measure up to about 200 req/s; shorter steps (--window-ms) measure higher rates',
+        '100 of 500 requests served had no latency reported: the workload reports at most 400 a window, so 2000 ms steps measure up to about 200 req/s',
     });
     expect(analyzeStep({ totalQps: 250, windowS: 2, clients: [{ ...capped, unreported: 0 }] }, 10).verdict).toBe(
       'pass',
@@ -286,5 +287,30 @@ describe('capacity options: which workload', () => {
     ],
   ])('refuses %j in one line', (args, message) => {
     expect(userErrorOf(() => resolve(args))).toBe(message);
+  });
+});
+
+describe("a step's window", () => {
+  it.each([
+    // --window-ms where the rate fits it: 2000 ms at 10000 req/s a client is 20000 latencies, all reported.
+    [10_000, 1, 2000, 2000],
+    // Over it, shortened to what a client reports: 20000 latencies at 10001 req/s is 1999 ms.
+    [10_001, 1, 2000, 1999],
+    [20_000, 1, 2000, 1000],
+    // Per client process: two processes report twice as many.
+    [20_000, 2, 2000, 2000],
+    // Never under --window-ms's own floor, 100 ms.
+    [1_000_000, 1, 2000, 100],
+    // Longer where the rate is too low for 640 requests (at most 20 s), whatever --window-ms.
+    [100, 1, 2000, 6400],
+    [10, 1, 2000, 20_000],
+    [100, 1, 10_000, 10_000],
+  ])('at %i req/s over %i processes with --window-ms %i: %i ms', (qps, processes, windowMs, ms) => {
+    expect(capacityStepMs(qps, processes, windowMs)).toBe(ms);
+  });
+
+  it("counts the latencies gpushare's helper reports a window, as the helper caps them", () => {
+    const wire = readFileSync(path.join(ROOT, 'workloads', 'gpushare_protocol', 'wire.py'), 'utf8');
+    expect(Number(/^LATENCY_CAP = (\d+)$/m.exec(wire)?.[1])).toBe(LATENCIES_A_WINDOW);
   });
 });
