@@ -26,7 +26,7 @@ import { type ArtifactFile, artifactBundle, type BundleSpec, sharingConfigs } fr
 import { defaultSharing } from './default-sharing.js';
 import { artifactsDraSpec, draFiles, planDraSpec } from './dra.js';
 import { inProcessIndex } from './in-process-index.js';
-import { devicePluginConfig, type Operator } from './k8s.js';
+import { devicePluginConfig, MAX_MPS_REPLICAS, type Operator, pluginMpsLimits } from './k8s.js';
 import { standardGeometries } from './mig-parted.js';
 import { BUILTIN_MIG_GPUS, builtinMigGpu, migGpuFromRun } from './mig-profiles.js';
 import { type ClientCap, capText, mixClientFiles } from './mix-clients.js';
@@ -213,6 +213,8 @@ async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<numb
     chosen.mode
       ? `The ClusterPolicy default is \`${spec.defaultSharing}\`. ${mdText(chosen.why.replace(/\.?$/, '.'))}`
       : mdText(chosen.why),
+    replicasLine(options.replicas, gpu.memoryGiB),
+    mpsLimitsLine(spec.mps, run?.id ?? null),
     gpu.mig
       ? `MIG geometries (each checked by the placement solver): ${Object.keys(standardGeometries(gpu.mig)).join(', ')}.`
       : 'No MIG table: no mig-parted config.',
@@ -224,6 +226,24 @@ async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<numb
   ];
   await writeBundle(options.out, files, indexText(`gpushare artifacts for ${mdText(gpu.name)}`, lines, files), deps);
   return ExitCode.ok;
+}
+
+/** What the device-plugin configs are sized by: --replicas, and what the plugin's MPS daemon gives each share. */
+function replicasLine(replicas: number, gpuMemoryGiB: number): string {
+  const mps = Math.min(replicas, MAX_MPS_REPLICAS);
+  const each = pluginMpsLimits(mps, gpuMemoryGiB * 1024);
+  return `The device-plugin configs share each GPU ${replicas} ways (\`--replicas\`, 4 unless given): \`timeslicing-${replicas}\` and \`mps-${mps}\`, whose own MPS daemon gives each share ${each.threadPct}% of the SMs and ${each.memLimitMiB} MiB of memory.`;
+}
+
+/** The limits the host MPS scripts set, or that they set none: those the run measured MPS with. */
+function mpsLimitsLine(mps: BundleSpec['mps'], runId: string | null): string {
+  const set = [
+    ...(mps.threadPct !== null ? [`the default thread percentage ${mps.threadPct}%`] : []),
+    ...(mps.pinnedMemLimit !== null ? [`the pinned memory limit ${mps.pinnedMemLimit}`] : []),
+  ];
+  const from = runId ? `run ${runId}` : 'no run';
+  if (set.length === 2) return `\`gpushare-mps-start.sh\` sets ${set.join(' and ')}, those ${from} measured MPS with.`;
+  return `\`gpushare-mps-start.sh\` sets ${set.length > 0 ? `only ${set[0]}` : 'no default thread percentage and no pinned memory limit'}: ${from} measured MPS ${set.length > 0 ? 'with that alone' : 'without them'} (\`gpushare bench --mps-thread-pct\`, \`--mps-mem-limit\`), so the daemon's defaults stand for the rest (every SM, all of the memory).`;
 }
 
 /** The mix run in `dir`, or a refusal naming what the directory holds instead. */

@@ -23,5 +23,11 @@ ${others
   .filter((f) => f.name !== 'gpushare-triton-deployment.yaml')
   .map((f) => `- [\`${f.name}\`](${f.name}): the settings gpushare's own helper ran with, to measure this layout again`)
   .join('\n')}
-${green}`;
+${green}
+## Before you deploy: what gpushare cannot know
+
+1. Your models: each \`triton/<model>/1/model.pt\` (a TorchScript file), and in each \`config.pbtxt\` its input and output tensors. The \`input\` and \`output\` there are placeholders, marked FILL IN (\`INPUT__0\`, \`OUTPUT__0\`, \`TYPE_FP16\`, \`dims: [ -1 ]\`): set each name, data type and shape to your model's.
+2. The model repository's storage: a PersistentVolumeClaim named \`${MODEL_REPOSITORY_CLAIM}\` holding \`triton/\` with every model.pt in it. The Deployment mounts it read-only; gpushare writes no claim, since its size and storage class are your cluster's.
+3. The image: \`${TRITON_IMAGE}\` is a placeholder release. Use the Triton release whose PyTorch your models were saved with (NVIDIA's framework support matrix lists them).
+`;
 }

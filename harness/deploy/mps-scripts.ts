@@ -88,6 +88,17 @@ export function mpsStartScript(settings: MpsScriptSettings): string {
       ? [`for i in "\${!GPUS[@]}"; do\n  control "set_default_device_pinned_mem_limit $i ${s.pinnedMemLimit}"\ndone`]
       : []),
   ];
+  // A limit not set is said, so that the script is not read as setting one.
+  const unset = [
+    ...(s.threadPct === null ? ['#   the active thread percentage: every client may use every SM'] : []),
+    ...(s.pinnedMemLimit === null ? ["#   the pinned memory limit: every client may use all of the GPU's memory"] : []),
+  ];
+  if (unset.length > 0)
+    defaults.push(
+      "# Left at the daemon's defaults (these scripts set only the limits their source ran MPS with:",
+      '# gpushare bench --mps-thread-pct and --mps-mem-limit; gpushare plan sets both):',
+      ...unset,
+    );
   return `${header('Start the NVIDIA MPS control daemon with the limits gpushare measured with.', s)}
 control() {
   echo "$1" | nvidia-cuda-mps-control

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { H100_RUN, H200_RUN, runCli, tempDir, unfolded } from '../helpers.js';
+import { H100_RUN, H200_RUN, LOOP2_RUN, ROOT, runCli, tempDir, unfolded } from '../helpers.js';
 
 /** The H200 run: every mode, 5 rounds each, too few for a 95% interval, so no mode measured cheaper. */
 const real = H200_RUN;
@@ -37,6 +37,33 @@ describe('gpushare artifacts', () => {
     expect(mig['mig-configs']['all-3g']).toEqual([
       { devices: 'all', 'mig-enabled': true, 'mig-devices': { '3g.71gb': 2 } },
     ]);
+  });
+
+  it('says what its files set: the MPS limits the run measured with (none here), and the shares --replicas makes', async () => {
+    // The default suite measured MPS without a thread percentage or memory limit: the scripts set neither, and say so.
+    const out = path.join(tempDir(), 'artifacts');
+    expect((await cli(['artifacts', '--run', LOOP2_RUN, '--out', out, '--replicas', '8'])).exitCode).toBe(0);
+    const start = readFileSync(path.join(out, 'gpushare-mps-start.sh'), 'utf8');
+    expect(start).not.toMatch(/set_default_(active_thread_percentage|device_pinned_mem_limit)/);
+    expect(start).toContain(
+      "# Left at the daemon's defaults (these scripts set only the limits their source ran MPS with:\n# gpushare bench --mps-thread-pct and --mps-mem-limit; gpushare plan sets both):\n#   the active thread percentage: every client may use every SM\n#   the pinned memory limit: every client may use all of the GPU's memory\n",
+    );
+    const readme = readFileSync(path.join(out, 'README.md'), 'utf8');
+    expect(readme).toContain(
+      '`gpushare-mps-start.sh` sets no default thread percentage and no pinned memory limit: run 2026-11-27-h100-80gb-hbm3-2c8cff measured MPS without them',
+    );
+    expect(readme).toContain(
+      'The device-plugin configs share each GPU 8 ways (`--replicas`, 4 unless given): `timeslicing-8` and `mps-8`, whose own MPS daemon gives each share 12% of the SMs and 10194 MiB of memory.',
+    );
+    expect(readme).toContain('The ClusterPolicy default is `mps-8`.');
+    // docs/plan-and-artifacts.md says the same of them.
+    const docs = unfolded(readFileSync(path.join(ROOT, 'docs', 'plan-and-artifacts.md'), 'utf8')).replace(
+      /\n\s*/g,
+      ' ',
+    );
+    expect(docs).toContain('set the default thread percentage and pinned memory limit the run measured MPS with');
+    expect(docs).toContain("the daemon's defaults stand (every SM, all of the memory)");
+    expect(docs).toContain('each sharing a GPU `--replicas` ways (4 unless given: `timeslicing-4`, `mps-4`)');
   });
 
   it('needs --run or --gpu, and names an unknown GPU', async () => {

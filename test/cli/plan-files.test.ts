@@ -150,6 +150,22 @@ describe('plan --out: deployable files for every option it can recommend, each c
         },
       },
     ]);
+    // What gpushare cannot know is said where it is needed: the tensors in each config, the claim and image in the
+    // Deployment's header, all three in the README.
+    for (const model of models)
+      expect(readFileSync(path.join(out, model), 'utf8')).toMatch(
+        /^# FILL IN: the input and output below are placeholders/m,
+      );
+    const header = readFileSync(path.join(out, 'gpushare-triton-deployment.yaml'), 'utf8');
+    expect(header).toContain(
+      '# Before applying: create the PersistentVolumeClaim gpushare-model-repository holding triton/',
+    );
+    expect(header).toContain('# choose the image: nvcr.io/nvidia/tritonserver:24.08-py3 is a placeholder release;');
+    const readme = readFileSync(path.join(out, 'README.md'), 'utf8');
+    expect(readme).toContain('\n## Before you deploy: what gpushare cannot know\n');
+    expect(readme).toContain('marked FILL IN (`INPUT__0`, `OUTPUT__0`, `TYPE_FP16`, `dims: [ -1 ]`)');
+    expect(readme).toContain('a PersistentVolumeClaim named `gpushare-model-repository` holding `triton/`');
+    expect(readme).toContain('`nvcr.io/nvidia/tritonserver:24.08-py3` is a placeholder release');
     const deployment = parse(readFileSync(path.join(out, 'gpushare-triton-deployment.yaml'), 'utf8'));
     expect(deployment.spec.replicas).toBe(1);
     expect(deployment.spec.template.spec.containers[0].resources.limits).toEqual({ 'nvidia.com/gpu': '1' });
