@@ -8,7 +8,7 @@ import type { AppDeps } from '../core/deps.js';
 import { termJson, termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
 import { notResumable } from '../record/record-file.js';
-import { simulatedLine } from '../record/simulated.js';
+import { simulatedJson, simulatedLine } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
@@ -185,6 +185,7 @@ async function capacityRun(
     if (options.json)
       deps.out(
         termJson({
+          ...simulatedJson(run.fingerprint),
           runId: run.id,
           dir: session.dir,
           report: file,

@@ -1,6 +1,7 @@
 /** The capacity report: mode × clients → capacity at the p99 target, and every step of each search. A pure function of the run. */
 
 import { mdCode, mdText } from '../core/escape/markdown.js';
+import { simulatedMarkdown } from '../record/simulated.js';
 import { timeAccountText } from '../session/time-account.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { maxScheduleLagMs, P99_CONFIDENCE } from '../workload/open-loop.js';
@@ -31,6 +32,7 @@ export function capacityMarkdown(run: CapacityRun, version: string): string {
   const s = run.settings;
   const rows = capacityTable(run);
   const lines = [
+    ...simulatedMarkdown(run.fingerprint),
     `# gpushare capacity ${mdText(run.id)}`,
     '',
     `${mdText(gpu?.name ?? 'GPU ?')} (GPU ${run.gpuIndex}), driver ${mdText(run.fingerprint.driverVersion ?? '?')}, CUDA ${mdText(run.fingerprint.cudaVersion ?? '?')}; ${mdText(run.createdAt.slice(0, 10))}; status ${mdText(run.status)}; gpushare ${version}.`,

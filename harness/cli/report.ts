@@ -29,10 +29,12 @@ import { claimsLedger } from '../probe/claims.js';
 import { probeMarkdown } from '../probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../probe/record.js';
 import { openRun } from '../record/evidence.js';
+import { simulatedJson } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { analyzeServe, servePlan } from '../serve/analysis.js';
 import { serveMarkdown } from '../serve/markdown.js';
 import { loadServeRun, type ServeRun } from '../serve/record.js';
+import type { Fingerprint } from '../system/nvidia/schema.js';
 import { verifyMarkdown } from '../verify/markdown.js';
 import { loadVerifyRun, type VerifyRun } from '../verify/record.js';
 
@@ -202,7 +204,7 @@ async function report(given: ReportOptions, deps: AppDeps): Promise<number> {
  * bench run's trials, so it is refused naming `noun`.
  */
 async function oneFileReport(
-  run: { id: string; status: string },
+  run: { id: string; status: string; fingerprint: Fingerprint },
   noun: string,
   report: { json(): Record<string, unknown>; markdown(): string },
   options: ReportOptions,
@@ -210,7 +212,8 @@ async function oneFileReport(
 ): Promise<number> {
   if (options.format === 'csv')
     throw new UserError(`--format csv describes a bench run: a ${noun} has --format md or html, or --json`);
-  if (options.format === 'json') deps.out(termJson({ runId: run.id, status: run.status, ...report.json() }));
+  if (options.format === 'json')
+    deps.out(termJson({ ...simulatedJson(run.fingerprint), runId: run.id, status: run.status, ...report.json() }));
   else await writeReportFile(run.id, report.markdown(), options, deps);
   return ExitCode.ok;
 }
@@ -254,6 +257,7 @@ async function mixReport(run: MixRun, options: ReportOptions, deps: AppDeps): Pr
   if (options.format === 'json') {
     deps.out(
       termJson({
+        ...simulatedJson(run.fingerprint),
         runId: run.id,
         status: run.status,
         cells,

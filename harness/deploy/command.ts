@@ -15,7 +15,7 @@ import { protectionFor, protections } from '../mix/analysis.js';
 import { loadMixRun, type MixRun } from '../mix/record.js';
 import { openRun } from '../record/evidence.js';
 import { notARunOf } from '../record/record-file.js';
-import { SIMULATED_TEXT } from '../record/simulated.js';
+import { SIMULATED_TEXT, simulatedJson, simulatedMarkdown } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { analyzeServe, servePlan } from '../serve/analysis.js';
 import { serveSummary } from '../serve/markdown.js';
@@ -224,7 +224,13 @@ async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<numb
         ]
       : []),
   ];
-  await writeBundle(options.out, files, indexText(`gpushare artifacts for ${mdText(gpu.name)}`, lines, files), deps);
+  const simulated = [run, mix].some((r) => r !== null && isSimulated(r.fingerprint));
+  const index = indexText(
+    `gpushare artifacts for ${mdText(gpu.name)}`,
+    [...simulatedMarkdown({ simulated }), ...lines],
+    files,
+  );
+  await writeBundle(options.out, files, index, deps);
   return ExitCode.ok;
 }
 
@@ -273,9 +279,8 @@ function planServer(run: ServeRun, options: PlanOptions, deps: AppDeps): number 
     );
   const analysis = analyzeServe(run);
   const answer = servePlan(run, analysis);
-  const simulated = isSimulated(run.fingerprint);
-  if (options.json) deps.out(termJson({ ...(simulated ? { simulated } : {}), runId: run.id, ...answer }));
-  else deps.out(`${simulated ? `${SIMULATED_TEXT}\n` : ''}${serveSummary(run, analysis)}`);
+  if (options.json) deps.out(termJson({ ...simulatedJson(run.fingerprint), runId: run.id, ...answer }));
+  else deps.out(serveSummary(run, analysis));
   return answer.mode === null ? ExitCode.inconclusive : ExitCode.ok;
 }
 

@@ -9,7 +9,7 @@ import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
 import { termJson, termText } from '../core/escape/terminal.js';
 import { notARunOf } from '../record/record-file.js';
-import { simulatedLine } from '../record/simulated.js';
+import { simulatedJson, simulatedLine } from '../record/simulated.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
   jsonBinding,
@@ -138,6 +138,7 @@ async function mixRun(session: Session<MixRun>, options: MixOptions, deps: AppDe
     if (options.json)
       deps.out(
         termJson({
+          ...simulatedJson(run.fingerprint),
           runId: run.id,
           dir: session.dir,
           report: file,

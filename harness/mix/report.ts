@@ -4,6 +4,7 @@ import { renderSvg } from '../core/chart-svg.js';
 import { mdCode, mdText } from '../core/escape/markdown.js';
 import { termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
+import { simulatedMarkdown } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { gpuAt, isSimulated } from '../system/nvidia/schema.js';
 import { analyzeStep, capacityOf } from '../workload/open-loop.js';
@@ -47,6 +48,7 @@ export function mixMarkdown(run: MixRun, charts: { heatmap: string | null; front
       ? 'MIG: skipped: MIG is disabled on this GPU (no MIG devices), and mix runs its tenants on the GPU itself.'
       : 'MIG: skipped: mix runs its tenants on the GPU itself, not on MIG instances (bench --modes mig measures those).';
   const lines = [
+    ...simulatedMarkdown(run.fingerprint),
     `# gpushare mix ${mdText(run.id)}`,
     '',
     `${mdText(gpu?.name ?? 'GPU ?')} (GPU ${run.gpuIndex}), driver ${mdText(run.fingerprint.driverVersion ?? '?')}, CUDA ${mdText(run.fingerprint.cudaVersion ?? '?')}; ${mdText(run.createdAt.slice(0, 10))}; status ${mdText(run.status)}; gpushare ${VERSION}.`,

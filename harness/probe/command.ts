@@ -8,7 +8,7 @@ import { termJson, termText } from '../core/escape/terminal.js';
 import { WORKLOADS_DIR } from '../core/paths.js';
 import { VERSION } from '../core/version.js';
 import { notResumable } from '../record/record-file.js';
-import { simulatedLine } from '../record/simulated.js';
+import { simulatedJson, simulatedLine } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
@@ -126,6 +126,7 @@ async function probeRun(session: Session<ProbeRun>, python: string, json: boolea
     if (json)
       deps.out(
         termJson({
+          ...simulatedJson(run.fingerprint),
           runId: run.id,
           dir: session.dir,
           report: file,

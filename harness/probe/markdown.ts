@@ -1,6 +1,7 @@
 /** The probe report: what breaks, the claims ledger, and each probe's measurements. A pure function of the probe run. */
 import { median } from 'simple-statistics';
 import { mdText } from '../core/escape/markdown.js';
+import { simulatedMarkdown } from '../record/simulated.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { type Claim, claimsLedger, latencySummary, perClientMib } from './claims.js';
 import type { LatencySeries, ProbeOutcome, ProbeRun } from './record.js';
@@ -11,6 +12,7 @@ export function probeMarkdown(run: ProbeRun, version: string): string {
   const gpu = gpuAt(run.fingerprint, run.gpuIndex);
   const ledger = claimsLedger(run);
   const lines = [
+    ...simulatedMarkdown(run.fingerprint),
     `# gpushare probe ${mdText(run.id)}`,
     '',
     `${mdText(gpu?.name ?? 'GPU ?')} (GPU ${run.gpuIndex}), driver ${mdText(run.fingerprint.driverVersion ?? '?')}, CUDA ${mdText(run.fingerprint.cudaVersion ?? '?')}, PyTorch ${mdText(run.fingerprint.python.status === 'ok' ? (run.fingerprint.python.torch ?? '?') : '?')}; ${mdText(run.createdAt.slice(0, 10))}; status ${mdText(run.status)}; gpushare ${version}.`,

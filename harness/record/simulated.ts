@@ -11,6 +11,16 @@ export function simulatedLine(fingerprint: Pick<Fingerprint, 'simulated'>): stri
   return isSimulated(fingerprint) ? `${SIMULATED_TEXT}\n` : '';
 }
 
+/** The SIMULATED line that starts a simulated run's markdown report, a blank line after it; none for a real run. */
+export function simulatedMarkdown(fingerprint: Pick<Fingerprint, 'simulated'>): string[] {
+  return isSimulated(fingerprint) ? [`> **${SIMULATED_TEXT}**`, ''] : [];
+}
+
+/** The field a simulated run's JSON outputs carry at their top, `simulated: true`; none for a real run. */
+export function simulatedJson(fingerprint: Pick<Fingerprint, 'simulated'>): { simulated?: true } {
+  return isSimulated(fingerprint) ? { simulated: true } : {};
+}
+
 /** A record that names its run and the fingerprint it was made on. */
 export interface Fingerprinted {
   id: string;

@@ -12,6 +12,7 @@ import { UserError } from '../core/errors.js';
 import { termJson, termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
 import { notResumable } from '../record/record-file.js';
+import { simulatedJson } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { refuseSettingsWithResume } from '../session/flags.js';
 import {
@@ -200,7 +201,17 @@ async function serveRun(session: Session<ServeRun>, json: boolean, deps: AppDeps
     const file = session.reportFile();
     await writeOutputFile(file, serveMarkdown(run, analysis, VERSION));
     const code = run.groups.every((g) => g.status === 'measured') ? 0 : 3;
-    if (json) deps.out(termJson({ runId: run.id, dir: session.dir, report: file, exitCode: code, analysis }));
+    if (json)
+      deps.out(
+        termJson({
+          ...simulatedJson(run.fingerprint),
+          runId: run.id,
+          dir: session.dir,
+          report: file,
+          exitCode: code,
+          analysis,
+        }),
+      );
     else deps.out(`${serveSummary(run, analysis)}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`);
     return code;
   };

@@ -1,5 +1,7 @@
 /** A server run as text: the console summary and report.md, both from the one analysis. */
 import { termText } from '../core/escape/terminal.js';
+import { SIMULATED_TEXT, simulatedMarkdown } from '../record/simulated.js';
+import { isSimulated } from '../system/nvidia/schema.js';
 import {
   type Estimate,
   type GroupAnalysis,
@@ -72,6 +74,7 @@ export function ceilingLines(analysis: ServeAnalysis): string[] {
 export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: string): string {
   const plan = servePlan(run, analysis);
   const lines = [
+    ...simulatedMarkdown(run.fingerprint),
     `# Server run ${run.id}`,
     '',
     ...setup(run),
@@ -133,6 +136,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
 /** The console summary: one line per group, then the plan. */
 export function serveSummary(run: ServeRun, analysis: ServeAnalysis): string {
   const lines = [
+    ...(isSimulated(run.fingerprint) ? [SIMULATED_TEXT] : []),
     `gpushare ${run.settings.measure} --serve ${run.id}: ${run.status}`,
     ...ceilingLines(analysis).map((l) => l.replace(/^- /, '')),
   ];

@@ -12,6 +12,7 @@ import { UserError } from '../core/errors.js';
 import { argText, termJson, termText } from '../core/escape/terminal.js';
 import { integer, list, oneOf } from '../core/flags.js';
 import { VERSION } from '../core/version.js';
+import { simulatedJson, simulatedLine } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { jsonBinding, newSession, type RecordBinding, runAndReport } from '../session/lifecycle.js';
 import { newRun } from '../session/preflight.js';
@@ -19,7 +20,7 @@ import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import { CASE_NAMES, type CaseName, runCase } from './cases.js';
 import { verifyRows } from './checks.js';
-import { DECLARING_FILES, parseDeclared } from './declared.js';
+import { DECLARING_FILES, otherGpu, parseDeclared } from './declared.js';
 import { verifyMarkdown } from './markdown.js';
 import type { VerifyNode } from './node.js';
 import { VERIFY_SCHEMA_ID, type VerifyRun } from './record.js';
@@ -131,6 +132,8 @@ async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
     leftPids: [],
     warnings: busy.map((b) => `the GPU was busy before verify: ${b}`),
   };
+  const other = otherGpu(declared.source, gpu.name);
+  if (other !== null) run.warnings.push(other);
   const session = await newSession(binding(dir), dir, run, deps);
   const visible = visibleDevice(fingerprint, options.gpuIndex);
   const node: VerifyNode = {
@@ -177,7 +180,15 @@ async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
     const code = verifyExitCode(run.rows);
     if (options.json)
       deps.out(
-        termJson({ runId: run.id, dir: session.dir, report: file, exitCode: code, rows: run.rows, cases: run.cases }),
+        termJson({
+          ...simulatedJson(run.fingerprint),
+          runId: run.id,
+          dir: session.dir,
+          report: file,
+          exitCode: code,
+          rows: run.rows,
+          cases: run.cases,
+        }),
       );
     else deps.out(verifyText(run, session.dir, file, code));
     return code;
@@ -186,6 +197,12 @@ async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
 }
 
 function verifyText(run: VerifyRun, dir: string, report: string, code: number): string {
-  const tail = [`verify: exit ${code}`, `run: ${dir}`, `report: ${report}`].map((l) => termText(l));
-  return `${verifySummary(run)}\n${tail.join('\n')}\n`;
+  const other = otherGpu(run.declared.source, gpuAt(run.fingerprint, run.gpuIndex)?.name ?? null);
+  const tail = [
+    ...(other !== null ? [`warning: ${other}`] : []),
+    `verify: exit ${code}`,
+    `run: ${dir}`,
+    `report: ${report}`,
+  ].map((l) => termText(l));
+  return `${simulatedLine(run.fingerprint)}${verifySummary(run)}\n${tail.join('\n')}\n`;
 }

@@ -125,3 +125,26 @@ export function parseDeclared(files: Readonly<Record<string, string>>): Declared
     mig: parted !== undefined ? migFromParted(parted) : {},
   };
 }
+
+/** A GPU's model by its name: its family (H100, A100, L40S) and memory in GB where the name gives them. */
+function modelOf(name: string): { family: string; gb: string | null } | null {
+  const family = /\b([A-Z]\d{2,3}[A-Z]?)\b/i.exec(name)?.[1];
+  return family ? { family: family.toUpperCase(), gb: /(\d+)\s?GB\b/i.exec(name)?.[1] ?? null } : null;
+}
+
+/**
+ * Why the files were made for another GPU model than `nodeGpu`, or null: their source names the GPU
+ * they were planned or measured for ("… for H100-80GB", "run … on NVIDIA H100 80GB HBM3"). The limits
+ * verify checks hold or not on this node either way; the fit and costs behind them were another GPU's.
+ */
+export function otherGpu(source: string | null, nodeGpu: string | null): string | null {
+  const planned = source ? /(?:\bon|\bfor) ([^,]+?)(?:, costs from run \S+)?$/.exec(source)?.[1] : undefined;
+  if (!planned || !nodeGpu) return null;
+  const a = modelOf(planned);
+  const b = modelOf(nodeGpu);
+  if (!a || !b) return null;
+  const same = a.family === b.family && (a.gb === null || b.gb === null || a.gb === b.gb);
+  return same
+    ? null
+    : `the files were made for ${planned}, and this node's GPU is ${nodeGpu}: verify checks their limits here, but the fit and costs behind them were for the other GPU`;
+}

@@ -1,5 +1,6 @@
 /** verify's report: the declared-vs-measured table, the named cases, and every limit that did not hold. */
 import { mdCode, mdText } from '../core/escape/markdown.js';
+import { simulatedMarkdown } from '../record/simulated.js';
 import { CASES } from './cases.js';
 import type { VerifyRun } from './record.js';
 import { verifyExitCode } from './verdicts.js';
@@ -22,6 +23,7 @@ export function verifyMarkdown(run: VerifyRun, version: string): string {
   const code = verifyExitCode(run.rows);
   const failed = failedLimits(run);
   const lines = [
+    ...simulatedMarkdown(run.fingerprint),
     `# gpushare verify ${mdText(run.id)}`,
     '',
     `Declared vs enforced: what the files in \`${mdText(run.artifacts)}\` declare${run.declared.source ? ` (generated from ${mdText(run.declared.source)})` : ''}, checked on ${mdText(gpu?.name ?? `GPU ${run.gpuIndex}`)}, driver ${mdText(run.fingerprint.driverVersion ?? 'unknown')}, ${mdText(run.createdAt)}. Status: ${run.status}.`,

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { otherGpu } from '../../harness/verify/declared.js';
 import type { VerifyRun } from '../../harness/verify/record.js';
 import { expectOneLineError, runCli, tempDir, unfolded } from '../helpers.js';
 
@@ -181,5 +182,41 @@ describe('gpushare verify', () => {
     const r = await runCli(['verify', tempDir()]);
     expect(r.exitCode).toBe(2);
     expectOneLineError(r.stderr, 'holds none of gpushare-mps-start.sh');
+  });
+
+  it('says so when the files were made for another GPU model than this node has, and not when they were made for it', async () => {
+    const plannedFor = async (gpu: string) => {
+      const out = path.join(tempDir(), 'plan');
+      expect(
+        (await runCli(['plan', '--models', '4', '--mem-gib', '10', '--sm-pct', '20', '--gpu-model', gpu, '--out', out]))
+          .exitCode,
+      ).toBe(0);
+      const dir = path.join(tempDir(), 'verify');
+      const r = await runCli(['verify', out, '--out', dir]);
+      return { r, report: readFileSync(path.join(dir, 'report.md'), 'utf8') };
+    };
+    // The simulator's node is an H200.
+    const other = await plannedFor('H100-80GB');
+    const warning =
+      "the files were made for H100-80GB, and this node's GPU is NVIDIA H200: verify checks their limits here, but the fit and costs behind them were for the other GPU";
+    expect(unfolded(other.r.stdout)).toContain(`warning: ${warning}`);
+    expect(other.report).toContain(`## Warnings\n\n- ${warning}`);
+    const same = await plannedFor('H200-141GB');
+    expect(same.r.stdout).not.toContain('the files were made for');
+    expect(same.report).not.toContain('the files were made for');
+  });
+});
+
+describe('the GPU the files were made for', () => {
+  it.each([
+    ['gpushare plan (4 models × 10 GiB, 20% SMs) for H100-80GB', 'NVIDIA H100 80GB HBM3', false],
+    ['gpushare plan (4 models × 10 GiB, 20% SMs) for H100-80GB, costs from run r', 'NVIDIA H200', true],
+    ['run 2026-11-27-h100-80gb-hbm3-2c8cff on NVIDIA H100 80GB HBM3', 'NVIDIA H100 80GB HBM3', false],
+    ['run r on NVIDIA H100 80GB HBM3', 'NVIDIA H100 PCIe 80GB', false],
+    ['the built-in table for A100-80GB', 'NVIDIA A100-SXM4-40GB', true],
+    ['the built-in table for H200-141GB', 'NVIDIA H200', false],
+    ['a source naming no GPU model', 'NVIDIA H200', false],
+  ])('%s, on %s: another GPU %s', (source, node, other) => {
+    expect(otherGpu(source, node) !== null).toBe(other);
   });
 });

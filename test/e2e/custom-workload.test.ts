@@ -30,7 +30,7 @@ describe('gpushare check -- <cmd>', () => {
     // One line, folded to the terminal's 80 columns.
     expect(unfolded(result.stdout).trim().split('\n')).toHaveLength(1);
     expect(unfolded(result.stdout)).toMatch(
-      /^check passed: "infer" \(protocol 3, NVIDIA H200 \(fake\)\) ready in [\d.]+ s; a 200 ms window: \d+ iterations; fixed work: 10 iterations on 2 streams in [\d.]+ ms of GPU time; open loop at \d+ req\/s: \d+ requests served; exited when asked$/,
+      /^check passed: "infer" \(protocol 3, NVIDIA H200 \(SIMULATED\)\) ready in [\d.]+ s; a 200 ms window: \d+ iterations; fixed work: 10 iterations on 2 streams in [\d.]+ ms of GPU time; open loop at \d+ req\/s: \d+ requests served; exited when asked$/,
     );
   });
 

@@ -61,6 +61,8 @@ export interface GateResult {
   problems: string[];
   noiseBand: number;
   exitCode: number;
+  /** The run was made on gpushare's simulator (a real one is never gated against it): every output says so. */
+  simulated?: boolean;
 }
 
 // GPU model, driver, MIG mode and compute mode: runs that differ in these measure different things.
@@ -383,6 +385,7 @@ export function gate(
     mismatches,
     problems,
     noiseBand: thresholds.noiseBand,
+    ...(isSimulated(run.fingerprint) ? { simulated: true } : {}),
     exitCode: gateExitCode(
       analysis.verdicts.map((v) => v.verdict),
       found.map((c) => c.status),

@@ -4,6 +4,7 @@ import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { termJson, termText } from '../../core/escape/terminal.js';
 import { type JunitCase, junitDocument } from '../../core/junit.js';
 import { TERMINAL_COLUMNS, wrapLine } from '../../core/wrap.js';
+import { SIMULATED_TEXT } from '../../record/simulated.js';
 import type { MetricAnalysis } from '../analysis/types.js';
 import { type Band, BETWEEN_RUN_LEVEL, logToRelative, sourceText } from './bands.js';
 import type { Change, GateResult } from './gate.js';
@@ -40,7 +41,10 @@ function rows(result: GateResult): Array<{ v: MetricAnalysis; change: Change | u
 
 /** The gate's console text; its notes of how the runs differ folded at `columns` (Infinity: not folded). */
 export function gateText(result: GateResult, columns = TERMINAL_COLUMNS): string {
-  const lines = [`gate: run ${result.runId}${againstText(result)}`];
+  const lines = [
+    ...(result.simulated ? wrapLine(SIMULATED_TEXT, columns) : []),
+    `gate: run ${result.runId}${againstText(result)}`,
+  ];
   if (result.baselineIds.length > 1)
     lines.push(...wrapLine(`baseline runs: ${result.baselineIds.join(', ')}`, columns));
   for (const s of result.setAside) lines.push(...wrapLine(termText(`set aside: ${s}`), columns));
@@ -127,12 +131,13 @@ export function gateJunit(result: GateResult): string {
       }),
     ),
   );
-  return junitDocument('gpushare gate', `gpushare gate ${result.runId}`, cases);
+  return junitDocument('gpushare gate', `${result.simulated ? 'SIMULATED ' : ''}gpushare gate ${result.runId}`, cases);
 }
 
 /** Markdown for $GITHUB_STEP_SUMMARY. */
 export function gateMarkdown(result: GateResult): string {
   const lines = [
+    ...(result.simulated ? [`> **${SIMULATED_TEXT}**`, ''] : []),
     `### gpushare gate: ${result.exitCode === 0 ? 'pass' : result.exitCode === 1 ? 'FAIL' : 'inconclusive'}`,
     '',
     `Run ${mdCode(result.runId)}${result.baselineId ? ` against ${result.baselineIds.length === 1 ? `baseline ${mdCode(result.baselineId)}` : `${result.baselineIds.length} baseline runs`}` : ''}.`,
@@ -178,6 +183,7 @@ export function verdictsJson(verdicts: readonly MetricAnalysis[]) {
 
 export function gateJson(result: GateResult): string {
   return termJson({
+    ...(result.simulated ? { simulated: true } : {}),
     run: result.runId,
     baseline: result.baselineId,
     baselines: result.baselineIds,

@@ -1,7 +1,8 @@
 /** Two runs side by side: each ratio in both, and its change with its within-run CI and the gate's band. */
 
 import { mdCode, mdText } from '../../core/escape/markdown.js';
-import { gpuAt } from '../../system/nvidia/schema.js';
+import { simulatedMarkdown } from '../../record/simulated.js';
+import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
 import { logToRelative } from '../gate/bands.js';
 import { type Change, changes } from '../gate/gate.js';
@@ -28,6 +29,7 @@ export function comparisonMarkdown(a: Run, b: Run, band: number): string {
   const software = (r: Run) => mdText(`${r.fingerprint.driverVersion} / ${r.fingerprint.cudaVersion}`);
   const rows = compareRuns(a, b, band);
   const lines = [
+    ...simulatedMarkdown({ simulated: isSimulated(a.fingerprint) || isSimulated(b.fingerprint) }),
     `# gpushare comparison: ${a.id} → ${b.id}`,
     '',
     '| | A | B |',

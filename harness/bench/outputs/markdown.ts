@@ -2,10 +2,10 @@
 import { median } from 'simple-statistics';
 import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { isInProcess, MODE_SUBJECT, type ModeCost, type SharingMode } from '../../core/mode-decision.js';
-import { SIMULATED_TEXT } from '../../record/simulated.js';
+import { simulatedMarkdown } from '../../record/simulated.js';
 import { measuringPct, type TimeAccount, timeAccountText } from '../../session/time-account.js';
 import { cpuListText, usableCpus } from '../../system/cpus.js';
-import { type Fingerprint, gpuAt, isSimulated } from '../../system/nvidia/schema.js';
+import { type Fingerprint, gpuAt } from '../../system/nvidia/schema.js';
 import { LOOP_OVERHEAD_LIMIT_PCT } from '../../workload/protocol.js';
 import { workloadText } from '../../workload/spec.js';
 import { throughputPerS } from '../analysis/measures.js';
@@ -248,14 +248,9 @@ function timeTable(account: TimeAccount): string[] {
   ];
 }
 
-/** The line above everything else in the report of a run made on gpushare's simulator. */
-function simulatedBanner(run: Run): string[] {
-  return isSimulated(run.fingerprint) ? [`> **${SIMULATED_TEXT}**`, ''] : [];
-}
-
 export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, version: string): string {
   const lines = [
-    ...simulatedBanner(run),
+    ...simulatedMarkdown(run.fingerprint),
     ...headLines(run, version),
     ...verdictLines(analysis, charts),
     '',

@@ -2,7 +2,7 @@
 
 import { termText } from '../../core/escape/terminal.js';
 import { TERMINAL_COLUMNS, wrapLine } from '../../core/wrap.js';
-import { SIMULATED_TEXT } from '../../record/simulated.js';
+import { SIMULATED_TEXT, simulatedJson } from '../../record/simulated.js';
 import { timeAccountText } from '../../session/time-account.js';
 import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { LOOP_OVERHEAD_LIMIT_PCT } from '../../workload/protocol.js';
@@ -166,6 +166,7 @@ export function summaryJson(run: Run, analysis: Analysis) {
       gpu: gpu?.name ?? null,
       driver: run.fingerprint.driverVersion,
       cuda: run.fingerprint.cudaVersion,
+      ...simulatedJson(run.fingerprint),
     },
     verdicts: verdictsJson(analysis.verdicts),
     metrics: metricsJson(analysis),

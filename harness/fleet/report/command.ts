@@ -20,7 +20,7 @@ import { reportsDir } from '../../core/paths.js';
 import { VERSION } from '../../core/version.js';
 import { isStoredRunName, openRun, storedRunId } from '../../record/evidence.js';
 import { CAPACITY_FILE, PROBE_FILE, RUN_FILE } from '../../record/kinds.js';
-import { refuseSimulatedBesideReal } from '../../record/simulated.js';
+import { refuseSimulatedBesideReal, simulatedLine, simulatedMarkdown } from '../../record/simulated.js';
 import { writeOutputFile } from '../../record/store.js';
 import { isSimulated } from '../../system/nvidia/schema.js';
 import { analyzeFleet, type FleetMember, type FleetRules, type NotCompared } from './analyze.js';
@@ -218,23 +218,24 @@ async function fleetReport(args: FleetReportArgs, deps: AppDeps): Promise<number
     'merge simulated and real runs into one fleet report',
   );
   const fleet = analyzeFleet(members, notCompared, GATE_RULES);
+  // Runs of one kind only (refused above otherwise): simulated, every output says so.
+  const simulated = { simulated: members.some((m) => isSimulated(m.run.fingerprint)) };
 
   let written: string | null = null;
   if (!args.json || args.out !== undefined) {
     const spec = fleetChart(fleet);
     const chartFile = spec ? path.join(path.dirname(file), `fleet-${name}`, 'ratios.svg') : null;
-    if (spec && chartFile)
-      await writeOutputFile(
-        chartFile,
-        await renderSvg(spec, { simulated: members.some((m) => isSimulated(m.run.fingerprint)) }),
-      );
+    if (spec && chartFile) await writeOutputFile(chartFile, await renderSvg(spec, simulated));
     await writeOutputFile(
       file,
-      fleetMarkdown(fleet, { name, dir: root, version: VERSION }, chartFile ? `fleet-${name}/ratios.svg` : null),
+      [
+        ...simulatedMarkdown(simulated),
+        fleetMarkdown(fleet, { name, dir: root, version: VERSION }, chartFile ? `fleet-${name}/ratios.svg` : null),
+      ].join('\n'),
     );
     written = file;
   }
   if (args.junit) await writeOutputFile(args.junit, fleetJunit(fleet, name));
-  deps.out(args.json ? fleetJson(fleet) : fleetText(fleet, written));
+  deps.out(args.json ? fleetJson(fleet) : `${simulatedLine(simulated)}${fleetText(fleet, written)}`);
   return fleetExitCode(fleet);
 }
