@@ -270,32 +270,36 @@ describe('the packed package, installed in another project', () => {
     expect(unfolded(String(capacity.stderr))).toMatch(/: p99 ≤ 1000 ms, custom, timeslice at 1 clients/);
   }, 300_000);
 
-  it("measures a user's OpenAI-compatible server with docs/serving.md's one-line command", async () => {
-    // docs/serving.md's command, `gpushare bench --serve '<your server> --port {port}'`, with the package's own
-    // simulated server as the user's, one count and mode, and short windows.
-    const server = path.join(installed, 'simulator', 'openai-server.cjs');
+  it("runs docs/serving.md's no-GPU recipe as printed: the packaged simulated server as the user's, every copy measured", async () => {
     const docs = readFileSync(path.join(installed, 'docs', 'serving.md'), 'utf8');
     expect(docs).toContain("gpushare bench --serve '");
-    const fast = [
-      '--copies',
-      '1',
-      '--modes',
-      'timeslice',
-      '--window-s',
-      '0.2',
-      '--rounds',
-      '1',
-      '--ceiling-step-s',
-      '0.05',
-    ];
-    const result = await gpushare(['bench', '--serve', `node ${server} --port {port} --ttft-ms 2 --itl-ms 1`, ...fast]);
-    expect(result.exitCode, String(result.stderr)).toBe(0);
-    const [id] = runsNamed('-serve-');
-    expect(readFileSync(path.join(project, 'runs', 'results', id as string, 'serve.json'), 'utf8')).toContain(
-      '"status": "measured"',
+    const recipe = /## Without a GPU[\s\S]*?```sh\n([\s\S]*?)```/.exec(docs)?.[1] ?? '';
+    expect(recipe).toMatch(
+      /^GPUSHARE_SIMULATE=1 npx gpushare bench --serve 'node node_modules\/gpushare\/simulator\/openai-server\.cjs/,
     );
-    expect(existsSync(path.join(project, 'runs', 'reports', `${id}.md`))).toBe(true);
-  }, 120_000);
+    // As a shell reads it, in the project, with nothing of gpushare's checkout on PATH and GPUSHARE_SIMULATE unset.
+    const result = await execa('bash', ['-euo', 'pipefail', '-c', recipe], {
+      cwd: project,
+      reject: false,
+      env: { PATH: PLAIN_PATH, npm_config_prefer_offline: 'true', ...NPM_ENV },
+      timeout: 240_000,
+    });
+    expect(result.exitCode, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout.split('\n')[0]).toMatch(/^SIMULATED: made on gpushare's simulator/);
+    const [id] = runsNamed('-serve-');
+    const run = JSON.parse(readFileSync(path.join(project, 'runs', 'results', id as string, 'serve.json'), 'utf8')) as {
+      groups: Array<{ mode: string; copies: number; status: string }>;
+    };
+    expect(run.groups.map((g) => `${g.mode}×${g.copies} ${g.status}`)).toEqual([
+      'timeslice×1 measured',
+      'mps×1 measured',
+      'timeslice×2 measured',
+      'mps×2 measured',
+    ]);
+    expect(readFileSync(path.join(project, 'runs', 'reports', `${id}.md`), 'utf8').split('\n')[0]).toMatch(
+      /^> \*\*SIMULATED: /,
+    );
+  }, 300_000);
 
   it('ships the examples without sys.path tricks, and was left as it was installed', () => {
     const example = readFileSync(path.join(installed, 'examples', 'torchvision_model.py'), 'utf8');
