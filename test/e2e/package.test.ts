@@ -312,37 +312,77 @@ describe('the packed package, installed in another project', () => {
 });
 
 describe('the GitHub Actions example, run as written', () => {
-  it('installs the tarball committed where it says, benches, and gates against a baseline', async () => {
+  it('two nights in an empty repository, on the simulator: the first seeds the baseline and passes, the second gates against it', async () => {
     const workflow = parse(readFileSync(path.join(ROOT, 'examples', 'github-actions', 'gpushare.yml'), 'utf8')) as {
-      jobs: Record<string, { steps: Array<{ run?: string }> }>;
+      jobs: Record<string, { steps: Array<{ run?: string; uses?: string; with?: { path?: string } }> }>;
     };
-    const runs = Object.values(workflow.jobs).flatMap((job) => job.steps.flatMap((s) => (s.run ? [s.run] : [])));
+    const steps = Object.values(workflow.jobs).flatMap((job) => job.steps);
+    const runs = steps.flatMap((s) => (s.run ? [s.run] : []));
     const install = runs[0] ?? '';
     expect(install).toMatch(/^npm install --no-save \.\/vendor\/gpushare-\S+\.tgz$/);
-    // A repository checked out by actions/checkout: the tarball committed, and a baseline run made once before.
-    const repo = tempDir('gpushare-ci-');
-    mkdirSync(path.join(repo, 'vendor'));
-    cpSync(tarball, path.join(repo, install.split(' ').at(-1) as string));
-    const step = (command: string) =>
-      execa('bash', ['-euo', 'pipefail', '-c', command], {
-        cwd: repo,
-        reject: false,
-        env: { PATH: PLAIN_PATH, CI: 'true', GPUSHARE_SIMULATE: '1', npm_config_prefer_offline: 'true', ...NPM_ENV },
-        timeout: 300_000,
-      });
-    for (const command of runs) {
-      // Bencher's own CLI (installed by its action, with a token from the repository's secrets) is not
-      // run here: test/cli/ci-exports.test.ts checks the file it sends with a port of Bencher's parser.
-      if (/^bencher\s/.test(command.trim())) continue;
-      if (command.includes(' gate ')) {
-        const baseline = /--baseline (\S+)/.exec(command)?.[1] as string;
-        cpSync(path.join(repo, 'results', 'current'), path.join(repo, baseline), { recursive: true });
+    // What the run is kept as: every path of the upload step must exist after the steps.
+    const kept = (steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))?.with?.path ?? '')
+      .split('\n')
+      .map((p) => p.trim())
+      .filter(Boolean);
+    expect(kept.length).toBeGreaterThan(0);
+    // The repository as GitHub holds it: an empty project with only the committed tarball.
+    const root = tempDir('gpushare-ci-');
+    const home = path.join(root, 'home');
+    mkdirSync(home);
+    const git = (cwd: string, ...args: string[]) => execa('git', args, { cwd, env: { PATH: PLAIN_PATH, HOME: home } });
+    const origin = path.join(root, 'origin.git');
+    await execa('git', ['init', '--bare', '--initial-branch', 'main', origin]);
+    const first = path.join(root, 'first');
+    await execa('git', ['clone', origin, first], { env: { PATH: PLAIN_PATH, HOME: home } });
+    mkdirSync(path.join(first, 'vendor'));
+    cpSync(tarball, path.join(first, install.split(' ').at(-1) as string));
+    await git(first, 'add', 'vendor');
+    await git(first, '-c', 'user.name=u', '-c', 'user.email=u@example.com', 'commit', '-m', 'gpushare tarball');
+    await git(first, 'push', 'origin', 'HEAD:main');
+    const night = async (n: number) => {
+      // actions/checkout: a fresh clone of what the repository holds now.
+      const repo = path.join(root, `night-${n}`);
+      await execa('git', ['clone', origin, repo], { env: { PATH: PLAIN_PATH, HOME: home } });
+      const out: string[] = [];
+      for (const command of runs) {
+        // Bencher's own CLI (installed by its action, with a token from the repository's secrets) is not
+        // run here: test/cli/ci-exports.test.ts checks the file it sends with a port of Bencher's parser.
+        if (/^bencher\s/.test(command.trim())) continue;
+        const result = await execa('bash', ['-euo', 'pipefail', '-c', command], {
+          cwd: repo,
+          reject: false,
+          env: {
+            PATH: PLAIN_PATH,
+            HOME: home,
+            CI: 'true',
+            GPUSHARE_SIMULATE: '1',
+            npm_config_prefer_offline: 'true',
+            ...NPM_ENV,
+          },
+          timeout: 300_000,
+        });
+        expect(result.exitCode, `night ${n}: ${command}\n${result.stdout}\n${result.stderr}`).toBe(0);
+        out.push(String(result.stdout));
       }
-      const result = await step(command);
-      expect(result.exitCode, `${command}\n${result.stdout}\n${result.stderr}`).toBe(0);
-    }
-    expect(readdirSync(repo)).toContain('gpushare-junit.xml');
-  }, 600_000);
+      for (const p of kept) expect([n, p, existsSync(path.join(repo, p))]).toEqual([n, p, true]);
+      expect(readdirSync(repo)).toContain('gpushare-junit.xml');
+      return { repo, out: out.join('\n') };
+    };
+    // Night 1: no baseline; graded by its thresholds alone, the run becomes the baseline, committed.
+    const one = await night(1);
+    expect(unfolded(one.out)).toMatch(/^gate: run \S+$/m);
+    const seeded = path.join(root, 'seeded');
+    await execa('git', ['clone', origin, seeded], { env: { PATH: PLAIN_PATH, HOME: home } });
+    const [baseline] = readdirSync(path.join(seeded, 'gpushare-baselines'));
+    expect(readdirSync(path.join(seeded, 'gpushare-baselines', baseline as string))).toContain('run.json');
+    // Night 2: gated against it.
+    const two = await night(2);
+    expect(unfolded(two.out)).toMatch(/^gate: run \S+ against baseline \S+ \(noise band/m);
+    expect(readFileSync(path.join(two.repo, 'gpushare-junit.xml'), 'utf8')).toContain('gpushare gate');
+    const log = await git(seeded, 'log', '--format=%s', 'origin/main');
+    expect(log.stdout.split('\n')).toEqual(['gpushare: the first baseline run', 'gpushare tarball']);
+  }, 900_000);
 
   it('names the tarball of this version', () => {
     const version = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;

@@ -31,10 +31,13 @@ const commands = steps
 describe('the GitHub Actions example', () => {
   it('runs on a self-hosted GPU runner, benches and gates with JUnit, and keeps the results whatever happened', () => {
     expect(Object.values(workflow.jobs)[0]?.['runs-on']).toEqual(expect.arrayContaining(['self-hosted', 'gpu']));
-    expect(commands.map((c) => c.trim().split(/\s+/)[2])).toEqual(['bench', 'gate', 'report', 'report']);
-    const gate = commands.find((c) => c.includes(' gate ')) ?? '';
+    // The gate against the baseline, and on the first night (no baseline yet) the gate that seeds it: one JUnit file.
+    expect(commands.map((c) => c.trim().split(/\s+/)[2])).toEqual(['bench', 'gate', 'gate', 'report', 'report']);
+    const [gate = '', seed = ''] = commands.filter((c) => c.includes(' gate '));
     expect(gate).toMatch(/--baseline \S+/);
+    expect(seed).not.toMatch(/--baseline/);
     const junit = /--junit (\S+)/.exec(gate)?.[1];
+    expect(/--junit (\S+)/.exec(seed)?.[1]).toBe(junit);
     const publish = steps.find((s) => s.with?.report_paths === junit);
     expect(publish?.if).toBe('always()');
     expect(steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))?.if).toBe('always()');
