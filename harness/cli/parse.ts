@@ -38,6 +38,7 @@ export async function parseArgv(argv: readonly string[], columns: number): Promi
     .parserConfiguration({ 'populate--': true, 'camel-case-expansion': true })
     .strict()
     .version(VERSION)
+    .alias('v', 'version')
     .help()
     .alias('h', 'help')
     .wrap(Math.min(110, columns || 110))
@@ -246,7 +247,7 @@ function usageError(
 /** The first flag in argv (before `--`) that `command` does not declare, without its dashes; null if none. */
 function unknownFlagIn(argv: readonly string[], command: AnyCommand): string | null {
   const flags = command.flags as Flags;
-  const known = new Set(['help', 'h', 'version']);
+  const known = new Set(['help', 'h', 'version', 'v']);
   for (const [name, flag] of Object.entries(flags)) {
     known.add(name);
     known.add(camel(name));

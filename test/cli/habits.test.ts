@@ -18,6 +18,13 @@ describe.concurrent('help <command>', () => {
     expect(help.stdout).toContain(`gpushare ${name}`);
   });
 
+  it('-v is the version, as --version (and -h the help, as --help)', async () => {
+    const version = await runCli(['--version']);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+/);
+    expect(await runCli(['-v'])).toEqual(version);
+    expect((await runCli(['-h'])).stdout).toBe((await runCli(['--help'])).stdout);
+  });
+
   it('gpushare help alone prints the root help', async () => {
     const help = await runCli(['help']);
     expect([help.exitCode, help.stdout]).toEqual([0, (await runCli(['--help'])).stdout]);
