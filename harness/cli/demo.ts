@@ -12,6 +12,7 @@ const DEMO_FLAGS = {
   out: { type: 'string', describe: 'run directory', defaultDescription: 'runs/results/<date>-simulated-<gpu>-<id>' },
   quiet: { type: 'boolean', describe: 'no progress lines' },
   json: { type: 'boolean', describe: 'progress and summary as JSON lines on stdout' },
+  resume: { type: 'string', describe: 'continue an interrupted demo run: its directory' },
 } as const;
 
 /** bench's settings for the demo: every mode, the fewest rounds with a 95% interval, short windows (about 20 s). */
@@ -30,14 +31,15 @@ async function demo(args: ArgsOf<typeof DEMO_FLAGS>, deps: AppDeps): Promise<num
     import('../bench/command.js'),
     import('../bench/options.js'),
   ]);
-  const options = resolveBenchOptions({ ...DEMO_BENCH_ARGS, ...args, rest: [] });
+  // A resumed run keeps the settings it was made with, as bench --resume does.
+  const options = resolveBenchOptions({ ...(args.resume === undefined ? DEMO_BENCH_ARGS : {}), ...args, rest: [] });
   const code = await benchCommand.run(options, { ...deps, runner: simulatedRunner(deps.runner) });
   if (!args.json)
     deps.err(
       [
         "gpushare demo: that run was made on gpushare's simulator (no GPU); its numbers are the simulator's arithmetic.",
-        `  Try any command the same way: ${SIMULATE_ENV}=1 gpushare doctor, ${SIMULATE_ENV}=1 gpushare capacity --slo-p99-ms 10`,
-        '  Your own model: docs/bring-your-own-workload.md in the gpushare package, then gpushare check -- python3 my_model.py on a GPU machine',
+        `  Try any command the same way: ${SIMULATE_ENV}=1 npx gpushare doctor, ${SIMULATE_ENV}=1 npx gpushare capacity --slo-p99-ms 10`,
+        '  Your own model: docs/bring-your-own-workload.md in the gpushare package, then npx gpushare check -- python3 my_model.py on a GPU machine',
         '',
       ].join('\n'),
     );

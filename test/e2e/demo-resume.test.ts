@@ -39,4 +39,17 @@ describe('an interrupted demo', () => {
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(runOnDisk(out)?.status).toBe('complete');
   });
+
+  it('continues with demo --resume too, the command a user of the demo reaches for', async () => {
+    const out = path.join(tempDir(), 'demo');
+    const child = cli(['demo', '--out', out], {}, { path: PLAIN_PATH });
+    const deadline = Date.now() + 120_000;
+    while ((runOnDisk(out)?.trials.length ?? 0) < 2 && Date.now() < deadline) await sleep(50);
+    child.kill('SIGINT');
+    expect((await child).exitCode).toBe(130);
+    const resumed = await cli(['demo', '--resume', out, '--quiet'], {}, { path: PLAIN_PATH });
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(runOnDisk(out)?.status).toBe('complete');
+    expect(runOnDisk(out)?.fingerprint.simulated).toBe(true);
+  });
 });
