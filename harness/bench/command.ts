@@ -9,7 +9,7 @@ import { recordKindIn } from '../record/kinds.js';
 import { checkNewRunDirectory } from '../record/store.js';
 import { refuseBusy } from '../session/preflight.js';
 import { usableCpus } from '../system/cpus.js';
-import type { Fingerprint } from '../system/nvidia/schema.js';
+import { type Fingerprint, gpuAt } from '../system/nvidia/schema.js';
 import { possibleMetricIds } from './analysis/metrics.js';
 import { checkPatterns, loadThresholds } from './gate/thresholds.js';
 import { benchGpus, resumeGpus } from './gpus.js';
@@ -62,13 +62,16 @@ async function dryRun(options: BenchOptions, deps: AppDeps): Promise<number> {
   // This machine's refusal is kept until the plan is printed: the plan shows anywhere.
   let fingerprint: Fingerprint | null = null;
   let refusal: UserError | null = null;
+  // A --gpu this machine does not have is the flag's value to fix, not the machine: refused before the plan.
+  let noSuchGpu = false;
   try {
     const found = await benchFingerprint(config, deps);
+    noSuchGpu = !found.nvidiaSmi.error && !gpuAt(found, config.gpuIndex);
     refuseBlockedBench(config, found, [config.gpuIndex]);
     refuseBusy(found, config.gpuIndex, options.allowBusy, BUSY_CONSEQUENCE);
     fingerprint = found;
   } catch (error) {
-    if (!(error instanceof UserError)) throw error;
+    if (!(error instanceof UserError) || noSuchGpu) throw error;
     refusal = error;
   }
   const plan = buildPlan(config, fingerprint);
@@ -114,6 +117,13 @@ function planJson(config: Config, plan: Plan, cpus: number | null) {
   };
 }
 
+/** What the round policy may add after the first rounds: none where --max-rounds is --rounds. */
+function extraRoundsText(policy: Config['roundPolicy']): string {
+  const extra = policy.maxRounds - policy.minRounds;
+  if (extra <= 0) return `no extra rounds (--max-rounds ${policy.maxRounds} is --rounds)`;
+  return `plus up to ${policy.timeBudgetS} s of extra rounds (up to ${extra} more per comparison, ${policy.maxRounds} in all) until every headline CI is within ±${(policy.ciTarget * 100).toFixed(1)}% and every graded one within ±${(policy.gradedCiTarget * 100).toFixed(1)}%`;
+}
+
 function planText(config: Config, plan: Plan, cpus: number | null, columns: number): string {
   const lines = ['gpushare bench --dry-run: nothing is measured', ''];
   for (const mode of plan.modes) {
@@ -141,7 +151,7 @@ function planText(config: Config, plan: Plan, cpus: number | null, columns: numb
   const a = ESTIMATE_ASSUMPTIONS_S;
   lines.push(
     '',
-    `${plan.comparisons.length} comparisons, at least ${trials} trials, about ${Math.round(estimate.wallS)} s (estimate), plus up to ${policy.timeBudgetS} s of extra rounds (up to ${policy.maxRounds} per comparison) until every headline CI is within ±${(policy.ciTarget * 100).toFixed(1)}% and every graded one within ±${(policy.gradedCiTarget * 100).toFixed(1)}%`,
+    `${plan.comparisons.length} comparisons, at least ${trials} trials, about ${Math.round(estimate.wallS)} s (estimate), ${extraRoundsText(policy)}`,
     `estimate: ${Math.round(measuringShare(estimate))}% of it inside measurement windows, assuming ${a.coldStart} s to start a comparison's clients cold, ${a.prestartedStart} s prestarted and ${a.switchedStart} s switched from the previous comparison's processes${config.freshClients ? ' (neither with --fresh-clients)' : ''}, and ${a.outside} s outside comparisons`,
   );
   return `${lines.join('\n')}\n`;

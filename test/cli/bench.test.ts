@@ -35,7 +35,7 @@ describe('gpushare bench refuses before it measures', () => {
     );
     expect(stdout).toContain('mig: decided at run time');
     expect(stdout).toMatch(
-      /8 comparisons, at least 132 trials, about \d+ s \(estimate\), plus up to 45 s of extra rounds \(up to 40 per comparison\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/,
+      /8 comparisons, at least 132 trials, about \d+ s \(estimate\), plus up to 45 s of extra rounds \(up to 34 more per comparison, 40 in all\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/,
     );
     expect(stdout).toMatch(
       /^estimate: \d+% of it inside measurement windows, assuming 8 s to start a comparison's clients cold, 3 s prestarted and 1 s switched from the previous comparison's processes, and 8 s outside comparisons$/m,
@@ -65,6 +65,24 @@ describe('gpushare bench refuses before it measures', () => {
     expect(mig.exitCode).toBe(3);
     expect(mig.stdout).toContain('mig: MIG is Disabled on GPU 0');
     expectOneLineError(mig.stderr, 'nothing would be measured: every mode asked for is skipped on this machine (mig)');
+  });
+
+  it.each([
+    [['--rounds', '3', '--max-rounds', '3'], 'no extra rounds (--max-rounds 3 is --rounds)'],
+    [['--rounds', '3', '--max-rounds', '4'], 'plus up to 45 s of extra rounds (up to 1 more per comparison, 4 in all)'],
+  ])('--dry-run %j promises the extra rounds it may run: %s', async (flags, promise) => {
+    const result = await cli(['bench', '--dry-run', '--modes', 'timeslice', '--workloads', 'spin', ...flags]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout.replace(/\n {2}(?=\S)/g, ' ')).toContain(`(estimate), ${promise}`);
+  });
+
+  it('--dry-run --gpu of a GPU this machine lacks: refused in one line before any plan, as the run refuses it', async () => {
+    const result = await cli(['bench', '--dry-run', '--gpu', '3']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    expectOneLineError(result.stderr, 'cannot bench here: no GPU with index 3: nvidia-smi lists 0');
+    const real = await cli(['bench', '--gpu', '3', '--out', path.join(tempDir(), 'run')]);
+    expect(result.stderr).toBe(real.stderr);
   });
 
   it('--dry-run --json prints the plan as JSON', async () => {
