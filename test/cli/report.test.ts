@@ -81,7 +81,7 @@ describe('gpushare show', () => {
     );
     expect(run.stdout).toContain('more ratios in the report and in gpushare show --all');
     const all = await show([DEFAULT_RUN, '--all']);
-    expect(all.stdout).toMatch(/^ {2}fairness +[\d.]+× .* lower$/m);
+    expect(all.stdout).toMatch(/^ {2}fairness +[\d.]+× .* lower +none$/m);
     // --json is what report --format json prints.
     const json = JSON.parse(String((await show([DEFAULT_RUN, '--json'])).stdout)) as unknown;
     const report = JSON.parse(String((await cli(['report', DEFAULT_RUN, '--json'])).stdout)) as unknown;
@@ -130,6 +130,19 @@ describe('gpushare report --format html', () => {
     const both = await cli(['report', real, '--json', '--format', 'csv']);
     expect(both.exitCode).toBe(2);
     expectOneLineError(both.stderr, '--json and --format csv: give one');
+  });
+});
+
+describe('a verdict in one word everywhere', () => {
+  it('a ratio no threshold grades is "none" in show, gate and the report alike', async () => {
+    const id = 'timeslice/infer/slowdown';
+    const shown = await cli(['show', real]);
+    const row = shown.stdout.split('\n').findIndex((l) => l.startsWith('timeslice/infer '));
+    expect(shown.stdout.split('\n')[row + 1]).toMatch(/^ {2}slowdown .* lower +none$/);
+    expect((await cli(['gate', real])).stdout).toMatch(new RegExp(`^${id} .* — +none$`, 'm'));
+    const out = tempDir();
+    const md = readFileSync((await cli(['report', real, '--out', out])).stdout.trim(), 'utf8');
+    expect(md).toMatch(new RegExp(`^\\| \`${id}\` \\|.*\\| — \\| none \\|$`, 'm'));
   });
 });
 

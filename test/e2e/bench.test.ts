@@ -165,7 +165,7 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
     expect(slowdown?.metric.rounds).toEqual(Array.from({ length: 16 }, (_, r) => r));
     expect(slowdown?.stats.halfWidth).toBeLessThanOrEqual(0.03);
     expect(result.stdout).toMatch(
-      /^timeslice\/spin \(16 rounds, CI on target\)\n {2}slowdown +\d\.\d{3}× +\[[\d., ]+\] +\d\.\d\d% +lower$/m,
+      /^timeslice\/spin \(16 rounds, CI on target\)\n {2}slowdown +\d\.\d{3}× +\[[\d., ]+\] +\d\.\d\d% +lower +none$/m,
     );
   });
 

@@ -35,7 +35,8 @@ function cells(m: MetricAnalysis) {
     ci: s.ci ? `[${s.ci[0].toFixed(3)}, ${s.ci[1].toFixed(3)}]` : 'n/a',
     halfWidth: s.halfWidth === null ? 'n/a' : `${(s.halfWidth * 100).toFixed(2)}%`,
     better: m.metric.better,
-    verdict: m.threshold ? `${m.verdict} (${m.threshold.text})` : m.verdict === 'invalid' ? 'invalid' : '',
+    // The verdict as gate and the report print it: "none" where no threshold grades the ratio.
+    verdict: m.threshold ? `${m.verdict} (${m.threshold.text})` : m.verdict,
   };
 }
 
