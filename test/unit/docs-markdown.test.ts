@@ -33,3 +33,18 @@ describe('markdown code fences', () => {
     expect(unclosedFences(readFileSync(path.join(ROOT, file), 'utf8'))).toEqual([]);
   });
 });
+
+describe("the helper's serve() in the docs", () => {
+  it.each(DOCS.map((f) => [path.relative(ROOT, f)]))(
+    '%s names serve(name, build, args) only as the old form',
+    (file) => {
+      let heading = '';
+      for (const line of readFileSync(path.join(ROOT, file), 'utf8').split('\n')) {
+        if (line.startsWith('#')) heading = line;
+        // `serve(name, build, args)` is the old form: a doc names it only as such (in the line or its section).
+        if (line.includes('serve(name, build, args)'))
+          expect([file, `${heading} ${line}`]).toEqual([file, expect.stringMatching(/\bold\b/i)]);
+      }
+    },
+  );
+});
