@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import type { FleetAnalysis } from '../../harness/fleet/report/analyze.js';
 import {
+  DEFAULT_RUN as DEFAULT,
   degrade,
   expectOneLineError,
   fixtureRunsDir,
@@ -192,6 +193,44 @@ describe('gpushare fleet report, other fleets', () => {
     expect([
       ...xml.matchAll(/classname="gpushare\.fleet\.busy" name="[^"]+" time="0"><error type="invalid"/g),
     ]).toHaveLength(HEADLINE.length);
+  });
+
+  it('a directory of experiments, not a fleet: a run alike no other, of a model whose runs share no usual settings, is listed and counts for nothing', async () => {
+    const busy = (run: Run) => void (run.contamination = ['pid 4242 python3 held 1024 MiB']);
+    const report = async (place: (dir: string) => void) => {
+      const dir = tempDir('gpushare-fleet-');
+      place(dir);
+      const json = await cli(['fleet', 'report', dir, '--json']);
+      const junit = path.join(tempDir(), 'fleet.xml');
+      const text = await cli(['fleet', 'report', dir, '--out', tempDir(), '--junit', junit]);
+      const xml = readFileSync(junit, 'utf8');
+      return { code: json.exitCode, json: JSON.parse(json.stdout) as FleetJson, text: unfolded(text.stdout), xml };
+    };
+    // The 250 ms suite made busy beside the 500 ms suite: two settings, neither most H100 runs': set aside, not counted.
+    const experiments = await report((dir) => {
+      placeRun(dir, H100, 'e4176e', 'GPU-1', 0, busy);
+      placeRun(dir, DEFAULT, 'd4099d', 'GPU-2');
+    });
+    expect([experiments.code, experiments.json.failingNodes]).toEqual([0, []]);
+    expect(experiments.json.nodes.find((n) => n.name === 'e4176e')).toMatchObject({ apart: true, pass: false });
+    expect(experiments.text).toMatch(
+      /^contaminated \(set aside: not counted\): e4176e: the GPU was busy when the run started/m,
+    );
+    expect(experiments.text).toMatch(/^exit 0: no outlier and no failing node$/m);
+    expect(experiments.xml).toMatch(/<testsuites name="gpushare fleet" tests="\d+" failures="0" errors="0"/);
+    expect(experiments.xml).toMatch(
+      /classname="gpushare\.fleet\.e4176e" name="node checks" time="0"><skipped message="set aside: contaminated: /,
+    );
+    // The only run of its GPU model is that model's node of the fleet: counted.
+    const alone = await report((dir) => placeRun(dir, H100, 'e4176e', 'GPU-1', 0, busy));
+    expect([alone.code, alone.json.failingNodes]).toEqual([1, ['e4176e']]);
+    // Where most of the model's runs share settings, every run is a node: the odd one fails for its settings too.
+    const fleet = await report((dir) => {
+      placeRun(dir, H100, 'n1', 'GPU-1');
+      placeRun(dir, H100, 'n2', 'GPU-2');
+      placeRun(dir, DEFAULT, 'odd', 'GPU-3', 0, busy);
+    });
+    expect([fleet.code, fleet.json.failingNodes]).toEqual([1, ['odd']]);
   });
 
   it('exits 2 with one line naming the directory when it holds no bench run', async () => {

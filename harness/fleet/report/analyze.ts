@@ -150,6 +150,11 @@ export interface FleetNode {
   outliers: string[];
   /** No outlier ratio and no flag. */
   pass: boolean;
+  /**
+   * A measurement of its own, not a node of a fleet: no other run has its settings, and its GPU model's
+   * runs share none most of them ran (a directory of experiments). Listed with its checks; it decides nothing.
+   */
+  apart: boolean;
 }
 
 /** One node's value of a ratio in the distribution. */
@@ -420,6 +425,7 @@ export function analyzeFleet(
       flags,
       outliers: [],
       pass: false,
+      apart: false,
     });
   }
 
@@ -453,6 +459,10 @@ export function analyzeFleet(
     }
     for (const cohort of cohorts) {
       groups.push(groupOf(`g${groups.length + 1}`, model, cohort, ofModel, nameOf, nodes, settingLines, machineLines));
+      // Without settings most of the model's runs share, a run alike no other is an experiment of its own (the
+      // only run of a model is still that model's node of the fleet).
+      const apart = usual === null && ofModel.length > 1 && cohort.length === 1;
+      if (apart) (nodes.get(cohort[0] as FleetMember) as FleetNode).apart = true;
     }
   }
 
@@ -461,7 +471,7 @@ export function analyzeFleet(
     node.outliers = node.ratios.filter((r) => r.outlier !== null).map((r) => r.metricId);
     node.pass = node.outliers.length === 0 && node.flags.length === 0;
   }
-  const failingNodes = list.filter((n) => !n.pass).map((n) => n.name);
+  const failingNodes = list.filter((n) => !n.pass && !n.apart).map((n) => n.name);
   return {
     rule: { k: FLEET_K, floor: FLEET_FLOOR, minRuns: MIN_RUNS_FOR_OUTLIERS, text: OUTLIER_RULE },
     groups,

@@ -66,7 +66,7 @@ export function fleetMarkdown(
 ): string {
   const compared = fleet.groups.filter((g) => g.setAside === null);
   const setAside = fleet.groups.filter((g) => g.setAside !== null);
-  const failing = fleet.nodes.filter((n) => !n.pass);
+  const failing = fleet.nodes.filter((n) => !n.pass && !n.apart);
   const exit = fleetExitCode(fleet);
   const lines = [
     `# gpushare fleet report: ${mdText(meta.name)}`,
@@ -79,7 +79,7 @@ export function fleetMarkdown(
     '',
     '## How nodes are compared',
     '',
-    '- **Groups.** Runs are compared only with runs on the same GPU model measured with the same settings: the same comparisons, clients, window, CPU pinning, MPS limits and workload parameters (what `gpushare gate` refuses to compare across). A group of one run is set aside, with the nearest run and how it differs.',
+    "- **Groups.** Runs are compared only with runs on the same GPU model measured with the same settings: the same comparisons, clients, window, CPU pinning, MPS limits and workload parameters (what `gpushare gate` refuses to compare across). A group of one run is set aside, with the nearest run and how it differs. Where no settings are shared by most of a GPU model's runs (a directory of experiments, not a fleet), such a run is a measurement of its own: its checks are listed and do not decide the exit code.",
     `- **Outliers.** ${fleet.rule.text}`,
     "- **A node also fails** when its run was contaminated (the GPU busy at the start), throttled (a thermal or hardware slowdown reason in any sample taken during its trials; the power cap alone is how a GPU at full load runs, and each run already checks that its arms agree), incomplete (not `complete`, a mode that failed to start, a comparison without a complete round), has an invalid or failing verdict, ran software that differs from its group's majority of GPUs (GPU model, driver, MIG mode and compute mode as the gate compares them; CUDA, PyTorch, gpushare), or ran settings other than those a majority of its model's GPUs ran.",
     "- An unfinished run with a later complete run of the same GPU (by UUID), as a fleet job's retry leaves it, is not compared and does not fail the fleet.",

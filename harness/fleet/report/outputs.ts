@@ -43,7 +43,8 @@ export function fleetText(fleet: FleetAnalysis, reportFile: string | null): stri
   for (const node of fleet.nodes.filter((n) => !n.pass)) {
     for (const r of node.ratios.filter((x) => x.outlier !== null))
       lines.push(`outlier: ${node.name}: ${outlierText(fleet, node, r)}`);
-    for (const flag of node.flags) lines.push(`${flag.kind}: ${node.name}: ${flag.text}`);
+    const apart = node.apart ? ' (set aside: not counted)' : '';
+    for (const flag of node.flags) lines.push(`${flag.kind}${apart}: ${node.name}: ${flag.text}`);
   }
   if (reportFile) lines.push(`report: ${reportFile}`);
   const code = fleetExitCode(fleet);
@@ -59,6 +60,12 @@ export function fleetJunit(fleet: FleetAnalysis, name: string): string {
   const cases: JunitCase[] = [];
   for (const node of fleet.nodes) {
     const classname = `gpushare.fleet.${node.name}`;
+    if (node.apart) {
+      // A measurement of its own: listed, its checks named, failing nothing.
+      const flags = node.flags.map((f) => `${f.kind}: ${f.text}`).join('; ');
+      cases.push({ classname, name: 'node checks', outcome: 'skipped', message: `set aside: ${flags || 'ok'}` });
+      continue;
+    }
     for (const r of node.ratios) {
       const summary = `${node.name} ${r.metricId} = ${f3(r.value)} CI ${ciText(r.ci)}, threshold ${r.threshold ?? 'none'}, verdict ${r.verdict}`;
       const detail = r.reasons.join('\n');
