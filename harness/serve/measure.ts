@@ -94,7 +94,15 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       await driver.save();
     }
   } finally {
-    await dedicated?.stop();
+    if (dedicated !== null) stopped(await dedicated.stop());
+  }
+
+  /** What a stop left running: a warning of the run, and a line now. */
+  function stopped(left: string[]): void {
+    for (const line of left) {
+      run.warnings.push(line);
+      driver.progress(`  ${line}`);
+    }
   }
 
   async function measureGroup(g: ServeGroup): Promise<void> {
@@ -129,7 +137,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
         else await search(g, copies.group);
         if (g.status === 'pending') g.status = 'measured';
       } finally {
-        await copies.stop();
+        stopped(await copies.stop());
       }
     } finally {
       await daemon?.stop();
