@@ -10,6 +10,7 @@ import { median } from 'simple-statistics';
 import { medianInterval, metricStats } from '../stats/statistics.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
 import { type P99Verdict, p99Verdict } from './steps.js';
+import { groupMeasuredNothing } from './window.js';
 
 export interface Estimate {
   value: number | null;
@@ -176,11 +177,14 @@ export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): Gr
   const overCeiling = (w: WindowStats) =>
     ceiling.ratePerS === null ||
     (!ceiling.atLeast && (w.requestsPerS > ceiling.ratePerS || w.outputTokensPerS > (ceiling.tokensPerS ?? 0)));
+  // A record that calls a group measured though it measured nothing (written before this check, or
+  // edited) reads as failed: nothing downstream may take it for a measurement.
+  const nothing = g.status === 'measured' ? groupMeasuredNothing(g) : null;
   return {
     mode: g.mode,
     copies: g.copies,
-    status: g.status,
-    reason: g.reason,
+    status: nothing !== null ? 'failed' : g.status,
+    reason: nothing ?? g.reason,
     rounds: g.rounds.length,
     ratios,
     tokensPerS,
@@ -231,6 +235,7 @@ export function servePlan(run: ServeRun, analysis: ServeAnalysis): ServePlan {
   const slo = `TTFT p99 <= ${run.settings.sloTtftP99Ms} ms`;
   const none = (answer: string): ServePlan => ({ answer, mode: null, copies: null, tiedWith: [] });
   const groups = analysis.groups.filter((g) => g.status === 'measured' && g.mode !== 'dedicated');
+  if (groups.length === 0) return none('no group was measured: each failed or was skipped (its reason is above)');
   if (run.settings.measure === 'capacity') {
     const carried = groups.filter((g) => g.capacity?.ratePerS != null);
     if (carried.length === 0) return none(`no mode carried any measured rate at ${slo}`);

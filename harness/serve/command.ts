@@ -199,7 +199,7 @@ async function serveRun(session: Session<ServeRun>, json: boolean, deps: AppDeps
     const analysis = analyzeServe(run);
     const file = session.reportFile();
     await writeOutputFile(file, serveMarkdown(run, analysis, VERSION));
-    const code = run.groups.every((g) => g.status === 'measured') ? 0 : 3;
+    const code = analysis.groups.every((g) => g.status === 'measured') ? 0 : 3;
     if (json) deps.out(termJson({ runId: run.id, dir: session.dir, report: file, exitCode: code, analysis }));
     else deps.out(`${serveSummary(run, analysis)}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`);
     return code;

@@ -97,37 +97,71 @@ describe('bench --serve on the simulated server', () => {
   });
 
   it.each([
-    ['http-500', 'http-error: HTTP 500'],
-    ['cut', 'cut: '],
-    ['garbage', 'malformed: '],
-    ['ignore-max-tokens', 'overlong: 16 tokens for max_tokens 8'],
-  ])('a server in mode %s: its requests recorded as %s, the run completes', async (mode, failure) => {
+    ['http-500', 'none of \\d+ requests ended ok \\(http-error: HTTP 500\\)'],
+    ['redirect', 'none of \\d+ requests ended ok \\(http-error: HTTP 307\\)'],
+    ['stall', 'none of \\d+ requests ended ok \\(timeout: no complete response within 500 ms\\)'],
+    ['cut', 'none of \\d+ requests ended ok \\(cut: '],
+    ['garbage', 'none of \\d+ requests ended ok \\(malformed: '],
+    ['ignore-max-tokens', 'none of \\d+ requests ended ok \\(overlong: 16 tokens for max_tokens 8\\)'],
+    ['no-tokens', 'all \\d+ requests that ended ok carried no output token'],
+  ])(
+    'a server in mode %s measured nothing: the group failed naming why, exit 3, and plan refuses it',
+    async (mode, why) => {
+      const { script, copies } = ownServer();
+      const out = path.join(tempDir(), 'run');
+      const result = await cli([
+        'bench',
+        '--serve',
+        `node ${script} --port {port} --mode ${mode} --ttft-ms 1 --itl-ms 1`,
+        '--modes',
+        'timeslice',
+        '--copies',
+        '1',
+        ...FAST,
+        '--rounds',
+        '1',
+        '--request-timeout-s',
+        '0.5',
+        '--out',
+        out,
+      ]);
+      expect(result.exitCode, result.stderr).toBe(3);
+      const group = served(out).groups[0];
+      expect(group?.status).toBe('failed');
+      expect(group?.reason).toMatch(new RegExp(`^warm-up, the dedicated window measured nothing: ${why}`));
+      expect(unfolded(result.stdout)).toMatch(new RegExp(`^timeslice ×1: failed: warm-up, .*${why}`, 'm'));
+      expect(await copies()).toEqual([]);
+      const plan = await cli(['plan', '--run', out]);
+      expect(plan.exitCode).toBe(3);
+      expect(unfolded(plan.stdout)).toMatch(/^plan: no group was measured: each failed or was skipped/m);
+    },
+  );
+
+  it('capacity --serve against a server that redirects every request: the dedicated group failed, exit 3', async () => {
     const { script, copies } = ownServer();
     const out = path.join(tempDir(), 'run');
     const result = await cli([
-      'bench',
+      'capacity',
       '--serve',
-      `node ${script} --port {port} --mode ${mode} --ttft-ms 1 --itl-ms 1`,
+      `node ${script} --port {port} --mode redirect`,
       '--modes',
       'timeslice',
       '--copies',
       '1',
       ...FAST,
-      '--rounds',
-      '1',
+      '--max-step-s',
+      '0.5',
       '--out',
       out,
     ]);
-    expect(result.exitCode, result.stderr).toBe(0);
-    const shared = served(out).groups[0]?.rounds[0]?.shared;
-    expect(shared?.failures.join('\n')).toContain(failure);
-    expect(shared?.ok).toBe(0);
-    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toMatch(/timeslice ×1: \d+ failed requests/);
+    expect(result.exitCode, result.stderr).toBe(3);
+    expect(served(out).groups.map((g) => `${g.mode} ${g.status}: ${g.reason}`)).toEqual([
+      expect.stringMatching(
+        /^dedicated failed: at 8\.0 req\/s the step measured nothing: none of \d+ requests ended ok \(http-error: HTTP 307\)$/,
+      ),
+      expect.stringMatching(/^timeslice failed: at 8\.0 req\/s the step measured nothing: /),
+    ]);
     expect(await copies()).toEqual([]);
-    // A run whose every request failed reads back: no latency is a null, not a number.
-    expect(shared?.ttft.p99Ms).toBeNull();
-    const shown = await cli(['show', out]);
-    expect(shown.exitCode, shown.stderr).toBe(0);
   });
 
   it('a copy that never answers its ready path is named with the end of its log: exit 3', async () => {
