@@ -24,7 +24,7 @@ export function verifyMarkdown(run: VerifyRun, version: string): string {
   const lines = [
     `# gpushare verify ${mdText(run.id)}`,
     '',
-    `Declared vs enforced: what the files in \`${mdText(run.artifacts)}\` declare${run.declared.source ? ` (generated from ${mdText(run.declared.source)})` : ''}, checked on ${mdText(gpu?.name ?? `GPU ${run.gpuIndex}`)}, driver ${mdText(run.fingerprint.driverVersion ?? 'unknown')}, ${mdText(run.createdAt)}. Status: ${run.status}.`,
+    `Declared vs enforced: what the files in ${mdCode(run.artifacts)} declare${run.declared.source ? ` (generated from ${mdText(run.declared.source)})` : ''}, checked on ${mdText(gpu?.name ?? `GPU ${run.gpuIndex}`)}, driver ${mdText(run.fingerprint.driverVersion ?? 'unknown')}, ${mdText(run.createdAt)}. Status: ${mdText(run.status)}.`,
     '',
     `**${VERDICT_LINE[code] ?? `exit ${code}`}**`,
     '',
@@ -32,7 +32,7 @@ export function verifyMarkdown(run: VerifyRun, version: string): string {
     '|---|---|---|---|---|---|',
     ...run.rows.map(
       (r) =>
-        `| ${mdCode(r.id, 'cell')} | ${mdText(r.declared)} | ${mdText(r.measured)} | ${r.verdict} | ${mdText(r.tolerance)} | ${mdText(r.change ?? '')} |`,
+        `| ${mdCode(r.id, 'cell')} | ${mdText(r.declared)} | ${mdText(r.measured)} | ${mdText(r.verdict)} | ${mdText(r.tolerance)} | ${mdText(r.change ?? '')} |`,
     ),
     '',
     ...(failed.length > 0
@@ -46,7 +46,7 @@ export function verifyMarkdown(run: VerifyRun, version: string): string {
           '|---|---|---|---|---|',
           ...run.cases.map(
             (c) =>
-              `| ${mdCode(c.name, 'cell')} | ${mdText(CASES[c.name].what)} | ${c.needs} | ${c.outcome} | ${mdText(c.evidence)} |`,
+              `| ${mdCode(c.name, 'cell')} | ${mdText(CASES[c.name]?.what ?? '')} | ${mdText(c.needs)} | ${mdText(c.outcome)} | ${mdText(c.evidence)} |`,
           ),
           '',
         ]
