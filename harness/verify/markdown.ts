@@ -4,11 +4,19 @@ import { CASES } from './cases.js';
 import type { VerifyRun } from './record.js';
 import { verifyExitCode } from './verdicts.js';
 
-const VERDICT_LINE: Record<number, string> = {
-  0: 'PASS (exit 0): every declared limit measured holds on this node',
-  1: 'FAIL (exit 1): a declared limit did not hold',
-  3: 'INCONCLUSIVE (exit 3): a declared limit could not be measured',
-};
+/** The report's verdict, by verifyExitCode's code: a pass only where a limit was measured. */
+export function verdictLine(rows: VerifyRun['rows']): string {
+  switch (verifyExitCode(rows)) {
+    case 0:
+      return 'PASS (exit 0): every declared limit measured holds on this node';
+    case 1:
+      return 'FAIL (exit 1): a declared limit did not hold';
+    default:
+      return rows.some((r) => r.verdict === 'not measured')
+        ? 'INCONCLUSIVE (exit 3): a declared limit could not be measured'
+        : 'NOTHING MEASURED (exit 3): no declared limit was checked on this node (every row skipped, or none)';
+  }
+}
 
 /** The limits that did not hold, one line each: what the report and `plan` name. */
 export function failedLimits(run: Pick<VerifyRun, 'rows'>): string[] {
@@ -19,14 +27,13 @@ export function failedLimits(run: Pick<VerifyRun, 'rows'>): string[] {
 
 export function verifyMarkdown(run: VerifyRun, version: string): string {
   const gpu = run.fingerprint.gpus.find((g) => g.index === run.gpuIndex) ?? run.fingerprint.gpus[0];
-  const code = verifyExitCode(run.rows);
   const failed = failedLimits(run);
   const lines = [
     `# gpushare verify ${mdText(run.id)}`,
     '',
     `Declared vs enforced: what the files in ${mdCode(run.artifacts)} declare${run.declared.source ? ` (generated from ${mdText(run.declared.source)})` : ''}, checked on ${mdText(gpu?.name ?? `GPU ${run.gpuIndex}`)}, driver ${mdText(run.fingerprint.driverVersion ?? 'unknown')}, ${mdText(run.createdAt)}. Status: ${mdText(run.status)}.`,
     '',
-    `**${VERDICT_LINE[code] ?? `exit ${code}`}**`,
+    `**${verdictLine(run.rows)}**`,
     '',
     '| limit | declared | measured | verdict | tolerance | what to change |',
     '|---|---|---|---|---|---|',
