@@ -1,5 +1,4 @@
 /** `gpushare artifacts` and `gpushare plan`: production files for a GPU, and the answer to "which mode?". */
-import path from 'node:path';
 import { analyze } from '../bench/analysis/analyze.js';
 import { type Measured, measuredFromAnalysis } from '../bench/analysis/which-mode.js';
 import type { Run } from '../bench/record/schema.js';
@@ -15,7 +14,6 @@ import { protectionFor, protections } from '../mix/analysis.js';
 import { loadMixRun, type MixRun } from '../mix/record.js';
 import { notARunOf } from '../record/record-file.js';
 import { SIMULATED_TEXT } from '../record/simulated.js';
-import { writeOutputFile } from '../record/store.js';
 import { analyzeServe, servePlan } from '../serve/analysis.js';
 import { serveSummary } from '../serve/markdown.js';
 import { loadServeRun, type ServeRun } from '../serve/record.js';
@@ -30,6 +28,7 @@ import { standardGeometries } from './mig-parted.js';
 import { BUILTIN_MIG_GPUS, builtinMigGpu, migGpuFromRun } from './mig-profiles.js';
 import { type ClientCap, capText, mixClientFiles } from './mix-clients.js';
 import { ARTIFACTS_FLAGS, PLAN_FLAGS, resolveArtifactsOptions, resolvePlanOptions } from './options.js';
+import { writeOutDir } from './out-dir.js';
 import { explainText, planScreen } from './plan-screen.js';
 import { tritonFiles } from './triton.js';
 
@@ -47,6 +46,8 @@ export interface ArtifactsOptions {
   gpus: number[] | 'all';
   /** --k8s dra: the DRA claims and Job too. */
   dra: boolean;
+  /** --force: replace files in --out that gpushare did not write. */
+  force: boolean;
 }
 
 export interface PlanOptions extends PlanRequest {
@@ -64,6 +65,7 @@ export interface PlanOptions extends PlanRequest {
   operator: Operator;
   gpus: number[] | 'all';
   dra: boolean;
+  force: boolean;
 }
 
 /** SMs of the built-in GPU models (NVIDIA's data sheets): green contexts split them. */
@@ -119,14 +121,26 @@ function runGpu(run: Pick<Run, 'id' | 'fingerprint'>, gpuIndex: number): PlanGpu
   };
 }
 
-async function writeBundle(out: string, files: ArtifactFile[], index: string, deps: AppDeps): Promise<void> {
-  for (const file of files)
-    await writeOutputFile(path.join(out, file.name), file.content, { mode: file.executable ? 0o755 : 0o644 });
-  await writeOutputFile(path.join(out, 'README.md'), index);
-  deps.err(`wrote ${files.length + 1} files to ${out}\n`);
+async function writeBundle(
+  out: { dir: string; force: boolean },
+  files: ArtifactFile[],
+  index: string,
+  deps: AppDeps,
+): Promise<void> {
+  await writeOutDir(
+    out.dir,
+    [
+      ...files.map((f) => ({ name: f.name, content: f.content, mode: f.executable ? 0o755 : 0o644 })),
+      { name: 'README.md', content: index, mode: 0o644 },
+    ],
+    out.force,
+  );
+  deps.err(`wrote ${files.length + 1} files to ${out.dir}\n`);
   // A printed command, not a run: verify needs the GPU node these files are for.
   if (files.some((f) => VERIFIABLE.has(f.name)))
-    deps.err(`gpushare: check on the GPU node that every limit they declare holds: gpushare verify ${argText(out)}\n`);
+    deps.err(
+      `gpushare: check on the GPU node that every limit they declare holds: gpushare verify ${argText(out.dir)}\n`,
+    );
 }
 
 /** The files `gpushare verify` reads (harness/verify/declared.ts). */
@@ -221,7 +235,12 @@ async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<numb
         ]
       : []),
   ];
-  await writeBundle(options.out, files, indexText(`gpushare artifacts for ${mdText(gpu.name)}`, lines, files), deps);
+  await writeBundle(
+    { dir: options.out, force: options.force },
+    files,
+    indexText(`gpushare artifacts for ${mdText(gpu.name)}`, lines, files),
+    deps,
+  );
   return ExitCode.ok;
 }
 
@@ -305,7 +324,7 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
         : []),
     ];
     const index = inProcessIndex(text, server, files);
-    await writeBundle(options.out, files, index, deps);
+    await writeBundle({ dir: options.out, force: options.force }, files, index, deps);
   } else if (options.out && advice.recommendation) {
     const source = `gpushare plan (${options.models} models × ${options.memGiB} GiB, ${options.smPct}% SMs) for ${gpu.name}${run ? `, costs from run ${run.id}` : ''}`;
     const mig =
@@ -338,7 +357,7 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
         ? `\nTwo ways to run MPS, with the same limits; use one per node, never both. The device plugin's MPS sharing (\`${key}\` in the ConfigMap) starts its own daemon and splits each GPU evenly between its ${options.models} replicas: ${advice.mpsThreadPct}% of the SMs and ${advice.mpsMemLimit.replace(/M$/, ' MiB')} of memory each. The host scripts start a daemon with those same limits, for nodes whose device plugin does not share with MPS.\n`
         : '';
     await writeBundle(
-      options.out,
+      { dir: options.out, force: options.force },
       files,
       `# gpushare plan\n\n${mdFence(text)}${pluginNote}\n${files.map((f) => `- [\`${f.name}\`](${f.name})`).join('\n')}\n`,
       deps,
