@@ -104,10 +104,9 @@ const estimate = (values: number[]): Estimate => {
 const sharedWindows = (g: ServeGroup): WindowStats[] =>
   g.rounds.length > 0 ? g.rounds.map((r) => r.shared) : g.steps.map((s) => s.window);
 
-const lowest = (values: Array<number | null>): number | null => {
-  const present = values.filter((v): v is number => v !== null && v > 0);
-  return present.length > 0 ? Math.min(...present) : null;
-};
+/** The least positive value, or null; a loop, not Math.min(...values): a run's windows may be more than a call takes arguments. */
+const lowest = (values: Array<number | null>): number | null =>
+  values.reduce<number | null>((least, v) => (v !== null && v > 0 && (least === null || v < least) ? v : least), null);
 
 /**
  * The generator's ceiling: the highest clean null-server rate whose e2e p50 and send lag p99 stayed within 1% of
@@ -200,7 +199,7 @@ export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): Gr
         ? null
         : {
             ratePerS: top?.totalRatePerS ?? null,
-            failedAtPerS: failedAbove.length > 0 ? Math.min(...failedAbove) : null,
+            failedAtPerS: lowest(failedAbove),
             tokensPerS: top?.window.outputTokensPerS ?? null,
           },
     overCeiling: all.filter(overCeiling).length,

@@ -109,7 +109,8 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
 
   async ready(timeoutMs: number, signal: AbortSignal): Promise<MemberReply<ServerReady>> {
     const startMs = this.clock.monotonicUs() / 1000;
-    const url = new URL(this.spec.readyPath, this.baseUrl).toString();
+    // Appended, not resolved: a path such as //host/health must not take the poll to another host.
+    const url = `${this.baseUrl}${this.spec.readyPath}`;
     for (;;) {
       if (signal.aborted) throw new Interrupted('SIGINT');
       const exit = this.exit ?? (await Promise.race([this.child?.exited, sleep(0).then(() => null)]));
