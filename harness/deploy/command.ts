@@ -8,7 +8,7 @@ import type { AppDeps } from '../core/deps.js';
 import { ExitCode, UserError } from '../core/errors.js';
 import { commentText } from '../core/escape/embed.js';
 import { mdFence, mdText } from '../core/escape/markdown.js';
-import { argText, termJson } from '../core/escape/terminal.js';
+import { argText, termJson, termText } from '../core/escape/terminal.js';
 import { TERMINAL_COLUMNS, wrapLine } from '../core/wrap.js';
 import { protectionFor, protections } from '../mix/analysis.js';
 import { loadMixRun, type MixRun } from '../mix/record.js';
@@ -96,6 +96,25 @@ function planGpu(name: string, memoryGiB: number | null): PlanGpu {
     return builtinGpu(name);
   }
   return { name: commentText(name), memoryGiB, mig: null };
+}
+
+/**
+ * Why costs measured by `run` may not be this GPU's, or null: the run's GPU does not name the model
+ * (`A100` is no word of "NVIDIA H100 80GB HBM3"), or its memory differs from the model's by over 10%.
+ * Slowdowns and latencies are the measured GPU's; plan then fits them to another.
+ */
+export function otherGpuWarning(run: Pick<Run, 'id' | 'fingerprint' | 'config'>, gpu: PlanGpu): string | null {
+  const measured = gpuAt(run.fingerprint, run.config.gpuIndex);
+  if (!measured) return null;
+  const family = gpu.name.split('-')[0] ?? gpu.name;
+  const named = new RegExp(
+    `(^|[^A-Za-z0-9])${family.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9])`,
+    'i',
+  ).test(measured.name ?? '');
+  const memoryGiB = (measured.memoryTotalMiB ?? 0) / 1024;
+  const sameMemory = Math.abs(memoryGiB - gpu.memoryGiB) <= 0.1 * gpu.memoryGiB;
+  if (named && sameMemory) return null;
+  return `run ${run.id} was measured on ${termText(measured.name ?? 'another GPU')} (${memoryGiB.toFixed(0)} GiB), and the plan is for the ${termText(gpu.name)} (${gpu.memoryGiB.toFixed(0)} GiB): its measured costs (slowdowns, latencies, memory overhead) are that GPU's and may not hold on this one; measure on it (gpushare bench) to plan from its own`;
 }
 
 /** 16 TiB: more GPU memory than any GPU has, by far; a larger value is no measurement. */
@@ -288,6 +307,8 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
       `cannot plan for a real ${options.gpu} from run ${run.id}: it was made on gpushare's simulator, so its costs say nothing about any GPU; give --run a run measured on a real GPU, or plan from --gpu-model alone`,
     );
   const gpu = options.gpu ? planGpu(options.gpu, options.gpuMemGiB) : runGpu(run as Run, (run as Run).config.gpuIndex);
+  const mixed = run && options.gpu ? otherGpuWarning(run, gpu) : null;
+  if (mixed !== null) deps.err(`gpushare plan: warning: ${mixed}\n`);
   const request = {
     models: options.models,
     memGiB: options.memGiB,

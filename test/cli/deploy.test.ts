@@ -228,7 +228,10 @@ describe('gpushare plan --slo-p99-ms', () => {
     const now = await cli([...args, '--slo-p99-ms', '0.05']);
     const old = await cli([...args, '--latency-slo-ms', '0.05']);
     expect(now.exitCode).toBe(0);
-    expect(now.stderr).toBe('');
+    // The H200 run's costs planned for an H100: that warning alone.
+    expect(unfolded(now.stderr)).toMatch(
+      /^gpushare plan: warning: run \S+ was measured on NVIDIA H200 .*H100-80GB[^\n]*$/,
+    );
     expect(old.stderr).toContain('warning: --latency-slo-ms is deprecated: use --slo-p99-ms');
     expect(old.stdout).toBe(now.stdout);
     // The fit and the target are said apart: a mode that fits but misses the target says both.
@@ -411,5 +414,34 @@ describe('--out: gpushare replaces only what it wrote there, and never writes th
       expectOneLineError(refused.stderr, `refusing to replace ${folder} (a link, where gpushare writes a folder)`);
     }
     expect(readdirSync(elsewhere)).toEqual([]);
+  });
+});
+
+describe('plan --run with --gpu-model: costs of one GPU on another', () => {
+  const PLAN = ['plan', '--models', '2', '--mem-gib', '4', '--sm-pct', '20', '--run', H100_RUN];
+  it('an H100 run planned for an A100-40GB: one warning line naming both GPUs, the plan still made', async () => {
+    const result = await cli([...PLAN, '--gpu-model', 'A100-40GB']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(
+      unfolded(result.stderr)
+        .split('\n')
+        .filter((l) => l.includes('warning')),
+    ).toEqual([
+      expect.stringMatching(
+        /^gpushare plan: warning: run 2026-11-22-h100-80gb-hbm3-e4176e was measured on NVIDIA H100 80GB HBM3 \(80 GiB\), and the plan is for the A100-40GB \(40 GiB\): its measured costs .* may not hold on this one/,
+      ),
+    ]);
+  });
+  it.each([
+    ['the same model', ['--gpu-model', 'H100-80GB']],
+    ['its own GPU (no --gpu-model)', []],
+  ])('%s: no warning', async (_what, more) => {
+    const result = await cli([...PLAN, ...more]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain('warning');
+  });
+  it('a model named by a word of the run’s GPU but of other memory (H100 with --gpu-mem-gib 40): warned', async () => {
+    const result = await cli([...PLAN, '--gpu-model', 'H100-PCIe', '--gpu-mem-gib', '40']);
+    expect(unfolded(result.stderr)).toContain('and the plan is for the H100-PCIe (40 GiB)');
   });
 });
