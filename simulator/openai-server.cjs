@@ -3,9 +3,11 @@
 // /v1/completions and /v1/chat/completions stream max_tokens tokens, the first --ttft-ms after the
 // request arrives and each next one --itl-ms later; GET /v1/models answers. It listens on 127.0.0.1
 // (--port, 0 for any) and prints `port N` on stdout once listening.
-// Hostile modes (--mode): never-ready (accepts connections, answers nothing), http-500, cut (closes the
+// Hostile modes (--mode): never-ready (accepts connections, answers nothing), http-500, redirect (HTTP
+// 307 to another path), stall (ready, but holds every completion request unanswered), cut (closes the
 // connection half-way through the tokens), garbage (streams a line that is not JSON), ignore-max-tokens
-// (streams twice max_tokens). --serial serves one request at a time, the others queueing (a stalled server).
+// (streams twice max_tokens), no-tokens (streams max_tokens chunks of empty text, then [DONE]). --serial
+// serves one request at a time, the others queueing (a stalled server).
 'use strict';
 const http = require('node:http');
 
@@ -18,7 +20,17 @@ const itlMs = Number(flag('itl-ms', '5'));
 const mode = flag('mode', 'ok');
 const serial = process.argv.includes('--serial');
 const port = Number(flag('port', '0'));
-const MODES = ['ok', 'never-ready', 'http-500', 'cut', 'garbage', 'ignore-max-tokens'];
+const MODES = [
+  'ok',
+  'never-ready',
+  'http-500',
+  'redirect',
+  'stall',
+  'cut',
+  'garbage',
+  'ignore-max-tokens',
+  'no-tokens',
+];
 if (!MODES.includes(mode) || !(ttftMs >= 0) || !(itlMs >= 0)) {
   process.stderr.write(`openai-server: --mode is one of ${MODES.join(', ')}; --ttft-ms and --itl-ms are ms >= 0\n`);
   process.exit(2);
@@ -57,7 +69,7 @@ async function stream(res, body, chat) {
       res.write('data: {"choices": [ this is not json\n\n');
       continue;
     }
-    const text = ` tok${i}`;
+    const text = mode === 'no-tokens' ? '' : ` tok${i}`;
     send(
       chat
         ? { id: 'chat-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text } }] }
@@ -81,6 +93,12 @@ async function handle(req, res) {
     return;
   }
   const text = await readBody(req);
+  if (mode === 'stall') return; // holds the request, answers nothing
+  if (mode === 'redirect') {
+    res.writeHead(307, { location: '/v2/completions' });
+    res.end();
+    return;
+  }
   if (mode === 'http-500') {
     res.writeHead(500, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: { message: 'simulated failure' } }));

@@ -149,6 +149,8 @@ export const FIXTURE_RUN_IDS = [
   '2026-11-24-h100-80gb-hbm3-mix-35ef80',
   '2026-11-27-h100-80gb-hbm3-01535a',
   '2026-11-27-h100-80gb-hbm3-2c8cff',
+  '2026-11-27-h100-80gb-hbm3-serve-501b6b',
+  '2026-11-27-h100-80gb-hbm3-serve-c2aa92',
 ] as const;
 type FixtureRunId = (typeof FIXTURE_RUN_IDS)[number];
 const fixtureRun = (id: FixtureRunId) => committedRun(id);
@@ -186,6 +188,10 @@ export const CUSTOM_RUN = await fixtureRun('2026-11-22-h100-80gb-hbm3-c67faf');
 export const CAPACITY_RUN = await fixtureRun('2026-11-23-h100-80gb-hbm3-capacity-7490ed');
 /** A probe run on the H100 (probe.json). */
 export const PROBE_RUN = await fixtureRun('2026-11-23-h100-80gb-hbm3-probe-84e6b8');
+/** A bench --serve run on the H100 (serve.json): the reference server, every mode at 1, 2 and 4 copies. */
+export const SERVE_RUN = await fixtureRun('2026-11-27-h100-80gb-hbm3-serve-501b6b');
+/** A capacity --serve run on the H100 (serve.json). */
+export const SERVE_CAPACITY_RUN = await fixtureRun('2026-11-27-h100-80gb-hbm3-serve-c2aa92');
 /** A two-GPU H200 host (--gpus all): host.json, gpu0/, gpu1/ and the cross run. */
 export const MULTI_GPU_RUN = await fixtureRun('2026-11-23-h200-x2-73884e');
 

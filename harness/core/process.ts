@@ -38,8 +38,15 @@ export interface ChildHandle {
   stderrTail(): string;
   /** Signals the child's whole process group, so grandchildren go too. */
   killGroup(signal: NodeJS.Signals): void;
+  /**
+   * How it exited, once its output is read: at most STDIO_GRACE_MS after it exited, even when a
+   * descendant it left behind keeps its stdout or stderr open (that output is then no longer read).
+   */
   readonly exited: Promise<ExitInfo>;
 }
+
+/** How long a child's stdout and stderr may stay open after it exited before it counts as exited anyway. */
+export const STDIO_GRACE_MS = 1000;
 
 /** The seam for every subprocess the harness starts. Tests use the real one with fake executables on PATH. */
 export interface ProcessRunner {

@@ -1,5 +1,4 @@
 /** `gpushare artifacts` and `gpushare plan`: production files for a GPU, and the answer to "which mode?". */
-import path from 'node:path';
 import { analyze } from '../bench/analysis/analyze.js';
 import { type Measured, measuredFromAnalysis } from '../bench/analysis/which-mode.js';
 import type { Run } from '../bench/record/schema.js';
@@ -9,14 +8,13 @@ import type { AppDeps } from '../core/deps.js';
 import { ExitCode, UserError } from '../core/errors.js';
 import { commentText } from '../core/escape/embed.js';
 import { mdFence, mdText } from '../core/escape/markdown.js';
-import { argText, termJson } from '../core/escape/terminal.js';
+import { argText, termJson, termText } from '../core/escape/terminal.js';
 import { TERMINAL_COLUMNS, wrapLine } from '../core/wrap.js';
 import { protectionFor, protections } from '../mix/analysis.js';
 import { loadMixRun, type MixRun } from '../mix/record.js';
 import { openRun } from '../record/evidence.js';
 import { notARunOf } from '../record/record-file.js';
 import { SIMULATED_TEXT, simulatedJson, simulatedMarkdown } from '../record/simulated.js';
-import { writeOutputFile } from '../record/store.js';
 import { analyzeServe, servePlan } from '../serve/analysis.js';
 import { serveSummary } from '../serve/markdown.js';
 import { loadServeRun, type ServeRun } from '../serve/record.js';
@@ -31,6 +29,7 @@ import { standardGeometries } from './mig-parted.js';
 import { BUILTIN_MIG_GPUS, builtinMigGpu, migGpuFromRun } from './mig-profiles.js';
 import { type ClientCap, capText, mixClientFiles } from './mix-clients.js';
 import { ARTIFACTS_FLAGS, PLAN_FLAGS, resolveArtifactsOptions, resolvePlanOptions } from './options.js';
+import { writeOutDir } from './out-dir.js';
 import { explainText, planScreen } from './plan-screen.js';
 import { tritonFiles } from './triton.js';
 
@@ -48,6 +47,8 @@ export interface ArtifactsOptions {
   gpus: number[] | 'all';
   /** --k8s dra: the DRA claims and Job too. */
   dra: boolean;
+  /** --force: replace files in --out that gpushare did not write. */
+  force: boolean;
 }
 
 export interface PlanOptions extends PlanRequest {
@@ -65,6 +66,7 @@ export interface PlanOptions extends PlanRequest {
   operator: Operator;
   gpus: number[] | 'all';
   dra: boolean;
+  force: boolean;
 }
 
 /** SMs of the built-in GPU models (NVIDIA's data sheets): green contexts split them. */
@@ -97,6 +99,25 @@ function planGpu(name: string, memoryGiB: number | null): PlanGpu {
   return { name: commentText(name), memoryGiB, mig: null };
 }
 
+/**
+ * Why costs measured by `run` may not be this GPU's, or null: the run's GPU does not name the model
+ * (`A100` is no word of "NVIDIA H100 80GB HBM3"), or its memory differs from the model's by over 10%.
+ * Slowdowns and latencies are the measured GPU's; plan then fits them to another.
+ */
+export function otherGpuWarning(run: Pick<Run, 'id' | 'fingerprint' | 'config'>, gpu: PlanGpu): string | null {
+  const measured = gpuAt(run.fingerprint, run.config.gpuIndex);
+  if (!measured) return null;
+  const family = gpu.name.split('-')[0] ?? gpu.name;
+  const named = new RegExp(
+    `(^|[^A-Za-z0-9])${family.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9])`,
+    'i',
+  ).test(measured.name ?? '');
+  const memoryGiB = (measured.memoryTotalMiB ?? 0) / 1024;
+  const sameMemory = Math.abs(memoryGiB - gpu.memoryGiB) <= 0.1 * gpu.memoryGiB;
+  if (named && sameMemory) return null;
+  return `run ${run.id} was measured on ${termText(measured.name ?? 'another GPU')} (${memoryGiB.toFixed(0)} GiB), and the plan is for the ${termText(gpu.name)} (${gpu.memoryGiB.toFixed(0)} GiB): its measured costs (slowdowns, latencies, memory overhead) are that GPU's and may not hold on this one; measure on it (gpushare bench) to plan from its own`;
+}
+
 /** 16 TiB: more GPU memory than any GPU has, by far; a larger value is no measurement. */
 const MAX_GPU_MEMORY_MIB = 16 * 1024 * 1024;
 
@@ -120,14 +141,26 @@ function runGpu(run: Pick<Run, 'id' | 'fingerprint'>, gpuIndex: number): PlanGpu
   };
 }
 
-async function writeBundle(out: string, files: ArtifactFile[], index: string, deps: AppDeps): Promise<void> {
-  for (const file of files)
-    await writeOutputFile(path.join(out, file.name), file.content, { mode: file.executable ? 0o755 : 0o644 });
-  await writeOutputFile(path.join(out, 'README.md'), index);
-  deps.err(`wrote ${files.length + 1} files to ${out}\n`);
+async function writeBundle(
+  out: { dir: string; force: boolean },
+  files: ArtifactFile[],
+  index: string,
+  deps: AppDeps,
+): Promise<void> {
+  await writeOutDir(
+    out.dir,
+    [
+      ...files.map((f) => ({ name: f.name, content: f.content, mode: f.executable ? 0o755 : 0o644 })),
+      { name: 'README.md', content: index, mode: 0o644 },
+    ],
+    out.force,
+  );
+  deps.err(`wrote ${files.length + 1} files to ${out.dir}\n`);
   // A printed command, not a run: verify needs the GPU node these files are for.
   if (files.some((f) => VERIFIABLE.has(f.name)))
-    deps.err(`gpushare: check on the GPU node that every limit they declare holds: gpushare verify ${argText(out)}\n`);
+    deps.err(
+      `gpushare: check on the GPU node that every limit they declare holds: gpushare verify ${argText(out.dir)}\n`,
+    );
 }
 
 /** The files `gpushare verify` reads (harness/verify/declared.ts). */
@@ -230,7 +263,7 @@ async function artifacts(options: ArtifactsOptions, deps: AppDeps): Promise<numb
     [...simulatedMarkdown({ simulated }), ...lines],
     files,
   );
-  await writeBundle(options.out, files, index, deps);
+  await writeBundle({ dir: options.out, force: options.force }, files, index, deps);
   return ExitCode.ok;
 }
 
@@ -296,6 +329,8 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
       `cannot plan for a real ${options.gpu} from run ${run.id}: it was made on gpushare's simulator, so its costs say nothing about any GPU; give --run a run measured on a real GPU, or plan from --gpu-model alone`,
     );
   const gpu = options.gpu ? planGpu(options.gpu, options.gpuMemGiB) : runGpu(run as Run, (run as Run).config.gpuIndex);
+  const mixed = run && options.gpu ? otherGpuWarning(run, gpu) : null;
+  if (mixed !== null) deps.err(`gpushare plan: warning: ${mixed}\n`);
   const request = {
     models: options.models,
     memGiB: options.memGiB,
@@ -332,7 +367,7 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
         : []),
     ];
     const index = inProcessIndex(text, server, files);
-    await writeBundle(options.out, files, index, deps);
+    await writeBundle({ dir: options.out, force: options.force }, files, index, deps);
   } else if (options.out && advice.recommendation) {
     const source = `gpushare plan (${options.models} models × ${options.memGiB} GiB, ${options.smPct}% SMs) for ${gpu.name}${run ? `, costs from run ${run.id}` : ''}`;
     const mig =
@@ -365,7 +400,7 @@ async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
         ? `\nTwo ways to run MPS, with the same limits; use one per node, never both. The device plugin's MPS sharing (\`${key}\` in the ConfigMap) starts its own daemon and splits each GPU evenly between its ${options.models} replicas: ${advice.mpsThreadPct}% of the SMs and ${advice.mpsMemLimit.replace(/M$/, ' MiB')} of memory each. The host scripts start a daemon with those same limits, for nodes whose device plugin does not share with MPS.\n`
         : '';
     await writeBundle(
-      options.out,
+      { dir: options.out, force: options.force },
       files,
       `# gpushare plan\n\n${mdFence(text)}${pluginNote}\n${files.map((f) => `- [\`${f.name}\`](${f.name})`).join('\n')}\n`,
       deps,

@@ -34,6 +34,14 @@ const OPERATOR_FLAGS = {
   },
 } as const;
 
+/** --force, beside --out. */
+const FORCE_FLAG = {
+  force: {
+    type: 'boolean',
+    describe: 'replace files in --out that gpushare did not write there (a link is replaced, never written through)',
+  },
+} as const;
+
 /** artifacts' flags. */
 export const ARTIFACTS_FLAGS = {
   out: { type: 'string', demandOption: true, describe: 'directory for the files' },
@@ -46,6 +54,7 @@ export const ARTIFACTS_FLAGS = {
   'gpu-model': { type: 'string', describe: 'a GPU model without a run: A100-40GB, A100-80GB, H100-80GB, H200-141GB' },
   gpu: { type: 'string', hidden: true },
   replicas: { type: 'number', describe: 'shares per GPU in the device-plugin configs', defaultDescription: '4' },
+  ...FORCE_FLAG,
   ...OPERATOR_FLAGS,
 } as const;
 export type ArtifactsArgs = ArgsOf<typeof ARTIFACTS_FLAGS>;
@@ -87,6 +96,7 @@ export const PLAN_FLAGS = {
     describe: 'memory of a GPU model without a built-in table, GiB (time-slicing and MPS fits need no MIG table)',
   },
   out: { type: 'string', describe: 'write the artifacts for the recommendation here' },
+  ...FORCE_FLAG,
   mix: {
     type: 'string',
     describe:
@@ -106,6 +116,7 @@ export function resolveArtifactsOptions(args: ArtifactsArgs): ArtifactsOptions {
     operator: operator(args),
     gpus: gpuList(args.gpus),
     dra: dra(args.k8s),
+    force: args.force ?? false,
   };
 }
 
@@ -165,5 +176,6 @@ export function resolvePlanOptions(args: PlanArgs): PlanOptions {
     operator: operator(args),
     gpus: gpuList(args.gpus),
     dra: dra(args.k8s),
+    force: args.force ?? false,
   };
 }

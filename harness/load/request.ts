@@ -140,6 +140,9 @@ export function sendRequest(
         const { tokens } = parser.feed(bytes);
         // Tokens that came in one read arrived together: each gets the read's time.
         for (let i = 0; i < tokens; i++) tokenTimesMs.push(at);
+        // Garbage or a runaway line: the rest is not read (a line of 100 MB would only cost time).
+        const failure = parser.failure;
+        if (failure !== null) finish(failure.kind, failure.reason);
       });
       res.on('aborted', () => finish('cut', 'the server closed the connection mid-response'));
       res.on('error', () => finish('cut', 'the connection failed mid-response'));

@@ -3,10 +3,16 @@
  * `/v1/chat/completions` with `stream: true`): Server-Sent Events of `data: {json}`, ended by
  * `data: [DONE]`. Fed bytes as they arrive (split anywhere, even inside a UTF-8 character), it says how
  * many tokens each chunk carried, so the caller can stamp their arrival times. Garbage is an outcome
- * (`malformed`), and so is a stream that ends before `[DONE]` (`cut`): never a throw.
+ * (`malformed`), a line or event past MAX_LINE_CHARS is one (`overlong`: a completion chunk is a few
+ * hundred bytes), and so is a stream that ends before `[DONE]` (`cut`): never a throw. Each byte is
+ * scanned for a line break once, however the stream is split: linear in its input.
  */
 
-export type SseOutcome = { kind: 'ok' } | { kind: 'malformed'; reason: string } | { kind: 'cut'; reason: string };
+export type SseFailure = { kind: 'malformed'; reason: string } | { kind: 'overlong'; reason: string };
+export type SseOutcome = { kind: 'ok' } | SseFailure | { kind: 'cut'; reason: string };
+
+/** The longest line, and the longest event (its data lines together), in characters. */
+export const MAX_LINE_CHARS = 1024 * 1024;
 
 /** What one `feed` found: tokens carried by the events completed in these bytes. */
 export interface SseFeed {
@@ -17,34 +23,50 @@ export interface SseFeed {
 export class SseParser {
   private readonly decoder = new TextDecoder('utf-8', { fatal: false });
   private pending = '';
+  /** Where in `pending` the search for a line break goes on: what is before it holds none. */
+  private scanFrom = 0;
   private data: string[] = [];
+  private dataChars = 0;
   private done = false;
-  private problem: string | null = null;
+  private problem: SseFailure | null = null;
   /** Tokens counted from the chunks (one per chunk carrying text). */
   tokens = 0;
   /** The server's own count of output tokens (`usage.completion_tokens`), when it sent one. */
   reportedTokens: number | null = null;
 
+  /** Why the stream is already no completion (garbage, or a line past the bound), or null: the caller may stop reading. */
+  get failure(): SseFailure | null {
+    return this.problem;
+  }
+
   feed(bytes: Uint8Array): SseFeed {
     if (this.problem !== null || this.done) return { tokens: 0 };
-    this.pending += this.decoder.decode(bytes, { stream: true });
+    const text = this.pending + this.decoder.decode(bytes, { stream: true });
     const before = this.tokens;
     // Lines end in \n, \r\n or \r; a trailing \r may be half of a \r\n still to come.
-    for (;;) {
-      const match = /\r\n|\n|\r/.exec(this.pending);
-      if (match === null) break;
-      if (match[0] === '\r' && match.index === this.pending.length - 1) break;
-      const line = this.pending.slice(0, match.index);
-      this.pending = this.pending.slice(match.index + match[0].length);
-      this.line(line);
+    const lineBreak = /\r\n|\r|\n/g;
+    lineBreak.lastIndex = this.scanFrom;
+    let start = 0;
+    let scanned = text.length;
+    for (let m = lineBreak.exec(text); m !== null; m = lineBreak.exec(text)) {
+      if (m[0] === '\r' && m.index === text.length - 1) {
+        scanned = m.index;
+        break;
+      }
+      this.line(text.slice(start, m.index));
+      start = m.index + m[0].length;
       if (this.problem !== null || this.done) break;
     }
+    this.pending = text.slice(start);
+    this.scanFrom = Math.max(0, scanned - start);
+    if (this.problem === null && !this.done && this.pending.length > MAX_LINE_CHARS)
+      this.problem = { kind: 'overlong', reason: `a line of more than ${MAX_LINE_CHARS} characters` };
     return { tokens: this.tokens - before };
   }
 
   /** The outcome once the body has ended. */
   end(): SseOutcome {
-    if (this.problem !== null) return { kind: 'malformed', reason: this.problem };
+    if (this.problem !== null) return this.problem;
     if (this.done) return { kind: 'ok' };
     this.pending += this.decoder.decode();
     const partial = this.pending.length > 0 || this.data.length > 0;
@@ -64,17 +86,26 @@ export class SseParser {
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') this.data.push(value);
+    if (field === 'data') {
+      this.data.push(value);
+      this.dataChars += value.length + 1;
+      if (this.dataChars > MAX_LINE_CHARS)
+        this.problem = { kind: 'overlong', reason: `an event of more than ${MAX_LINE_CHARS} characters` };
+    }
     // event, id and retry carry nothing a completion stream uses; the spec ignores any other line too,
     // but from a completion server one is garbage (an HTML error page, a proxy's text).
     else if (!['event', 'id', 'retry'].includes(field))
-      this.problem = `a line that is not Server-Sent Events: ${JSON.stringify(line.slice(0, 80))}`;
+      this.problem = {
+        kind: 'malformed',
+        reason: `a line that is not Server-Sent Events: ${JSON.stringify(line.slice(0, 80))}`,
+      };
   }
 
   private dispatch(): void {
     if (this.data.length === 0) return;
     const text = this.data.join('\n');
     this.data = [];
+    this.dataChars = 0;
     if (text === '[DONE]') {
       this.done = true;
       return;
@@ -83,10 +114,11 @@ export class SseParser {
     try {
       chunk = JSON.parse(text);
     } catch {
-      this.problem = `an event that is not JSON: ${JSON.stringify(text.slice(0, 80))}`;
+      this.problem = { kind: 'malformed', reason: `an event that is not JSON: ${JSON.stringify(text.slice(0, 80))}` };
       return;
     }
-    this.problem = this.chunk(chunk);
+    const why = this.chunk(chunk);
+    if (why !== null) this.problem = { kind: 'malformed', reason: why };
   }
 
   /** Counts a chunk's token, or says why it is no completion chunk. */

@@ -162,17 +162,21 @@ function writeError(file: string, dir: string, kind: RecordKind, error: unknown)
 }
 
 /**
- * Reads a file that must be a regular file: a FIFO or device would block the read forever. `fix`
- * says what to give instead. A missing file rejects with its ENOENT, for the caller to word.
+ * Reads a file that must be a regular file: a FIFO or device would block the read forever (or, as
+ * /dev/zero, never end). `fix` says what to give instead; a file over `maxBytes` is refused too. A
+ * missing file rejects with its ENOENT, for the caller to word.
  */
 export async function readRegularFile(
   file: string,
   fix = 'give a run directory made by gpushare bench',
+  maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<string> {
   // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
   const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   try {
-    if (!(await handle.stat()).isFile()) throw new UserError(`${file} is not a regular file: ${fix}`);
+    const info = await handle.stat();
+    if (!info.isFile()) throw new UserError(`${file} is not a regular file: ${fix}`);
+    if (info.size > maxBytes) throw new UserError(`${file} is ${info.size} bytes, more than ${maxBytes}: ${fix}`);
     return await handle.readFile('utf8');
   } finally {
     await handle.close();

@@ -11,6 +11,7 @@ import { medianInterval, metricStats } from '../stats/statistics.js';
 import { requestsNeeded } from '../workload/open-loop.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
 import { type P99Verdict, p99Verdict, verdictWindowS } from './steps.js';
+import { groupMeasuredNothing } from './window.js';
 
 export interface Estimate {
   value: number | null;
@@ -104,10 +105,9 @@ const estimate = (values: number[]): Estimate => {
 const sharedWindows = (g: ServeGroup): WindowStats[] =>
   g.rounds.length > 0 ? g.rounds.map((r) => r.shared) : g.steps.map((s) => s.window);
 
-const lowest = (values: Array<number | null>): number | null => {
-  const present = values.filter((v): v is number => v !== null && v > 0);
-  return present.length > 0 ? Math.min(...present) : null;
-};
+/** The least positive value, or null; a loop, not Math.min(...values): a run's windows may be more than a call takes arguments. */
+const lowest = (values: Array<number | null>): number | null =>
+  values.reduce<number | null>((least, v) => (v !== null && v > 0 && (least === null || v < least) ? v : least), null);
 
 /**
  * The generator's ceiling: the highest clean null-server rate whose e2e p50 and send lag p99 stayed within 1% of
@@ -177,11 +177,14 @@ export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): Gr
   const overCeiling = (w: WindowStats) =>
     ceiling.ratePerS === null ||
     (!ceiling.atLeast && (w.requestsPerS > ceiling.ratePerS || w.outputTokensPerS > (ceiling.tokensPerS ?? 0)));
+  // A record that calls a group measured though it measured nothing (written before this check, or
+  // edited) reads as failed: nothing downstream may take it for a measurement.
+  const nothing = g.status === 'measured' ? groupMeasuredNothing(g) : null;
   return {
     mode: g.mode,
     copies: g.copies,
-    status: g.status,
-    reason: g.reason,
+    status: nothing !== null ? 'failed' : g.status,
+    reason: nothing ?? g.reason,
     rounds: g.rounds.length,
     ratios,
     tokensPerS,
@@ -197,7 +200,7 @@ export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): Gr
         ? null
         : {
             ratePerS: top?.totalRatePerS ?? null,
-            failedAtPerS: failedAbove.length > 0 ? Math.min(...failedAbove) : null,
+            failedAtPerS: lowest(failedAbove),
             tokensPerS: top?.window.outputTokensPerS ?? null,
           },
     overCeiling: all.filter(overCeiling).length,
@@ -232,6 +235,7 @@ export function servePlan(run: ServeRun, analysis: ServeAnalysis): ServePlan {
   const slo = `TTFT p99 <= ${run.settings.sloTtftP99Ms} ms`;
   const none = (answer: string): ServePlan => ({ answer, mode: null, copies: null, tiedWith: [] });
   const groups = analysis.groups.filter((g) => g.status === 'measured' && g.mode !== 'dedicated');
+  if (groups.length === 0) return none('no group was measured: each failed or was skipped (its reason is above)');
   if (run.settings.measure === 'capacity') {
     const carried = groups.filter((g) => g.capacity?.ratePerS != null);
     if (carried.length === 0) return none(`no mode carried any measured rate at ${slo}`);

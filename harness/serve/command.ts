@@ -200,7 +200,7 @@ async function serveRun(session: Session<ServeRun>, json: boolean, deps: AppDeps
     const analysis = analyzeServe(run);
     const file = session.reportFile();
     await writeOutputFile(file, serveMarkdown(run, analysis, VERSION));
-    const code = run.groups.every((g) => g.status === 'measured') ? 0 : 3;
+    const code = analysis.groups.every((g) => g.status === 'measured') ? 0 : 3;
     if (json)
       deps.out(
         termJson({

@@ -12,14 +12,23 @@ import { type LoadCommand, ServerMember, type ServerReady } from './server-membe
 
 export type CopyGroup = WorkloadGroup<LoadCommand, LoadResult, ServerReady>;
 
-/** Copies started and ready: driven together as `group`, alive while the first has not exited, stopped by `stop`. */
+/**
+ * Copies started and ready: driven together as `group`, alive while the first has not exited, stopped by
+ * `stop`, which says in one line each the processes of a copy it could not kill (none, normally).
+ */
 export interface Copies {
   group: CopyGroup;
   members: readonly ServerMember[];
-  stop(): Promise<void>;
+  stop(): Promise<string[]>;
 }
 
 const STOP_MS = 10_000;
+
+/** A copy whose processes outlived its stop: their PIDs, and how to end them. */
+function leftText(m: ServerMember): string {
+  const pids = m.leftRunning.join(' ');
+  return `${m.label}: processes ${pids} still running after SIGKILL (kill -9 ${pids} once they can be killed)`;
+}
 
 /** A free TCP port on 127.0.0.1, as the kernel picks one. */
 function freePort(): Promise<number> {
@@ -100,6 +109,7 @@ export async function startCopies(
   const members: ServerMember[] = [];
   const stop = async () => {
     await Promise.all(started.map((one) => one.stop(STOP_MS)));
+    return members.flatMap((m) => (m.leftRunning.length > 0 ? [leftText(m)] : []));
   };
   for (let k = 0; k < copies; k++) {
     const port = await freePort();
@@ -130,10 +140,13 @@ export async function startCopies(
     if (ready.status === 'ready') continue;
     const why = ready.reply.kind === 'timeout' ? `not ready within ${s.readyTimeoutMs / 1000} s` : ready.reply.reason;
     const tail = member.stderrTail().split('\n').slice(-5).join(' | ');
-    await stop();
+    const left = await stop();
     return {
       copies: null,
-      problem: `${member.label} (${member.spec.command}) did not come up: ${why}; its log ends: ${tail || '(empty)'}`,
+      problem: [
+        `${member.label} (${member.spec.command}) did not come up: ${why}; its log ends: ${tail || '(empty)'}`,
+        ...left,
+      ].join('; '),
     };
   }
   // The members' lifetimes are the one-member groups'; windows drive them together.

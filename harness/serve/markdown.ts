@@ -1,4 +1,5 @@
 /** A server run as text: the console summary and report.md, both from the one analysis. */
+import { mdCode, mdText } from '../core/escape/markdown.js';
 import { termText } from '../core/escape/terminal.js';
 import { SIMULATED_TEXT, simulatedMarkdown } from '../record/simulated.js';
 import { isSimulated } from '../system/nvidia/schema.js';
@@ -45,12 +46,12 @@ function setup(run: ServeRun): string[] {
   const s = run.settings;
   const gpu = run.fingerprint.gpus.find((g) => g.index === run.gpuIndex);
   return [
-    `- Run \`${run.id}\` (${run.status}), ${termText(gpu?.name ?? 'GPU')}, driver ${run.fingerprint.driverVersion ?? '?'}, ${run.createdAt}`,
-    `- Server: \`${s.serve}\` (${s.api}, ready at ${s.readyPath})`,
+    `- Run ${mdCode(run.id)} (${run.status}), ${mdText(gpu?.name ?? 'GPU')}, driver ${mdText(run.fingerprint.driverVersion ?? '?')}, ${mdText(run.createdAt)}`,
+    `- Server: ${mdCode(s.serve)} (${s.api}, ready at ${mdText(s.readyPath)})`,
     s.measure === 'bench'
       ? `- Load: closed loop, ${s.concurrency} requests resident per shared copy; the dedicated copy (a plain process, the only one loaded while it is measured, resident beside the group's idle copies, {mem_fraction} 0.45 against 0.45 ÷ copies each) carries copies × ${s.concurrency}. Prompts of ${inputText(s)} words, each made unique; ${s.outputTokens} output tokens; ${s.windowMs / 1000} s windows (throughput counts tokens that arrived within them), one warm-up window of each arm not kept, then ${s.rounds} ABBA rounds per group. Latencies are of requests that ended ok.`
       : `- Load: open-loop Poisson, the total rate split evenly over the copies, each step long enough for the 473 requests a p99 claim needs (${s.windowMs / 1000}–${s.maxStepMs / 1000} s); ${inputText(s)} input words, ${s.outputTokens} output tokens.`,
-    `- SLO: TTFT p99 ≤ ${s.sloTtftP99Ms} ms${s.sloItlMaxMs !== null ? `, every ITL ≤ ${s.sloItlMaxMs} ms for goodput` : ''}. Servers on CPUs ${s.serverCpus ?? '(not pinned)'}, the load generator on ${s.generatorCpu ?? '(not pinned)'}; host ${run.host.cpus} CPUs (${termText(run.host.cpuModel ?? '?')}).`,
+    `- SLO: TTFT p99 ≤ ${s.sloTtftP99Ms} ms${s.sloItlMaxMs !== null ? `, every ITL ≤ ${s.sloItlMaxMs} ms for goodput` : ''}. Servers on CPUs ${mdText(s.serverCpus ?? '(not pinned)')}, the load generator on ${s.generatorCpu ?? '(not pinned)'}; host ${run.host.cpus} CPUs (${mdText(run.host.cpuModel ?? '?')}).`,
   ];
 }
 
@@ -75,7 +76,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
   const plan = servePlan(run, analysis);
   const lines = [
     ...simulatedMarkdown(run.fingerprint),
-    `# Server run ${run.id}`,
+    `# Server run ${mdText(run.id)}`,
     '',
     ...setup(run),
     ...ceilingLines(analysis),
@@ -115,7 +116,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
       '',
       '## Not measured',
       '',
-      ...other.map((g) => `- ${groupName(g)}: ${g.status}${g.reason ? `: ${termText(g.reason)}` : ''}`),
+      ...other.map((g) => `- ${groupName(g)}: ${g.status}${g.reason ? `: ${mdText(g.reason)}` : ''}`),
     );
   const flagged = measured.filter((g) => g.failedRequests > 0 || g.overCeiling > 0 || g.generatorBusy > 0);
   if (flagged.length > 0 || run.warnings.length > 0)
@@ -127,7 +128,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
         (g) =>
           `- ${groupName(g)}: ${g.failedRequests} failed requests; ${g.overCeiling} windows over the generator's ceiling or unverified; ${g.generatorBusy} with the generator over half a core busy`,
       ),
-      ...run.warnings.map((w) => `- ${termText(w)}`),
+      ...run.warnings.map((w) => `- ${mdText(w)}`),
     );
   lines.push('', `gpushare ${version}`, '');
   return lines.join('\n');

@@ -17,7 +17,7 @@ import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from '
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
 import type { LoadCommand } from './server-member.js';
 import { searchPolicy, stepDurationMs, stepVerdict } from './steps.js';
-import { type Slo, windowStats } from './window.js';
+import { nothingMeasured, type Slo, windowStats } from './window.js';
 
 export interface ServeDriver {
   runner: ProcessRunner;
@@ -99,7 +99,15 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       await driver.save();
     }
   } finally {
-    await dedicated?.stop();
+    if (dedicated !== null) stopped(await dedicated.stop());
+  }
+
+  /** What a stop left running: a warning of the run, and a line now. */
+  function stopped(left: string[]): void {
+    for (const line of left) {
+      run.warnings.push(line);
+      driver.progress(`  ${line}`);
+    }
   }
 
   async function measureGroup(g: ServeGroup): Promise<void> {
@@ -135,7 +143,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
         else await search(g, copies.group);
         if (g.status === 'pending') g.status = 'measured';
       } finally {
-        await copies.stop();
+        stopped(await copies.stop());
       }
     } finally {
       await daemon?.stop();
@@ -170,17 +178,27 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
   async function rounds(g: ServeGroup, shared: CopyGroup): Promise<void> {
     const d = (dedicated as Copies).group;
     const c = s.concurrency;
-    const arm = (which: 'dedicated' | 'shared') =>
-      which === 'dedicated'
-        ? window(d, [{ kind: 'closed', concurrency: g.copies * c }], { concurrency: g.copies * c, ratePerS: null })
-        : window(
-            shared,
-            Array.from({ length: g.copies }, () => ({ kind: 'closed', concurrency: c }) as const),
-            { concurrency: c, ratePerS: null },
-          );
+    const arm = async (which: 'dedicated' | 'shared', what: string): Promise<Window> => {
+      const w =
+        which === 'dedicated'
+          ? await window(d, [{ kind: 'closed', concurrency: g.copies * c }], {
+              concurrency: g.copies * c,
+              ratePerS: null,
+            })
+          : await window(
+              shared,
+              Array.from({ length: g.copies }, () => ({ kind: 'closed', concurrency: c }) as const),
+              { concurrency: c, ratePerS: null },
+            );
+      // A window in which no request ended ok, or none carried a token, measured nothing of the server.
+      const nothing = w.stats === null ? null : nothingMeasured(w.stats);
+      return nothing === null
+        ? w
+        : { stats: null, problem: `${what}, the ${which} window measured nothing: ${nothing}` };
+    };
     // Warm-up, not kept: copies just started (and the dedicated copy at this group's load) run cold.
     for (const which of ['dedicated', 'shared'] as const) {
-      const w = await arm(which);
+      const w = await arm(which, 'warm-up');
       if (w.stats === null) {
         Object.assign(g, { status: 'failed', reason: w.problem });
         return;
@@ -191,7 +209,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       const order = r % 2 === 0 ? (['dedicated', 'shared'] as const) : (['shared', 'dedicated'] as const);
       const got: Partial<Record<'dedicated' | 'shared', WindowStats>> = {};
       for (const which of order) {
-        const w = await arm(which);
+        const w = await arm(which, `round ${r + 1}`);
         if (w.stats === null) {
           Object.assign(g, { status: 'failed', reason: w.problem });
           return;
@@ -223,6 +241,16 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       );
       if (w.stats === null) {
         Object.assign(g, { status: 'failed', reason: w.problem });
+        return;
+      }
+      // Nothing measured at the first rates tried is a broken server, not a capacity; after a step that
+      // measured something, it is the server overloaded: a failed step.
+      const nothing = nothingMeasured(w.stats);
+      if (nothing !== null && g.steps.every((x) => nothingMeasured(x.window) !== null)) {
+        Object.assign(g, {
+          status: 'failed',
+          reason: `at ${rate.toFixed(1)} req/s the step measured nothing: ${nothing}`,
+        });
         return;
       }
       const step = stepVerdict(rate, w.stats, s.sloTtftP99Ms);

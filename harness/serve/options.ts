@@ -3,8 +3,12 @@ import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
 import { integer, integerList, list, number, oneOf } from '../core/flags.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
-import { SERVE_MODES, type ServeSettings } from './record.js';
+import type { ServeSettings } from './record.js';
 import { MAX_STEP_S } from './steps.js';
+
+/** The sharing modes a server is copied under: plain processes, MPS, MPS with each copy's thread cap. */
+export const SERVE_MODES = ['timeslice', 'mps', 'mps-threads'] as const;
+export type ServeMode = (typeof SERVE_MODES)[number];
 
 export const SERVE_FLAGS = {
   serve: {
@@ -154,6 +158,10 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
   const readyPath = args.readyPath ?? '/v1/models';
   if (!readyPath.startsWith('/'))
     throw new UserError(`--ready-path ${argText(readyPath)}: give a path starting with /, e.g. /health`);
+  if (!staysOnHost(readyPath))
+    throw new UserError(
+      `--ready-path ${argText(readyPath)}: it names another host (a path starting with // or /\\); give a path on the copy's own server, e.g. /health`,
+    );
   return {
     settings: {
       measure,
@@ -185,5 +193,42 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
     allowBusy: args.allowBusy ?? false,
     json: args.json ?? false,
     dryRun: args.dryRun ?? false,
+  };
+}
+
+/** Whether `path`, resolved against a copy's address, stays on it (`//host/…` and `/\\host/…` would leave). */
+export function staysOnHost(path: string): boolean {
+  const base = 'http://127.0.0.1:1';
+  try {
+    return new URL(path, base).origin === base;
+  } catch {
+    return false;
+  }
+}
+
+/** The flags, as typed, that make `s`: a record's settings resolved again meet every limit the flags have. */
+export function settingsArgs(s: ServeSettings): ServeArgs {
+  const text = (value: number | null) => (value === null ? undefined : String(value));
+  const seconds = (ms: number) => String(ms / 1000);
+  return {
+    serve: s.serve,
+    endpoint: s.api,
+    readyPath: s.readyPath,
+    readyTimeoutS: seconds(s.readyTimeoutMs),
+    modes: s.modes.join(','),
+    copies: s.copies.join(','),
+    concurrency: String(s.concurrency),
+    inputTokens: s.inputTokensMax === null ? String(s.inputTokens) : `${s.inputTokens}-${s.inputTokensMax}`,
+    outputTokens: String(s.outputTokens),
+    windowS: seconds(s.windowMs),
+    rounds: String(s.rounds),
+    threadPct: text(s.threadPct),
+    mpsMemCap: s.mpsMemCap,
+    sloTtftP99Ms: String(s.sloTtftP99Ms),
+    sloItlMaxMs: text(s.sloItlMaxMs),
+    gpuHourUsd: text(s.gpuHourUsd),
+    requestTimeoutS: seconds(s.requestTimeoutMs),
+    ceilingStepS: seconds(s.ceilingStepMs),
+    maxStepS: seconds(s.maxStepMs),
   };
 }

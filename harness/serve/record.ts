@@ -3,16 +3,34 @@
  * the load generator's own ceiling, and one group per sharing mode and number of copies, each with its
  * rounds (dedicated window, shared window) or its rate search, and the MPS daemons it ran.
  */
-import { z } from 'zod';
-import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
-import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
-import { FingerprintSchema } from '../system/nvidia/schema.js';
-
 export const SERVE_SCHEMA_ID = 'gpushare.serve/1';
 
-/** The sharing modes a server is copied under: plain processes, MPS, MPS with each copy's thread cap. */
-export const SERVE_MODES = ['timeslice', 'mps', 'mps-threads'] as const;
-export type ServeMode = (typeof SERVE_MODES)[number];
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { UserError } from '../core/errors.js';
+import { REQUEST_OUTCOMES } from '../load/request.js';
+import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
+import { SERVE_FILE } from '../record/kinds.js';
+import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
+import { FingerprintSchema } from '../system/nvidia/schema.js';
+import { resolveServeOptions, SERVE_MODES, settingsArgs } from './options.js';
+
+export { SERVE_MODES, type ServeMode } from './options.js';
+
+/**
+ * A figure a server run measured (a count, a time in ms, a rate): never negative, never past 10^12 (31
+ * years of ms; requests or tokens per second far beyond any GPU). A record saying otherwise was edited.
+ */
+const figure = z.number().nonnegative().max(1e12);
+const count = z.number().int().nonnegative().max(1e12);
+/** What bounds a record's lists: the flags' limits (1000 rounds; 3 modes × 48 counts and a dedicated group), a search's 8 steps, with room. */
+const MAX_ROUNDS = 1000;
+const MAX_STEPS = 64;
+const MAX_GROUPS = SERVE_MODES.length * 48 + 1;
+const MAX_LIST = 10_000;
+/** The largest serve.json read: a run at the flags' limits stays far below it. */
+export const MAX_SERVE_BYTES = 256 * 1024 * 1024;
 
 const ServeSettingsSchema = z.object({
   /** bench: rounds of dedicated vs shared at equal requests resident; capacity: a rate search at the SLO. */
@@ -41,9 +59,12 @@ const ServeSettingsSchema = z.object({
   sloItlMaxMs: z.number().positive().nullable(),
   gpuHourUsd: z.number().positive().nullable(),
   /** Cores the servers were pinned to (taskset -c), or null: not pinned. */
-  serverCpus: z.string().nullable(),
+  serverCpus: z
+    .string()
+    .regex(/^\d{1,4}(,\d{1,4}){0,4095}$/, 'CPU numbers, comma-separated')
+    .nullable(),
   /** The core the harness, the load generator, was pinned to, or null. */
-  generatorCpu: z.number().int().nonnegative().nullable(),
+  generatorCpu: z.number().int().nonnegative().max(4095).nullable(),
   requestTimeoutMs: z.number().positive(),
   /** How long the generator's ceiling holds each rate, ms. */
   ceilingStepMs: z.number().positive(),
@@ -53,46 +74,46 @@ const ServeSettingsSchema = z.object({
 export type ServeSettings = z.infer<typeof ServeSettingsSchema>;
 
 const LatencySchema = z.object({
-  count: z.number(),
+  count,
   /** Null where there was no value (every request failed; one-token outputs have no gap). */
-  p50Ms: z.number().nullable(),
-  p99Ms: z.number().nullable(),
+  p50Ms: figure.nullable(),
+  p99Ms: figure.nullable(),
   /** HDR histogram (µs, compressed base64), as capacity and mix record theirs. */
-  histogram: z.string(),
+  histogram: z.string().max(1024 * 1024),
 });
 export type Latency = z.infer<typeof LatencySchema>;
 
 /** One window of load against one or more copies, merged. */
 const WindowStatsSchema = z.object({
-  copies: z.number(),
+  copies: count,
   /** Requests resident per copy (closed loop), or null for open loop. */
-  concurrency: z.number().nullable(),
+  concurrency: count.nullable(),
   /** The total open-loop rate, or null for closed loop. */
-  ratePerS: z.number().nullable(),
+  ratePerS: figure.nullable(),
   /** How long the load was sent for, ms: throughput counts what arrived within it. */
-  windowMs: z.number(),
+  windowMs: figure,
   /** From the start to the last response (the drain after the window included), ms. */
-  elapsedMs: z.number(),
-  requests: z.number(),
-  ok: z.number(),
+  elapsedMs: figure,
+  requests: count,
+  ok: count,
   /** Requests within the SLO (TTFT ≤ the target, and every gap ≤ the ITL target when one is set). */
-  good: z.number(),
+  good: count,
   /** Requests whose TTFT was over the SLO's target, or that failed. */
-  overTtft: z.number(),
+  overTtft: count,
   /** One line per kind of failed request with its first detail. */
-  failures: z.array(z.string()),
+  failures: z.array(z.string()).max(REQUEST_OUTCOMES.length),
   /** Output tokens of requests that ended ok, arrived within the window. */
-  outputTokens: z.number(),
-  outputTokensPerS: z.number(),
+  outputTokens: count,
+  outputTokensPerS: figure,
   /** Requests that ended ok within the window, per second of it. */
-  requestsPerS: z.number(),
+  requestsPerS: figure,
   ttft: LatencySchema,
   itl: LatencySchema,
   e2e: LatencySchema,
   /** How late the generator sent (p99), ms. */
-  lagP99Ms: z.number(),
+  lagP99Ms: figure,
   /** CPU time the harness (the generator) used during the window, ms. */
-  generatorCpuMs: z.number(),
+  generatorCpuMs: figure,
 });
 export type WindowStats = z.infer<typeof WindowStatsSchema>;
 
@@ -100,7 +121,7 @@ const ServeRoundSchema = z.object({ dedicated: WindowStatsSchema, shared: Window
 export type ServeRound = z.infer<typeof ServeRoundSchema>;
 
 const RateStepSchema = z.object({
-  totalRatePerS: z.number(),
+  totalRatePerS: figure,
   window: WindowStatsSchema,
   verdict: z.enum(['pass', 'fail', 'invalid']),
   reason: z.string(),
@@ -114,14 +135,14 @@ const ServeGroupSchema = z.object({
   /** pending: not measured yet (or cut short: --resume measures it from its start). */
   status: z.enum(['pending', 'measured', 'skipped', 'failed']),
   reason: z.string().nullable(),
-  rounds: z.array(ServeRoundSchema),
-  steps: z.array(RateStepSchema),
+  rounds: z.array(ServeRoundSchema).max(MAX_ROUNDS),
+  steps: z.array(RateStepSchema).max(MAX_STEPS),
   /** Each copy's environment beyond the host's (the MPS pipe directory, the thread cap). */
   env: z.record(z.string(), z.string()),
 });
 export type ServeGroup = z.infer<typeof ServeGroupSchema>;
 
-const CeilingStepSchema = z.object({ ratePerS: z.number(), window: WindowStatsSchema });
+const CeilingStepSchema = z.object({ ratePerS: figure, window: WindowStatsSchema });
 export type CeilingStep = z.infer<typeof CeilingStepSchema>;
 
 export const ServeRunSchema = z.object({
@@ -130,17 +151,40 @@ export const ServeRunSchema = z.object({
   gpuIndex: z.number().int().nonnegative(),
   settings: ServeSettingsSchema,
   /** The generator against a null server on this host, before any server started. */
-  ceiling: z.array(CeilingStepSchema),
-  groups: z.array(ServeGroupSchema),
-  daemons: z.array(MpsDaemonRecordSchema),
+  ceiling: z.array(CeilingStepSchema).max(MAX_STEPS),
+  groups: z.array(ServeGroupSchema).min(1).max(MAX_GROUPS),
+  daemons: z.array(MpsDaemonRecordSchema).max(MAX_LIST),
   /** Host CPUs, and their model. */
-  host: z.object({ cpus: z.number(), cpuModel: z.string().nullable() }),
-  warnings: z.array(z.string()),
-  resumes: z.array(z.object({ at: z.string(), groupsKept: z.number() })).optional(),
+  host: z.object({ cpus: count, cpuModel: z.string().nullable() }),
+  warnings: z.array(z.string()).max(MAX_LIST),
+  resumes: z
+    .array(z.object({ at: z.string(), groupsKept: count }))
+    .max(MAX_LIST)
+    .optional(),
 });
 export type ServeRun = z.infer<typeof ServeRunSchema>;
 
-/** The server run in `dir`, read through its schema, or null when `dir` holds none. */
+/**
+ * The server run in `dir`, read through its schema, or null when `dir` holds none. Bounded: a file
+ * over MAX_SERVE_BYTES is refused unread, and settings no flags could give (an edited record, which
+ * --resume would otherwise run with) are refused naming the flag.
+ */
 export async function loadServeRun(dir: string): Promise<ServeRun | null> {
-  return loadRecord(dir, 'serve', ServeRunSchema);
+  const file = path.join(dir, SERVE_FILE);
+  const size = (await stat(file).catch(() => null))?.size ?? 0;
+  if (size > MAX_SERVE_BYTES)
+    throw new UserError(
+      `${file} is ${size} bytes, more than any server run writes (${MAX_SERVE_BYTES}): it is not one gpushare wrote`,
+    );
+  const run = await loadRecord(dir, 'serve', ServeRunSchema);
+  if (run === null) return null;
+  try {
+    resolveServeOptions(settingsArgs(run.settings), run.settings.measure);
+  } catch (error) {
+    if (!(error instanceof UserError)) throw error;
+    throw new UserError(
+      `${file}: its settings are none gpushare's flags allow (${error.message}): it was edited; measure again`,
+    );
+  }
+  return run;
 }

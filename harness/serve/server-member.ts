@@ -4,14 +4,17 @@
  * released with a load (a schedule for a duration) that gpushare's generator drives against it from
  * the release time; its answer is the load run.
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../core/clock.js';
 import { Interrupted } from '../core/errors.js';
-import type { ChildHandle, ExitInfo, ProcessRunner } from '../core/process.js';
+import { type ChildHandle, type ExitInfo, type ProcessRunner, STDIO_GRACE_MS } from '../core/process.js';
 import { mulberry32 } from '../core/random.js';
 import type { RequestSpec } from '../load/request.js';
 import { type LoadResult, runLoad } from '../load/run.js';
 import type { Schedule } from '../load/schedule.js';
+import { KILLED_GRACE_MS, killSeen, runningAfter, signalSeen, uniqueSeen } from '../system/proc/end-processes.js';
+import { descendants, processesWithEnv } from '../system/proc/process-table.js';
 import type { CollectReply, GroupMember, MemberReply } from '../workload/group.js';
 
 /** What a release sends a copy: its load, from the release time. */
@@ -43,6 +46,10 @@ export interface ServerSpec {
 }
 
 const POLL_MS = 200;
+/** How long a killed leader's exit may take to be seen: the kill's grace, then the runner's wait for its output. */
+const EXIT_SEEN_MS = KILLED_GRACE_MS + STDIO_GRACE_MS;
+/** The environment variable that marks every process of one copy (inherited by whatever it starts). */
+export const COPY_ENV = 'GPUSHARE_SERVE_COPY';
 const LOG_LINES = 20;
 
 /** GET `url`: its status and body, or null when nothing answered within `timeoutMs`. */
@@ -63,6 +70,9 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
   /** Stops the load under way: on an interrupt, or when its answer is not awaited any longer. */
   private load: AbortController | null = null;
   private model: string | null = null;
+  /** COPY_ENV's value, in the environment of every process of this copy: how stop finds those that left its group. */
+  private readonly mark = `${process.pid}-${randomUUID()}`;
+  private left: number[] = [];
 
   constructor(
     private readonly runner: ProcessRunner,
@@ -87,7 +97,7 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     if (this.child !== null) return;
     const shell = ['sh', '-c', `exec ${this.spec.command}`];
     const argv = this.spec.cpus !== null ? ['taskset', '-c', this.spec.cpus, ...shell] : shell;
-    this.child = this.runner.spawn(argv, { env: this.spec.env });
+    this.child = this.runner.spawn(argv, { env: { ...this.spec.env, [COPY_ENV]: this.mark } });
     this.child.onLine((line) => {
       this.lines.push(line);
       if (this.lines.length > LOG_LINES) this.lines.shift();
@@ -99,7 +109,8 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
 
   async ready(timeoutMs: number, signal: AbortSignal): Promise<MemberReply<ServerReady>> {
     const startMs = this.clock.monotonicUs() / 1000;
-    const url = new URL(this.spec.readyPath, this.baseUrl).toString();
+    // Appended, not resolved: a path such as //host/health must not take the poll to another host.
+    const url = `${this.baseUrl}${this.spec.readyPath}`;
     for (;;) {
       if (signal.aborted) throw new Interrupted('SIGINT');
       const exit = this.exit ?? (await Promise.race([this.child?.exited, sleep(0).then(() => null)]));
@@ -154,23 +165,40 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     return { kind: 'message', message: outcome };
   }
 
+  /**
+   * Asks the copy to stop (SIGTERM) and, after `timeoutMs`, kills what is left: its process group even
+   * when its leader has exited (an engine's workers, vLLM's engine core or TGI's shards, outlive a
+   * crashed leader and hold GPU memory through every later group), and every process that left the
+   * group (a server that daemonised: forked, setsid()): those seen as the leader's descendants while it
+   * lived, and those carrying the copy's mark. Bounded: what does not die is named by `left`.
+   */
   async stop(timeoutMs: number): Promise<'exited' | 'killed'> {
     const child = this.child;
     if (child === null) return 'exited';
     this.load?.abort();
-    // The group even when its leader has exited: an engine's workers (vLLM's engine core, TGI's shards)
-    // outlive a crashed leader and hold GPU memory through every later group.
+    // Before the leader exits: once it has, its setsid() children are no longer its descendants.
+    const seen = child.pid !== undefined && this.exit === null ? await descendants(child.pid) : [];
+    const strays = async () => uniqueSeen([...seen, ...(await processesWithEnv(`${COPY_ENV}=${this.mark}`))]);
     child.killGroup('SIGTERM');
-    if (this.exit !== null) {
-      child.killGroup('SIGKILL');
-      return 'exited';
-    }
-    const ended = await Promise.race([child.exited.then(() => true), sleep(timeoutMs, false, { ref: false })]);
-    // Whatever of its group is left once the leader is gone, or once it ran out of time.
+    await signalSeen(await strays(), 'SIGTERM');
+    const end = Date.now() + timeoutMs;
+    const ended =
+      this.exit !== null ||
+      (await Promise.race([child.exited.then(() => true), sleep(timeoutMs, false, { ref: false })]));
+    // The rest of the time for the processes that left the group to go by themselves, then SIGKILL for all.
+    await runningAfter(await strays(), Math.max(0, end - Date.now()));
     child.killGroup('SIGKILL');
-    if (ended) return 'exited';
-    await child.exited;
-    return 'killed';
+    this.left = await killSeen(await strays());
+    // Its exit is seen within the runner's grace even if a descendant still holds its output open.
+    const gone =
+      ended || (await Promise.race([child.exited.then(() => true), sleep(EXIT_SEEN_MS, false, { ref: false })]));
+    if (!gone && child.pid !== undefined && !this.left.includes(child.pid)) this.left.push(child.pid);
+    return ended ? 'exited' : 'killed';
+  }
+
+  /** PIDs of this copy's processes that its stop could not kill (none, normally). */
+  get leftRunning(): readonly number[] {
+    return this.left;
   }
 
   kill(): void {
@@ -185,7 +213,12 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
 
   private exitText(exit: ExitInfo, when: string): string {
     if (exit.spawnError) return `could not start: ${exit.spawnError}`;
-    return `exited ${exit.signal !== null ? `on ${exit.signal}` : `with status ${exit.exitCode}`} ${when}`;
+    // Status 0 while it should serve: most often a launcher that daemonised the server and returned.
+    const daemon =
+      exit.exitCode === 0
+        ? ' (a server that daemonises, forking and leaving, cannot be stopped or measured as a copy: run it in the foreground)'
+        : '';
+    return `exited ${exit.signal !== null ? `on ${exit.signal}` : `with status ${exit.exitCode}`} ${when}${daemon}`;
   }
 }
 

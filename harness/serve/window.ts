@@ -1,7 +1,7 @@
 /** One window's stats from the load runs of the copies it drove: pooled latencies, summed throughput, the SLO's counts. */
 import type { RequestRecord } from '../load/request.js';
 import { type LoadResult, percentiles } from '../load/run.js';
-import type { Latency, WindowStats } from './record.js';
+import type { Latency, RateStep, ServeGroup, WindowStats } from './record.js';
 
 export interface Slo {
   ttftP99Ms: number;
@@ -71,4 +71,32 @@ export function windowStats(
     lagP99Ms: lag.count > 0 ? lag.p99Ms : 0,
     generatorCpuMs,
   };
+}
+
+/**
+ * Why a window measured nothing of the server, or null: no request ended ok (each failure kind named,
+ * with its first detail), or every one that did carried no output token.
+ */
+export function nothingMeasured(w: Pick<WindowStats, 'requests' | 'ok' | 'failures' | 'ttft'>): string | null {
+  if (w.ok === 0)
+    return w.requests === 0
+      ? 'no request was sent'
+      : `none of ${w.requests} requests ended ok (${w.failures.join('; ') || 'no failure recorded'})`;
+  if (w.ttft.count === 0) return `all ${w.ok} requests that ended ok carried no output token`;
+  return null;
+}
+
+/**
+ * Why a group's record measured nothing of the server, or null: a window of either arm of a round that
+ * measured nothing; in a rate search, no step that measured anything (a step that measured nothing after
+ * one that did is the server overloaded, a failed step).
+ */
+export function groupMeasuredNothing(g: Pick<ServeGroup, 'rounds' | 'steps'>): string | null {
+  for (const [i, round] of g.rounds.entries())
+    for (const arm of ['dedicated', 'shared'] as const) {
+      const why = nothingMeasured(round[arm]);
+      if (why !== null) return `round ${i + 1}, the ${arm} window measured nothing: ${why}`;
+    }
+  if (g.steps.length === 0 || g.steps.some((s) => nothingMeasured(s.window) === null)) return null;
+  return `no step of the rate search measured anything: at ${g.steps[0]?.totalRatePerS} req/s, ${nothingMeasured((g.steps[0] as RateStep).window)}`;
 }

@@ -4,7 +4,7 @@
  * they start) → one row per declared limit, then the named cases asked for → report → the gate's exit
  * codes (0 every limit held, 1 one did not, 2 cannot run, 3 one could not be measured).
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type ArgsOf, defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
@@ -13,7 +13,7 @@ import { argText, termJson, termText } from '../core/escape/terminal.js';
 import { integer, list, oneOf } from '../core/flags.js';
 import { VERSION } from '../core/version.js';
 import { simulatedJson, simulatedLine } from '../record/simulated.js';
-import { writeOutputFile } from '../record/store.js';
+import { readRegularFile, writeOutputFile } from '../record/store.js';
 import { jsonBinding, newSession, type RecordBinding, runAndReport } from '../session/lifecycle.js';
 import { newRun } from '../session/preflight.js';
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
@@ -84,6 +84,23 @@ export const verifyCommand = defineCommand({
   run: verify,
 });
 
+/** The files gpushare generates are a few KiB: one larger than this is none of them. */
+const MAX_DECLARING_BYTES = 1024 * 1024;
+
+/** A declaring file's text: a FIFO, a device (a link to /dev/zero) or an outsized file is refused in one line. */
+async function readDeclaring(file: string): Promise<string> {
+  try {
+    return await readRegularFile(
+      file,
+      'verify reads the files gpushare artifacts or plan --out wrote',
+      MAX_DECLARING_BYTES,
+    );
+  } catch (error) {
+    if (error instanceof UserError) throw error;
+    throw new UserError(`cannot read ${argText(file)} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+}
+
 /** The declaring files in `dir`, by name; a directory with none of them is refused. */
 async function readArtifacts(dir: string): Promise<Record<string, string>> {
   const info = await stat(dir).catch(() => null);
@@ -93,7 +110,7 @@ async function readArtifacts(dir: string): Promise<Record<string, string>> {
     );
   const names = new Set(await readdir(dir));
   const files: Record<string, string> = {};
-  for (const name of DECLARING_FILES) if (names.has(name)) files[name] = await readFile(path.join(dir, name), 'utf8');
+  for (const name of DECLARING_FILES) if (names.has(name)) files[name] = await readDeclaring(path.join(dir, name));
   if (Object.keys(files).length === 0)
     throw new UserError(
       `${argText(dir)} holds none of ${DECLARING_FILES.join(', ')}: give the directory gpushare artifacts --out or gpushare plan --out wrote`,

@@ -5,6 +5,8 @@
  * generators' own output, so a change there that this reader misses fails them).
  */
 import { parseAllDocuments } from 'yaml';
+import { UserError } from '../core/errors.js';
+import { MAX_MPS_REPLICAS } from '../deploy/k8s.js';
 
 /** A pinned-memory size as the MPS control daemon takes it (e.g. 20377M, 4G), in MiB. */
 export function sizeMib(size: string): number | null {
@@ -53,13 +55,30 @@ export const MIG_PARTED = 'gpushare-mig-parted.yaml';
 /** The files `verify` reads, by name; others in the directory are ignored. */
 export const DECLARING_FILES = [MPS_START, MIX_CLIENT, PLUGIN_CONFIGMAP, MIG_PARTED] as const;
 
+/** What a declaring file does not parse to: exit 2, one line naming the file and why. */
+function unreadable(name: string, why: string): UserError {
+  return new UserError(
+    `${name}: ${why}: verify reads the files gpushare artifacts or plan --out wrote; regenerate it (or remove it from the directory)`,
+  );
+}
+
+/** A declared thread percentage: a whole number from 1 to 100 (the share of the GPU's SMs). */
+function threadPctOf(name: string, text: string): number {
+  const pct = Number(text);
+  if (!Number.isInteger(pct) || pct < 1 || pct > 100)
+    throw unreadable(name, `a thread percentage of ${text}, not a whole number from 1 to 100`);
+  return pct;
+}
+
 function mpsFromScript(text: string): DeclaredMps {
+  if (!text.includes('nvidia-cuda-mps-control -d'))
+    throw unreadable(MPS_START, 'it starts no MPS control daemon (no nvidia-cuda-mps-control -d)');
   const dir = (name: string) => new RegExp(`export ${name}="\\$\\{${name}:-([^}"]+)\\}"`).exec(text)?.[1] ?? null;
   const gpus = /^GPUS=\(([\d ]*)\)$/m.exec(text);
   const thread = /set_default_active_thread_percentage (\d+)/.exec(text);
   const mem = /set_default_device_pinned_mem_limit \$i (\S+?)"/.exec(text);
   return {
-    threadPct: thread ? Number(thread[1]) : null,
+    threadPct: thread ? threadPctOf(MPS_START, thread[1] as string) : null,
     pinnedMemLimit: mem ? (mem[1] ?? null) : null,
     pipeDirectory: dir('CUDA_MPS_PIPE_DIRECTORY') ?? '/tmp/nvidia-mps',
     logDirectory: dir('CUDA_MPS_LOG_DIRECTORY') ?? '/var/log/nvidia-mps',
@@ -69,7 +88,7 @@ function mpsFromScript(text: string): DeclaredMps {
 
 function clientsFromLauncher(text: string): Declared['clients'] {
   return [...text.matchAll(/^ {2}([a-z][a-z0-9-]*)\) export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=(\d+) ;;$/gm)].map(
-    (m) => ({ role: m[1] as string, threadPct: Number(m[2]) }),
+    (m) => ({ role: m[1] as string, threadPct: threadPctOf(MIX_CLIENT, m[2] as string) }),
   );
 }
 
@@ -78,26 +97,55 @@ const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array
 /** A field of whatever a YAML document holds, or undefined. */
 const field = (v: unknown, key: string): unknown => obj(v)[key];
 
+/** Aliases a declaring file may expand: gpushare writes none; more is an alias bomb, not a config. */
+const MAX_ALIASES = 100;
+
+/** The first YAML document of `text` as plain data (undefined when there is none); a syntax error or an alias bomb is refused naming `name`. */
+function yamlOf(name: string, text: string): unknown {
+  const doc = parseAllDocuments(text)[0];
+  if (doc === undefined) return undefined;
+  const error = doc.errors[0];
+  if (error !== undefined) throw unreadable(name, `not YAML (${error.message.split('\n')[0]})`);
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIASES });
+  } catch (e) {
+    throw unreadable(name, `its aliases expand past ${MAX_ALIASES} (${(e as Error).message})`);
+  }
+}
+
+/** Device-plugin replicas: a whole number from 2 (sharing, as the generator's schema says), at most MPS's client limit per GPU under MPS. */
+function replicasOf(key: string, strategy: DeclaredPlugin['strategy'], value: unknown): number {
+  const most = strategy === 'mps' ? MAX_MPS_REPLICAS : Number.POSITIVE_INFINITY;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 2 || value > most)
+    throw unreadable(
+      PLUGIN_CONFIGMAP,
+      `data.${key} declares ${JSON.stringify(value)} ${strategy} replicas, not a whole number from 2${strategy === 'mps' ? ` to ${MAX_MPS_REPLICAS} (the MPS client limit per GPU)` : ''}`,
+    );
+  return value;
+}
+
 function pluginFromConfigMap(text: string): DeclaredPlugin[] {
-  const data = obj(field(parseAllDocuments(text)[0]?.toJS(), 'data'));
+  const data = obj(field(yamlOf(PLUGIN_CONFIGMAP, text), 'data'));
   const out: DeclaredPlugin[] = [];
   for (const [key, value] of Object.entries(data)) {
     if (typeof value !== 'string') continue;
-    const sharing = obj(field(parseAllDocuments(value)[0]?.toJS(), 'sharing'));
+    const sharing = obj(field(yamlOf(`${PLUGIN_CONFIGMAP} (data.${key})`, value), 'sharing'));
     for (const strategy of ['mps', 'timeSlicing'] as const) {
       const resources = field(sharing[strategy], 'resources');
       if (!Array.isArray(resources)) continue;
       const replicas = field(resources[0], 'replicas');
-      if (typeof replicas === 'number') out.push({ key, strategy, replicas });
+      if (replicas !== undefined) out.push({ key, strategy, replicas: replicasOf(key, strategy, replicas) });
     }
   }
+  if (out.length === 0) throw unreadable(PLUGIN_CONFIGMAP, 'it declares no time-slicing or MPS sharing with replicas');
   return out;
 }
 
 function migFromParted(text: string): Declared['mig'] {
-  const configs = obj(field(parseAllDocuments(text)[0]?.toJS(), 'mig-configs'));
+  const configs = field(yamlOf(MIG_PARTED, text), 'mig-configs');
+  if (Object.keys(obj(configs)).length === 0) throw unreadable(MIG_PARTED, 'it holds no mig-configs');
   const out: Declared['mig'] = {};
-  for (const [name, specs] of Object.entries(configs)) {
+  for (const [name, specs] of Object.entries(obj(configs))) {
     const spec = obj(Array.isArray(specs) ? specs[0] : null);
     if (spec['mig-enabled'] !== true) continue;
     out[name] = Object.fromEntries(
@@ -107,7 +155,7 @@ function migFromParted(text: string): Declared['mig'] {
   return out;
 }
 
-/** What the files (name → text) declare. */
+/** What the files (name → text) declare; a file that does not parse, or declares what no limit can be, is refused naming it. */
 export function parseDeclared(files: Readonly<Record<string, string>>): Declared {
   const start = files[MPS_START];
   const launcher = files[MIX_CLIENT];

@@ -5,11 +5,19 @@ import { CASES } from './cases.js';
 import type { VerifyRun } from './record.js';
 import { verifyExitCode } from './verdicts.js';
 
-const VERDICT_LINE: Record<number, string> = {
-  0: 'PASS (exit 0): every declared limit measured holds on this node',
-  1: 'FAIL (exit 1): a declared limit did not hold',
-  3: 'INCONCLUSIVE (exit 3): a declared limit could not be measured',
-};
+/** The report's verdict, by verifyExitCode's code: a pass only where a limit was measured. */
+export function verdictLine(rows: VerifyRun['rows']): string {
+  switch (verifyExitCode(rows)) {
+    case 0:
+      return 'PASS (exit 0): every declared limit measured holds on this node';
+    case 1:
+      return 'FAIL (exit 1): a declared limit did not hold';
+    default:
+      return rows.some((r) => r.verdict === 'not measured')
+        ? 'INCONCLUSIVE (exit 3): a declared limit could not be measured'
+        : 'NOTHING MEASURED (exit 3): no declared limit was checked on this node (every row skipped, or none)';
+  }
+}
 
 /** The limits that did not hold, one line each: what the report and `plan` name. */
 export function failedLimits(run: Pick<VerifyRun, 'rows'>): string[] {
@@ -20,21 +28,20 @@ export function failedLimits(run: Pick<VerifyRun, 'rows'>): string[] {
 
 export function verifyMarkdown(run: VerifyRun, version: string): string {
   const gpu = run.fingerprint.gpus.find((g) => g.index === run.gpuIndex) ?? run.fingerprint.gpus[0];
-  const code = verifyExitCode(run.rows);
   const failed = failedLimits(run);
   const lines = [
     ...simulatedMarkdown(run.fingerprint),
     `# gpushare verify ${mdText(run.id)}`,
     '',
-    `Declared vs enforced: what the files in \`${mdText(run.artifacts)}\` declare${run.declared.source ? ` (generated from ${mdText(run.declared.source)})` : ''}, checked on ${mdText(gpu?.name ?? `GPU ${run.gpuIndex}`)}, driver ${mdText(run.fingerprint.driverVersion ?? 'unknown')}, ${mdText(run.createdAt)}. Status: ${run.status}.`,
+    `Declared vs enforced: what the files in ${mdCode(run.artifacts)} declare${run.declared.source ? ` (generated from ${mdText(run.declared.source)})` : ''}, checked on ${mdText(gpu?.name ?? `GPU ${run.gpuIndex}`)}, driver ${mdText(run.fingerprint.driverVersion ?? 'unknown')}, ${mdText(run.createdAt)}. Status: ${mdText(run.status)}.`,
     '',
-    `**${VERDICT_LINE[code] ?? `exit ${code}`}**`,
+    `**${verdictLine(run.rows)}**`,
     '',
     '| limit | declared | measured | verdict | tolerance | what to change |',
     '|---|---|---|---|---|---|',
     ...run.rows.map(
       (r) =>
-        `| ${mdCode(r.id, 'cell')} | ${mdText(r.declared)} | ${mdText(r.measured)} | ${r.verdict} | ${mdText(r.tolerance)} | ${mdText(r.change ?? '')} |`,
+        `| ${mdCode(r.id, 'cell')} | ${mdText(r.declared)} | ${mdText(r.measured)} | ${mdText(r.verdict)} | ${mdText(r.tolerance)} | ${mdText(r.change ?? '')} |`,
     ),
     '',
     ...(failed.length > 0
@@ -48,7 +55,7 @@ export function verifyMarkdown(run: VerifyRun, version: string): string {
           '|---|---|---|---|---|',
           ...run.cases.map(
             (c) =>
-              `| ${mdCode(c.name, 'cell')} | ${mdText(CASES[c.name].what)} | ${c.needs} | ${c.outcome} | ${mdText(c.evidence)} |`,
+              `| ${mdCode(c.name, 'cell')} | ${mdText(CASES[c.name]?.what ?? '')} | ${mdText(c.needs)} | ${mdText(c.outcome)} | ${mdText(c.evidence)} |`,
           ),
           '',
         ]

@@ -4,10 +4,13 @@ import { failedLimits } from './markdown.js';
 import type { VerifyRun } from './record.js';
 
 export function verifySummary(run: Pick<VerifyRun, 'rows' | 'cases'>): string {
-  const lines = [
-    ...run.rows.map((r) => `${r.verdict.padEnd(13)} ${r.id}: ${r.declared}\n${' '.repeat(14)}${r.measured}`),
-    ...run.cases.map((c) => `${`case ${c.outcome}`.padEnd(20)} ${c.name}: ${c.evidence}`),
-    ...failedLimits(run).map((f) => `did not hold: ${f}`),
-  ];
-  return lines.flatMap((l) => l.split('\n').map((part) => termText(part))).join('\n');
+  // Each value on its line: a line break in one (a crafted record) shows escaped, never as a line of its own.
+  const t = termText;
+  return [
+    ...run.rows.map(
+      (r) => `${t(r.verdict).padEnd(13)} ${t(r.id)}: ${t(r.declared)}\n${' '.repeat(14)}${t(r.measured)}`,
+    ),
+    ...run.cases.map((c) => `${`case ${t(c.outcome)}`.padEnd(20)} ${t(c.name)}: ${t(c.evidence)}`),
+    ...failedLimits(run).map((f) => `did not hold: ${t(f)}`),
+  ].join('\n');
 }

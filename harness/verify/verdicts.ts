@@ -217,9 +217,13 @@ export function migVerdict(configs: Record<string, Record<string, number>>, devi
   };
 }
 
-/** The gate's exit codes: 1 when a declared limit did not hold, 3 when one could not be measured, else 0. */
+/**
+ * The gate's exit codes: 1 when a declared limit did not hold, 3 when one could not be measured or
+ * none was (every row skipped, or none), else 0: a pass needs a limit measured to hold.
+ */
 export function verifyExitCode(rows: readonly Pick<Row, 'verdict'>[]): number {
   if (rows.some((r) => r.verdict === 'not enforced' || r.verdict === 'partly')) return ExitCode.fail;
   if (rows.some((r) => r.verdict === 'not measured')) return ExitCode.inconclusive;
+  if (!rows.some((r) => r.verdict === 'enforced')) return ExitCode.inconclusive;
   return ExitCode.ok;
 }

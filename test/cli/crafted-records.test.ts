@@ -8,8 +8,9 @@ import path from 'node:path';
 import * as hdr from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
+import type { RateStep, ServeGroup, ServeRun } from '../../harness/serve/record.js';
 import { encodeLatencies } from '../../harness/workload/open-loop.js';
-import { DEFAULT_RUN, editedCopy, expectOneLineError, H100_MIX_RUN, runCli, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, editedCopy, expectOneLineError, H100_MIX_RUN, runCli, SERVE_CAPACITY_RUN, tempDir } from '../helpers.js';
 
 const H100 = DEFAULT_RUN;
 const MIX = H100_MIX_RUN;
@@ -129,3 +130,83 @@ function wideHistogram(): string {
   h.destroy();
   return text;
 }
+
+/** A copy of the committed capacity --serve run with its serve.json edited by `edit` (and its status, to resume it). */
+function editedServe(edit: (run: ServeRun) => void, status: ServeRun['status'] = 'complete'): string {
+  const copy = path.join(tempDir(), path.basename(SERVE_CAPACITY_RUN));
+  cpSync(SERVE_CAPACITY_RUN, copy, { recursive: true });
+  const file = path.join(copy, 'serve.json');
+  const run = JSON.parse(readFileSync(file, 'utf8')) as ServeRun;
+  run.status = status;
+  edit(run);
+  writeFileSync(file, JSON.stringify(run));
+  return copy;
+}
+
+const firstStep = (run: ServeRun) => (run.groups[1] as ServeGroup).steps[0] as RateStep;
+
+describe('a server run read back: its figures and lists within bounds, its settings within the flags', () => {
+  it('the committed run reads: show and plan', async () => {
+    expect((await runCli(['show', SERVE_CAPACITY_RUN])).exitCode).toBe(0);
+  });
+
+  it.each<[string, (run: ServeRun) => void, string]>([
+    [
+      'a throughput of 1e308',
+      (run) => {
+        firstStep(run).window.outputTokensPerS = 1e308;
+      },
+      'groups.1.steps.0.window.outputTokensPerS',
+    ],
+    [
+      'a negative TTFT p99',
+      (run) => {
+        firstStep(run).window.ttft.p99Ms = -5;
+      },
+      'groups.1.steps.0.window.ttft.p99Ms',
+    ],
+    [
+      'a rate search of 65 steps (a search takes 8)',
+      (run) => {
+        const step = firstStep(run);
+        (run.groups[1] as ServeGroup).steps = Array.from({ length: 65 }, () => step);
+      },
+      'groups.1.steps: Too big: expected array to have <=64 items',
+    ],
+    [
+      'a --window-s past the flag (windowMs 10^9)',
+      (run) => {
+        run.settings.windowMs = 1e9;
+      },
+      "its settings are none gpushare's flags allow (--window-s 1000000: needs a number from 0.05 to 3600)",
+    ],
+    [
+      'a ready path that leaves the copy’s host',
+      (run) => {
+        run.settings.readyPath = '//127.0.0.2:9/health';
+      },
+      '--ready-path //127.0.0.2:9/health: it names another host',
+    ],
+  ])('%s: one line naming it, exit 2 (show, report, plan)', async (_what, edit, text) => {
+    const dir = editedServe(edit);
+    for (const args of [
+      ['show', dir],
+      ['report', dir, '--out', tempDir()],
+      ['plan', '--run', dir],
+    ]) {
+      const result = await runCli(args);
+      expect(result.exitCode, args[0]).toBe(2);
+      expectOneLineError(result.stderr, text);
+    }
+  });
+
+  it('--resume re-validates the record against the flags: an edited one is refused, exit 2, nothing run', async () => {
+    const dir = editedServe((run) => {
+      run.settings.rounds = 1_000_000;
+      run.settings.measure = 'bench';
+    }, 'running');
+    const result = await runCli(['bench', '--resume', dir]);
+    expect(result.exitCode).toBe(2);
+    expectOneLineError(result.stderr, '--rounds 1000000: needs a number from 1 to 1000');
+  });
+});

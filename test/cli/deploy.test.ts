@@ -1,9 +1,9 @@
 /** `gpushare artifacts` and `gpushare plan` through run(argv, deps), in process. */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { H100_RUN, H200_RUN, LOOP2_RUN, ROOT, runCli, tempDir, unfolded } from '../helpers.js';
+import { expectOneLineError, H100_RUN, H100_SWEEP_RUN, H200_RUN, LOOP2_RUN, ROOT, runCli, tempDir, unfolded } from '../helpers.js';
 
 /** The H200 run: every mode, 5 rounds each, too few for a 95% interval, so no mode measured cheaper. */
 const real = H200_RUN;
@@ -15,6 +15,7 @@ describe('gpushare artifacts', () => {
     const result = await cli(['artifacts', '--run', real, '--out', out]);
     expect(result.exitCode).toBe(0);
     expect(readdirSync(out).sort()).toEqual([
+      '.gpushare-files.json',
       'README.md',
       'gpushare-clusterpolicy-patch.yaml',
       'gpushare-device-plugin-configmap.yaml',
@@ -254,7 +255,10 @@ describe('gpushare plan --slo-p99-ms', () => {
     const now = await cli([...args, '--slo-p99-ms', '0.05']);
     const old = await cli([...args, '--latency-slo-ms', '0.05']);
     expect(now.exitCode).toBe(0);
-    expect(now.stderr).toBe('');
+    // The H200 run's costs planned for an H100: that warning alone.
+    expect(unfolded(now.stderr)).toMatch(
+      /^gpushare plan: warning: run \S+ was measured on NVIDIA H200 .*H100-80GB[^\n]*$/,
+    );
     expect(old.stderr).toContain('warning: --latency-slo-ms is deprecated: use --slo-p99-ms');
     expect(old.stdout).toBe(now.stdout);
     // The fit and the target are said apart: a mode that fits but misses the target says both.
@@ -337,5 +341,134 @@ describe('gpushare plan for a GPU without a built-in table', () => {
     expect(missing.stderr.trim()).toBe(
       'gpushare: unknown GPU "A10" for --gpu-model: choose from A100-40GB, A100-80GB, H100-80GB, H200-141GB, give its memory with --gpu-mem-gib (time-slicing and MPS need no MIG table), or give --run with a measured run',
     );
+  });
+});
+
+describe('--out: gpushare replaces only what it wrote there, and never writes through a link', () => {
+  const artifacts = (out: string, ...more: string[]) =>
+    cli(['artifacts', '--gpu-model', 'H100-80GB', '--k8s', 'dra', '--out', out, ...more]);
+  const plan = (out: string, ...more: string[]) =>
+    cli([
+      'plan',
+      '--models',
+      '4',
+      '--mem-gib',
+      '10',
+      '--sm-pct',
+      '20',
+      '--gpu-model',
+      'H100-80GB',
+      '--out',
+      out,
+      ...more,
+    ]);
+
+  it('writes again over its own files, and refuses one the user changed since, naming it: exit 2', async () => {
+    const out = path.join(tempDir(), 'files');
+    expect((await artifacts(out)).exitCode).toBe(0);
+    expect((await artifacts(out)).exitCode).toBe(0);
+    const edited = path.join(out, 'gpushare-mps-start.sh');
+    writeFileSync(edited, '# my own changes\n');
+    const again = await artifacts(out);
+    expect(again.exitCode).toBe(2);
+    expectOneLineError(
+      again.stderr,
+      'refusing to replace gpushare-mps-start.sh (not written by gpushare, or changed since)',
+    );
+    expect(readFileSync(edited, 'utf8')).toBe('# my own changes\n');
+  });
+
+  it.each([
+    ['artifacts --k8s dra', artifacts, 'gpushare-dra-claims.yaml'],
+    ['plan', plan, 'README.md'],
+  ])('%s over a user file: refused before anything is written; --force replaces it', async (_name, write, name) => {
+    const out = tempDir('gpushare-user-dir-');
+    writeFileSync(path.join(out, name), 'the user’s own\n');
+    const refused = await write(out);
+    expect(refused.exitCode).toBe(2);
+    expectOneLineError(refused.stderr, `refusing to replace ${name} (not written by gpushare, or changed since)`);
+    expect(readdirSync(out)).toEqual([name]);
+    expect(readFileSync(path.join(out, name), 'utf8')).toBe('the user’s own\n');
+    const forced = await write(out, '--force');
+    expect(forced.exitCode, forced.stderr).toBe(0);
+    expect(readFileSync(path.join(out, name), 'utf8')).not.toBe('the user’s own\n');
+  });
+
+  it.each([
+    ['artifacts --k8s dra', artifacts, 'gpushare-dra-claims.yaml'],
+    ['plan', plan, 'gpushare-mps-start.sh'],
+  ])(
+    '%s never writes through a link to a file outside --out; --force replaces the link itself',
+    async (_name, write, name) => {
+      const outside = path.join(tempDir(), 'precious.txt');
+      writeFileSync(outside, 'outside --out\n');
+      const out = tempDir('gpushare-linked-dir-');
+      symlinkSync(outside, path.join(out, name));
+      const refused = await write(out);
+      expect(refused.exitCode).toBe(2);
+      expectOneLineError(refused.stderr, `refusing to replace ${name} (a link)`);
+      const forced = await write(out, '--force');
+      expect(forced.exitCode, forced.stderr).toBe(0);
+      expect(readFileSync(outside, 'utf8')).toBe('outside --out\n');
+      expect(lstatSync(path.join(out, name)).isFile()).toBe(true);
+    },
+  );
+
+  it('a folder on the way that is a link out of --out (a Triton model folder) is refused, even with --force', async () => {
+    const out = tempDir('gpushare-linked-folder-');
+    const elsewhere = tempDir('gpushare-elsewhere-');
+    const streams = [
+      'plan',
+      '--run',
+      H100_SWEEP_RUN,
+      '--models',
+      '40',
+      '--mem-gib',
+      '1',
+      '--sm-pct',
+      '2',
+      '--out',
+      out,
+    ];
+    const first = await cli(streams);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const folder = readdirSync(out).find((n) => lstatSync(path.join(out, n)).isDirectory()) as string;
+    rmSync(path.join(out, folder), { recursive: true });
+    symlinkSync(elsewhere, path.join(out, folder));
+    for (const more of [[], ['--force']]) {
+      const refused = await cli([...streams, ...more]);
+      expect(refused.exitCode).toBe(2);
+      expectOneLineError(refused.stderr, `refusing to replace ${folder} (a link, where gpushare writes a folder)`);
+    }
+    expect(readdirSync(elsewhere)).toEqual([]);
+  });
+});
+
+describe('plan --run with --gpu-model: costs of one GPU on another', () => {
+  const PLAN = ['plan', '--models', '2', '--mem-gib', '4', '--sm-pct', '20', '--run', H100_RUN];
+  it('an H100 run planned for an A100-40GB: one warning line naming both GPUs, the plan still made', async () => {
+    const result = await cli([...PLAN, '--gpu-model', 'A100-40GB']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(
+      unfolded(result.stderr)
+        .split('\n')
+        .filter((l) => l.includes('warning')),
+    ).toEqual([
+      expect.stringMatching(
+        /^gpushare plan: warning: run 2026-11-22-h100-80gb-hbm3-e4176e was measured on NVIDIA H100 80GB HBM3 \(80 GiB\), and the plan is for the A100-40GB \(40 GiB\): its measured costs .* may not hold on this one/,
+      ),
+    ]);
+  });
+  it.each([
+    ['the same model', ['--gpu-model', 'H100-80GB']],
+    ['its own GPU (no --gpu-model)', []],
+  ])('%s: no warning', async (_what, more) => {
+    const result = await cli([...PLAN, ...more]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain('warning');
+  });
+  it('a model named by a word of the run’s GPU but of other memory (H100 with --gpu-mem-gib 40): warned', async () => {
+    const result = await cli([...PLAN, '--gpu-model', 'H100-PCIe', '--gpu-mem-gib', '40']);
+    expect(unfolded(result.stderr)).toContain('and the plan is for the H100-PCIe (40 GiB)');
   });
 });

@@ -128,6 +128,35 @@ describe('gate --baseline <directory of runs>', () => {
     expect(Math.log1p(gemm?.band?.between ?? 0)).toBeCloseTo(7.453 * sd * Math.SQRT2, 3);
   });
 
+  it('a run found twice is counted once, and named once as set aside; a run on a busy GPU is set aside, saying why', async () => {
+    const set = path.join(root, 'with-twins');
+    for (const i of [0, 1, 2])
+      cpSync(path.join(baselines, `base-${i}`), path.join(set, `base-${i}`), { recursive: true });
+    // base-0 again under two more names (copied twice, or linked), and a run measured with --allow-busy.
+    cpSync(path.join(baselines, 'base-0'), path.join(set, 'base-0-again'), { recursive: true });
+    cpSync(path.join(baselines, 'base-0'), path.join(set, 'base-0-copy'), { recursive: true });
+    copy(set, 'busy', {}, (run) => void (run.contamination = ['another process held 12 GiB']));
+    const { json } = await gateJson([copy(root, 'twins'), '--baseline', set]);
+    expect(json.baselines).toEqual(['base-0', 'base-1', 'base-2']);
+    expect(changeOf(json, `${GEMM}/slowdown`)?.band).toMatchObject({ source: 'learned', runs: 3 });
+    expect(json.setAside).toEqual([
+      'busy: it was measured on a busy GPU (another process held 12 GiB): its ratios are no reference',
+      'base-0: found 3 times (one run id), counted once',
+    ]);
+    // --allow-mismatch keeps runs that differ only in GPU or settings, never one measured on a busy GPU.
+    const allowed = await gateJson([copy(root, 'twins-allowed'), '--baseline', set, '--allow-mismatch']);
+    expect(allowed.json.baselines).not.toContain('busy');
+  });
+
+  it('one named baseline measured on a busy GPU: named as the problem, exit 3', async () => {
+    const busy = copy(root, 'busy-one', {}, (run) => void (run.contamination = ['utilization 80%']));
+    const result = await runCli(['gate', copy(root, 'against-busy'), '--baseline', busy]);
+    expect(result.exitCode).toBe(3);
+    expect(unfolded(result.stdout)).toContain(
+      'baseline busy-one: it was measured on a busy GPU (utilization 80%): its ratios are no reference',
+    );
+  });
+
   it('a directory with no runs in it: exit 2, one line', async () => {
     const result = await runCli(['gate', DEFAULT_RUN, '--baseline', tempDir()]);
     expect(result.exitCode).toBe(2);

@@ -3,12 +3,23 @@
  * worse, in process. $GITHUB_STEP_SUMMARY, which the gate reads from the environment, is checked on
  * the built CLI in test/e2e/smoke.test.ts.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { DEFAULT_RUN, degrade, editedCopy, H100_RUN, REPEAT_RUN, runCli, tempDir, unfolded } from '../helpers.js';
+import {
+  DEFAULT_RUN,
+  degrade,
+  editedCopy,
+  expectOneLineError,
+  H100_RUN,
+  REPEAT_RUN,
+  runCli,
+  tempDir,
+  unfolded,
+} from '../helpers.js';
 
 const real = DEFAULT_RUN;
 const cli = (args: string[]) => runCli(args);
@@ -109,6 +120,17 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     expect(result.stderr.trim()).toBe(
       `gpushare: ${config}: thresholds.timeslice/gemm/slowdown.min: Invalid input: expected number, received string (got "lots")`,
     );
+  });
+
+  it.each([
+    ['a FIFO', (file: string) => execFileSync('mkfifo', [file])],
+    ['a link to /dev/zero', (file: string) => symlinkSync('/dev/zero', file)],
+  ])('--config %s: refused at once, one line, exit 2 (it never blocks the gate)', async (_what, make) => {
+    const config = path.join(tempDir(), 'thresholds.yaml');
+    make(config);
+    const result = await cli(['gate', real, '--config', config]);
+    expect(result.exitCode).toBe(2);
+    expectOneLineError(result.stderr, `${config} is not a regular file: give a thresholds file (YAML or JSON)`);
   });
 
   it.each([

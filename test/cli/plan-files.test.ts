@@ -5,6 +5,7 @@
  * mig-parted's by schemas of their Go structs (harness/deploy/k8s.ts, mig-parted.ts), shell by
  * `bash -n` and shellcheck, the systemd unit by its sections, and the README's links by the files.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -15,6 +16,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { DevicePluginConfigSchema } from '../../harness/deploy/k8s.js';
 import { MigPartedSpecSchema } from '../../harness/deploy/mig-parted.js';
+import { MANIFEST } from '../../harness/deploy/out-dir.js';
 import { editedCopy, expectShellcheckClean, H100_RUN, H100_SWEEP_RUN, runCli, tempDir } from '../helpers.js';
 import { checkMessage, checkTritonRules, parseTextFormat } from '../triton-model-config.js';
 
@@ -84,6 +86,17 @@ async function checkFiles(context: TestContext, out: string): Promise<Record<str
     } else if (name.endsWith('.env')) {
       for (const line of text.split('\n').filter((l) => l && !l.startsWith('#'))) expect(line).toMatch(/^[A-Z_]+=\S+$/);
       checked[name] = 'env';
+    } else if (name === MANIFEST) {
+      // gpushare's record of what it wrote: every other file, each with the hash of what it holds.
+      const listed = (JSON.parse(text) as { files: Record<string, string> }).files;
+      const others = filesUnder(out).filter((n) => n !== MANIFEST);
+      expect(Object.keys(listed).sort()).toEqual(others.sort());
+      for (const other of others)
+        expect(listed[other]).toBe(
+          createHash('sha256')
+            .update(readFileSync(path.join(out, other)))
+            .digest('hex'),
+        );
     } else if (name === 'README.md') {
       for (const [, target] of text.matchAll(/\]\(([^)]+)\)/g))
         expect(existsSync(path.join(out, target as string)), target).toBe(true);

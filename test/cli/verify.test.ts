@@ -3,10 +3,11 @@
  * daemon, python3 playing workloads/isolation.py and verify_probe.py). FAKE_NODE makes the node ignore
  * a limit: verify must then exit 1 and name the row.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { otherGpu } from '../../harness/verify/declared.js';
+import { MIG_PARTED, MPS_START, otherGpu, PLUGIN_CONFIGMAP } from '../../harness/verify/declared.js';
 import type { VerifyRun } from '../../harness/verify/record.js';
 import { expectOneLineError, runCli, tempDir, unfolded } from '../helpers.js';
 
@@ -171,11 +172,92 @@ describe('gpushare verify', () => {
       ts,
     ]);
     expect(p.stderr).toContain(`gpushare verify ${ts}`);
-    const v = await runCli(['verify', ts, '--out', path.join(tempDir(), 'v')]);
-    expect(v.exitCode).toBe(0);
+    const vOut = path.join(tempDir(), 'v');
+    const v = await runCli(['verify', ts, '--out', vOut]);
+    // Every row skipped: nothing was measured, which is no pass.
+    expect(v.exitCode).toBe(3);
     expect(unfolded(v.stdout)).toMatch(
       /^skipped +plugin\.timeslicing-2: device plugin timeslicing-2: 2 time-slicing replicas per GPU$/m,
     );
+    const report = readFileSync(path.join(vOut, 'report.md'), 'utf8');
+    expect(report).toContain('**NOTHING MEASURED (exit 3): no declared limit was checked on this node');
+    expect(report).not.toContain('PASS');
+  });
+
+  /** plan's MPS files with `name` replaced by `content` (or by what `make` puts at its path). */
+  async function edited(name: string, content: string | ((file: string) => void)): Promise<string> {
+    const dir = await planned();
+    const file = path.join(dir, name);
+    rmSync(file, { force: true });
+    if (typeof content === 'string') writeFileSync(file, content);
+    else content(file);
+    return dir;
+  }
+
+  it.each([
+    [
+      'a ConfigMap that is not YAML',
+      () => edited(PLUGIN_CONFIGMAP, 'data: [mps-4\n  config.yaml: }'),
+      `${PLUGIN_CONFIGMAP}: not YAML (`,
+    ],
+    [
+      'a ConfigMap whose sharing config is not YAML',
+      () => edited(PLUGIN_CONFIGMAP, 'data:\n  mps-4: "sharing: {mps: [}"\n'),
+      `${PLUGIN_CONFIGMAP} (data.mps-4): not YAML (`,
+    ],
+    [
+      'a ConfigMap declaring no sharing',
+      () => edited(PLUGIN_CONFIGMAP, 'kind: ConfigMap\n'),
+      `${PLUGIN_CONFIGMAP}: it declares no time-slicing or MPS sharing with replicas`,
+    ],
+    [
+      'a YAML alias bomb',
+      () =>
+        edited(
+          MIG_PARTED,
+          `a: &a [x, x, x, x, x, x, x, x, x]\n${Array.from({ length: 8 }, (_, i) => `${'bcdefghi'[i]}: &${'bcdefghi'[i]} [${Array(9).fill(`*${'abcdefgh'[i]}`).join(', ')}]`).join('\n')}\n`,
+        ),
+      `${MIG_PARTED}: its aliases expand past 100`,
+    ],
+    [
+      'replicas: 0',
+      () =>
+        edited(
+          PLUGIN_CONFIGMAP,
+          'data:\n  mps-0: "version: v1\\nsharing:\\n  mps:\\n    resources:\\n    - name: nvidia.com/gpu\\n      replicas: 0\\n"\n',
+        ),
+      'data.mps-0 declares 0 mps replicas, not a whole number from 2 to 48',
+    ],
+    [
+      'a thread percentage of 1000',
+      async () => {
+        const dir = await planned();
+        const file = path.join(dir, MPS_START);
+        writeFileSync(
+          file,
+          readFileSync(file, 'utf8').replace(
+            /set_default_active_thread_percentage \d+/,
+            'set_default_active_thread_percentage 1000',
+          ),
+        );
+        return dir;
+      },
+      `${MPS_START}: a thread percentage of 1000, not a whole number from 1 to 100`,
+    ],
+    [
+      'a link to /dev/zero',
+      () => edited(MIG_PARTED, (file) => symlinkSync('/dev/zero', file)),
+      'is not a regular file',
+    ],
+    ['a FIFO', () => edited(PLUGIN_CONFIGMAP, (file) => execFileSync('mkfifo', [file])), 'is not a regular file'],
+    ['a file of 2 MiB', () => edited(MIG_PARTED, `# ${'x'.repeat(2 * 1024 * 1024)}\n`), 'bytes, more than 1048576'],
+  ])('a declaring file that is %s: one line naming it, exit 2, nothing measured', async (_what, make, text) => {
+    const dir = await make();
+    const out = path.join(tempDir(), 'v');
+    const r = await runCli(['verify', dir, '--out', out]);
+    expect(r.exitCode).toBe(2);
+    expectOneLineError(r.stderr, text);
+    expect(existsSync(out)).toBe(false);
   });
 
   it('refuses a directory that holds no generated files', async () => {

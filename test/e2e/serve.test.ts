@@ -4,6 +4,7 @@
  * record, a copy that does not come up named with its log, and the lifecycle: kill -9 and a double
  * Ctrl-C leave no server, and --resume completes the run.
  */
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { findProcesses } from '../../harness/system/proc/process-table.js';
 import { cli, expectOneLineError, ROOT, tempDir, unfolded, until } from '../helpers.js';
 
 const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
+const DAEMONISING = path.join(ROOT, 'test', 'fakes', 'servers', 'daemonising-server.cjs');
 /** Short windows, a short ceiling: seconds, not minutes. */
 const FAST = ['--window-s', '0.2', '--ceiling-step-s', '0.05', '--output-tokens', '8', '--input-tokens', '8'];
 
@@ -95,37 +97,71 @@ describe('bench --serve on the simulated server', () => {
   });
 
   it.each([
-    ['http-500', 'http-error: HTTP 500'],
-    ['cut', 'cut: '],
-    ['garbage', 'malformed: '],
-    ['ignore-max-tokens', 'overlong: 16 tokens for max_tokens 8'],
-  ])('a server in mode %s: its requests recorded as %s, the run completes', async (mode, failure) => {
+    ['http-500', 'none of \\d+ requests ended ok \\(http-error: HTTP 500\\)'],
+    ['redirect', 'none of \\d+ requests ended ok \\(http-error: HTTP 307\\)'],
+    ['stall', 'none of \\d+ requests ended ok \\(timeout: no complete response within 500 ms\\)'],
+    ['cut', 'none of \\d+ requests ended ok \\(cut: '],
+    ['garbage', 'none of \\d+ requests ended ok \\(malformed: '],
+    ['ignore-max-tokens', 'none of \\d+ requests ended ok \\(overlong: 16 tokens for max_tokens 8\\)'],
+    ['no-tokens', 'all \\d+ requests that ended ok carried no output token'],
+  ])(
+    'a server in mode %s measured nothing: the group failed naming why, exit 3, and plan refuses it',
+    async (mode, why) => {
+      const { script, copies } = ownServer();
+      const out = path.join(tempDir(), 'run');
+      const result = await cli([
+        'bench',
+        '--serve',
+        `node ${script} --port {port} --mode ${mode} --ttft-ms 1 --itl-ms 1`,
+        '--modes',
+        'timeslice',
+        '--copies',
+        '1',
+        ...FAST,
+        '--rounds',
+        '1',
+        '--request-timeout-s',
+        '0.5',
+        '--out',
+        out,
+      ]);
+      expect(result.exitCode, result.stderr).toBe(3);
+      const group = served(out).groups[0];
+      expect(group?.status).toBe('failed');
+      expect(group?.reason).toMatch(new RegExp(`^warm-up, the dedicated window measured nothing: ${why}`));
+      expect(unfolded(result.stdout)).toMatch(new RegExp(`^timeslice ×1: failed: warm-up, .*${why}`, 'm'));
+      expect(await copies()).toEqual([]);
+      const plan = await cli(['plan', '--run', out]);
+      expect(plan.exitCode).toBe(3);
+      expect(unfolded(plan.stdout)).toMatch(/^plan: no group was measured: each failed or was skipped/m);
+    },
+  );
+
+  it('capacity --serve against a server that redirects every request: the dedicated group failed, exit 3', async () => {
     const { script, copies } = ownServer();
     const out = path.join(tempDir(), 'run');
     const result = await cli([
-      'bench',
+      'capacity',
       '--serve',
-      `node ${script} --port {port} --mode ${mode} --ttft-ms 1 --itl-ms 1`,
+      `node ${script} --port {port} --mode redirect`,
       '--modes',
       'timeslice',
       '--copies',
       '1',
       ...FAST,
-      '--rounds',
-      '1',
+      '--max-step-s',
+      '0.5',
       '--out',
       out,
     ]);
-    expect(result.exitCode, result.stderr).toBe(0);
-    const shared = served(out).groups[0]?.rounds[0]?.shared;
-    expect(shared?.failures.join('\n')).toContain(failure);
-    expect(shared?.ok).toBe(0);
-    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toMatch(/timeslice ×1: \d+ failed requests/);
+    expect(result.exitCode, result.stderr).toBe(3);
+    expect(served(out).groups.map((g) => `${g.mode} ${g.status}: ${g.reason}`)).toEqual([
+      expect.stringMatching(
+        /^dedicated failed: at 8\.0 req\/s the step measured nothing: none of \d+ requests ended ok \(http-error: HTTP 307\)$/,
+      ),
+      expect.stringMatching(/^timeslice failed: at 8\.0 req\/s the step measured nothing: /),
+    ]);
     expect(await copies()).toEqual([]);
-    // A run whose every request failed reads back: no latency is a null, not a number.
-    expect(shared?.ttft.p99Ms).toBeNull();
-    const shown = await cli(['show', out]);
-    expect(shown.exitCode, shown.stderr).toBe(0);
   });
 
   it('a copy that never answers its ready path is named with the end of its log: exit 3', async () => {
@@ -364,4 +400,83 @@ describe('a server run stopped', () => {
     expect(run.status).toBe('interrupted');
     expect(run.daemons.map((d) => d.shutdown)).toEqual([expect.stringMatching(/^killed by PID on a forced exit/)]);
   }, 240_000);
+});
+
+/**
+ * A server that daemonises (test/fakes/servers/daemonising-server.cjs): its leader starts the server in a
+ * session of its own, which keeps the leader's stdout and stderr, then exits (`exit`) or stays until
+ * SIGTERM (`stay`). Every process of it carries this test's tag, so it is found whatever its session.
+ */
+function daemonising(leader: 'exit' | 'stay'): { serve: string; processes: () => Promise<number[]> } {
+  const tag = randomUUID();
+  return {
+    serve: `node ${DAEMONISING} --leader ${leader} --port {port} --ttft-ms 2 --itl-ms 1 --lifetime-s 600 --tag ${tag}`,
+    processes: async () => (await findProcesses('node')).filter((p) => p.argv.includes(tag)).map((p) => p.pid),
+  };
+}
+
+/** The run `child` will give, or null while it runs. */
+function settled<T>(child: Promise<T>): () => T | null {
+  let result: T | null = null;
+  void child.then((r) => {
+    result = r;
+  });
+  return () => result;
+}
+
+describe('a server that daemonises (forks, setsid(), its leader gone or waiting)', () => {
+  const daemonRun = (serve: string, out: string, rounds = '1') =>
+    cli([
+      'bench',
+      '--serve',
+      serve,
+      '--modes',
+      'timeslice',
+      '--copies',
+      '1',
+      ...FAST,
+      '--rounds',
+      rounds,
+      '--out',
+      out,
+    ]);
+
+  it('whose leader stays: the run ends within its stop bound, and no process of it is left', async () => {
+    const { serve, processes } = daemonising('stay');
+    const out = path.join(tempDir(), 'run');
+    const result = settled(daemonRun(serve, out));
+    // Measuring takes seconds; stopping each copy at most its 10 s bound and 3 s of kill grace.
+    await until(() => result() !== null, 60_000, 'the run to end, not wait for the daemon to exit by itself');
+    expect(result()?.exitCode, result()?.stderr).toBe(0);
+    expect(served(out).groups.map((g) => g.status)).toEqual(['measured']);
+    expect(await processes()).toEqual([]);
+  });
+
+  it('whose leader exits: the leader is seen as exited, the group failed (exit 3), the server killed', async () => {
+    const { serve, processes } = daemonising('exit');
+    const out = path.join(tempDir(), 'run');
+    const result = settled(daemonRun(serve, out));
+    await until(() => result() !== null, 60_000, 'the run to end');
+    expect(result()?.exitCode, result()?.stderr).toBe(3);
+    const group = served(out).groups[0];
+    expect(group?.status).toBe('failed');
+    expect(group?.reason).toMatch(/exited with status 0 .*daemonises/);
+    expect(await processes()).toEqual([]);
+  });
+
+  it('killed with gpushare (kill -9), and --resume ends within the same bound, leaving nothing', async () => {
+    const { serve, processes } = daemonising('stay');
+    const out = path.join(tempDir(), 'run');
+    const child = daemonRun(serve, out, '6');
+    // The dedicated copy and the group's copy: a leader and its daemon each.
+    await until(async () => (await processes()).length === 4, 60_000, "both copies' leaders and daemons up");
+    child.kill('SIGKILL');
+    await child;
+    await until(async () => (await processes()).length === 0, 30_000, 'every daemon killed with the harness');
+    const resumed = settled(cli(['bench', '--resume', out]));
+    await until(() => resumed() !== null, 90_000, 'the resumed run to end');
+    expect(resumed()?.exitCode, resumed()?.stderr).toBe(0);
+    expect(served(out).groups.map((g) => `${g.status} ${g.rounds.length}`)).toEqual(['measured 6']);
+    expect(await processes()).toEqual([]);
+  });
 });

@@ -40,10 +40,27 @@ import { analyzeFleet, type FleetAnalysis, type FleetRules } from '../../harness
 import { fleetChart } from '../../harness/fleet/report/chart.js';
 import { fleetMarkdown } from '../../harness/fleet/report/markdown.js';
 import { fleetJson, fleetJunit, fleetText } from '../../harness/fleet/report/outputs.js';
+import { loadMixRun, type MixRun } from '../../harness/mix/record.js';
+import { mixMarkdown } from '../../harness/mix/report.js';
 import { probeMarkdown } from '../../harness/probe/markdown.js';
 import { loadProbeRun, type ProbeRun } from '../../harness/probe/record.js';
+import { analyzeServe } from '../../harness/serve/analysis.js';
+import { serveMarkdown, serveSummary } from '../../harness/serve/markdown.js';
+import { loadServeRun, type ServeRun } from '../../harness/serve/record.js';
+import { parseDeclared } from '../../harness/verify/declared.js';
+import { verifyMarkdown } from '../../harness/verify/markdown.js';
+import type { VerifyRun } from '../../harness/verify/record.js';
+import { verifySummary } from '../../harness/verify/summary.js';
 import type { StepAnalysis } from '../../harness/workload/open-loop.js';
-import { CAPACITY_RUN, DEFAULT_RUN, PROBE_RUN, REPEAT_RUN } from '../helpers.js';
+import {
+  CAPACITY_RUN,
+  DEFAULT_RUN,
+  H100_MIX_RUN,
+  PROBE_RUN,
+  REPEAT_RUN,
+  SERVE_CAPACITY_RUN,
+  SERVE_RUN,
+} from '../helpers.js';
 import { inlineOf, markdown, markdownShape, NOT_XML_CHAR, TERMINAL_CONTROL } from '../output-checks.js';
 
 /** Pieces of every syntax that could break an output, and characters a terminal or parser acts on. */
@@ -354,6 +371,9 @@ let analysis: Analysis;
 let repeatAnalysis: Analysis;
 let probe: ProbeRun;
 let capacity: CapacityRun;
+let mix: MixRun;
+let serveBench: ServeRun;
+let serveCapacity: ServeRun;
 
 beforeAll(async () => {
   run = await loadRun(DEFAULT_RUN);
@@ -362,6 +382,9 @@ beforeAll(async () => {
   repeatAnalysis = analyze(repeat);
   probe = (await loadProbeRun(PROBE_RUN)) as ProbeRun;
   capacity = (await loadCapacityRun(CAPACITY_RUN)) as CapacityRun;
+  mix = (await loadMixRun(H100_MIX_RUN)) as MixRun;
+  serveBench = (await loadServeRun(SERVE_RUN)) as ServeRun;
+  serveCapacity = (await loadServeRun(SERVE_CAPACITY_RUN)) as ServeRun;
 });
 
 /** A copy of a run with `s` as its GPU's name, host, driver, CUDA, Python, warnings, contamination, reasons and a workload argument. */
@@ -491,6 +514,58 @@ function plantedCapacity(s: string): CapacityRun {
   };
 }
 
+/** A server run with `s` as its GPU, driver, CPU model, a warning, the --serve command, ready path and cores, and the reason its first group failed (a server's log). */
+function plantedServe(r: ServeRun, s: string): ServeRun {
+  const f = r.fingerprint;
+  return {
+    ...r,
+    warnings: [s],
+    fingerprint: { ...f, driverVersion: s, gpus: f.gpus.map((g) => ({ ...g, name: s })) },
+    host: { ...r.host, cpuModel: s },
+    settings: { ...r.settings, serve: `${r.settings.serve} ${s}`, readyPath: s, serverCpus: s },
+    groups: r.groups.map((g, i) => (i === 0 ? { ...g, status: 'failed', reason: s } : g)),
+  };
+}
+
+function plantedMix(s: string): MixRun {
+  const f = mix.fingerprint;
+  return {
+    ...mix,
+    warnings: [s],
+    fingerprint: { ...f, driverVersion: s, cudaVersion: s, gpus: f.gpus.map((g) => ({ ...g, name: s })) },
+    outcomes: [{ mode: 'mps', status: 'failed', reason: s }],
+    settings: {
+      ...mix.settings,
+      victim: { ...mix.settings.victim, argv: [...mix.settings.victim.argv, s] },
+    },
+  };
+}
+
+/** A verify run (none is committed) whose free text is all `s`: the directory, the source, each row's and case's words, a warning. */
+function plantedVerify(s: string): VerifyRun {
+  const row = { declared: s, measured: s, tolerance: s, change: s };
+  return {
+    schema: 'gpushare.verify/1',
+    id: 'v-1',
+    status: 'complete',
+    createdAt: s,
+    finishedAt: null,
+    fingerprint: { ...run.fingerprint, driverVersion: s, gpus: run.fingerprint.gpus.map((g) => ({ ...g, name: s })) },
+    gpuIndex: run.config.gpuIndex,
+    artifacts: s,
+    declared: { ...parseDeclared({}), source: s },
+    requestedCases: ['pipe-missing'],
+    rows: [
+      { id: 'mps.thread-pct', verdict: 'not enforced', ...row },
+      { id: 'mps.attach', verdict: 'enforced', ...row },
+    ],
+    cases: [{ name: 'pipe-missing', needs: 'one GPU', outcome: 'reproduced', evidence: s }],
+    daemons: [],
+    leftPids: [],
+    warnings: [s],
+  };
+}
+
 /** Every markdown writer, given the planted string. */
 const MARKDOWN: Record<string, (s: string) => string> = {
   'the run report': (s) => {
@@ -502,6 +577,16 @@ const MARKDOWN: Record<string, (s: string) => string> = {
   "the gate's step summary": (s) => gateMarkdown(plantedGate(s)),
   'the probe report': (s) => probeMarkdown(plantedProbe(s), '0.1.0'),
   'the capacity report': (s) => capacityMarkdown(plantedCapacity(s), '0.1.0'),
+  'the mix report': (s) => mixMarkdown(plantedMix(s), { heatmap: 'h.svg', frontier: 'f.svg' }),
+  'the verify report': (s) => verifyMarkdown(plantedVerify(s), '0.1.0'),
+  'the bench --serve report': (s) => {
+    const r = plantedServe(serveBench, s);
+    return serveMarkdown(r, analyzeServe(r), '0.1.0');
+  },
+  'the capacity --serve report': (s) => {
+    const r = plantedServe(serveCapacity, s);
+    return serveMarkdown(r, analyzeServe(r), '0.1.0');
+  },
 };
 
 describe('every markdown writer keeps its structure whatever the runs say', () => {
@@ -630,6 +715,14 @@ describe("the terminal: no control or bidi character but the writer's own line b
       },
     ],
     ['gate', (s: string, columns?: number) => gateText(plantedGate(s), columns)],
+    [
+      'the bench --serve summary (and plan --run of a server run)',
+      (s: string) => {
+        const r = plantedServe(serveBench, s);
+        return serveSummary(r, analyzeServe(r));
+      },
+    ],
+    ['verify', (s: string) => verifySummary(plantedVerify(s))],
     ['fleet report', (s: string) => fleetText(plantedFleet(s), s)],
     ['fleet report --json', (s: string) => fleetJson(plantedFleet(s))],
     [

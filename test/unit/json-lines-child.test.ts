@@ -1,5 +1,6 @@
 /** The one JSON-lines child of workload clients and probe roles: its queue, its waits, and how it ends, with real node children. */
 import { describe, expect, it } from 'vitest';
+import type { ExitInfo } from '../../harness/core/process.js';
 import { JsonLinesChild, type LineParser } from '../../harness/system/proc/json-lines-child.js';
 import { isRunning } from '../../harness/system/proc/process-table.js';
 import { execaRunner } from '../../harness/system/proc/runner.js';
@@ -60,5 +61,31 @@ describe('JsonLinesChild', () => {
     expect(await isRunning(grandchild)).toBe(true);
     expect(await c.close('stop', 200)).toEqual({ exited: false, left: [] });
     await until(async () => !(await isRunning(grandchild)), 10_000, 'the setsid() grandchild to be killed');
+  });
+});
+
+describe("the runner's children", () => {
+  it('one that exited is seen as exited though a descendant that left its group keeps its output open', async () => {
+    // The grandchild (setsid) inherits stdout and stderr and outlives the child: a daemonising server.
+    const child = execaRunner.spawn([
+      process.execPath,
+      '-e',
+      `const g = require('child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120000)'], { detached: true, stdio: 'inherit' }); console.log(g.pid); process.exit(4)`,
+    ]);
+    let grandchild = 0;
+    child.onLine((line) => {
+      grandchild = Number(line);
+    });
+    let exit: ExitInfo | null = null;
+    void child.exited.then((info) => {
+      exit = info;
+    });
+    try {
+      await until(() => exit !== null, 10_000, "the child's exit to be seen");
+      expect(exit).toMatchObject({ exitCode: 4 });
+      expect(await isRunning(grandchild)).toBe(true);
+    } finally {
+      if (grandchild > 0) process.kill(grandchild, 'SIGKILL');
+    }
   });
 });

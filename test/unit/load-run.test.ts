@@ -5,10 +5,14 @@
  * stalled server or a stalled generator shows in it, and a generator that sent late is refused.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RequestRecord, RequestSpec } from '../../harness/load/request.js';
+import { type RequestRecord, type RequestSpec, sendRequest } from '../../harness/load/request.js';
 import { generatorLagProblem, runLoad, summarize } from '../../harness/load/run.js';
+import { MAX_LINE_CHARS } from '../../harness/load/sse.js';
 import { ROOT } from '../helpers.js';
 
 const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
@@ -160,5 +164,42 @@ describe('latency counts from the schedule', () => {
     expect(
       generatorLagProblem(summarize({ kind: 'closed', concurrency: 1 }, 1000, 1000, [record(500)]), 10),
     ).toBeNull();
+  });
+});
+
+describe('a server that streams one line of 100 MB', () => {
+  it('ends as overlong within the request timeout, having read about the bound, not the 100 MB', async () => {
+    const LINE_BYTES = 100 * 1024 * 1024;
+    const piece = Buffer.alloc(64 * 1024, 'x');
+    let sent = 0;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: ');
+      // Written as the client reads, until it hangs up or the line is done.
+      const more = () => {
+        while (sent < LINE_BYTES && !res.destroyed) {
+          sent += piece.length;
+          if (!res.write(piece)) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const record = await sendRequest(spec(`http://127.0.0.1:${port}`, { timeoutMs: 30_000 }), 0, () =>
+        performance.now(),
+      );
+      expect(record).toMatchObject({
+        outcome: 'overlong',
+        detail: `a line of more than ${MAX_LINE_CHARS} characters`,
+      });
+      expect(sent).toBeLessThan(LINE_BYTES);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

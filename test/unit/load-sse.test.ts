@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SseParser } from '../../harness/load/sse.js';
+import { MAX_LINE_CHARS, SseParser } from '../../harness/load/sse.js';
 
 const completion = (text: string) =>
   JSON.stringify({ id: 'cmpl-1', object: 'text_completion', choices: [{ index: 0, text }] });
@@ -115,5 +115,34 @@ describe('SseParser', () => {
     const r = parse(Buffer.from(text), []);
     expect(r.outcome.kind === 'ok' ? '' : r.outcome.reason).toContain(reason);
     expect(r.tokens).toBe(1); // nothing counted after the garbage
+  });
+});
+
+describe('a line or an event past the bound', () => {
+  it('is overlong once the pending line passes MAX_LINE_CHARS, however it is split, and nothing after it is read', () => {
+    const parser = new SseParser();
+    const piece = Buffer.from('x'.repeat(64 * 1024));
+    parser.feed(Buffer.from('data: '));
+    let fed = 6;
+    while (parser.failure === null && fed < 4 * MAX_LINE_CHARS) {
+      parser.feed(piece);
+      fed += piece.length;
+    }
+    // Found within one piece of the bound, not at the line's end (a 100 MB line has none for 100 MB).
+    expect(fed).toBeGreaterThan(MAX_LINE_CHARS);
+    expect(fed).toBeLessThanOrEqual(MAX_LINE_CHARS + piece.length + 6);
+    expect(parser.end()).toEqual({ kind: 'overlong', reason: `a line of more than ${MAX_LINE_CHARS} characters` });
+    expect(parser.feed(Buffer.from(`\n\ndata: ${completion(' a')}\n\n`)).tokens).toBe(0);
+  });
+
+  it('a line of exactly the bound is a line; an event of many data lines past it is overlong', () => {
+    const long = `data: ${'y'.repeat(MAX_LINE_CHARS - 6)}`;
+    const exact = new SseParser();
+    exact.feed(Buffer.from(long));
+    expect(exact.failure).toBeNull();
+    const many = new SseParser();
+    const line = `data: ${'z'.repeat(1000)}\n`;
+    many.feed(Buffer.from(line.repeat(Math.ceil(MAX_LINE_CHARS / 1000) + 1)));
+    expect(many.end()).toEqual({ kind: 'overlong', reason: `an event of more than ${MAX_LINE_CHARS} characters` });
   });
 });

@@ -19,6 +19,7 @@ import {
   stepVerdict,
   verdictWindowS,
 } from '../../harness/serve/steps.js';
+import { groupMeasuredNothing, nothingMeasured } from '../../harness/serve/window.js';
 import { userErrorOf } from '../helpers.js';
 
 function win(over: Partial<WindowStats> & { tps?: number; ttftP99?: number; e2eP50?: number } = {}): WindowStats {
@@ -351,6 +352,73 @@ describe("plan's answer from a server run", () => {
   it('answers none when no group held the SLO, or a request failed', () => {
     const run = runOf([group('mps', 2, [1000], 1000, { requests: 400, ok: 399, overTtft: 1 })]);
     expect(servePlan(run, analyzeServe(run)).mode).toBeNull();
+  });
+});
+
+describe('a window or group that measured nothing', () => {
+  const none = { count: 0, p50Ms: null, p99Ms: null, histogram: '' };
+  it('no request ended ok: each failure kind named; ok requests with no token; one token is something', () => {
+    expect(nothingMeasured(win({ ok: 0, failures: ['http-error: HTTP 307', 'timeout: no complete response'] }))).toBe(
+      'none of 400 requests ended ok (http-error: HTTP 307; timeout: no complete response)',
+    );
+    expect(nothingMeasured(win({ requests: 0, ok: 0 }))).toBe('no request was sent');
+    expect(nothingMeasured(win({ ttft: none }))).toBe('all 400 requests that ended ok carried no output token');
+    expect(nothingMeasured(win({ ok: 1, ttft: { ...none, count: 1 } }))).toBeNull();
+  });
+
+  it('a recorded group called measured with such a window in either arm of a round reads as failed', () => {
+    for (const arm of ['dedicated', 'shared'] as const) {
+      const g = group('mps', 2, [1000, 1000]);
+      (g.rounds[1] as ServeGroup['rounds'][number])[arm] = win({ ok: 0, failures: ['http-error: HTTP 307'] });
+      const run = runOf([g]);
+      const analysis = analyzeServe(run);
+      expect(analysis.groups[0]).toMatchObject({
+        status: 'failed',
+        reason: `round 2, the ${arm} window measured nothing: none of 400 requests ended ok (http-error: HTTP 307)`,
+      });
+      expect(servePlan(run, analysis)).toMatchObject({
+        mode: null,
+        answer: 'no group was measured: each failed or was skipped (its reason is above)',
+      });
+    }
+  });
+
+  it('a rate search: failed when no step measured anything; a step with nothing after one with something is a failed step', () => {
+    const step = (rate: number, w: WindowStats) => stepVerdict(rate, w, 500);
+    const broken = { ...group('mps', 1, []), steps: [step(8, win({ ok: 0 })), step(4, win({ ok: 0 }))] };
+    expect(groupMeasuredNothing(broken)).toBe(
+      'no step of the rate search measured anything: at 8 req/s, none of 400 requests ended ok (no failure recorded)',
+    );
+    const overloaded = { ...group('mps', 1, []), steps: [step(8, win()), step(16, win({ ok: 0, overTtft: 400 }))] };
+    expect(groupMeasuredNothing(overloaded)).toBeNull();
+    expect(overloaded.steps[1]?.verdict).toBe('fail');
+  });
+});
+
+describe('a run of many windows', () => {
+  it("300,000 windows (more than Math.min(...) takes as arguments): the generator's ceiling still finds the lowest e2e p50", () => {
+    // 145 groups of 1000 rounds is what a record may hold; one group of them all here, for a test that runs in a moment.
+    const g = group('mps', 2, [1000]);
+    const round = g.rounds[0] as ServeGroup['rounds'][number];
+    const lowest = { ...round, shared: win({ e2eP50: 400 }) };
+    const many = { ...g, rounds: [...Array.from({ length: 150_000 }, () => round), lowest] };
+    expect(ceilingOf(runOf([many])).allowedMs).toBe(4);
+  });
+});
+
+describe('--ready-path', () => {
+  it.each(['//127.0.0.2:9/health', '/\\127.0.0.2/health', '///x'])(
+    'refuses %s, which leaves the copy’s host',
+    (readyPath) => {
+      expect(userErrorOf(() => resolveServeOptions({ serve: 's {port}', readyPath }, 'bench'))).toContain(
+        "it names another host (a path starting with // or /\\); give a path on the copy's own server",
+      );
+    },
+  );
+  it('takes a path on the copy, query and all', () => {
+    expect(resolveServeOptions({ serve: 's {port}', readyPath: '/health?x=//y' }, 'bench').settings.readyPath).toBe(
+      '/health?x=//y',
+    );
   });
 });
 

@@ -142,7 +142,10 @@ describe('verifyExitCode: the gate codes', () => {
     [['enforced', 'partly'], 1],
     [['not measured', 'not enforced'], 1],
     [['enforced', 'not measured'], 3],
-    [[], 0],
+    // Nothing measured is no pass: no row, or every row skipped.
+    [[], 3],
+    [['skipped', 'skipped'], 3],
+    [['skipped', 'enforced'], 0],
   ] as const)('%j → %i', (verdicts, code) => {
     expect(verifyExitCode(verdicts.map((verdict) => ({ verdict })))).toBe(code);
   });

@@ -253,7 +253,13 @@ export function comparability(run: Run, other: Run): string[] {
   if (isSimulated(other.fingerprint) !== isSimulated(run.fingerprint))
     return [`one of the two was made on gpushare's simulator`];
   if (other.status !== 'complete') return [`it is ${other.status}, not complete`];
+  if (other.contamination.length > 0) return [contaminatedText(other)];
   return [...fingerprintMismatches(machine(run), machine(other)), ...settingMismatches(run, other)];
+}
+
+/** Why a run measured on a busy GPU (bench --allow-busy) is no baseline. */
+function contaminatedText(other: Run): string {
+  return `it was measured on a busy GPU (${shortList(other.contamination)}): its ratios are no reference`;
 }
 
 /**
@@ -268,7 +274,11 @@ export function sortBaselines(
   const kept: Run[] = [];
   const setAside: string[] = [];
   const mismatches: string[] = [];
+  // A run found twice (two paths, a copy) is one run: counted and named once, under its id.
+  const found = new Map<string, number>();
   for (const other of candidates) {
+    found.set(other.id, (found.get(other.id) ?? 0) + 1);
+    if ((found.get(other.id) as number) > 1) continue;
     const why = comparability(run, other);
     // In a set, a run of other comparisons (a sweep, a custom workload) is no baseline of this one.
     const plan = (r: Run) => r.plan.map((c) => c.id).join(', ');
@@ -279,6 +289,7 @@ export function sortBaselines(
     const hard =
       other.id === run.id ||
       other.status !== 'complete' ||
+      other.contamination.length > 0 ||
       isSimulated(other.fingerprint) !== isSimulated(run.fingerprint);
     if (why.length === 0) kept.push(other);
     else if (allowMismatch && !hard) {
@@ -286,6 +297,8 @@ export function sortBaselines(
       mismatches.push(...why.map((w) => `${other.id}: ${w}`));
     } else setAside.push(`${other.id}: ${shortList(why)}`);
   }
+  for (const [id, times] of found)
+    if (times > 1) setAside.push(`${id}: found ${times} times (one run id), counted once`);
   return { kept, setAside, mismatches };
 }
 
@@ -333,7 +346,7 @@ export function gate(
     const sorted = sortBaselines(run, baseline as readonly Run[], options.allowMismatch);
     if (sorted.kept.length === 0)
       throw new UserError(
-        `no baseline run was measured like run ${run.id}: ${shortList(sorted.setAside)}; give runs of the same GPU model, driver and settings (--allow-mismatch keeps those that differ only so)`,
+        `no baseline run was measured like run ${run.id}: ${sorted.setAside.join('; ')}; give runs of the same GPU model, driver and settings (--allow-mismatch keeps those that differ only so)`,
       );
     baselines = sorted.kept;
     setAside.push(...sorted.setAside);
@@ -367,6 +380,8 @@ export function gate(
   problems.push(...[measuredNothing(analysis) ?? [], unmeasuredGraded(run, analysis, thresholds)].flat());
   for (const [i, b] of baselines.entries()) {
     const base = bases[i] as Analysis;
+    // A set sets such a run aside; one named baseline is named as the problem it is.
+    if (b.contamination.length > 0) problems.push(`baseline ${b.id}: ${contaminatedText(b)}`);
     problems.push(
       ...[measuredNothing(base) ?? [], unmeasuredGraded(b, base, thresholds)]
         .flat()

@@ -52,7 +52,7 @@ export function gateText(result: GateResult, columns = TERMINAL_COLUMNS): string
   if (bands) lines.push(...wrapLine(bands, columns));
   // Each difference on lines of its own, folded to the terminal's width.
   for (const m of result.mismatches) lines.push(...wrapLine(termText(`warning: measured differently: ${m}`), columns));
-  for (const p of result.problems) lines.push(`inconclusive: ${p}`);
+  for (const p of result.problems) lines.push(`inconclusive: ${termText(p)}`);
   const table = rows(result).map(({ v, change }) => [
     termText(v.metric.id),
     fmt(v.stats.value),

@@ -2,10 +2,13 @@
  * Thresholds: which ratio must lie where. Defaults grade the canonical probes (the spin workload's
  * stream speedup, the GEMM time-slicing slowdown); a YAML or JSON file replaces them.
  */
-import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { UserError } from '../../core/errors.js';
+import { readRegularFile } from '../../record/store.js';
+
+/** A thresholds file is a few KiB: one past 64 MiB is none. */
+const MAX_THRESHOLDS_BYTES = 64 * 1024 * 1024;
 
 const BoundsSchema = z
   .object({ min: z.number().optional(), max: z.number().optional() })
@@ -133,9 +136,13 @@ export function parseThresholds(text: string, file: string): Thresholds {
 
 export async function loadThresholds(file: string | undefined): Promise<Thresholds> {
   if (file === undefined) return DEFAULT_THRESHOLDS;
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new UserError(`cannot read the thresholds file ${file} (${error.code ?? error.message})`);
-  });
+  // A regular file only: a FIFO (or a device) given as --config would block the gate forever.
+  const text = await readRegularFile(file, 'give a thresholds file (YAML or JSON)', MAX_THRESHOLDS_BYTES).catch(
+    (error: NodeJS.ErrnoException) => {
+      if (error instanceof UserError) throw error;
+      throw new UserError(`cannot read the thresholds file ${file} (${error.code ?? error.message})`);
+    },
+  );
   return parseThresholds(text, file);
 }
 

@@ -4,7 +4,8 @@
  * process group, and every descendant seen before that left the group with setsid().
  */
 import type { ChildHandle, ExitInfo, ProcessRunner } from '../../core/process.js';
-import { descendants, isRunning, processStartTicks } from './process-table.js';
+import { KILLED_GRACE_MS, runningAfter, signalSeen } from './end-processes.js';
+import { descendants, isRunning } from './process-table.js';
 
 /** How a line parses: a message, a line that breaks the contract (why), or null for one to ignore. */
 export type LineParser<M> = (
@@ -23,9 +24,6 @@ export interface ChildClose {
   exited: boolean;
   left: number[];
 }
-
-/** How long a killed child and its descendants get to disappear before they count as leaked. */
-const KILLED_GRACE_MS = 2000;
 
 export class JsonLinesChild<M> {
   private readonly queue: Array<ChildEvent<M>> = [];
@@ -128,22 +126,16 @@ export class JsonLinesChild<M> {
     }
     // The group may hold children of the child even when the leader exited.
     this.child.killGroup('SIGKILL');
-    // The same start time: still its descendant, not a reused PID; a zombie is dead, only unreaped.
-    const stillOurs = async () => {
-      const alive: number[] = [];
-      for (const { pid, startTicks } of spawned)
-        if ((await processStartTicks(pid)) === startTicks && (await isRunning(pid))) alive.push(pid);
-      return alive;
-    };
-    for (const pid of await stillOurs()) killQuietly(pid);
+    // Only while each is still the process seen: never a reused PID.
+    await signalSeen(spawned, 'SIGKILL');
     const graceEnd = Date.now() + KILLED_GRACE_MS;
     await within(this.child.exited, KILLED_GRACE_MS, undefined);
     // A killed process takes a moment to die: polled, within the same grace.
-    while ((await stillOurs()).length > 0 && Date.now() < graceEnd) await new Promise((r) => setTimeout(r, 20));
+    const stillOurs = await runningAfter(spawned, Math.max(0, graceEnd - Date.now()));
     const left: number[] = [];
     const leader = this.child.pid;
     if (leader !== undefined && this.exitInfo === null && (await isRunning(leader))) left.push(leader);
-    left.push(...(await stillOurs()));
+    left.push(...stillOurs.map((p) => p.pid));
     this.leaked = [...new Set([...this.leaked, ...left])];
     return { exited, left: this.leaked };
   }
@@ -166,12 +158,4 @@ async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<
   ]);
   clearTimeout(timer);
   return value;
-}
-
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Gone already.
-  }
 }

@@ -84,14 +84,41 @@ async function parentPid(pid: number): Promise<number | null> {
   return Number.isFinite(ppid) ? ppid : null;
 }
 
+/** A process as it was seen: the same PID with another start time later is another process. */
+export interface SeenProcess {
+  pid: number;
+  startTicks: number;
+}
+
+/** Whether `seen` is still that process and has not exited (a zombie has, only unreaped). */
+export async function stillRunning(seen: SeenProcess): Promise<boolean> {
+  return (await processStartTicks(seen.pid)) === seen.startTicks && (await isRunning(seen.pid));
+}
+
+/**
+ * Every live process whose environment holds `entry` (NAME=value), with its start time: what a child
+ * started with that mark passed on to every process it made, whichever session or parent it has now.
+ */
+export async function processesWithEnv(entry: string): Promise<SeenProcess[]> {
+  const found: SeenProcess[] = [];
+  for (const entryName of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entryName)) continue;
+    const pid = Number(entryName);
+    if (pid === process.pid || !(await readEnviron(pid))?.includes(entry)) continue;
+    const startTicks = await processStartTicks(pid);
+    if (startTicks !== null && (await isRunning(pid))) found.push({ pid, startTicks });
+  }
+  return found;
+}
+
 /**
  * Every live descendant of `pid`, with its start time: a child that called setsid() has left the
  * process group but is still a descendant while its parent lives, and the start time tells a
  * reused PID apart later.
  */
-export async function descendants(pid: number): Promise<Array<{ pid: number; startTicks: number }>> {
+export async function descendants(pid: number): Promise<SeenProcess[]> {
   const childrenOf = hasChildrenFiles() ? childrenFromTasks : await childrenByScan();
-  const found: Array<{ pid: number; startTicks: number }> = [];
+  const found: SeenProcess[] = [];
   const queue = await childrenOf(pid);
   while (queue.length > 0) {
     const next = queue.shift() as number;

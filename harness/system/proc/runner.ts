@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import type { ExitInfo, ProcessRunner } from '../../core/process.js';
+import { type ExitInfo, type ProcessRunner, STDIO_GRACE_MS } from '../../core/process.js';
 import { HARNESS_ENV, harnessMark } from './left-workloads.js';
 import { watchdog } from './watchdog.js';
 
@@ -92,7 +92,7 @@ export const createRunner = (baseEnv?: NodeJS.ProcessEnv): ProcessRunner => ({
       stderr = (stderr + chunk).slice(-STDERR_TAIL_BYTES);
     });
     child.stdin?.on('error', () => undefined); // EPIPE when the child died: its exit says why
-    const exited: Promise<ExitInfo> = child.then((result) => {
+    const read: Promise<ExitInfo> = child.then((result) => {
       if (partial && !dropping) deliver(partial, false);
       partial = '';
       const code = (result.cause as NodeJS.ErrnoException | undefined)?.code;
@@ -103,6 +103,23 @@ export const createRunner = (baseEnv?: NodeJS.ProcessEnv): ProcessRunner => ({
           ? { spawnError: code === 'ENOENT' ? `${file}: not found` : (result.shortMessage ?? 'failed to start') }
           : {}),
       };
+    });
+    // execa settles once the child has exited and its stdout and stderr have closed. A descendant that
+    // kept them (a server that daemonised: forked, setsid(), its leader gone) holds them open for as
+    // long as it lives: the child has exited all the same, said once what it wrote is read or the grace is over.
+    const exited = new Promise<ExitInfo>((resolve) => {
+      let grace: NodeJS.Timeout | undefined;
+      void read.then((info) => {
+        clearTimeout(grace);
+        resolve(info);
+      });
+      child.once('exit', (exitCode, signal) => {
+        grace = setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          resolve({ exitCode, signal });
+        }, STDIO_GRACE_MS);
+      });
     });
     return {
       pid: child.pid,
