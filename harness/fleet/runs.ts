@@ -82,7 +82,7 @@ async function findRuns(root: string): Promise<Found> {
     if (names.has(CAPACITY_FILE))
       found.others.push({
         path: where,
-        reason: 'a capacity record (a rate search at a latency target): fleet report merges bench runs',
+        reason: 'a capacity record (a rate search at a latency target): not a bench run, it has no ratios to compare',
         fails: false,
       });
     const subdirs: string[] = [];
@@ -160,4 +160,15 @@ export async function readBenchRuns(root: string, command: string): Promise<Benc
     );
   }
   return { members, notCompared };
+}
+
+/** A directory's name as a file-name token (a report's default name), or `fallback` when nothing of it is safe. */
+export function dirToken(dir: string, fallback: string): string {
+  return (
+    path
+      .basename(path.resolve(dir))
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^[^A-Za-z0-9]+/, '')
+      .replace(/\.\.+/g, '.') || fallback
+  );
 }

@@ -16,7 +16,7 @@ import { VERSION } from '../../core/version.js';
 import { refuseSimulatedBesideReal } from '../../record/simulated.js';
 import { writeOutputFile } from '../../record/store.js';
 import { isSimulated } from '../../system/nvidia/schema.js';
-import { readBenchRuns } from '../runs.js';
+import { dirToken, readBenchRuns } from '../runs.js';
 import { analyzeFleet, type FleetRules } from './analyze.js';
 import { fleetChart } from './chart.js';
 import { fleetMarkdown } from './markdown.js';
@@ -33,16 +33,7 @@ const GATE_RULES: FleetRules = {
 };
 
 /** The report's name as a file-name token: --name as given (checked), else the directory's name made safe. */
-function reportName(args: FleetReportArgs): string {
-  if (args.name !== undefined) return args.name;
-  return (
-    path
-      .basename(path.resolve(args.dir))
-      .replace(/[^A-Za-z0-9._-]+/g, '-')
-      .replace(/^[^A-Za-z0-9]+/, '')
-      .replace(/\.\.+/g, '.') || 'fleet'
-  );
-}
+const reportName = (args: FleetReportArgs) => args.name ?? dirToken(args.dir, 'fleet');
 
 const FLEET_REPORT_POSITIONALS = {
   dir: { type: 'string', demandOption: true, describe: 'directory holding run directories (searched recursively)' },
