@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import type { HistoryAnalysis } from '../../harness/fleet/history/analyze.js';
 import { openRun, STORE_DIR, STORED_RUN_SUFFIX } from '../../harness/record/evidence.js';
+import { SIMULATED_TEXT } from '../../harness/record/simulated.js';
 import { expectOneLineError, ROOT, runCli, tempDir, unfolded } from '../helpers.js';
 
 type HistoryJson = HistoryAnalysis & { exitCode: number };
@@ -252,5 +253,17 @@ describe('gpushare fleet history, other histories and exit codes', () => {
     const result = await runCli(['fleet', 'history', dir]);
     expect(result.exitCode).toBe(2);
     expectOneLineError(result.stderr, 'cannot set simulated and real runs in one history: run');
+  });
+
+  it('says SIMULATED first, in the console and the report, over simulated runs alone', async () => {
+    const dir = tempDir('gpushare-history-');
+    for (const id of SERIES.slice(0, 6))
+      await placeEdited(dir, id, id, (run) => void (run.fingerprint.simulated = true));
+    const out = tempDir();
+    const result = await runCli(['fleet', 'history', dir, '--out', out]);
+    expect(result.exitCode).toBe(0);
+    expect(unfolded(result.stdout).split('\n')[0]).toBe(SIMULATED_TEXT);
+    const md = readFileSync(path.join(out, `history-${path.basename(dir)}.md`), 'utf8');
+    expect(md.split('\n')[2]).toBe(`**${SIMULATED_TEXT}.**`);
   });
 });

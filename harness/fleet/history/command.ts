@@ -14,7 +14,7 @@ import { argText } from '../../core/escape/terminal.js';
 import { number } from '../../core/flags.js';
 import { reportsDir } from '../../core/paths.js';
 import { VERSION } from '../../core/version.js';
-import { refuseSimulatedBesideReal } from '../../record/simulated.js';
+import { refuseSimulatedBesideReal, SIMULATED_TEXT } from '../../record/simulated.js';
 import { writeOutputFile } from '../../record/store.js';
 import { DEFAULT_CHANGE_LEVEL } from '../../stats/change-points.js';
 import { isSimulated } from '../../system/nvidia/schema.js';
@@ -85,9 +85,10 @@ async function fleetHistory(options: HistoryOptions, deps: AppDeps): Promise<num
   );
   const history = analyzeHistory(members, notCompared, options.level);
 
+  // Simulated runs are never beside real ones (refused above): all of them are, or none.
+  const simulated = members.some((m) => isSimulated(m.run.fingerprint));
   let written: string | null = null;
   if (!options.json || options.out !== undefined) {
-    const simulated = members.some((m) => isSimulated(m.run.fingerprint));
     const charts = new Map<string, string>();
     for (const g of history.groups) {
       const spec = historyChart(g);
@@ -98,10 +99,12 @@ async function fleetHistory(options: HistoryOptions, deps: AppDeps): Promise<num
     }
     await writeOutputFile(
       file,
-      historyMarkdown(history, { name: options.name, dir: options.dir, version: VERSION }, charts),
+      historyMarkdown(history, { name: options.name, dir: options.dir, version: VERSION, simulated }, charts),
     );
     written = file;
   }
-  deps.out(options.json ? historyJson(history) : historyText(history, written));
+  deps.out(
+    options.json ? historyJson(history) : `${simulated ? `${SIMULATED_TEXT}\n` : ''}${historyText(history, written)}`,
+  );
   return historyExitCode(history);
 }

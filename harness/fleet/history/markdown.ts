@@ -2,6 +2,7 @@
 
 import { BETWEEN_RUN_LEVEL } from '../../bench/gate/bands.js';
 import { mdCode, mdText } from '../../core/escape/markdown.js';
+import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { DEFAULT_BOOTSTRAP } from '../../stats/bootstrap.js';
 import { firstPassLevel } from '../../stats/change-points.js';
 import { type HeadlineHistory, type HistoryAnalysis, type HistoryGroup, MIN_RUNS_TO_TEST } from './analyze.js';
@@ -90,7 +91,7 @@ function runsTable(g: HistoryGroup): string[] {
 
 export function historyMarkdown(
   history: HistoryAnalysis,
-  meta: { name: string; dir: string; version: string },
+  meta: { name: string; dir: string; version: string; simulated?: boolean },
   charts: ReadonlyMap<string, string>,
 ): string {
   const runs = history.groups.reduce((n, g) => n + g.runs.length, 0);
@@ -99,6 +100,7 @@ export function historyMarkdown(
   const lines = [
     `# gpushare fleet history: ${mdText(meta.name)}`,
     '',
+    ...(meta.simulated ? [`**${SIMULATED_TEXT}.**`, ''] : []),
     `${runs} bench runs under ${mdCode(meta.dir)} in ${history.groups.length} group${history.groups.length === 1 ? '' : 's'} of like runs · ${history.testedSeries} headline series tested · changes kept at Welch p < ${history.level} and at least the headline’s floor · gpushare ${meta.version}`,
     '',
     `**${mdText(exitText(history).replace(/^exit (\d)/, 'Exit $1'))}.**`,
