@@ -203,10 +203,22 @@ export const COMMANDS: readonly CommandEntry[] = [
       'merge the runs under a directory into one report: each ratio across nodes, outliers, per-node verdicts, JUnit',
     load: async () => (await import('../fleet/report/command.js')).fleetReportCommand,
   },
+  {
+    name: 'fleet history',
+    examples: [
+      ['$0 fleet history evidence/', 'the runs where each headline changed, over the evidence store'],
+      ['$0 fleet history runs/ --json', 'the same as JSON (exit 1 when a series changed)'],
+    ],
+    args: '<dir>',
+    describe:
+      'find the runs where each headline ratio changed over a history of runs (E-divisive, Welch p, at least the noise floor): first changed run, size with its 95% CI, chart',
+    load: async () => (await import('../fleet/history/command.js')).fleetHistoryCommand,
+  },
 ];
 
 /** Groups of commands (`gpushare fleet job`): their description in the root help. */
 export const GROUPS: Readonly<Record<string, string>> = {
   evidence: "the project's store of measured runs (evidence/): add a run, extract one",
-  fleet: 'many GPUs and nodes: a Kubernetes Job that benches a node pool, and one report over many runs',
+  fleet:
+    'many GPUs and nodes: a Kubernetes Job that benches a node pool, one report over many runs, and the changes over a history of runs',
 };

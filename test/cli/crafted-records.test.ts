@@ -10,7 +10,15 @@ import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
 import type { RateStep, ServeGroup, ServeRun } from '../../harness/serve/record.js';
 import { encodeLatencies } from '../../harness/workload/open-loop.js';
-import { DEFAULT_RUN, editedCopy, expectOneLineError, H100_MIX_RUN, runCli, SERVE_CAPACITY_RUN, tempDir } from '../helpers.js';
+import {
+  DEFAULT_RUN,
+  editedCopy,
+  expectOneLineError,
+  H100_MIX_RUN,
+  runCli,
+  SERVE_CAPACITY_RUN,
+  tempDir,
+} from '../helpers.js';
 
 const H100 = DEFAULT_RUN;
 const MIX = H100_MIX_RUN;

@@ -3,7 +3,17 @@ import { lstatSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, wr
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { expectOneLineError, H100_RUN, H100_SWEEP_RUN, H200_RUN, LOOP2_RUN, ROOT, runCli, tempDir, unfolded } from '../helpers.js';
+import {
+  expectOneLineError,
+  H100_RUN,
+  H100_SWEEP_RUN,
+  H200_RUN,
+  LOOP2_RUN,
+  ROOT,
+  runCli,
+  tempDir,
+  unfolded,
+} from '../helpers.js';
 
 /** The H200 run: every mode, 5 rounds each, too few for a 95% interval, so no mode measured cheaper. */
 const real = H200_RUN;

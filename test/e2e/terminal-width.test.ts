@@ -70,6 +70,7 @@ const ARGS: Readonly<Record<string, readonly string[]>> = {
     'job.yaml',
   ],
   'fleet report': ['runs', '--out', 'fleet'],
+  'fleet history': ['runs', '--out', 'history'],
 };
 
 /** Commands whose runs the others read: run first. */

@@ -23,6 +23,7 @@ import { capacityMarkdown } from '../../harness/capacity/markdown.js';
 import { stepLine } from '../../harness/capacity/progress.js';
 import { type CapacityRun, loadCapacityRun } from '../../harness/capacity/record.js';
 import { capacitySummary, capacityTable } from '../../harness/capacity/table.js';
+import { plantSlowdown } from '../../harness/cli/plant-slowdown.js';
 import { renderSvg } from '../../harness/core/chart-svg.js';
 import { htmlPage, htmlText } from '../../harness/core/escape/html.js';
 import { mdCode, mdFence, mdText } from '../../harness/core/escape/markdown.js';
@@ -34,6 +35,10 @@ import { sharingConfigs } from '../../harness/deploy/bundle.js';
 import { sharingArtifacts } from '../../harness/deploy/k8s.js';
 import { migPartedConfig, migPartedYaml, standardGeometries } from '../../harness/deploy/mig-parted.js';
 import { builtinMigGpu } from '../../harness/deploy/mig-profiles.js';
+import { analyzeHistory, type HistoryAnalysis } from '../../harness/fleet/history/analyze.js';
+import { historyChart } from '../../harness/fleet/history/chart.js';
+import { historyMarkdown } from '../../harness/fleet/history/markdown.js';
+import { historyJson, historyText } from '../../harness/fleet/history/outputs.js';
 import { type FleetJobSpec, fleetJob, fleetJobYaml } from '../../harness/fleet/job/manifest.js';
 import { resolveFleetJobOptions } from '../../harness/fleet/job/options.js';
 import { analyzeFleet, type FleetAnalysis, type FleetRules } from '../../harness/fleet/report/analyze.js';
@@ -369,6 +374,7 @@ let run: Run;
 let repeat: Run;
 let analysis: Analysis;
 let repeatAnalysis: Analysis;
+let slowAnalysis: Analysis;
 let probe: ProbeRun;
 let capacity: CapacityRun;
 let mix: MixRun;
@@ -380,6 +386,7 @@ beforeAll(async () => {
   repeat = await loadRun(REPEAT_RUN);
   analysis = analyze(run);
   repeatAnalysis = analyze(repeat);
+  slowAnalysis = analyze(plantSlowdown(run, 0.3));
   probe = (await loadProbeRun(PROBE_RUN)) as ProbeRun;
   capacity = (await loadCapacityRun(CAPACITY_RUN)) as CapacityRun;
   mix = (await loadMixRun(H100_MIX_RUN)) as MixRun;
@@ -448,6 +455,20 @@ function plantedFleet(s: string): FleetAnalysis {
     [{ path: `d/${s}`, reason: s, fails: true }],
     rules,
   );
+}
+
+/**
+ * A history of six runs named after `s` (ids, paths, GPU name, driver), every headline 30% slower from
+ * the fourth on (a change), the first run's first headline invalid for reason `s`, and an unreadable run.
+ */
+function plantedHistory(s: string): HistoryAnalysis {
+  const members = Array.from({ length: 6 }, (_, i) => {
+    const p = { ...planted(run, s), id: `${s}-${i}`, createdAt: `2026-11-2${i}T00:00:00.000Z` };
+    const a = plantedAnalysis(i < 3 ? analysis : slowAnalysis, p, s);
+    const verdicts = a.verdicts.map((v, k) => (i === 0 && k === 0 ? { ...v, verdict: 'invalid' as const } : v));
+    return { path: `${s}/${i}`, host: s, run: p, analysis: { ...a, verdicts } };
+  });
+  return analyzeHistory(members, [{ path: `d/${s}`, reason: s, fails: true }], 0.001);
 }
 
 let gated: GateResult;
@@ -574,6 +595,8 @@ const MARKDOWN: Record<string, (s: string) => string> = {
   },
   'the host report': (s) => hostMarkdown(...plantedHost(s)),
   'the fleet report': (s) => fleetMarkdown(plantedFleet(s), { name: 'test', dir: s, version: '0.1.0' }, 'c.svg'),
+  'the fleet history': (s) =>
+    historyMarkdown(plantedHistory(s), { name: 'test', dir: s, version: '0.1.0' }, new Map([['g1', 'g1.svg']])),
   "the gate's step summary": (s) => gateMarkdown(plantedGate(s)),
   'the probe report': (s) => probeMarkdown(plantedProbe(s), '0.1.0'),
   'the capacity report': (s) => capacityMarkdown(plantedCapacity(s), '0.1.0'),
@@ -673,6 +696,23 @@ describe('JUnit and SVG parse to the element tree of a harmless name', () => {
     );
   });
 
+  it('the fleet history chart', async () => {
+    const svg = async (s: string) => {
+      const g = plantedHistory(s).groups[0];
+      return renderSvg(historyChart(g as NonNullable<typeof g>) as NonNullable<ReturnType<typeof historyChart>>);
+    };
+    const expected = elements(xml.parse(await svg('x')));
+    await fc.assert(
+      fc.asyncProperty(present, async (s) => {
+        const text = await svg(s);
+        expect(XMLValidator.validate(text)).toBe(true);
+        expect(text).not.toMatch(NOT_XML_CHAR);
+        expect(elements(xml.parse(text))).toEqual(expected);
+      }),
+      { numRuns: 12 },
+    );
+  }, 60_000);
+
   it('the fleet chart', async () => {
     const svg = async (s: string) =>
       renderSvg(fleetChart(plantedFleet(s)) as NonNullable<ReturnType<typeof fleetChart>>);
@@ -725,6 +765,8 @@ describe("the terminal: no control or bidi character but the writer's own line b
     ['verify', (s: string) => verifySummary(plantedVerify(s))],
     ['fleet report', (s: string) => fleetText(plantedFleet(s), s)],
     ['fleet report --json', (s: string) => fleetJson(plantedFleet(s))],
+    ['fleet history', (s: string) => historyText(plantedHistory(s), s)],
+    ['fleet history --json', (s: string) => historyJson(plantedHistory(s))],
     [
       "capacity's table, a reason quoting a workload's stderr",
       (s: string) => capacitySummary(capacityRows().map((r) => ({ ...r, status: 'failed', reason: s }))),

@@ -277,7 +277,7 @@ function reword(line: string, reference: string): string {
 }
 
 /** Partitions items into classes of equals (`same` is an equivalence), in first-seen order. */
-function classes<T>(items: readonly T[], same: (a: T, b: T) => boolean): T[][] {
+export function classes<T>(items: readonly T[], same: (a: T, b: T) => boolean): T[][] {
   const out: T[][] = [];
   for (const item of items) {
     const home = out.find((c) => same(c[0] as T, item));
