@@ -254,6 +254,11 @@ export function comparability(run: Run, other: Run): string[] {
     return [`one of the two was made on gpushare's simulator`];
   if (other.status !== 'complete') return [`it is ${other.status}, not complete`];
   if (other.contamination.length > 0) return [contaminatedText(other)];
+  return measuredOtherwise(run, other);
+}
+
+/** How two runs were measured differently: GPU, driver and the other machine fields, and the settings. */
+export function measuredOtherwise(run: Run, other: Run): string[] {
   return [...fingerprintMismatches(machine(run), machine(other)), ...settingMismatches(run, other)];
 }
 
@@ -335,7 +340,7 @@ export function gate(
   if (baseline && !Array.isArray(baseline)) {
     const one = baseline as Run;
     refuseSimulatedBesideReal([run, one], 'gate a run against this baseline');
-    mismatches = [...fingerprintMismatches(machine(run), machine(one)), ...settingMismatches(run, one)];
+    mismatches = measuredOtherwise(run, one);
     if (mismatches.length > 0 && !options.allowMismatch) {
       throw new UserError(
         `refusing to compare runs measured differently: ${shortList(mismatches)}; --allow-mismatch compares them anyway, listing every difference`,

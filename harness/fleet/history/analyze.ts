@@ -8,7 +8,7 @@
  */
 import type { MetricAnalysis } from '../../bench/analysis/types.js';
 import { floorFor } from '../../bench/gate/bands.js';
-import { comparability } from '../../bench/gate/gate.js';
+import { measuredOtherwise } from '../../bench/gate/gate.js';
 import { measuredLoop, type Run } from '../../bench/record/schema.js';
 import { seedOf } from '../../stats/bootstrap.js';
 import { type ChangePoint, findChangePoints, MIN_SEGMENT_RUNS } from '../../stats/change-points.js';
@@ -99,7 +99,10 @@ export interface HistoryAnalysis {
   testedSeries: number;
 }
 
-/** Why two runs are not one series: the gate's differences, and the comparisons, release lead and gpushare version. */
+/**
+ * Why two runs are not one series: how they were measured as the gate compares it, and the comparisons,
+ * release lead and gpushare version. A run's own validity (unfinished, contaminated) is judged per run.
+ */
 function historyDifferences(now: Run, before: Run): string[] {
   const ids = (run: Run) =>
     run.plan
@@ -109,7 +112,7 @@ function historyDifferences(now: Run, before: Run): string[] {
   const differ = (what: string, old: string, current: string) =>
     old === current ? [] : [`${what}: ${old} before vs ${current} now`];
   return [
-    ...comparability(now, before),
+    ...measuredOtherwise(now, before),
     ...differ('comparisons', ids(before), ids(now)),
     ...differ('release lead', `${before.config.releaseLeadMs} ms`, `${now.config.releaseLeadMs} ms`),
     ...differ('gpushare', before.tool.version, now.tool.version),
