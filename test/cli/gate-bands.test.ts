@@ -18,9 +18,26 @@ interface GateJson {
     metricId: string;
     status: string;
     change: number;
-    band: { source: string; runs: number | null; between: number; within: number; halfWidth: number } | null;
+    band: {
+      source: string;
+      runs: number | null;
+      between: number;
+      betweenSd: number;
+      within: number;
+      halfWidth: number;
+      smallestCaught: { power: number; change: number };
+    } | null;
   }>;
 }
+
+// z(0.95) and z(0.975); t(99.5%, 57 df), the floors' 58 runs (scipy.stats gives the same to 4 decimals).
+const Z95 = 1.6449;
+const Z975 = 1.96;
+const T_FLOOR = 2.9204;
+
+/** The smallest change the gate states it catches in 95% of runs, from its band's parts (docs/statistics-and-gate.md). */
+const caughtLog = (band: NonNullable<GateJson['changes'][number]['band']>, betweenSdLog: number) =>
+  Math.log1p(band.halfWidth) + Z95 * Math.hypot(betweenSdLog, Math.log1p(band.within) / Z975);
 
 const GEMM = 'timeslice/gemm';
 const SPIN = 'timeslice/spin';
@@ -50,6 +67,11 @@ const gateJson = async (args: string[]) => {
   return { exitCode: result.exitCode, json: JSON.parse(result.stdout) as GateJson, stderr: result.stderr };
 };
 const changeOf = (gate: GateJson, id: string) => gate.changes.find((c) => c.metricId === id);
+/** The console's line under a ratio's row: its change [CI], band (from), what it catches, status. */
+const changeLine = (stdout: string, id: string) => {
+  const lines = stdout.split('\n');
+  return lines[lines.findIndex((l) => l.startsWith(`${id} `)) + 1]?.trim().split(/ {2,}/);
+};
 
 describe('gate --baseline <directory of runs>', () => {
   // Four baseline runs whose timeslice/gemm slowdowns differ by a few per cent, as runs on different GPUs do.
@@ -101,6 +123,34 @@ describe('gate --baseline <directory of runs>', () => {
     expect([changeOf(inside.json, `${GEMM}/slowdown`)?.status, inside.exitCode]).toEqual(['unchanged', 0]);
     const outside = await at(1e-4);
     expect([changeOf(outside.json, `${GEMM}/slowdown`)?.status, outside.exitCode]).toEqual(['regression', 1]);
+  });
+
+  it("states the smallest change it catches in 95% of runs: the band + z(0.95) × the change's spread, learned", async () => {
+    const candidate = copy(root, 'power');
+    const { json } = await gateJson([candidate, '--baseline', baselines]);
+    const gemm = changeOf(json, `${GEMM}/slowdown`);
+    const band = gemm?.band;
+    if (!band) throw new Error('no band');
+    // The spread of the four runs' log slowdowns × √(1 + 1/4): what the band's between-run part stands for.
+    const logs = factors.map((f) => -Math.log(f));
+    const mean = logs.reduce((x, y) => x + y, 0) / logs.length;
+    const sd = Math.sqrt(logs.reduce((x, y) => x + (y - mean) ** 2, 0) / (logs.length - 1)) * Math.sqrt(1.25);
+    expect(Math.log1p(band.betweenSd)).toBeCloseTo(sd, 4);
+    expect(band.smallestCaught.power).toBe(0.95);
+    // A slowdown: the ratio rises; caught beyond the band's edge by z(0.95) of its spread.
+    expect(Math.log1p(band.smallestCaught.change)).toBeCloseTo(caughtLog(band, sd), 3);
+    expect(band.smallestCaught.change).toBeGreaterThan(band.halfWidth);
+    const caught = `+${(band.smallestCaught.change * 100).toFixed(1)}%`;
+    const text = await runCli(['gate', candidate, '--baseline', baselines]);
+    expect(text.stdout).toMatch(/^ {2}change \[within-run 95% CI\] +band \(from\) +catches at 95% +status$/m);
+    expect(text.stdout).toContain(`±${(band.halfWidth * 100).toFixed(1)}% (4 runs)`);
+    expect(changeLine(text.stdout, `${GEMM}/slowdown`)).toEqual([
+      expect.stringMatching(/^[-+]0\.0% \[[\d.]+, [\d.]+\]$/),
+      `±${(band.halfWidth * 100).toFixed(1)}% (4 runs)`,
+      caught,
+      'unchanged',
+    ]);
+    for (const line of text.stdout.trimEnd().split('\n')) expect([...line].length).toBeLessThanOrEqual(80);
   });
 
   it('a quoted glob names the same runs', async () => {
@@ -177,9 +227,18 @@ describe('gate --baseline <one run>: the default floor', () => {
     // Without the between-run part the band would be the within-run CI and the noise band (2%) alone.
     expect(Math.max(spin?.band?.within ?? 1, 0.02)).toBeLessThan(0.025);
     expect([spin?.status, exitCode]).toEqual(['unchanged', 0]);
+    // The floor stands for the spread of the 58 runs it was learned from: ±3% ÷ t(99.5%, 57).
+    const band = spin?.band;
+    if (!band) throw new Error('no band');
+    expect(Math.log1p(band.betweenSd)).toBeCloseTo(Math.log1p(0.03) / T_FLOOR, 4);
+    expect(Math.log1p(band.smallestCaught.change)).toBeCloseTo(caughtLog(band, Math.log1p(0.03) / T_FLOOR), 3);
+    const caught = (band.smallestCaught.change * 100).toFixed(1);
     const text = await runCli(['gate', worse, '--baseline', baseline]);
-    expect(unfolded(text.stdout)).toMatch(
-      /^timeslice\/spin\/slowdown .* \+2\.5% \[[\d.]+, [\d.]+\] ±3\.1% \(default floor\) unchanged$/m,
-    );
+    expect(changeLine(text.stdout, `${SPIN}/slowdown`)).toEqual([
+      expect.stringMatching(/^\+2\.5% \[[\d.]+, [\d.]+\]$/),
+      '±3.1% (floor)',
+      `+${caught}%`,
+      'unchanged',
+    ]);
   });
 });

@@ -43,7 +43,7 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     const result = await cli(['gate', real, '--baseline', real, '--junit', junit]);
     expect(result.exitCode).toBe(0);
     expect(unfolded(result.stdout)).toMatch(
-      /^streams\/spin\/speedup-k2 +1\.99\d +\[1\.99\d, 1\.99\d\] +≥ 1\.05 +pass +[-+]0\.0% \[0\.99\d, 1\.00\d\] ±2\.0% \(default floor\) unchanged$/m,
+      /^streams\/spin\/speedup-k2 +1\.99\d +\[1\.99\d, 1\.99\d\] +≥ 1\.05 +pass +[-+]0\.0% \[0\.99\d, 1\.00\d\] +±2\.0% \(floor\) +-2\.\d% +unchanged$/m,
     );
     expect(unfolded(result.stdout)).toMatch(/^metric +value +within-run 95% CI +threshold/m);
     expect(unfolded(result.stdout)).toContain('bands: between-run part the default floor per ratio');
