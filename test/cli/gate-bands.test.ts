@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { DEFAULT_RUN, runCli, tempDir, unfolded } from '../helpers.js';
+import { DEFAULT_RUN, expectOneLineError, runCli, tempDir, unfolded } from '../helpers.js';
 
 interface GateJson {
   exitCode: number;
@@ -40,6 +40,9 @@ const caughtLog = (band: NonNullable<GateJson['changes'][number]['band']>, betwe
   Math.log1p(band.halfWidth) + Z95 * Math.hypot(betweenSdLog, Math.log1p(band.within) / Z975);
 
 const GEMM = 'timeslice/gemm';
+/** The fixture run's release lead before each window. */
+const DEFAULT_LEAD_MS = (JSON.parse(readFileSync(path.join(DEFAULT_RUN, 'run.json'), 'utf8')) as Run).config
+  .releaseLeadMs;
 const SPIN = 'timeslice/spin';
 
 /** A copy of the fixture run under `dir` with its own id, one comparison's contended clients doing `keep` × the work per second. */
@@ -151,6 +154,32 @@ describe('gate --baseline <directory of runs>', () => {
       'unchanged',
     ]);
     for (const line of text.stdout.trimEnd().split('\n')) expect([...line].length).toBeLessThanOrEqual(80);
+  });
+
+  it('sets aside a baseline of another harness generation (release lead, gpushare version), naming why once', async () => {
+    const set = path.join(root, 'generations');
+    for (const i of [0, 1, 2])
+      cpSync(path.join(baselines, `base-${i}`), path.join(set, `base-${i}`), { recursive: true });
+    copy(set, 'lead-10', {}, (run) => void (run.config.releaseLeadMs = 10));
+    copy(set, 'old-harness', {}, (run) => void (run.tool.version = '0.0.0'));
+    const candidate = copy(root, 'generation');
+    const { exitCode, json } = await gateJson([candidate, '--baseline', set]);
+    expect(exitCode).toBe(0);
+    expect(json.baselines).toEqual(['base-0', 'base-1', 'base-2']);
+    const lead = DEFAULT_LEAD_MS;
+    expect(json.setAside).toEqual([
+      `lead-10: release lead: 10 ms before vs ${lead} ms now`,
+      'old-harness: gpushare version: 0.0.0 before vs 0.1.0 now',
+    ]);
+    // One such run named as the baseline: refused, as for the protocol loop, unless --allow-mismatch.
+    const one = await runCli(['gate', candidate, '--baseline', path.join(set, 'lead-10')]);
+    expect(one.exitCode).toBe(2);
+    expectOneLineError(
+      one.stderr,
+      `refusing to compare runs measured differently: release lead: 10 ms before vs ${lead} ms now; --allow-mismatch`,
+    );
+    const allowed = await gateJson([candidate, '--baseline', path.join(set, 'old-harness'), '--allow-mismatch']);
+    expect(allowed.exitCode).toBe(0);
   });
 
   it('a quoted glob names the same runs', async () => {

@@ -235,11 +235,13 @@ describe('gate names what differs in a few words, not JSON', () => {
     const refused = await cli(['gate', H100_RUN, '--baseline', DEFAULT_RUN]);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr.trim()).toBe(
-      'gpushare: refusing to compare runs measured differently: window: 500 ms before vs 250 ms now; streams/pipeline matmuls: unset before vs 2 now; streams/pipeline pageable: unset before vs false now (and 6 more); --allow-mismatch compares them anyway, listing every difference',
+      'gpushare: refusing to compare runs measured differently: window: 500 ms before vs 250 ms now; streams/pipeline matmuls: unset before vs 2 now; streams/pipeline pageable: unset before vs false now (and 7 more); --allow-mismatch compares them anyway, listing every difference',
     );
     const allowed = await cli(['gate', H100_RUN, '--baseline', DEFAULT_RUN, '--allow-mismatch']);
     const warnings = allowed.stdout.split('\n').filter((l) => l.startsWith('warning: measured differently: '));
-    expect(warnings).toHaveLength(9);
+    // Nine settings and the harness generation: the release lead before each window.
+    expect(warnings).toHaveLength(10);
+    expect(warnings).toContain('warning: measured differently: release lead: 100 ms before vs 30 ms now');
     expect(allowed.stdout).toContain(
       'warning: measured differently: timeslice/infer model: mlp before vs transformer\n  now\n',
     );
