@@ -111,9 +111,9 @@ export function bandOf(between: BetweenPart, withinCi: readonly [number, number]
 /** A log-scale half-width as the relative change it allows (+x%): exp(h) − 1. */
 export const logToRelative = (halfWidthLog: number): number => Math.expm1(halfWidthLog);
 
-/** The change of the ratio (relative: −0.05 is 5% lower) a band catches in 95% of runs, the worse way for `better`. */
-export const caughtChange = (band: Band, better: 'higher' | 'lower'): number =>
-  Math.expm1(better === 'higher' ? -band.caughtLog : band.caughtLog);
+/** A log change the worse way as the ratio's relative change: +0.05 where lower is better, −0.05 where higher is. */
+export const worseChange = (log: number, better: 'higher' | 'lower'): number =>
+  Math.expm1(better === 'higher' ? -log : log);
 
 /** "learned from 12 runs" or "default floor": what the gate prints beside each band. */
 export function sourceText(source: BetweenSource): string {

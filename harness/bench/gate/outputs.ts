@@ -7,7 +7,7 @@ import { TERMINAL_COLUMNS, wrapLine } from '../../core/wrap.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { POWER } from '../../stats/power.js';
 import type { MetricAnalysis } from '../analysis/types.js';
-import { type Band, BETWEEN_RUN_LEVEL, caughtChange, logToRelative, sourceText } from './bands.js';
+import { type Band, BETWEEN_RUN_LEVEL, logToRelative, sourceText, worseChange } from './bands.js';
 import type { Change, GateResult } from './gate.js';
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
@@ -16,7 +16,7 @@ const pct = (change: number) => `${change >= 1 ? '+' : ''}${((change - 1) * 100)
 const halfWidthText = (band: Band) => `±${(logToRelative(band.halfWidthLog) * 100).toFixed(1)}%`;
 const bandText = (band: Band | null) => (band ? `${halfWidthText(band)} (${sourceText(band.source)})` : 'no band');
 /** The smallest change the band catches in 95% of runs, as the ratio moves the worse way (+x% or −x%). */
-const caughtText = (c: Change) => (c.band ? pct(1 + caughtChange(c.band, c.better)) : '—');
+const caughtText = (c: Change) => (c.band ? pct(1 + worseChange(c.band.caughtLog, c.better)) : '—');
 const POWER_TEXT = `${POWER * 100}%`;
 /** What a band says about its change: its width and source, and the smallest change it catches. */
 const powerText = (c: Change) =>
@@ -220,7 +220,7 @@ export function gateJson(result: GateResult): string {
         // The ratio's change (−0.05: 5% lower) the band calls a regression in `power` of runs.
         smallestCaught: {
           power: POWER,
-          change: caughtChange(band, c.better),
+          change: worseChange(band.caughtLog, c.better),
         },
       },
     })),
