@@ -123,7 +123,7 @@ function tally(tallies: Map<string, Tally>, c: Change, k: Case, planted: Readonl
   for (const [i, p] of planted.entries()) {
     const slowed = p.get(c.metricId);
     if (slowed?.status === 'regression') t.caught[i] = (t.caught[i] ?? 0) + 1;
-    if (!c.band || !slowed?.band || Math.abs(slowed.band.halfWidthLog - c.band.halfWidthLog) > 1e-9) t.bandMoved++;
+    if (c.band && (!slowed?.band || Math.abs(slowed.band.halfWidthLog - c.band.halfWidthLog) > 1e-9)) t.bandMoved++;
   }
   if (!c.band) {
     t.needed.push(Number.POSITIVE_INFINITY);
@@ -144,7 +144,7 @@ const quantile = (xs: readonly number[], q: number) => {
   const s = sorted(xs);
   return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] ?? Number.NaN;
 };
-export const median = (xs: readonly number[]) => sorted(xs)[xs.length >> 1] ?? Number.NaN;
+const median = (xs: readonly number[]) => sorted(xs)[xs.length >> 1] ?? Number.NaN;
 
 /** What a headline's tally says: rates, and the smallest change caught in 95% of cases, measured and as the gate stated it. */
 export function summary(t: Tally) {

@@ -61,10 +61,3 @@ export function smallestCaughtLog(halfWidthLog: number, noiseSdLog: number, powe
     throw new RangeError(`a band and a spread must be 0 or more, got ${halfWidthLog} and ${noiseSdLog}`);
   return halfWidthLog + normalQuantile(power) * noiseSdLog;
 }
-
-/** How often a true change of `changeLog` (the worse way) lands outside a band of `halfWidthLog`, with noise of `noiseSdLog`. */
-export function probabilityCaught(changeLog: number, halfWidthLog: number, noiseSdLog: number): number {
-  // No noise: caught exactly when beyond the edge (the edge itself is inside).
-  if (noiseSdLog === 0) return changeLog > halfWidthLog ? 1 : 0;
-  return normalCdf((changeLog - halfWidthLog) / noiseSdLog);
-}
