@@ -13,8 +13,8 @@ export default {
   mutate: [
     'harness/stats/**/*.ts',
     'harness/bench/gate/bands.ts',
-    'harness/bench/gate/gate.ts:117-187',
-    'harness/bench/gate/gate.ts:295-304',
+    'harness/bench/gate/gate.ts:119-189',
+    'harness/bench/gate/gate.ts:329-337',
     'harness/deploy/advice.ts:167-306',
     'harness/workload/result-checks.ts',
   ],

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { samplesCsv, trialsCsv } from '../../harness/bench/outputs/csv.js';
 import { loadRun } from '../../harness/bench/record/store.js';
-import { DEFAULT_RUN, expectOneLineError, joined, ROOT, runCli, tempDir } from '../helpers.js';
+import { DEFAULT_RUN, expectOneLineError, joined, ROOT, runCli, tempDir, unfolded } from '../helpers.js';
 
 const STORED = (id: string) => path.join(ROOT, 'evidence', `${id}.tar.br`);
 const E6A982 = STORED('2026-11-24-h100-80gb-hbm3-e6a982');
@@ -59,9 +59,15 @@ describe('a stored run read where it lies', () => {
   it('gate --baseline evidence/ gates it against every stored run measured alike', async () => {
     const gated = await runCli(['gate', E6A982, '--baseline', path.join(ROOT, 'evidence')]);
     expect([gated.exitCode, gated.stderr]).toEqual([0, '']);
-    expect(gated.stdout).toMatch(/^gate: run 2026-11-24-h100-80gb-hbm3-e6a982 against 59 baseline runs/);
+    // The 34 other default runs of its harness generation: protocol loop 1, release lead 10 ms, gpushare 0.1.0.
+    expect(gated.stdout).toMatch(/^gate: run 2026-11-24-h100-80gb-hbm3-e6a982 against 34 baseline runs/);
     expect(gated.stdout.match(/ unchanged$/gm)).toHaveLength(8);
-    expect(gated.stdout).toContain('set aside: 2026-11-27-h100-80gb-hbm3-2c8cff: protocol loop: 2 before vs 1 now');
+    const text = unfolded(gated.stdout);
+    expect(text).toContain('set aside: 2026-11-27-h100-80gb-hbm3-2c8cff: protocol loop: 2 before vs 1 now\n');
+    expect(text).toContain('set aside: 2026-11-24-h100-80gb-hbm3-ed828a: release lead: 30 ms before vs 10 ms now\n');
+    expect(text).toContain(
+      'set aside: 2026-11-24-h100-80gb-hbm3-aaa98d: release lead: 30 ms before vs 10 ms now; gpushare version: 0.0.0 before vs 0.1.0 now\n',
+    );
   });
 
   it('fleet report names stored runs by id, and report writes under runs/reports/', async () => {

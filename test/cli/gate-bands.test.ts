@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Run } from '../../harness/bench/record/schema.js';
-import { DEFAULT_RUN, runCli, tempDir, unfolded } from '../helpers.js';
+import { DEFAULT_RUN, expectOneLineError, runCli, tempDir, unfolded } from '../helpers.js';
 
 interface GateJson {
   exitCode: number;
@@ -18,11 +18,31 @@ interface GateJson {
     metricId: string;
     status: string;
     change: number;
-    band: { source: string; runs: number | null; between: number; within: number; halfWidth: number } | null;
+    band: {
+      source: string;
+      runs: number | null;
+      between: number;
+      betweenSd: number;
+      within: number;
+      halfWidth: number;
+      smallestCaught: { power: number; change: number };
+    } | null;
   }>;
 }
 
+// z(0.95) and z(0.975); t(99.5%, 57 df), the floors' 58 runs (scipy.stats gives the same to 4 decimals).
+const Z95 = 1.6449;
+const Z975 = 1.96;
+const T_FLOOR = 2.9204;
+
+/** The smallest change the gate states it catches in 95% of runs, from its band's parts (docs/statistics-and-gate.md). */
+const caughtLog = (band: NonNullable<GateJson['changes'][number]['band']>, betweenSdLog: number) =>
+  Math.log1p(band.halfWidth) + Z95 * Math.hypot(betweenSdLog, Math.log1p(band.within) / Z975);
+
 const GEMM = 'timeslice/gemm';
+/** The fixture run's release lead before each window. */
+const DEFAULT_LEAD_MS = (JSON.parse(readFileSync(path.join(DEFAULT_RUN, 'run.json'), 'utf8')) as Run).config
+  .releaseLeadMs;
 const SPIN = 'timeslice/spin';
 
 /** A copy of the fixture run under `dir` with its own id, one comparison's contended clients doing `keep` × the work per second. */
@@ -50,6 +70,11 @@ const gateJson = async (args: string[]) => {
   return { exitCode: result.exitCode, json: JSON.parse(result.stdout) as GateJson, stderr: result.stderr };
 };
 const changeOf = (gate: GateJson, id: string) => gate.changes.find((c) => c.metricId === id);
+/** The console's line under a ratio's row: its change [CI], band (from), what it catches, status (whole: the layout fits 80 columns unfolded). */
+const changeLine = (stdout: string, id: string) => {
+  const lines = stdout.split('\n');
+  return lines[lines.findIndex((l) => l.startsWith(`${id} `)) + 1]?.trim().split(/ {2,}/);
+};
 
 describe('gate --baseline <directory of runs>', () => {
   // Four baseline runs whose timeslice/gemm slowdowns differ by a few per cent, as runs on different GPUs do.
@@ -101,6 +126,59 @@ describe('gate --baseline <directory of runs>', () => {
     expect([changeOf(inside.json, `${GEMM}/slowdown`)?.status, inside.exitCode]).toEqual(['unchanged', 0]);
     const outside = await at(1e-4);
     expect([changeOf(outside.json, `${GEMM}/slowdown`)?.status, outside.exitCode]).toEqual(['regression', 1]);
+  });
+
+  it("states the smallest change it catches in 95% of runs: the band + z(0.95) × the change's spread, learned", async () => {
+    const candidate = copy(root, 'power');
+    const { json } = await gateJson([candidate, '--baseline', baselines]);
+    const gemm = changeOf(json, `${GEMM}/slowdown`);
+    const band = gemm?.band;
+    if (!band) throw new Error('no band');
+    // The spread of the four runs' log slowdowns × √(1 + 1/4): what the band's between-run part stands for.
+    const logs = factors.map((f) => -Math.log(f));
+    const mean = logs.reduce((x, y) => x + y, 0) / logs.length;
+    const sd = Math.sqrt(logs.reduce((x, y) => x + (y - mean) ** 2, 0) / (logs.length - 1)) * Math.sqrt(1.25);
+    expect(Math.log1p(band.betweenSd)).toBeCloseTo(sd, 4);
+    expect(band.smallestCaught.power).toBe(0.95);
+    // A slowdown: the ratio rises; caught beyond the band's edge by z(0.95) of its spread.
+    expect(Math.log1p(band.smallestCaught.change)).toBeCloseTo(caughtLog(band, sd), 3);
+    expect(band.smallestCaught.change).toBeGreaterThan(band.halfWidth);
+    const caught = `+${(band.smallestCaught.change * 100).toFixed(1)}%`;
+    const text = await runCli(['gate', candidate, '--baseline', baselines]);
+    expect(text.stdout).toMatch(/^ {2}change \[within-run 95% CI\] +band \(from\) +catches at 95% +status$/m);
+    expect(text.stdout).toContain(`±${(band.halfWidth * 100).toFixed(1)}% (4 runs)`);
+    expect(changeLine(text.stdout, `${GEMM}/slowdown`)).toEqual([
+      expect.stringMatching(/^[-+]0\.0% \[[\d.]+, [\d.]+\]$/),
+      `±${(band.halfWidth * 100).toFixed(1)}% (4 runs)`,
+      caught,
+      'unchanged',
+    ]);
+  });
+
+  it('sets aside a baseline of another harness generation (release lead, gpushare version), naming why once', async () => {
+    const set = path.join(root, 'generations');
+    for (const i of [0, 1, 2])
+      cpSync(path.join(baselines, `base-${i}`), path.join(set, `base-${i}`), { recursive: true });
+    copy(set, 'lead-10', {}, (run) => void (run.config.releaseLeadMs = 10));
+    copy(set, 'old-harness', {}, (run) => void (run.tool.version = '0.0.0'));
+    const candidate = copy(root, 'generation');
+    const { exitCode, json } = await gateJson([candidate, '--baseline', set]);
+    expect(exitCode).toBe(0);
+    expect(json.baselines).toEqual(['base-0', 'base-1', 'base-2']);
+    const lead = DEFAULT_LEAD_MS;
+    expect(json.setAside).toEqual([
+      `lead-10: release lead: 10 ms before vs ${lead} ms now`,
+      'old-harness: gpushare version: 0.0.0 before vs 0.1.0 now',
+    ]);
+    // One such run named as the baseline: refused, as for the protocol loop, unless --allow-mismatch.
+    const one = await runCli(['gate', candidate, '--baseline', path.join(set, 'lead-10')]);
+    expect(one.exitCode).toBe(2);
+    expectOneLineError(
+      one.stderr,
+      `refusing to compare runs measured differently: release lead: 10 ms before vs ${lead} ms now; --allow-mismatch`,
+    );
+    const allowed = await gateJson([candidate, '--baseline', path.join(set, 'old-harness'), '--allow-mismatch']);
+    expect(allowed.exitCode).toBe(0);
   });
 
   it('a quoted glob names the same runs', async () => {
@@ -177,9 +255,18 @@ describe('gate --baseline <one run>: the default floor', () => {
     // Without the between-run part the band would be the within-run CI and the noise band (2%) alone.
     expect(Math.max(spin?.band?.within ?? 1, 0.02)).toBeLessThan(0.025);
     expect([spin?.status, exitCode]).toEqual(['unchanged', 0]);
+    // The floor stands for the spread of the 58 runs it was learned from: ±3% ÷ t(99.5%, 57).
+    const band = spin?.band;
+    if (!band) throw new Error('no band');
+    expect(Math.log1p(band.betweenSd)).toBeCloseTo(Math.log1p(0.03) / T_FLOOR, 4);
+    expect(Math.log1p(band.smallestCaught.change)).toBeCloseTo(caughtLog(band, Math.log1p(0.03) / T_FLOOR), 3);
+    const caught = (band.smallestCaught.change * 100).toFixed(1);
     const text = await runCli(['gate', worse, '--baseline', baseline]);
-    expect(unfolded(text.stdout)).toMatch(
-      /^timeslice\/spin\/slowdown .* \+2\.5% \[[\d.]+, [\d.]+\] ±3\.1% \(default floor\) unchanged$/m,
-    );
+    expect(changeLine(text.stdout, `${SPIN}/slowdown`)).toEqual([
+      expect.stringMatching(/^\+2\.5% \[[\d.]+, [\d.]+\]$/),
+      '±3.1% (floor)',
+      `+${caught}%`,
+      'unchanged',
+    ]);
   });
 });

@@ -43,7 +43,7 @@ describe(`gpushare gate on ${path.basename(real)}`, () => {
     const result = await cli(['gate', real, '--baseline', real, '--junit', junit]);
     expect(result.exitCode).toBe(0);
     expect(unfolded(result.stdout)).toMatch(
-      /^streams\/spin\/speedup-k2 +1\.99\d +\[1\.99\d, 1\.99\d\] +≥ 1\.05 +pass +[-+]0\.0% \[0\.99\d, 1\.00\d\] ±2\.0% \(default floor\) unchanged$/m,
+      /^streams\/spin\/speedup-k2 +1\.99\d +\[1\.99\d, 1\.99\d\] +≥ 1\.05 +pass +[-+]0\.0% \[0\.99\d, 1\.00\d\] +±2\.0% \(floor\) +-2\.\d% +unchanged$/m,
     );
     expect(unfolded(result.stdout)).toMatch(/^metric +value +within-run 95% CI +threshold/m);
     expect(unfolded(result.stdout)).toContain('bands: between-run part the default floor per ratio');
@@ -235,11 +235,13 @@ describe('gate names what differs in a few words, not JSON', () => {
     const refused = await cli(['gate', H100_RUN, '--baseline', DEFAULT_RUN]);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr.trim()).toBe(
-      'gpushare: refusing to compare runs measured differently: window: 500 ms before vs 250 ms now; streams/pipeline matmuls: unset before vs 2 now; streams/pipeline pageable: unset before vs false now (and 6 more); --allow-mismatch compares them anyway, listing every difference',
+      'gpushare: refusing to compare runs measured differently: window: 500 ms before vs 250 ms now; streams/pipeline matmuls: unset before vs 2 now; streams/pipeline pageable: unset before vs false now (and 7 more); --allow-mismatch compares them anyway, listing every difference',
     );
     const allowed = await cli(['gate', H100_RUN, '--baseline', DEFAULT_RUN, '--allow-mismatch']);
     const warnings = allowed.stdout.split('\n').filter((l) => l.startsWith('warning: measured differently: '));
-    expect(warnings).toHaveLength(9);
+    // Nine settings and the harness generation: the release lead before each window.
+    expect(warnings).toHaveLength(10);
+    expect(warnings).toContain('warning: measured differently: release lead: 100 ms before vs 30 ms now');
     expect(allowed.stdout).toContain(
       'warning: measured differently: timeslice/infer model: mlp before vs transformer\n  now\n',
     );

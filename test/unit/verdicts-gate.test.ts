@@ -8,7 +8,7 @@ import { judge } from '../../harness/bench/analysis/analyze.js';
 import type { MetricAnalysis, Verdict } from '../../harness/bench/analysis/types.js';
 import type { Band } from '../../harness/bench/gate/bands.js';
 import { type ChangeStatus, classifyChange, type GateResult, gateExitCode } from '../../harness/bench/gate/gate.js';
-import { gateJunit, gateMarkdown, gateText } from '../../harness/bench/gate/outputs.js';
+import { gateJson, gateJunit, gateMarkdown, gateText } from '../../harness/bench/gate/outputs.js';
 import { ExitCode } from '../../harness/core/errors.js';
 import type { MetricStats } from '../../harness/stats/statistics.js';
 
@@ -101,7 +101,14 @@ describe('what each output says for each verdict kind', () => {
       diagnosis: [],
     }) as unknown as MetricAnalysis;
   const result = (verdicts: Verdict[], problems: string[] = [], regression = false): GateResult => {
-    const band: Band = { source: { kind: 'floor' }, betweenLog: 0.01, withinLog: 0.01, halfWidthLog: 0.05 };
+    const band: Band = {
+      source: { kind: 'floor' },
+      betweenLog: 0.01,
+      betweenSdLog: 0.004,
+      withinLog: 0.01,
+      halfWidthLog: 0.05,
+      caughtLog: 0.06,
+    };
     const changes = regression
       ? [
           {
@@ -169,6 +176,30 @@ describe('what each output says for each verdict kind', () => {
     expect(problem.exitCode).toBe(3);
     expect(gateJunit(problem)).toMatch(/<testcase classname="gpushare.run" name="r"[^>]*>\s*<error/);
     expect(gateText(problem)).toContain('exit 3: inconclusive or invalid measurements');
+  });
+
+  it('every output states the band, where it came from, and the smallest change it catches in 95% of runs', () => {
+    // Half-width 0.05 and caughtLog 0.06 on the log scale: ±5.1%, a slowdown ratio caught at +6.2%.
+    const regressed = result(['pass'], [], true);
+    const text = gateText(regressed).split('\n');
+    expect(text[text.findIndex((l) => l.startsWith('mps/gemm/slowdown-pass ')) + 1]?.trim().split(/ {2,}/)).toEqual([
+      '+100.0% [1.900, 2.100]',
+      '±5.1% (floor)',
+      '+6.2%',
+      'regression',
+    ]);
+    expect(gateMarkdown(regressed)).toContain(
+      '| +100.0% [1.900, 2.100] | ±5.1% (default floor) | +6.2% | regression |',
+    );
+    expect(gateJunit(regressed)).toContain('outside its band ±5.1% (default floor), catches +6.2% at 95%');
+    const json = JSON.parse(gateJson(regressed)) as { changes: Array<{ band: Record<string, unknown> }> };
+    expect(json.changes[0]?.band).toMatchObject({ betweenSd: Math.expm1(0.004), halfWidth: Math.expm1(0.05) });
+    expect(json.changes[0]?.band.smallestCaught).toEqual({ power: 0.95, change: Math.expm1(0.06) });
+    // A ratio where higher is better is caught falling: −5.8%.
+    const speedup = result(['pass'], [], true);
+    for (const c of speedup.changes) c.better = 'higher';
+    expect(gateMarkdown(speedup)).toContain('| ±5.1% (default floor) | -5.8% | regression |');
+    expect(JSON.parse(gateJson(speedup)).changes[0].band.smallestCaught.change).toBeCloseTo(Math.expm1(-0.06), 12);
   });
 
   it('a change without a band is unclear, whatever its size', () => {

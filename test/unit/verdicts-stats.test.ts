@@ -405,7 +405,7 @@ describe('the band: between-run part ⊕ within-run CI, never below the noise ba
     [Math.expm1(0.05) - 1e-6, 0.05],
     [Math.expm1(0.05) + 1e-6, Math.log1p(Math.expm1(0.05) + 1e-6)],
   ])('noise band %d → half-width %d', (noise, halfWidth) => {
-    const band = bandOf({ source: { kind: 'floor' }, betweenLog: 0.04 }, within, noise);
+    const band = bandOf({ source: { kind: 'floor' }, betweenLog: 0.04, betweenSdLog: 0.01 }, within, noise);
     expect(band.withinLog).toBeCloseTo(0.03, 12);
     expect(band.halfWidthLog).toBeCloseTo(halfWidth, 9);
   });

@@ -11,7 +11,9 @@ import {
   predictionHalfWidthLog,
   relativeToLog,
   runSpread,
+  studentTCritical,
 } from '../../stats/between-runs.js';
+import { changeNoiseSdLog, smallestCaughtLog } from '../../stats/power.js';
 
 /**
  * Level of the between-run prediction interval. A 95% interval would call 5% of equal runs changed;
@@ -20,6 +22,9 @@ import {
  * (docs/gate-calibration.md); wider loses more of the planted 10% slowdowns than it saves.
  */
 export const BETWEEN_RUN_LEVEL = 0.995;
+
+/** How many runs the floors were learned from: a floor is t(99.5%, FLOOR_RUNS − 1) · s · √2 of their spread s. */
+export const FLOOR_RUNS = 58;
 
 /**
  * Between-run half-width (relative) of each default-suite headline when fewer than MIN_RUNS_TO_LEARN
@@ -53,43 +58,62 @@ export interface Band {
   source: BetweenSource;
   /** Between-run half-width, log scale. */
   betweenLog: number;
+  /** The between-run standard deviation that half-width stands for (its half-width ÷ its t), log scale. */
+  betweenSdLog: number;
   /** The change's within-run 95% CI half-width, log scale. */
   withinLog: number;
   /** The band the change is judged against: √(between² + within²), never below the noise band. */
   halfWidthLog: number;
+  /** The smallest change (log scale, the worse way) called a regression in POWER (95%) of runs (stats/power.ts). */
+  caughtLog: number;
+}
+
+/** The between-run part of a band: where it came from, its half-width and the standard deviation behind it. */
+export interface BetweenPart {
+  source: BetweenSource;
+  betweenLog: number;
+  betweenSdLog: number;
 }
 
 /**
  * The between-run part of a metric: learned from `history` (each run's median of the ratio) when it
  * holds at least MIN_RUNS_TO_LEARN runs, against a reference of `referenceRuns` runs; else the floor.
  */
-export function betweenRun(
-  metricId: string,
-  history: readonly number[],
-  referenceRuns: number,
-): { source: BetweenSource; betweenLog: number } {
+export function betweenRun(metricId: string, history: readonly number[], referenceRuns: number): BetweenPart {
   const spread = runSpread(history);
+  // Either way a t(99.5%, runs − 1) prediction half-width: of the history's spread, or of the floors' 58 runs.
+  const part = (source: BetweenSource, betweenLog: number, runs: number) => ({
+    source,
+    betweenLog,
+    betweenSdLog: betweenLog / studentTCritical(BETWEEN_RUN_LEVEL, runs - 1),
+  });
   if (spread)
-    return {
-      source: { kind: 'learned', runs: spread.runs },
-      betweenLog: predictionHalfWidthLog(spread, referenceRuns, BETWEEN_RUN_LEVEL),
-    };
-  return { source: { kind: 'floor' }, betweenLog: relativeToLog(floorFor(metricId)) };
+    return part(
+      { kind: 'learned', runs: spread.runs },
+      predictionHalfWidthLog(spread, referenceRuns, BETWEEN_RUN_LEVEL),
+      spread.runs,
+    );
+  return part({ kind: 'floor' }, relativeToLog(floorFor(metricId)), FLOOR_RUNS);
 }
 
-/** The band from its between-run part, the change's within-run CI and the noise band (relative). */
-export function bandOf(
-  between: { source: BetweenSource; betweenLog: number },
-  withinCi: readonly [number, number],
-  noiseBand: number,
-): Band {
+/**
+ * The band from its between-run part, the change's within-run 95% CI and the noise band (relative), with
+ * the smallest change it catches in 95% of runs.
+ */
+export function bandOf(between: BetweenPart, withinCi: readonly [number, number], noiseBand: number): Band {
   const withinLog = intervalHalfWidthLog(withinCi);
   const combined = combineHalfWidths(between.betweenLog, withinLog);
-  return { ...between, withinLog, halfWidthLog: Math.max(combined, relativeToLog(noiseBand)) };
+  const halfWidthLog = Math.max(combined, relativeToLog(noiseBand));
+  const caughtLog = smallestCaughtLog(halfWidthLog, changeNoiseSdLog(between.betweenSdLog, withinLog));
+  return { ...between, withinLog, halfWidthLog, caughtLog };
 }
 
 /** A log-scale half-width as the relative change it allows (+x%): exp(h) − 1. */
 export const logToRelative = (halfWidthLog: number): number => Math.expm1(halfWidthLog);
+
+/** A log change the worse way as the ratio's relative change: +0.05 where lower is better, −0.05 where higher is. */
+export const worseChange = (log: number, better: 'higher' | 'lower'): number =>
+  Math.expm1(better === 'higher' ? -log : log);
 
 /** "learned from 12 runs" or "default floor": what the gate prints beside each band. */
 export function sourceText(source: BetweenSource): string {

@@ -254,7 +254,21 @@ export function comparability(run: Run, other: Run): string[] {
     return [`one of the two was made on gpushare's simulator`];
   if (other.status !== 'complete') return [`it is ${other.status}, not complete`];
   if (other.contamination.length > 0) return [contaminatedText(other)];
-  return measuredOtherwise(run, other);
+  return [...measuredOtherwise(run, other), ...generationMismatches(run, other)];
+}
+
+/**
+ * Whether two runs are of one harness generation: gpushare's version and the release lead before each
+ * window (30 → 10 ms moved mps/gemm +1.5%, mps/infer +1.0%). Like the protocol loop, a baseline must share it.
+ */
+export function generationMismatches(now: Run, before: Run): string[] {
+  const [lead, leadNow] = [before.config.releaseLeadMs, now.config.releaseLeadMs];
+  return [
+    ...(lead === leadNow ? [] : [`release lead: ${lead} ms before vs ${leadNow} ms now`]),
+    ...(before.tool.version === now.tool.version
+      ? []
+      : [`gpushare version: ${before.tool.version} before vs ${now.tool.version} now`]),
+  ];
 }
 
 /** How two runs were measured differently: GPU, driver and the other machine fields, and the settings. */
@@ -340,7 +354,7 @@ export function gate(
   if (baseline && !Array.isArray(baseline)) {
     const one = baseline as Run;
     refuseSimulatedBesideReal([run, one], 'gate a run against this baseline');
-    mismatches = measuredOtherwise(run, one);
+    mismatches = [...measuredOtherwise(run, one), ...generationMismatches(run, one)];
     if (mismatches.length > 0 && !options.allowMismatch) {
       throw new UserError(
         `refusing to compare runs measured differently: ${shortList(mismatches)}; --allow-mismatch compares them anyway, listing every difference`,

@@ -5,17 +5,22 @@ import { termJson, termText } from '../../core/escape/terminal.js';
 import { type JunitCase, junitDocument } from '../../core/junit.js';
 import { TERMINAL_COLUMNS, wrapLine } from '../../core/wrap.js';
 import { SIMULATED_TEXT } from '../../record/simulated.js';
+import { POWER } from '../../stats/power.js';
 import type { MetricAnalysis } from '../analysis/types.js';
-import { type Band, BETWEEN_RUN_LEVEL, logToRelative, sourceText } from './bands.js';
+import { type Band, BETWEEN_RUN_LEVEL, logToRelative, sourceText, worseChange } from './bands.js';
 import type { Change, GateResult } from './gate.js';
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
 const ciText = (ci: [number, number] | null) => (ci ? `[${fmt(ci[0])}, ${fmt(ci[1])}]` : 'n/a');
 const pct = (change: number) => `${change >= 1 ? '+' : ''}${((change - 1) * 100).toFixed(1)}%`;
-const bandText = (band: Band | null) =>
-  band ? `±${(logToRelative(band.halfWidthLog) * 100).toFixed(1)}% (${sourceText(band.source)})` : 'no band';
-/** A change in one cell: how much, its within-run CI, the band it was judged against, the status. */
-const changeText = (c: Change) => `${pct(c.change)} ${ciText(c.ci)} ${bandText(c.band)} ${c.status}`;
+const halfWidthText = (band: Band) => `±${(logToRelative(band.halfWidthLog) * 100).toFixed(1)}%`;
+const bandText = (band: Band | null) => (band ? `${halfWidthText(band)} (${sourceText(band.source)})` : 'no band');
+/** The smallest change the band catches in 95% of runs, as the ratio moves the worse way (+x% or −x%). */
+const caughtText = (c: Change) => (c.band ? pct(1 + worseChange(c.band.caughtLog, c.better)) : '—');
+const POWER_TEXT = `${POWER * 100}%`;
+/** What a band says about its change: its width and source, and the smallest change it catches. */
+const powerText = (c: Change) =>
+  c.band ? `band ${bandText(c.band)}, catches ${caughtText(c)} at ${POWER_TEXT}` : 'no band';
 
 /** "against baseline X" or "against N baseline runs", with the noise band. */
 function againstText(result: GateResult): string {
@@ -29,10 +34,21 @@ function againstText(result: GateResult): string {
 function bandsLine(result: GateResult): string | null {
   if (!result.baselineId) return null;
   const learned = result.historyIds.length >= 3;
-  return learned
-    ? `bands: between-run part learned from ${result.historyIds.length} runs (${(BETWEEN_RUN_LEVEL * 100).toFixed(1)}% prediction interval) ⊕ the change's within-run 95% CI; a change outside its band is a regression or an improvement`
-    : "bands: between-run part the default floor per ratio (fewer than 3 baseline runs; docs/gate-calibration.md) ⊕ the change's within-run 95% CI; a change outside its band is a regression or an improvement";
+  const between = learned
+    ? `learned from ${result.historyIds.length} runs (${(BETWEEN_RUN_LEVEL * 100).toFixed(1)}% prediction interval)`
+    : 'the default floor per ratio (fewer than 3 baseline runs; docs/gate-calibration.md)';
+  return `bands: between-run part ${between} ⊕ the change's within-run 95% CI; a change outside its band is a regression or an improvement; "catches": the smallest change the band calls a regression in ${POWER_TEXT} of runs (band + z(${POWER}) × the change's spread)`;
 }
+
+/** A change's cells in the console's table: how much with its CI, its band and where from, what it catches, its status. */
+const changeCells = (c: Change) => [
+  `${pct(c.change)} ${ciText(c.ci)}`,
+  c.band
+    ? `${halfWidthText(c.band)} (${c.band.source.kind === 'learned' ? `${c.band.source.runs} runs` : 'floor'})`
+    : 'no band',
+  caughtText(c),
+  c.status,
+];
 
 function rows(result: GateResult): Array<{ v: MetricAnalysis; change: Change | undefined }> {
   const changes = new Map(result.changes.map((c) => [c.metricId, c]));
@@ -53,30 +69,28 @@ export function gateText(result: GateResult, columns = TERMINAL_COLUMNS): string
   // Each difference on lines of its own, folded to the terminal's width.
   for (const m of result.mismatches) lines.push(...wrapLine(termText(`warning: measured differently: ${m}`), columns));
   for (const p of result.problems) lines.push(`inconclusive: ${termText(p)}`);
-  const table = rows(result).map(({ v, change }) => [
-    termText(v.metric.id),
-    fmt(v.stats.value),
-    ciText(v.stats.ci),
-    v.threshold?.text ?? '—',
-    v.verdict,
-    change ? changeText(change) : '',
-  ]);
-  const header = [
-    'metric',
-    'value',
-    'within-run 95% CI',
-    'threshold',
-    'verdict',
-    result.baselineId ? 'change vs baseline [within-run 95% CI] band status' : '',
-  ];
-  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => (r[i] ?? '').length)));
-  for (const row of [header, ...table])
-    lines.push(
-      row
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    );
+  const table = rows(result).map(({ v, change }) => ({
+    cells: [termText(v.metric.id), fmt(v.stats.value), ciText(v.stats.ci), v.threshold?.text ?? '—', v.verdict],
+    change: change ? changeCells(change) : null,
+  }));
+  const header = ['metric', 'value', 'within-run 95% CI', 'threshold', 'verdict'];
+  // The change against the baseline on a line of its own under each ratio: both fit 80 columns.
+  const changeHeader = ['change [within-run 95% CI]', 'band (from)', `catches at ${POWER_TEXT}`, 'status'];
+  const widthsOf = (cells: ReadonlyArray<readonly string[]>) =>
+    (cells[0] ?? []).map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const widths = widthsOf([header, ...table.map((r) => r.cells)]);
+  const changeWidths = widthsOf([changeHeader, ...table.flatMap((r) => (r.change ? [r.change] : []))]);
+  const line = (cells: readonly string[], w: readonly number[], indent = '') =>
+    `${indent}${cells
+      .map((cell, i) => cell.padEnd(w[i] ?? 0))
+      .join('  ')
+      .trimEnd()}`;
+  lines.push(line(header, widths));
+  if (result.baselineId) lines.push(line(changeHeader, changeWidths, '  '));
+  for (const row of table) {
+    lines.push(line(row.cells, widths));
+    if (row.change) lines.push(line(row.change, changeWidths, '  '));
+  }
   for (const { v } of rows(result)) {
     for (const reason of v.reasons) lines.push(`${v.metric.id}: ${v.verdict}: ${reason}`);
     for (const warning of v.warnings) lines.push(`${v.metric.id}: note: ${warning}`);
@@ -96,7 +110,7 @@ export function gateJunit(result: GateResult): string {
       ...v.reasons,
       ...v.warnings,
       change
-        ? `change vs baseline ${pct(change.change)} within-run 95% CI ${ciText(change.ci)}, band ${bandText(change.band)}: ${change.status}`
+        ? `change vs baseline ${pct(change.change)} within-run 95% CI ${ciText(change.ci)}, ${powerText(change)}: ${change.status}`
         : '',
     ]
       .filter(Boolean)
@@ -110,7 +124,7 @@ export function gateJunit(result: GateResult): string {
         ...at,
         outcome: 'failure',
         type: 'regression',
-        message: `${v.metric.id} regressed ${pct(change.change)} within-run 95% CI ${ciText(change.ci)}, outside its band ${bandText(change.band)}`,
+        message: `${v.metric.id} regressed ${pct(change.change)} within-run 95% CI ${ciText(change.ci)}, outside its ${powerText(change)}`,
         detail,
       };
     if (v.verdict === 'invalid')
@@ -147,11 +161,11 @@ export function gateMarkdown(result: GateResult): string {
     ...(result.setAside.length > 0 ? [''] : []),
     ...result.problems.map((p) => `- **inconclusive:** ${mdText(p)}`),
     ...(result.problems.length > 0 ? [''] : []),
-    `| metric | value | within-run 95% CI | threshold | verdict |${result.baselineId ? ' change vs baseline [within-run 95% CI] band status |' : ''}`,
-    `|---|---|---|---|---|${result.baselineId ? '---|' : ''}`,
+    `| metric | value | within-run 95% CI | threshold | verdict |${result.baselineId ? ` change vs baseline [within-run 95% CI] | band (from) | catches at ${POWER_TEXT} | status |` : ''}`,
+    `|---|---|---|---|---|${result.baselineId ? '---|---|---|---|' : ''}`,
     ...rows(result).map(
       ({ v, change }) =>
-        `| ${mdCode(v.metric.id, 'cell')} | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? mdText(changeText(change)) : '—'} |` : ''}`,
+        `| ${mdCode(v.metric.id, 'cell')} | ${fmt(v.stats.value)} | ${ciText(v.stats.ci)} | ${v.threshold?.text ?? '—'} | ${v.verdict} |${result.baselineId ? ` ${change ? `${pct(change.change)} ${ciText(change.ci)} | ${mdText(bandText(change.band))} | ${caughtText(change)} | ${change.status}` : '— | — | — | —'} |` : ''}`,
     ),
     '',
   ];
@@ -200,8 +214,14 @@ export function gateJson(result: GateResult): string {
         source: band.source.kind,
         runs: band.source.kind === 'learned' ? band.source.runs : null,
         between: logToRelative(band.betweenLog),
+        betweenSd: logToRelative(band.betweenSdLog),
         within: logToRelative(band.withinLog),
         halfWidth: logToRelative(band.halfWidthLog),
+        // The ratio's change (−0.05: 5% lower) the band calls a regression in `power` of runs.
+        smallestCaught: {
+          power: POWER,
+          change: worseChange(band.caughtLog, c.better),
+        },
       },
     })),
   });
