@@ -152,7 +152,7 @@ function planText(config: Config, plan: Plan, cpus: number | null, columns: numb
   lines.push(
     '',
     `${plan.comparisons.length} comparisons, at least ${trials} trials, about ${Math.round(estimate.wallS)} s (estimate), ${extraRoundsText(policy)}`,
-    `estimate: ${Math.round(measuringShare(estimate))}% of it inside measurement windows, assuming ${a.coldStart} s to start a comparison's clients cold, ${a.prestartedStart} s prestarted and ${a.switchedStart} s switched from the previous comparison's processes${config.freshClients ? ' (neither with --fresh-clients)' : ''}, and ${a.outside} s outside comparisons`,
+    `estimate: ${Math.round(measuringShare(estimate))}% of it inside measurement windows, assuming ${a.coldStart} s to start a comparison's clients cold (and each workload's plain process, once), ${a.prestartedStart} s prestarted and ${a.switchedStart} s switched from the previous comparison's processes${config.freshClients ? ' (neither with --fresh-clients)' : ''}, and ${a.outside} s outside comparisons`,
   );
   return `${lines.join('\n')}\n`;
 }

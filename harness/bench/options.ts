@@ -7,7 +7,7 @@ import { BUILTIN_NAMES, parseSets, workloadSpec } from '../workload/registry.js'
 import { releaseLeadMs } from '../workload/release.js';
 import { DEFAULTS } from './defaults.js';
 import { DEFAULT_THRESHOLDS, type Thresholds } from './gate/thresholds.js';
-import { growable, prestartable, processCount, switchable } from './plan.js';
+import { growable, plainKey, prestartable, processCount, switchable } from './plan.js';
 import type { ProgressStyle } from './progress.js';
 import { type Comparison, type Config, MODE_NAMES } from './record/schema.js';
 
@@ -344,7 +344,13 @@ export function estimateSeconds(
   const a = ESTIMATE_ASSUMPTIONS_S;
   let wallS = a.outside;
   let windowsS = 0;
+  // Each workload's plain process starts once, for the first comparison that measures it alone.
+  const plains = new Set<string>();
   comparisons.forEach((c, i) => {
+    if (c.arms.some((arm) => arm.plain) && !plains.has(plainKey(c))) {
+      plains.add(plainKey(c));
+      wallS += a.coldStart;
+    }
     const prev = comparisons[i - 1];
     wallS +=
       prev === undefined

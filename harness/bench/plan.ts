@@ -10,6 +10,7 @@ import { GREEN_ENV, LOOP_CHECK_MS } from '../workload/protocol.js';
 import { findBuiltin } from '../workload/registry.js';
 import type { Variant, WorkloadSpec } from '../workload/spec.js';
 import {
+  ALONE_ARM,
   type Arm,
   type Comparison,
   type Config,
@@ -211,10 +212,34 @@ function streamsComparison(workload: WorkloadSpec, config: Config, cpus: Array<R
 }
 
 /**
- * Each client alone, then all at once. Beyond 2 clients outside MIG the clients are identical
- * processes (same argv, same GPU, no slice of their own), so one solo arm (client 0) stands for every
- * client's solo throughput: each client's expected solo rate is the same, and one solo trial per round
- * keeps a 48-client point at 2 trials a round instead of 49. MIG slices can differ: a solo per client.
+ * The plain alone (ALONE_ARM): client 0's work run by the workload's plain process, alone on the whole
+ * GPU, interleaved with the comparison's other arms. Not under MIG, where no process can use the whole GPU.
+ */
+function aloneArm(work: Arm['work']): Arm {
+  return { id: ALONE_ARM, plain: true, clients: [{ client: 0, variant: { streams: 1 } }], work };
+}
+
+/**
+ * The environment of the plain process that measures `c`'s alone arm: client 0's CPU pin and nothing of
+ * the mode (no MPS limits, no green context, no tenants).
+ */
+export function plainEnv(c: Pick<Comparison, 'clientEnv'>): Record<string, string> {
+  const cpus = c.clientEnv[0]?.GPUSHARE_CPUS;
+  return cpus !== undefined ? { GPUSHARE_CPUS: cpus } : {};
+}
+
+/** What makes two comparisons' plain processes one: the same command, parameters and CPU pin. */
+export function plainKey(c: Pick<Comparison, 'workload' | 'clientEnv'>): string {
+  return JSON.stringify([c.workload.argv, c.workload.params, plainEnv(c)]);
+}
+
+/**
+ * Each client alone, then all at once, and the plain alone every mode divides by. Beyond 2 clients
+ * outside MIG the clients are identical processes (same argv, same GPU, no slice of their own), so one
+ * solo arm (client 0) stands for every client's solo throughput: each client's expected solo rate is the
+ * same, and one solo trial per round keeps a 48-client point at 3 trials a round instead of 50. MIG slices
+ * can differ: a solo per client. A mode's own solo arms stay beside the plain alone: what the mode costs
+ * a client with nobody beside it (solo-overhead).
  */
 function contentionComparison(
   mode: ModeName,
@@ -236,17 +261,18 @@ function contentionComparison(
     mode,
     workload,
     clientEnv,
-    arms: [...solo, contended],
+    arms: [...(mode === 'mig' ? [] : [aloneArm(work)]), ...solo, contended],
   };
 }
 
 /**
  * N tenants in one process (`<mode>/<workload>@<N>`, always with @N so it never meets the lab's
  * `streams/<workload>`): the arms of the multi-process modes, tenant k standing for client k, so the
- * same analysis reads it. solo-c0 is tenant 0 alone on the whole GPU, the other tenants loaded and
- * idle: the baseline every mode shares. In the green mode that is tenant 0's twin outside any green
- * context (variant `whole`), and `slice-solo-c0`, tenant 0 alone in its own SM slice, is a second
- * baseline for what sharing costs within a slice.
+ * same analysis reads it. The plain alone (ALONE_ARM, a separate plain process) is the baseline every
+ * mode shares; solo-c0 is tenant 0 alone on the whole GPU, the other tenants loaded and idle: what one
+ * process of N tenants costs a lone tenant. In the green mode solo-c0 is tenant 0's twin outside any green
+ * context (variant `whole`), and `slice-solo-c0`, tenant 0 alone in its own SM slice, is the baseline for
+ * what sharing costs within a slice.
  */
 function tenancyComparison(
   mode: 'streams' | 'green',
@@ -259,11 +285,13 @@ function tenancyComparison(
   if (mode === 'green') env[GREEN_ENV] = config.greenSmPct == null ? 'even' : String(config.greenSmPct);
   const clientEnv = Array.from({ length: count }, () => env);
   const c = contentionComparison(mode, workload, config, clientEnv, false);
+  const alone = c.arms.filter((a) => a.id === ALONE_ARM);
   const solo = c.arms.filter((a) => a.id === 'solo-c0');
   const contended = c.arms.filter((a) => a.id === 'contended');
   const arms =
     mode === 'green'
       ? [
+          ...alone,
           ...solo.map((a) => ({
             ...a,
             clients: a.clients.map((x) => ({ ...x, variant: { ...x.variant, whole: true as const } })),
@@ -271,7 +299,7 @@ function tenancyComparison(
           ...solo.map((a) => ({ ...a, id: SLICE_SOLO_ARM })),
           ...contended,
         ]
-      : [...solo, ...contended];
+      : [...alone, ...solo, ...contended];
   return { ...c, id: `${mode}/${workload.name}@${count}`, arms, tenants: count };
 }
 
@@ -281,11 +309,14 @@ function tenancyComparison(
  * loop after that window, with the GPU otherwise idle; null for every other trial.
  */
 export function loopCheckMs(planned: Pick<PlannedTrial, 'comparison' | 'arm' | 'round'>): number | null {
-  if (planned.round !== 0 || planned.arm.clients.length !== 1) return null;
+  // The plain process serves every comparison of its workload: it is a plain client alone, of the kind a
+  // time-sliced comparison checks, and checking it in each comparison would only repeat that.
+  if (planned.round !== 0 || planned.arm.clients.length !== 1 || planned.arm.plain) return null;
   const client = planned.arm.clients[0]?.client;
   const first = planned.comparison.arms.find((a) => {
     const [only] = a.clients;
     return (
+      a.plain !== true &&
       a.clients.length === 1 &&
       only !== undefined &&
       only.client === client &&
@@ -339,6 +370,8 @@ function crossGpuComparisons(
     const comparison = contentionComparison('timeslice', workload, config, clientEnv, false);
     return {
       ...comparison,
+      // Its ratio is the victim alone with the other GPUs idle ÷ loaded: no plain alone of its own.
+      arms: comparison.arms.filter((a) => !a.plain),
       id: `cross/${workload.name}@gpu${victim}`,
       crossGpu: { victimGpu: victim, loadedGpus: loaded, loadersPerGpu: CROSS_GPU_LOADERS },
     };

@@ -12,6 +12,7 @@ import { usableCpus } from '../system/cpus.js';
 import type { Sampler } from '../system/nvidia/sampler.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
 import type { Reaper } from '../system/proc/reaper.js';
+import type { WorkloadClient } from '../workload/client.js';
 import { analyzeComparison } from './analysis/analyze.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
 import { orderTrials, type PlannedTrial, roundTrials } from './plan.js';
@@ -53,6 +54,9 @@ export function plannedTrials(run: Pick<Run, 'plan' | 'config'>): number {
   return run.plan.reduce((n, c) => n + c.arms.length * run.config.roundPolicy.minRounds, 0);
 }
 
+/** How many sampling intervals a wait for the next sample lasts at most. */
+const SAMPLE_WAIT_INTERVALS = 3;
+
 export async function executeRun(run: Run, deps: SchedulerDeps): Promise<void> {
   const scheduler = new Scheduler(run, deps);
   try {
@@ -88,7 +92,20 @@ class Scheduler {
       gpuUuid: visibleDevice(run.fingerprint, run.config.gpuIndex),
       cpus: usableCpus(run.fingerprint.host),
       prestarted: deps.prestarted ?? null,
+      sampledAfter: (afterUs) => this.sampledAfter(afterUs),
     });
+  }
+
+  /** Waits for the sampler's next sample after `afterUs`: at most a few of its intervals (a stopped sampler sends none). */
+  private async sampledAfter(afterUs: number): Promise<void> {
+    const { clock, sampler } = this.deps;
+    const deadlineUs = afterUs + SAMPLE_WAIT_INTERVALS * this.run.config.sampleIntervalMs * 1000;
+    while (
+      (sampler.samples.at(-1)?.tUs ?? 0) <= afterUs &&
+      clock.monotonicUs() < deadlineUs &&
+      !this.deps.signal.aborted
+    )
+      await clock.sleep(10);
   }
 
   async runMode(record: ModeRecord): Promise<void> {
@@ -169,7 +186,6 @@ class Scheduler {
       return;
     }
     const first = planned.find((t) => !done.has(t.id)) as PlannedTrial;
-    const { clients } = lease.group;
     const readyMs = this.run.config.timeouts.readyMs;
     const outcome = failure(
       this.trialDeps,
@@ -177,7 +193,7 @@ class Scheduler {
       this.deps.clock.nowIso(),
       readiness.reply,
       readiness.client,
-      clients,
+      readiness.clients,
       'ready',
       readyMs,
     );
@@ -217,7 +233,11 @@ class Scheduler {
   private async runRound(lease: Lease, round: number, done: ReadonlySet<string>): Promise<boolean> {
     const c = lease.comparison;
     for (const planned of roundTrials(c, round).filter((t) => !done.has(t.id))) {
-      const outcome = await runTrial(this.trialDeps, planned, lease.group.clients);
+      // The alone arm is the plain process's (see ALONE_ARM); every other arm, the comparison's processes'.
+      if (planned.arm.plain && lease.plain === null)
+        throw new Error(`${planned.id}: no plain process for the alone arm`);
+      const clients = planned.arm.plain ? [lease.plain as WorkloadClient] : lease.group.clients;
+      const outcome = await runTrial(this.trialDeps, planned, clients);
       await this.record(outcome);
       if (outcome.status === 'failed' || outcome.status === 'timeout') {
         await this.skipPlanned(c, `comparison stopped after ${planned.id}: ${outcome.reason}`);

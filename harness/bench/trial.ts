@@ -33,7 +33,9 @@ export async function runTrial(deps: TrialDeps, planned: PlannedTrial, clients: 
     (work.kind === 'fixed-duration' ? work.durationMs : 0) + leadMs + (check ?? 0) + config.timeouts.trialMs;
   const count = planned.arm.clients.length;
   // In-process tenancy: one run command to the one process, naming the arm's tenants; it answers for each.
-  const tenants = planned.comparison.tenants !== undefined ? planned.arm.clients.map((a) => a.client) : null;
+  // The plain process (the alone arm) has no tenants.
+  const tenants =
+    planned.comparison.tenants !== undefined && !planned.arm.plain ? planned.arm.clients.map((a) => a.client) : null;
   const command = (startAtUs: number, variant: Variant, named: number[] | null) =>
     runCommandOf(planned.id, startAtUs, work, variant, count, null, named, check);
   const releases = (startAtUs: number): Array<Release<RunCommand>> =>

@@ -31,14 +31,14 @@ describe('gpushare bench refuses before it measures', () => {
     // Lines folded to the 80 columns read as one.
     const stdout = result.stdout.replace(/\n {2}(?=\S)(?!python3)/g, ' ');
     expect(stdout).toContain(
-      'timeslice/gemm: 2 client(s), arms solo-c0 solo-c1 contended, at least 6 rounds (ABBA) = 18 trials',
+      'timeslice/gemm: 2 client(s), arms alone solo-c0 solo-c1 contended, at least 6 rounds (ABBA) = 24 trials',
     );
     expect(stdout).toContain('mig: decided at run time');
     expect(stdout).toMatch(
-      /8 comparisons, at least 132 trials, about \d+ s \(estimate\), plus up to 45 s of extra rounds \(up to 34 more per comparison, 40 in all\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/,
+      /8 comparisons, at least 168 trials, about \d+ s \(estimate\), plus up to 45 s of extra rounds \(up to 34 more per comparison, 40 in all\) until every headline CI is within ±2\.0% and every graded one within ±1\.0%/,
     );
     expect(stdout).toMatch(
-      /^estimate: \d+% of it inside measurement windows, assuming 8 s to start a comparison's clients cold, 3 s prestarted and 1 s switched from the previous comparison's processes, and 8 s outside comparisons$/m,
+      /^estimate: \d+% of it inside measurement windows, assuming 8 s to start a comparison's clients cold \(and each workload's plain process, once\), 3 s prestarted and 1 s switched from the previous comparison's processes, and 8 s outside comparisons$/m,
     );
     const real = await cli(['bench', '--out', path.join(tempDir(), 'run')], {}, { path: pathWithoutNvidia() });
     expect(real.exitCode).toBe(2);
@@ -98,11 +98,11 @@ describe('gpushare bench refuses before it measures', () => {
       expect.objectContaining({
         id: 'timeslice/gemm',
         clients: 2,
-        arms: ['solo-c0', 'solo-c1', 'contended'],
-        minTrials: 18,
+        arms: ['alone', 'solo-c0', 'solo-c1', 'contended'],
+        minTrials: 24,
       }),
     ]);
-    expect(plan.minTrials).toBe(18);
+    expect(plan.minTrials).toBe(24);
   });
 
   it('a run in which every mode asked for was skipped measured nothing: exit 3, naming it', async () => {

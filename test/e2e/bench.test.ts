@@ -48,7 +48,8 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
       ['mig', 'skipped'],
     ]);
     expect(run.modes[3]?.mig?.profiles).toHaveLength(7);
-    expect(run.trials).toHaveLength(6 * (2 + 2) + 6 * 3 * 3 * 2);
+    // Streams' 2 comparisons of 2 arms; 3 workloads × 2 modes of 4 arms (the plain alone, each client alone, both).
+    expect(run.trials).toHaveLength(6 * (2 + 2) + 6 * 3 * 4 * 2);
     expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     expect(run.samples.length).toBeGreaterThan(0);
     expect(run.samples.some((s) => s.trialId !== null)).toBe(true);
@@ -58,7 +59,7 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
     expect(readFileSync(path.join(out, 'mps', 'control.log'), 'utf8')).toContain('Cmd:quit');
     const csv = readFileSync(path.join(out, 'trials.csv'), 'utf8').trim().split('\n');
     expect(csv[0]).toMatch(/^trialId,mode,workload,arm,round,status,client,/);
-    expect(csv).toHaveLength(1 + 6 * (2 + 2) + 6 * 3 * 2 * 4);
+    expect(csv).toHaveLength(1 + 6 * (2 + 2) + 6 * 3 * 2 * 5);
     // The fake time-slices deterministically: two clients at once run half as fast (floor(50/0.18) ÷
     // floor(50/0.36) iterations); under MPS 1.1× slower.
     expect(metricValue(run, 'timeslice/gemm/slowdown')).toBeCloseTo(277 / 138, 12);
@@ -66,7 +67,7 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
     expect(result.stdout).toMatch(
       /^timeslice\/gemm \(6 rounds, fixed rounds\)\n {2}slowdown +2\.007× +\[2\.007, 2\.007\] +0\.00% +lower +pass \(1\.2–3\.5\)$/m,
     );
-    expect(result.stderr).toMatch(/\[ *1\/132\] streams\/spin r0 s1 +ok/);
+    expect(result.stderr).toMatch(/\[ *1\/168\] streams\/spin r0 s1 +ok/);
     // Where the time went: every comparison a part, the parts and the rest adding up to the wall time.
     const time = run.timeAccount;
     expect(time?.parts.map((p) => p.id)).toEqual(run.plan.map((c) => c.id));
@@ -155,17 +156,18 @@ describe.concurrent('gpushare bench end to end (fakes)', () => {
     expect(run.stops).toEqual([
       {
         comparisonId: 'timeslice/spin',
-        rounds: 16,
+        rounds: 12,
         reason: 'ci-target',
         halfWidths: { 'timeslice/spin/slowdown': expect.any(Number) },
       },
     ]);
-    expect(run.trials).toHaveLength(16 * 3);
+    // 4 arms a round: the plain alone, each client alone, both at once.
+    expect(run.trials).toHaveLength(12 * 4);
     const slowdown = analyze(run).metrics.find((m) => m.metric.id === 'timeslice/spin/slowdown');
-    expect(slowdown?.metric.rounds).toEqual(Array.from({ length: 16 }, (_, r) => r));
+    expect(slowdown?.metric.rounds).toEqual(Array.from({ length: 12 }, (_, r) => r));
     expect(slowdown?.stats.halfWidth).toBeLessThanOrEqual(0.03);
     expect(result.stdout).toMatch(
-      /^timeslice\/spin \(16 rounds, CI on target\)\n {2}slowdown +\d\.\d{3}× +\[[\d., ]+\] +\d\.\d\d% +lower +none$/m,
+      /^timeslice\/spin \(12 rounds, CI on target\)\n {2}slowdown +\d\.\d{3}× +\[[\d., ]+\] +\d\.\d\d% +lower +none$/m,
     );
   });
 
@@ -258,11 +260,12 @@ describe.concurrent('misbehaving workloads are outcomes, not crashes', () => {
     expect(failed?.status === 'failed' && failed.stderrTail).toContain('illegal memory access');
     // Client 1 runs solo (its first command), then crashes on its second: the contended trial.
     expect(run.trials.map((t) => `${t.arm}:${t.status}`)).toEqual([
+      'alone:ok',
       'solo-c0:ok',
       'solo-c1:ok',
       'contended:failed',
       ...Array.from({ length: 5 }, (_, r) =>
-        (r % 2 === 0 ? ['contended', 'solo-c1', 'solo-c0'] : ['solo-c0', 'solo-c1', 'contended']).map(
+        (r % 2 === 0 ? ['contended', 'solo-c1', 'solo-c0', 'alone'] : ['alone', 'solo-c0', 'solo-c1', 'contended']).map(
           (a) => `${a}:skipped`,
         ),
       ).flat(),
@@ -352,7 +355,8 @@ describe.concurrent('misbehaving workloads are outcomes, not crashes', () => {
     ['absurd', /client 1 reported 1000000000000000 iterations in 50\.0 ms/],
   ])('a result that cannot be true (%s) makes its trial invalid, and no ratio uses it', async (behaviour, reason) => {
     const { run, result } = await runWith({ FAKE_WORKLOAD: behaviour, FAKE_WORKLOAD_CLIENT: '1' });
-    const trials = run.trials.filter((t) => t.arm !== 'solo-c0');
+    // Client 1's trials; client 0's own and the plain process's are fine.
+    const trials = run.trials.filter((t) => t.arm !== 'solo-c0' && t.arm !== 'alone');
     expect(trials.every((t) => t.status === 'invalid')).toBe(true);
     expect(trials[0]?.status === 'invalid' && trials[0].reason).toMatch(reason);
     expect(result.stdout).toMatch(/^timeslice\/gemm \(\d+ rounds[^)\n]*\)\n {2}slowdown +n\/a/m);

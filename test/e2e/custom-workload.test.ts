@@ -157,7 +157,8 @@ describe('bench -- <cmd>', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as { pid: number; client?: string; trial?: string });
     const starts = entries.filter((e) => e.client !== undefined);
-    expect(starts.map((e) => e.client).sort()).toEqual(['0', '1']);
+    // The comparison's 2 clients, and the plain process that measures the alone arm.
+    expect(starts.map((e) => e.client).sort()).toEqual(['0', '1', 'plain']);
     const checked = entries.filter((e) => e.trial?.startsWith('check/'));
     expect(checked.map((e) => e.trial)).toEqual(['check/window', 'check/fixed-work', 'check/open-loop']);
     const client0 = starts.find((e) => e.client === '0')?.pid;

@@ -173,9 +173,9 @@ describe.concurrent('bench --gpus: stopped at every phase, then resumed', SLOW, 
       const run = runJson(path.join(started.out, gpu)) as Run;
       expect(run.status).toBe('complete');
       const ids = run.trials.map((t) => t.id);
-      // One comparison of three arms, one round: every trial once.
-      expect(ids).toHaveLength(3);
-      expect(new Set(ids).size).toBe(3);
+      // One comparison of four arms (the plain alone among them), one round: every trial once.
+      expect(ids).toHaveLength(4);
+      expect(new Set(ids).size).toBe(4);
       expect(run.trials.slice(0, trialsBefore[i]?.length)).toEqual(trialsBefore[i]);
     }
     // The combined report says each GPU's run is there.

@@ -55,7 +55,7 @@ describe('kill -9 and --resume', () => {
     expect(run.status).toBe('complete');
     const ids = run.trials.map((t) => t.id);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(ids).toHaveLength(2 * 3 * 6);
+    expect(ids).toHaveLength(2 * 4 * 6);
     expect(run.trials.slice(0, killed.trials.length)).toEqual(killed.trials);
     expect(run.resumes).toEqual([{ at: expect.any(String), trialsKept: killed.trials.length }]);
     expect(await isRunning(orphan?.controlPid as number)).toBe(false);

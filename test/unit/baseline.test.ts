@@ -1,7 +1,9 @@
 /**
- * One baseline for every mode, and the harness's own loop checked in every process: green's ratios divide
- * by one tenant alone on the whole GPU (its in-slice alone is a second, named ratio), the run command asks
- * each process to check its loop in the first trial where it runs alone, and a check over the limit warns.
+ * One baseline for every mode, and the harness's own loop checked in every process: every mode's ratios
+ * divide by the plain process alone (ALONE_ARM), each mode's own alone is a ratio of its own (solo-overhead),
+ * green's in-slice alone is a second, named ratio; runs from before the plain alone keep their own alone;
+ * the run command asks each process to check its loop in the first trial where it runs alone, and a check
+ * over the limit warns.
  */
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
@@ -10,6 +12,7 @@ import { groupRounds } from '../../harness/bench/analysis/rounds.js';
 import { settingMismatches } from '../../harness/bench/gate/gate.js';
 import { buildPlan, loopCheckMs, orderTrials } from '../../harness/bench/plan.js';
 import {
+  ALONE_ARM,
   type ClientResult,
   type Comparison,
   measuredLoop,
@@ -65,18 +68,42 @@ function runOf(comparisons: Comparison[], trials: Trial[]): Run {
 
 const metricValue = (run: Run, id: string) => analyze(run).metrics.find((m) => m.metric.id === id)?.stats.value;
 
-describe('one baseline: one tenant alone on the whole GPU', () => {
-  // Tenant 0 alone: 3000/s on the whole GPU, 1000/s in its slice of half the SMs; 800/s each together.
+describe('one baseline: the plain process alone on the whole GPU', () => {
+  // The plain process alone: 3200/s. Tenant 0 alone: 3000/s on the whole GPU, 1000/s in its slice of half
+  // the SMs; 800/s each together.
   const green = byId('green/infer@2');
-  const rates = (arm: string) => (arm === 'solo-c0' ? 3000 : arm === SLICE_SOLO_ARM ? 1000 : 800);
+  const rates = (arm: string) =>
+    arm === ALONE_ARM ? 3200 : arm === 'solo-c0' ? 3000 : arm === SLICE_SOLO_ARM ? 1000 : 800;
   const run = runOf(
     [green],
     [0, 1, 2, 3, 4, 5].flatMap((r) => round(green, r, rates)),
   );
 
-  it("green's slowdown and aggregate throughput divide by the whole-GPU alone, as every mode's do", () => {
-    expect(metricValue(run, 'green/infer@2/slowdown')).toBeCloseTo(3000 / 800, 9);
-    expect(metricValue(run, 'green/infer@2/aggregate-throughput')).toBeCloseTo((2 * 800) / 3000, 9);
+  it('every contention comparison but MIG and a cross-GPU check measures the plain alone first in its rounds', () => {
+    for (const c of plan.filter((x) => x.arms.some((a) => a.id === 'contended')))
+      expect([c.id, c.arms[0]]).toEqual([
+        c.id,
+        { id: ALONE_ARM, plain: true, clients: [{ client: 0, variant: { streams: 1 } }], work: c.arms[1]?.work },
+      ]);
+    const mig = buildPlan(testConfig({ modes: ['mig'], clients: 2 }), null).comparisons;
+    expect(mig.flatMap((c) => c.arms.filter((a) => a.plain))).toEqual([]);
+  });
+
+  it("green's slowdown and aggregate throughput divide by the plain alone, as every mode's do; its own alone is solo-overhead", () => {
+    expect(metricValue(run, 'green/infer@2/slowdown')).toBeCloseTo(3200 / 800, 9);
+    expect(metricValue(run, 'green/infer@2/aggregate-throughput')).toBeCloseTo((2 * 800) / 3200, 9);
+    expect(metricValue(run, 'green/infer@2/solo-overhead')).toBeCloseTo(3200 / 3000, 9);
+  });
+
+  it("a run recorded before the plain alone divides by each mode's own alone, and has no solo-overhead of its own", () => {
+    const before: Comparison = { ...green, arms: green.arms.filter((a) => !a.plain) };
+    const old = runOf(
+      [before],
+      [0, 1, 2, 3, 4, 5].flatMap((r) => round(before, r, rates)),
+    );
+    expect(metricValue(old, 'green/infer@2/slowdown')).toBeCloseTo(3000 / 800, 9);
+    expect(metricValue(old, 'green/infer@2/aggregate-throughput')).toBeCloseTo((2 * 800) / 3000, 9);
+    expect(metricValue(old, 'green/infer@2/solo-overhead')).toBeUndefined();
   });
 
   it('its in-slice alone is a second ratio, named so, and what the slice costs a lone tenant', () => {
@@ -89,7 +116,7 @@ describe('one baseline: one tenant alone on the whole GPU', () => {
   });
 
   it('a green run recorded before the whole-GPU arm keeps only its in-slice ratios, named so', () => {
-    const legacy: Comparison = { ...green, arms: green.arms.filter((a) => a.id !== SLICE_SOLO_ARM) };
+    const legacy: Comparison = { ...green, arms: green.arms.filter((a) => a.id !== SLICE_SOLO_ARM && !a.plain) };
     const old = runOf(
       [legacy],
       [0, 1, 2, 3, 4, 5].flatMap((r) => round(legacy, r, (a) => (a === 'solo-c0' ? 1000 : 800))),
@@ -101,13 +128,20 @@ describe('one baseline: one tenant alone on the whole GPU', () => {
 
   it('every slowdown says which alone it divides by', () => {
     const ts = byId('timeslice/infer@2');
-    const tsRun = runOf(
-      [ts],
-      [0, 1, 2, 3, 4, 5].flatMap((r) => round(ts, r, (a) => (a === 'contended' ? 500 : 1000))),
-    );
+    const before: Comparison = { ...ts, arms: ts.arms.filter((a) => !a.plain) };
+    const runOfRates = (c: Comparison) =>
+      runOf(
+        [c],
+        [0, 1, 2, 3, 4, 5].flatMap((r) => round(c, r, (a) => (a === 'contended' ? 500 : 1000))),
+      );
     const description = (r: Run, id: string) => analyze(r).metrics.find((m) => m.metric.id === id)?.metric.description;
-    expect(description(tsRun, 'timeslice/infer@2/slowdown')).toContain('one client alone on the whole GPU');
-    expect(description(run, 'green/infer@2/slowdown')).toContain('outside any green context');
+    expect(description(runOfRates(ts), 'timeslice/infer@2/slowdown')).toContain(
+      'a plain process alone on the whole GPU, the same process for every mode',
+    );
+    expect(description(runOfRates(before), 'timeslice/infer@2/slowdown')).toContain(
+      'one client alone on the whole GPU',
+    );
+    expect(description(run, 'green/infer@2/solo-overhead')).toContain('outside any green context');
   });
 });
 
@@ -126,7 +160,13 @@ describe('the check of the protocol loop', () => {
     // The lab's fixed work: its one-stream arm, not the two-stream one.
     const lab = plan.find((c) => c.mode === 'streams' && c.tenants === undefined && c.arms.some((a) => a.id === 's1'));
     expect(asked(lab as Comparison)).toEqual(['r0/s1']);
-    expect(orderTrials(byId('timeslice/infer@2'), 1).map(loopCheckMs)).toEqual([LOOP_CHECK_MS, LOOP_CHECK_MS, null]);
+    // The plain process is a plain client alone, as time-slicing's solo arms check: not checked again.
+    expect(orderTrials(byId('timeslice/infer@2'), 1).map(loopCheckMs)).toEqual([
+      null,
+      LOOP_CHECK_MS,
+      LOOP_CHECK_MS,
+      null,
+    ]);
   });
 
   const overhead = (pct: number): LoopOverhead => ({

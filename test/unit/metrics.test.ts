@@ -3,7 +3,7 @@ import { summarizeLatencies, throughputPerS } from '../../harness/bench/analysis
 import { comparisonMetrics as metricsOfRounds } from '../../harness/bench/analysis/metrics.js';
 import { groupRounds } from '../../harness/bench/analysis/rounds.js';
 import { buildPlan } from '../../harness/bench/plan.js';
-import type { ClientResult, Comparison, Trial } from '../../harness/bench/record/schema.js';
+import { ALONE_ARM, type ClientResult, type Comparison, type Trial } from '../../harness/bench/record/schema.js';
 import { overlap } from '../../harness/workload/result-checks.js';
 import { testConfig } from './config-fixture.js';
 
@@ -89,18 +89,37 @@ describe('ratios', () => {
     expect(speedup?.perRound).toEqual([2.5]);
   });
 
-  it('contention: per-client slowdown, mean, fairness and aggregate throughput', () => {
+  it('contention: per-client slowdown, mean, fairness and aggregate throughput against the plain alone', () => {
     const trials = [
-      ok(timeslice.id, 0, 'solo-c0', [client(0, 1000, 1)]),
+      ok(timeslice.id, 0, ALONE_ARM, [client(0, 1000, 1)]),
+      ok(timeslice.id, 0, 'solo-c0', [client(0, 800, 1)]),
       ok(timeslice.id, 0, 'solo-c1', [client(1, 800, 1)]),
       ok(timeslice.id, 0, 'contended', [client(1, 200, 1), client(0, 500, 1)]),
     ];
     const metrics = Object.fromEntries(comparisonMetrics(timeslice, trials).map((m) => [m.name, m.value]));
     expect(metrics['slowdown-c0']).toBe(2);
+    expect(metrics['slowdown-c1']).toBe(5);
+    expect(metrics.slowdown).toBe(3.5);
+    expect(metrics.fairness).toBe(2.5);
+    expect(metrics['aggregate-throughput']).toBeCloseTo(700 / 1000, 12);
+    // What the mode costs a client alone: the plain process ÷ its own client 0 alone.
+    expect(metrics['solo-overhead']).toBe(1000 / 800);
+  });
+
+  it('contention in a run recorded before the plain alone: each client against its own alone', () => {
+    const before = { ...timeslice, arms: timeslice.arms.filter((a) => !a.plain) };
+    const trials = [
+      ok(timeslice.id, 0, 'solo-c0', [client(0, 1000, 1)]),
+      ok(timeslice.id, 0, 'solo-c1', [client(1, 800, 1)]),
+      ok(timeslice.id, 0, 'contended', [client(1, 200, 1), client(0, 500, 1)]),
+    ];
+    const metrics = Object.fromEntries(comparisonMetrics(before, trials).map((m) => [m.name, m.value]));
+    expect(metrics['slowdown-c0']).toBe(2);
     expect(metrics['slowdown-c1']).toBe(4);
     expect(metrics.slowdown).toBe(3);
     expect(metrics.fairness).toBe(2);
     expect(metrics['aggregate-throughput']).toBeCloseTo(700 / 900, 12);
+    expect(metrics['solo-overhead']).toBeUndefined();
   });
 
   it('uses every round that ran, however many the policy started with', () => {

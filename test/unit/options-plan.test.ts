@@ -167,12 +167,15 @@ describe('plan', () => {
     const first = plan.comparisons[0];
     if (!first) throw new Error('no comparison');
     expect(orderTrials(first, 3).map((t) => `${t.round}:${t.arm.id}`)).toEqual([
+      '0:alone',
       '0:solo-c0',
       '0:solo-c1',
       '0:contended',
       '1:contended',
       '1:solo-c1',
       '1:solo-c0',
+      '1:alone',
+      '2:alone',
       '2:solo-c0',
       '2:solo-c1',
       '2:contended',
@@ -232,12 +235,12 @@ describe('plan', () => {
     expect(
       plan.comparisons.map((c) => `${c.id}: ${c.clientEnv.length} clients, ${c.arms.map((a) => a.id).join(' ')}`),
     ).toEqual([
-      'timeslice/infer@2: 2 clients, solo-c0 solo-c1 contended',
-      'timeslice/infer@8: 8 clients, solo-c0 contended',
-      'timeslice/infer@48: 48 clients, solo-c0 contended',
-      'mps/infer@2: 2 clients, solo-c0 solo-c1 contended',
-      'mps/infer@8: 8 clients, solo-c0 contended',
-      'mps/infer@48: 48 clients, solo-c0 contended',
+      'timeslice/infer@2: 2 clients, alone solo-c0 solo-c1 contended',
+      'timeslice/infer@8: 8 clients, alone solo-c0 contended',
+      'timeslice/infer@48: 48 clients, alone solo-c0 contended',
+      'mps/infer@2: 2 clients, alone solo-c0 solo-c1 contended',
+      'mps/infer@8: 8 clients, alone solo-c0 contended',
+      'mps/infer@48: 48 clients, alone solo-c0 contended',
     ]);
     // One count is not a sweep: the ids stay as they were.
     expect(
@@ -258,27 +261,33 @@ describe('plan', () => {
       ),
     ).toEqual([
       'streams/infer: - tenants, 1 clients, s1 s2',
-      'streams/infer@2: 2 tenants, 2 clients, solo-c0 contended',
-      'streams/infer@8: 8 tenants, 8 clients, solo-c0 contended',
-      'green/infer@2: 2 tenants, 2 clients, solo-c0 slice-solo-c0 contended',
-      'green/infer@8: 8 tenants, 8 clients, solo-c0 slice-solo-c0 contended',
-      'timeslice/infer@2: - tenants, 2 clients, solo-c0 solo-c1 contended',
-      'timeslice/infer@8: - tenants, 8 clients, solo-c0 contended',
+      'streams/infer@2: 2 tenants, 2 clients, alone solo-c0 contended',
+      'streams/infer@8: 8 tenants, 8 clients, alone solo-c0 contended',
+      'green/infer@2: 2 tenants, 2 clients, alone solo-c0 slice-solo-c0 contended',
+      'green/infer@8: 8 tenants, 8 clients, alone solo-c0 slice-solo-c0 contended',
+      'timeslice/infer@2: - tenants, 2 clients, alone solo-c0 solo-c1 contended',
+      'timeslice/infer@8: - tenants, 8 clients, alone solo-c0 contended',
     ]);
     expect(plan.comparisons.find((c) => c.id === 'green/infer@2')?.clientEnv[0]).toEqual({
       GPUSHARE_GREEN_SM_PCT: '10',
     });
     expect(plan.comparisons.find((c) => c.id === 'streams/infer@2')?.clientEnv[0]).toEqual({});
-    // Every mode's solo-c0 is one tenant alone on the whole GPU: green's runs tenant 0's twin outside any
-    // green context (whole); its slice-solo-c0 is tenant 0 alone in its slice; streams needs no twin.
+    // Every mode divides by the plain process alone; each mode's solo-c0 is one tenant alone on the whole GPU:
+    // green's runs tenant 0's twin outside any green context (whole); its slice-solo-c0 is tenant 0 alone in
+    // its slice; streams needs no twin.
     const variants = (id: string) =>
       plan.comparisons.find((c) => c.id === id)?.arms.map((a) => `${a.id} ${JSON.stringify(a.clients[0]?.variant)}`);
     expect(variants('green/infer@2')).toEqual([
+      'alone {"streams":1}',
       'solo-c0 {"streams":1,"whole":true}',
       'slice-solo-c0 {"streams":1}',
       'contended {"streams":1}',
     ]);
-    expect(variants('streams/infer@2')).toEqual(['solo-c0 {"streams":1}', 'contended {"streams":1}']);
+    expect(variants('streams/infer@2')).toEqual([
+      'alone {"streams":1}',
+      'solo-c0 {"streams":1}',
+      'contended {"streams":1}',
+    ]);
     // Without --clients the streams mode is the lab's fixed work alone, and green is not a default mode.
     const plain = resolve({ workloads: 'infer' }).config;
     expect(plain.modes).toEqual(['streams', 'timeslice', 'mps', 'mig']);

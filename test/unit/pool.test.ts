@@ -64,6 +64,7 @@ function context(run: Run, over: Partial<PoolContext> = {}, env: Record<string, 
     gpuUuid: 'GPU-0',
     cpus: usableCpus(run.fingerprint.host),
     prestarted: null,
+    sampledAfter: async () => undefined,
     ...over,
   };
   return { ctx, spawns, warnings };
@@ -119,6 +120,45 @@ describe('fresh pool (--fresh-clients)', () => {
   });
 });
 
+describe("the plain process, every mode's alone", () => {
+  it('is one process per workload, outside the mode, kept while a later comparison measures it alone', async () => {
+    const base = testConfig({ modes: ['timeslice', 'mps'] });
+    const config = { ...base, contentionWorkloads: base.contentionWorkloads.filter((w) => w.name === 'spin') };
+    const { comparisons, modes } = buildPlan(config, null);
+    const run: Run = { ...newRun(['spin']), config, plan: comparisons, modes };
+    const { ctx, spawns } = context(run);
+    const pool = new FreshPool(ctx);
+    // As the scheduler does: a comparison's stop is recorded before its processes go back.
+    const stop = (id: string) => run.stops.push({ comparisonId: id, rounds: 6, reason: 'ci-target', halfWidths: {} });
+    const timeslice = await ready(pool, at(run, 0));
+    stop(at(run, 0).id);
+    await pool.release(timeslice, true);
+    expect(timeslice.plain?.running).toBe(true);
+    const mps = await pool.acquire(at(run, 1), { env: { CUDA_MPS_PIPE_DIRECTORY: '/tmp/pipe' }, daemon: null });
+    expect(await pool.ready(mps)).toEqual({ kind: 'ready' });
+    expect(mps.plain).toBe(timeslice.plain);
+    // 2 time-sliced clients, the plain process, 2 MPS clients; the plain one never saw the MPS pipe.
+    expect(spawns.map((env) => env.CUDA_MPS_PIPE_DIRECTORY ?? '-')).toEqual(['-', '-', '-', '/tmp/pipe', '/tmp/pipe']);
+    stop(at(run, 1).id);
+    await pool.release(mps, true);
+    expect(mps.plain?.running).toBe(false);
+    await pool.close();
+  });
+
+  it('that never says ready fails the comparison, naming it', async () => {
+    const run = newRun(['spin']);
+    run.config = { ...run.config, timeouts: { ...run.config.timeouts, readyMs: 1000 } };
+    const { ctx } = context(run, {}, { FAKE_WORKLOAD: 'never-ready', FAKE_WORKLOAD_CLIENT: 'plain' });
+    const pool = new FreshPool(ctx);
+    const lease = await pool.acquire(at(run, 0), MODE);
+    const readiness = await pool.ready(lease);
+    expect(readiness).toMatchObject({ kind: 'failed', client: 0, reply: { kind: 'timeout' } });
+    if (readiness.kind === 'failed') expect(readiness.clients[0]?.label).toBe('workload "spin" (plain, alone)');
+    await pool.release(lease, false);
+    await pool.close();
+  });
+});
+
 describe('warm pool', () => {
   it('switches a finished comparison’s processes to the next built-in workload and records the switch', async () => {
     const run = newRun(['spin', 'gemm']);
@@ -145,7 +185,8 @@ describe('warm pool', () => {
     await pool.release(spin, false);
     expect(spin.group.clients.some((c) => c.running)).toBe(false);
     const gemm = await ready(pool, at(run, 1));
-    expect(spawns).toHaveLength(4);
+    // Each comparison's 2 clients, and each workload's plain process.
+    expect(spawns).toHaveLength(6);
     await pool.release(gemm, true);
     await pool.close();
   });
@@ -157,11 +198,14 @@ describe('warm pool', () => {
     const first = await ready(pool, at(run, 0));
     // Custom commands do not switch: the next comparison's own processes, held, import meanwhile.
     expect(first.carryTo).toBeNull();
-    expect(spawns.map((env) => env.GPUSHARE_HOLD ?? '-')).toEqual(['-', '-', '1', '1']);
+    // Its 2 clients, its plain process (never held), and the next comparison's 2 clients, held.
+    expect(spawns.map((env) => env.GPUSHARE_HOLD ?? '-')).toEqual(['-', '-', '-', '1', '1']);
     await pool.release(first, true);
     const second = await ready(pool, at(run, 1));
     expect(second.prestarted).toBe(true);
-    expect(spawns).toHaveLength(4);
+    // The same command: the plain process serves the second comparison too.
+    expect(spawns).toHaveLength(5);
+    expect(second.plain).toBe(first.plain);
     expect(run.clientStarts?.[1]).toMatchObject({ comparisonId: 'timeslice/gemm', prestarted: true });
     await pool.release(second, true);
     await pool.close();

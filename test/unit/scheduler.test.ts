@@ -22,6 +22,7 @@ import {
 import type { Clock } from '../../harness/core/clock.js';
 import type { ChildHandle, ProcessRunner } from '../../harness/core/process.js';
 import { usableCpus } from '../../harness/system/cpus.js';
+import type { Sample } from '../../harness/system/nvidia/schema.js';
 import { Reaper } from '../../harness/system/proc/reaper.js';
 import { testConfig } from './config-fixture.js';
 
@@ -51,13 +52,15 @@ function fakeRunner(
   log: string[] = [],
 ): ProcessRunner {
   let processes = 0;
+  let plains = 0;
   return {
     exec: async () => ({ status: 'exited', exitCode: 0, stdout: '', stderr: '' }),
     which: async () => null,
     spawn(_argv, options): ChildHandle {
       const env = options?.env ?? {};
       spawned.push(env);
-      const name = `p${processes++}`;
+      // The plain process (every mode's alone) is named apart, so a log of the pool's own processes reads as before.
+      const name = env.GPUSHARE_PLAIN === '1' ? `plain${plains++}` : `p${processes++}`;
       const held = env.GPUSHARE_HOLD === '1';
       log.push(`spawn ${name}${held ? ' held' : ''}`);
       // Each process's CUDA start, build and warm-up, as time on the fake clock: at once, or once told to start.
@@ -192,6 +195,9 @@ function newRun(policy: Partial<Run['config']['roundPolicy']>, overrides: Partia
   };
 }
 
+/** A log line about one of the pool's own processes, not the plain process (named plainN by the fake runner). */
+const own = (entry: string) => !/ plain\d/.test(entry);
+
 async function execute(
   run: Run,
   wobble?: (n: number) => number,
@@ -214,7 +220,14 @@ async function execute(
     clock,
     store,
     progress: { emit: (e) => events.push(e) },
-    sampler: { samples: [], status: () => ({ status: 'ok', error: null }), stop: async () => undefined },
+    // One sample, always of now: a wait for the next sample ends on the clock's next step.
+    sampler: {
+      get samples() {
+        return [{ tUs: clock.now } as Sample];
+      },
+      status: () => ({ status: 'ok', error: null }),
+      stop: async () => undefined,
+    },
     reaper: new Reaper(),
     signal: new AbortController().signal,
     startMps: async () => ({ ok: false, reason: 'not in this test', logs: [] }),
@@ -248,21 +261,23 @@ describe('scheduler (deterministic fake client)', () => {
   it('runs the minimum rounds in ABBA order and stops at ci-target when the ratio is exact', async () => {
     const run = newRun({ minRounds: 6, maxRounds: 40 });
     const { store } = await execute(run);
-    expect(run.trials.map((t) => `${t.round}:${t.arm}`).slice(0, 6)).toEqual([
+    expect(run.trials.map((t) => `${t.round}:${t.arm}`).slice(0, 8)).toEqual([
+      '0:alone',
       '0:solo-c0',
       '0:solo-c1',
       '0:contended',
       '1:contended',
       '1:solo-c1',
       '1:solo-c0',
+      '1:alone',
     ]);
-    expect(run.trials).toHaveLength(18);
+    expect(run.trials).toHaveLength(24);
     expect(run.stops).toEqual([
       { comparisonId: 'timeslice/spin', rounds: 6, reason: 'ci-target', halfWidths: { 'timeslice/spin/slowdown': 0 } },
     ]);
     expect(analyze(run).metrics.find((m) => m.metric.id === 'timeslice/spin/slowdown')?.stats.value).toBe(2);
     // Every finished trial is saved before the next one starts.
-    expect(store.saves).toBeGreaterThanOrEqual(18);
+    expect(store.saves).toBeGreaterThanOrEqual(24);
   });
 
   it('adds rounds while the CI is wide, and the analysis uses every one of them', async () => {
@@ -270,13 +285,13 @@ describe('scheduler (deterministic fake client)', () => {
     // Solo windows alternate ±5%: the slowdown wobbles and never reaches a ±0.01% target.
     const { events } = await execute(run, (n) => (n % 2 === 0 ? 1.05 : 0.95));
     expect(run.stops[0]).toMatchObject({ rounds: 12, reason: 'max-rounds' });
-    expect(run.trials).toHaveLength(36);
+    expect(run.trials).toHaveLength(48);
     const slowdown = analyze(run).metrics.find((m) => m.metric.id === 'timeslice/spin/slowdown');
     expect(slowdown?.metric.rounds).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-    // The progress total grows visibly, round by round, past the planned 18.
+    // The progress total grows visibly, round by round, past the planned 24.
     const totals = events.flatMap((e) => (e.type === 'trial' ? [e.total] : []));
-    expect(totals[0]).toBe(18);
-    expect(totals.at(-1)).toBe(36);
+    expect(totals[0]).toBe(24);
+    expect(totals.at(-1)).toBe(48);
   });
 
   it('stops at the time budget: a comparison gets its share of what is left', async () => {
@@ -289,22 +304,32 @@ describe('scheduler (deterministic fake client)', () => {
   it('records where the time went: windows, client start-up, the harness between trials (fake clock)', async () => {
     const run = newRun({ minRounds: 6, maxRounds: 6 });
     const startUs = fakeClock().now - 500_000; // the command began 0.5 s before the comparisons (fingerprint)
-    // Each of the 2 client processes takes 0.25 s to start and warm up.
+    // Each of the 2 client processes takes 0.25 s to start and warm up, one after another on this clock;
+    // then, after the next sample (10 ms), the plain process 0.25 s: the comparison's start-up, 0.76 s.
     const { clock } = await execute(run, undefined, undefined, undefined, 250);
     expect(run.clientStarts).toEqual([
-      expect.objectContaining({ comparisonId: 'timeslice/spin', readyUs: 1_000_500_000, endUs: clock.now }),
+      expect.objectContaining({ comparisonId: 'timeslice/spin', readyUs: 1_000_760_000, endUs: clock.now }),
+    ]);
+    expect(run.plainProcesses).toEqual([
+      {
+        workload: 'spin',
+        comparisonId: 'timeslice/spin',
+        startedUs: 1_000_510_000,
+        readyUs: 1_000_760_000,
+        endUs: expect.any(Number),
+      },
     ]);
     run.wallSpans = [{ startUs, endUs: clock.now + 250_000 }];
-    // 18 trials, each a 100 ms release lead (harness) then a 100 ms window.
+    // 24 trials (the alone arm's too), each a 100 ms release lead (harness) then a 100 ms window.
     const close = (x: number) => expect.closeTo(x, 9);
     expect(benchTimeAccount(run)).toEqual({
-      wallS: close(4.85),
-      windowsS: close(1.8),
-      startupS: close(0.5),
-      harnessS: close(1.8),
+      wallS: close(6.31),
+      windowsS: close(2.4),
+      startupS: close(0.76),
+      harnessS: close(2.4),
       outsideS: close(0.75), // 0.5 s before, 0.25 s after the comparison
       parts: [
-        { id: 'timeslice/spin', spanS: close(4.1), windowsS: close(1.8), startupS: close(0.5), harnessS: close(1.8) },
+        { id: 'timeslice/spin', spanS: close(5.56), windowsS: close(2.4), startupS: close(0.76), harnessS: close(2.4) },
       ],
     });
   });
@@ -326,7 +351,7 @@ describe('scheduler (deterministic fake client)', () => {
       const log: string[] = [];
       await execute(run, undefined, undefined, undefined, 250, log);
       const at = (entry: string) => log.indexOf(entry);
-      expect(log.filter((e) => e.startsWith('spawn'))).toEqual([
+      expect(log.filter((e) => e.startsWith('spawn') && own(e))).toEqual([
         'spawn p0',
         'spawn p1',
         'spawn p2 held',
@@ -339,7 +364,8 @@ describe('scheduler (deterministic fake client)', () => {
       expect([spin?.prestarted, gemm?.prestarted]).toEqual([undefined, true]);
       // Its start is when it was told to start CUDA: after the previous clients exited (the memory baseline's idle GPU).
       expect(gemm?.startedUs).toBeGreaterThanOrEqual(spin?.endUs ?? Number.POSITIVE_INFINITY);
-      expect((gemm?.readyUs ?? 0) - (gemm?.startedUs ?? 0)).toBe(500_000);
+      // Its 2 clients (0.25 s each on this clock), then gemm's plain process (the next sample, 0.25 s).
+      expect((gemm?.readyUs ?? 0) - (gemm?.startedUs ?? 0)).toBe(760_000);
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     });
 
@@ -388,7 +414,7 @@ describe('scheduler (deterministic fake client)', () => {
         const log: string[] = [];
         const ready = () => ({ event: 'ready', protocol: 3, workload: 'custom', pid: 0, ...(holds ? { holds } : {}) });
         await execute(run, undefined, ready, undefined, 0, log);
-        expect(log.filter((e) => e.startsWith('spawn'))).toEqual(
+        expect(log.filter((e) => e.startsWith('spawn') && own(e))).toEqual(
           holds
             ? ['spawn p0', 'spawn p1', 'spawn p2 held', 'spawn p3 held']
             : ['spawn p0', 'spawn p1', 'spawn p2', 'spawn p3'],
@@ -441,7 +467,7 @@ describe('scheduler (deterministic fake client)', () => {
       const spawned: Array<Record<string, string>> = [];
       await execute(run, undefined, undefined, spawned, 250, log, undefined, { startMps: daemon(log) });
       const at = (entry: string) => log.indexOf(entry);
-      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('mps'))).toEqual([
+      expect(log.filter((e) => own(e) && (e.startsWith('spawn') || e.startsWith('mps')))).toEqual([
         'spawn p0',
         'spawn p1',
         'mps start',
@@ -450,8 +476,13 @@ describe('scheduler (deterministic fake client)', () => {
         'mps stop',
       ]);
       // The held MPS clients name the daemon, import while spin measures time-sliced, and start CUDA once its clients exited.
-      expect(spawned[2]).toMatchObject({ CUDA_MPS_PIPE_DIRECTORY: '/pipe', GPUSHARE_HOLD: '1' });
-      expect(spawned[0]?.CUDA_MPS_PIPE_DIRECTORY).toBeUndefined();
+      const clients = spawned.filter((env) => env.GPUSHARE_PLAIN !== '1');
+      expect(clients[2]).toMatchObject({ CUDA_MPS_PIPE_DIRECTORY: '/pipe', GPUSHARE_HOLD: '1' });
+      expect(clients[0]?.CUDA_MPS_PIPE_DIRECTORY).toBeUndefined();
+      // One plain process for both modes' alone, outside MPS, gone before the daemon.
+      const plain = spawned.filter((env) => env.GPUSHARE_PLAIN === '1');
+      expect(plain.map((env) => env.CUDA_MPS_PIPE_DIRECTORY)).toEqual([undefined]);
+      expect(at('mps stop')).toBeGreaterThan(at('exit plain0'));
       expect(at('spawn p2 held')).toBeLessThan(at('exit p0'));
       expect(Math.min(at('cuda p2'), at('cuda p3'))).toBeGreaterThan(Math.max(at('exit p0'), at('exit p1')));
       // The daemon goes once its clients have exited.
@@ -465,7 +496,7 @@ describe('scheduler (deterministic fake client)', () => {
       const run = twoModes();
       const log: string[] = [];
       await execute(run, undefined, undefined, undefined, 0, log, undefined, { startMps: daemon(log, false) });
-      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('mps'))).toEqual([
+      expect(log.filter((e) => own(e) && (e.startsWith('spawn') || e.startsWith('mps')))).toEqual([
         'spawn p0',
         'spawn p1',
         'mps start',
@@ -489,11 +520,12 @@ describe('scheduler (deterministic fake client)', () => {
       await expect(execute(run, undefined, undefined, undefined, 0, log, undefined, { startMps })).rejects.toThrow(
         'disk full',
       );
+      // Its 2 rounds of 4 arms (the plain alone among them).
       expect(run.trials.filter((t) => t.comparisonId === 'timeslice/spin').map((t) => t.status)).toEqual(
-        Array(6).fill('ok'),
+        Array(8).fill('ok'),
       );
       expect(run.stops.map((s) => s.comparisonId)).toEqual(['timeslice/spin']);
-      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('mps'))).toEqual([
+      expect(log.filter((e) => own(e) && (e.startsWith('spawn') || e.startsWith('mps')))).toEqual([
         'spawn p0',
         'spawn p1',
         'mps start',
@@ -553,7 +585,7 @@ describe('scheduler (deterministic fake client)', () => {
       const { store } = await execute(run, undefined, undefined, undefined, 250, log);
       const at = (entry: string) => log.indexOf(entry);
       // @4 adds 2 importers beside 2 measuring clients on 7 free cores: held; @8 adds 4 beside 4: 8 > 7, started at its turn.
-      expect(log.filter((e) => e.startsWith('spawn'))).toEqual([
+      expect(log.filter((e) => e.startsWith('spawn') && own(e))).toEqual([
         'spawn p0',
         'spawn p1',
         'spawn p2 held',
@@ -564,7 +596,7 @@ describe('scheduler (deterministic fake client)', () => {
         'spawn p7',
       ]);
       // Nothing exits before the last step: the kept processes serve all three.
-      expect(log.filter((e) => e.startsWith('exit'))).toHaveLength(8);
+      expect(log.filter((e) => e.startsWith('exit') && own(e))).toHaveLength(8);
       expect(at('exit p0')).toBeGreaterThan(at('spawn p7'));
       const [two, four, eight] = run.clientStarts ?? [];
       expect([two?.grownFrom, four?.grownFrom, eight?.grownFrom]).toEqual([
@@ -593,7 +625,7 @@ describe('scheduler (deterministic fake client)', () => {
         run.fingerprint = { ...run.fingerprint, host: { cpus: 64, ...host } } as unknown as Run['fingerprint'];
         const log: string[] = [];
         await execute(run, undefined, undefined, undefined, 250, log);
-        return log.filter((e) => e.startsWith('spawn'));
+        return log.filter((e) => e.startsWith('spawn') && own(e));
       };
       // 4.5 CPUs of time: 2 measuring and 2 importing clients do not fit beside the harness's; nothing held.
       expect(await spawns({ cpuQuota: 4.5 })).not.toContain('spawn p2 held');
@@ -607,7 +639,7 @@ describe('scheduler (deterministic fake client)', () => {
       const run = sweep(8, true);
       const log: string[] = [];
       await execute(run, undefined, undefined, undefined, 0, log);
-      expect(log.filter((e) => e.startsWith('spawn'))).toHaveLength(2 + 4 + 8);
+      expect(log.filter((e) => e.startsWith('spawn') && own(e))).toHaveLength(2 + 4 + 8);
       expect(run.clientStarts?.some((s) => s.grownFrom !== undefined)).toBe(false);
     });
 
@@ -647,7 +679,7 @@ describe('scheduler (deterministic fake client)', () => {
       expect(store.texts.get('logs/timeslice-spin-c0.stderr.log')).toBe('p0 started\n');
       expect(store.texts.get('logs/timeslice-gemm-c1.stderr.log')).toBe('p1 switched to gemm.py\n');
       expect(store.texts.get('logs/timeslice-infer-c0.stderr.log')).toBe('p0 switched to infer.py\n');
-      expect(log.filter((e) => !e.startsWith('cuda') && !e.startsWith('run'))).toEqual([
+      expect(log.filter((e) => !e.startsWith('cuda') && !e.startsWith('run') && own(e))).toEqual([
         'spawn p0',
         'spawn p1',
         'switch p0 gemm.py',
@@ -657,6 +689,15 @@ describe('scheduler (deterministic fake client)', () => {
         'exit p0',
         'exit p1',
       ]);
+      // Each workload's alone is its own plain process, each gone once its workload's last comparison ended.
+      expect(log.filter((e) => !own(e) && !e.startsWith('cuda') && !e.startsWith('run'))).toEqual([
+        'spawn plain0',
+        'exit plain0',
+        'spawn plain1',
+        'exit plain1',
+        'spawn plain2',
+        'exit plain2',
+      ]);
       const [spin, gemm, infer] = run.clientStarts ?? [];
       expect([spin?.switchedFrom, gemm?.switchedFrom, infer?.switchedFrom]).toEqual([
         undefined,
@@ -664,11 +705,12 @@ describe('scheduler (deterministic fake client)', () => {
         'timeslice/spin',
       ]);
       expect(gemm?.released).toEqual({ memoryReservedMiB: 100, leftMiB: 4 });
-      // A switch costs build and warm-up (100 ms a process here, one after the other on the fake clock), not a start's 500 ms.
-      expect((gemm?.readyUs ?? 0) - (gemm?.startedUs ?? 0)).toBe(200_000);
+      // A switch costs build and warm-up (100 ms a process here, one after the other on the fake clock), not a
+      // start's 500 ms; gemm's plain process is started then (after the next sample, 10 ms): 500 ms.
+      expect((gemm?.readyUs ?? 0) - (gemm?.startedUs ?? 0)).toBe(200_000 + 10_000 + 500_000);
       expect(gemm?.startedUs).toBe(spin?.endUs);
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
-      expect(run.trials).toHaveLength(3 * 3 * 2);
+      expect(run.trials).toHaveLength(3 * 4 * 2);
     });
 
     it('where this comparison’s processes switch to the next, the first later one that needs its own is prestarted now: it imports for longer', async () => {
@@ -681,14 +723,14 @@ describe('scheduler (deterministic fake client)', () => {
       await execute(run, undefined, switching, undefined, 0, log);
       const at = (entry: string) => log.indexOf(entry);
       // timeslice/spin's clients are spawned held while streams/spin measures, once, and start after pipeline.
-      expect(log.filter((e) => e.startsWith('spawn') || e.startsWith('switch'))).toEqual([
+      expect(log.filter((e) => (e.startsWith('spawn') || e.startsWith('switch')) && own(e))).toEqual([
         'spawn p0',
         'spawn p1 held',
         'spawn p2 held',
         'switch p0 pipeline.py',
       ]);
       expect(Math.min(at('cuda p1'), at('cuda p2'))).toBeGreaterThan(at('exit p0'));
-      expect(log.filter((e) => e.startsWith('exit'))).toEqual(['exit p0', 'exit p1', 'exit p2']);
+      expect(log.filter((e) => e.startsWith('exit') && own(e))).toEqual(['exit p0', 'exit p1', 'exit p2']);
       expect(run.clientStarts?.map((s) => s.prestarted)).toEqual([undefined, undefined, true]);
       expect(run.trials.every((t) => t.status === 'ok')).toBe(true);
     });
@@ -702,7 +744,7 @@ describe('scheduler (deterministic fake client)', () => {
         const log: string[] = [];
         await execute(run, undefined, ready, undefined, 0, log);
         expect(log.some((e) => e.startsWith('switch'))).toBe(false);
-        expect(log.filter((e) => e.startsWith('spawn'))).toHaveLength(6);
+        expect(log.filter((e) => e.startsWith('spawn') && own(e))).toHaveLength(6);
         expect(run.clientStarts?.some((s) => s.switchedFrom !== undefined)).toBe(false);
       }
     });
@@ -743,7 +785,11 @@ describe('scheduler (deterministic fake client)', () => {
       const spawned: Array<Record<string, string>> = [];
       await execute(run, undefined, readyV3, spawned);
       expect(run.plan.map((c) => c.id)).toEqual(['streams/spin@4']);
-      expect(spawned.map((env) => env.GPUSHARE_TENANTS)).toEqual(['4']);
+      // One process of 4 tenants, and the plain process alone, of no tenants.
+      expect(spawned.map((env) => [env.GPUSHARE_TENANTS, env.GPUSHARE_PLAIN])).toEqual([
+        ['4', undefined],
+        [undefined, '1'],
+      ]);
       const contended = run.trials.find((t) => t.arm === 'contended');
       expect(contended?.status).toBe('ok');
       expect(contended?.status === 'ok' && contended.clients.map((c) => [c.client, c.stepHostUs])).toEqual([
@@ -764,7 +810,9 @@ describe('scheduler (deterministic fake client)', () => {
       const c = run.plan[0] as Comparison;
       c.clientEnv = c.clientEnv.map((env) => ({ ...env, FAKE_DROP_TENANT: '1' }));
       await execute(run, undefined, readyV3);
-      const [first, ...rest] = run.trials;
+      // The plain process alone answers as one client; the first trial of the tenants fails.
+      const [alone, first, ...rest] = run.trials;
+      expect(alone).toMatchObject({ arm: 'alone', status: 'ok' });
       expect(first?.arm).toBe('solo-c0');
       expect(first).toMatchObject({
         status: 'failed',

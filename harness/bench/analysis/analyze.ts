@@ -78,7 +78,7 @@ function analyzeMetric(
 
 /** One comparison: its rounds, validity and metrics. The scheduler calls this after every round. */
 export function analyzeComparison(
-  run: Pick<Run, 'trials' | 'samples' | 'contamination' | 'stops' | 'config' | 'clientStarts'>,
+  run: Pick<Run, 'trials' | 'samples' | 'contamination' | 'stops' | 'config' | 'clientStarts' | 'plainProcesses'>,
   comparison: Comparison,
   thresholds: Thresholds,
 ): ComparisonAnalysis {

@@ -13,9 +13,14 @@ import type { LoopCheck, MemoryAccount, StepHostTime } from './types.js';
  * where it hid a whole process's share). For processes switched from an earlier comparison's workload,
  * the idle level before that comparison's start; likewise for a comparison that kept a smaller one's
  * processes and added more (grownFrom). Context and workload together (and what earlier
- * workloads left after their release); under MPS it includes the server's share. Null without samples on both sides.
+ * workloads left after their release); under MPS it includes the server's share. A plain process (the
+ * alone arm's) started after that idle level and still running holds memory too: its own rise is taken out
+ * (plainRiseMiB). Null without samples on both sides.
  */
-export function memoryPerClientMiB(run: Pick<Run, 'samples' | 'clientStarts'>, comparison: Comparison): number | null {
+export function memoryPerClientMiB(
+  run: Pick<Run, 'samples' | 'clientStarts' | 'plainProcesses'>,
+  comparison: Comparison,
+): number | null {
   const own = run.clientStarts?.find((s) => s.comparisonId === comparison.id);
   if (own === undefined) return null;
   // Switched or kept processes: the GPU was idle before the comparison that started them.
@@ -27,11 +32,35 @@ export function memoryPerClientMiB(run: Pick<Run, 'samples' | 'clientStarts'>, c
   const lastBefore = known.filter((s) => s.tUs <= start.startedUs).at(-1);
   const starting = known.filter((s) => s.tUs > start.startedUs && s.tUs <= start.readyUs);
   const idle = [...(lastBefore ? [lastBefore] : []), ...starting].map((s) => s.memoryUsedMiB as number);
-  const during = run.samples
-    .filter((s) => s.trialId?.startsWith(`${comparison.id}#`) && s.memoryUsedMiB !== null)
-    .map((s) => s.memoryUsedMiB as number);
+  const trialSamples = run.samples.filter(
+    (s) => s.trialId?.startsWith(`${comparison.id}#`) && s.memoryUsedMiB !== null,
+  );
+  const during = trialSamples.map((s) => s.memoryUsedMiB as number);
   if (idle.length === 0 || during.length === 0) return null;
-  return (median(during) - Math.min(...idle)) / comparison.clientEnv.length;
+  // Plain processes started since that idle level and running while the trials ran.
+  const firstUs = Math.min(...trialSamples.map((s) => s.tUs));
+  const plains = (run.plainProcesses ?? []).filter(
+    (p) => p.startedUs >= start.startedUs && p.readyUs <= firstUs && (p.endUs === undefined || p.endUs >= firstUs),
+  );
+  const plainMiB = plains.map((p) => plainRiseMiB(run, p));
+  if (plainMiB.some((x) => x === null)) return null;
+  const plainTotal = (plainMiB as number[]).reduce((a, b) => a + b, 0);
+  return (median(during) - Math.min(...idle) - plainTotal) / comparison.clientEnv.length;
+}
+
+/** How long after a plain process said ready its memory is read, µs. */
+const PLAIN_SETTLED_US = 1_000_000;
+
+/**
+ * What a plain process added to memory.used: the samples in the second after its ready line less the last
+ * one before its start (the scheduler waits for a sample before it starts one). Null without both.
+ */
+function plainRiseMiB(run: Pick<Run, 'samples'>, p: NonNullable<Run['plainProcesses']>[number]): number | null {
+  const known = run.samples.filter((s) => s.memoryUsedMiB !== null);
+  const before = known.filter((s) => s.tUs <= p.startedUs).at(-1);
+  const after = known.filter((s) => s.tUs >= p.readyUs && s.tUs <= p.readyUs + PLAIN_SETTLED_US);
+  if (before === undefined || after.length === 0) return null;
+  return median(after.map((s) => s.memoryUsedMiB as number)) - (before.memoryUsedMiB as number);
 }
 
 /**
@@ -41,7 +70,7 @@ export function memoryPerClientMiB(run: Pick<Run, 'samples' | 'clientStarts'>, c
  * where a workload did not report it (protocol 1 and 2).
  */
 export function memoryAccount(
-  run: Pick<Run, 'samples' | 'clientStarts'>,
+  run: Pick<Run, 'samples' | 'clientStarts' | 'plainProcesses'>,
   comparison: Comparison,
 ): MemoryAccount | null {
   const perClient = memoryPerClientMiB(run, comparison);

@@ -4,10 +4,12 @@
  */
 import { max, mean, median, min } from 'simple-statistics';
 import {
+  ALONE_ARM,
   type ClientResult,
   type Comparison,
   fixedWorkStreams,
   type ModeName,
+  measuresPlainAlone,
   SLICE_SOLO_ARM,
 } from '../record/schema.js';
 import { throughputPerS } from './measures.js';
@@ -121,8 +123,11 @@ function streamsMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
 /** A complete contention round: each client alone, and all of them at once (sorted by client). */
 export interface ContentionRound {
   index: number;
+  /** Each client alone in its mode: its own process (an MPS client, a tenant of the process, green's twin). */
   solo: ClientResult[];
   contended: ClientResult[];
+  /** The plain process alone (ALONE_ARM), every mode's denominator; null in a run that did not measure it. */
+  alone: ClientResult | null;
 }
 
 /**
@@ -136,21 +141,35 @@ export function contentionRounds(c: Comparison, rounds: readonly Round[], slice 
   return rounds.map((r) => {
     const contended = [...(okTrial(r, 'contended')?.clients ?? [])].sort((a, b) => a.client - b.client);
     const solo = c.clientEnv.map((_, i) => okTrial(r, soloArm(i))?.clients[0] as ClientResult);
-    return { index: r.index, solo, contended };
+    const alone = (!slice && okTrial(r, ALONE_ARM)?.clients[0]) || null;
+    return { index: r.index, solo, contended, alone };
   });
 }
 
+/**
+ * Each client's alone throughput, the denominator of its ratios: the plain process alone where the run
+ * measured it (the same process for every mode), else the client's own alone in its mode.
+ */
+function aloneThroughputs(round: ContentionRound): number[] {
+  const plain = round.alone;
+  return round.solo.map((s) => throughputPerS(plain ?? s));
+}
+
 function slowdowns(round: ContentionRound): number[] {
-  return round.solo.map((s, i) => throughputPerS(s) / throughputPerS(round.contended[i] as ClientResult));
+  return aloneThroughputs(round).map((a, i) => a / throughputPerS(round.contended[i] as ClientResult));
 }
 
 function aggregate(round: ContentionRound): number {
-  return round.contended.reduce((s, x) => s + throughputPerS(x), 0) / mean(round.solo.map(throughputPerS));
+  return round.contended.reduce((s, x) => s + throughputPerS(x), 0) / mean(aloneThroughputs(round));
 }
 
+/** The plain alone, as the ratios of a comparison that measured it say. */
+const PLAIN_ALONE = 'a plain process alone on the whole GPU, the same process for every mode';
+
 /**
- * What each mode's solo arm is, as its ratios say: one client (tenant) alone on the whole GPU, except
- * under MIG, where a process sees only its slice while MIG is on (no whole-GPU alone can be measured).
+ * What each mode's own solo arm is: one client (tenant) alone on the whole GPU, except under MIG, where a
+ * process sees only its slice while MIG is on (no whole-GPU alone can be measured). The denominator of a
+ * run measured before the plain alone (2026-12-06); since, what `solo-overhead` divides the plain alone by.
  */
 const ALONE: Record<ModeName, string> = {
   streams: 'one tenant alone on the whole GPU',
@@ -247,7 +266,8 @@ function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
     ];
   }
   if (legacyGreen(c)) return legacyGreenMetrics(c, usable);
-  const alone = ALONE[c.mode];
+  const plain = measuresPlainAlone(c);
+  const alone = plain ? PLAIN_ALONE : ALONE[c.mode];
   const metrics = [
     metric(
       c,
@@ -275,9 +295,21 @@ function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
       ),
     ),
   ];
+  if (plain)
+    metrics.push(
+      metric(
+        c,
+        'solo-overhead',
+        `throughput of the plain process alone ÷ of ${ALONE[c.mode]}: what the mode costs a client with nobody beside it (1 = nothing; above 1: it costs)`,
+        false,
+        each((r) => throughputPerS(r.alone as ClientResult) / throughputPerS(r.solo[0] as ClientResult)),
+      ),
+    );
   if (c.mode === 'green') metrics.push(...inSliceMetrics(c, rounds, usable));
   const perRequest = usable.every((r) =>
-    [...r.solo, ...r.contended].every((x) => x.chunkIterations === 1 && x.latency !== null),
+    [...r.solo, ...r.contended, ...(r.alone ? [r.alone] : [])].every(
+      (x) => x.chunkIterations === 1 && x.latency !== null,
+    ),
   );
   if (usable.length > 0 && perRequest) {
     const p99 = (x: ClientResult) => x.latency?.p99Ms ?? Number.NaN;
@@ -285,9 +317,9 @@ function contentionMetrics(c: Comparison, rounds: readonly Round[]): Metric[] {
       metric(
         c,
         'p99-latency-ratio',
-        'p99 request latency contended ÷ alone, mean over clients (1 = no cost)',
+        `p99 request latency contended ÷ alone${plain ? ` (${PLAIN_ALONE})` : ''}, mean over clients (1 = no cost)`,
         false,
-        each((r) => mean(r.solo.map((s, i) => p99(r.contended[i] as ClientResult) / p99(s)))),
+        each((r) => mean(r.solo.map((s, i) => p99(r.contended[i] as ClientResult) / p99(r.alone ?? s)))),
       ),
     );
   }
@@ -322,7 +354,8 @@ export function crossModeMetrics(
     mps,
     mpsRounds.filter((r) => isComplete(mps, r)),
   );
-  if (plainSolo.length > 0 && mps.clientEnv.length === plain.clientEnv.length) {
+  // A comparison that measured the plain alone has its slowdown and solo-overhead against it already.
+  if (plainSolo.length > 0 && mps.clientEnv.length === plain.clientEnv.length && !measuresPlainAlone(mps)) {
     const soloTput = mps.clientEnv.map((_, i) =>
       median(plainSolo.map((r) => throughputPerS(r.solo[i] as ClientResult))),
     );
@@ -381,9 +414,8 @@ export function possibleMetricIds(plan: readonly Comparison[]): string[] {
           c.clientEnv.length === mps.clientEnv.length,
       )
     ) {
-      ids.push(
-        ...['slowdown-vs-plain-solo', 'solo-overhead', 'gain-over-timeslice'].map((name) => `${mps.id}/${name}`),
-      );
+      const vsPlain = measuresPlainAlone(mps) ? [] : ['slowdown-vs-plain-solo', 'solo-overhead'];
+      ids.push(...[...vsPlain, 'gain-over-timeslice'].map((name) => `${mps.id}/${name}`));
     }
   }
   return ids;

@@ -18,7 +18,7 @@ import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stat
 import { isSimulated } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
 import type { Analysis, MetricAnalysis, Verdict } from '../analysis/types.js';
-import { measuredLoop, type Run } from '../record/schema.js';
+import { measuredLoop, measuresPlainAlone, type Run } from '../record/schema.js';
 import { type Band, bandOf, betweenRun } from './bands.js';
 import type { Thresholds } from './thresholds.js';
 import { measuredNothing, unmeasuredGraded } from './unmeasured.js';
@@ -80,6 +80,7 @@ export function settingMismatches(now: Run, before: Run): string[] {
       out.push(`${what}: ${settingText(old)} before vs ${settingText(current)} now`);
   };
   differ('protocol loop', `${measuredLoop(before)}`, `${measuredLoop(now)}`);
+  differ('alone', aloneText(before), aloneText(now));
   differ('window', `${before.config.windowMs} ms`, `${now.config.windowMs} ms`);
   differ('clients', before.config.clientCounts ?? before.config.clients, now.config.clientCounts ?? now.config.clients);
   differ('CPU pinning', before.config.cpuPin, now.config.cpuPin);
@@ -98,6 +99,9 @@ export function settingMismatches(now: Run, before: Run): string[] {
   }
   return out;
 }
+
+/** What a run's slowdowns divide by: the plain process alone (since 2026-12-06), or each mode's own alone. */
+const aloneText = (run: Run) => (run.plan.some(measuresPlainAlone) ? 'the plain process' : "each mode's own");
 
 /** A setting's value in a few words: null and undefined as unset, a list joined, an object as key=value. */
 function settingText(value: unknown): string {

@@ -13,6 +13,7 @@ import { armResults } from '../analysis/rounds.js';
 import type { Analysis, ComparisonAnalysis, MetricAnalysis } from '../analysis/types.js';
 import { measuredFromAnalysis, modeCosts, modeDecision } from '../analysis/which-mode.js';
 import { clientCounts, fixedWorkStreams, MODE_NAMES, type Run } from '../record/schema.js';
+import { aloneLines } from './alone-table.js';
 import { scalingPoints, scalingTable } from './scaling.js';
 import { costlierText, decidedText, listText, skippedText, slowedText } from './which-mode-text.js';
 
@@ -272,6 +273,7 @@ export function runMarkdown(run: Run, analysis: Analysis, charts: ChartLinks, ve
     lines.push(...scalingTable(scalingPoints(analysis)), '');
     if (charts.clientScaling) lines.push(`![Scaling with the number of clients](${charts.clientScaling})`, '');
   }
+  lines.push(...aloneLines(analysis));
   if (run.timeAccount) lines.push(...timeTable(run.timeAccount));
   if (charts.timeline)
     lines.push('## Timeline', '', `![GPU utilization, SM clock and power with trial windows](${charts.timeline})`, '');

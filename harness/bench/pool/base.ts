@@ -5,6 +5,7 @@
 import { type ReadyMessage, TENANTS_ENV } from '../../workload/protocol.js';
 import { processCount } from '../plan.js';
 import type { Comparison, ModeRecord, Run } from '../record/schema.js';
+import { PlainProcesses } from './plain.js';
 import { awaitReady, startClients } from './processes.js';
 import type {
   ClientGroup,
@@ -18,7 +19,12 @@ import type {
 } from './types.js';
 
 export abstract class PoolBase implements ClientPool {
-  constructor(protected readonly ctx: PoolContext) {}
+  /** Each workload's plain process, which measures every comparison's alone arm. */
+  private readonly plain: PlainProcesses;
+
+  constructor(protected readonly ctx: PoolContext) {
+    this.plain = new PlainProcesses(ctx);
+  }
 
   abstract acquire(c: Comparison, mode: PoolMode): Promise<Lease>;
 
@@ -31,7 +37,7 @@ export abstract class PoolBase implements ClientPool {
       const { reply } = awaited;
       // A workload that said it cannot run so here (green contexts): a skip, in its words.
       if (reply.kind === 'failed' && reply.unsupported) return { kind: 'unsupported', reason: reply.reason };
-      return { kind: 'failed', client: lease.kept + awaited.member, reply };
+      return { kind: 'failed', client: lease.kept + awaited.member, clients, reply };
     }
     const ready = [
       ...clients.slice(0, lease.kept).map((client) => client.lastReady as ReadyMessage),
@@ -39,7 +45,11 @@ export abstract class PoolBase implements ClientPool {
     ];
     const refusal = tenancyRefusal(lease.comparison, ready);
     if (refusal !== null) return { kind: 'unsupported', reason: refusal };
-    this.recordStart(lease, ready, awaited.readyUs);
+    const plain = await this.plain.acquire(lease.comparison);
+    if (plain?.kind === 'failed') return { kind: 'failed', client: 0, clients: [plain.client], reply: plain.reply };
+    lease.plain = plain?.client ?? null;
+    // A plain process started for this comparison is part of its start-up.
+    this.recordStart(lease, ready, plain?.readyUs ?? awaited.readyUs);
     if (lease.mode.daemon) await lease.mode.daemon.serverPids();
     await this.measuring(lease, ready);
     return { kind: 'ready' };
@@ -70,6 +80,9 @@ export abstract class PoolBase implements ClientPool {
       const stderr = client.stderrTail();
       if (stderr) await this.ctx.store.writeText(`logs/${c.id.replace(/\//g, '-')}-c${i}.stderr.log`, stderr);
     }
+    // Comparisons run one at a time: every other one not stopped yet is still to come.
+    const pending = run.plan.filter((x) => x !== c && !run.stops.some((s) => s.comparisonId === x.id));
+    await this.plain.release(c, signal.aborted ? [] : pending);
   }
 
   async endMode(): Promise<void> {}
@@ -78,7 +91,10 @@ export abstract class PoolBase implements ClientPool {
     return null;
   }
 
-  async close(): Promise<void> {}
+  /** Every plain process the pool still holds, told to exit (a policy that holds more closes it too). */
+  async close(): Promise<void> {
+    await this.plain.close();
+  }
 
   /** c's client processes from index `from` on (see startClients), each on the reaper until it has exited. */
   protected spawnGroup(
@@ -114,7 +130,17 @@ export abstract class PoolBase implements ClientPool {
 
 /** A lease of processes started now for the whole of `c`. */
 export function freshLease(c: Comparison, mode: PoolMode, group: ClientGroup, startedUs: number): Lease {
-  return { comparison: c, mode, group, kept: 0, startedUs, prestarted: false, carriedFrom: null, carryTo: null };
+  return {
+    comparison: c,
+    mode,
+    group,
+    kept: 0,
+    startedUs,
+    prestarted: false,
+    carriedFrom: null,
+    carryTo: null,
+    plain: null,
+  };
 }
 
 /** The comparison that runs after `c` in this run (skipped modes and stopped comparisons left out); null: none. */

@@ -19,7 +19,7 @@ import {
   TENANTS_ENV,
 } from '../../workload/protocol.js';
 import { ProtocolMember } from '../../workload/protocol-member.js';
-import { pinnedIds } from '../plan.js';
+import { pinnedIds, plainEnv } from '../plan.js';
 import type { Comparison } from '../record/schema.js';
 
 /** A comparison's processes as a workload group: released by run commands, answering results. */
@@ -60,6 +60,33 @@ export function startClients(
   const keep: KillRegistry = { add: (kill) => remember(forget, spawn.reaper.add(kill)) };
   WorkloadGroup.start(members, spawn.clock, keep);
   return { clients: members.map((m) => m.client), forget };
+}
+
+/**
+ * The plain process of c's workload (see ALONE_ARM): one process of it on GPU `gpuUuid`, with none of the
+ * mode's environment (plainEnv: client 0's CPU pin alone), registered with `reaper` until it has exited.
+ */
+export function startPlain(
+  spawn: { runner: ProcessRunner; clock: Clock; reaper: KillRegistry },
+  c: Comparison,
+  gpuUuid: string,
+): { client: WorkloadClient; forget: Array<() => void> } {
+  const member = ProtocolMember.process(spawn.runner, 0, plainLabel(c), c.workload.argv, {
+    CUDA_VISIBLE_DEVICES: gpuUuid,
+    GPUSHARE_CLIENT_INDEX: '0',
+    // Says which process this is to a reader of the process table (and to the simulator's fakes).
+    GPUSHARE_PLAIN: '1',
+    PYTHONUNBUFFERED: '1',
+    ...plainEnv(c),
+  });
+  const forget: Array<() => void> = [];
+  WorkloadGroup.start([member], spawn.clock, { add: (kill) => remember(forget, spawn.reaper.add(kill)) });
+  return { client: member.client, forget };
+}
+
+/** How failures and warnings name c's plain process. */
+export function plainLabel(c: Comparison): string {
+  return `workload "${c.workload.name}" (plain, alone)`;
 }
 
 function remember(forget: Array<() => void>, f: () => void): () => void {

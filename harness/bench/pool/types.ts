@@ -65,16 +65,18 @@ export interface Lease {
   carriedFrom: { carry: Carry; startedFor: string } | null;
   /** Where its processes go once it stops as planned (set when they said ready); null: they exit. */
   carryTo: { next: Comparison; carry: Carry } | null;
+  /** The workload's plain process, which measures the alone arm (set when it said ready); null: none. */
+  plain: WorkloadClient | null;
 }
 
 /** The ready lines of a lease's processes, in client order (a kept one's from its start). */
 export type ReadyReplies = readonly ReadyMessage[];
 
-/** Whether a lease's processes can measure: ready, unable to run so here (a skip), or one failed (its index). */
+/** Whether a lease's processes can measure: ready, unable to run so here (a skip), or one failed (its index in `clients`). */
 export type Readiness =
   | { kind: 'ready' }
   | { kind: 'unsupported'; reason: string }
-  | { kind: 'failed'; client: number; reply: ClientReply<unknown> };
+  | { kind: 'failed'; client: number; clients: WorkloadClient[]; reply: ClientReply<unknown> };
 
 /** The MPS mode's daemon, started early: how its start went, or what it threw, given to the mode when it begins. */
 export type EarlyDaemon = { record: ModeRecord } & ({ started: SessionMpsStart } | { error: unknown });
@@ -102,6 +104,8 @@ export interface PoolContext {
   /** The CPUs this run counts and pins to (its host's, as far as its cpuset and quota allow). */
   cpus: UsableCpus;
   prestarted: Prestarted | null;
+  /** Resolves once the sampler has a sample of the GPU taken after `afterUs` (or its deadline passed). */
+  sampledAfter: (afterUs: number) => Promise<void>;
 }
 
 /** A policy as the registry (policies.ts) lists it. */

@@ -78,6 +78,7 @@ export class WarmPool extends PoolBase {
       prestarted: held !== null && held.startedUs === undefined && whole,
       carriedFrom: carried && { carry: carried.carry, startedFor: carried.startedFor },
       carryTo: null,
+      plain: null,
     };
   }
 
@@ -141,6 +142,7 @@ export class WarmPool extends PoolBase {
     try {
       await this.closeCarried();
       await this.closeHeld(() => true);
+      await super.close();
     } finally {
       await this.stopEarlyDaemon(); // after the held clients that name it
     }

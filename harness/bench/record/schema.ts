@@ -111,8 +111,23 @@ export const ArmSchema = z.object({
   /** The clients released in this arm's trials, each with its variant. */
   clients: z.array(z.object({ client: z.number().int().nonnegative(), variant: VariantSchema })),
   work: WorkSchema,
+  /**
+   * Measured by the workload's plain process (ALONE_ARM), not the comparison's: one process of the workload
+   * alone on the whole GPU outside every mode, the same process for each comparison of that workload.
+   */
+  plain: z.literal(true).optional(),
 });
 export type Arm = z.infer<typeof ArmSchema>;
+
+/**
+ * The arm every mode's slowdown and aggregate throughput divide by (since 2026-12-06): client 0's work run
+ * by the workload's plain process, alone on the whole GPU. Before it, each mode divided by its own alone
+ * (an MPS client, a tenant of the process, green's twin), which differed by mode.
+ */
+export const ALONE_ARM = 'alone';
+
+/** Whether comparison `c` measured the plain alone (runs before 2026-12-06 did not). */
+export const measuresPlainAlone = (c: Pick<Comparison, 'arms'>): boolean => c.arms.some((a) => a.plain === true);
 
 /** The green mode's second baseline arm: tenant 0 alone in its own SM slice (its solo-c0 is alone on the whole GPU). */
 export const SLICE_SOLO_ARM = 'slice-solo-c0';
@@ -321,6 +336,23 @@ export const RunSchema = z.object({
   wallSpans: z.array(WallSpanSchema).optional(),
   /** Where the wall time went (session/time-account.ts), written when the comparisons end. Absent before 2026-11-24. */
   timeAccount: TimeAccountSchema.optional(),
+  /**
+   * Each plain process (ALONE_ARM) the run started, CLOCK_MONOTONIC µs: its GPU memory is in the samples
+   * of every comparison it outlived, and the memory account takes it out. Absent before 2026-12-06.
+   */
+  plainProcesses: z
+    .array(
+      z.object({
+        workload: z.string(),
+        /** The comparison it was started for. */
+        comparisonId: z.string(),
+        startedUs: z.number(),
+        readyUs: z.number(),
+        /** When it had exited; absent while it ran (or where the harness was killed). */
+        endUs: z.number().optional(),
+      }),
+    )
+    .optional(),
 });
 export type Run = z.infer<typeof RunSchema>;
 
