@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { modesAt } from '../../harness/bench/analysis/alone.js';
 import type { MetricAnalysis } from '../../harness/bench/analysis/types.js';
 import { scalingPoints } from '../../harness/bench/outputs/scaling.js';
 import { loadCapacityRun } from '../../harness/capacity/record.js';
@@ -209,6 +210,29 @@ describe('docs/results.md: every figure of its tables recomputes from the run it
       return recomputed`| ${String(clients)} | ${slowdown(timeslice)} | ${slowdown(b.metric('mps/custom/slowdown'))} | ${report} |`;
     });
     expectAccounted('results.md resnet18 table', table, rows);
+  });
+
+  it('one alone for every mode …-7ef3af: the plain alone per count, each slowdown with its interval and its own-alone ratio', async () => {
+    const intro = section(RESULTS, '## One alone for every mode');
+    expect(citedIn(intro.slice(0, intro.indexOf('| clients |')))).toContain('7ef3af');
+    await load(['7ef3af']);
+    const b = bench('7ef3af');
+    const sets = modesAt(b.analysis());
+    const cell = (mode: string, k: number) => {
+      const s = b.metric(`${mode}/infer@${k}/slowdown`).stats;
+      const [value, lo, hi] = [s.value ?? Number.NaN, ...(s.ci ?? [Number.NaN, Number.NaN])].map(fixed(2));
+      const own = b.metric(`${mode}/infer@${k}/solo-overhead`).stats.value ?? Number.NaN;
+      return `${value}× [${lo}, ${hi}] · ${fixed(3)(own)}×`;
+    };
+    expectAccounted('results.md one-alone table (…-7ef3af)', tableIn(RESULTS, '| clients | plain alone, requests/s'), [
+      recomputed`| clients | plain alone, requests/s in the ${String(sets[0]?.modes.length)} modes' rounds |`,
+      ...sets.map((at) => {
+        const alones = at.modes.map((m) => m.alonePerS);
+        const range = `${fixed(0)(Math.min(...alones))}–${fixed(0)(Math.max(...alones))}`;
+        const k = at.clients;
+        return recomputed`| ${String(k)} | ${range} | ${cell('streams', k)} | ${cell('green', k)} | ${cell('timeslice', k)} | ${cell('mps', k)} |`;
+      }),
+    ]);
   });
 
   it('the client sweep …-01535a: per-client slowdown and aggregate throughput with their intervals', async () => {

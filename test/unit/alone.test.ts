@@ -4,6 +4,8 @@
  * slowdowns' intervals; a run whose modes divided by their own alones need not say so, and the check says
  * where it does not.
  */
+
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agreements, modesAt } from '../../harness/bench/analysis/alone.js';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
@@ -16,7 +18,8 @@ import {
   type Trial,
 } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
-import { H100_SWEEP_RUN } from '../helpers.js';
+import { openRun } from '../../harness/record/evidence.js';
+import { H100_SWEEP_RUN, ROOT } from '../helpers.js';
 import { testConfig } from './config-fixture.js';
 
 const config = testConfig({ modes: ['streams', 'timeslice', 'mps'], clients: 2, clientCounts: [2], tenancy: true });
@@ -110,6 +113,19 @@ describe('the plain alone: one denominator for every mode', () => {
       ['timeslice/infer@2', 'mps/infer@2'],
     ]);
     expect(apart[0]?.differenceLog).toBeCloseTo(Math.log(3100 / 3250), 6);
+  });
+
+  it("the committed sweep of 2026-12-06 (H100, every mode against the plain alone): every pair's ratios agree", async () => {
+    const run = await loadRun(await openRun(path.join(ROOT, 'evidence', '2026-12-06-h100-80gb-hbm3-7ef3af.tar.br')));
+    const sets = modesAt(analyze(run));
+    expect(sets.map((at) => [at.clients, at.plain, at.modes.length])).toEqual([
+      [2, true, 4],
+      [4, true, 4],
+      [8, true, 4],
+    ]);
+    const pairs = sets.flatMap(agreements);
+    expect(pairs).toHaveLength(18);
+    expect(pairs.filter((p) => !p.agree)).toEqual([]);
   });
 
   it("the committed sweep of 2026-11-27, each mode against its own alone: its modes' ratios disagree", async () => {
