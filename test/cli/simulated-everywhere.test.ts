@@ -133,6 +133,11 @@ describe('SIMULATED in every output of a simulated run', () => {
     const result = await runCli(['fleet', 'report', fleet, '--out', out, '--name', 'sim']);
     expect(result.stdout.split('\n')[0]).toContain(SAYS);
     expect(readFileSync(path.join(out, 'fleet-sim.md'), 'utf8').split('\n')[0]).toBe(BANNER);
+    // Its JSON and JUnit, as gate's: a field, and the suite's name.
+    const junit = path.join(out, 'fleet.xml');
+    const json = await runCli(['fleet', 'report', fleet, '--json', '--junit', junit, '--out', out]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ simulated: true });
+    expect(readFileSync(junit, 'utf8')).toContain('<testsuite name="SIMULATED gpushare fleet');
     const both = await runCli(['report', dirs.bench as string, path.join(fleet, 'a', 'run'), '--out', out]);
     expect(readFileSync(both.stdout.trim(), 'utf8').split('\n')[0]).toBe(BANNER);
   });

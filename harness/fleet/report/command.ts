@@ -90,7 +90,9 @@ async function fleetReport(args: FleetReportArgs, deps: AppDeps): Promise<number
     );
     written = file;
   }
-  if (args.junit) await writeOutputFile(args.junit, fleetJunit(fleet, name));
-  deps.out(args.json ? fleetJson(fleet) : `${simulatedLine(simulated)}${fleetText(fleet, written)}`);
+  if (args.junit) await writeOutputFile(args.junit, fleetJunit(fleet, name, simulated.simulated));
+  deps.out(
+    args.json ? fleetJson(fleet, simulated.simulated) : `${simulatedLine(simulated)}${fleetText(fleet, written)}`,
+  );
   return fleetExitCode(fleet);
 }

@@ -56,7 +56,7 @@ export function fleetText(fleet: FleetAnalysis, reportFile: string | null): stri
 }
 
 /** One testcase per node and ratio, and one per node for its checks, so CI systems list each failing node. */
-export function fleetJunit(fleet: FleetAnalysis, name: string): string {
+export function fleetJunit(fleet: FleetAnalysis, name: string, simulated = false): string {
   const cases: JunitCase[] = [];
   for (const node of fleet.nodes) {
     const classname = `gpushare.fleet.${node.name}`;
@@ -108,10 +108,10 @@ export function fleetJunit(fleet: FleetAnalysis, name: string): string {
       message: x.reason,
       detail: null,
     });
-  return junitDocument('gpushare fleet', `gpushare fleet ${name}`, cases);
+  return junitDocument('gpushare fleet', `${simulated ? 'SIMULATED ' : ''}gpushare fleet ${name}`, cases);
 }
 
-/** The fleet analysis as `fleet report --json` prints it, with the exit code. */
-export function fleetJson(fleet: FleetAnalysis): string {
-  return termJson({ exitCode: fleetExitCode(fleet), ...fleet });
+/** The fleet analysis as `fleet report --json` prints it, with the exit code (and `simulated`, over simulated runs). */
+export function fleetJson(fleet: FleetAnalysis, simulated = false): string {
+  return termJson({ ...(simulated ? { simulated: true } : {}), exitCode: fleetExitCode(fleet), ...fleet });
 }
