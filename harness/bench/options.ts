@@ -9,7 +9,7 @@ import { DEFAULTS } from './defaults.js';
 import { DEFAULT_THRESHOLDS, type Thresholds } from './gate/thresholds.js';
 import { growable, plainKey, prestartable, processCount, switchable } from './plan.js';
 import type { ProgressStyle } from './progress.js';
-import { type Comparison, type Config, MODE_NAMES } from './record/schema.js';
+import { type Comparison, type Config, MODE_NAMES, measuresPlainAlone } from './record/schema.js';
 
 /** bench's flags: the one source of their names, types, help and (through `ArgsOf`) the types `resolve` reads. */
 export const BENCH_FLAGS = {
@@ -347,7 +347,7 @@ export function estimateSeconds(
   // Each workload's plain process starts once, for the first comparison that measures it alone.
   const plains = new Set<string>();
   comparisons.forEach((c, i) => {
-    if (c.arms.some((arm) => arm.plain) && !plains.has(plainKey(c))) {
+    if (measuresPlainAlone(c) && !plains.has(plainKey(c))) {
       plains.add(plainKey(c));
       wallS += a.coldStart;
     }

@@ -71,7 +71,9 @@ function modeComparisons(mode: ModeName, config: Config, gpu: Gpu, usable: Usabl
     // Tenants of one process: one core for the process, pinned as client 0 would be.
     for (const count of clientCounts(config)) {
       const cpus = pinnedCpus(config, usable, 1)[0] ?? {};
-      comparisons.push(...config.contentionWorkloads.map((w) => tenancyComparison(mode, w, config, count, cpus)));
+      comparisons.push(
+        ...config.contentionWorkloads.map((w) => tenancyComparison(mode, w, config, count, cpus, plainFits(gpu))),
+      );
     }
     return comparisons;
   }
@@ -79,7 +81,9 @@ function modeComparisons(mode: ModeName, config: Config, gpu: Gpu, usable: Usabl
   for (const count of clientCounts(config)) {
     const cpus = pinnedCpus(config, usable, count);
     const clientEnv = contentionEnv(mode, config, gpu, count).map((env, i) => ({ ...env, ...cpus[i] }));
-    comparisons.push(...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep)));
+    comparisons.push(
+      ...config.contentionWorkloads.map((w) => contentionComparison(mode, w, config, clientEnv, sweep, plainFits(gpu))),
+    );
   }
   return comparisons;
 }
@@ -220,6 +224,15 @@ function aloneArm(work: Arm['work']): Arm {
 }
 
 /**
+ * Whether a plain process may run beside a mode's clients on `gpu`: not where its compute mode allows one
+ * context (Exclusive_Process, which MPS deployments often set): beside the MPS server, or a time-sliced
+ * client, it could not start. There every mode divides by its own alone, as runs before 2026-12-06 did.
+ */
+export function plainFits(gpu: Pick<Gpu, 'computeMode'>): boolean {
+  return !/^Exclusive/i.test(gpu.computeMode ?? '');
+}
+
+/**
  * The environment of the plain process that measures `c`'s alone arm: client 0's CPU pin and nothing of
  * the mode (no MPS limits, no green context, no tenants).
  */
@@ -247,6 +260,7 @@ function contentionComparison(
   config: Config,
   clientEnv: Record<string, string>[],
   sweep: boolean,
+  plain = true,
 ): Comparison {
   const work = {
     kind: 'fixed-duration' as const,
@@ -261,7 +275,7 @@ function contentionComparison(
     mode,
     workload,
     clientEnv,
-    arms: [...(mode === 'mig' ? [] : [aloneArm(work)]), ...solo, contended],
+    arms: [...(mode === 'mig' || !plain ? [] : [aloneArm(work)]), ...solo, contended],
   };
 }
 
@@ -280,11 +294,12 @@ function tenancyComparison(
   config: Config,
   count: number,
   cpus: Record<string, string>,
+  plain: boolean,
 ): Comparison {
   const env: Record<string, string> = { ...cpus };
   if (mode === 'green') env[GREEN_ENV] = config.greenSmPct == null ? 'even' : String(config.greenSmPct);
   const clientEnv = Array.from({ length: count }, () => env);
-  const c = contentionComparison(mode, workload, config, clientEnv, false);
+  const c = contentionComparison(mode, workload, config, clientEnv, false, plain);
   const alone = c.arms.filter((a) => a.id === ALONE_ARM);
   const solo = c.arms.filter((a) => a.id === 'solo-c0');
   const contended = c.arms.filter((a) => a.id === 'contended');

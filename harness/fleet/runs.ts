@@ -92,7 +92,12 @@ async function findRuns(root: string): Promise<Found> {
       // A stored run (evidence/<id>.tar.br) is read where it lies: walked as the directory it unpacks to.
       if (entry.isFile()) {
         if (!isStoredRunName(entry.name)) continue;
-        const opened = await openRun(full);
+        const opened = await openRun(full).catch((error: unknown) => {
+          if (!(error instanceof UserError)) throw error;
+          unread(shown(full), error.message); // a damaged one fails the fleet, as a run that cannot be read
+          return null;
+        });
+        if (opened === null) continue;
         unpacked.set(opened, path.relative(root, full));
         subdirs.push(opened);
         continue;

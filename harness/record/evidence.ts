@@ -5,7 +5,7 @@
  * a run directory: the file is unpacked once into a cache named by its content, and read from there.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, constants as fsConstants, readFileSync } from 'node:fs';
+import { closeSync, existsSync, constants as fsConstants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import * as tar from 'tar';
 import { UserError } from '../core/errors.js';
 import { RECORD_KINDS, recordKindIn } from './kinds.js';
 import { RunIdSchema } from './record-file.js';
+import { readRegularFile } from './store.js';
 
 /** A stored run's file name ends so: a tar compressed with brotli (Node.js reads it without another program). */
 export const STORED_RUN_SUFFIX = '.tar.br';
@@ -42,11 +43,37 @@ export function isRegenerable(relative: string): boolean {
   );
 }
 
-/** Where stored runs are unpacked: one folder per archive's content, so an archive replaced is unpacked anew. */
-function cacheRoot(): string {
-  const user = typeof process.getuid === 'function' ? String(process.getuid()) : os.userInfo().username;
-  return process.env.GPUSHARE_CACHE_DIR ?? path.join(os.tmpdir(), `gpushare-${user}`, 'evidence');
+/**
+ * Where stored runs are unpacked: one folder per archive's content, so an archive replaced is unpacked anew.
+ * GPUSHARE_CACHE_DIR, or a folder of this user's in the temporary directory, which must be this user's
+ * alone: a run found there is read as the archive's, so nobody else may have put it there.
+ */
+async function cacheRoot(): Promise<string> {
+  const chosen = process.env.GPUSHARE_CACHE_DIR;
+  if (chosen !== undefined) return chosen;
+  const uid = typeof process.getuid === 'function' ? process.getuid() : null;
+  const base = path.join(os.tmpdir(), `gpushare-${uid ?? os.userInfo().username}`);
+  await mkdir(base, { recursive: true, mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+    throw cacheError(base, error);
+  });
+  const info = await lstat(base);
+  if (!info.isDirectory() || (uid !== null && info.uid !== uid) || (info.mode & 0o022) !== 0)
+    throw new UserError(
+      `${base} is not a folder of this user's alone (owner ${info.uid}, mode ${(info.mode & 0o777).toString(8)}): stored runs are unpacked there, so set GPUSHARE_CACHE_DIR to a folder of yours`,
+    );
+  return path.join(base, 'evidence');
 }
+
+/** A file-system error while unpacking into the cache: the cache's to fix, not the archive's. */
+function cacheError(where: string, error: NodeJS.ErrnoException): UserError {
+  return new UserError(
+    `cannot unpack stored runs into ${where} (${error.code ?? error.message}): set GPUSHARE_CACHE_DIR to a folder of yours`,
+  );
+}
+
+/** An error the file system raised (it names its system call), as opposed to one of a damaged archive. */
+const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
+  typeof (error as NodeJS.ErrnoException).syscall === 'string';
 
 /** The archive's bytes, read without blocking (a FIFO is refused), or a one-line refusal. */
 async function archiveBytes(file: string): Promise<Buffer> {
@@ -77,11 +104,14 @@ export async function openRun(run: string): Promise<string> {
   if (!RunIdSchema.safeParse(id).success)
     throw new UserError(`${run}: a stored run is named <run id>${STORED_RUN_SUFFIX}, and ${id} is no run id`);
   const bytes = await archiveBytes(run);
-  const root = path.join(cacheRoot(), createHash('sha256').update(bytes).digest('hex').slice(0, 16));
+  const root = path.join(await cacheRoot(), createHash('sha256').update(bytes).digest('hex').slice(0, 16));
   const dir = path.join(root, id);
   if ((await lstat(dir).catch(() => null))?.isDirectory()) return dir;
-  await mkdir(root, { recursive: true });
-  const scratch = await mkdtemp(path.join(root, '.unpack-'));
+  const scratch = await mkdir(root, { recursive: true })
+    .then(() => mkdtemp(path.join(root, '.unpack-')))
+    .catch((error: NodeJS.ErrnoException) => {
+      throw cacheError(root, error);
+    });
   try {
     // Only the run's own folder is unpacked; node-tar refuses absolute paths and "..".
     const unpack = tar.x({ cwd: scratch, strict: true, filter: (p) => p === id || p.startsWith(`${id}/`) });
@@ -97,6 +127,7 @@ export async function openRun(run: string): Promise<string> {
     });
   } catch (error) {
     if (error instanceof UserError) throw error;
+    if (isSystemError(error)) throw cacheError(root, error);
     throw new UserError(
       `${run} could not be unpacked (${(error as Error).message}): it is damaged; take it again from git`,
     );
@@ -121,11 +152,26 @@ export function runHolds(run: string, name: string): boolean {
       found ||= entry.path === wanted;
       entry.resume();
     };
-    new tar.Parser({ strict: true, onReadEntry }).end(unbrotli(readFileSync(run)));
+    const bytes = regularFileSync(run);
+    if (bytes === null) return false;
+    new tar.Parser({ strict: true, onReadEntry }).end(unbrotli(bytes));
   } catch {
     return false; // openRun says what is wrong with it, in one line, when the command reads it.
   }
   return found;
+}
+
+/** A regular file's bytes, read without blocking; null for anything else (a FIFO would block for ever) or what cannot be read. */
+function regularFileSync(file: string): Buffer | null {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    return fstatSync(fd).isFile() ? readFileSync(fd) : null;
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /**
@@ -167,9 +213,18 @@ async function recordedId(dir: string): Promise<string> {
   if (kind === null)
     throw new UserError(`${dir} holds no gpushare record (run.json, serve.json, …): give a run directory`);
   const file = path.join(dir, RECORD_KINDS[kind].file);
-  const { id } = JSON.parse(await readFile(file, 'utf8')) as { id?: unknown };
-  const parsed = RunIdSchema.safeParse(id);
+  const text = await readRegularFile(file, 'give the run directory a gpushare command wrote');
+  let record: { id?: unknown; fingerprint?: { simulated?: unknown } };
+  try {
+    record = JSON.parse(text) as typeof record;
+  } catch {
+    throw new UserError(`${file} is not JSON: it was cut short or edited, and the store keeps only runs as written`);
+  }
+  const parsed = RunIdSchema.safeParse(record.id);
   if (!parsed.success) throw new UserError(`${file} names no run id: it is not a run gpushare wrote`);
+  // The store is evidence of real GPUs: a simulated run beside them would make fleet report refuse it all.
+  if (record.fingerprint?.simulated === true || parsed.data.includes('-simulated-'))
+    throw new UserError(`${dir} was made on gpushare's simulator: the store keeps runs measured on real GPUs`);
   return parsed.data;
 }
 

@@ -267,3 +267,24 @@ describe('gpushare fleet history, other histories and exit codes', () => {
     expect(md.split('\n')[2]).toBe(`**${SIMULATED_TEXT}.**`);
   });
 });
+
+describe('gpushare fleet history over a damaged stored run', () => {
+  it('lists it as unread and exits 3, where fleet report fails the fleet; neither stops at it', async () => {
+    const dir = tempDir('gpushare-history-');
+    for (const id of SERIES) copyFileSync(stored(id), path.join(dir, `${id}${STORED_RUN_SUFFIX}`));
+    const damaged = path.join(dir, `2026-11-24-h100-80gb-hbm3-000000${STORED_RUN_SUFFIX}`);
+    writeFileSync(damaged, readFileSync(stored(SERIES[0] as string)).subarray(0, 400));
+    const history = await runCli(['fleet', 'history', dir, '--json', '--out', tempDir()]);
+    expect(history.exitCode).toBe(3);
+    const h = json(history.stdout);
+    expect(h.notCompared).toEqual([
+      expect.objectContaining({
+        fails: true,
+        reason: expect.stringContaining('it is damaged; take it again from git'),
+      }),
+    ]);
+    expect(h.groups.map((g) => g.runs.length)).toEqual([SERIES.length]);
+    const report = await runCli(['fleet', 'report', dir, '--json', '--out', tempDir()]);
+    expect(report.exitCode).toBe(1);
+  });
+});

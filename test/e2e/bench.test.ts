@@ -273,6 +273,29 @@ describe.concurrent('misbehaving workloads are outcomes, not crashes', () => {
     expect(run.status).toBe('complete');
   });
 
+  it('a plain process that crashes fails its comparison, and the next comparison of its workload starts a new one', async () => {
+    const out = path.join(tempDir(), 'run');
+    const log = path.join(tempDir(), 'log.jsonl');
+    const args = ['bench', '--out', out, '--modes', 'timeslice,mps', '--workloads', 'gemm', ...QUICK, '--quiet'];
+    const result = await cli(args, { FAKE_WORKLOAD: 'crash', FAKE_WORKLOAD_CLIENT: 'plain', FAKE_LOG: log });
+    expect(result.exitCode).toBe(3);
+    const run = await loadRun(out);
+    // It answers its first command and crashes on its second: in each comparison, round 1's alone arm.
+    for (const id of ['timeslice/gemm', 'mps/gemm']) {
+      const failed = run.trials.find((t) => t.comparisonId === id && t.status === 'failed');
+      expect(failed).toMatchObject({ arm: 'alone', round: 1 });
+      expect(failed?.status === 'failed' && failed.reason).toContain(
+        'workload "gemm" (plain, alone) exited with code 3',
+      );
+    }
+    const plains = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { client?: string })
+      .filter((e) => e.client === 'plain');
+    expect(plains).toHaveLength(2);
+  });
+
   it('a line that is not protocol JSON fails the trial, naming the workload and the line', async () => {
     const { run } = await runWith({ FAKE_WORKLOAD: 'garbage', FAKE_WORKLOAD_CLIENT: '0' });
     const failed = run.trials.find((t) => t.status === 'failed');

@@ -115,6 +115,24 @@ describe('the plain alone: one denominator for every mode', () => {
     expect(apart[0]?.differenceLog).toBeCloseTo(Math.log(3100 / 3250), 6);
   });
 
+  it('a pair with a slowdown without an interval is not checked, not called in agreement', () => {
+    const mode = (id: string, slowdown: number, halfWidthLog: number | null) => ({
+      comparisonId: id,
+      mode: id.split('/')[0] as string,
+      alonePerS: 3000,
+      contendedPerS: 3000 / slowdown,
+      slowdown,
+      halfWidthLog,
+    });
+    const pairs = agreements({
+      workload: 'infer',
+      clients: 2,
+      plain: true,
+      modes: [mode('streams/infer@2', 1.8, 0.01), mode('mps/infer@2', 1.9, null)],
+    });
+    expect(pairs).toEqual([expect.objectContaining({ allowedLog: null, agree: false })]);
+  });
+
   it("the committed sweep of 2026-12-06 (H100, every mode against the plain alone): every pair's ratios agree", async () => {
     const run = await loadRun(await openRun(path.join(ROOT, 'evidence', '2026-12-06-h100-80gb-hbm3-7ef3af.tar.br')));
     const sets = modesAt(analyze(run));

@@ -5,7 +5,7 @@ import {
   estimateSeconds,
   resolveBenchOptions,
 } from '../../harness/bench/options.js';
-import { buildPlan, orderTrials } from '../../harness/bench/plan.js';
+import { buildPlan, orderTrials, plainFits } from '../../harness/bench/plan.js';
 import type { Fingerprint, Gpu } from '../../harness/system/nvidia/schema.js';
 import { parseGpuList, parseMigPlacements, parseMigProfiles } from '../../harness/system/nvidia/smi-text.js';
 import { builtinSpec } from '../../harness/workload/registry.js';
@@ -226,6 +226,27 @@ describe('plan', () => {
       { CUDA_VISIBLE_DEVICES: 'MIG-9d2f4b61-7a3c-5e29-8c14-62d0a5f3b7e2' },
     ]);
     expect(plan.modes[0]?.mig?.devices.map((d) => d.profile)).toEqual(['3g.71gb', '3g.71gb']);
+  });
+
+  it('measures the plain alone in every contention comparison but MIG, except where the GPU allows one context', () => {
+    const { config } = resolve({ modes: 'streams,timeslice,mps', workloads: 'infer', clients: '2' });
+    const plainArms = (computeMode: string) =>
+      buildPlan({ ...config, tenancy: true }, fingerprint({ computeMode })).comparisons.map(
+        (c) => `${c.id}: ${c.arms.some((a) => a.plain) ? 'plain' : 'own'}`,
+      );
+    expect(plainArms('Default')).toEqual([
+      'streams/infer: own',
+      'streams/infer@2: plain',
+      'timeslice/infer: plain',
+      'mps/infer: plain',
+    ]);
+    // Exclusive_Process: a plain process beside the MPS server or a time-sliced client could not start.
+    expect(plainArms('Exclusive_Process').every((row) => row.endsWith(': own'))).toBe(true);
+    expect([plainFits({ computeMode: 'Default' }), plainFits({ computeMode: null })]).toEqual([true, true]);
+    expect([plainFits({ computeMode: 'Exclusive_Process' }), plainFits({ computeMode: 'Exclusive_Thread' })]).toEqual([
+      false,
+      false,
+    ]);
   });
 
   it('a client sweep: one comparison per count, sorted, with one shared solo arm beyond 2 clients', () => {

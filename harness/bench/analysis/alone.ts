@@ -39,8 +39,8 @@ export interface Agreement {
   b: string;
   /** log(slowdown a ÷ slowdown b) − log(contended b ÷ contended a): the log of alone a ÷ alone b. */
   differenceLog: number;
-  /** What the slowdowns' 95% intervals allow: their log half-widths added. */
-  allowedLog: number;
+  /** What the slowdowns' 95% intervals allow: their log half-widths added; null where one has no interval (not checked). */
+  allowedLog: number | null;
   agree: boolean;
 }
 
@@ -87,13 +87,13 @@ export function agreements(at: ModesAt): Agreement[] {
   for (const [i, a] of at.modes.entries())
     for (const b of at.modes.slice(i + 1)) {
       const differenceLog = Math.log(a.slowdown / b.slowdown) - Math.log(b.contendedPerS / a.contendedPerS);
-      const allowedLog = (a.halfWidthLog ?? Number.POSITIVE_INFINITY) + (b.halfWidthLog ?? Number.POSITIVE_INFINITY);
+      const allowedLog = a.halfWidthLog !== null && b.halfWidthLog !== null ? a.halfWidthLog + b.halfWidthLog : null;
       out.push({
         a: a.comparisonId,
         b: b.comparisonId,
         differenceLog,
         allowedLog,
-        agree: Math.abs(differenceLog) <= allowedLog + 1e-9,
+        agree: allowedLog !== null && Math.abs(differenceLog) <= allowedLog + 1e-9,
       });
     }
   return out;

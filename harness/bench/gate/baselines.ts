@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../core/errors.js';
-import { isStoredRunName, openRun, runHolds } from '../../record/evidence.js';
+import { isStoredRunName, openRun } from '../../record/evidence.js';
 import { RUN_FILE } from '../../record/kinds.js';
 import type { Run } from '../record/schema.js';
 import { loadRun } from '../record/store.js';
@@ -19,9 +19,20 @@ export interface BaselineRuns {
 }
 
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
-const isStoredRun = (p: string) => isStoredRunName(p) && existsSync(p) && statSync(p).isFile();
-/** A bench run: a directory holding run.json, or a stored run whose archive holds one. */
-const isRunDir = (p: string) => (isStoredRun(p) || isDir(p)) && runHolds(p, RUN_FILE);
+/** A stored run (evidence/<id>.tar.br): what it holds is known once it is opened. */
+const isStoredRun = (p: string) => isStoredRunName(p) && existsSync(p) && !isDir(p);
+/** A candidate baseline: a directory holding run.json, or a stored run (opened when loaded). */
+const isRunDir = (p: string) => isStoredRun(p) || (isDir(p) && existsSync(path.join(p, RUN_FILE)));
+
+/**
+ * The bench run `dir` names, or null for a stored run of another kind (a server run, a verify run: no
+ * baseline, as a directory without run.json is none). A damaged stored run is a UserError, as any unreadable run.
+ */
+async function loadCandidate(dir: string): Promise<Run | null> {
+  const opened = await openRun(dir);
+  if (isStoredRun(dir) && !existsSync(path.join(opened, RUN_FILE))) return null;
+  return loadRun(opened);
+}
 
 /** Expands `*` and `?` segment by segment; directories only, sorted. */
 export function expandPattern(pattern: string): string[] {
@@ -64,19 +75,21 @@ export async function loadBaselineRuns(spec: string, flag: string): Promise<Base
       .map((name) => path.join(spec, name))
       .filter(isRunDir);
   else throw new UserError(`${flag} ${spec}: no such run directory, directory of runs or pattern`);
-  if (dirs.length === 0)
-    throw new UserError(
-      `${flag} ${spec}: no run directories there (each holds a ${RUN_FILE}); give a run, a directory of runs or a pattern such as 'baselines/*'`,
-    );
+  const none = new UserError(
+    `${flag} ${spec}: no run directories there (each holds a ${RUN_FILE}); give a run, a directory of runs or a pattern such as 'baselines/*'`,
+  );
+  if (dirs.length === 0) throw none;
   const runs: Run[] = [];
   const unreadable: string[] = [];
   for (const dir of dirs) {
     try {
-      runs.push(await loadRun(await openRun(dir)));
+      const run = await loadCandidate(dir);
+      if (run !== null) runs.push(run);
     } catch (error) {
       if (!(error instanceof UserError)) throw error;
       unreadable.push(`${dir}: ${error.message}`);
     }
   }
+  if (runs.length === 0 && unreadable.length === 0) throw none; // only stored runs of other kinds
   return { runs, single: false, unreadable };
 }

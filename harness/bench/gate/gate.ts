@@ -103,6 +103,12 @@ export function settingMismatches(now: Run, before: Run): string[] {
 /** What a run's slowdowns divide by: the plain process alone (since 2026-12-06), or each mode's own alone. */
 const aloneText = (run: Run) => (run.plan.some(measuresPlainAlone) ? 'the plain process' : "each mode's own");
 
+/**
+ * Whether two runs' slowdowns divide by different alones: never compared, not even with --allow-mismatch,
+ * as a simulated run beside a real one is not (an MPS client alone, say, differs from a plain one by 2–3%).
+ */
+const otherAlone = (run: Run, other: Run) => aloneText(run) !== aloneText(other);
+
 /** A setting's value in a few words: null and undefined as unset, a list joined, an object as key=value. */
 function settingText(value: unknown): string {
   if (value === undefined || value === null) return 'unset';
@@ -313,7 +319,8 @@ export function sortBaselines(
       other.id === run.id ||
       other.status !== 'complete' ||
       other.contamination.length > 0 ||
-      isSimulated(other.fingerprint) !== isSimulated(run.fingerprint);
+      isSimulated(other.fingerprint) !== isSimulated(run.fingerprint) ||
+      otherAlone(run, other);
     if (why.length === 0) kept.push(other);
     else if (allowMismatch && !hard) {
       kept.push(other);
@@ -359,6 +366,10 @@ export function gate(
     const one = baseline as Run;
     refuseSimulatedBesideReal([run, one], 'gate a run against this baseline');
     mismatches = [...measuredOtherwise(run, one), ...generationMismatches(run, one)];
+    if (otherAlone(run, one))
+      throw new UserError(
+        `refusing to compare runs whose slowdowns divide by different alones (${aloneText(one)} in ${one.id}, ${aloneText(run)} in ${run.id}): their ratios differ by what each mode costs a lone client, not by any change; gate against runs measured by the same gpushare`,
+      );
     if (mismatches.length > 0 && !options.allowMismatch) {
       throw new UserError(
         `refusing to compare runs measured differently: ${shortList(mismatches)}; --allow-mismatch compares them anyway, listing every difference`,

@@ -32,13 +32,18 @@ export function aloneLines(analysis: Analysis): string[] {
       );
     }
   const pairs = sets.flatMap(agreements);
-  const apart = pairs.filter((p) => !p.agree);
-  lines.push(
-    '',
-    apart.length === 0
-      ? `Every pair of modes at one workload and client count (${pairs.length}): the ratio of their slowdowns equals the inverse ratio of their contended throughputs within the slowdowns' 95% intervals (largest difference ${pct(Math.max(0, ...pairs.map((p) => Math.abs(p.differenceLog))))}).`
-      : `Pairs of modes whose slowdown ratio and throughput ratio differ by more than their 95% intervals allow (the plain alone moved between their comparisons): ${apart.map((p) => `${mdText(p.a)} and ${mdText(p.b)} ${pct(p.differenceLog)} (allowed ${pct(p.allowedLog)})`).join('; ')}.`,
-    '',
-  );
+  const checked = pairs.filter((p) => p.allowedLog !== null);
+  const apart = checked.filter((p) => !p.agree);
+  const unchecked = pairs.length - checked.length;
+  if (checked.length > 0)
+    lines.push(
+      '',
+      apart.length === 0
+        ? `Every pair of modes at one workload and client count checked (${checked.length}): the ratio of their slowdowns equals the inverse ratio of their contended throughputs within the slowdowns' 95% intervals (largest difference ${pct(Math.max(...checked.map((p) => Math.abs(p.differenceLog))))}).`
+        : `Pairs of modes whose slowdown ratio and throughput ratio differ by more than their 95% intervals allow (the plain alone moved between their comparisons): ${apart.map((p) => `${mdText(p.a)} and ${mdText(p.b)} ${pct(p.differenceLog)} (allowed ${pct(p.allowedLog as number)})`).join('; ')}.`,
+    );
+  if (unchecked > 0)
+    lines.push('', `${unchecked} pair(s) not checked: a slowdown without an interval (fewer than 6 rounds).`);
+  lines.push('');
   return lines;
 }

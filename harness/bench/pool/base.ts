@@ -80,9 +80,10 @@ export abstract class PoolBase implements ClientPool {
       const stderr = client.stderrTail();
       if (stderr) await this.ctx.store.writeText(`logs/${c.id.replace(/\//g, '-')}-c${i}.stderr.log`, stderr);
     }
-    // Comparisons run one at a time: every other one not stopped yet is still to come.
+    // Comparisons run one at a time: every other one not stopped yet is still to come. A comparison that
+    // did not finish as planned hands its plain process on to none: it may be why (a crash, a hang).
     const pending = run.plan.filter((x) => x !== c && !run.stops.some((s) => s.comparisonId === x.id));
-    await this.plain.release(c, signal.aborted ? [] : pending);
+    await this.plain.release(c, finished && !signal.aborted ? pending : []);
   }
 
   async endMode(): Promise<void> {}

@@ -18,8 +18,8 @@ export type PlainReadiness =
 interface Kept {
   client: WorkloadClient;
   forget: Array<() => void>;
-  /** Its workload's name, for its log. */
-  name: string;
+  /** The comparison it was started for: its log is named by it. */
+  comparisonId: string;
   /** Its entry in run.plainProcesses. */
   record: NonNullable<Run['plainProcesses']>[number];
 }
@@ -34,7 +34,9 @@ export class PlainProcesses {
     if (!measuresPlainAlone(c)) return null;
     const key = plainKey(c);
     const kept = this.kept.get(key);
-    if (kept !== undefined) return { kind: 'ready', client: kept.client, readyUs: null };
+    if (kept?.client.running) return { kind: 'ready', client: kept.client, readyUs: null };
+    // One that crashed or was told to exit is not handed on: it is closed and a new one started.
+    if (kept !== undefined) await this.closeOne(key);
     const { clock, run, signal } = this.ctx;
     // A sample of the GPU with the comparison's own processes ready and this one not yet started: the
     // level its memory rises from, which the memory account takes out again (analysis/clients.ts).
@@ -42,7 +44,7 @@ export class PlainProcesses {
     const startedUs = clock.monotonicUs();
     const started = startPlain(this.ctx, c, this.ctx.gpuUuid);
     const record = { workload: c.workload.name, comparisonId: c.id, startedUs, readyUs: startedUs };
-    this.kept.set(key, { ...started, name: c.workload.name, record });
+    this.kept.set(key, { ...started, comparisonId: c.id, record });
     const awaited = await awaitReady([started.client], clock, run.config.timeouts.readyMs, signal);
     if (awaited.status === 'ready') {
       record.readyUs = awaited.readyUs;
@@ -75,6 +77,7 @@ export class PlainProcesses {
     for (const f of kept.forget) f();
     kept.record.endUs = this.ctx.clock.monotonicUs();
     const stderr = kept.client.stderrTail();
-    if (stderr) await this.ctx.store.writeText(`logs/plain-${kept.name}.stderr.log`, stderr);
+    if (stderr)
+      await this.ctx.store.writeText(`logs/plain-${kept.comparisonId.replace(/\//g, '-')}.stderr.log`, stderr);
   }
 }

@@ -248,9 +248,9 @@ export function analyzeHistory(
 
 /**
  * `fleet history`'s exit code, for CI: 1 when any series changed; else 3 when no series had enough runs
- * to test (nothing was checked); else 0.
+ * to test (nothing was checked) or a run could not be read (a series may lack it); else 0.
  */
 export function historyExitCode(history: HistoryAnalysis): 0 | 1 | 3 {
   if (history.changes > 0) return 1;
-  return history.testedSeries === 0 ? 3 : 0;
+  return history.testedSeries === 0 || history.notCompared.some((x) => x.fails) ? 3 : 0;
 }
