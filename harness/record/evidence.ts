@@ -6,15 +6,16 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, constants as fsConstants, fstatSync, openSync, readFileSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
 import * as tar from 'tar';
 import { UserError } from '../core/errors.js';
+import { type Fingerprint, isSimulated } from '../system/nvidia/schema.js';
 import { RECORD_KINDS, recordKindIn } from './kinds.js';
 import { RunIdSchema } from './record-file.js';
-import { readRegularFile } from './store.js';
+import { readRegularBytes, readRegularFile } from './store.js';
 
 /** A stored run's file name ends so: a tar compressed with brotli (Node.js reads it without another program). */
 export const STORED_RUN_SUFFIX = '.tar.br';
@@ -76,22 +77,15 @@ const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
   typeof (error as NodeJS.ErrnoException).syscall === 'string';
 
 /** The archive's bytes, read without blocking (a FIFO is refused), or a one-line refusal. */
-async function archiveBytes(file: string): Promise<Buffer> {
-  const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK).catch(
-    (error: NodeJS.ErrnoException) => {
-      throw new UserError(
-        error.code === 'ENOENT'
-          ? `${file}: no such stored run; the store's runs are listed in ${STORE_DIR}/README.md`
-          : `cannot read ${file} (${error.code ?? error.message})`,
-      );
-    },
-  );
-  try {
-    if (!(await handle.stat()).isFile()) throw new UserError(`${file} is not a regular file: give a stored run`);
-    return await handle.readFile();
-  } finally {
-    await handle.close();
-  }
+function archiveBytes(file: string): Promise<Buffer> {
+  return readRegularBytes(file, 'give a stored run').catch((error: NodeJS.ErrnoException) => {
+    if (error instanceof UserError) throw error;
+    throw new UserError(
+      error.code === 'ENOENT'
+        ? `${file}: no such stored run; the store's runs are listed in ${STORE_DIR}/README.md`
+        : `cannot read ${file} (${error.code ?? error.message})`,
+    );
+  });
 }
 
 /**
@@ -214,7 +208,7 @@ async function recordedId(dir: string): Promise<string> {
     throw new UserError(`${dir} holds no gpushare record (run.json, serve.json, …): give a run directory`);
   const file = path.join(dir, RECORD_KINDS[kind].file);
   const text = await readRegularFile(file, 'give the run directory a gpushare command wrote');
-  let record: { id?: unknown; fingerprint?: { simulated?: unknown } };
+  let record: { id?: unknown; fingerprint?: Pick<Fingerprint, 'simulated'> };
   try {
     record = JSON.parse(text) as typeof record;
   } catch {
@@ -223,7 +217,7 @@ async function recordedId(dir: string): Promise<string> {
   const parsed = RunIdSchema.safeParse(record.id);
   if (!parsed.success) throw new UserError(`${file} names no run id: it is not a run gpushare wrote`);
   // The store is evidence of real GPUs: a simulated run beside them would make fleet report refuse it all.
-  if (record.fingerprint?.simulated === true || parsed.data.includes('-simulated-'))
+  if ((record.fingerprint !== undefined && isSimulated(record.fingerprint)) || parsed.data.includes('-simulated-'))
     throw new UserError(`${dir} was made on gpushare's simulator: the store keeps runs measured on real GPUs`);
   return parsed.data;
 }

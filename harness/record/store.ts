@@ -171,13 +171,22 @@ export async function readRegularFile(
   fix = 'give a run directory made by gpushare bench',
   maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<string> {
+  return (await readRegularBytes(file, fix, maxBytes)).toString('utf8');
+}
+
+/** readRegularFile's bytes, for a file that is no text (a stored run's archive). */
+export async function readRegularBytes(
+  file: string,
+  fix: string,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<Buffer> {
   // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
   const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new UserError(`${file} is not a regular file: ${fix}`);
     if (info.size > maxBytes) throw new UserError(`${file} is ${info.size} bytes, more than ${maxBytes}: ${fix}`);
-    return await handle.readFile('utf8');
+    return await handle.readFile();
   } finally {
     await handle.close();
   }
