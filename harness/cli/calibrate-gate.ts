@@ -9,7 +9,7 @@
  * set: with 10 or more baselines, at most 1% A/A and a 5% slowdown caught in 95%, on every headline.
  */
 import { statSync, writeFileSync } from 'node:fs';
-import { analyze, analyzeComparison } from '../bench/analysis/analyze.js';
+import { analyze } from '../bench/analysis/analyze.js';
 import type { Analysis } from '../bench/analysis/types.js';
 import { DEFAULTS } from '../bench/defaults.js';
 import { comparability } from '../bench/gate/gate.js';
@@ -120,15 +120,7 @@ async function loadRunSets(): Promise<Run[][]> {
  * is most of its time, and no default headline is one (checked against analyze on each set's first run).
  */
 function gradedAnalysis(run: Run): Analysis {
-  const thresholds = run.config.thresholds;
-  const comparisons = run.plan.map((c) => analyzeComparison(run, c, thresholds));
-  const metrics = comparisons.flatMap((c) => c.metrics);
-  return {
-    comparisons,
-    metrics,
-    verdicts: metrics.filter((m) => m.metric.headline || m.threshold !== null),
-    thresholds,
-  };
+  return analyze(run, run.config.thresholds, { crossMode: false });
 }
 
 function checkGraded(run: Run, graded: Analysis): void {

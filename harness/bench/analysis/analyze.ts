@@ -115,9 +115,14 @@ function noiseOnce(run: Pick<Run, 'samples'>, c: ComparisonAnalysis): () => stri
   return () => (lines ??= comparisonNoise(run, c));
 }
 
-export function analyze(run: Run, thresholds: Thresholds = run.config.thresholds): Analysis {
+export function analyze(
+  run: Run,
+  thresholds: Thresholds = run.config.thresholds,
+  options: { crossMode: boolean } = { crossMode: true },
+): Analysis {
   const comparisons = run.plan.map((c) => analyzeComparison(run, c, thresholds));
-  for (const mps of comparisons.filter((c) => c.comparison.mode === 'mps')) {
+  // The cross-mode ratios (MPS against time-slicing) are the slow part; the calibration needs only graded ones.
+  for (const mps of options.crossMode ? comparisons.filter((c) => c.comparison.mode === 'mps') : []) {
     const plain = comparisons.find(
       (c) =>
         c.comparison.mode === 'timeslice' &&
