@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { openRun, STORE_DIR, STORED_RUN_SUFFIX, storedRunId } from '../record/evidence.js';
 import { RECORD_KINDS, type RecordKind, recordKindIn } from '../record/kinds.js';
+import { type Fingerprint, gpuAt } from '../system/nvidia/schema.js';
 
 /** The pages whose citations the index lists (every one of them is checked to resolve). */
 export function citingPages(root: string): string[] {
@@ -77,10 +78,9 @@ async function recordOf(dir: string): Promise<{ kind: RecordKind; record: Json; 
 }
 
 function gpuName(record: Json): string {
-  const fingerprint = (record.fingerprint ?? {}) as Json;
-  const gpus = (fingerprint.gpus ?? []) as Json[];
+  const fingerprint = record.fingerprint as Fingerprint;
   const index = Number(record.gpuIndex ?? (record.config as Json | undefined)?.gpuIndex ?? 0);
-  return String((gpus[index] ?? gpus[0])?.name ?? '?').replace(/^NVIDIA /, '');
+  return String((gpuAt(fingerprint, index) ?? fingerprint.gpus[0])?.name ?? '?').replace(/^NVIDIA /, '');
 }
 
 /** Every run of the store under `root`, by id. */
