@@ -107,8 +107,8 @@ export const COMMANDS: readonly CommandEntry[] = [
     ],
     args: '<run>',
     describe:
-      'grade a bench run against thresholds and, with --baseline, detect regressions (exit 0 pass, 1 fail, 3 inconclusive); probe, capacity and mix runs have no ratios to gate',
-    load: async () => (await import('../bench/gate/command.js')).gateCommand,
+      'grade a bench run against thresholds and, with --baseline, detect regressions (exit 0 pass, 1 fail, 3 inconclusive); a server run of bench --serve against a --baseline server run; probe, capacity and mix runs have no ratios to gate',
+    load: async () => (await import('./gate.js')).gateCommand,
   },
   {
     name: 'show',

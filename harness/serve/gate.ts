@@ -1,0 +1,158 @@
+/**
+ * The gate of a server run (`gpushare gate <server run> --baseline <server run>`): per mode and number of
+ * copies, how each headline ratio against the dedicated copy moved from the baseline run, judged as
+ * bench's gate judges a change (stats/between-runs.ts `classifyAgainstBand`): `unchanged` inside its band,
+ * `regression` or `improvement` outside it. Pure: the command reads the runs, this compares them.
+ */
+import { ExitCode } from '../core/errors.js';
+import { refuseSimulatedBesideReal } from '../record/simulated.js';
+import { fingerprintMismatches } from '../session/machine.js';
+import { classifyAgainstBand, combineHalfWidths, intervalHalfWidthLog, relativeToLog } from '../stats/between-runs.js';
+import { analyzeServe, type Estimate, type GroupAnalysis, type RatioName } from './analysis.js';
+import type { ServeRun } from './record.js';
+
+/** The ratios gated, and which way is better: the two the summary and `plan` act on. */
+export const GATED_RATIOS: ReadonlyArray<{ name: RatioName; better: 'higher' | 'lower' }> = [
+  { name: 'throughput', better: 'higher' },
+  { name: 'ttftP99', better: 'lower' },
+];
+
+/**
+ * Between-run half-width (relative) of a server ratio. No set of server runs on several machines has
+ * been calibrated yet (docs/gate-calibration.md calibrates bench's headlines); bench's widest floor
+ * (`*` in bench/gate/bands.ts, the 99.5% prediction half-width of mps/infer) stands in.
+ */
+export const SERVE_BETWEEN_FLOOR = 0.105;
+
+/** The narrowest band (relative): bench's default noise band; no change under 5% is called one. */
+export const SERVE_NOISE_BAND = 0.05;
+
+export type ServeChangeStatus = 'regression' | 'improvement' | 'unchanged' | 'unclear';
+
+export interface ServeChange {
+  /** "mps ×4": the group. */
+  group: string;
+  ratio: RatioName;
+  better: 'higher' | 'lower';
+  value: number;
+  baselineValue: number;
+  /** value ÷ baselineValue. */
+  change: number;
+  /** The change's within-run 95% CI: the two runs' order-statistic CIs added in quadrature on the log scale. */
+  ci: [number, number] | null;
+  /** The band's half-width, relative (0.12 = ±12%); null without a CI. */
+  band: number | null;
+  status: ServeChangeStatus;
+}
+
+export interface ServeGateResult {
+  runId: string;
+  baselineId: string;
+  changes: ServeChange[];
+  /** Fingerprint or setting fields that differ (only with --allow-mismatch). */
+  mismatches: string[];
+  /** Why the run cannot pass: incomplete, a group of the baseline it did not measure, nothing to compare. */
+  problems: string[];
+  exitCode: number;
+}
+
+/** What differs between two server runs that changes what their ratios mean, one phrase each. */
+export function serveMismatches(now: ServeRun, before: ServeRun): string[] {
+  const machine = (r: ServeRun) => ({ fingerprint: r.fingerprint, gpuIndex: r.gpuIndex });
+  const out = fingerprintMismatches(machine(now), machine(before));
+  const s = (r: ServeRun) => r.settings;
+  const fields: Array<[string, (r: ServeRun) => unknown]> = [
+    ['measure', (r) => s(r).measure],
+    ['server command', (r) => s(r).serve],
+    ['api', (r) => s(r).api],
+    ['requests resident per copy', (r) => s(r).concurrency],
+    ['input tokens', (r) => `${s(r).inputTokens}${s(r).inputTokensMax === null ? '' : `-${s(r).inputTokensMax}`}`],
+    ['output tokens', (r) => s(r).outputTokens],
+    ['window', (r) => `${s(r).windowMs} ms`],
+    ['MPS thread percentage', (r) => s(r).threadPct],
+    ['MPS memory cap', (r) => s(r).mpsMemCap],
+  ];
+  for (const [name, get] of fields)
+    if (get(now) !== get(before)) out.push(`${name}: ${String(get(before))} before vs ${String(get(now))} now`);
+  return out;
+}
+
+/** How one ratio of one group moved: null where either run has no value of it. */
+export function serveChange(
+  group: string,
+  ratio: RatioName,
+  better: 'higher' | 'lower',
+  now: Estimate,
+  before: Estimate,
+  floor = SERVE_BETWEEN_FLOOR,
+  noiseBand = SERVE_NOISE_BAND,
+): ServeChange | null {
+  if (now.value === null || before.value === null || !(now.value > 0) || !(before.value > 0)) return null;
+  const change = now.value / before.value;
+  const usable = (ci: [number, number] | null): ci is [number, number] => ci !== null && ci[0] > 0;
+  if (!usable(now.ci) || !usable(before.ci))
+    return {
+      group,
+      ratio,
+      better,
+      value: now.value,
+      baselineValue: before.value,
+      change,
+      ci: null,
+      band: null,
+      status: 'unclear',
+    };
+  const withinLog = combineHalfWidths(intervalHalfWidthLog(now.ci), intervalHalfWidthLog(before.ci));
+  const bandLog = Math.max(combineHalfWidths(relativeToLog(floor), withinLog), relativeToLog(noiseBand));
+  return {
+    group,
+    ratio,
+    better,
+    value: now.value,
+    baselineValue: before.value,
+    change,
+    ci: [change * Math.exp(-withinLog), change * Math.exp(withinLog)],
+    band: Math.expm1(bandLog),
+    status: classifyAgainstBand(change, better, bandLog),
+  };
+}
+
+const groupName = (g: Pick<GroupAnalysis, 'mode' | 'copies'>) => `${g.mode} ×${g.copies}`;
+
+/**
+ * Compares `run` with `baseline`, both server runs of `bench --serve` (a capacity run has no rounds).
+ * Exit 1 on a regression; else 3 when anything is in doubt (a problem: incomplete, a group missing,
+ * nothing compared); else 0.
+ */
+export function serveGate(run: ServeRun, baseline: ServeRun, mismatches: readonly string[]): ServeGateResult {
+  refuseSimulatedBesideReal([run, baseline], 'gate a server run against this baseline');
+  const now = analyzeServe(run).groups.filter((g) => g.mode !== 'dedicated');
+  const before = analyzeServe(baseline).groups.filter((g) => g.mode !== 'dedicated');
+  const problems: string[] = [];
+  if (run.status !== 'complete')
+    problems.push(`run ${run.id} is ${run.status}, not complete: finish it with gpushare bench --resume`);
+  const changes: ServeChange[] = [];
+  for (const b of before) {
+    if (b.status !== 'measured' || b.ratios === null) continue;
+    const n = now.find((g) => g.mode === b.mode && g.copies === b.copies);
+    if (n?.status !== 'measured' || n.ratios === null) {
+      problems.push(`${groupName(b)}: measured in the baseline, ${n ? n.status : 'not planned'} in this run`);
+      continue;
+    }
+    for (const { name, better } of GATED_RATIOS) {
+      const c = serveChange(groupName(b), name, better, n.ratios[name], b.ratios[name]);
+      if (c) changes.push(c);
+    }
+  }
+  // As bench's gate: an unclear change alone (too few rounds for a CI) neither fails nor doubts the run,
+  // but a comparison in which no change had a band compared nothing.
+  if (changes.every((c) => c.status === 'unclear'))
+    problems.push(
+      changes.length === 0
+        ? 'no ratio was measured in both runs: nothing to compare'
+        : 'no change has a band (each needs 6 rounds in both runs for its CI): nothing was compared',
+    );
+  const regressed = changes.some((c) => c.status === 'regression');
+  const exitCode = regressed ? ExitCode.fail : problems.length > 0 ? ExitCode.inconclusive : ExitCode.ok;
+  return { runId: run.id, baselineId: baseline.id, changes, mismatches: [...mismatches], problems, exitCode };
+}
