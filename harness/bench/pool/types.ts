@@ -24,7 +24,7 @@ export interface ClientPool {
   endMode(): Promise<void>;
   /** The MPS daemon `record`'s mode runs with, started now or already by the policy, and the mode's from now on (it stops it). */
   modeDaemon(record: ModeRecord): Promise<SessionMpsStart>;
-  /** Everything the pool still holds, told to exit, and a daemon it started early, stopped. */
+  /** Everything the pool still holds, told to exit (or stopped: a daemon its policy started and no mode took). */
   close(): Promise<void>;
 }
 
