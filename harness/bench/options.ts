@@ -7,7 +7,7 @@ import { BUILTIN_NAMES, parseSets, workloadSpec } from '../workload/registry.js'
 import { releaseLeadMs } from '../workload/release.js';
 import { DEFAULTS } from './defaults.js';
 import { DEFAULT_THRESHOLDS, type Thresholds } from './gate/thresholds.js';
-import { growable, plainKey, prestartable, processCount, switchable } from './plan.js';
+import { growable, plainKey, prestartable, processCount, switchable } from './pool/reuse.js';
 import type { ProgressStyle } from './progress.js';
 import { type Comparison, type Config, MODE_NAMES, measuresPlainAlone } from './record/schema.js';
 

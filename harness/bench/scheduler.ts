@@ -120,9 +120,7 @@ class Scheduler {
       return;
     }
     this.throwIfAborted();
-    const early = this.pool.takeEarlyDaemon(record);
-    if (early !== null && 'error' in early) throw early.error; // as the start would have thrown here
-    const started = early?.started ?? (await this.startDaemon(record));
+    const started = await this.pool.modeDaemon(record);
     if (!started.ok) {
       record.status = 'failed';
       record.reason = started.reason;

@@ -200,25 +200,9 @@ function usageError(
   // A misspelt flag comes first, whatever else is wrong: it is often why a required one is missing
   // (`plan --model 40`), and yargs reports a missing one or a missing <run> before it.
   const misspelt = command ? unknownFlagIn(argv, command) : null;
-  if (misspelt !== null) {
-    const near = nearest(misspelt, Object.keys(command?.flags as Flags));
-    return new UserError(
-      `unknown flag --${misspelt}${entry ? ` for ${entry.name}` : ''}${near ? `: did you mean --${near}?` : ''} (see ${help})`,
-    );
-  }
+  if (misspelt !== null) return unknownFlag(misspelt, Object.keys(command?.flags as Flags), entry, help);
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
-  if (unknown && entry === null && !argv[0]?.startsWith('-')) return unknownCommand(argv[0] ?? '', argv[1]);
-  if (unknown) {
-    const word = (unknown[1] ?? '').split(', ')[0] ?? '';
-    const given = argv.find((a) => a.replace(/^-+/, '').split('=')[0] === word) ?? word;
-    if (!given.startsWith('-'))
-      return new UserError(`unexpected argument ${argText(given)}${entry ? ` for ${entry.name}` : ''} (see ${help})`);
-    const flags = command ? Object.keys(command.flags as Flags) : ['help', 'version'];
-    const near = nearest(word, flags);
-    return new UserError(
-      `unknown flag --${word}${entry ? ` for ${entry.name}` : ''}${near ? `: did you mean --${near}?` : ''} (see ${help})`,
-    );
-  }
+  if (unknown) return unknownArgument(unknown[1] ?? '', argv, entry, command, help);
   const missing = /^Missing required arguments?: (.+)$/.exec(message);
   const invalid = /^Invalid values:\s+Argument: ([\w-]+), Given: (.+), Choices: (.+)$/s.exec(message);
   if (invalid) {
@@ -233,15 +217,50 @@ function usageError(
       `${entry?.name ?? 'this command'} needs ${names.map((n) => `--${n}`).join(', ')} (see ${help})`,
     );
   }
-  if (/^Not enough non-option arguments/.test(message) && entry) {
+  const positionals = /^Not enough non-option arguments/.test(message)
+    ? missingPositionals(argv, entry, command, help)
+    : null;
+  return positionals ?? new UserError(`${message} (see ${help})`);
+}
+
+/** yargs' "Unknown argument(s): <words>": a command that does not exist, a word no command takes, or a flag not declared. */
+function unknownArgument(
+  words: string,
+  argv: readonly string[],
+  entry: CommandEntry | null,
+  command: AnyCommand | null,
+  help: string,
+): UserError {
+  if (entry === null && !argv[0]?.startsWith('-')) return unknownCommand(argv[0] ?? '', argv[1]);
+  const word = words.split(', ')[0] ?? '';
+  const given = argv.find((a) => a.replace(/^-+/, '').split('=')[0] === word) ?? word;
+  if (!given.startsWith('-'))
+    return new UserError(`unexpected argument ${argText(given)}${entry ? ` for ${entry.name}` : ''} (see ${help})`);
+  return unknownFlag(word, command ? Object.keys(command.flags as Flags) : ['help', 'version'], entry, help);
+}
+
+/** --word, which the command does not declare, and the nearest of its `flags`. */
+function unknownFlag(word: string, flags: readonly string[], entry: CommandEntry | null, help: string): UserError {
+  const near = nearest(word, flags);
+  return new UserError(
+    `unknown flag --${word}${entry ? ` for ${entry.name}` : ''}${near ? `: did you mean --${near}?` : ''} (see ${help})`,
+  );
+}
+
+/** yargs' "Not enough non-option arguments": the command's required <positionals>, or no command at all; null: neither. */
+function missingPositionals(
+  argv: readonly string[],
+  entry: CommandEntry | null,
+  command: AnyCommand | null,
+  help: string,
+): UserError | null {
+  if (entry) {
     const positionals: Positionals = command?.positionals ?? {};
     const needed = Object.keys(positionals).filter((p) => positionals[p]?.demandOption);
     if (needed.length > 0)
       return new UserError(`${entry.name} needs ${needed.map((n) => `<${n}>`).join(' ')} (see ${help})`);
   }
-  if (/^Not enough non-option arguments/.test(message) && argv.length === 0)
-    return new UserError(`name a command (see gpushare --help)`);
-  return new UserError(`${message} (see ${help})`);
+  return argv.length === 0 ? new UserError(`name a command (see gpushare --help)`) : null;
 }
 
 /** The first flag in argv (before `--`) that `command` does not declare, without its dashes; null if none. */

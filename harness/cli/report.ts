@@ -3,13 +3,14 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { analyze } from '../bench/analysis/analyze.js';
-import { checkPatterns, loadThresholds } from '../bench/gate/thresholds.js';
+import { checkPatterns, loadThresholds, type Thresholds } from '../bench/gate/thresholds.js';
 import { actionBenchmarkResults, bencherMetrics } from '../bench/outputs/ci-exports.js';
 import { compareRuns, comparisonMarkdown } from '../bench/outputs/compare.js';
 import { metricsCsv } from '../bench/outputs/metrics-table.js';
 import { summaryJson } from '../bench/outputs/summary.js';
 import { runFile, writeHostReport, writeRunHtml, writeRunReport } from '../bench/outputs/write.js';
 import { loadHostRun } from '../bench/record/host-record.js';
+import type { Run } from '../bench/record/schema.js';
 import { loadRun } from '../bench/record/store.js';
 import { capacityMarkdown } from '../capacity/markdown.js';
 import { type CapacityRun, loadCapacityRun } from '../capacity/record.js';
@@ -108,56 +109,82 @@ async function report(given: ReportOptions, deps: AppDeps): Promise<number> {
   const options = { ...given, runs: await Promise.all(given.runs.map(openRun)) };
   await refuseFiles(options.runs);
   if (options.runs.length > 1) benchOnly(options, 'are two runs');
-  const probe = options.runs.length === 1 ? await loadProbeRun(options.runs[0] as string) : null;
-  if (probe !== null) benchOnly(options, 'is a probe run');
-  if (probe !== null) return probeReport(probe, options, deps);
-  const capacity = options.runs.length === 1 ? await loadCapacityRun(options.runs[0] as string) : null;
-  if (capacity !== null) benchOnly(options, 'is a capacity run');
-  if (capacity !== null) return capacityReport(capacity, options, deps);
-  const mix = options.runs.length === 1 ? await loadMixRun(options.runs[0] as string) : null;
-  if (mix !== null) benchOnly(options, 'is a mix run');
-  if (mix !== null) return mixReport(mix, options, deps);
-  const verify = options.runs.length === 1 ? await loadVerifyRun(options.runs[0] as string) : null;
-  if (verify !== null) return verifyReport(verify, options, deps);
-  const served = options.runs.length === 1 ? await loadServeRun(options.runs[0] as string) : null;
-  if (served !== null) return serveReport(served, options, deps);
-  const host = options.runs.length === 1 ? await loadHostRun(options.runs[0] as string) : null;
-  if (host !== null) benchOnly(options, 'is a multi-GPU run (give one of its run directories)');
-  if (host !== null) {
-    if (options.format !== 'md')
-      throw new UserError(
-        `${options.runs[0]} is a multi-GPU run: --format ${options.format} describes one run, so give one of its run directories (${host.gpus.map((g) => g.dir).join(', ')})`,
-      );
-    deps.out(`${await writeHostReport(options.runs[0] as string, host, options.out ?? reportsDir(deps.cwd), true)}\n`);
-    return ExitCode.ok;
-  }
+  const product = options.runs.length === 1 ? await productReport(options.runs[0] as string, options, deps) : null;
+  if (product !== null) return product;
   const runs = await Promise.all(options.runs.map((dir) => loadRun(dir)));
   const [first, second] = runs;
   if (!first || runs.length > 2) throw new UserError('report takes one run directory, or two to compare');
   const thresholds = options.config ? await loadThresholds(options.config) : first.config.thresholds;
   const out = options.out ?? reportsDir(deps.cwd);
-  if (second) {
-    if (options.format === 'csv')
-      throw new UserError('--format csv describes one run: compare two with --format md or html, or --json');
-    if (options.format === 'json') {
-      deps.out(
-        termJson({
-          a: first.id,
-          b: second.id,
-          noiseBand: thresholds.noiseBand,
-          metrics: compareRuns(first, second, thresholds.noiseBand),
-        }),
-      );
-      return ExitCode.ok;
-    }
-    const name = `compare-${first.id}-vs-${second.id}`;
-    const markdown = comparisonMarkdown(first, second, thresholds.noiseBand);
-    const html = options.format === 'html';
-    const file = runFile(out, name, html ? '.html' : '.md');
-    await writeOutputFile(file, html ? htmlPage(`gpushare ${name}`, markdown) : markdown);
-    deps.out(`${file}\n`);
+  if (second) return compareReport(first, second, thresholds, options, out, deps);
+  return benchReport(first, thresholds, options, out, deps);
+}
+
+/** The run in `dir` reported by the product that made it, where that is not one bench run (a multi-GPU run included); null: a bench run. */
+async function productReport(dir: string, options: ReportOptions, deps: AppDeps): Promise<number | null> {
+  const probe = await loadProbeRun(dir);
+  if (probe !== null) benchOnly(options, 'is a probe run');
+  if (probe !== null) return probeReport(probe, options, deps);
+  const capacity = await loadCapacityRun(dir);
+  if (capacity !== null) benchOnly(options, 'is a capacity run');
+  if (capacity !== null) return capacityReport(capacity, options, deps);
+  const mix = await loadMixRun(dir);
+  if (mix !== null) benchOnly(options, 'is a mix run');
+  if (mix !== null) return mixReport(mix, options, deps);
+  const verify = await loadVerifyRun(dir);
+  if (verify !== null) return verifyReport(verify, options, deps);
+  const served = await loadServeRun(dir);
+  if (served !== null) return serveReport(served, options, deps);
+  const host = await loadHostRun(dir);
+  if (host === null) return null;
+  benchOnly(options, 'is a multi-GPU run (give one of its run directories)');
+  if (options.format !== 'md')
+    throw new UserError(
+      `${dir} is a multi-GPU run: --format ${options.format} describes one run, so give one of its run directories (${host.gpus.map((g) => g.dir).join(', ')})`,
+    );
+  deps.out(`${await writeHostReport(dir, host, options.out ?? reportsDir(deps.cwd), true)}\n`);
+  return ExitCode.ok;
+}
+
+/** Two bench runs side by side: markdown or html written to `out`, or JSON printed. */
+async function compareReport(
+  first: Run,
+  second: Run,
+  thresholds: Thresholds,
+  options: ReportOptions,
+  out: string,
+  deps: AppDeps,
+): Promise<number> {
+  if (options.format === 'csv')
+    throw new UserError('--format csv describes one run: compare two with --format md or html, or --json');
+  if (options.format === 'json') {
+    deps.out(
+      termJson({
+        a: first.id,
+        b: second.id,
+        noiseBand: thresholds.noiseBand,
+        metrics: compareRuns(first, second, thresholds.noiseBand),
+      }),
+    );
     return ExitCode.ok;
   }
+  const name = `compare-${first.id}-vs-${second.id}`;
+  const markdown = comparisonMarkdown(first, second, thresholds.noiseBand);
+  const html = options.format === 'html';
+  const file = runFile(out, name, html ? '.html' : '.md');
+  await writeOutputFile(file, html ? htmlPage(`gpushare ${name}`, markdown) : markdown);
+  deps.out(`${file}\n`);
+  return ExitCode.ok;
+}
+
+/** One bench run in `options.format`. */
+async function benchReport(
+  first: Run,
+  thresholds: Thresholds,
+  options: ReportOptions,
+  out: string,
+  deps: AppDeps,
+): Promise<number> {
   const analysis = analyze(first, thresholds);
   if (options.config)
     checkPatterns(

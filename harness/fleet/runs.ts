@@ -33,84 +33,105 @@ const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code ?? S
  * unread, and fails the fleet.
  */
 async function findRuns(root: string): Promise<Found> {
-  // Where each stored run was unpacked, and the file it came from (relative to the root).
-  const unpacked = new Map<string, string>();
-  const shown = (dir: string) => {
-    for (const [at, file] of unpacked)
+  const walk = new RunWalk(root);
+  await walk.walk(root);
+  return walk.found;
+}
+
+/** One walk of findRuns: what it found, the directories walked and the stored runs unpacked so far. */
+class RunWalk {
+  readonly found: Found;
+  /** Where each stored run was unpacked, and the file it came from (relative to the root). */
+  private readonly unpacked = new Map<string, string>();
+  /** Each directory walked (by device and inode) and where it was first. */
+  private readonly walked = new Map<string, string>();
+
+  constructor(private readonly root: string) {
+    this.found = { runs: [], others: [], shown: (dir) => this.shown(dir) };
+  }
+
+  private shown(dir: string): string {
+    for (const [at, file] of this.unpacked)
       if (dir === at || dir.startsWith(`${at}${path.sep}`))
         return path.join(path.dirname(file), storedRunId(file), path.relative(at, dir));
-    return path.relative(root, dir);
-  };
-  const found: Found = { runs: [], others: [], shown };
-  const walked = new Map<string, string>();
-  const unread = (where: string, reason: string) => void found.others.push({ path: where, reason, fails: true });
-  const walk = async (dir: string): Promise<void> => {
-    const where = shown(dir) || path.basename(path.resolve(root));
-    let entries: Dirent[];
-    try {
-      const id = await stat(dir);
-      const first = walked.get(`${id.dev}:${id.ino}`);
-      if (first !== undefined) {
-        found.others.push({
-          path: where,
-          reason: `the same directory as ${first} (through a symbolic link): its runs are read once, there`,
-          fails: false,
-        });
-        return;
-      }
-      walked.set(`${id.dev}:${id.ino}`, where);
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch (error) {
-      if (dir === root)
-        throw new UserError(
-          `cannot read ${root} (${errorCode(error)}): give a directory holding run directories made by gpushare bench`,
-        );
-      unread(where, `a directory that cannot be read (${errorCode(error)})`);
-      return;
-    }
+    return path.relative(this.root, dir);
+  }
+
+  private unread(where: string, reason: string): void {
+    this.found.others.push({ path: where, reason, fails: true });
+  }
+
+  private other(where: string, reason: string): void {
+    this.found.others.push({ path: where, reason, fails: false });
+  }
+
+  async walk(dir: string): Promise<void> {
+    const where = this.shown(dir) || path.basename(path.resolve(this.root));
+    const entries = await this.entries(dir, where);
+    if (entries === null) return;
     const names = new Set(entries.map((e) => e.name));
     if (names.has(RUN_FILE)) {
-      found.runs.push(dir);
+      this.found.runs.push(dir);
       return;
     }
-    if (names.has(PROBE_FILE))
-      found.others.push({
-        path: where,
-        reason: 'a probe record (what breaks): it has no ratios to compare',
-        fails: false,
-      });
+    if (names.has(PROBE_FILE)) this.other(where, 'a probe record (what breaks): it has no ratios to compare');
     if (names.has(CAPACITY_FILE))
-      found.others.push({
-        path: where,
-        reason: 'a capacity record (a rate search at a latency target): not a bench run, it has no ratios to compare',
-        fails: false,
-      });
+      this.other(
+        where,
+        'a capacity record (a rate search at a latency target): not a bench run, it has no ratios to compare',
+      );
     const subdirs: string[] = [];
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      const full = path.join(dir, entry.name);
-      // A stored run (evidence/<id>.tar.br) is read where it lies: walked as the directory it unpacks to.
-      if (entry.isFile()) {
-        if (!isStoredRunName(entry.name)) continue;
-        const opened = await openRun(full).catch((error: unknown) => {
-          if (!(error instanceof UserError)) throw error;
-          unread(shown(full), error.message); // a damaged one fails the fleet, as a run that cannot be read
-          return null;
-        });
-        if (opened === null) continue;
-        unpacked.set(opened, path.relative(root, full));
-        subdirs.push(opened);
-        continue;
-      }
-      const kind = entry.isSymbolicLink() ? await stat(full).catch((error: unknown) => errorCode(error)) : entry;
-      if (typeof kind === 'string') unread(shown(full), `a symbolic link that cannot be followed (${kind})`);
-      else if (kind.isDirectory()) subdirs.push(full);
-      else if (!kind.isFile()) unread(shown(full), 'not a directory or a regular file (a FIFO, socket or device)');
+      const sub = await this.subdir(path.join(dir, entry.name), entry);
+      if (sub !== null) subdirs.push(sub);
     }
-    for (const sub of subdirs) await walk(sub);
-  };
-  await walk(root);
-  return found;
+    for (const sub of subdirs) await this.walk(sub);
+  }
+
+  /** dir's entries; null where it was walked already (noted) or cannot be read (listed as unread; the root: refused). */
+  private async entries(dir: string, where: string): Promise<Dirent[] | null> {
+    try {
+      const id = await stat(dir);
+      const first = this.walked.get(`${id.dev}:${id.ino}`);
+      if (first !== undefined) {
+        this.other(where, `the same directory as ${first} (through a symbolic link): its runs are read once, there`);
+        return null;
+      }
+      this.walked.set(`${id.dev}:${id.ino}`, where);
+      return await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      if (dir === this.root)
+        throw new UserError(
+          `cannot read ${this.root} (${errorCode(error)}): give a directory holding run directories made by gpushare bench`,
+        );
+      this.unread(where, `a directory that cannot be read (${errorCode(error)})`);
+      return null;
+    }
+  }
+
+  /** The directory to walk that the entry `full` leads to (a link followed, a stored run unpacked); null: none (what cannot be read is listed). */
+  private async subdir(full: string, entry: Dirent): Promise<string | null> {
+    // A stored run (evidence/<id>.tar.br) is read where it lies: walked as the directory it unpacks to.
+    if (entry.isFile()) return isStoredRunName(entry.name) ? this.unpack(full) : null;
+    const kind = entry.isSymbolicLink() ? await stat(full).catch((error: unknown) => errorCode(error)) : entry;
+    if (typeof kind === 'string') this.unread(this.shown(full), `a symbolic link that cannot be followed (${kind})`);
+    else if (kind.isDirectory()) return full;
+    else if (!kind.isFile())
+      this.unread(this.shown(full), 'not a directory or a regular file (a FIFO, socket or device)');
+    return null;
+  }
+
+  /** The directory the stored run `full` unpacks to; null where it cannot be read (listed as unread: it fails the fleet). */
+  private async unpack(full: string): Promise<string | null> {
+    const opened = await openRun(full).catch((error: unknown) => {
+      if (!(error instanceof UserError)) throw error;
+      this.unread(this.shown(full), error.message);
+      return null;
+    });
+    if (opened !== null) this.unpacked.set(opened, path.relative(this.root, full));
+    return opened;
+  }
 }
 
 /** A cross-GPU check (bench --gpus) measures how a host's GPUs disturb each other, not one GPU's sharing costs. */

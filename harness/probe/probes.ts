@@ -6,30 +6,10 @@
 import type { Clock } from '../core/clock.js';
 import type { ProcessRunner } from '../core/process.js';
 import type { SessionDaemon, SessionMpsStart } from '../session/lifecycle.js';
-import type { AllocReply, Cleanup, LatencySeries, ProbeMode, ProbeName, ProbeOutcome, Victim } from './record.js';
-import { Cast, type RoleMessage, type RoleProcess } from './role.js';
-
-/** The fixed settings every probe uses; recorded with the run. */
-export const PROBE_SETTINGS = {
-  /** What a victim allocates to see whether memory is left for it, MiB. */
-  victimAllocMib: 256,
-  /** The MPS pinned-memory limit of the memory probe's limited run, MiB. */
-  mpsMemLimitMib: 2048,
-  smCapPercentages: [100, 50, 25],
-  /** Clients the client-limit probe tries at most (the MPS docs say 48 on Volta and later). */
-  maxClients: 64,
-  contextClients: 4,
-  /** Tenants of the one process of the in-process fault probe. */
-  inProcessTenants: 4,
-  sliceCotenants: [0, 1, 2, 4],
-  slice: { periodMs: 10, requests: 500 },
-  /** Priority and green contexts: short requests every 2 ms beside a background that fills every SM. */
-  critical: { periodMs: 2, requests: 1000, spinUs: 300 },
-  criticalSms: 16,
-  readyTimeoutMs: 120_000,
-  stepTimeoutMs: 120_000,
-  stopTimeoutMs: 10_000,
-} as const;
+import type { Cleanup, ProbeMode, ProbeName, ProbeOutcome, Victim } from './record.js';
+import { alloc, expect, kernels, lastLine, num, ProbeFailure, ready, records, series, text } from './replies.js';
+import { Cast, type RoleProcess } from './role.js';
+import { PROBE_SETTINGS } from './settings.js';
 
 /** What the probes need from outside: processes, time, the GPU, and MPS daemons. */
 export interface ProbeDeps {
@@ -50,9 +30,6 @@ export interface ProbeResult {
   outcome: ProbeOutcome;
   cleanup: Cleanup;
 }
-
-/** A role did not do what the probe needs: the probe is `failed` with this reason. */
-class ProbeFailure extends Error {}
 
 type Outcome<P extends ProbeName> = Extract<ProbeOutcome, { probe: P }>;
 type Measured<P extends ProbeName> = Omit<
@@ -144,38 +121,6 @@ async function session<P extends ProbeName>(
   return { outcome, cleanup: { probe, mode, daemon: stopped, leftPids } };
 }
 
-/** The next `events` message of a role, or a ProbeFailure saying why it did not come. */
-async function expect(
-  role: RoleProcess,
-  events: readonly string[],
-  timeoutMs: number = PROBE_SETTINGS.stepTimeoutMs,
-): Promise<RoleMessage> {
-  const reply = await role.next([...events, 'failed'], timeoutMs);
-  if (reply.kind === 'message' && events.includes(reply.message.event)) return reply.message;
-  if (reply.kind === 'message') throw new ProbeFailure(`${role.label} failed: ${text(reply.message.error)}`);
-  if (reply.kind === 'exited')
-    throw new ProbeFailure(
-      `${role.label} exited (${reply.exit.spawnError ?? `code ${reply.exit.exitCode ?? reply.exit.signal}`}) before ${events.join('/')}: ${lastLine(reply.stderr)}`,
-    );
-  throw new ProbeFailure(`${role.label} printed no ${events.join('/')} within ${timeoutMs / 1000} s`);
-}
-
-async function ready(...roles: RoleProcess[]): Promise<RoleMessage[]> {
-  return Promise.all(roles.map((r) => expect(r, ['ready'], PROBE_SETTINGS.readyTimeoutMs)));
-}
-
-async function alloc(role: RoleProcess, mib: number): Promise<AllocReply> {
-  role.send({ cmd: 'alloc', mib });
-  const m = await expect(role, ['alloc']);
-  return { mib, ok: m.ok === true, error: m.error === null || m.error === undefined ? null : text(m.error) };
-}
-
-async function kernels(role: RoleProcess): Promise<{ kernels: number; atUs: number }> {
-  role.send({ cmd: 'status' });
-  const m = await expect(role, ['status']);
-  return { kernels: num(m.kernels), atUs: num(m.atUs) };
-}
-
 async function memory(cast: Cast, limitMib: number | null): Promise<Measured<'memory'>> {
   const mib = PROBE_SETTINGS.victimAllocMib;
   const victim = cast.start('victim', 'tenant');
@@ -242,22 +187,29 @@ async function fault(cast: Cast, daemon: SessionDaemon | null, clock: Clock): Pr
   };
   const serverAfterFault = await server();
   const fates: Victim[] = [];
-  for (const v of victims) {
-    v.send({ cmd: 'status' });
-    const reply = await v.next(['status', 'failed'], 15_000);
-    if (reply.kind === 'message' && reply.message.event === 'status') fates.push({ survived: true, error: null });
-    else
-      fates.push({
-        survived: false,
-        error:
-          reply.kind === 'message'
-            ? text(reply.message.error)
-            : reply.kind === 'exited'
-              ? lastLine(reply.stderr) || `exited with ${reply.exit.exitCode}`
-              : 'stopped answering',
-      });
-  }
-  // A new client after the fault: how long until one is accepted (30 s at most).
+  for (const v of victims) fates.push(await fate(v));
+  const recovery = await recover(cast, clock, faultAtUs);
+  return { faulterError, victims: fates, serverAfterFault, serverAfterRecovery: await server(), recovery };
+}
+
+/** Whether a victim still answers after the fault, or how it failed. */
+async function fate(v: RoleProcess): Promise<Victim> {
+  v.send({ cmd: 'status' });
+  const reply = await v.next(['status', 'failed'], 15_000);
+  if (reply.kind === 'message' && reply.message.event === 'status') return { survived: true, error: null };
+  return {
+    survived: false,
+    error:
+      reply.kind === 'message'
+        ? text(reply.message.error)
+        : reply.kind === 'exited'
+          ? lastLine(reply.stderr) || `exited with ${reply.exit.exitCode}`
+          : 'stopped answering',
+  };
+}
+
+/** A new client after the fault: how long until one is accepted (30 s at most), and after how many attempts. */
+async function recover(cast: Cast, clock: Clock, faultAtUs: number): Promise<Measured<'fault'>['recovery']> {
   let attempts = 0;
   let lastError: string | null = null;
   let accepted = false;
@@ -280,13 +232,7 @@ async function fault(cast: Cast, daemon: SessionDaemon | null, clock: Clock): Pr
   }
   // Until the accepted client said ready (or the last refusal), not counting its stop.
   const afterMs = (acceptedAtUs - faultAtUs) / 1000;
-  return {
-    faulterError,
-    victims: fates,
-    serverAfterFault,
-    serverAfterRecovery: await server(),
-    recovery: { accepted, afterMs, attempts, lastError },
-  };
+  return { accepted, afterMs, attempts, lastError };
 }
 
 /** Tenants of one process (threads, streams) while another thread of it makes an illegal address. */
@@ -464,39 +410,4 @@ async function greenContext(deps: ProbeDeps): Promise<ProbeResult> {
       leftPids: [...inProcess.cleanup.leftPids, ...viaMps.cleanup.leftPids],
     },
   };
-}
-
-function series(m: Record<string, unknown>, parent?: Record<string, unknown>): LatencySeries {
-  return {
-    latenciesMs: list(m.latenciesMs).map(num),
-    lateRequests: num(m.lateRequests),
-    periodMs: num(m.periodMs ?? parent?.periodMs),
-  };
-}
-
-function num(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value))
-    throw new ProbeFailure(`a role printed ${JSON.stringify(value)} where a number belongs`);
-  return value;
-}
-
-function list(value: unknown): unknown[] {
-  if (!Array.isArray(value)) throw new ProbeFailure(`a role printed ${JSON.stringify(value)} where a list belongs`);
-  return value;
-}
-
-function records(value: unknown): Array<Record<string, unknown>> {
-  return list(value).map((v) => {
-    if (typeof v !== 'object' || v === null)
-      throw new ProbeFailure(`a role printed ${JSON.stringify(v)} where an object belongs`);
-    return v as Record<string, unknown>;
-  });
-}
-
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-function lastLine(stderr: string): string {
-  return stderr.trim().split('\n').filter(Boolean).slice(-1)[0]?.slice(0, 300) ?? '';
 }

@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
-import { prestartable, switchable } from '../../harness/bench/plan.js';
+import { prestartable, switchable } from '../../harness/bench/pool/reuse.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import { usableCpus } from '../../harness/system/cpus.js';

@@ -1,6 +1,7 @@
 /** The claims ledger: verdicts by their stated rules, from typed probe outcomes (no GPU, no processes). */
 import { describe, expect, it } from 'vitest';
-import { claimsLedger, latencySummary, perClientMib } from '../../harness/probe/claims.js';
+import { claimsLedger, perClientMib } from '../../harness/probe/claims.js';
+import { latencySummary } from '../../harness/probe/latency.js';
 import { probeMarkdown } from '../../harness/probe/markdown.js';
 import type { LatencySeries, ProbeOutcome, ProbeRun } from '../../harness/probe/record.js';
 

@@ -2,21 +2,13 @@
  * What every pool policy shares: starting a comparison's processes, awaiting and checking their ready
  * lines, recording their start (run.clientStarts), and closing them with their stderr kept.
  */
+import type { SessionMpsStart } from '../../session/lifecycle.js';
 import { type ReadyMessage, TENANTS_ENV } from '../../workload/protocol.js';
-import { processCount } from '../plan.js';
 import type { Comparison, ModeRecord, Run } from '../record/schema.js';
 import { PlainProcesses } from './plain.js';
-import { awaitReady, startClients } from './processes.js';
-import type {
-  ClientGroup,
-  ClientPool,
-  EarlyDaemon,
-  Lease,
-  PoolContext,
-  PoolMode,
-  Readiness,
-  ReadyReplies,
-} from './types.js';
+import { awaitReady, closeClients, keepStderr, startClients } from './processes.js';
+import { processCount } from './reuse.js';
+import type { ClientGroup, ClientPool, Lease, PoolContext, PoolMode, Readiness, ReadyReplies } from './types.js';
 
 export abstract class PoolBase implements ClientPool {
   /** Each workload's plain process, which measures every comparison's alone arm. */
@@ -69,17 +61,15 @@ export abstract class PoolBase implements ClientPool {
     const { clients, forget } = lease.group;
     // Kept for the next comparison, or told to exit; their stderr so far is kept either way.
     const carriedOn = finished && !signal.aborted && this.carryOn(lease);
-    const exitMs = signal.aborted ? 0 : run.config.timeouts.exitMs;
-    const closed = carriedOn ? [] : await Promise.all(clients.map((client) => client.close(exitMs)));
     const start = run.clientStarts?.find((s) => s.comparisonId === c.id && s.startedUs === lease.startedUs);
-    if (start) start.endUs = clock.monotonicUs();
-    if (!carriedOn) for (const f of forget) f();
-    for (const [i, client] of clients.entries()) {
-      if (closed[i] === 'killed' && !signal.aborted)
-        this.ctx.warn(`${client.label} did not exit within ${exitMs} ms of the exit command and was killed`);
-      const stderr = client.stderrTail();
-      if (stderr) await this.ctx.store.writeText(`logs/${c.id.replace(/\//g, '-')}-c${i}.stderr.log`, stderr);
-    }
+    const ended = () => {
+      if (start) start.endUs = clock.monotonicUs();
+    };
+    const log = (i: number) => `${c.id.replace(/\//g, '-')}-c${i}`;
+    if (carriedOn) {
+      ended();
+      await keepStderr(this.ctx, clients, log);
+    } else await closeClients(this.ctx, { clients, forget }, log, ended);
     // Comparisons run one at a time: every other one not stopped yet is still to come. A comparison that
     // did not finish as planned hands its plain process on to none: it may be why (a crash, a hang).
     const pending = run.plan.filter((x) => x !== c && !run.stops.some((s) => s.comparisonId === x.id));
@@ -88,8 +78,8 @@ export abstract class PoolBase implements ClientPool {
 
   async endMode(): Promise<void> {}
 
-  takeEarlyDaemon(_record: ModeRecord): EarlyDaemon | null {
-    return null;
+  modeDaemon(record: ModeRecord): Promise<SessionMpsStart> {
+    return this.ctx.startDaemon(record);
   }
 
   /** Every plain process the pool still holds, told to exit (a policy that holds more closes it too). */

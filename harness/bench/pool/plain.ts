@@ -5,9 +5,9 @@
  * mode's slowdown then divides by throughput measured by one and the same process.
  */
 import type { ClientReply, WorkloadClient } from '../../workload/client.js';
-import { plainKey } from '../plan.js';
 import { type Comparison, measuresPlainAlone, type Run } from '../record/schema.js';
-import { awaitReady, startPlain } from './processes.js';
+import { awaitReady, closeClients, startPlain } from './processes.js';
+import { plainKey } from './reuse.js';
 import type { PoolContext } from './types.js';
 
 /** The plain process for a comparison: ready (`readyUs`: when, if it was started for it; null: kept), or the reply that said it could not be. */
@@ -71,13 +71,13 @@ export class PlainProcesses {
     const kept = this.kept.get(key);
     if (kept === undefined) return;
     this.kept.delete(key);
-    const exitMs = this.ctx.signal.aborted ? 0 : this.ctx.run.config.timeouts.exitMs;
-    if ((await kept.client.close(exitMs)) === 'killed' && !this.ctx.signal.aborted)
-      this.ctx.warn(`${kept.client.label} did not exit within ${exitMs} ms of the exit command and was killed`);
-    for (const f of kept.forget) f();
-    kept.record.endUs = this.ctx.clock.monotonicUs();
-    const stderr = kept.client.stderrTail();
-    if (stderr)
-      await this.ctx.store.writeText(`logs/plain-${kept.comparisonId.replace(/\//g, '-')}.stderr.log`, stderr);
+    await closeClients(
+      this.ctx,
+      { clients: [kept.client], forget: kept.forget },
+      () => `plain-${kept.comparisonId.replace(/\//g, '-')}`,
+      () => {
+        kept.record.endUs = this.ctx.clock.monotonicUs();
+      },
+    );
   }
 }

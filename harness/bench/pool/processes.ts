@@ -19,8 +19,10 @@ import {
   TENANTS_ENV,
 } from '../../workload/protocol.js';
 import { ProtocolMember } from '../../workload/protocol-member.js';
-import { pinnedIds, plainEnv } from '../plan.js';
+import { pinnedIds } from '../plan.js';
 import type { Comparison } from '../record/schema.js';
+import { plainEnv } from './reuse.js';
+import type { PoolContext } from './types.js';
 
 /** A comparison's processes as a workload group: released by run commands, answering results. */
 export type ClientsGroup = WorkloadGroup<RunCommand, ResultMessage, ReadyMessage>;
@@ -136,4 +138,40 @@ export function idleCpus(cpus: UsableCpus | null, c: Pick<Comparison, 'clientEnv
   const pinned = pinnedIds(c);
   if (cpus === null || pinned.length === 0) return [];
   return cpus.ids.filter((id, i) => i !== 0 && !pinned.includes(id));
+}
+
+/** What closing processes needs of the pool: the run (its exit timeout), whether it was interrupted, its warnings and its store. */
+type Closing = Pick<PoolContext, 'run' | 'signal' | 'warn' | 'store'>;
+
+/**
+ * Tells `clients` to exit (at once where the run was interrupted), takes them off the reaper once they
+ * have, warns of each that had to be killed, and keeps each one's stderr (see keepStderr). `exited` runs
+ * once they have all exited, before the warnings.
+ */
+export async function closeClients(
+  ctx: Closing,
+  group: { clients: readonly WorkloadClient[]; forget: ReadonlyArray<() => void> },
+  log: (i: number) => string,
+  exited: () => void = () => undefined,
+): Promise<void> {
+  const exitMs = ctx.signal.aborted ? 0 : ctx.run.config.timeouts.exitMs;
+  const closed = await Promise.all(group.clients.map((client) => client.close(exitMs)));
+  exited();
+  for (const f of group.forget) f();
+  for (const [i, client] of group.clients.entries())
+    if (closed[i] === 'killed' && !ctx.signal.aborted)
+      ctx.warn(`${client.label} did not exit within ${exitMs} ms of the exit command and was killed`);
+  await keepStderr(ctx, group.clients, log);
+}
+
+/** Each client's stderr so far, if any, written to `logs/<log(i)>.stderr.log`. */
+export async function keepStderr(
+  ctx: Pick<PoolContext, 'store'>,
+  clients: readonly WorkloadClient[],
+  log: (i: number) => string,
+): Promise<void> {
+  for (const [i, client] of clients.entries()) {
+    const stderr = client.stderrTail();
+    if (stderr) await ctx.store.writeText(`logs/${log(i)}.stderr.log`, stderr);
+  }
 }

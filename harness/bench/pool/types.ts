@@ -22,9 +22,9 @@ export interface ClientPool {
   release(lease: Lease, finished: boolean): Promise<void>;
   /** The mode's processes kept for a comparison that did not run: told to exit (before its MPS daemon stops). */
   endMode(): Promise<void>;
-  /** The MPS daemon the pool started early for `record`'s mode, handed over once; null: none. */
-  takeEarlyDaemon(record: ModeRecord): EarlyDaemon | null;
-  /** Everything the pool still holds, told to exit, and a daemon it started early, stopped. */
+  /** The MPS daemon `record`'s mode runs with, started now or already by the policy, and the mode's from now on (it stops it). */
+  modeDaemon(record: ModeRecord): Promise<SessionMpsStart>;
+  /** Everything the pool still holds, told to exit (or stopped: a daemon its policy started and no mode took). */
   close(): Promise<void>;
 }
 
@@ -77,9 +77,6 @@ export type Readiness =
   | { kind: 'ready' }
   | { kind: 'unsupported'; reason: string }
   | { kind: 'failed'; client: number; clients: WorkloadClient[]; reply: ClientReply<unknown> };
-
-/** The MPS mode's daemon, started early: how its start went, or what it threw, given to the mode when it begins. */
-export type EarlyDaemon = { record: ModeRecord } & ({ started: SessionMpsStart } | { error: unknown });
 
 /** The first comparison's clients, started before the run at `startedUs` (CLOCK_MONOTONIC µs): the pool waits for their ready lines. */
 export interface Prestarted {

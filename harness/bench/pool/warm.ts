@@ -6,20 +6,15 @@
  * starts early for them; processes exit at once when nothing will use them.
  */
 import { Interrupted } from '../../core/errors.js';
-import { growable, prestartable, processCount, switchable } from '../plan.js';
+import type { SessionMpsStart } from '../../session/lifecycle.js';
 import type { Comparison, ModeRecord } from '../record/schema.js';
 import { laterComparisons, nextComparison, PoolBase } from './base.js';
 import { clientLabel, heldEnv, switchedName } from './processes.js';
-import type {
-  Carry,
-  ClientGroup,
-  EarlyDaemon,
-  Lease,
-  PoolContext,
-  PoolMode,
-  PoolModule,
-  ReadyReplies,
-} from './types.js';
+import { growable, prestartable, processCount, switchable } from './reuse.js';
+import type { Carry, ClientGroup, Lease, PoolContext, PoolMode, PoolModule, ReadyReplies } from './types.js';
+
+/** The MPS mode's daemon, started early: how its start went, or what it threw, given to the mode when it begins. */
+type EarlyDaemon = { record: ModeRecord } & ({ started: SessionMpsStart } | { error: unknown });
 
 export class WarmPool extends PoolBase {
   /**
@@ -132,10 +127,13 @@ export class WarmPool extends PoolBase {
     await this.closeCarried(); // connected to this mode's daemon: they go before it does
   }
 
-  override takeEarlyDaemon(record: ModeRecord): EarlyDaemon | null {
+  /** The daemon started early for the mode's prestarted clients, handed over once (or what its start threw, thrown now as the start would have); else one started now. */
+  override async modeDaemon(record: ModeRecord): Promise<SessionMpsStart> {
     const early = this.earlyDaemon?.record === record ? this.earlyDaemon : null;
     this.earlyDaemon = null;
-    return early;
+    if (early === null) return super.modeDaemon(record);
+    if ('error' in early) throw early.error;
+    return early.started;
   }
 
   override async close(): Promise<void> {

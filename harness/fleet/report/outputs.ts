@@ -23,22 +23,8 @@ export function fleetText(fleet: FleetAnalysis, reportFile: string | null): stri
   const runs = fleet.nodes.length;
   const lines = [
     `fleet: ${runs} bench run(s) on ${fleet.gpus} GPU(s) (${fleet.gpuModels.join(', ')}) in ${fleet.groups.length} group(s) of like settings`,
+    ...fleet.groups.flatMap(groupLines),
   ];
-  for (const g of fleet.groups) {
-    const head = `${g.id} ${g.gpuModel}, ${g.nodes.length} run(s) on ${g.gpus} GPU(s): ${g.settings}`;
-    if (g.setAside) {
-      lines.push(head, `  set aside: ${g.setAside}`);
-      continue;
-    }
-    lines.push(head);
-    if (g.untested) lines.push(`  outliers not tested: ${g.untested}`);
-    for (const d of g.ratios) {
-      const out = d.points.filter((p) => p.outlier !== null).map((p) => p.node);
-      lines.push(
-        `  ${d.metricId}: n ${d.n}, median ${f3(d.median)}, ${f3(d.min)}–${f3(d.max)} (spread ${pct(d.spread)})${d.band ? `, band [${f3(d.band.lo)}, ${f3(d.band.hi)}]` : ''}${out.length > 0 ? `, outliers: ${out.join(', ')}` : ''}`,
-      );
-    }
-  }
   for (const x of fleet.notCompared) lines.push(`${x.fails ? 'unreadable' : 'not compared'}: ${x.path}: ${x.reason}`);
   for (const node of fleet.nodes.filter((n) => !n.pass)) {
     for (const r of node.ratios.filter((x) => x.outlier !== null))
@@ -53,6 +39,21 @@ export function fleetText(fleet: FleetAnalysis, reportFile: string | null): stri
   );
   // Each line shown escaped: node names, GPU models, reasons and paths are the runs' text.
   return `${lines.map(termText).join('\n')}\n`;
+}
+
+/** A group of like runs: its head, and why it was set aside or each ratio's spread, band and outliers. */
+function groupLines(g: FleetAnalysis['groups'][number]): string[] {
+  const head = `${g.id} ${g.gpuModel}, ${g.nodes.length} run(s) on ${g.gpus} GPU(s): ${g.settings}`;
+  if (g.setAside) return [head, `  set aside: ${g.setAside}`];
+  const lines = [head];
+  if (g.untested) lines.push(`  outliers not tested: ${g.untested}`);
+  for (const d of g.ratios) {
+    const out = d.points.filter((p) => p.outlier !== null).map((p) => p.node);
+    lines.push(
+      `  ${d.metricId}: n ${d.n}, median ${f3(d.median)}, ${f3(d.min)}–${f3(d.max)} (spread ${pct(d.spread)})${d.band ? `, band [${f3(d.band.lo)}, ${f3(d.band.hi)}]` : ''}${out.length > 0 ? `, outliers: ${out.join(', ')}` : ''}`,
+    );
+  }
+  return lines;
 }
 
 /** One testcase per node and ratio, and one per node for its checks, so CI systems list each failing node. */
