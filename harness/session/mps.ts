@@ -173,25 +173,31 @@ export class RunDaemons {
   }
 
   /**
+   * The record's daemons that may still run, each with its private directory, one at a time. One that
+   * quit and was recorded so, but whose directory a killed harness left, has it removed instead (only
+   * a root provably this run's, as everywhere).
+   */
+  private *mayRun(): Generator<[MpsDaemonRecord, string]> {
+    for (const daemon of this.run.daemons()) {
+      if (daemon.pipeDirectory === null) continue;
+      if (daemonMayRun(daemon)) yield [daemon, daemon.pipeDirectory];
+      else removeRecordedMpsRootSync(daemon.pipeDirectory, this.run.runId);
+    }
+  }
+
+  /**
    * Stops every MPS daemon the record still lists as running or starting (left by a killed harness,
    * or by an error that cut the run's own shutdown short), acting only on what is provably this
    * run's; saves its logs as `<prefix>-*.log` and removes its private directory once they are saved.
    */
   async stopLeft(prefix: string, leftBy: string): Promise<void> {
     const run = this.run;
-    for (const daemon of run.daemons()) {
-      if (daemon.pipeDirectory === null) continue;
-      if (!daemonMayRun(daemon)) {
-        // Quit and recorded so, but the harness was killed before its private directory went: remove it
-        // (only a root provably this run's, as everywhere).
-        removeRecordedMpsRootSync(daemon.pipeDirectory, run.runId);
-        continue;
-      }
+    for (const [daemon, pipeDirectory] of this.mayRun()) {
       const orphan = await stopOrphanDaemon(run.deps.runner, run.deps.clock, {
         runId: run.runId,
         controlPid: daemon.controlPid,
         serverPids: daemon.serverPids,
-        pipeDirectory: daemon.pipeDirectory,
+        pipeDirectory,
       });
       const logFiles = await this.saveLogs(orphan.logs, daemon.logDirectory ?? 'mps', `${prefix}-`).catch(() => null);
       if (logFiles !== null) {
@@ -214,14 +220,9 @@ export class RunDaemons {
    */
   killSync(signal: InterruptSignal | null): void {
     const run = this.run;
-    for (const daemon of run.daemons()) {
-      if (daemon.pipeDirectory === null) continue;
-      if (!daemonMayRun(daemon)) {
-        removeRecordedMpsRootSync(daemon.pipeDirectory, run.runId);
-        continue;
-      }
-      killMpsProcessesSettledSync(daemon.pipeDirectory);
-      const logFiles = salvageMpsLogsSync(daemon.pipeDirectory, run.runId, run.dir, daemon.logDirectory);
+    for (const [daemon, pipeDirectory] of this.mayRun()) {
+      killMpsProcessesSettledSync(pipeDirectory);
+      const logFiles = salvageMpsLogsSync(pipeDirectory, run.runId, run.dir, daemon.logDirectory);
       // Not salvaged: the record keeps it running, for --resume to stop and clean up.
       if (logFiles === null) continue;
       Object.assign(daemon, {

@@ -76,9 +76,10 @@ export type RunCommandOptions<O> = { resume: null; options: O } | { resume: stri
 /** The command of `product`: flags and help as it gives them, new and --resume as above. */
 export function runCommand<
   const F extends Flags,
-  const P extends Positionals,
-  O extends RunOptions,
-  R extends RunRecord,
+  // None unless given: a command without positionals takes no others.
+  const P extends Positionals = Record<never, never>,
+  O extends RunOptions = RunOptions,
+  R extends RunRecord = RunRecord,
 >(product: RunProduct<F, P, O, R>): Command<F, P, RunCommandOptions<O>> {
   return defineCommand({
     flags: product.flags,
