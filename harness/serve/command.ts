@@ -55,7 +55,7 @@ function serveCommandOf(measure: ServeSettings['measure']) {
         done: (run) => run.groups.filter((g) => g.status !== 'pending').length,
         windDown: 'stopping the copies (--resume measures the group under way again)',
       }),
-    create: (header, options, made, deps) => newServeRun(header, options, made, deps),
+    create: newServeRun,
     resume: {
       load: async (dir) => {
         const run = await loadServeRun(dir);

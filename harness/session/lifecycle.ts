@@ -1,8 +1,8 @@
 /**
  * One run's lifecycle, the same for a bench run, a multi-GPU host run, a probe run and a capacity
  * run: its directory opened and locked (or, for --resume, locked and its record read again), the
- * interrupts watched (one double-signal policy), its MPS daemons recorded before they start and
- * stopped however the run ends, the status, finishedAt and "stopped by" warning set, the final save,
+ * interrupts watched (one double-signal policy), its MPS daemons (mps.ts) recorded before they start
+ * and stopped however the run ends, the status, finishedAt and "stopped by" warning set, the final save,
  * and where the report goes. A product supplies only what differs: its record, its loop, its report.
  */
 import path from 'node:path';
