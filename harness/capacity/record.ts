@@ -1,9 +1,8 @@
 /** What `gpushare capacity` records (capacity.json): every step of every search, as measured. */
 import { z } from 'zod';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
-import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
+import { loadRecord, machineRecordHeaderSchema } from '../record/record-file.js';
 import { type TimeAccount, TimeAccountSchema, timeAccount, WallSpanSchema } from '../session/time-account.js';
-import { FingerprintSchema } from '../system/nvidia/schema.js';
 import { StepSchema } from '../workload/open-loop.js';
 import { WorkloadSpecSchema } from '../workload/spec.js';
 
@@ -55,9 +54,7 @@ export type CapacityPoint = z.infer<typeof CapacityPointSchema>;
 
 /** capacity.json's schema, the one source of its types; checked when a record is read. */
 export const CapacityRunSchema = z.object({
-  ...recordHeaderSchema(CAPACITY_SCHEMA_ID),
-  fingerprint: FingerprintSchema,
-  gpuIndex: z.number().int().nonnegative(),
+  ...machineRecordHeaderSchema(CAPACITY_SCHEMA_ID),
   settings: CapacitySettingsSchema,
   points: z.array(CapacityPointSchema),
   warnings: z.array(z.string()),

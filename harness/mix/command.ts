@@ -4,22 +4,12 @@
  * gives, and the claims about mixed tenants graded.
  */
 import { clockText } from '../core/clock-text.js';
-import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
-import { termJson, termText } from '../core/escape/terminal.js';
 import { notARunOf } from '../record/record-file.js';
-import { simulatedJson, simulatedLine } from '../record/simulated.js';
-import { refuseSettingsWithResume } from '../session/flags.js';
-import {
-  jsonBinding,
-  newSession,
-  type RecordBinding,
-  resumeOnThisMachine,
-  runAndReport,
-  type Session,
-} from '../session/lifecycle.js';
-import { newRun } from '../session/preflight.js';
+import { simulatedLine } from '../record/simulated.js';
+import { jsonBinding, runAndReport, type Session } from '../session/lifecycle.js';
+import { runCommand, runJson, whereLines } from '../session/run-command.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { mixCells, protections } from './analysis.js';
@@ -29,38 +19,29 @@ import { estimateMs, roundArms } from './plan.js';
 import { loadMixRun, MIX_SCHEMA_ID, type MixRun } from './record.js';
 import { mixSummary, writeMixReport } from './report.js';
 
-type MixCommandOptions = ({ resume: null } & MixOptions) | { resume: string; json: boolean };
-
-/** `gpushare mix`: flags, options, run. */
-export const mixCommand = defineCommand({
+/** `gpushare mix`: flags, options, run; --resume continues one with its own settings. */
+export const mixCommand = runCommand({
   flags: MIX_FLAGS,
   epilogue: MIX_EPILOGUE,
-  resolve: (args): MixCommandOptions => {
-    if (args.resume === undefined) return { resume: null, ...resolveMixOptions(args) };
-    refuseSettingsWithResume(MIX_FLAGS, args);
-    return { resume: args.resume, json: args.json ?? false };
-  },
-  run: mix,
-});
-
-async function mix(options: MixCommandOptions, deps: AppDeps): Promise<number> {
-  if (options.resume !== null) return resumeMix(options.resume, options.json, deps);
-  if (options.dryRun) {
+  kind: 'mix',
+  schema: MIX_SCHEMA_ID,
+  verb: 'measure unlike tenants',
+  resolve: resolveMixOptions,
+  dryRun: (options, deps) => {
     const estimate = estimateMs(options.settings);
     deps.out(
       `gpushare mix --dry-run: ${estimate.windows} windows, about ${clockText(estimate.totalMs)} on an H100\n${estimate.lines.map((l) => `  ${l}\n`).join('')}`,
     );
     return ExitCode.ok;
-  }
-  const { fingerprint, createdAt, id, dir } = await newRun(deps, options, 'mix', 'measure unlike tenants');
-  const run: MixRun = {
-    schema: MIX_SCHEMA_ID,
-    id,
-    status: 'running',
-    createdAt,
-    finishedAt: null,
-    fingerprint,
-    gpuIndex: options.gpuIndex,
+  },
+  binding: (dir) =>
+    jsonBinding<MixRun>(dir, 'mix', 0, {
+      daemons: (run) => run.daemons,
+      done: (run) => run.windows.length,
+      windDown: 'stopping after the window under way (--resume measures its round again)',
+    }),
+  create: (header, options): MixRun => ({
+    ...header,
     settings: options.settings,
     capacitySteps: [],
     windows: [],
@@ -69,44 +50,27 @@ async function mix(options: MixCommandOptions, deps: AppDeps): Promise<number> {
     daemons: [],
     current: null,
     resumes: [],
-  };
-  return mixRun(await newSession(mixBinding(dir), dir, run, deps), options, deps);
-}
-
-/** Continues a mix run with its own settings: the round under way when it stopped is measured again. */
-async function resumeMix(dir: string, json: boolean, deps: AppDeps): Promise<number> {
-  const session = await resumeOnThisMachine(mixBinding(dir), dir, deps, {
-    load: async (from) => (await loadMixRun(from)) ?? Promise.reject(await notARunOf(from, 'mix')),
-    resumed: (run) => {
+  }),
+  /** The round under way when it stopped is measured again. */
+  resume: {
+    // A directory of no mix run is refused as not one, even where a kill left it empty.
+    load: async (dir) => (await loadMixRun(dir)) ?? Promise.reject(await notARunOf(dir, 'mix')),
+    resumed: (run, deps) => {
       const cut = run.current;
       if (cut) run.windows = run.windows.filter((w) => w.mode !== cut.mode || w.round !== cut.round);
       run.outcomes = run.outcomes.filter((o) => o.status !== 'interrupted');
       run.current = null;
       run.resumes.push({ at: deps.clock.nowIso(), windowsKept: run.windows.length });
     },
-    verb: 'measure unlike tenants',
-  });
-  const run = session.record;
-  const options: MixOptions = {
-    settings: run.settings,
-    gpuIndex: run.gpuIndex,
-    out: dir,
-    python: run.fingerprint.python.executable,
-    readyTimeoutMs: READY_TIMEOUT_S * 1000,
-    allowBusy: false,
-    json,
-    dryRun: false,
-  };
-  return mixRun(session, options, deps);
-}
-
-function mixBinding(dir: string): RecordBinding<MixRun> {
-  return jsonBinding<MixRun>(dir, 'mix', 0, {
-    daemons: (run) => run.daemons,
-    done: (run) => run.windows.length,
-    windDown: 'stopping after the window under way (--resume measures its round again)',
-  });
-}
+    options: (run, given): MixOptions => ({
+      ...given,
+      settings: run.settings,
+      readyTimeoutMs: READY_TIMEOUT_S * 1000,
+      dryRun: false,
+    }),
+  },
+  measure: mixRun,
+});
 
 async function mixRun(session: Session<MixRun>, options: MixOptions, deps: AppDeps): Promise<number> {
   const run = session.record;
@@ -135,22 +99,11 @@ async function mixRun(session: Session<MixRun>, options: MixOptions, deps: AppDe
   const report = async () => {
     const file = await writeMixReport(session.reportFile(), run);
     const cells = mixCells(run);
-    if (options.json)
-      deps.out(
-        termJson({
-          ...simulatedJson(run.fingerprint),
-          runId: run.id,
-          dir: session.dir,
-          report: file,
-          status: run.status,
-          cells,
-          protections: protections(run, cells),
-        }),
-      );
-    else
-      deps.out(
-        `${simulatedLine(run.fingerprint)}${mixSummary(run, cells)}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`,
-      );
+    deps.out(
+      options.json
+        ? runJson(session, file, { status: run.status, cells, protections: protections(run, cells) })
+        : `${simulatedLine(run.fingerprint)}${mixSummary(run, cells)}${whereLines(session.dir, file)}`,
+    );
     const failed = run.status === 'failed' || run.outcomes.some((o) => o.status === 'failed');
     const nothing = cells.length > 0 && cells.every((c) => c.status === 'invalid');
     return failed || nothing ? ExitCode.inconclusive : ExitCode.ok;

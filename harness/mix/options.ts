@@ -143,20 +143,26 @@ function side(given: z.infer<typeof SideSchema>, python: string, what: string): 
   return { name: given, spec: builtinSpec(builtin, python, {}) };
 }
 
-export function resolveMixOptions(args: MixArgs): MixOptions {
-  const file = args.scenario !== undefined ? readScenario(args.scenario) : {};
-  const python = args.python ?? DEFAULT_PYTHON;
-  const aggressorsGiven =
+/** The aggressors: --aggressors, else the scenario file's, else one of each kind; each name once. */
+function resolveAggressors(args: MixArgs, file: Scenario, python: string): Aggressor[] {
+  const given =
     args.aggressors !== undefined
       ? list(args.aggressors, '--aggressors', KINDS).map((k) => oneOf(k, KINDS, '--aggressors', 'aggressor kind'))
       : (file.aggressors ?? KINDS);
-  const aggressors: Aggressor[] = aggressorsGiven.map((a) => {
+  const aggressors: Aggressor[] = given.map((a) => {
     const { name, spec } = side(a, python, 'aggressor');
     return { name, workload: spec };
   });
   const names = aggressors.map((a) => a.name);
   if (new Set(names).size !== names.length)
     throw new UserError(`aggressors ${names.join(', ')}: each aggressor once (names must differ)`);
+  return aggressors;
+}
+
+export function resolveMixOptions(args: MixArgs): MixOptions {
+  const file = args.scenario !== undefined ? readScenario(args.scenario) : {};
+  const python = args.python ?? DEFAULT_PYTHON;
+  const aggressors = resolveAggressors(args, file, python);
   const victim = side(args.victim ?? file.victim ?? 'infer', python, 'victim').spec;
   const sloP99Ms =
     args.sloP99Ms !== undefined ? number(args.sloP99Ms, '--slo-p99-ms', 0, 0.01, 600_000) : file.sloP99Ms;

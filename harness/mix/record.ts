@@ -1,8 +1,7 @@
 /** What `gpushare mix` records (mix.json): the victim's capacity search and every window of every round, as measured. */
 import { z } from 'zod';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
-import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
-import { FingerprintSchema } from '../system/nvidia/schema.js';
+import { loadRecord, machineRecordHeaderSchema } from '../record/record-file.js';
 import { HistogramTextSchema, StepSchema } from '../workload/open-loop.js';
 import { WorkloadSpecSchema } from '../workload/spec.js';
 
@@ -123,9 +122,7 @@ const ModeOutcomeSchema = z.object({
 
 /** mix.json's schema, the one source of its types; checked when a record is read. */
 export const MixRunSchema = z.object({
-  ...recordHeaderSchema(MIX_SCHEMA_ID),
-  fingerprint: FingerprintSchema,
-  gpuIndex: z.number().int().nonnegative(),
+  ...machineRecordHeaderSchema(MIX_SCHEMA_ID),
   settings: MixSettingsSchema,
   /** The victim alone, time-sliced with nobody: its rate search at sloP99Ms (empty when victimQps was given). */
   capacitySteps: z.array(StepSchema),

@@ -4,8 +4,7 @@
  */
 import { z } from 'zod';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
-import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
-import { FingerprintSchema } from '../system/nvidia/schema.js';
+import { loadRecord, machineRecordHeaderSchema } from '../record/record-file.js';
 
 export const PROBE_SCHEMA_ID = 'gpushare-probe/1';
 
@@ -184,9 +183,7 @@ export type Cleanup = z.infer<typeof CleanupSchema>;
 
 /** A probe run as saved: every outcome so far, and what was left behind (nothing, if all went well). */
 export const ProbeRunSchema = z.object({
-  ...recordHeaderSchema(PROBE_SCHEMA_ID),
-  fingerprint: FingerprintSchema,
-  gpuIndex: z.number().int().nonnegative(),
+  ...machineRecordHeaderSchema(PROBE_SCHEMA_ID),
   /** The probes asked for, in the order they run: --resume runs those without an outcome. Absent before 2026-11-24 (then: those with one). */
   requested: z.array(z.enum(PROBES)).optional(),
   probes: z.array(ProbeOutcomeSchema),

@@ -5,7 +5,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../core/errors.js';
-import { type Fingerprint, gpuAt, isSimulated } from '../system/nvidia/schema.js';
+import { type Fingerprint, FingerprintSchema, gpuAt, isSimulated } from '../system/nvidia/schema.js';
 import { kindText, RECORD_KINDS, type RecordKind, recordKindIn } from './kinds.js';
 import { LOCK_FILE } from './lock.js';
 import { readRegularFile } from './store.js';
@@ -87,6 +87,38 @@ export function recordHeaderSchema<const Schema extends string>(schema: Schema) 
     status: RunStatusSchema,
     createdAt: z.string(),
     finishedAt: z.string().nullable(),
+  };
+}
+
+/** The header of a run on one GPU of one machine (probe, capacity, mix, serve, verify): the machine and the GPU follow. */
+export interface MachineRecordHeader<Schema extends string> extends RecordHeader<Schema> {
+  fingerprint: Fingerprint;
+  gpuIndex: number;
+}
+
+/** MachineRecordHeader's schema, for a record whose schema id is `schema`. */
+export function machineRecordHeaderSchema<const Schema extends string>(schema: Schema) {
+  return {
+    ...recordHeaderSchema(schema),
+    fingerprint: FingerprintSchema,
+    gpuIndex: z.number().int().nonnegative(),
+  };
+}
+
+/** A new run's header, as it is first saved: running, not finished. */
+export function newMachineRecordHeader<const Schema extends string>(
+  schema: Schema,
+  run: { id: string; createdAt: string; fingerprint: Fingerprint },
+  gpuIndex: number,
+): MachineRecordHeader<Schema> {
+  return {
+    schema,
+    id: run.id,
+    status: 'running',
+    createdAt: run.createdAt,
+    finishedAt: null,
+    fingerprint: run.fingerprint,
+    gpuIndex,
   };
 }
 

@@ -6,34 +6,23 @@
  * generator's ceiling → a group per mode and number of copies → report. --resume measures the groups not finished.
  */
 import { availableParallelism, cpus } from 'node:os';
-import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { UserError } from '../core/errors.js';
-import { termJson, termText } from '../core/escape/terminal.js';
+import { termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
-import { notResumable } from '../record/record-file.js';
-import { simulatedJson } from '../record/simulated.js';
+import type { MachineRecordHeader } from '../record/record-file.js';
 import { writeOutputFile } from '../record/store.js';
-import { refuseSettingsWithResume } from '../session/flags.js';
-import {
-  jsonBinding,
-  newSession,
-  type RecordBinding,
-  resumeOnThisMachine,
-  runAndReport,
-  type Session,
-} from '../session/lifecycle.js';
-import { newRun } from '../session/preflight.js';
+import { jsonBinding, runAndReport, type Session } from '../session/lifecycle.js';
+import type { NewRun } from '../session/preflight.js';
+import { runCommand, runJson, whereLines } from '../session/run-command.js';
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { analyzeServe } from './analysis.js';
 import { dryRunText } from './dry-run.js';
 import { serveMarkdown, serveSummary } from './markdown.js';
 import { measureServe } from './measure.js';
-import { resolveServeOptions, SERVE_FLAGS, type ServeArgs, type ServeOptions } from './options.js';
+import { resolveServeOptions, SERVE_FLAGS, type ServeOptions } from './options.js';
 import { loadServeRun, SERVE_SCHEMA_ID, type ServeGroup, type ServeRun, type ServeSettings } from './record.js';
 import { shortStepWarning } from './steps.js';
-
-type ServeCommandOptions = ({ resume: null } & ServeOptions) | { resume: string; json: boolean };
 
 const ABOUT = {
   bench:
@@ -46,15 +35,44 @@ const EPILOGUE = `Exit codes: 0 every group measured, 3 a group failed or was sk
 Each copy runs in its own process group and dies with gpushare (kill -9 included); --resume measures the groups not finished.`;
 
 function serveCommandOf(measure: ServeSettings['measure']) {
-  return defineCommand({
+  return runCommand({
     flags: SERVE_FLAGS,
     epilogue: `${ABOUT[measure]}\n${EPILOGUE}`,
-    resolve: (args): ServeCommandOptions => {
-      if (args.resume === undefined) return { resume: null, ...resolveServeOptions(args as ServeArgs, measure) };
-      refuseSettingsWithResume(SERVE_FLAGS, args);
-      return { resume: args.resume, json: args.json ?? false };
+    kind: 'serve',
+    schema: SERVE_SCHEMA_ID,
+    verb: 'measure servers',
+    resolve: (args) => resolveServeOptions(args, measure),
+    dryRun: (options, deps) => {
+      deps.out(
+        dryRunText(options.settings, plannedGroups({ ...options.settings, serverCpus: null, generatorCpu: null })),
+      );
+      return 0;
     },
-    run: (options, deps) => serve(options, measure, deps),
+    binding: (dir) =>
+      jsonBinding<ServeRun>(dir, 'serve', 2, {
+        command: `gpushare ${measure}`,
+        daemons: (run) => run.daemons,
+        done: (run) => run.groups.filter((g) => g.status !== 'pending').length,
+        windDown: 'stopping the copies (--resume measures the group under way again)',
+      }),
+    create: newServeRun,
+    resume: {
+      load: async (dir) => {
+        const run = await loadServeRun(dir);
+        const made = run?.settings.measure ?? measure;
+        if (made !== measure)
+          throw new UserError(`${dir} is a ${made} --serve run: continue it with gpushare ${made} --resume ${dir}`);
+        return run;
+      },
+      resumed: (run, deps) => {
+        (run.resumes ??= []).push({
+          at: deps.clock.nowIso(),
+          groupsKept: run.groups.filter((g) => g.status !== 'pending').length,
+        });
+      },
+      options: (run, given): ServeOptions => ({ ...given, settings: run.settings, dryRun: false }),
+    },
+    measure: serveRun,
   });
 }
 
@@ -62,15 +80,6 @@ function serveCommandOf(measure: ServeSettings['measure']) {
 export const serveBenchCommand = serveCommandOf('bench');
 /** `gpushare capacity --serve`: the highest rate at the TTFT p99 SLO per mode and number of copies. */
 export const serveCapacityCommand = serveCommandOf('capacity');
-
-function binding(dir: string, measure: ServeSettings['measure']): RecordBinding<ServeRun> {
-  return jsonBinding<ServeRun>(dir, 'serve', 2, {
-    command: `gpushare ${measure}`,
-    daemons: (run) => run.daemons,
-    done: (run) => run.groups.filter((g) => g.status !== 'pending').length,
-    windDown: 'stopping the copies (--resume measures the group under way again)',
-  });
-}
 
 /**
  * The cores this process may use (its affinity, as the fingerprint read it), split: the first for the
@@ -101,35 +110,13 @@ export function plannedGroups(settings: ServeSettings): ServeGroup[] {
   return settings.measure === 'capacity' ? [group('dedicated', 1), ...shared] : shared;
 }
 
-async function serve(options: ServeCommandOptions, measure: ServeSettings['measure'], deps: AppDeps): Promise<number> {
-  if (options.resume !== null) {
-    const dir = options.resume;
-    const session = await resumeOnThisMachine(binding(dir, measure), dir, deps, {
-      load: async (from) => {
-        const run = await loadServeRun(from);
-        if (run === null) throw await notResumable(from, 'serve');
-        const made = run.settings.measure;
-        if (made !== measure)
-          throw new UserError(`${from} is a ${made} --serve run: continue it with gpushare ${made} --resume ${from}`);
-        return run;
-      },
-      resumed: (run) => {
-        (run.resumes ??= []).push({
-          at: deps.clock.nowIso(),
-          groupsKept: run.groups.filter((g) => g.status !== 'pending').length,
-        });
-      },
-      verb: 'measure servers',
-    });
-    return serveRun(session, options.json, deps);
-  }
-  if (options.dryRun) {
-    deps.out(
-      dryRunText(options.settings, plannedGroups({ ...options.settings, serverCpus: null, generatorCpu: null })),
-    );
-    return 0;
-  }
-  const { fingerprint, busy, createdAt, id, dir } = await newRun(deps, options, 'serve', 'measure servers');
+/** A new server run's first record: the servers kept off the generator's core (where taskset can), every group pending. */
+async function newServeRun(
+  header: MachineRecordHeader<typeof SERVE_SCHEMA_ID>,
+  options: ServeOptions,
+  { fingerprint, busy }: NewRun,
+  deps: AppDeps,
+): Promise<ServeRun> {
   const split = cpuSplit(fingerprint.host?.allowedCpus ?? [], (await deps.runner.which('taskset')) !== null);
   const settings: ServeSettings = {
     ...options.settings,
@@ -137,13 +124,7 @@ async function serve(options: ServeCommandOptions, measure: ServeSettings['measu
     generatorCpu: split?.generatorCpu ?? null,
   };
   const run: ServeRun = {
-    schema: SERVE_SCHEMA_ID,
-    id,
-    status: 'running',
-    createdAt,
-    finishedAt: null,
-    fingerprint,
-    gpuIndex: options.gpuIndex,
+    ...header,
     settings,
     ceiling: [],
     groups: plannedGroups(settings),
@@ -152,17 +133,17 @@ async function serve(options: ServeCommandOptions, measure: ServeSettings['measu
     warnings: busy.map((b) => `the GPU was busy before the run: ${b}`),
   };
   const short =
-    measure === 'capacity'
+    settings.measure === 'capacity'
       ? shortStepWarning(Math.min(...run.groups.map((g) => g.copies)), settings.windowMs, settings.maxStepMs)
       : null;
   if (short !== null) {
     run.warnings.push(short);
     deps.err(`gpushare capacity --serve: ${short}\n`);
   }
-  return serveRun(await newSession(binding(dir, measure), dir, run, deps), options.json, deps);
+  return run;
 }
 
-async function serveRun(session: Session<ServeRun>, json: boolean, deps: AppDeps): Promise<number> {
+async function serveRun(session: Session<ServeRun>, { json }: ServeOptions, deps: AppDeps): Promise<number> {
   const run = session.record;
   const gpuUuid = visibleDevice(run.fingerprint, run.gpuIndex);
   // The generator (this process) on the core the servers are kept off; a new run and a resumed one alike.
@@ -201,18 +182,11 @@ async function serveRun(session: Session<ServeRun>, json: boolean, deps: AppDeps
     const file = session.reportFile();
     await writeOutputFile(file, serveMarkdown(run, analysis, VERSION));
     const code = analysis.groups.every((g) => g.status === 'measured') ? 0 : 3;
-    if (json)
-      deps.out(
-        termJson({
-          ...simulatedJson(run.fingerprint),
-          runId: run.id,
-          dir: session.dir,
-          report: file,
-          exitCode: code,
-          analysis,
-        }),
-      );
-    else deps.out(`${serveSummary(run, analysis)}run: ${termText(session.dir)}\nreport: ${termText(file)}\n`);
+    deps.out(
+      json
+        ? runJson(session, file, { exitCode: code, analysis })
+        : `${serveSummary(run, analysis)}${whereLines(session.dir, file)}`,
+    );
     return code;
   };
   return runAndReport(session, loop, report);

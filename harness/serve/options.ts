@@ -1,4 +1,5 @@
 /** The flags of bench --serve and capacity --serve, and their resolution into a run's settings. */
+import type { ArgsOf } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
 import { integer, integerList, list, number, oneOf } from '../core/flags.js';
@@ -97,33 +98,8 @@ export const SERVE_FLAGS = {
   },
 } as const;
 
-export interface ServeArgs {
-  serve?: string;
-  endpoint?: string;
-  readyPath?: string;
-  readyTimeoutS?: string;
-  modes?: string;
-  copies?: string;
-  concurrency?: string;
-  inputTokens?: string;
-  outputTokens?: string;
-  windowS?: string;
-  rounds?: string;
-  threadPct?: string;
-  mpsMemCap?: boolean;
-  sloTtftP99Ms?: string;
-  sloItlMaxMs?: string;
-  gpuHourUsd?: string;
-  requestTimeoutS?: string;
-  ceilingStepS?: string;
-  maxStepS?: string;
-  gpu?: string;
-  out?: string;
-  python?: string;
-  allowBusy?: boolean;
-  json?: boolean;
-  dryRun?: boolean;
-}
+/** The flags as typed (inferred from SERVE_FLAGS): numbers stay strings so that a refusal quotes them as given. */
+export type ServeArgs = ArgsOf<typeof SERVE_FLAGS>;
 
 export interface ServeOptions {
   settings: Omit<ServeSettings, 'serverCpus' | 'generatorCpu'>;

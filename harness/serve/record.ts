@@ -12,8 +12,7 @@ import { UserError } from '../core/errors.js';
 import { REQUEST_OUTCOMES } from '../load/request.js';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
 import { SERVE_FILE } from '../record/kinds.js';
-import { loadRecord, recordHeaderSchema } from '../record/record-file.js';
-import { FingerprintSchema } from '../system/nvidia/schema.js';
+import { loadRecord, machineRecordHeaderSchema } from '../record/record-file.js';
 import { resolveServeOptions, SERVE_MODES, settingsArgs } from './options.js';
 
 export { SERVE_MODES, type ServeMode } from './options.js';
@@ -146,9 +145,7 @@ const CeilingStepSchema = z.object({ ratePerS: figure, window: WindowStatsSchema
 export type CeilingStep = z.infer<typeof CeilingStepSchema>;
 
 export const ServeRunSchema = z.object({
-  ...recordHeaderSchema(SERVE_SCHEMA_ID),
-  fingerprint: FingerprintSchema,
-  gpuIndex: z.number().int().nonnegative(),
+  ...machineRecordHeaderSchema(SERVE_SCHEMA_ID),
   settings: ServeSettingsSchema,
   /** The generator against a null server on this host, before any server started. */
   ceiling: z.array(CeilingStepSchema).max(MAX_STEPS),

@@ -25,13 +25,14 @@ const PRINTING_FLAGS = ['json', 'quiet', 'resume'];
  * measured: a resumed run keeps its own settings. `args` are the raw arguments (camelCase keys).
  */
 export function refuseSettingsWithResume(flags: Readonly<Record<string, unknown>>, args: object): void {
-  const given = args as Record<string, unknown>;
+  const given = new Map<string, unknown>(Object.entries(args));
   const clash = Object.keys(flags).find(
     (flag) =>
       !PRINTING_FLAGS.includes(flag) &&
-      given[flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] !== undefined,
+      given.get(flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())) !== undefined,
   );
   if (clash !== undefined) throw new UserError(`--resume continues a run with its own settings: drop --${clash}`);
-  if (((given.rest as unknown[] | undefined) ?? []).length > 0)
+  const rest = given.get('rest');
+  if (Array.isArray(rest) && rest.length > 0)
     throw new UserError('--resume continues a run with its own settings: drop the command after --');
 }

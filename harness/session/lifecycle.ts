@@ -1,42 +1,31 @@
 /**
  * One run's lifecycle, the same for a bench run, a multi-GPU host run, a probe run and a capacity
  * run: its directory opened and locked (or, for --resume, locked and its record read again), the
- * interrupts watched (one double-signal policy), its MPS daemons recorded before they start and
- * stopped however the run ends, the status, finishedAt and "stopped by" warning set, the final save,
+ * interrupts watched (one double-signal policy), its MPS daemons (mps.ts) recorded before they start
+ * and stopped however the run ends, the status, finishedAt and "stopped by" warning set, the final save,
  * and where the report goes. A product supplies only what differs: its record, its loop, its report.
  */
 import path from 'node:path';
 import type { AppDeps } from '../core/deps.js';
 import { Interrupted, type InterruptSignal, signalExitCode, UserError } from '../core/errors.js';
 import { reportsDir, resultsDir } from '../core/paths.js';
-import { daemonMayRun, type MpsDaemonRecord } from '../record/daemon-record.js';
+import type { MpsDaemonRecord } from '../record/daemon-record.js';
 import { RECORD_KINDS, type RecordKind } from '../record/kinds.js';
 import { acquireRunLock, type RunLock } from '../record/lock.js';
 import type { RunStatus } from '../record/record-file.js';
-import {
-  directoryWriter,
-  jsonRecordStore,
-  openRunDirectory,
-  type RecordWriter,
-  removeStaleTempFiles,
-} from '../record/store.js';
-import { type MpsDaemon, startMpsDaemon, stopOrphanDaemon } from '../system/mps/daemon.js';
-import {
-  chooseMpsDirectory,
-  type MpsPaths,
-  makeMpsDirectory,
-  type PreparedMps,
-  removeRecordedMpsRootSync,
-} from '../system/mps/ownership.js';
-import { killMpsProcessesSettledSync, killMpsProcessesSync } from '../system/mps/pipe-processes.js';
-import { salvageMpsLogsSync } from '../system/mps/salvage.js';
+import { directoryWriter, jsonRecordStore, openRunDirectory, removeStaleTempFiles } from '../record/store.js';
+import type { MpsPaths } from '../system/mps/ownership.js';
 import { type Fingerprint, isSimulated } from '../system/nvidia/schema.js';
 import { findLeftWorkloads, killLeftWorkloads } from '../system/proc/left-workloads.js';
 import { Reaper } from '../system/proc/reaper.js';
 import { SIMULATE_ENV } from '../system/simulator.js';
 import { type InterruptWatch, watchInterrupts } from './interrupts.js';
 import { refuseOtherMachine } from './machine.js';
+import { RunDaemons, type SessionMpsStart } from './mps.js';
 import { machineFingerprint, refuseBlocked } from './preflight.js';
+
+// The daemons' types, where the products have always found them.
+export type { SessionDaemon, SessionMpsStart } from './mps.js';
 
 /** What the lifecycle reads and sets in every product's record. */
 export interface SessionRecord {
@@ -82,29 +71,11 @@ export function jsonBinding<R extends SessionRecord>(
   return { kind, save: (run) => store.save(run), saveSync: (run) => store.saveSync(run), ...rest };
 }
 
-/** A daemon of a run, its record kept up to date in the run's record. */
-export interface SessionDaemon {
-  /** CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY for every client. */
-  readonly env: Record<string, string>;
-  serverPids(): Promise<number[]>;
-  ask(command: string): Promise<string | null>;
-  /** Quits it, saves its logs, removes its directory and records how it went; safe to call twice. */
-  stop(): Promise<string>;
-}
-
-export type SessionMpsStart =
-  | { ok: true; daemon: SessionDaemon }
-  | { ok: false; reason: string; logs: Array<{ name: string; content: string }> };
-
-/** How long a daemon may take to answer, and to quit, ms. */
-const MPS_START_TIMEOUT_MS = 15_000;
-const MPS_QUIT_TIMEOUT_MS = 10_000;
-
 export class Session<R extends SessionRecord> {
   /** Everything that must die on a forced exit: each part of the run registers its killer here. */
   readonly reaper = new Reaper();
   private readonly watch: InterruptWatch;
-  private readonly files: RecordWriter;
+  private readonly daemons: RunDaemons;
 
   constructor(
     readonly dir: string,
@@ -113,11 +84,22 @@ export class Session<R extends SessionRecord> {
     private readonly lock: RunLock,
     private readonly deps: AppDeps,
   ) {
-    this.files = directoryWriter(dir, undefined, binding.kind);
     this.watch = watchInterrupts(
       (signal) => this.forcedExit(signal),
       (signal) => deps.err(`gpushare: ${signal}: ${binding.windDown} (again to stop at once)\n`),
     );
+    this.daemons = new RunDaemons({
+      runId: record.id,
+      dir,
+      files: directoryWriter(dir, undefined, binding.kind),
+      deps,
+      reaper: this.reaper,
+      abort: this.watch.abort,
+      daemons: () => binding.daemons(record),
+      warn: (warning) => record.warnings.push(warning),
+      save: () => this.save(),
+      interrupted: () => this.interrupted(),
+    });
   }
 
   /** Fires on the first signal: the run finishes what it is doing and stops. */
@@ -165,16 +147,12 @@ export class Session<R extends SessionRecord> {
       await loop();
       if (record.status === 'running') record.status = 'complete';
     } catch (error) {
-      failure = error instanceof Interrupted ? new Interrupted(this.signal ?? error.signal) : error;
-      record.status = error instanceof Interrupted ? 'interrupted' : 'failed';
-      if (!(error instanceof Interrupted))
-        record.warnings.push(
-          `run stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof UserError ? error.message : String(error)}`,
-        );
+      failure = this.stoppedBy(error);
     } finally {
       record.finishedAt = this.deps.clock.nowIso();
       // Every path tries to save what it can, even when the disk is refusing writes.
-      const saved = await this.stopLeftDaemons('failed', 'this harness, whose shutdown an error cut short')
+      const saved = await this.daemons
+        .stopLeft('failed', 'this harness, whose shutdown an error cut short')
         .then(() => this.save())
         .then(() => this.binding.tables?.write(record))
         .then(
@@ -184,18 +162,37 @@ export class Session<R extends SessionRecord> {
       failure ??= saved;
       onEnd(record.status);
       // A store error says where the work is and how to continue in its one line already.
-      if (record.status !== 'complete' && !(failure instanceof UserError)) {
-        const { unit } = RECORD_KINDS[this.binding.kind];
-        const command = this.binding.command ?? RECORD_KINDS[this.binding.kind].command;
-        const n = this.binding.done(record);
-        // A command that works as printed: a simulated run goes on only on the simulator.
-        const simulated = record.fingerprint !== undefined && isSimulated(record.fingerprint);
-        this.deps.err(
-          `gpushare: run ${record.status}; ${n} finished ${unit}${n === 1 ? ' is' : 's are'} saved in ${this.dir} (${this.binding.resumable === false ? `run ${command} again` : `continue with ${simulated ? `${SIMULATE_ENV}=1 ` : ''}${command} --resume ${this.dir}`})\n`,
-        );
-      }
+      if (record.status !== 'complete' && !(failure instanceof UserError)) this.deps.err(this.continueLine());
     }
     if (failure !== null && !(failure instanceof Interrupted)) throw failure;
+  }
+
+  /** What stopped the loop, as the record says it (interrupted, or failed with a warning) and as `run` throws it. */
+  private stoppedBy(error: unknown): unknown {
+    if (error instanceof Interrupted) {
+      this.record.status = 'interrupted';
+      return new Interrupted(this.signal ?? error.signal);
+    }
+    this.record.status = 'failed';
+    this.record.warnings.push(
+      `run stopped by ${error instanceof UserError ? 'an error' : 'an internal error'}: ${error instanceof UserError ? error.message : String(error)}`,
+    );
+    return error;
+  }
+
+  /** The line that says what a run that did not complete saved, and how to continue it. */
+  private continueLine(): string {
+    const record = this.record;
+    const { unit } = RECORD_KINDS[this.binding.kind];
+    const command = this.binding.command ?? RECORD_KINDS[this.binding.kind].command;
+    const n = this.binding.done(record);
+    // A command that works as printed: a simulated run goes on only on the simulator.
+    const simulated = record.fingerprint !== undefined && isSimulated(record.fingerprint);
+    const next =
+      this.binding.resumable === false
+        ? `run ${command} again`
+        : `continue with ${simulated ? `${SIMULATE_ENV}=1 ` : ''}${command} --resume ${this.dir}`;
+    return `gpushare: run ${record.status}; ${n} finished ${unit}${n === 1 ? ' is' : 's are'} saved in ${this.dir} (${next})\n`;
   }
 
   /** Stops listening for interrupts and releases the directory: once the run is saved and reported. */
@@ -204,153 +201,19 @@ export class Session<R extends SessionRecord> {
     this.lock.release();
   }
 
-  /**
-   * A fresh MPS daemon for this run. Its private directory is put in the record (by `place`) and saved,
-   * and its forced-exit killer registered, before `nvidia-cuda-mps-control -d` runs: a harness killed
-   * at any moment leaves a record that --resume acts on. Its logs go to `logDirectory` when it stops.
-   */
-  async startMps(
+  /** A fresh MPS daemon for this run, recorded (by `place`) and saved before it starts: see RunDaemons.start. */
+  startMps(
     place: (daemon: MpsDaemonRecord) => void,
     visibleDevices: string,
-    logDirectory = 'mps',
-    // Chosen by the caller when a client must be told the directory before the daemon exists (verify).
-    paths: MpsPaths = chooseMpsDirectory(),
+    logDirectory?: string,
+    paths?: MpsPaths,
   ): Promise<SessionMpsStart> {
-    if (this.abort.aborted) throw this.interrupted();
-    // Recorded before it is even made: a harness killed at any moment leaves no root its record lacks.
-    const pipe = paths.pipeDirectory;
-    const daemonRecord: MpsDaemonRecord = {
-      controlPid: null,
-      serverPids: [],
-      logFiles: [],
-      pipeDirectory: pipe,
-      shutdown: 'starting',
-      ...(logDirectory !== 'mps' ? { logDirectory } : {}),
-    };
-    place(daemonRecord);
-    const forget = this.reaper.add(() => killMpsProcessesSync(pipe));
-    let prepared: PreparedMps;
-    try {
-      await this.save();
-      prepared = await makeMpsDirectory(paths, this.record.id, this.dir);
-    } catch (error) {
-      forget();
-      Object.assign(daemonRecord, { pipeDirectory: null, shutdown: 'not started' });
-      throw error;
-    }
-    const started = await startMpsDaemon(
-      this.deps.runner,
-      this.deps.clock,
-      {
-        visibleDevices,
-        startTimeoutMs: MPS_START_TIMEOUT_MS,
-        quitTimeoutMs: MPS_QUIT_TIMEOUT_MS,
-        signal: this.abort,
-      },
-      prepared,
-    );
-    if (!started.ok) {
-      forget();
-      Object.assign(daemonRecord, {
-        pipeDirectory: null,
-        shutdown: started.interrupted ? `stopped: ${started.reason}` : 'not started',
-        logFiles: await this.saveLogs(started.logs, logDirectory, ''),
-      });
-      await this.save();
-      if (started.interrupted) throw this.interrupted();
-      return { ok: false, reason: started.reason, logs: started.logs };
-    }
-    const daemon = started.daemon;
-    Object.assign(daemonRecord, { controlPid: daemon.controlPid, shutdown: 'running' });
-    await this.save();
-    const managed = this.managed(daemon, daemonRecord, logDirectory, forget);
-    // Up just as the first signal came: no client will use it.
-    if (this.abort.aborted) {
-      await managed.stop();
-      throw this.interrupted();
-    }
-    return { ok: true, daemon: managed };
+    return this.daemons.start(place, visibleDevices, logDirectory, paths);
   }
 
-  private managed(
-    daemon: MpsDaemon,
-    daemonRecord: MpsDaemonRecord,
-    logDirectory: string,
-    forget: () => void,
-  ): SessionDaemon {
-    let stopped: Promise<string> | null = null;
-    const stop = async () => {
-      const serverPids = await daemon.serverPids();
-      const shutdown = await daemon.stop();
-      forget();
-      // Logs that cannot be saved (a full disk) keep the record "running": the end of the run, or
-      // --resume, saves them from the private directory later.
-      const logFiles = await this.saveLogs(await daemon.logs(), logDirectory, '');
-      Object.assign(daemonRecord, { serverPids, shutdown, logFiles });
-      await daemon.removeDirectory();
-      await this.save();
-      return shutdown;
-    };
-    return {
-      env: daemon.env,
-      serverPids: () => daemon.serverPids(),
-      ask: (command) => daemon.ask(command),
-      stop: () => {
-        stopped ??= stop();
-        return stopped;
-      },
-    };
-  }
-
-  private async saveLogs(
-    logs: Array<{ name: string; content: string }>,
-    logDirectory: string,
-    prefix: string,
-  ): Promise<string[]> {
-    const files: string[] = [];
-    for (const log of logs) {
-      const file = `${logDirectory}/${prefix}${log.name}`;
-      await this.files.writeText(file, log.content);
-      files.push(file);
-    }
-    return files;
-  }
-
-  /**
-   * Stops every MPS daemon the record still lists as running or starting (left by a killed harness,
-   * or by an error that cut the run's own shutdown short), acting only on what is provably this
-   * run's; saves its logs as `<prefix>-*.log` and removes its private directory once they are saved.
-   */
-  async stopLeftDaemons(prefix: string, leftBy: string): Promise<void> {
-    for (const daemon of this.binding.daemons(this.record)) {
-      if (daemon.pipeDirectory === null) continue;
-      if (!daemonMayRun(daemon)) {
-        // Quit and recorded so, but the harness was killed before its private directory went: remove it
-        // (only a root provably this run's, as everywhere).
-        removeRecordedMpsRootSync(daemon.pipeDirectory, this.record.id);
-        continue;
-      }
-      const orphan = await stopOrphanDaemon(this.deps.runner, this.deps.clock, {
-        runId: this.record.id,
-        controlPid: daemon.controlPid,
-        serverPids: daemon.serverPids,
-        pipeDirectory: daemon.pipeDirectory,
-      });
-      const logFiles = await this.saveLogs(orphan.logs, daemon.logDirectory ?? 'mps', `${prefix}-`).catch(() => null);
-      if (logFiles !== null) {
-        await orphan.removeRoot();
-        Object.assign(daemon, {
-          controlPid: orphan.controlPid,
-          shutdown: `daemon of ${leftBy}: ${orphan.outcome}`,
-          logFiles,
-        });
-      } else daemon.controlPid = orphan.controlPid;
-      if (orphan.outcome !== 'left alone')
-        this.record.warnings.push(
-          `MPS daemon ${orphan.controlPid ?? '(no PID logged)'} left by ${leftBy}: ${orphan.outcome}`,
-        );
-      this.record.warnings.push(...orphan.leftAlone);
-    }
+  /** Stops the MPS daemons the record still lists as running or starting: see RunDaemons.stopLeft. */
+  stopLeftDaemons(prefix: string, leftBy: string): Promise<void> {
+    return this.daemons.stopLeft(prefix, leftBy);
   }
 
   /**
@@ -365,21 +228,7 @@ export class Session<R extends SessionRecord> {
       if (signal === null) record.warnings.push('run stopped by the process exiting while the run was in progress');
       record.finishedAt = this.deps.clock.nowIso();
     }
-    for (const daemon of this.binding.daemons(record)) {
-      if (daemon.pipeDirectory === null) continue;
-      if (!daemonMayRun(daemon)) {
-        removeRecordedMpsRootSync(daemon.pipeDirectory, record.id);
-        continue;
-      }
-      killMpsProcessesSettledSync(daemon.pipeDirectory);
-      const logFiles = salvageMpsLogsSync(daemon.pipeDirectory, record.id, this.dir, daemon.logDirectory);
-      // Not salvaged: the record keeps it running, for --resume to stop and clean up.
-      if (logFiles === null) continue;
-      Object.assign(daemon, {
-        shutdown: `killed by PID on a forced exit (${signal !== null ? `a second ${signal}` : 'the process exited'})`,
-        logFiles,
-      });
-    }
+    this.daemons.killSync(signal);
     try {
       this.binding.saveSync(record);
       this.binding.tables?.writeSync(record);

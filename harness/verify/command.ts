@@ -6,21 +6,21 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { type ArgsOf, defineCommand } from '../core/command.js';
+import type { ArgsOf } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { UserError } from '../core/errors.js';
-import { argText, termJson, termText } from '../core/escape/terminal.js';
+import { argText, termText } from '../core/escape/terminal.js';
 import { integer, list, oneOf } from '../core/flags.js';
 import { VERSION } from '../core/version.js';
-import { simulatedJson, simulatedLine } from '../record/simulated.js';
+import { simulatedLine } from '../record/simulated.js';
 import { readRegularFile, writeOutputFile } from '../record/store.js';
-import { jsonBinding, newSession, type RecordBinding, runAndReport } from '../session/lifecycle.js';
-import { newRun } from '../session/preflight.js';
-import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
+import { jsonBinding, runAndReport, type Session } from '../session/lifecycle.js';
+import { runCommand, runJson, whereLines } from '../session/run-command.js';
+import { type Fingerprint, type Gpu, gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import { CASE_NAMES, type CaseName, runCase } from './cases.js';
 import { verifyRows } from './checks.js';
-import { DECLARING_FILES, otherGpu, parseDeclared } from './declared.js';
+import { DECLARING_FILES, type Declared, otherGpu, parseDeclared } from './declared.js';
 import { verifyMarkdown } from './markdown.js';
 import type { VerifyNode } from './node.js';
 import { VERIFY_SCHEMA_ID, type VerifyRun } from './record.js';
@@ -76,13 +76,53 @@ export function resolveVerifyOptions(args: VerifyArgs): VerifyOptions {
   };
 }
 
-/** `gpushare verify`: flags, options, run. */
-export const verifyCommand = defineCommand({
+/** What verify runs with: its options, and what the files in the artifacts directory declare. */
+type VerifyCommandOptions = VerifyOptions & { declared: Declared };
+
+/** `gpushare verify`: flags, options (the declaring files read and parsed), run; no --resume (run it again). */
+export const verifyCommand = runCommand({
   flags: VERIFY_FLAGS,
   positionals: VERIFY_POSITIONALS,
-  resolve: resolveVerifyOptions,
-  run: verify,
+  kind: 'verify',
+  schema: VERIFY_SCHEMA_ID,
+  verb: 'verify',
+  resolve: async (args): Promise<VerifyCommandOptions> => {
+    const options = resolveVerifyOptions(args);
+    return { ...options, declared: parseDeclared(await readArtifacts(options.artifacts)) };
+  },
+  binding: (dir) =>
+    jsonBinding<VerifyRun>(dir, 'verify', 2, {
+      daemons: (run) => run.daemons,
+      done: (run) => run.rows.length + run.cases.length,
+      windDown: 'stopping after the check under way',
+      resumable: false,
+    }),
+  create: (header, options, { busy }): VerifyRun => {
+    const gpu = gpuOf(header.fingerprint, options.gpuIndex);
+    const run: VerifyRun = {
+      ...header,
+      artifacts: options.artifacts,
+      declared: options.declared,
+      requestedCases: options.cases,
+      rows: [],
+      cases: [],
+      daemons: [],
+      leftPids: [],
+      warnings: busy.map((b) => `the GPU was busy before verify: ${b}`),
+    };
+    const other = otherGpu(options.declared.source, gpu.name);
+    if (other !== null) run.warnings.push(other);
+    return run;
+  },
+  measure: verify,
 });
+
+/** GPU `gpuIndex` of `fingerprint`: a --gpu this node does not have is refused. */
+function gpuOf(fingerprint: Fingerprint, gpuIndex: number): Gpu {
+  const gpu = gpuAt(fingerprint, gpuIndex);
+  if (!gpu) throw new UserError(`--gpu ${gpuIndex}: this node has no such GPU`);
+  return gpu;
+}
 
 /** The files gpushare generates are a few KiB: one larger than this is none of them. */
 const MAX_DECLARING_BYTES = 1024 * 1024;
@@ -118,40 +158,10 @@ async function readArtifacts(dir: string): Promise<Record<string, string>> {
   return files;
 }
 
-function binding(dir: string): RecordBinding<VerifyRun> {
-  return jsonBinding<VerifyRun>(dir, 'verify', 2, {
-    daemons: (run) => run.daemons,
-    done: (run) => run.rows.length + run.cases.length,
-    windDown: 'stopping after the check under way',
-    resumable: false,
-  });
-}
-
-async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
-  const declared = parseDeclared(await readArtifacts(options.artifacts));
-  const { fingerprint, busy, createdAt, id, dir } = await newRun(deps, options, 'verify', 'verify');
-  const gpu = gpuAt(fingerprint, options.gpuIndex);
-  if (!gpu) throw new UserError(`--gpu ${options.gpuIndex}: this node has no such GPU`);
-  const run: VerifyRun = {
-    schema: VERIFY_SCHEMA_ID,
-    id,
-    status: 'running',
-    createdAt,
-    finishedAt: null,
-    fingerprint,
-    gpuIndex: options.gpuIndex,
-    artifacts: options.artifacts,
-    declared,
-    requestedCases: options.cases,
-    rows: [],
-    cases: [],
-    daemons: [],
-    leftPids: [],
-    warnings: busy.map((b) => `the GPU was busy before verify: ${b}`),
-  };
-  const other = otherGpu(declared.source, gpu.name);
-  if (other !== null) run.warnings.push(other);
-  const session = await newSession(binding(dir), dir, run, deps);
+async function verify(session: Session<VerifyRun>, options: VerifyCommandOptions, deps: AppDeps): Promise<number> {
+  const run = session.record;
+  const { fingerprint, declared } = run;
+  const gpu = gpuOf(fingerprint, options.gpuIndex);
   const visible = visibleDevice(fingerprint, options.gpuIndex);
   const node: VerifyNode = {
     runner: deps.runner,
@@ -195,19 +205,11 @@ async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
     const file = session.reportFile();
     await writeOutputFile(file, verifyMarkdown(run, VERSION));
     const code = verifyExitCode(run.rows);
-    if (options.json)
-      deps.out(
-        termJson({
-          ...simulatedJson(run.fingerprint),
-          runId: run.id,
-          dir: session.dir,
-          report: file,
-          exitCode: code,
-          rows: run.rows,
-          cases: run.cases,
-        }),
-      );
-    else deps.out(verifyText(run, session.dir, file, code));
+    deps.out(
+      options.json
+        ? runJson(session, file, { exitCode: code, rows: run.rows, cases: run.cases })
+        : verifyText(run, session.dir, file, code),
+    );
     return code;
   };
   return runAndReport(session, loop, report);
@@ -215,11 +217,6 @@ async function verify(options: VerifyOptions, deps: AppDeps): Promise<number> {
 
 function verifyText(run: VerifyRun, dir: string, report: string, code: number): string {
   const other = otherGpu(run.declared.source, gpuAt(run.fingerprint, run.gpuIndex)?.name ?? null);
-  const tail = [
-    ...(other !== null ? [`warning: ${other}`] : []),
-    `verify: exit ${code}`,
-    `run: ${dir}`,
-    `report: ${report}`,
-  ].map((l) => termText(l));
-  return `${simulatedLine(run.fingerprint)}${verifySummary(run)}\n${tail.join('\n')}\n`;
+  const tail = [...(other !== null ? [`warning: ${other}`] : []), `verify: exit ${code}`].map((l) => termText(l));
+  return `${simulatedLine(run.fingerprint)}${verifySummary(run)}\n${tail.join('\n')}\n${whereLines(dir, report)}`;
 }

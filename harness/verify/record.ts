@@ -3,23 +3,15 @@ import path from 'node:path';
 import { UserError } from '../core/errors.js';
 import type { MpsDaemonRecord } from '../record/daemon-record.js';
 import { VERIFY_FILE } from '../record/kinds.js';
-import type { RunStatus } from '../record/record-file.js';
+import type { MachineRecordHeader } from '../record/record-file.js';
 import { readRegularFile } from '../record/store.js';
-import type { Fingerprint } from '../system/nvidia/schema.js';
 import type { CaseName, CaseOutcome } from './cases.js';
 import type { Declared } from './declared.js';
 import type { Row } from './verdicts.js';
 
 export const VERIFY_SCHEMA_ID = 'gpushare.verify/1';
 
-export interface VerifyRun {
-  schema: typeof VERIFY_SCHEMA_ID;
-  id: string;
-  status: RunStatus;
-  createdAt: string;
-  finishedAt: string | null;
-  fingerprint: Fingerprint;
-  gpuIndex: number;
+export interface VerifyRun extends MachineRecordHeader<typeof VERIFY_SCHEMA_ID> {
   /** The directory of generated files checked, as given. */
   artifacts: string;
   declared: Declared;
