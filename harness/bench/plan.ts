@@ -4,6 +4,7 @@
  */
 
 import { UserError } from '../core/errors.js';
+import { abbaOrder } from '../experiment/rounds.js';
 import { cpuListText, type UsableCpus, usableCpus } from '../system/cpus.js';
 import { type Fingerprint, type Gpu, gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { GREEN_ENV, LOOP_CHECK_MS } from '../workload/protocol.js';
@@ -395,10 +396,14 @@ export interface PlannedTrial {
   round: number;
 }
 
-/** One round's trials in ABBA order: arms forward in even rounds, reversed in odd ones. */
+/** One round's trials in ABBA order (experiment/rounds.ts). */
 export function roundTrials(comparison: Comparison, round: number): PlannedTrial[] {
-  const arms = round % 2 === 0 ? comparison.arms : [...comparison.arms].reverse();
-  return arms.map((arm) => ({ id: `${comparison.id}#r${round}/${arm.id}`, comparison, arm, round }));
+  return abbaOrder(comparison.arms, round).map((arm) => ({
+    id: `${comparison.id}#r${round}/${arm.id}`,
+    comparison,
+    arm,
+    round,
+  }));
 }
 
 /** The trials of the first `rounds` rounds. */

@@ -1,9 +1,10 @@
 /** One point of a capacity run: its clients started, a rate search of open-loop steps, its clients stopped. */
 import type { AppDeps } from '../core/deps.js';
 import { Interrupted } from '../core/errors.js';
+import { runRateSearch, type SearchOutcome, type StepOutcome } from '../experiment/rate-search.js';
 import type { Reaper } from '../system/proc/reaper.js';
 import { openLoopCheck, WorkloadGroup } from '../workload/group.js';
-import { type ClientStep, encodeLatencies, nextRate, type Step, type StepAnalysis } from '../workload/open-loop.js';
+import { analyzeStep, type ClientStep, encodeLatencies, type Step } from '../workload/open-loop.js';
 import {
   GREEN_ENV,
   type ReadyMessage,
@@ -18,9 +19,7 @@ import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
 import type { CapacityOptions } from './options.js';
 import { stepLine } from './progress.js';
 import type { CapacityMode, CapacityPoint, CapacityRun } from './record.js';
-
 import { capacityStepMs } from './step-window.js';
-import { capacityTable } from './table.js';
 
 /**
  * One mode and client count: start the clients, search the rate, stop them; the point is saved after
@@ -37,7 +36,6 @@ export async function measurePoint(
   run: CapacityRun,
   save: () => Promise<void>,
 ): Promise<CapacityPoint> {
-  const { settings } = options;
   const clientSpan = {
     startedUs: deps.clock.monotonicUs(),
     readyUs: null as number | null,
@@ -45,23 +43,7 @@ export async function measurePoint(
   };
   const point: CapacityPoint = { mode, clients: count, clientSpan, status: 'measured', steps: [] };
   run.points.push(point);
-  // streams and green: one process of `count` tenants (tenant k is client k), as bench runs them.
-  const tenants = mode === 'streams' || mode === 'green' ? count : null;
-  const tenantEnv =
-    tenants === null ? {} : { [TENANTS_ENV]: String(tenants), ...(mode === 'green' ? { [GREEN_ENV]: 'even' } : {}) };
-  const members = Array.from({ length: tenants === null ? count : 1 }, (_, i) =>
-    ProtocolMember.process(
-      deps.runner,
-      i,
-      tenants === null
-        ? `workload "${settings.workload.name}" (client ${i})`
-        : `workload "${settings.workload.name}" (${tenants} tenants)`,
-      settings.workload.argv,
-      { ...env, ...tenantEnv, GPUSHARE_CLIENT_INDEX: String(i), PYTHONUNBUFFERED: '1' },
-    ),
-  );
-  const group = WorkloadGroup.start(members, deps.clock, reaper);
-  const fail = (reason: string) => Object.assign(point, { status: 'failed' as const, reason });
+  const { group, members, tenants } = startClients(mode, count, env, options, deps, reaper);
   const interrupted = (signal: string) => {
     const n = point.steps.length;
     const when = n === 0 ? 'before its first step' : `after ${n} step${n === 1 ? '' : 's'}, before its search ended`;
@@ -70,51 +52,11 @@ export async function measurePoint(
   try {
     const ready = await group.ready(options.readyTimeoutMs, signal);
     if (ready.status === 'ready') clientSpan.readyUs = ready.readyUs;
-    const skip = skipReason(ready, tenants, mode);
-    if (skip !== null) {
-      Object.assign(point, { status: 'skipped' as const, reason: skip });
-      return point;
-    }
-    if (ready.status === 'not-ready') {
-      const why = ready.reply.kind === 'failed' ? ready.reply.reason : 'it did not say ready in time';
-      const tail = members[ready.member]?.stderrTail().trim().split('\n').filter(Boolean).at(-1) ?? '';
-      fail(`client ${ready.member} of ${count} never became ready: ${why}${tail ? ` (${tail.slice(0, 300)})` : ''}`);
-      return point;
-    }
-    const old = ready.messages.find((m) => m.protocol < 2);
-    if (old) {
-      fail('the workload speaks protocol version 1, which has no open-loop load');
-      return point;
-    }
-    // Four halvings below the start at most: lower rates only stretch the windows.
-    const policy = {
-      startQps: settings.startQps * count,
-      tolerance: settings.tolerance,
-      maxSteps: settings.maxSteps,
-      minQps: (settings.startQps * count) / 16,
-    };
-    // Points not begun yet may each take every step: the ETA is an upper bound.
-    const pointsAfter = settings.modes.length * settings.clientCounts.length - run.points.length;
-    let stepsMs = 0;
-    let rate = nextRate([], policy);
-    while (rate !== null && !signal.aborted) {
-      const startedMs = deps.terminal.nowMs();
-      const step = await runStep(group, tenants, rate, `${mode}@${count}#${point.steps.length}`, options, signal);
-      if (typeof step === 'string') {
-        fail(step);
-        return point;
-      }
-      point.steps.push(step);
-      await save();
-      const verdicts = capacityTable({ ...run, points: [point] })[0]?.steps ?? [];
-      rate = nextRate(verdicts, policy);
-      stepsMs += deps.terminal.nowMs() - startedMs;
-      const done = point.steps.length;
-      const stepsLeft = (rate !== null ? settings.maxSteps - done : 0) + pointsAfter * settings.maxSteps;
-      const at = { mode, clients: count, step: done, maxSteps: settings.maxSteps, targetMs: settings.sloP99Ms };
-      deps.err(stepLine({ ...at, stepsLeft, stepMs: stepsMs / done }, verdicts[done - 1] as StepAnalysis));
-    }
-    if (rate !== null) interrupted(String(signal.reason ?? 'a signal'));
+    const notReady = notReadyOutcome(ready, members, tenants, mode);
+    if (notReady !== null) return Object.assign(point, notReady);
+    const searched = await searchPoint(point, group, tenants, options, deps, signal, run, save);
+    if (searched.status === 'failed') Object.assign(point, { status: 'failed' as const, reason: searched.reason });
+    if (searched.status === 'interrupted') interrupted(String(signal.reason ?? 'a signal'));
     return point;
   } catch (error) {
     if (error instanceof Interrupted) interrupted(error.signal);
@@ -124,6 +66,104 @@ export async function measurePoint(
     clientSpan.endUs = deps.clock.monotonicUs();
     await save();
   }
+}
+
+/**
+ * A point's clients, started: streams and green run one process of `count` tenants (tenant k is client
+ * k), as bench runs them; the other modes a process per client.
+ */
+function startClients(
+  mode: CapacityMode,
+  count: number,
+  env: Record<string, string>,
+  options: CapacityOptions,
+  deps: AppDeps,
+  reaper: Reaper,
+): { group: CapacityGroup; members: ProtocolMember[]; tenants: number | null } {
+  const { workload } = options.settings;
+  const tenants = mode === 'streams' || mode === 'green' ? count : null;
+  const tenantEnv =
+    tenants === null ? {} : { [TENANTS_ENV]: String(tenants), ...(mode === 'green' ? { [GREEN_ENV]: 'even' } : {}) };
+  const members = Array.from({ length: tenants === null ? count : 1 }, (_, i) =>
+    ProtocolMember.process(
+      deps.runner,
+      i,
+      tenants === null
+        ? `workload "${workload.name}" (client ${i})`
+        : `workload "${workload.name}" (${tenants} tenants)`,
+      workload.argv,
+      { ...env, ...tenantEnv, GPUSHARE_CLIENT_INDEX: String(i), PYTHONUNBUFFERED: '1' },
+    ),
+  );
+  return { group: WorkloadGroup.start(members, deps.clock, reaper), members, tenants };
+}
+
+/** Why a point's clients cannot be searched: skipped (this machine or protocol cannot run it) or failed; null: they can. */
+function notReadyOutcome(
+  ready: Awaited<ReturnType<CapacityGroup['ready']>>,
+  members: readonly ProtocolMember[],
+  tenants: number | null,
+  mode: CapacityMode,
+): { status: 'skipped' | 'failed'; reason: string } | null {
+  const skip = skipReason(ready, tenants, mode);
+  if (skip !== null) return { status: 'skipped', reason: skip };
+  if (ready.status === 'not-ready') {
+    const why = ready.reply.kind === 'failed' ? ready.reply.reason : 'it did not say ready in time';
+    const tail = members[ready.member]?.stderrTail().trim().split('\n').filter(Boolean).at(-1) ?? '';
+    const count = tenants ?? members.length;
+    return {
+      status: 'failed',
+      reason: `client ${ready.member} of ${count} never became ready: ${why}${tail ? ` (${tail.slice(0, 300)})` : ''}`,
+    };
+  }
+  if (ready.messages.some((m) => m.protocol < 2))
+    return { status: 'failed', reason: 'the workload speaks protocol version 1, which has no open-loop load' };
+  return null;
+}
+
+/** The rate search of a point whose clients are ready: a step at each rate, saved, with its progress line. */
+async function searchPoint(
+  point: CapacityPoint,
+  group: CapacityGroup,
+  tenants: number | null,
+  options: CapacityOptions,
+  deps: AppDeps,
+  signal: AbortSignal,
+  run: CapacityRun,
+  save: () => Promise<void>,
+): Promise<SearchOutcome> {
+  const { settings } = options;
+  const { mode, clients: count } = point;
+  // Four halvings below the start at most: lower rates only stretch the windows.
+  const policy = {
+    startQps: settings.startQps * count,
+    tolerance: settings.tolerance,
+    maxSteps: settings.maxSteps,
+    minQps: (settings.startQps * count) / 16,
+  };
+  // Points not begun yet may each take every step: the ETA is an upper bound.
+  const pointsAfter = settings.modes.length * settings.clientCounts.length - run.points.length;
+  let stepsMs = 0;
+  let startedMs = 0;
+  return runRateSearch({
+    policy,
+    steps: point.steps,
+    step: async (rate, index): Promise<StepOutcome<Step>> => {
+      startedMs = deps.terminal.nowMs();
+      const step = await runStep(group, tenants, rate, `${mode}@${count}#${index}`, options, signal);
+      return typeof step === 'string' ? { status: 'failed', reason: step } : { status: 'measured', step };
+    },
+    verdicts: (steps) => steps.map((s) => analyzeStep(s, run.settings.sloP99Ms)),
+    onStep: async ({ verdict, next }) => {
+      await save();
+      stepsMs += deps.terminal.nowMs() - startedMs;
+      const done = point.steps.length;
+      const stepsLeft = (next !== null ? settings.maxSteps - done : 0) + pointsAfter * settings.maxSteps;
+      const at = { mode, clients: count, step: done, maxSteps: settings.maxSteps, targetMs: settings.sloP99Ms };
+      deps.err(stepLine({ ...at, stepsLeft, stepMs: stepsMs / done }, verdict));
+    },
+    signal,
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 /** The arms of each round of a mix run, in the order they run, and what the run takes on an H100. Pure. */
+import { abbaOrder } from '../experiment/rounds.js';
 import { type MixMode, type MixSettings, type MixWindow, PAIR } from './record.js';
 
 /** One window to measure: who runs, at which load, with which cap. */
@@ -25,14 +26,18 @@ export function aggressorProcesses(
 }
 
 /**
- * A round of `mode`: the victim alone at each load, each aggressor alone (uncapped: the throughput a
- * cap's cost is measured against), and every aggressor process beside the victim at each load.
- * With the compute and bandwidth aggressors both in the scenario, the pair of them alone together.
- * Odd rounds run in reverse, so that no arm always comes first (drift cancels in pairs, as ABBA).
+ * The arms of a round of `mode`, in their forward order: the victim alone at each load, each aggressor
+ * alone (uncapped: the throughput a cap's cost is measured against), and every aggressor process beside
+ * the victim at each load. With the compute and bandwidth aggressors both in the scenario, the pair of
+ * them alone together.
  */
+export function modeArms(settings: MixSettings, mode: MixMode): Arm[] {
+  return PROCESS_MODES.includes(mode) ? processArms(settings, mode) : inProcessArms(settings);
+}
+
+/** A round of `mode` in the order it runs: ABBA, so that no arm always comes first (drift cancels in pairs). */
 export function roundArms(settings: MixSettings, mode: MixMode, round: number): Arm[] {
-  const arms = PROCESS_MODES.includes(mode) ? processArms(settings, mode) : inProcessArms(settings);
-  return round % 2 === 1 ? arms.reverse() : arms;
+  return abbaOrder(modeArms(settings, mode), round);
 }
 
 /**

@@ -9,12 +9,13 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { ProcessRunner } from '../core/process.js';
+import { runRateSearch, type StepOutcome } from '../experiment/rate-search.js';
+import { runPairedRounds, type WindowOutcome } from '../experiment/rounds.js';
 import type { SessionMpsStart } from '../session/lifecycle.js';
 import type { KillRegistry } from '../workload/group.js';
-import { nextRate } from '../workload/open-loop.js';
 import { measureCeiling } from './ceiling.js';
 import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from './copies.js';
-import type { ServeGroup, ServeRun, WindowStats } from './record.js';
+import type { RateStep, ServeGroup, ServeRun, WindowStats } from './record.js';
 import type { LoadCommand } from './server-member.js';
 import { searchPolicy, stepDurationMs, stepVerdict } from './steps.js';
 import { nothingMeasured, type Slo, windowStats } from './window.js';
@@ -204,58 +205,57 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
         return;
       }
     }
-    for (let r = 0; r < s.rounds; r++) {
-      if (driver.abort.aborted) throw driver.interrupted();
-      const order = r % 2 === 0 ? (['dedicated', 'shared'] as const) : (['shared', 'dedicated'] as const);
-      const got: Partial<Record<'dedicated' | 'shared', WindowStats>> = {};
-      for (const which of order) {
+    // Paired rounds, ABBA: a fixed --rounds (the stop policy's hook, as bench's could be).
+    const rounds = await runPairedRounds({
+      arms: ['dedicated', 'shared'] as const,
+      rounds: s.rounds,
+      measure: async (which, r): Promise<WindowOutcome<WindowStats>> => {
         const w = await arm(which, `round ${r + 1}`);
-        if (w.stats === null) {
-          Object.assign(g, { status: 'failed', reason: w.problem });
-          return;
-        }
-        got[which] = w.stats;
-      }
-      const round = { dedicated: got.dedicated as WindowStats, shared: got.shared as WindowStats };
-      g.rounds.push(round);
-      driver.progress(
-        `  round ${r + 1}/${s.rounds}: ${round.shared.outputTokensPerS.toFixed(0)} tok/s shared vs ${round.dedicated.outputTokensPerS.toFixed(0)} dedicated; TTFT p99 ${ms(round.shared.ttft.p99Ms)} vs ${ms(round.dedicated.ttft.p99Ms)} ms`,
-      );
-    }
+        return w.stats === null ? { status: 'failed', reason: w.problem } : { status: 'ok', window: w.stats };
+      },
+      onRound: async (r, windows) => {
+        const of = (which: 'dedicated' | 'shared') => windows.find((w) => w.arm === which)?.window as WindowStats;
+        const round = { dedicated: of('dedicated'), shared: of('shared') };
+        g.rounds.push(round);
+        driver.progress(
+          `  round ${r + 1}/${s.rounds}: ${round.shared.outputTokensPerS.toFixed(0)} tok/s shared vs ${round.dedicated.outputTokensPerS.toFixed(0)} dedicated; TTFT p99 ${ms(round.shared.ttft.p99Ms)} vs ${ms(round.dedicated.ttft.p99Ms)} ms`,
+        );
+      },
+      signal: driver.abort,
+      interrupted: () => driver.interrupted(),
+    });
+    if (rounds.status === 'failed') Object.assign(g, { status: 'failed', reason: rounds.reason });
   }
 
   async function search(g: ServeGroup, group: CopyGroup): Promise<void> {
-    const policy = searchPolicy(g.copies);
-    const tried = () => g.steps.map((x) => ({ totalQps: x.totalRatePerS, verdict: x.verdict }));
-    for (let rate = nextRate([], policy); rate !== null; rate = nextRate(tried(), policy)) {
-      if (driver.abort.aborted) throw driver.interrupted();
-      const each = rate / g.copies;
-      const w = await window(
-        group,
-        Array.from(
-          { length: g.copies },
-          (_, k) => ({ kind: 'poisson', ratePerS: each, seed: 1000 * g.steps.length + k }) as const,
-        ),
-        { concurrency: null, ratePerS: rate },
-        stepDurationMs(rate, s.windowMs, s.maxStepMs),
-      );
-      if (w.stats === null) {
-        Object.assign(g, { status: 'failed', reason: w.problem });
-        return;
-      }
-      // Nothing measured at the first rates tried is a broken server, not a capacity; after a step that
-      // measured something, it is the server overloaded: a failed step.
-      const nothing = nothingMeasured(w.stats);
-      if (nothing !== null && g.steps.every((x) => nothingMeasured(x.window) !== null)) {
-        Object.assign(g, {
-          status: 'failed',
-          reason: `at ${rate.toFixed(1)} req/s the step measured nothing: ${nothing}`,
-        });
-        return;
-      }
-      const step = stepVerdict(rate, w.stats, s.sloTtftP99Ms);
-      g.steps.push(step);
-      driver.progress(`  ${rate.toFixed(1)} req/s: ${step.verdict} (${step.reason})`);
-    }
+    const searched = await runRateSearch({
+      policy: searchPolicy(g.copies),
+      steps: g.steps,
+      step: async (rate, index): Promise<StepOutcome<RateStep>> => {
+        const each = rate / g.copies;
+        const w = await window(
+          group,
+          Array.from(
+            { length: g.copies },
+            (_, k) => ({ kind: 'poisson', ratePerS: each, seed: 1000 * index + k }) as const,
+          ),
+          { concurrency: null, ratePerS: rate },
+          stepDurationMs(rate, s.windowMs, s.maxStepMs),
+        );
+        if (w.stats === null) return { status: 'failed', reason: w.problem };
+        // Nothing measured at the first rates tried is a broken server, not a capacity; after a step that
+        // measured something, it is the server overloaded: a failed step.
+        const nothing = nothingMeasured(w.stats);
+        if (nothing !== null && g.steps.every((x) => nothingMeasured(x.window) !== null))
+          return { status: 'failed', reason: `at ${rate.toFixed(1)} req/s the step measured nothing: ${nothing}` };
+        return { status: 'measured', step: stepVerdict(rate, w.stats, s.sloTtftP99Ms) };
+      },
+      verdicts: (steps) => steps.map((x) => ({ totalQps: x.totalRatePerS, verdict: x.verdict })),
+      onStep: async ({ step }) =>
+        driver.progress(`  ${step.totalRatePerS.toFixed(1)} req/s: ${step.verdict} (${step.reason})`),
+      signal: driver.abort,
+      interrupted: () => driver.interrupted(),
+    });
+    if (searched.status === 'failed') Object.assign(g, { status: 'failed', reason: searched.reason });
   }
 }

@@ -2,7 +2,8 @@
  * Open-loop steps (clients serving arrivals at a rate for a window), shared by capacity and mix: how a
  * step is recorded, whether its results are a measurement at all, its clients' latencies merged as one
  * HDR histogram (never averaged percentiles), a pass/fail by an early-stopping test of the p99 claim,
- * and the search for the highest passing rate. Pure functions of the recorded steps.
+ * and the capacity a search found (the search itself is experiment/rate-search.ts). Pure functions of
+ * the recorded steps.
  */
 import * as hdr from 'hdr-histogram-js';
 import { z } from 'zod';
@@ -252,35 +253,6 @@ export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
     verdict: 'fail',
     reason: `${overTarget} of ${requests} requests over ${targetMs} ms: too few requests to claim p99 at ${P99_CONFIDENCE * 100}% (${requestsNeeded(overTarget)} needed)`,
   };
-}
-
-/** How the rate search goes: where it starts, how close the bracket must get, how many steps at most. */
-export interface SearchPolicy {
-  startQps: number;
-  /** Stop once the first failing rate is within this fraction above the highest passing one. */
-  tolerance: number;
-  maxSteps: number;
-  /** Below this total rate, give up: nothing passes. */
-  minQps: number;
-}
-
-/**
- * The next total rate to try, or null to stop. Doubles from the start while steps pass; halves while
- * they fail; then bisects between the highest passing and the lowest failing (or invalid) rate.
- */
-export function nextRate(
-  steps: ReadonlyArray<{ totalQps: number; verdict: StepVerdict }>,
-  policy: SearchPolicy,
-): number | null {
-  if (steps.length === 0) return policy.startQps;
-  if (steps.length >= policy.maxSteps) return null;
-  const passing = steps.filter((s) => s.verdict === 'pass').map((s) => s.totalQps);
-  const lo = passing.length > 0 ? Math.max(...passing) : null;
-  const above = steps.filter((s) => s.verdict !== 'pass' && (lo === null || s.totalQps > lo)).map((s) => s.totalQps);
-  const hi = above.length > 0 ? Math.min(...above) : null;
-  if (hi === null) return (lo as number) * 2;
-  if (lo === null) return hi / 2 >= policy.minQps ? hi / 2 : null;
-  return hi / lo - 1 <= policy.tolerance + 1e-9 ? null : (lo + hi) / 2;
 }
 
 /**

@@ -14,12 +14,12 @@ import {
   capacityTable,
   capacityText,
 } from '../../harness/capacity/table.js';
+import { nextRate } from '../../harness/experiment/rate-search.js';
 import {
   analyzeStep,
   capacityOf,
   encodeLatencies,
   invalidStep,
-  nextRate,
   p99Holds,
   requestsNeeded,
   type StepVerdict,

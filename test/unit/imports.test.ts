@@ -38,6 +38,7 @@ const SHARED: Record<string, string[]> = {
   load: ['core', 'workload'],
   record: ['core', 'system'],
   session: ['core', 'system', 'workload', 'record', 'stats'],
+  experiment: ['core', 'workload'],
 };
 /** The products: each may import every shared layer, itself, and the products it lists. */
 const PRODUCTS: Record<string, string[]> = {
@@ -156,6 +157,11 @@ describe('the layers of ARCHITECTURE.md', () => {
       'core may import nothing outside itself',
     ],
     ['a product importing another', { file: 'probe/command.ts', target: 'capacity/record' }, 'probe may import'],
+    [
+      'the experiment layer importing a product',
+      { file: 'experiment/rounds.ts', target: 'mix/plan' },
+      'experiment may import core, workload',
+    ],
     [
       'bench importing a product that reads it',
       { file: 'bench/outputs/markdown.ts', target: 'deploy/bundle' },
