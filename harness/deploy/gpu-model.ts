@@ -1,6 +1,6 @@
 /**
  * The GPU a plan is for, as facts: a built-in model, a model whose memory is given, or the GPU a run
- * measured; and the one answer to "is that the same GPU model?" that plan and verify both ask.
+ * measured; and the warning when a run's costs were measured on another model (verdicts.ts's sameGpuModel).
  */
 
 import type { Run } from '../bench/record/schema.js';
@@ -10,6 +10,7 @@ import { termText } from '../core/escape/terminal.js';
 import { gpuAt } from '../system/nvidia/schema.js';
 import { BUILTIN_MIG_GPUS, builtinMigGpu, migGpuFromRun } from './mig-profiles.js';
 import type { PlanGpu } from './plan-types.js';
+import { sameGpuModel } from './verdicts.js';
 
 /** SMs of the built-in GPU models (NVIDIA's data sheets): green contexts split them. */
 const BUILTIN_SM_COUNTS: Record<string, number> = {
@@ -63,38 +64,6 @@ export function runGpu(run: Pick<Run, 'id' | 'fingerprint'>, gpuIndex: number): 
     mig: migGpuFromRun(gpu, where),
     smCount: python.status === 'ok' ? python.smCount : null,
   };
-}
-
-/** A GPU by its name and, where known, its memory. */
-export interface GpuIdentity {
-  name: string;
-  /** GiB; null where not known (then not compared). */
-  memoryGiB: number | null;
-}
-
-/**
- * The model word of a GPU's name: the family token ("H100", "A100", "L40S") of the name up to its
- * first "-" ("A100" of "A100-80GB", "H100" of "NVIDIA H100 80GB HBM3", "A100" of "NVIDIA A100-SXM4-40GB"),
- * else that part whole ("RTX4090", "T4").
- */
-function familyOf(name: string): string {
-  const head = name.split('-')[0] ?? name;
-  return /\b([A-Z]\d{2,3}[A-Z]?)\b/i.exec(head)?.[1] ?? head;
-}
-
-/**
- * Whether `other` is the GPU model `planned` names: `other`'s name has the planned model's family as a
- * word (`A100` is no word of "NVIDIA H100 80GB HBM3"), and, where both memories are known, they differ
- * by at most 10% of the planned one's.
- */
-export function sameGpuModel(planned: GpuIdentity, other: GpuIdentity): boolean {
-  const family = familyOf(planned.name);
-  const named = new RegExp(
-    `(^|[^A-Za-z0-9])${family.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9])`,
-    'i',
-  ).test(other.name);
-  if (planned.memoryGiB === null || other.memoryGiB === null) return named;
-  return named && Math.abs(other.memoryGiB - planned.memoryGiB) <= 0.1 * planned.memoryGiB;
 }
 
 /**

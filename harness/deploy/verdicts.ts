@@ -1,8 +1,8 @@
 /**
  * The plan's verdicts: the arithmetic a recommendation rests on (memory fit, each option's binding
- * limit, green contexts' SM groups, the latency target as a limit, MIG's smallest slice) and the
- * ranking of the options that fit. Pure functions over the request, the GPU and what a run measured;
- * mutation testing guards this file (stryker.config.mjs selects every verdicts.ts).
+ * limit, green contexts' SM groups, the latency target as a limit, MIG's smallest slice), the ranking
+ * of the options that fit, and whether a GPU is the model planned for. Pure functions over the
+ * request, the GPU and what a run measured; mutation testing guards this file (every verdicts.ts).
  */
 
 import { type Measured, type MeasuredMode, modeDecision } from '../bench/analysis/which-mode.js';
@@ -278,4 +278,37 @@ export function fewestGpus(
     .filter((a) => a.mostModels > 0)
     .map((a) => ({ a, gpus: Math.ceil(models / a.mostModels) }))
     .sort((x, y) => x.gpus - y.gpus || ISOLATION_ORDER.indexOf(x.a.mode) - ISOLATION_ORDER.indexOf(y.a.mode))[0];
+}
+
+/** A GPU by its name and, where known, its memory. */
+export interface GpuIdentity {
+  name: string;
+  /** GiB; null where not known (then not compared). */
+  memoryGiB: number | null;
+}
+
+/**
+ * The model word of a GPU's name: the family token ("H100", "A100", "L40S") of the name up to its
+ * first "-" ("A100" of "A100-80GB", "H100" of "NVIDIA H100 80GB HBM3", "A100" of "NVIDIA A100-SXM4-40GB"),
+ * else that part whole ("RTX4090", "T4").
+ */
+function familyOf(name: string): string {
+  const head = name.split('-')[0] ?? name;
+  return /\b([A-Z]\d{2,3}[A-Z]?)\b/i.exec(head)?.[1] ?? head;
+}
+
+/**
+ * "Same GPU model?", the one answer plan (otherGpuWarning) and verify (otherGpu) both take: whether
+ * `other` is the model `planned` names. `other`'s name has the planned model's family as a word (`A100`
+ * is no word of "NVIDIA H100 80GB HBM3"), and, where both memories are known, they differ by at most
+ * 10% of the planned one's.
+ */
+export function sameGpuModel(planned: GpuIdentity, other: GpuIdentity): boolean {
+  const family = familyOf(planned.name);
+  const named = new RegExp(
+    `(^|[^A-Za-z0-9])${family.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9])`,
+    'i',
+  ).test(other.name);
+  if (planned.memoryGiB === null || other.memoryGiB === null) return named;
+  return named && Math.abs(other.memoryGiB - planned.memoryGiB) <= 0.1 * planned.memoryGiB;
 }

@@ -6,8 +6,8 @@
  */
 import { parseAllDocuments } from 'yaml';
 import { UserError } from '../core/errors.js';
-import { sameGpuModel } from '../deploy/gpu-model.js';
 import { MAX_MPS_REPLICAS } from '../deploy/k8s.js';
+import { sameGpuModel } from '../deploy/verdicts.js';
 
 /** A pinned-memory size as the MPS control daemon takes it (e.g. 20377M, 4G), in MiB. */
 export function sizeMib(size: string): number | null {
