@@ -3,10 +3,9 @@
  * and what it costs or risks (measured where the run has it). One function per option.
  */
 
-import type { Measured } from '../bench/analysis/which-mode.js';
 import { measuredText, notMeasured } from './cost-text.js';
 import { MAX_MPS_REPLICAS, pluginMpsLimits } from './k8s.js';
-import { gib, type ModeAssessment, type PlanGpu, type PlanRequest, type ShareMode } from './plan-types.js';
+import { gib, type ModeAssessment, type PlanRequest, type ShareMode, type SharingFacts } from './plan-types.js';
 import {
   contextOverhead,
   greenFits,
@@ -18,15 +17,8 @@ import {
   mpsFits,
 } from './verdicts.js';
 
-/** What one assessment is made from: the request, the GPU and the run's costs. */
-export interface PlanFacts {
-  request: PlanRequest;
-  gpu: PlanGpu;
-  measured: Measured | null;
-}
-
 /** How busy the models make the SMs together, as every option's reasons say it. */
-export function computeLine(request: PlanRequest): string {
+function computeLine(request: PlanRequest): string {
   const { models, smPct } = request;
   const busy = models * smPct;
   return busy <= 100
@@ -35,7 +27,7 @@ export function computeLine(request: PlanRequest): string {
 }
 
 /** A mode's measured cost as one line, or why it has none. */
-function costLine(facts: PlanFacts, mode: ShareMode, inProcess: boolean): string {
+function costLine(facts: SharingFacts, mode: ShareMode, inProcess: boolean): string {
   const { measured } = facts;
   return (
     (measured
@@ -49,7 +41,7 @@ function fromLimits(limits: ModeLimits, models: number): Pick<ModeAssessment, 'g
   return { geometry: null, missesSlo: missesSlo(limits, models), slo: limits.slo };
 }
 
-export function mpsAssessment(facts: PlanFacts): ModeAssessment {
+export function mpsAssessment(facts: SharingFacts): ModeAssessment {
   const { request, gpu, measured } = facts;
   const { models, memGiB, smPct } = request;
   const mpsLimits = limitsOf(request, gpu, measured, 'mps');
@@ -86,7 +78,7 @@ export function mpsAssessment(facts: PlanFacts): ModeAssessment {
   };
 }
 
-export function timesliceAssessment(facts: PlanFacts): ModeAssessment {
+export function timesliceAssessment(facts: SharingFacts): ModeAssessment {
   const { request, gpu, measured } = facts;
   const tsLimits = limitsOf(request, gpu, measured, 'timeslice');
   return {
@@ -114,7 +106,7 @@ const IN_PROCESS_BREAKS = [
   'one deployment: a model is added, updated or restarted with all the others',
 ];
 
-export function streamsAssessment(facts: PlanFacts): ModeAssessment {
+export function streamsAssessment(facts: SharingFacts): ModeAssessment {
   const { request, gpu, measured } = facts;
   const streamsLimits = limitsOf(request, gpu, measured, 'streams');
   return {
@@ -136,7 +128,7 @@ export function streamsAssessment(facts: PlanFacts): ModeAssessment {
   };
 }
 
-export function greenAssessment(facts: PlanFacts): ModeAssessment {
+export function greenAssessment(facts: SharingFacts): ModeAssessment {
   const { request, gpu, measured } = facts;
   const { models } = request;
   const greenLimits = limitsOf(request, gpu, measured, 'green');
@@ -159,7 +151,7 @@ export function greenAssessment(facts: PlanFacts): ModeAssessment {
   };
 }
 
-export function migAssessment(facts: PlanFacts): ModeAssessment {
+export function migAssessment(facts: SharingFacts): ModeAssessment {
   const { request, gpu, measured } = facts;
   const breaks = [
     'fixed shapes: a slice is whole compute and memory slices, so capacity a model does not use is stranded',

@@ -5,7 +5,7 @@
  */
 
 import { analyze } from '../bench/analysis/analyze.js';
-import { type Measured, measuredFromAnalysis } from '../bench/analysis/which-mode.js';
+import { measuredFromAnalysis } from '../bench/analysis/which-mode.js';
 import type { Run } from '../bench/record/schema.js';
 import { loadRun } from '../bench/record/store.js';
 import { UserError } from '../core/errors.js';
@@ -15,7 +15,7 @@ import { loadServeRun, type ServeRun } from '../serve/record.js';
 import { isSimulated } from '../system/nvidia/schema.js';
 import { otherGpuWarning, planGpu, runGpu } from './gpu-model.js';
 import type { PlanOptions } from './options.js';
-import type { PlanGpu, PlanRequest } from './plan-types.js';
+import type { PlanRequest, SharingFacts } from './plan-types.js';
 
 /** A server run: how many copies of that server per GPU, in which mode (serve/analysis.ts's servePlan). */
 export interface ServerFacts {
@@ -26,12 +26,9 @@ export interface ServerFacts {
 }
 
 /** Models to share a GPU: the request, the GPU, and the bench run's costs where one is given. */
-export interface ModelFacts {
+export interface ModelFacts extends SharingFacts {
   kind: 'models';
-  request: PlanRequest;
-  gpu: PlanGpu;
   run: Run | null;
-  measured: Measured | null;
   /** The run was made on gpushare's simulator. */
   simulated: boolean;
   /** Why the run's costs may not be the planned GPU's (otherGpuWarning), or null. */

@@ -4,6 +4,7 @@
  * and the text both name; no logic.
  */
 
+import type { Measured } from '../bench/analysis/which-mode.js';
 import type { MigGpu } from './mig-profiles.js';
 import type { Geometry } from './mig-solver.js';
 import type { SloReach } from './slo-reach.js';
@@ -31,6 +32,13 @@ export interface PlanGpu {
   mig: MigGpu | null;
   /** SMs of the GPU (green contexts split them); null or absent where not known. */
   smCount?: number | null;
+}
+
+/** What each option is assessed from: the request, the GPU, and the bench run's costs where one is given. */
+export interface SharingFacts {
+  request: PlanRequest;
+  gpu: PlanGpu;
+  measured: Measured | null;
 }
 
 /** The five ways to put many models on one GPU that the plan weighs. */
