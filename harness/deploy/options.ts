@@ -7,9 +7,42 @@ import { gpuList, integer, number } from '../core/flags.js';
 import { K8S_NAME } from '../core/k8s-name.js';
 import { runHolds } from '../record/evidence.js';
 import { SERVE_FILE } from '../record/kinds.js';
-import { DEFAULT_HEADROOM_PCT } from './advice.js';
-import type { ArtifactsOptions, PlanOptions } from './command.js';
 import { DEFAULT_OPERATOR, type Operator } from './k8s.js';
+import { DEFAULT_HEADROOM_PCT, type PlanRequest } from './plan-types.js';
+
+export interface ArtifactsOptions {
+  out: string;
+  run?: string;
+  /** A mix run whose protection settings go into the files. */
+  mix?: string | undefined;
+  gpu?: string;
+  replicas: number;
+  operator: Operator;
+  /** The node's GPUs the MPS scripts serve: every one, or these indices. */
+  gpus: number[] | 'all';
+  /** --k8s dra: the DRA claims and Job too. */
+  dra: boolean;
+  /** --force: replace files in --out that gpushare did not write. */
+  force: boolean;
+}
+
+export interface PlanOptions extends PlanRequest {
+  run?: string;
+  gpu?: string;
+  /** Memory of a --gpu model without a built-in table, GiB. */
+  gpuMemGiB: number | null;
+  /** Print the advice as JSON instead of text. */
+  json: boolean;
+  /** Print the arithmetic behind the answer (adviceText) instead of the one-screen answer. */
+  explain: boolean;
+  out?: string;
+  /** A mix run whose protection settings go into the MPS files. */
+  mix?: string | undefined;
+  operator: Operator;
+  gpus: number[] | 'all';
+  dra: boolean;
+  force: boolean;
+}
 
 const OPERATOR_FLAGS = {
   namespace: {

@@ -6,12 +6,18 @@
 import type { Measured, MeasuredMode } from '../bench/analysis/which-mode.js';
 import { termText } from '../core/escape/terminal.js';
 import { TERMINAL_COLUMNS, wrapLine } from '../core/wrap.js';
-import { MODE_TEXT, type ModeAssessment, type PlanAdvice, type PlanRequest, type ShareMode } from './advice.js';
+import {
+  gib,
+  MODE_TEXT,
+  type ModeAssessment,
+  type PlanAdvice,
+  type PlanRequest,
+  type ShareMode,
+} from './plan-types.js';
 
 /** Lines of the screen the answer must fit, with the shell's prompt below it. */
 export const SCREEN_LINES = 23;
 
-const gib = (x: number) => `${Number(x.toFixed(2))} GiB`;
 const inProcess = (mode: ShareMode) => mode === 'streams' || mode === 'green';
 
 /** What breaks, in a line each: the shortest form of the assessment's risks, with the run's numbers where it has them. */

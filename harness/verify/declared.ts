@@ -7,6 +7,7 @@
 import { parseAllDocuments } from 'yaml';
 import { UserError } from '../core/errors.js';
 import { MAX_MPS_REPLICAS } from '../deploy/k8s.js';
+import { sameGpuModel } from '../deploy/verdicts.js';
 
 /** A pinned-memory size as the MPS control daemon takes it (e.g. 20377M, 4G), in MiB. */
 export function sizeMib(size: string): number | null {
@@ -174,24 +175,25 @@ export function parseDeclared(files: Readonly<Record<string, string>>): Declared
   };
 }
 
-/** A GPU's model by its name: its family (H100, A100, L40S) and memory in GB where the name gives them. */
-function modelOf(name: string): { family: string; gb: string | null } | null {
-  const family = /\b([A-Z]\d{2,3}[A-Z]?)\b/i.exec(name)?.[1];
-  return family ? { family: family.toUpperCase(), gb: /(\d+)\s?GB\b/i.exec(name)?.[1] ?? null } : null;
-}
+/** GPU memory a name gives ("80GB" of "NVIDIA H100 80GB HBM3"), GiB; null where it gives none. */
+const namedGiB = (name: string): number | null => {
+  const gb = /(\d+)\s?GB\b/i.exec(name)?.[1];
+  return gb === undefined ? null : Number(gb);
+};
 
 /**
  * Why the files were made for another GPU model than `nodeGpu`, or null: their source names the GPU
- * they were planned or measured for ("… for H100-80GB", "run … on NVIDIA H100 80GB HBM3"). The limits
- * verify checks hold or not on this node either way; the fit and costs behind them were another GPU's.
+ * they were planned or measured for ("… for H100-80GB", "run … on NVIDIA H100 80GB HBM3"), and deploy's
+ * sameGpuModel, the one plan asks too, says whether the node's is that model. The limits verify checks
+ * hold or not on this node either way; the fit and costs behind them were another GPU's.
  */
 export function otherGpu(source: string | null, nodeGpu: string | null): string | null {
   const planned = source ? /(?:\bon|\bfor) ([^,]+?)(?:, costs from run \S+)?$/.exec(source)?.[1] : undefined;
   if (!planned || !nodeGpu) return null;
-  const a = modelOf(planned);
-  const b = modelOf(nodeGpu);
-  if (!a || !b) return null;
-  const same = a.family === b.family && (a.gb === null || b.gb === null || a.gb === b.gb);
+  const same = sameGpuModel(
+    { name: planned, memoryGiB: namedGiB(planned) },
+    { name: nodeGpu, memoryGiB: namedGiB(nodeGpu) },
+  );
   return same
     ? null
     : `the files were made for ${planned}, and this node's GPU is ${nodeGpu}: verify checks their limits here, but the fit and costs behind them were for the other GPU`;

@@ -3,19 +3,15 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import type { Measured } from '../../harness/bench/analysis/which-mode.js';
-import {
-  adviceText,
-  advise,
-  bindingLimit,
-  contextOverhead,
-  memoryFit,
-  type PlanGpu,
-} from '../../harness/deploy/advice.js';
+import { advise } from '../../harness/deploy/advice.js';
+import { adviceText } from '../../harness/deploy/advice-text.js';
 import { artifactBundle, sharingConfigs } from '../../harness/deploy/bundle.js';
 import { DevicePluginConfigSchema, devicePluginConfig } from '../../harness/deploy/k8s.js';
 import { MigPartedSpecSchema, standardGeometries } from '../../harness/deploy/mig-parted.js';
 import { builtinMigGpu, type MigGpu, migGpuFromRun } from '../../harness/deploy/mig-profiles.js';
 import { placeGeometry } from '../../harness/deploy/mig-solver.js';
+import type { PlanGpu } from '../../harness/deploy/plan-types.js';
+import { bindingLimit, contextOverhead, memoryFit } from '../../harness/deploy/verdicts.js';
 import type { Gpu } from '../../harness/system/nvidia/schema.js';
 import { parseMigPlacements, parseMigProfiles } from '../../harness/system/nvidia/smi-text.js';
 import { expectShellcheckClean, fixture, tempDir } from '../helpers.js';

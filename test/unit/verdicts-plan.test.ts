@@ -8,21 +8,23 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { MeasuredMode } from '../../harness/bench/analysis/which-mode.js';
+import { advise } from '../../harness/deploy/advice.js';
+import { MAX_MPS_REPLICAS } from '../../harness/deploy/k8s.js';
 import {
-  advise,
-  bindingLimit,
   CONTEXT_OVERHEAD_GIB,
-  contextOverhead,
   DEFAULT_HEADROOM_PCT,
-  greenGranule,
   type ModeAssessment,
-  memoryFit,
-  type Overhead,
   type PlanGpu,
   type PlanRequest,
-} from '../../harness/deploy/advice.js';
-import { MAX_MPS_REPLICAS } from '../../harness/deploy/k8s.js';
+} from '../../harness/deploy/plan-types.js';
 import { sloReach } from '../../harness/deploy/slo-reach.js';
+import {
+  bindingLimit,
+  contextOverhead,
+  greenGranule,
+  memoryFit,
+  type Overhead,
+} from '../../harness/deploy/verdicts.js';
 
 const ASSUMED: Overhead = { gib: CONTEXT_OVERHEAD_GIB, measured: false, text: '0.5 GiB assumed overhead' };
 const GPU80: PlanGpu = { name: 'GPU80', memoryGiB: 80, mig: null };
