@@ -13,7 +13,7 @@ import { WORKLOADS_DIR } from '../core/paths.js';
 import type { Session, SessionDaemon } from '../session/lifecycle.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
 import { openLoopCheck, WorkloadGroup } from '../workload/group.js';
-import { analyzeStep, capacityOf, encodeLatencies, nextRate, type Step } from '../workload/open-loop.js';
+import { encodeLatencies, nextRate, type Step } from '../workload/open-loop.js';
 import {
   type Beside,
   GREEN_ENV,
@@ -28,6 +28,7 @@ import {
 import { ProtocolMember } from '../workload/protocol-member.js';
 import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
 import type { WorkloadSpec } from '../workload/spec.js';
+import { analyzeStep, capacityOf } from '../workload/verdicts.js';
 import type { MixOptions } from './options.js';
 import { type Arm, aggressorProcesses, PROCESS_MODES, roundArms } from './plan.js';
 import { type AggressorWindow, type MixMode, type MixRun, PAIR, type VictimWindow } from './record.js';

@@ -3,7 +3,8 @@
  * test of capacity's steps: 299 requests with none over, 473 with one), a capacity step's verdict, and
  * how long a step must run to make its claim.
  */
-import { p99Holds, requestsNeeded, type SearchPolicy } from '../workload/open-loop.js';
+import { p99Holds, requestsNeeded } from '../stats/p99.js';
+import type { SearchPolicy } from '../workload/open-loop.js';
 import type { RateStep, WindowStats } from './record.js';
 
 export type P99Verdict = 'holds' | 'fails' | 'too few requests';

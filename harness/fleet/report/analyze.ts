@@ -11,6 +11,7 @@ import type { Analysis, MetricAnalysis, Verdict } from '../../bench/analysis/typ
 import { DEFAULT_THRESHOLDS } from '../../bench/gate/thresholds.js';
 import { clientCounts, type Run } from '../../bench/record/schema.js';
 import { shortList } from '../../core/wrap.js';
+import { intervalSide } from '../../stats/intervals.js';
 import { MAD_TO_SD, OUTLIER_MADS } from '../../stats/statistics.js';
 import { gpuAt } from '../../system/nvidia/schema.js';
 import { throttleReasons } from '../../system/nvidia/smi-csv.js';
@@ -87,10 +88,7 @@ export function robustBand(values: readonly number[], k = FLEET_K, floor = FLEET
 
 /** The outlier rule: a CI wholly above or below the band. */
 export function outlierSide(ci: readonly [number, number] | null, band: Pick<Band, 'lo' | 'hi'>): OutlierSide {
-  if (ci === null) return null;
-  if (ci[0] > band.hi) return 'above';
-  if (ci[1] < band.lo) return 'below';
-  return null;
+  return ci === null ? null : intervalSide(ci, [band.lo, band.hi]);
 }
 
 /** One ratio of one node, with the run's own verdict. */
