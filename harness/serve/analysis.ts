@@ -12,7 +12,7 @@ import { requestsNeeded } from '../stats/p99.js';
 import { medianInterval, metricStats } from '../stats/statistics.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
 import { type P99Verdict, p99Verdict, verdictWindowS } from './steps.js';
-import { groupMeasuredNothing } from './window.js';
+import { groupMeasuredNothing, plannable } from './verdicts.js';
 
 export interface Estimate {
   value: number | null;
@@ -247,9 +247,7 @@ export function servePlan(run: ServeRun, analysis: ServeAnalysis): ServePlan {
       tiedWith: [],
     };
   }
-  const holding = groups.filter(
-    (g) => g.slo?.verdict === 'holds' && g.failedRequests === 0 && g.tokensPerS?.value != null,
-  );
+  const holding = groups.filter(plannable);
   if (holding.length === 0) {
     const missed = `no mode and count measured held ${slo} at ${run.settings.concurrency} requests resident per copy`;
     // Too few requests is no verdict, not a failure: say how many a claim needs and which flag gets them.
