@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Cell } from '../../harness/mix/analysis.js';
 import type { MixWindow, VictimWindow } from '../../harness/mix/record.js';
-import { overloadOf, protectionAt, targetOf } from '../../harness/mix/verdicts.js';
+import { mostKept, overloadOf, protectionAt, targetOf } from '../../harness/mix/verdicts.js';
 
 const victim = (over: Partial<VictimWindow>): VictimWindow =>
   ({
@@ -103,5 +103,34 @@ describe('protectionAt: the cap the search names (target 10 ms, p99 counts per c
     expect(protectionAt(at, [cell(50, 'measured')], counts({})).reason).toBe(
       'p99 ≤ 10.00 ms holds at 95% over 1000 requests',
     );
+  });
+});
+
+describe('mostKept: the setting named among those that hold', () => {
+  const at = (threadPct: number | null, value: number, ci: [number, number] | null) =>
+    ({ threadPct, kept: { value, ci, rounds: 3 } }) as unknown as Cell;
+  const pick = (cells: Cell[]) => {
+    const { best, same } = mostKept(cells);
+    return { best: best.threadPct, same: same.map((c) => c.threadPct) };
+  };
+  it.each([
+    [
+      'listed lowest cap first: still the least restrictive first',
+      [at(25, 0.97, [0.95, 1]), at(50, 0.7, [0.5, 0.95])],
+      { best: 50, same: [50, 25] },
+    ],
+    // Equal medians: the first listed is the top; 10%'s interval overlaps 50%'s, not 25%'s.
+    [
+      'equal medians: the first is the top',
+      [at(50, 0.5, [0.4, 0.6]), at(25, 0.5, [0.5, 0.7]), at(10, 0.45, [0.3, 0.45])],
+      { best: 50, same: [50, 25, 10] },
+    ],
+    [
+      'the top without an interval: every setting measured the same',
+      [at(10, 0.2, [0.1, 0.3]), at(50, 0.9, null)],
+      { best: 50, same: [50, 10] },
+    ],
+  ] as const)('%s', (_name, cells, want) => {
+    expect(pick([...cells])).toEqual(want);
   });
 });
