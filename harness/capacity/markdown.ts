@@ -3,10 +3,11 @@
 import { mdCode, mdText } from '../core/escape/markdown.js';
 import { simulatedMarkdown } from '../record/simulated.js';
 import { timeAccountText } from '../session/time-account.js';
+import { P99_CONFIDENCE } from '../stats/p99.js';
 import { gpuAt } from '../system/nvidia/schema.js';
-import { maxScheduleLagMs, P99_CONFIDENCE } from '../workload/open-loop.js';
 import { DEFAULT_MIN_OVERLAP } from '../workload/result-checks.js';
 import { workloadText } from '../workload/spec.js';
+import { maxScheduleLagMs } from '../workload/verdicts.js';
 import type { CapacityRun } from './record.js';
 import { LATENCIES_A_WINDOW } from './step-window.js';
 import { capacityTable, capacityText } from './table.js';

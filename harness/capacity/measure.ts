@@ -4,7 +4,7 @@ import { Interrupted } from '../core/errors.js';
 import { runRateSearch, type SearchOutcome, type StepOutcome } from '../experiment/rate-search.js';
 import type { Reaper } from '../system/proc/reaper.js';
 import { openLoopCheck, WorkloadGroup } from '../workload/group.js';
-import { analyzeStep, type ClientStep, encodeLatencies, type Step } from '../workload/open-loop.js';
+import { type ClientStep, encodeLatencies, type Step } from '../workload/open-loop.js';
 import {
   GREEN_ENV,
   type ReadyMessage,
@@ -16,6 +16,7 @@ import {
 } from '../workload/protocol.js';
 import { ProtocolMember } from '../workload/protocol-member.js';
 import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
+import { analyzeStep } from '../workload/verdicts.js';
 import type { CapacityOptions } from './options.js';
 import { stepLine } from './progress.js';
 import type { CapacityMode, CapacityPoint, CapacityRun } from './record.js';

@@ -2,7 +2,8 @@
 
 import { ExitCode } from '../core/errors.js';
 import { termText } from '../core/escape/terminal.js';
-import { analyzeStep, capacityOf, type StepAnalysis } from '../workload/open-loop.js';
+import type { StepAnalysis } from '../workload/open-loop.js';
+import { analyzeStep, capacityOf } from '../workload/verdicts.js';
 import type { CapacityPoint, CapacityRun } from './record.js';
 
 /**

@@ -6,7 +6,7 @@
 
 import { type Measured, modeCosts, modeDecision } from '../bench/analysis/which-mode.js';
 import { decisionLine } from '../bench/outputs/which-mode-text.js';
-import { decideMode, MODE_SUBJECT, type ModeDecision } from '../core/mode-decision.js';
+import { decideMode, MODE_SUBJECT, type ModeDecision } from '../stats/mode-decision.js';
 
 export interface DefaultSharing {
   /** The device plugin's mode; null: no run measured both, so no default. */

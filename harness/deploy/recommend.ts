@@ -6,7 +6,7 @@
 import type { Measured, MeasuredMode } from '../bench/analysis/which-mode.js';
 import { tieText } from '../bench/outputs/which-mode-text.js';
 import { termText } from '../core/escape/terminal.js';
-import type { ModeDecision } from '../core/mode-decision.js';
+import type { ModeDecision } from '../stats/mode-decision.js';
 import {
   ISOLATION_ORDER,
   MODE_TEXT,

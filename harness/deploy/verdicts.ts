@@ -6,7 +6,7 @@
  */
 
 import { type Measured, type MeasuredMode, modeDecision } from '../bench/analysis/which-mode.js';
-import type { ModeDecision } from '../core/mode-decision.js';
+import type { ModeDecision } from '../stats/mode-decision.js';
 import { MAX_MPS_REPLICAS } from './k8s.js';
 import type { MigGpu, MigProfileSpec } from './mig-profiles.js';
 import { placeGeometry } from './mig-solver.js';

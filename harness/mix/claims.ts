@@ -1,5 +1,5 @@
 /** The mixed-tenant claims of the seeds, graded against a mix run by stated rules. A pure function of the run. */
-import { decideMode } from '../core/mode-decision.js';
+import { decideMode } from '../stats/mode-decision.js';
 import { type Cell, type Kept, mixCells, pairAggregate } from './analysis.js';
 import { type MixRun, PAIR } from './record.js';
 

@@ -14,10 +14,11 @@ import { runPairedRounds, type WindowOutcome, windowsLeft } from '../experiment/
 import type { Session, SessionDaemon } from '../session/lifecycle.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
 import { WorkloadGroup } from '../workload/group.js';
-import { analyzeStep, capacityOf, type Step } from '../workload/open-loop.js';
+import type { Step } from '../workload/open-loop.js';
 import { GREEN_ENV, TENANTS_ENV } from '../workload/protocol.js';
 import { ProtocolMember } from '../workload/protocol-member.js';
 import type { WorkloadSpec } from '../workload/spec.js';
+import { analyzeStep, capacityOf } from '../workload/verdicts.js';
 import type { MixOptions } from './options.js';
 import { type Arm, aggressorProcesses, modeArms, PROCESS_MODES } from './plan.js';
 import { capacityStepLine, windowLine } from './progress.js';

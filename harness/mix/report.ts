@@ -6,25 +6,17 @@ import { termText } from '../core/escape/terminal.js';
 import { VERSION } from '../core/version.js';
 import { simulatedMarkdown } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
+import { QUANTILE_LEVEL, requestsForInterval } from '../stats/quantile.js';
 import { gpuAt, isSimulated } from '../system/nvidia/schema.js';
-import { analyzeStep, capacityOf } from '../workload/open-loop.js';
 import { workloadText } from '../workload/spec.js';
-import {
-  type Cell,
-  CLIMB_FACTOR,
-  LEGACY_GREEN_ALONE,
-  mixCells,
-  type Protection,
-  protections,
-  QUANTILE_LEVEL,
-  requestsForInterval,
-  SERVED_SHARE,
-} from './analysis.js';
+import { analyzeStep, capacityOf } from '../workload/verdicts.js';
+import { type Cell, LEGACY_GREEN_ALONE, mixCells, protections } from './analysis.js';
 import { cellText, keptText, ratioText } from './cell-text.js';
 import { frontierChart, heatmapChart } from './charts.js';
 import { mixClaims } from './claims.js';
 import { publishedComparison } from './published.js';
 import type { MixRun } from './record.js';
+import { CLIMB_FACTOR, type Protection, SERVED_SHARE } from './verdicts.js';
 
 const pct = (load: number) => `${Math.round(load * 100)}%`;
 

@@ -7,11 +7,12 @@
  * generator's ceiling set against the run's own latency.
  */
 import { median } from 'simple-statistics';
+import { separate } from '../stats/intervals.js';
+import { requestsNeeded } from '../stats/p99.js';
 import { medianInterval, metricStats } from '../stats/statistics.js';
-import { requestsNeeded } from '../workload/open-loop.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
 import { type P99Verdict, p99Verdict, verdictWindowS } from './steps.js';
-import { groupMeasuredNothing } from './window.js';
+import { groupMeasuredNothing, plannable } from './verdicts.js';
 
 export interface Estimate {
   value: number | null;
@@ -213,9 +214,6 @@ export function analyzeServe(run: ServeRun): ServeAnalysis {
   return { ceiling, groups: run.groups.map((g) => analyzeGroup(run, g, ceiling)) };
 }
 
-/** Whether two intervals are apart (neither reaches the other). */
-const apart = (a: [number, number], b: [number, number]) => a[0] > b[1] || b[0] > a[1];
-
 export interface ServePlan {
   /** The answer, one line. */
   answer: string;
@@ -249,9 +247,7 @@ export function servePlan(run: ServeRun, analysis: ServeAnalysis): ServePlan {
       tiedWith: [],
     };
   }
-  const holding = groups.filter(
-    (g) => g.slo?.verdict === 'holds' && g.failedRequests === 0 && g.tokensPerS?.value != null,
-  );
+  const holding = groups.filter(plannable);
   if (holding.length === 0) {
     const missed = `no mode and count measured held ${slo} at ${run.settings.concurrency} requests resident per copy`;
     // Too few requests is no verdict, not a failure: say how many a claim needs and which flag gets them.
@@ -271,7 +267,8 @@ export function servePlan(run: ServeRun, analysis: ServeAnalysis): ServePlan {
   const others = atCopies.filter((g) => g !== best);
   const noCi = others.filter((g) => !g.tokensPerS?.ci || !best.tokensPerS?.ci);
   const overlap = others.filter(
-    (g) => !noCi.includes(g) && !apart(g.tokensPerS?.ci as [number, number], best.tokensPerS?.ci as [number, number]),
+    (g) =>
+      !noCi.includes(g) && !separate(g.tokensPerS?.ci as [number, number], best.tokensPerS?.ci as [number, number]),
   );
   const ties = [
     ...(overlap.length > 0 ? [`${overlap.map((g) => g.mode).join(', ')}: their throughput intervals overlap`] : []),

@@ -13,7 +13,8 @@ import type { ProcessRunner } from '../core/process.js';
 import { runLoad } from '../load/run.js';
 import type { CeilingStep } from './record.js';
 import { promptLength } from './server-member.js';
-import { type Slo, windowStats } from './window.js';
+import type { Slo } from './verdicts.js';
+import { windowStats } from './window.js';
 
 export const NULL_SERVER = path.join(PACKAGE_ROOT, 'simulator', 'openai-server.cjs');
 /** The rates tried, requests/s, after a warm-up step at the first: doubling until the generator falls behind (p99 lag over LAG_LIMIT_MS). */

@@ -18,7 +18,8 @@ import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from '
 import type { RateStep, ServeGroup, ServeRun, WindowStats } from './record.js';
 import type { LoadCommand } from './server-member.js';
 import { searchPolicy, stepDurationMs, stepVerdict } from './steps.js';
-import { nothingMeasured, type Slo, windowStats } from './window.js';
+import { nothingMeasured, type Slo } from './verdicts.js';
+import { windowStats } from './window.js';
 
 export interface ServeDriver {
   runner: ProcessRunner;

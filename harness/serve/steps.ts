@@ -4,7 +4,7 @@
  * how long a step must run to make its claim.
  */
 import type { SearchPolicy } from '../experiment/rate-search.js';
-import { p99Holds, requestsNeeded } from '../workload/open-loop.js';
+import { p99Holds, requestsNeeded } from '../stats/p99.js';
 import type { RateStep, WindowStats } from './record.js';
 
 export type P99Verdict = 'holds' | 'fails' | 'too few requests';

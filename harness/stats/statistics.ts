@@ -3,6 +3,7 @@
  * statistics, exact coverage stated), MAD, CV and MAD outliers.
  */
 import { mean, median, medianAbsoluteDeviation, sampleStandardDeviation } from 'simple-statistics';
+import { binomialCdf } from './binomial.js';
 import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from './bootstrap.js';
 
 /** The values a ratio's statistics are computed from: paired per-round values, or two independent samples. */
@@ -46,17 +47,6 @@ export interface MetricStats {
   outliers: number[];
 }
 
-/** P(B ≤ k) for B ~ Binomial(n, 1/2). */
-function binomialHalfCdf(n: number, k: number): number {
-  let term = 0.5 ** n; // P(B = 0)
-  let sum = term;
-  for (let i = 1; i <= k; i++) {
-    term = (term * (n - i + 1)) / i;
-    sum += term;
-  }
-  return sum;
-}
-
 /**
  * The narrowest symmetric order-statistic interval [x(k), x(n−k+1)] of the median whose coverage
  * 1 − 2·P(B ≤ k−1) is at least `level`: exact for any continuous distribution, at any n. Null when
@@ -68,9 +58,11 @@ export function medianInterval(
 ): { ci: [number, number]; confidence: number } | null {
   const n = values.length;
   const sorted = [...values].sort((a, b) => a - b);
+  const most = Math.floor((n + 1) / 2);
+  const cdf = binomialCdf(n, 0.5, most - 1);
   let best: { k: number; confidence: number } | null = null;
-  for (let k = 1; k <= Math.floor((n + 1) / 2); k++) {
-    const confidence = 1 - 2 * binomialHalfCdf(n, k - 1);
+  for (let k = 1; k <= most; k++) {
+    const confidence = 1 - 2 * (cdf[k - 1] as number);
     if (confidence < level) break;
     best = { k, confidence };
   }

@@ -1,9 +1,8 @@
 /**
  * Open-loop steps (clients serving arrivals at a rate for a window), shared by capacity and mix: how a
  * step is recorded, whether its results are a measurement at all, its clients' latencies merged as one
- * HDR histogram (never averaged percentiles), a pass/fail by an early-stopping test of the p99 claim,
- * and the capacity a search found (the search itself is experiment/rate-search.ts). Pure functions of
- * the recorded steps.
+ * HDR histogram (never averaged percentiles). A step's pass/fail is workload/verdicts.ts's, the search for
+ * the highest passing rate experiment/rate-search.ts's. Pure functions of the recorded steps.
  */
 import * as hdr from 'hdr-histogram-js';
 import { z } from 'zod';
@@ -121,26 +120,19 @@ export interface StepAnalysis {
   reason: string;
 }
 
-/**
- * A step is invalid when a generator's p99 lag (requests issued late while its worker was idle)
- * exceeds this share of the target, or 1 ms if more: then the host, not the GPU, sets the pace.
- */
-export const MAX_SCHEDULE_LAG_SHARE = 0.2;
-
-export function maxScheduleLagMs(targetMs: number): number {
-  return Math.max(1, MAX_SCHEDULE_LAG_SHARE * targetMs);
-}
-/** The p99 claim is made at this confidence (one-sided binomial test, as MLPerf's early stopping). */
-export const P99_CONFIDENCE = 0.95;
-
-/** Records latencies (ms) into a histogram of µs, 3 significant digits, as a workload's step is stored. */
-export function encodeLatencies(latenciesMs: readonly number[]): string {
-  const h = hdr.build({
+/** An empty histogram of latencies in µs over HISTOGRAM_RANGE, as every step records them. */
+export function emptyLatencies(): hdr.Histogram {
+  return hdr.build({
     lowestDiscernibleValue: HISTOGRAM_RANGE.lowestUs,
     highestTrackableValue: HISTOGRAM_RANGE.highestUs,
     numberOfSignificantValueDigits: HISTOGRAM_RANGE.digits,
     useWebAssembly: false,
   });
+}
+
+/** Records latencies (ms) into a histogram of µs, 3 significant digits, as a workload's step is stored. */
+export function encodeLatencies(latenciesMs: readonly number[]): string {
+  const h = emptyLatencies();
   for (const ms of latenciesMs) h.recordValue(Math.max(1, Math.ceil(ms * 1000)));
   const text = hdr.encodeIntoCompressedBase64(h);
   h.destroy();
@@ -149,125 +141,4 @@ export function encodeLatencies(latenciesMs: readonly number[]): string {
 
 export function decodeLatencies(text: string): hdr.Histogram {
   return hdr.decodeFromCompressedBase64(text, 32, false);
-}
-
-/**
- * Whether "p99 ≤ target" holds at 95% confidence: if the true share of requests over the target were
- * 1%, seeing this few (`over` of `n`) would have a probability of at most 5%. With none over, that
- * takes 299 requests; with 1 over, 473.
- */
-export function p99Holds(n: number, over: number): boolean {
-  return binomialCdf(over, n, 0.01) <= 1 - P99_CONFIDENCE;
-}
-
-/** The fewest requests for which a p99 claim can hold with `over` requests over the target. */
-export function requestsNeeded(over: number): number {
-  // The binomial tail falls as n grows: bisect between a count that fails and one that holds.
-  let lo = over + 1;
-  let hi = 1000 * (over + 1);
-  while (!p99Holds(hi, over)) hi *= 2;
-  while (lo < hi) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (p99Holds(mid, over)) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
-}
-
-/** P(X ≤ k) for X ~ Binomial(n, p). */
-export function binomialCdf(k: number, n: number, p: number): number {
-  let logTerm = n * Math.log1p(-p); // P(X = 0)
-  let sum = Math.exp(logTerm);
-  for (let i = 1; i <= k; i++) {
-    logTerm += Math.log((n - i + 1) / i) + Math.log(p / (1 - p));
-    sum += Math.exp(logTerm);
-  }
-  return Math.min(1, sum);
-}
-
-export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
-  const merged = hdr.build({
-    lowestDiscernibleValue: HISTOGRAM_RANGE.lowestUs,
-    highestTrackableValue: HISTOGRAM_RANGE.highestUs,
-    numberOfSignificantValueDigits: HISTOGRAM_RANGE.digits,
-    useWebAssembly: false,
-  });
-  const perClientP99: number[] = [];
-  for (const c of step.clients) {
-    const h = decodeLatencies(c.histogram);
-    if (h.totalCount > 0) perClientP99.push(h.getValueAtPercentile(99));
-    merged.add(h);
-    h.destroy();
-  }
-  const at = (p: number) => merged.getValueAtPercentile(p) / 1000;
-  // Every request of the step, those never served (counted over the target) included; percentiles are of the served ones.
-  const requests = step.clients.reduce((sum, c) => sum + c.requests, 0);
-  const overTarget = step.clients.reduce((sum, c) => sum + c.overTarget, 0);
-  const within = requests - overTarget;
-  const maxLagMs = Math.max(0, ...step.clients.map((c) => c.scheduleLagMs));
-  const analysis = {
-    totalQps: step.totalQps,
-    requests,
-    p50Ms: at(50),
-    p90Ms: at(90),
-    p99Ms: at(99),
-    p999Ms: at(99.9),
-    overTarget,
-    goodputQps: within / step.windowS,
-    fairness: perClientP99.length > 0 ? Math.max(...perClientP99) / Math.max(1, Math.min(...perClientP99)) : Number.NaN,
-    maxLagMs,
-  };
-  const reported = merged.totalCount;
-  merged.destroy();
-  if (step.invalid) return { ...analysis, verdict: 'invalid', reason: step.invalid };
-  if (requests === 0) return { ...analysis, verdict: 'invalid', reason: 'no request completed' };
-  const unreported = step.clients.reduce((sum, c) => sum + (c.unreported ?? 0), 0);
-  if (unreported > 0)
-    return {
-      ...analysis,
-      verdict: 'invalid',
-      // The numbers: the workload reports a fixed number of latencies a window, so the window's length
-      // bounds the rate it measures (capacity's steps shorten for the helper's; this one reported fewer).
-      reason: `${unreported} of ${reported + unreported} requests served had no latency reported: the workload reports at most ${reported} a window, so ${Math.round(step.windowS * 1000)} ms steps measure up to about ${Math.floor(reported / step.windowS)} req/s`,
-    };
-  if (maxLagMs > maxScheduleLagMs(targetMs))
-    return {
-      ...analysis,
-      verdict: 'invalid',
-      reason: `a generator issued requests ${maxLagMs.toFixed(1)} ms late (p99) while its worker was idle (over ${maxScheduleLagMs(targetMs)} ms): the host, not the GPU, set the pace`,
-    };
-  if (p99Holds(requests, overTarget))
-    return {
-      ...analysis,
-      verdict: 'pass',
-      reason: `p99 ≤ ${targetMs} ms holds at ${P99_CONFIDENCE * 100}% confidence: ${overTarget} of ${requests} requests over`,
-    };
-  if (overTarget > requests / 100)
-    return {
-      ...analysis,
-      verdict: 'fail',
-      reason: `${overTarget} of ${requests} requests over ${targetMs} ms (over 1%)`,
-    };
-  return {
-    ...analysis,
-    verdict: 'fail',
-    reason: `${overTarget} of ${requests} requests over ${targetMs} ms: too few requests to claim p99 at ${P99_CONFIDENCE * 100}% (${requestsNeeded(overTarget)} needed)`,
-  };
-}
-
-/**
- * The capacity a search found: the highest passing rate, and the lowest rate above it that failed (an
- * invalid step bounds the search, but is no measurement that the rate fails).
- */
-export function capacityOf(steps: ReadonlyArray<StepAnalysis>): {
-  capacityQps: number | null;
-  failedAtQps: number | null;
-  at: StepAnalysis | null;
-} {
-  const passing = steps.filter((s) => s.verdict === 'pass');
-  const at = passing.length > 0 ? passing.reduce((a, b) => (b.totalQps > a.totalQps ? b : a)) : null;
-  const above = steps
-    .filter((s) => s.verdict === 'fail' && (at === null || s.totalQps > at.totalQps))
-    .map((s) => s.totalQps);
-  return { capacityQps: at?.totalQps ?? null, failedAtQps: above.length > 0 ? Math.min(...above) : null, at };
 }

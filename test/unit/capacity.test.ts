@@ -15,16 +15,10 @@ import {
   capacityText,
 } from '../../harness/capacity/table.js';
 import { nextRate } from '../../harness/experiment/rate-search.js';
-import {
-  analyzeStep,
-  capacityOf,
-  encodeLatencies,
-  invalidStep,
-  p99Holds,
-  requestsNeeded,
-  type StepVerdict,
-} from '../../harness/workload/open-loop.js';
+import { p99Holds, requestsNeeded } from '../../harness/stats/p99.js';
+import { encodeLatencies, invalidStep, type StepVerdict } from '../../harness/workload/open-loop.js';
 import { workloadText } from '../../harness/workload/spec.js';
+import { analyzeStep, capacityOf } from '../../harness/workload/verdicts.js';
 import { CAPACITY_RUN, ROOT, userErrorOf } from '../helpers.js';
 
 const client = (latenciesMs: number[], targetMs: number, scheduleLagMs = 0) => ({

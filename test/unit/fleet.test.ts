@@ -5,15 +5,8 @@ import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { fingerprintMismatches, settingMismatches } from '../../harness/bench/gate/gate.js';
 import type { Run } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
-import {
-  analyzeFleet,
-  FLEET_FLOOR,
-  FLEET_K,
-  type FleetMember,
-  type FleetRules,
-  outlierSide,
-  robustBand,
-} from '../../harness/fleet/report/analyze.js';
+import { analyzeFleet, type FleetMember, type FleetRules } from '../../harness/fleet/report/analyze.js';
+import { FLEET_FLOOR, FLEET_K, outlierSide, robustBand } from '../../harness/fleet/report/verdicts.js';
 import { degrade, H100_RUN } from '../helpers.js';
 
 const rules: FleetRules = {

@@ -34,7 +34,7 @@ const SHARED: Record<string, string[]> = {
   core: [],
   stats: ['core'],
   system: ['core'],
-  workload: ['core', 'system'],
+  workload: ['core', 'system', 'stats'],
   load: ['core', 'workload'],
   record: ['core', 'system'],
   session: ['core', 'system', 'workload', 'record', 'stats'],

@@ -65,6 +65,17 @@ const cases = [
 ] as const;
 
 describe('SseParser', () => {
+  it.each([
+    ['a role-only chunk with empty content', { role: 'assistant', content: '' }],
+    ['a role-only chunk with null content', { role: 'assistant', content: null }],
+    ['a role-only chunk with no content', { role: 'assistant' }],
+  ])('%s carries no token: the first token is the first text', (_name, delta) => {
+    const parser = new SseParser();
+    expect(parser.feed(Buffer.from(`data: ${chat(delta)}\n\n`)).tokens).toBe(0);
+    expect(parser.feed(Buffer.from(`data: ${chat({ content: 'Hi' })}\n\n`)).tokens).toBe(1);
+    expect(parser.tokens).toBe(1);
+  });
+
   it.each(cases)('a %s stream: its tokens and [DONE], in one piece', (_name, text, tokens, reported) => {
     expect(parse(Buffer.from(text), [])).toEqual({ tokens, counted: tokens, reported, outcome: { kind: 'ok' } });
   });

@@ -1,19 +1,11 @@
 /** mix's pure parts: the quantile intervals, overloaded windows, the mean interval and the claims' grading. */
 import { describe, expect, it } from 'vitest';
-import {
-  type Cell,
-  LEGACY_GREEN_ALONE,
-  meanInterval,
-  mixCells,
-  mostKept,
-  overloadOf,
-  type Protection,
-  protectionFor,
-  quantileRanks,
-  requestsForInterval,
-} from '../../harness/mix/analysis.js';
+import { type Cell, LEGACY_GREEN_ALONE, mixCells } from '../../harness/mix/analysis.js';
 import { mixClaims } from '../../harness/mix/claims.js';
 import type { MixRun, MixWindow, VictimWindow } from '../../harness/mix/record.js';
+import { mostKept, overloadOf, type Protection, protectionFor } from '../../harness/mix/verdicts.js';
+import { meanInterval } from '../../harness/stats/intervals.js';
+import { quantileRanks, requestsForInterval } from '../../harness/stats/quantile.js';
 import { encodeLatencies } from '../../harness/workload/open-loop.js';
 
 /** P(B ≤ k) for B ~ Binomial(n, q), summed directly in logs (independent of the code under test). */

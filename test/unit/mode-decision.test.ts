@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type MeasuredMode, modeDecision } from '../../harness/bench/analysis/which-mode.js';
-import { decideMode, type ModeCost, type SharingMode, separate } from '../../harness/core/mode-decision.js';
+import { separate } from '../../harness/stats/intervals.js';
+import { decideMode, type ModeCost, type SharingMode } from '../../harness/stats/mode-decision.js';
 
 const AT = { workload: 'infer', clients: 2 };
 /** A mode's slowdown median and interval at AT (aggregate its reciprocal, clients over slowdown). */

@@ -19,7 +19,7 @@ import {
   stepVerdict,
   verdictWindowS,
 } from '../../harness/serve/steps.js';
-import { groupMeasuredNothing, nothingMeasured } from '../../harness/serve/window.js';
+import { groupMeasuredNothing, nothingMeasured } from '../../harness/serve/verdicts.js';
 import { userErrorOf } from '../helpers.js';
 
 function win(over: Partial<WindowStats> & { tps?: number; ttftP99?: number; e2eP50?: number } = {}): WindowStats {
@@ -309,6 +309,17 @@ describe("plan's answer from a server run", () => {
     expect(plan.mode).toBe('mps');
     expect(plan.copies).toBe(2);
     expect(plan.answer).toContain('2 copies per GPU under mps');
+  });
+  it('never names a group with a failed request, though its TTFT p99 held and it had the most copies', () => {
+    const run = runOf([
+      group('timeslice', 2, [1000, 1000, 1000]),
+      // One failed request per window, not counted over the TTFT target: the SLO holds on what was served.
+      group('mps', 4, [3000, 3000, 3000], 1000, { ok: 399 }),
+    ]);
+    const analysis = analyzeServe(run);
+    expect(analysis.groups[1]).toMatchObject({ failedRequests: 3, slo: { verdict: 'holds' } });
+    const plan = servePlan(run, analysis);
+    expect([plan.mode, plan.copies]).toEqual(['timeslice', 2]);
   });
   it('names a tie where the throughput intervals overlap', () => {
     const run = runOf([

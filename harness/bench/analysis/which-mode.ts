@@ -1,6 +1,6 @@
 /** "Which sharing mode measured cheaper?": what a run measured per mode, and the one function that decides. */
 import { median } from 'simple-statistics';
-import { decideMode, type ModeCost, type ModeDecision, type RatioInterval } from '../../core/mode-decision.js';
+import { decideMode, type ModeCost, type ModeDecision, type RatioInterval } from '../../stats/mode-decision.js';
 import { gpuAt } from '../../system/nvidia/schema.js';
 import { fixedWorkStreams, type ModeName, type Run } from '../record/schema.js';
 import { armResults } from './rounds.js';

@@ -1,9 +1,9 @@
 /** The markdown report: a pure function of a run, its verdicts and the names of its chart files. */
 import { median } from 'simple-statistics';
 import { mdCode, mdText } from '../../core/escape/markdown.js';
-import { isInProcess, MODE_SUBJECT, type ModeCost, type SharingMode } from '../../core/mode-decision.js';
 import { simulatedMarkdown } from '../../record/simulated.js';
 import { measuringPct, type TimeAccount, timeAccountText } from '../../session/time-account.js';
+import { isInProcess, MODE_SUBJECT, type ModeCost, type SharingMode } from '../../stats/mode-decision.js';
 import { cpuListText, usableCpus } from '../../system/cpus.js';
 import { type Fingerprint, gpuAt } from '../../system/nvidia/schema.js';
 import { LOOP_OVERHEAD_LIMIT_PCT } from '../../workload/protocol.js';

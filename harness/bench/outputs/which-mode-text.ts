@@ -4,7 +4,7 @@ import {
   type ModeCost,
   type ModeDecision,
   type SharingMode as ModeName,
-} from '../../core/mode-decision.js';
+} from '../../stats/mode-decision.js';
 
 /** How a client ran in each mode, after "slowed 1.50×". */
 const HOW: Record<ModeName, string> = {

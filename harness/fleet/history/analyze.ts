@@ -13,7 +13,8 @@ import { measuredLoop, type Run } from '../../bench/record/schema.js';
 import { seedOf } from '../../stats/bootstrap.js';
 import { type ChangePoint, findChangePoints, MIN_SEGMENT_RUNS } from '../../stats/change-points.js';
 import { gpuAt } from '../../system/nvidia/schema.js';
-import { classes, type FleetMember, type NotCompared } from '../report/analyze.js';
+import type { FleetMember, NotCompared } from '../report/analyze.js';
+import { classes } from '../report/differences.js';
 
 /** The fewest runs in a series before a change can be tested: MIN_SEGMENT_RUNS either side. */
 export const MIN_RUNS_TO_TEST = 2 * MIN_SEGMENT_RUNS;

@@ -5,31 +5,36 @@
  * that differs from its group's majority, incomplete runs and the run's own verdicts. A pure function
  * of the runs and their analyses: the markdown, JUnit, console text and JSON read this, never a run.
  */
-import { median, medianAbsoluteDeviation } from 'simple-statistics';
-import { unsupportedHere } from '../../bench/analysis/analyze.js';
+import { median } from 'simple-statistics';
 import type { Analysis, MetricAnalysis, Verdict } from '../../bench/analysis/types.js';
-import { DEFAULT_THRESHOLDS } from '../../bench/gate/thresholds.js';
-import { clientCounts, type Run } from '../../bench/record/schema.js';
+import type { Run } from '../../bench/record/schema.js';
 import { shortList } from '../../core/wrap.js';
-import { MAD_TO_SD, OUTLIER_MADS } from '../../stats/statistics.js';
-import { gpuAt } from '../../system/nvidia/schema.js';
-import { throttleReasons } from '../../system/nvidia/smi-csv.js';
-
-/** How many robust standard deviations (1.4826 × MAD) from the group's median the band reaches: the per-round outlier rule's 3. */
-export const FLEET_K = OUTLIER_MADS;
-/** The band's least half-width, a fraction of the group's median: the gate's noise band (±5%). */
-export const FLEET_FLOOR = DEFAULT_THRESHOLDS.noiseBand;
-/** The fewest runs a group needs before any of them can be an outlier: with 2, neither is the odd one. */
-export const MIN_RUNS_FOR_OUTLIERS = 3;
-/** Throttle reasons that do not flag a node: a GPU at full load holds its power cap in every arm (validity.ts checks that the arms agree). */
-const EXPECTED_THROTTLE = new Set(['sw_power_cap']);
-
-/** The outlier rule in words, as the reports print it. */
-export const OUTLIER_RULE =
-  `A node is an outlier for a ratio when that ratio's whole within-run 95% CI lies outside its group's band: the median of the group's values ± max(${FLEET_K} × 1.4826 × MAD, ${FLEET_FLOOR * 100}% of the median). ` +
-  `1.4826 × MAD estimates the standard deviation of normal data, so ${FLEET_K} of them is the per-round outlier rule's reach (99.7% of identical nodes fall inside), and the median and MAD are not moved by the outlier itself. ` +
-  `The ${FLEET_FLOOR * 100}% floor is the gate's noise band: repeat runs on one H100 moved every headline ratio by −0.6% to +1.6%, so nodes that agree to within a few tenths of a percent (MAD near 0) are not flagged for differences no decision depends on. ` +
-  `A ratio without a CI (fewer than 6 rounds) is not tested; groups of fewer than ${MIN_RUNS_FOR_OUTLIERS} runs have no outliers (a group of 1 has nothing to differ from; of 2, neither is the odd one).`;
+import {
+  classes,
+  commonSoftware,
+  comparisonIds,
+  gpuKey,
+  gpuOf,
+  majority,
+  modelOf,
+  planDifferences,
+  reword,
+  settingsText,
+  softwareDifferences,
+  softwareOf,
+} from './differences.js';
+import {
+  type Band,
+  FLEET_FLOOR,
+  FLEET_K,
+  MIN_RUNS_FOR_OUTLIERS,
+  nodeFlags,
+  OUTLIER_RULE,
+  type OutlierSide,
+  outlierSide,
+  robustBand,
+  untestedReason,
+} from './verdicts.js';
 
 /**
  * How two runs differ, passed in: the gate's fingerprintMismatches (GPU model, driver, MIG mode,
@@ -57,40 +62,6 @@ export interface NotCompared {
   reason: string;
   /** An unreadable run.json fails the fleet; a probe or capacity record does not. */
   fails: boolean;
-}
-
-/** The band of a ratio in a group: values outside it are far from the group. Values in the ratio's unit (×). */
-export interface Band {
-  median: number;
-  /** 1.4826 × MAD of the group's values: a robust standard deviation. */
-  scale: number;
-  /** max(FLEET_K × scale, FLEET_FLOOR × |median|). */
-  halfWidth: number;
-  lo: number;
-  hi: number;
-  /** True when the floor, not the spread, set the half-width. */
-  floored: boolean;
-}
-
-/** Which side of the band a node's whole CI lies on; null: inside or straddling it, or no CI. */
-export type OutlierSide = 'above' | 'below' | null;
-
-/** The median ± max(k × 1.4826 × MAD, floor × |median|) band of `values` (at least one value). */
-export function robustBand(values: readonly number[], k = FLEET_K, floor = FLEET_FLOOR): Band {
-  const mid = median([...values]);
-  const scale = MAD_TO_SD * medianAbsoluteDeviation([...values]);
-  const spread = k * scale;
-  const least = floor * Math.abs(mid);
-  const halfWidth = Math.max(spread, least);
-  return { median: mid, scale, halfWidth, lo: mid - halfWidth, hi: mid + halfWidth, floored: least >= spread };
-}
-
-/** The outlier rule: a CI wholly above or below the band. */
-export function outlierSide(ci: readonly [number, number] | null, band: Pick<Band, 'lo' | 'hi'>): OutlierSide {
-  if (ci === null) return null;
-  if (ci[0] > band.hi) return 'above';
-  if (ci[1] < band.lo) return 'below';
-  return null;
 }
 
 /** One ratio of one node, with the run's own verdict. */
@@ -215,126 +186,6 @@ export interface FleetAnalysis {
   pass: boolean;
 }
 
-const gpuOf = (run: Run) => gpuAt(run.fingerprint, run.config.gpuIndex);
-const gpuKey = (m: FleetMember) => gpuOf(m.run)?.uuid ?? m.path;
-const modelOf = (m: FleetMember) => gpuOf(m.run)?.name ?? 'unknown GPU';
-
-export function softwareOf(run: Run): Software {
-  const gpu = gpuOf(run);
-  const p = run.fingerprint.python;
-  return {
-    driver: run.fingerprint.driverVersion,
-    cuda: run.fingerprint.cudaVersion,
-    torch: p.status === 'ok' ? p.torch : null,
-    gpushare: run.tool.version,
-    computeMode: gpu?.computeMode ?? null,
-    mig: gpu?.migModeCurrent ?? null,
-  };
-}
-
-/** Each field the runs agree on, null where they differ. */
-function commonSoftware(runs: readonly Run[]): Software {
-  const all = runs.map(softwareOf);
-  const first = all[0] as Software;
-  const keys = Object.keys(first) as Array<keyof Software>;
-  return Object.fromEntries(
-    keys.map((k) => [k, all.every((x) => x[k] === first[k]) ? first[k] : null]),
-  ) as unknown as Software;
-}
-
-/** Software the gate's fingerprint comparison does not cover, in its words. */
-function softwareDifferences(now: Run, before: Run): string[] {
-  const [a, b] = [softwareOf(now), softwareOf(before)];
-  const fields: Array<[string, keyof Software]> = [
-    ['CUDA', 'cuda'],
-    ['PyTorch', 'torch'],
-    ['gpushare', 'gpushare'],
-  ];
-  return fields.flatMap(([name, key]) =>
-    a[key] === b[key] ? [] : [`${name}: ${String(b[key])} before vs ${String(a[key])} now`],
-  );
-}
-
-const comparisonIds = (run: Run) => run.plan.map((c) => c.id).sort();
-
-/** Comparisons one run has and the other (`reference`) lacks. */
-function planDifferences(now: Run, before: Run, reference: string): string[] {
-  const [a, b] = [comparisonIds(now), comparisonIds(before)];
-  const list = (xs: string[]) =>
-    xs.length > 4 ? `${xs.slice(0, 4).join(', ')} and ${xs.length - 4} more` : xs.join(', ');
-  const here = a.filter((x) => !b.includes(x));
-  const there = b.filter((x) => !a.includes(x));
-  return [
-    ...(here.length > 0 ? [`comparisons only here: ${list(here)}`] : []),
-    ...(there.length > 0 ? [`comparisons only in ${reference}: ${list(there)}`] : []),
-  ];
-}
-
-/** The gate's "X: a before vs b now" as the fleet says it: the node's value against its reference's. */
-function reword(line: string, reference: string): string {
-  const m = /^(.*?): (.*) before vs (.*) now$/s.exec(line);
-  return m ? `${m[1]}: ${m[3]} here, ${m[2]} in ${reference}` : line;
-}
-
-/** Partitions items into classes of equals (`same` is an equivalence), in first-seen order. */
-export function classes<T>(items: readonly T[], same: (a: T, b: T) => boolean): T[][] {
-  const out: T[][] = [];
-  for (const item of items) {
-    const home = out.find((c) => same(c[0] as T, item));
-    if (home) home.push(item);
-    else out.push([item]);
-  }
-  return out;
-}
-
-/** The class held by more than half of the distinct GPUs, or null: repeat runs of one GPU do not outvote another GPU. */
-function majority(cls: readonly FleetMember[][]): FleetMember[] | null {
-  const total = new Set(cls.flat().map(gpuKey)).size;
-  const weight = (c: readonly FleetMember[]) => new Set(c.map(gpuKey)).size;
-  const best = [...cls].sort((a, b) => weight(b) - weight(a))[0];
-  return best && weight(best) * 2 > total ? best : null;
-}
-
-function settingsText(run: Run): string {
-  const c = run.config;
-  const mps = [
-    c.mps.threadPct !== null ? `MPS ${c.mps.threadPct}% threads` : '',
-    c.mps.memLimit !== null ? `MPS memory ${c.mps.memLimit}` : '',
-  ].filter(Boolean);
-  return [
-    `${clientCounts(c).join(', ')} client(s)`,
-    `${c.windowMs} ms windows`,
-    `CPU pinning ${c.cpuPin}`,
-    ...mps,
-    `comparisons ${run.plan.map((p) => p.id).join(', ')}`,
-  ].join(' · ');
-}
-
-/** Throttle reasons other than the power cap seen while trials ran, with how many samples showed each. */
-function throttling(run: Run): string | null {
-  const during = run.samples.filter((s) => s.trialId !== null);
-  const counts = new Map<string, number>();
-  for (const s of during)
-    for (const reason of throttleReasons(s.clocksEventReasons))
-      if (!EXPECTED_THROTTLE.has(reason)) counts.set(reason, (counts.get(reason) ?? 0) + 1);
-  if (counts.size === 0) return null;
-  return `${[...counts].map(([r, n]) => `${r} in ${n}`).join(', ')} of ${during.length} samples taken during trials`;
-}
-
-/** What a run lacks to be complete: its status, a mode that could not be set up, a comparison with no complete round (one this machine cannot run is skipped, not lacking). */
-function incompleteness(m: FleetMember): string[] {
-  const out: string[] = [];
-  if (m.run.status !== 'complete') out.push(`the run is ${m.run.status}, not complete`);
-  for (const mode of m.run.modes)
-    if (mode.status === 'failed') out.push(`${mode.mode} failed: ${mode.reason ?? 'no reason recorded'}`);
-  for (const c of m.analysis.comparisons) {
-    const ran = m.run.modes.find((x) => x.mode === c.comparison.mode)?.status !== 'skipped';
-    if (ran && c.completeRounds === 0 && !unsupportedHere(c))
-      out.push(`${c.comparison.id} has no complete round${c.failure ? `: ${c.failure}` : ''}`);
-  }
-  return out;
-}
-
 function nodeRatio(v: MetricAnalysis): NodeRatio {
   return {
     metricId: v.metric.id,
@@ -393,23 +244,7 @@ export function analyzeFleet(
   const nodes = new Map<FleetMember, FleetNode>();
   for (const m of members) {
     const gpu = gpuOf(m.run);
-    const flags: NodeFlag[] = [];
-    if (m.run.contamination.length > 0)
-      flags.push({
-        kind: 'contaminated',
-        text: `the GPU was busy when the run started: ${m.run.contamination.join('; ')}`,
-      });
-    const throttled = throttling(m.run);
-    if (throttled) flags.push({ kind: 'throttled', text: throttled });
-    for (const text of incompleteness(m)) flags.push({ kind: 'incomplete', text });
-    const invalid = m.analysis.verdicts.filter((v) => v.verdict === 'invalid');
-    if (invalid.length > 0)
-      flags.push({
-        kind: 'invalid',
-        text: `${invalid.map((v) => v.metric.id).join(', ')}: ${invalid[0]?.reasons[0] ?? 'a validity check failed'}`,
-      });
-    for (const v of m.analysis.verdicts.filter((x) => x.verdict === 'fail'))
-      flags.push({ kind: 'fail', text: `${v.metric.id}: ${v.reasons[0] ?? 'fails its threshold'}` });
+    const flags = nodeFlags(m);
     nodes.set(m, {
       name: nameOf.get(m) as string,
       path: m.path,
@@ -517,14 +352,7 @@ function groupOf(
 
   // GPUs, not runs: repeat runs of one GPU are not a majority against another GPU.
   const gpus = new Set(cohort.map(gpuKey)).size;
-  const untested =
-    cohort.length === 1
-      ? 'a group of 1 run cannot have outliers: there is no other run to differ from'
-      : cohort.length < MIN_RUNS_FOR_OUTLIERS
-        ? `a group of ${cohort.length} runs cannot have outliers: with two, neither is the odd one`
-        : gpus < MIN_RUNS_FOR_OUTLIERS
-          ? `a group of ${cohort.length} runs on ${gpus} GPUs cannot have outliers: with two GPUs, neither is the odd one`
-          : null;
+  const untested = untestedReason(cohort.length, gpus);
   let setAside: string | null = null;
   if (cohort.length === 1) {
     const m = cohort[0] as FleetMember;

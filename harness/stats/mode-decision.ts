@@ -3,6 +3,7 @@
  * count, and only where the 95% intervals separate. A pure function: bench's summary and report,
  * `plan`, `artifacts` and mix's claims read it.
  */
+import { separate } from './intervals.js';
 
 /** The ways of sharing a GPU that gpushare measures (bench's ModeName). */
 export type SharingMode = 'streams' | 'green' | 'timeslice' | 'mps' | 'mig';
@@ -86,11 +87,6 @@ export type ModeDecision =
       memory: string;
     })
   | { kind: 'none'; reason: string; skipped: Skipped[] };
-
-/** Two closed intervals separate when one ends strictly before the other begins: touching is overlap. */
-export function separate(a: readonly [number, number], b: readonly [number, number]): boolean {
-  return a[1] < b[0] || b[1] < a[0];
-}
 
 /** What the contexts cost in memory, in words: measured where the run says (MiB per context), else unquantified. */
 function memoryText(tied: readonly SharingMode[], clients: number, contextMiB: number | null): string {
