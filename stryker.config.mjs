@@ -12,7 +12,6 @@ export default {
   mutate: [
     'harness/stats/**/*.ts',
     'harness/**/verdicts.ts',
-    'harness/bench/gate/gate.ts',
     'harness/bench/gate/bands.ts',
     'harness/workload/result-checks.ts',
   ],

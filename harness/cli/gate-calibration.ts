@@ -6,7 +6,8 @@
  */
 import type { Analysis } from '../bench/analysis/types.js';
 import { logToRelative, sourceText } from '../bench/gate/bands.js';
-import { type Change, gradedChanges } from '../bench/gate/gate.js';
+import { gradedChanges } from '../bench/gate/gate.js';
+import type { Change } from '../bench/gate/verdicts.js';
 import { POWER } from '../stats/power.js';
 
 /** The planted slowdowns of the shared arm (0.05: 5% less work per second). */

@@ -1,7 +1,7 @@
 /** The between-run statistics (harness/stats/between-runs.ts) and the gate's one definition of a change against its band. */
 import { describe, expect, it } from 'vitest';
 import { floorFor } from '../../harness/bench/gate/bands.js';
-import { classifyChange, metricChange } from '../../harness/bench/gate/gate.js';
+import { classifyChange, metricChange } from '../../harness/bench/gate/verdicts.js';
 import {
   classifyAgainstBand,
   predictionHalfWidthLog,

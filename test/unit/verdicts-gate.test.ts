@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { judge } from '../../harness/bench/analysis/analyze.js';
 import type { MetricAnalysis, Verdict } from '../../harness/bench/analysis/types.js';
 import type { Band } from '../../harness/bench/gate/bands.js';
-import { type ChangeStatus, classifyChange, type GateResult, gateExitCode } from '../../harness/bench/gate/gate.js';
+import type { GateResult } from '../../harness/bench/gate/gate.js';
 import { gateJson, gateJunit, gateMarkdown, gateText } from '../../harness/bench/gate/outputs.js';
+import { type ChangeStatus, classifyChange, gateExitCode } from '../../harness/bench/gate/verdicts.js';
 import { ExitCode } from '../../harness/core/errors.js';
 import type { MetricStats } from '../../harness/stats/statistics.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BETWEEN_RUN_LEVEL, bandOf, betweenRun, FLOOR_RUNS } from '../../harness/bench/gate/bands.js';
-import { classifyChange } from '../../harness/bench/gate/gate.js';
+import { classifyChange } from '../../harness/bench/gate/verdicts.js';
 import { runSpread, studentTCritical } from '../../harness/stats/between-runs.js';
 import { mulberry32 } from '../../harness/stats/bootstrap.js';
 import { changeNoiseSdLog, normalCdf, normalQuantile, POWER, smallestCaughtLog } from '../../harness/stats/power.js';

@@ -15,7 +15,7 @@ import {
   logToRelative,
   sourceText,
 } from '../../harness/bench/gate/bands.js';
-import { MIN_ROUNDS_FOR_CHANGE, metricChange } from '../../harness/bench/gate/gate.js';
+import { MIN_ROUNDS_FOR_CHANGE, metricChange } from '../../harness/bench/gate/verdicts.js';
 import {
   classifyAgainstBand,
   combineHalfWidths,

@@ -1,47 +1,22 @@
 /**
  * The CI gate: threshold verdicts of a run and, against a baseline (one run or a set of runs), the
- * change of each graded ratio with its within-run 95% CI and its band (bands.ts). A change is a
- * regression or an improvement only outside that band. Every run is read through its analysis.
+ * change of each graded ratio with its within-run 95% CI and its band (bands.ts), judged by
+ * verdicts.ts: a change is a regression or an improvement only outside that band. Every run is read
+ * through its analysis.
  */
 
-import { ExitCode, UserError } from '../../core/errors.js';
+import { UserError } from '../../core/errors.js';
 import { shortList } from '../../core/wrap.js';
 import { refuseSimulatedBesideReal } from '../../record/simulated.js';
 import { fingerprintMismatches, type Machine } from '../../session/machine.js';
-import {
-  classifyAgainstBand,
-  combineHalfWidths,
-  intervalHalfWidthLog,
-  MIN_RUNS_TO_LEARN,
-} from '../../stats/between-runs.js';
-import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP, seedOf } from '../../stats/bootstrap.js';
+import { MIN_RUNS_TO_LEARN } from '../../stats/between-runs.js';
 import { isSimulated } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
-import type { Analysis, MetricAnalysis, Verdict } from '../analysis/types.js';
+import type { Analysis, MetricAnalysis } from '../analysis/types.js';
 import { measuredLoop, measuresPlainAlone, type Run } from '../record/schema.js';
-import { type Band, bandOf, betweenRun } from './bands.js';
 import type { Thresholds } from './thresholds.js';
 import { measuredNothing, unmeasuredGraded } from './unmeasured.js';
-
-/** How a metric moved against the baseline. `unclear`: no within-run CI of the change (too few rounds), so no band. */
-export type ChangeStatus = 'regression' | 'improvement' | 'unchanged' | 'unclear';
-
-export interface Change {
-  metricId: string;
-  better: 'higher' | 'lower';
-  value: number;
-  /** The baseline's value: one run's median, or the geometric mean of several runs' medians. */
-  baselineValue: number;
-  /** How many baseline runs measured this ratio. */
-  baselineRuns: number;
-  /** value ÷ baselineValue. */
-  change: number;
-  /** The change's within-run 95% CI: what the rounds of these runs alone say. */
-  ci: [number, number] | null;
-  /** The band the change was judged against; null without a within-run CI. */
-  band: Band | null;
-  status: ChangeStatus;
-}
+import { type Change, gateExitCode, metricChange } from './verdicts.js';
 
 export interface GateResult {
   runId: string;
@@ -121,82 +96,6 @@ function settingText(value: unknown): string {
 }
 
 const machine = (run: Run): Machine => ({ fingerprint: run.fingerprint, gpuIndex: run.config.gpuIndex });
-
-/**
- * How a change of `change` (now ÷ baseline) stands against its band: `unchanged` inside it (its edges
- * included), `regression` or `improvement` outside it; `unclear` without a within-run CI to build it.
- */
-export function classifyChange(change: number, better: 'higher' | 'lower', band: Band | null): ChangeStatus {
-  return band === null ? 'unclear' : classifyAgainstBand(change, better, band.halfWidthLog);
-}
-
-/** A metric in the reference runs (those that measured it): each run's median and within-run 95% CI. */
-export interface Reference {
-  values: number[];
-  cis: Array<[number, number] | null>;
-  /** Each reference run's per-round values: for runs of 3–5 rounds, too few for an order-statistic CI. */
-  perRound?: number[][];
-}
-
-/** Rounds each run needs for the bootstrap CI of a change when either has too few for its own CI. */
-export const MIN_ROUNDS_FOR_CHANGE = 3;
-
-/**
- * How `now` moved from its reference (one run, or the geometric mean of several): the value ratio,
- * its within-run 95% CI, the band (its between-run part learned from `history`, other runs' medians
- * of this ratio) and the status. The one definition of a regression.
- *
- * The change's within-run CI adds the two runs' own CIs in quadrature on the log scale; against
- * several runs only the new run's, as the reference's uncertainty is in the between-run part (its
- * 1/k term). Runs of 3–5 rounds have no CI of their own (MIN_ROUNDS_FOR_CI): against one such run,
- * a seeded bootstrap of the ratio of the two medians stands in.
- */
-export function metricChange(
-  now: {
-    id: string;
-    better: 'higher' | 'lower';
-    value: number | null;
-    ci: [number, number] | null;
-    perRound?: number[];
-  },
-  reference: Reference,
-  history: readonly number[],
-  noiseBand: number,
-): Change | null {
-  const values = reference.values.filter((v) => v > 0);
-  if (now.value === null || !(now.value > 0) || values.length === 0) return null;
-  const referenceValue = Math.exp(values.reduce((s, v) => s + Math.log(v), 0) / values.length);
-  const change = now.value / referenceValue;
-  const referenceCi = values.length === 1 ? (reference.cis[0] ?? null) : null;
-  const usable = (ci: [number, number] | null): ci is [number, number] => ci !== null && ci[0] > 0;
-  const withinLog =
-    usable(now.ci) && (values.length > 1 || usable(referenceCi))
-      ? combineHalfWidths(intervalHalfWidthLog(now.ci), usable(referenceCi) ? intervalHalfWidthLog(referenceCi) : 0)
-      : null;
-  const ci: [number, number] | null =
-    withinLog !== null
-      ? [change * Math.exp(-withinLog), change * Math.exp(withinLog)]
-      : values.length === 1
-        ? bootstrapChangeCi(now.id, now.perRound, reference.perRound?.[0])
-        : null;
-  const band = ci ? bandOf(betweenRun(now.id, history, values.length), ci, noiseBand) : null;
-  return {
-    metricId: now.id,
-    better: now.better,
-    value: now.value,
-    baselineValue: referenceValue,
-    baselineRuns: values.length,
-    change,
-    ci,
-    band,
-    status: classifyChange(change, now.better, band),
-  };
-}
-
-function bootstrapChangeCi(id: string, now?: number[], before?: number[]): [number, number] | null {
-  if (!now || !before || now.length < MIN_ROUNDS_FOR_CHANGE || before.length < MIN_ROUNDS_FOR_CHANGE) return null;
-  return bootstrapRatioOfMediansCI(now, before, { ...DEFAULT_BOOTSTRAP, seed: seedOf(`change:${id}`) });
-}
 
 const input = (m: MetricAnalysis) => ({
   id: m.metric.id,
@@ -330,21 +229,6 @@ export function sortBaselines(
   for (const [id, times] of found)
     if (times > 1) setAside.push(`${id}: found ${times} times (one run id), counted once`);
   return { kept, setAside, mismatches };
-}
-
-/**
- * The gate's exit code, the verdict CI acts on: 1 when a graded ratio failed or a change is a regression;
- * else 3 when anything is in doubt (a problem with the run or its baselines, an invalid or inconclusive
- * verdict); else 0. An `unclear` change (too few rounds for a band) alone does not fail or doubt the run.
- */
-export function gateExitCode(
-  verdicts: readonly Verdict[],
-  statuses: readonly ChangeStatus[],
-  problems: number,
-): number {
-  const failed = verdicts.includes('fail') || statuses.includes('regression');
-  const doubtful = problems > 0 || verdicts.includes('invalid') || verdicts.includes('inconclusive');
-  return failed ? ExitCode.fail : doubtful ? ExitCode.inconclusive : ExitCode.ok;
 }
 
 /**

@@ -8,7 +8,8 @@ import { SIMULATED_TEXT } from '../../record/simulated.js';
 import { POWER } from '../../stats/power.js';
 import type { MetricAnalysis } from '../analysis/types.js';
 import { type Band, BETWEEN_RUN_LEVEL, logToRelative, sourceText, worseChange } from './bands.js';
-import type { Change, GateResult } from './gate.js';
+import type { GateResult } from './gate.js';
+import type { Change } from './verdicts.js';
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? 'n/a' : x.toFixed(digits));
 const ciText = (ci: [number, number] | null) => (ci ? `[${fmt(ci[0])}, ${fmt(ci[1])}]` : 'n/a');

@@ -5,7 +5,8 @@ import { simulatedMarkdown } from '../../record/simulated.js';
 import { gpuAt, isSimulated } from '../../system/nvidia/schema.js';
 import { analyze } from '../analysis/analyze.js';
 import { logToRelative } from '../gate/bands.js';
-import { type Change, changes } from '../gate/gate.js';
+import { changes } from '../gate/gate.js';
+import type { Change } from '../gate/verdicts.js';
 import type { Run } from '../record/schema.js';
 
 /** Every ratio both runs have, B against A, through the gate's one definition of a change. */
