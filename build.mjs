@@ -21,7 +21,7 @@ const shared = {
   },
 };
 
-// dist/harness only: the typecheck, run beside this by npm run check, keeps its incremental state in dist/.
+// dist/harness only: the typecheck, run beside this by npm run static, keeps its incremental state in dist/.
 rmSync('dist/harness', { recursive: true, force: true });
 await Promise.all([
   build({ ...shared, entryPoints: ['harness/main.ts'], splitting: true, chunkNames: 'chunks/[name]-[hash]' }),

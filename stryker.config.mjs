@@ -13,7 +13,7 @@ export default {
     'harness/stats/**/*.ts',
     'harness/**/verdicts.ts',
     'harness/bench/gate/bands.ts',
-    'harness/workload/result-checks.ts',
+    'harness/workload/result-validity.ts',
   ],
   // The sandbox needs the code and the unit tests' fixtures, not the committed runs or the fakes' links.
   ignorePatterns: ['results', 'reports', 'studies', 'dist', 'scratch', 'test/fakes/bin', 'test/e2e', 'test/gpu'],

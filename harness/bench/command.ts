@@ -24,8 +24,8 @@ import {
 /** The share of an estimate inside windows, %. */
 const measuringShare = (e: { wallS: number; windowsS: number }) => (e.wallS > 0 ? (100 * e.windowsS) / e.wallS : 0);
 
+import { buildPlan, type Plan } from './comparisons.js';
 import { everyModeSkipped } from './outcome.js';
-import { buildPlan, type Plan } from './plan.js';
 import type { Config } from './record/schema.js';
 import { BUSY_CONSEQUENCE, benchFingerprint, benchOne, refuseBlockedBench, resumeOne } from './run.js';
 import { plannedTrials } from './scheduler.js';

@@ -3,7 +3,7 @@
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import { RELEASE_LEAD_MS } from '../workload/release.js';
-import { DEFAULT_MIN_OVERLAP } from '../workload/result-checks.js';
+import { DEFAULT_MIN_OVERLAP } from '../workload/result-validity.js';
 export const DEFAULTS = {
   /** Every mode but green, which runs when asked for (--modes green): the default suite stays as it was. */
   modes: ['streams', 'timeslice', 'mps', 'mig'],

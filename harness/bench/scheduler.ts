@@ -15,7 +15,7 @@ import type { Reaper } from '../system/proc/reaper.js';
 import type { WorkloadClient } from '../workload/client.js';
 import { analyzeComparison } from './analysis/analyze.js';
 import type { ComparisonAnalysis } from './analysis/types.js';
-import { orderTrials, type PlannedTrial, roundTrials } from './plan.js';
+import { orderTrials, type PlannedTrial, roundTrials } from './comparisons.js';
 import { budgetShareS, stopDecision, targeted } from './policy.js';
 import {
   type ClientPool,

@@ -8,10 +8,10 @@ import type { ClientReply, WorkloadClient } from '../workload/client.js';
 import type { Release } from '../workload/group.js';
 import { type ResultMessage, type RunCommand, runCommandOf, type TenantResult } from '../workload/protocol.js';
 import { releaseLeadMs } from '../workload/release.js';
-import { implausibleResult, overlap, overlapShortfall } from '../workload/result-checks.js';
+import { implausibleResult, overlap, overlapShortfall } from '../workload/result-validity.js';
 import type { Variant } from '../workload/spec.js';
 import { summarizeLatencies } from './analysis/measures.js';
-import { loopCheckMs, type PlannedTrial } from './plan.js';
+import { loopCheckMs, type PlannedTrial } from './comparisons.js';
 import { clientsGroup } from './pool/processes.js';
 import type { Arm, ClientResult, Run, Trial } from './record/schema.js';
 

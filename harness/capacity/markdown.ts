@@ -5,7 +5,7 @@ import { simulatedMarkdown } from '../record/simulated.js';
 import { timeAccountText } from '../session/time-account.js';
 import { P99_CONFIDENCE } from '../stats/p99.js';
 import { gpuAt } from '../system/nvidia/schema.js';
-import { DEFAULT_MIN_OVERLAP } from '../workload/result-checks.js';
+import { DEFAULT_MIN_OVERLAP } from '../workload/result-validity.js';
 import { workloadText } from '../workload/spec.js';
 import { maxScheduleLagMs } from '../workload/verdicts.js';
 import type { CapacityRun } from './record.js';

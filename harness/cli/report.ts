@@ -32,7 +32,7 @@ import { loadProbeRun, type ProbeRun } from '../probe/record.js';
 import { openRun } from '../record/evidence.js';
 import { simulatedJson } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
-import { analyzeServe, servePlan } from '../serve/analysis.js';
+import { analyzeServe, serveAnswer } from '../serve/analysis.js';
 import { serveMarkdown } from '../serve/markdown.js';
 import { loadServeRun, type ServeRun } from '../serve/record.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
@@ -262,7 +262,7 @@ function verifyReport(run: VerifyRun, options: ReportOptions, deps: AppDeps): Pr
 function serveReport(run: ServeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
   const analysis = analyzeServe(run);
   const report = {
-    json: () => ({ analysis, plan: servePlan(run, analysis) }),
+    json: () => ({ analysis, plan: serveAnswer(run, analysis) }),
     markdown: () => serveMarkdown(run, analysis, VERSION),
   };
   return oneFileReport(run, 'server run', report, options, deps);

@@ -10,19 +10,19 @@ import type { Run } from '../bench/record/schema.js';
 import { loadRun } from '../bench/record/store.js';
 import { UserError } from '../core/errors.js';
 import { openRun } from '../record/evidence.js';
-import { analyzeServe, type ServeAnalysis, type ServePlan, servePlan } from '../serve/analysis.js';
+import { analyzeServe, type ServeAnalysis, type ServeAnswer, serveAnswer } from '../serve/analysis.js';
 import { loadServeRun, type ServeRun } from '../serve/record.js';
 import { isSimulated } from '../system/nvidia/schema.js';
 import { otherGpuWarning, planGpu, runGpu } from './gpu-model.js';
 import type { PlanOptions } from './options.js';
 import type { PlanRequest, SharingFacts } from './plan-types.js';
 
-/** A server run: how many copies of that server per GPU, in which mode (serve/analysis.ts's servePlan). */
+/** A server run: how many copies of that server per GPU, in which mode (serve/analysis.ts's serveAnswer). */
 export interface ServerFacts {
   kind: 'server';
   run: ServeRun;
   analysis: ServeAnalysis;
-  answer: ServePlan;
+  answer: ServeAnswer;
 }
 
 /** Models to share a GPU: the request, the GPU, and the bench run's costs where one is given. */
@@ -44,7 +44,7 @@ function serverFacts(run: ServeRun, options: PlanOptions): ServerFacts {
       `--out writes launchers for models measured by gpushare bench; ${options.run} is a server run: drop --out (its answer is the mode and copies to start your server with)`,
     );
   const analysis = analyzeServe(run);
-  return { kind: 'server', run, analysis, answer: servePlan(run, analysis) };
+  return { kind: 'server', run, analysis, answer: serveAnswer(run, analysis) };
 }
 
 /** The request as the decision takes it, from the options. */

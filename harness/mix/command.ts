@@ -13,9 +13,9 @@ import { runCommand, runJson, whereLines } from '../session/run-command.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { mixCells, protections } from './analysis.js';
+import { estimateMs, roundArms } from './arms.js';
 import { measureMode, victimCapacity } from './measure.js';
 import { MIX_EPILOGUE, MIX_FLAGS, type MixOptions, resolveMixOptions } from './options.js';
-import { estimateMs, roundArms } from './plan.js';
 import { loadMixRun, MIX_SCHEMA_ID, type MixRun } from './record.js';
 import { mixSummary, writeMixReport } from './report.js';
 

@@ -19,8 +19,8 @@ import { GREEN_ENV, TENANTS_ENV } from '../workload/protocol.js';
 import { ProtocolMember } from '../workload/protocol-member.js';
 import type { WorkloadSpec } from '../workload/spec.js';
 import { analyzeStep, capacityOf } from '../workload/verdicts.js';
+import { type Arm, aggressorProcesses, modeArms, PROCESS_MODES } from './arms.js';
 import type { MixOptions } from './options.js';
-import { type Arm, aggressorProcesses, modeArms, PROCESS_MODES } from './plan.js';
 import { capacityStepLine, windowLine } from './progress.js';
 import type { MixMode, MixRun, VictimWindow } from './record.js';
 import {

@@ -2,7 +2,7 @@
 import { clockText } from '../core/clock-text.js';
 import { termText } from '../core/escape/terminal.js';
 import type { StepAnalysis } from '../workload/open-loop.js';
-import type { Arm } from './plan.js';
+import type { Arm } from './arms.js';
 import { type MixMode, PAIR } from './record.js';
 import type { Measured } from './window.js';
 

@@ -17,7 +17,7 @@ import {
 } from '../workload/protocol.js';
 import { RELEASE_LEAD_MS, releaseLeadMs } from '../workload/release.js';
 import type { WorkloadSpec } from '../workload/spec.js';
-import type { Arm } from './plan.js';
+import type { Arm } from './arms.js';
 import { type AggressorWindow, type MixMode, type MixRun, PAIR, type VictimWindow } from './record.js';
 
 /** A mix run's processes, released window by window. */

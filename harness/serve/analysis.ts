@@ -214,7 +214,7 @@ export function analyzeServe(run: ServeRun): ServeAnalysis {
   return { ceiling, groups: run.groups.map((g) => analyzeGroup(run, g, ceiling)) };
 }
 
-export interface ServePlan {
+export interface ServeAnswer {
   /** The answer, one line. */
   answer: string;
   mode: ServeGroup['mode'] | null;
@@ -229,9 +229,9 @@ export interface ServePlan {
  * throughput intervals separate); capacity, the group that carried the highest rate at the SLO, beside
  * what one dedicated copy carried.
  */
-export function servePlan(run: ServeRun, analysis: ServeAnalysis): ServePlan {
+export function serveAnswer(run: ServeRun, analysis: ServeAnalysis): ServeAnswer {
   const slo = `TTFT p99 <= ${run.settings.sloTtftP99Ms} ms`;
-  const none = (answer: string): ServePlan => ({ answer, mode: null, copies: null, tiedWith: [] });
+  const none = (answer: string): ServeAnswer => ({ answer, mode: null, copies: null, tiedWith: [] });
   const groups = analysis.groups.filter((g) => g.status === 'measured' && g.mode !== 'dedicated');
   if (groups.length === 0) return none('no group was measured: each failed or was skipped (its reason is above)');
   if (run.settings.measure === 'capacity') {

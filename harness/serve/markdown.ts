@@ -9,7 +9,7 @@ import {
   RATIOS,
   type RatioName,
   type ServeAnalysis,
-  servePlan,
+  serveAnswer,
 } from './analysis.js';
 import type { ServeRun } from './record.js';
 import { sloText } from './steps.js';
@@ -73,7 +73,7 @@ export function ceilingLines(analysis: ServeAnalysis): string[] {
 }
 
 export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: string): string {
-  const plan = servePlan(run, analysis);
+  const plan = serveAnswer(run, analysis);
   const lines = [
     ...simulatedMarkdown(run.fingerprint),
     `# Server run ${mdText(run.id)}`,
@@ -152,6 +152,6 @@ export function serveSummary(run: ServeRun, analysis: ServeAnalysis): string {
         : `${groupName(g)}: ${num(g.capacity?.ratePerS, 1)} req/s at the SLO (failed at ${num(g.capacity?.failedAtPerS, 1)})`,
     );
   }
-  lines.push(`plan: ${servePlan(run, analysis).answer}`);
+  lines.push(`plan: ${serveAnswer(run, analysis).answer}`);
   return `${lines.join('\n')}\n`;
 }

@@ -11,7 +11,7 @@ import { type CollectReply, WorkloadGroup } from './group.js';
 import { type Load, type ReadyMessage, type ResultMessage, type RunCommand, runCommandOf } from './protocol.js';
 import { ProtocolMember } from './protocol-member.js';
 import { RELEASE_LEAD_MS } from './release.js';
-import { implausibleResult } from './result-checks.js';
+import { implausibleResult } from './result-validity.js';
 import type { Variant, Work } from './spec.js';
 
 /** The timed window and the open-loop window of a check, ms. */

@@ -23,7 +23,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { invalidStep } from './open-loop.js';
-import type { WindowClaim } from './result-checks.js';
+import type { WindowClaim } from './result-validity.js';
 
 /** What waiting on a member gave: the expected message, or why not (the shape of WorkloadClient's replies). */
 export type MemberReply<T> =
@@ -62,7 +62,7 @@ export type ReadyOutcome<Ready> =
   | { status: 'ready'; messages: Ready[]; readyUs: number }
   | ({ status: 'not-ready' } & Lost<Exclude<MemberReply<Ready>, { kind: 'message' }>>);
 
-/** Why a window's answers (in release order) cannot be believed (result-checks.ts), or null. */
+/** Why a window's answers (in release order) cannot be believed (result-validity.ts), or null. */
 export type WindowCheck<Result> = (results: readonly Result[], startAtUs: number, receivedUs: number) => string | null;
 
 /** A member released in a window, and the command it is released with. */

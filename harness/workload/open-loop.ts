@@ -12,7 +12,7 @@ import {
   overlap,
   overlapShortfall,
   type WindowClaim,
-} from './result-checks.js';
+} from './result-validity.js';
 
 /** The range every latency histogram is recorded over (see encodeLatencies): 1 µs to an hour, 3 significant digits. */
 const HISTOGRAM_RANGE = { lowestUs: 1, highestUs: 3_600_000_000, digits: 3 } as const;

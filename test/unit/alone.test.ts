@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agreements, modesAt } from '../../harness/bench/analysis/alone.js';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
-import { buildPlan } from '../../harness/bench/plan.js';
+import { buildPlan } from '../../harness/bench/comparisons.js';
 import {
   ALONE_ARM,
   type ClientResult,

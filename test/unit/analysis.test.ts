@@ -5,13 +5,13 @@ import { analyze, analyzeComparison } from '../../harness/bench/analysis/analyze
 import { diagnose } from '../../harness/bench/analysis/diagnosis.js';
 import type { Metric } from '../../harness/bench/analysis/metrics.js';
 import { groupRounds, isComplete } from '../../harness/bench/analysis/rounds.js';
+import { buildPlan } from '../../harness/bench/comparisons.js';
 import { checkPatterns, DEFAULT_THRESHOLDS } from '../../harness/bench/gate/thresholds.js';
-import { buildPlan } from '../../harness/bench/plan.js';
 import { budgetShareS, stopDecision } from '../../harness/bench/policy.js';
 import type { ClientResult, Comparison, RoundPolicy, Run, Trial } from '../../harness/bench/record/schema.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import type { MetricStats } from '../../harness/stats/statistics.js';
-import { implausibleResult } from '../../harness/workload/result-checks.js';
+import { implausibleResult } from '../../harness/workload/result-validity.js';
 import { H200_RUN, userErrorOf } from '../helpers.js';
 import { testConfig } from './config-fixture.js';
 

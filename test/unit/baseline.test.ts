@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
 import { loopCheck } from '../../harness/bench/analysis/clients.js';
 import { groupRounds } from '../../harness/bench/analysis/rounds.js';
+import { buildPlan, loopCheckMs, orderTrials } from '../../harness/bench/comparisons.js';
 import { settingMismatches } from '../../harness/bench/gate/gate.js';
-import { buildPlan, loopCheckMs, orderTrials } from '../../harness/bench/plan.js';
 import {
   ALONE_ARM,
   type ClientResult,

@@ -2,8 +2,8 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
+import { pinnedCpus } from '../../harness/bench/comparisons.js';
 import { runMarkdown } from '../../harness/bench/outputs/markdown.js';
-import { pinnedCpus } from '../../harness/bench/plan.js';
 import { loadRun } from '../../harness/bench/record/store.js';
 import { cgroupQuota, cpuListText, parseCpuList, readCpuAllowance, usableCpus } from '../../harness/system/cpus.js';
 import { DEFAULT_RUN } from '../helpers.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { type CrossGpuResult, gpuSchedule } from '../../harness/bench/analysis/cross-gpu.js';
 import type { ComparisonAnalysis, MetricAnalysis } from '../../harness/bench/analysis/types.js';
-import { crossGpuPlan } from '../../harness/bench/plan.js';
+import { crossGpuPlan } from '../../harness/bench/comparisons.js';
 import { busyEvidence } from '../../harness/session/busy.js';
 import type { Fingerprint } from '../../harness/system/nvidia/schema.js';
 import { testConfig } from './config-fixture.js';

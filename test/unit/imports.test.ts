@@ -86,7 +86,7 @@ const BENCH_STAGES: Record<string, string[]> = {
     'bench/gate/',
     'bench/command',
     'bench/scheduler',
-    'bench/plan',
+    'bench/comparisons',
   ],
   // Outputs are pure functions of the analysis: they never reach into execution.
   'bench/outputs/': [
@@ -159,7 +159,7 @@ describe('the layers of ARCHITECTURE.md', () => {
     ['a product importing another', { file: 'probe/command.ts', target: 'capacity/record' }, 'probe may import'],
     [
       'the experiment layer importing a product',
-      { file: 'experiment/rounds.ts', target: 'mix/plan' },
+      { file: 'experiment/rounds.ts', target: 'mix/arms' },
       'experiment may import core, workload',
     ],
     [

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { summarizeLatencies, throughputPerS } from '../../harness/bench/analysis/measures.js';
 import { comparisonMetrics as metricsOfRounds } from '../../harness/bench/analysis/metrics.js';
 import { groupRounds } from '../../harness/bench/analysis/rounds.js';
-import { buildPlan } from '../../harness/bench/plan.js';
+import { buildPlan } from '../../harness/bench/comparisons.js';
 import { ALONE_ARM, type ClientResult, type Comparison, type Trial } from '../../harness/bench/record/schema.js';
-import { overlap } from '../../harness/workload/result-checks.js';
+import { overlap } from '../../harness/workload/result-validity.js';
 import { testConfig } from './config-fixture.js';
 
 const base = { startedAt: '2026-11-21T00:00:00Z', finishedAt: '2026-11-21T00:00:01Z' };

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { buildPlan, orderTrials, plainFits } from '../../harness/bench/comparisons.js';
 import {
   type BenchArgs,
   ESTIMATE_ASSUMPTIONS_S,
   estimateSeconds,
   resolveBenchOptions,
 } from '../../harness/bench/options.js';
-import { buildPlan, orderTrials, plainFits } from '../../harness/bench/plan.js';
 import type { Fingerprint, Gpu } from '../../harness/system/nvidia/schema.js';
 import { parseGpuList, parseMigPlacements, parseMigProfiles } from '../../harness/system/nvidia/smi-text.js';
 import { builtinSpec } from '../../harness/workload/registry.js';

@@ -4,7 +4,7 @@
  * run records of their start. The trial loop that uses the pool is test/unit/scheduler.test.ts's.
  */
 import { describe, expect, it } from 'vitest';
-import { buildPlan } from '../../harness/bench/plan.js';
+import { buildPlan } from '../../harness/bench/comparisons.js';
 import { choosePolicy } from '../../harness/bench/pool/choose.js';
 import { FreshPool } from '../../harness/bench/pool/fresh.js';
 import { createPool } from '../../harness/bench/pool/index.js';

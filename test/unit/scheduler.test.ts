@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../harness/bench/analysis/analyze.js';
+import { buildPlan } from '../../harness/bench/comparisons.js';
 import { benchOutcome } from '../../harness/bench/outcome.js';
-import { buildPlan } from '../../harness/bench/plan.js';
 import { growable, prestartable, switchable } from '../../harness/bench/pool/reuse.js';
 import type { ProgressEvent } from '../../harness/bench/progress.js';
 import type { Comparison, Run } from '../../harness/bench/record/schema.js';

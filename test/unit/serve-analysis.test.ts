@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { syntheticPrompt } from '../../harness/load/request.js';
-import { analyzeGroup, analyzeServe, ceilingOf, servePlan } from '../../harness/serve/analysis.js';
+import { analyzeGroup, analyzeServe, ceilingOf, serveAnswer } from '../../harness/serve/analysis.js';
 import { cpuSplit, plannedGroups } from '../../harness/serve/command.js';
 import { fillCommand, memFraction, modeEnv } from '../../harness/serve/copies.js';
 import { ceilingLines, serveSummary } from '../../harness/serve/markdown.js';
@@ -305,7 +305,7 @@ describe("plan's answer from a server run", () => {
       group('mps', 2, [1500, 1500, 1500]),
       group('mps', 4, [1, 1, 1], 1000, { overTtft: 100 }),
     ]);
-    const plan = servePlan(run, analyzeServe(run));
+    const plan = serveAnswer(run, analyzeServe(run));
     expect(plan.mode).toBe('mps');
     expect(plan.copies).toBe(2);
     expect(plan.answer).toContain('2 copies per GPU under mps');
@@ -318,7 +318,7 @@ describe("plan's answer from a server run", () => {
     ]);
     const analysis = analyzeServe(run);
     expect(analysis.groups[1]).toMatchObject({ failedRequests: 3, slo: { verdict: 'holds' } });
-    const plan = servePlan(run, analysis);
+    const plan = serveAnswer(run, analysis);
     expect([plan.mode, plan.copies]).toEqual(['timeslice', 2]);
   });
   it('names a tie where the throughput intervals overlap', () => {
@@ -326,7 +326,7 @@ describe("plan's answer from a server run", () => {
       group('timeslice', 2, [900, 1000, 1100, 950, 1050, 1000]),
       group('mps', 2, [950, 1050, 1150, 1000, 1100, 1050]),
     ]);
-    const plan = servePlan(run, analyzeServe(run));
+    const plan = serveAnswer(run, analyzeServe(run));
     expect(plan.mode).toBe('mps');
     expect(plan.tiedWith).toEqual(['timeslice']);
   });
@@ -334,7 +334,7 @@ describe("plan's answer from a server run", () => {
     // 6 rounds of 1 s windows, 22 requests each: 132 of the 299 a claim with none over needs; 299 × 1.1 ÷ 132 s.
     const run = runOf([group('timeslice', 1, [1, 1, 1, 1, 1, 1], 1, { requests: 22, overTtft: 0 })]);
     const analysis = analyzeServe(run);
-    expect(servePlan(run, analysis)).toMatchObject({
+    expect(serveAnswer(run, analysis)).toMatchObject({
       mode: null,
       answer:
         'no verdict: a p99 claim needs 299 requests with none over the SLO (473 with one) and the most a group had was 132: give --window-s 3 or more',
@@ -345,7 +345,7 @@ describe("plan's answer from a server run", () => {
       group('timeslice', 1, [1, 1, 1, 1, 1, 1], 1, { requests: 22, overTtft: 0 }),
       group('mps', 1, [1, 1, 1, 1, 1, 1], 1, { requests: 100, overTtft: 20 }),
     ]);
-    expect(servePlan(mixed, analyzeServe(mixed)).answer).toBe(
+    expect(serveAnswer(mixed, analyzeServe(mixed)).answer).toBe(
       'no mode and count measured held TTFT p99 <= 500 ms at 8 requests resident per copy; no verdict for 1 of 2 groups: a p99 claim needs 299 requests with none over the SLO (473 with one) and the most a group had was 132: give --window-s 3 or more',
     );
   });
@@ -362,7 +362,7 @@ describe("plan's answer from a server run", () => {
   );
   it('answers none when no group held the SLO, or a request failed', () => {
     const run = runOf([group('mps', 2, [1000], 1000, { requests: 400, ok: 399, overTtft: 1 })]);
-    expect(servePlan(run, analyzeServe(run)).mode).toBeNull();
+    expect(serveAnswer(run, analyzeServe(run)).mode).toBeNull();
   });
 });
 
@@ -387,7 +387,7 @@ describe('a window or group that measured nothing', () => {
         status: 'failed',
         reason: `round 2, the ${arm} window measured nothing: none of 400 requests ended ok (http-error: HTTP 307)`,
       });
-      expect(servePlan(run, analysis)).toMatchObject({
+      expect(serveAnswer(run, analysis)).toMatchObject({
         mode: null,
         answer: 'no group was measured: each failed or was skipped (its reason is above)',
       });

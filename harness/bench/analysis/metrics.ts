@@ -135,7 +135,7 @@ export interface ContentionRound {
  * alone in its own SM slice (SLICE_SOLO_ARM), in place of alone on the whole GPU.
  */
 export function contentionRounds(c: Comparison, rounds: readonly Round[], slice = false): ContentionRound[] {
-  // Identical clients share one solo arm (see plan.ts): client 0's solo stands for each of them.
+  // Identical clients share one solo arm (see comparisons.ts): client 0's solo stands for each of them.
   const soloArm = (i: number) =>
     slice ? SLICE_SOLO_ARM : c.arms.some((a) => a.id === `solo-c${i}`) ? `solo-c${i}` : 'solo-c0';
   return rounds.map((r) => {

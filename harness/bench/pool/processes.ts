@@ -19,7 +19,7 @@ import {
   TENANTS_ENV,
 } from '../../workload/protocol.js';
 import { ProtocolMember } from '../../workload/protocol-member.js';
-import { pinnedIds } from '../plan.js';
+import { pinnedIds } from '../comparisons.js';
 import type { Comparison } from '../record/schema.js';
 import { plainEnv } from './reuse.js';
 import type { PoolContext } from './types.js';

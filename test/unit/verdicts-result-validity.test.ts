@@ -11,7 +11,7 @@ import {
   overlap,
   overlapShortfall,
   type WindowClaim,
-} from '../../harness/workload/result-checks.js';
+} from '../../harness/workload/result-validity.js';
 import type { Work } from '../../harness/workload/spec.js';
 
 const RELEASE = 10_000_000;
