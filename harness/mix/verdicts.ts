@@ -19,10 +19,11 @@ export function overloadOf(w: MixWindow): string | null {
   if (v === null) return null;
   if (v.dropped > 0) return `${v.dropped} requests never served`;
   const offered = v.offeredQps * v.windowS;
-  if (offered > 0 && v.requests + v.unreported < SERVED_SHARE * offered)
+  if (v.requests + v.unreported < SERVED_SHARE * offered)
     return `served ${(v.requests + v.unreported).toFixed(0)} of ${offered.toFixed(0)} requests offered`;
   if (
     v.firstQuarterP50Ms !== null &&
+    // Stryker disable next-line ConditionalExpression: null > 2 × a median is false anyway
     v.lastQuarterP50Ms !== null &&
     v.lastQuarterP50Ms > CLIMB_FACTOR * v.firstQuarterP50Ms
   )
@@ -87,8 +88,10 @@ export function protectionAt(
     load,
     targetMs,
     threadPct: best.threadPct ?? 100,
+    // Stryker disable next-line OptionalChaining: a measured cell always has its together latencies (mixCells)
     p99Ms: best.together?.p99.ms ?? null,
     kept: best.kept,
+    // Stryker disable next-line OptionalChaining: a measured cell always has its together latencies (mixCells)
     reason: `p99 ≤ ${targetMs.toFixed(2)} ms holds at 95% over ${best.together?.requests} requests${tie}`,
   };
 }
@@ -103,7 +106,8 @@ export function protectionAt(
 export function mostKept(holding: readonly Cell[]): { best: Cell; same: Cell[] } {
   const top = holding.reduce((x, y) => ((y.kept?.value ?? 0) > (x.kept?.value ?? 0) ? y : x));
   const same = holding
-    .filter((c) => c === top || top.kept?.ci == null || c.kept?.ci == null || !separate(c.kept.ci, top.kept.ci))
+    // The top is among them: an interval never separates from itself.
+    .filter((c) => top.kept?.ci == null || c.kept?.ci == null || !separate(c.kept.ci, top.kept.ci))
     .sort((x, y) => (y.threadPct ?? 100) - (x.threadPct ?? 100));
   return { best: same[0] as Cell, same };
 }
@@ -130,6 +134,7 @@ export function protectionFor(found: readonly Protection[], aggressor: string): 
   return {
     threadPct: held.length > 0 ? Math.min(...held.map((p) => p.threadPct as number)) : null,
     upToLoad: held.at(-1)?.load ?? null,
-    failedAtLoad: failed === -1 ? null : (mine[failed]?.load ?? null),
+    // findIndex's -1 indexes nothing: no load failed.
+    failedAtLoad: mine[failed]?.load ?? null,
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { RequestRecord } from '../load/request.js';
 import type { GroupAnalysis } from './analysis.js';
-import type { RateStep, ServeGroup, WindowStats } from './record.js';
+import type { ServeGroup, WindowStats } from './record.js';
 
 export interface Slo {
   ttftP99Ms: number;
@@ -58,6 +58,7 @@ export function groupMeasuredNothing(g: Pick<ServeGroup, 'rounds' | 'steps'>): s
       const why = nothingMeasured(round[arm]);
       if (why !== null) return `round ${i + 1}, the ${arm} window measured nothing: ${why}`;
     }
-  if (g.steps.length === 0 || g.steps.some((s) => nothingMeasured(s.window) === null)) return null;
-  return `no step of the rate search measured anything: at ${g.steps[0]?.totalRatePerS} req/s, ${nothingMeasured((g.steps[0] as RateStep).window)}`;
+  const [first] = g.steps;
+  if (first === undefined || g.steps.some((s) => nothingMeasured(s.window) === null)) return null;
+  return `no step of the rate search measured anything: at ${first.totalRatePerS} req/s, ${nothingMeasured(first.window)}`;
 }

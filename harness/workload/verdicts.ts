@@ -41,7 +41,8 @@ export function analyzeStep(step: Step, targetMs: number): StepAnalysis {
     p999Ms: at(99.9),
     overTarget,
     goodputQps: within / step.windowS,
-    fairness: perClientP99.length > 0 ? Math.max(...perClientP99) / Math.max(1, Math.min(...perClientP99)) : Number.NaN,
+    // NaN when no client reported a latency: max() ÷ max(1, min()) is −∞ ÷ ∞.
+    fairness: Math.max(...perClientP99) / Math.max(1, Math.min(...perClientP99)),
     maxLagMs,
   };
   const reported = merged.totalCount;

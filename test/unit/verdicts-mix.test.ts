@@ -5,7 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Cell } from '../../harness/mix/analysis.js';
 import type { MixWindow, VictimWindow } from '../../harness/mix/record.js';
-import { mostKept, overloadOf, protectionAt, targetOf } from '../../harness/mix/verdicts.js';
+import {
+  mostKept,
+  overloadOf,
+  type Protection,
+  protectionAt,
+  protectionFor,
+  targetOf,
+} from '../../harness/mix/verdicts.js';
 
 const victim = (over: Partial<VictimWindow>): VictimWindow =>
   ({
@@ -27,8 +34,11 @@ describe('overloadOf: a victim that did not keep up (1,000 offered, 90% must be 
     ['one dropped', victim({ dropped: 1 }), '1 requests never served'],
     ['exactly 90% served, counting the unreported', victim({ requests: 800, unreported: 100 }), null],
     ['one under 90%', victim({ requests: 899 }), 'served 899 of 1000 requests offered'],
+    ['under 90%, the unreported counted as served', victim({ requests: 700, unreported: 100 }), 'served 800 of 1000'],
+    ['offered is the rate times the window', victim({ windowS: 2, requests: 1799 }), 'served 1799 of 2000'],
     ['nothing offered: no share to miss', victim({ offeredQps: 0, requests: 0 }), null],
     ['exactly twice the first quarter', victim({ lastQuarterP50Ms: 2 }), null],
+    ['exactly twice a first quarter of 2 ms', victim({ firstQuarterP50Ms: 2, lastQuarterP50Ms: 4 }), null],
     ['just over twice', victim({ lastQuarterP50Ms: 2.001 }), 'its latency climbed through the window'],
     ['no first-quarter median', victim({ firstQuarterP50Ms: null, lastQuarterP50Ms: 50 }), null],
     ['no last-quarter median', victim({ lastQuarterP50Ms: null }), null],
@@ -87,6 +97,10 @@ describe('protectionAt: the cap the search names (target 10 ms, p99 counts per c
     expect(protectionAt(at, [cell(50, 'overloaded')], counts({})).reason).toBe(
       "none of the 1 settings measured keeps the victim's p99 within 10.00 ms: cap lower than 25%, or isolate (MIG)",
     );
+    const tried = [cell(null, 'measured'), cell(50, 'measured'), cell(25, 'failed')];
+    expect(protectionAt(at, tried, counts({ null: 2, 50: 2 })).reason).toBe(
+      "none of the 2 settings measured keeps the victim's p99 within 10.00 ms: cap lower than 25%, or isolate (MIG)",
+    );
   });
   it('names the p99, the kept throughput and the requests of the setting it chose, and any tie', () => {
     const tied = [cell(50, 'measured', 0.5), cell(25, 'measured', 0.505)];
@@ -109,6 +123,7 @@ describe('protectionAt: the cap the search names (target 10 ms, p99 counts per c
 describe('mostKept: the setting named among those that hold', () => {
   const at = (threadPct: number | null, value: number, ci: [number, number] | null) =>
     ({ threadPct, kept: { value, ci, rounds: 3 } }) as unknown as Cell;
+  const noKept = (threadPct: number) => ({ threadPct, kept: null }) as unknown as Cell;
   const pick = (cells: Cell[]) => {
     const { best, same } = mostKept(cells);
     return { best: best.threadPct, same: same.map((c) => c.threadPct) };
@@ -126,11 +141,39 @@ describe('mostKept: the setting named among those that hold', () => {
       { best: 50, same: [50, 25, 10] },
     ],
     [
+      'no kept throughput counts as 0, and cannot be told apart',
+      [at(25, 0.5, [0.4, 0.6]), noKept(50)],
+      { best: 50, same: [50, 25] },
+    ],
+    ['none with a kept throughput: all the same', [noKept(25), noKept(50)], { best: 50, same: [50, 25] }],
+    [
       'the top without an interval: every setting measured the same',
       [at(10, 0.2, [0.1, 0.3]), at(50, 0.9, null)],
       { best: 50, same: [50, 10] },
     ],
   ] as const)('%s', (_name, cells, want) => {
     expect(pick([...cells])).toEqual(want);
+  });
+});
+
+describe("protectionFor: one aggressor's cap carried into deployment files", () => {
+  const p = (aggressor: string, load: number, threadPct: number | null) =>
+    ({ aggressor, load, threadPct }) as Protection;
+  it.each([
+    [
+      'held at every load: the lowest cap, up to the highest load',
+      [p('a', 0.5, 25), p('a', 0.25, 50)],
+      [25, 0.5, null],
+    ],
+    ['another aggressor is not counted', [p('a', 0.25, 50), p('b', 0.5, null), p('b', 0.25, 10)], [50, 0.25, null]],
+    ['none held at the first load', [p('a', 0.5, 50), p('a', 0.25, null)], [null, null, 0.25]],
+    [
+      'held, then not: up to the last load held',
+      [p('a', 0.75, 10), p('a', 0.5, null), p('a', 0.25, 50)],
+      [50, 0.25, 0.5],
+    ],
+    ['nothing found for it', [p('b', 0.25, 50)], [null, null, null]],
+  ] as const)('%s', (_name, found, [threadPct, upToLoad, failedAtLoad]) => {
+    expect(protectionFor([...found], 'a')).toEqual({ threadPct, upToLoad, failedAtLoad });
   });
 });

@@ -82,10 +82,11 @@ export function nodeFlags(m: FleetMember): NodeFlag[] {
   if (throttled) flags.push({ kind: 'throttled', text: throttled });
   for (const text of incompleteness(m)) flags.push({ kind: 'incomplete', text });
   const invalid = m.analysis.verdicts.filter((v) => v.verdict === 'invalid');
-  if (invalid.length > 0)
+  const [first] = invalid;
+  if (first !== undefined)
     flags.push({
       kind: 'invalid',
-      text: `${invalid.map((v) => v.metric.id).join(', ')}: ${invalid[0]?.reasons[0] ?? 'a validity check failed'}`,
+      text: `${invalid.map((v) => v.metric.id).join(', ')}: ${first.reasons[0] ?? 'a validity check failed'}`,
     });
   for (const v of m.analysis.verdicts.filter((x) => x.verdict === 'fail'))
     flags.push({ kind: 'fail', text: `${v.metric.id}: ${v.reasons[0] ?? 'fails its threshold'}` });
