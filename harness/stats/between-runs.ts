@@ -43,9 +43,12 @@ export function studentTCritical(level: number, df: number): number {
   if (!(level > 0 && level < 1)) throw new RangeError(`level must lie in (0, 1), got ${level}`);
   let lo = 0;
   let hi = 1;
+  // Stryker disable next-line EqualityOperator: where P(|T| ≤ hi) = level, hi is the answer; doubling it still brackets it
   while (studentTTwoSidedCdf(hi, df) < level) hi *= 2;
+  // Stryker disable next-line EqualityOperator: a width of exactly 1e-10 × hi is a float coincidence; either stop is within it
   while (hi - lo > 1e-10 * hi) {
     const mid = (lo + hi) / 2;
+    // Stryker disable next-line EqualityOperator: P(|T| ≤ mid) = level exactly makes mid the answer, on either side
     if (studentTTwoSidedCdf(mid, df) < level) lo = mid;
     else hi = mid;
   }
@@ -101,6 +104,7 @@ export function classifyAgainstBand(
 ): 'regression' | 'improvement' | 'unchanged' {
   const log = Math.log(change);
   if (Math.abs(log) <= halfWidthLog) return 'unchanged';
+  // Stryker disable next-line EqualityOperator: log 0 lies within any band (half-width ≥ 0) and returned above
   const up = log > 0;
   return up === (better === 'higher') ? 'improvement' : 'regression';
 }

@@ -14,6 +14,7 @@ export function binomialCdf(n: number, p: number, kMax: number): number[] {
   const first = (1 - p) ** n;
   const out: number[] = [];
   let sum = 0;
+  // Stryker disable next-line EqualityOperator: at (1 − p)^n = MIN_NORMAL exactly both branches agree to rounding
   if (first >= MIN_NORMAL) {
     let term = first;
     sum = term;

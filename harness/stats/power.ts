@@ -19,7 +19,9 @@ export const POWER = 0.95;
  * and its probit by 1e-3.
  */
 export function normalCdf(x: number): number {
+  // Stryker disable next-line EqualityOperator: at ±8 itself the series and the cut-off agree within 1e-15
   if (x < -8) return 0;
+  // Stryker disable next-line EqualityOperator: as above
   if (x > 8) return 1;
   const q = x * x;
   let sum = x;
@@ -37,8 +39,10 @@ export function normalQuantile(p: number): number {
   if (!(p > 0 && p < 1)) throw new RangeError(`a probability must lie in (0, 1), got ${p}`);
   let lo = -40;
   let hi = 40;
+  // Stryker disable next-line EqualityOperator: a width of exactly 1e-12 is a float coincidence; either stop is within it
   while (hi - lo > 1e-12) {
     const mid = (lo + hi) / 2;
+    // Stryker disable next-line EqualityOperator: Φ(mid) = p exactly makes mid the answer, on either side
     if (normalCdf(mid) < p) lo = mid;
     else hi = mid;
   }
@@ -52,6 +56,7 @@ export function normalQuantile(p: number): number {
 export function changeNoiseSdLog(betweenSdLog: number, withinLog: number, withinLevel = CI_LEVEL): number {
   if (!(betweenSdLog >= 0 && withinLog >= 0))
     throw new RangeError(`spreads must be 0 or more, got ${betweenSdLog} and ${withinLog}`);
+  // Stryker disable next-line ArithmeticOperator: z((1 − L)/2) = −z((1 + L)/2), and hypot squares the sign away
   return Math.hypot(betweenSdLog, withinLog / normalQuantile((1 + withinLevel) / 2));
 }
 

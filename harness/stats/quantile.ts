@@ -10,24 +10,24 @@ export const QUANTILE_LEVEL = 0.975;
  * rank exists (too few requests: the upper bound of a p99.9 needs thousands).
  */
 export function quantileRanks(n: number, q: number, level = QUANTILE_LEVEL): [number | null, number | null] {
-  if (n === 0) return [null, null];
   const cdf = binomialCdf(n, q, n);
   const tail = (1 - level) / 2;
   let lo: number | null = null;
   let hi: number | null = null;
-  for (let k = 1; k <= n + 1; k++) {
-    const below = cdf[k - 1] as number; // P(B ≤ k − 1)
+  // Ranks 1 … n (none of 0 requests); P(B ≤ k − 1) for each.
+  for (let k = 1; k <= n; k++) {
+    const below = cdf[k - 1] as number;
     if (below <= tail) lo = k;
     if (hi === null && below >= 1 - tail) hi = k;
   }
-  return [lo, hi !== null && hi <= n ? hi : null];
+  return [lo, hi];
 }
 
 /** The fewest requests for which the q-quantile has both bounds at QUANTILE_LEVEL. */
 export function requestsForInterval(q: number): number {
   let n = 10;
   while (quantileRanks(n, q)[1] === null || quantileRanks(n, q)[0] === null) n = Math.ceil(n * 1.1);
-  // Step back to the fewest.
-  while (n > 1 && quantileRanks(n - 1, q)[1] !== null && quantileRanks(n - 1, q)[0] !== null) n -= 1;
+  // Step back to the fewest (0 requests have neither bound, so this stops).
+  while (quantileRanks(n - 1, q)[1] !== null && quantileRanks(n - 1, q)[0] !== null) n -= 1;
   return n;
 }

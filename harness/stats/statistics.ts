@@ -58,7 +58,10 @@ export function medianInterval(
 ): { ci: [number, number]; confidence: number } | null {
   const n = values.length;
   const sorted = [...values].sort((a, b) => a - b);
-  const most = Math.floor((n + 1) / 2);
+  // Past the middle the coverage 1 − 2·P(B ≤ k−1) is below 0, under any level: the loop breaks there.
+  // Stryker disable next-line ArithmeticOperator: a higher cap is never reached (the loop breaks first)
+  const most = Math.ceil(n / 2);
+  // Stryker disable next-line ArithmeticOperator: P(B ≤ k) past the cap is computed but never read
   const cdf = binomialCdf(n, 0.5, most - 1);
   let best: { k: number; confidence: number } | null = null;
   for (let k = 1; k <= most; k++) {

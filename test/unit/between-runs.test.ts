@@ -25,6 +25,12 @@ describe("Student's t", () => {
     expect(studentTTwoSidedCdf(t, df)).toBeCloseTo(level, 3);
   });
 
+  it('finds a critical value in the thousands to 1e-10 of itself: t(99.99%, 1 df) = tan(0.49995π)', () => {
+    const t = studentTCritical(0.9999, 1);
+    const exact = Math.tan((Math.PI / 2) * 0.9999);
+    expect(Math.abs(t - exact) / exact).toBeLessThan(1e-10);
+  });
+
   it('refuses degrees of freedom that are not a positive integer', () => {
     expect(() => studentTTwoSidedCdf(1, 0)).toThrow(RangeError);
     expect(() => studentTTwoSidedCdf(1, 2.5)).toThrow(RangeError);

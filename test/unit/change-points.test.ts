@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../harness/core/random.js';
 import { studentTTwoSidedCdf } from '../../harness/stats/between-runs.js';
+import { bootstrapRatioOfMediansCI, DEFAULT_BOOTSTRAP } from '../../harness/stats/bootstrap.js';
 import {
   DEFAULT_CHANGE_LEVEL,
   findChangePoints,
@@ -29,10 +30,27 @@ describe('the regularized incomplete beta function', () => {
     expect(regularizedIncompleteBeta(x, a, b)).toBeCloseTo(expected, 12);
   });
 
-  it('refuses arguments outside its domain', () => {
-    expect(() => regularizedIncompleteBeta(1.01, 1, 1)).toThrow(RangeError);
-    expect(() => regularizedIncompleteBeta(-0.01, 1, 1)).toThrow(RangeError);
-    expect(() => regularizedIncompleteBeta(0.5, 0, 1)).toThrow(RangeError);
+  it.each([
+    [0.5, 0.5],
+    [3, 0.5],
+    [0.5, 50],
+    [500, 0.5],
+    [2, 7],
+  ])('is exactly 0 at x = 0 and 1 at x = 1 (a = %d, b = %d)', (a, b) => {
+    expect([regularizedIncompleteBeta(0, a, b), regularizedIncompleteBeta(1, a, b)]).toEqual([0, 1]);
+  });
+
+  it('far below the mean, where only the direct fraction converges in time, to 1e-12 relative (mpmath)', () => {
+    const expected = 0.0002056160777666363; // I_0.01(3, 10)
+    expect(Math.abs(regularizedIncompleteBeta(0.01, 3, 10) - expected) / expected).toBeLessThan(1e-12);
+  });
+
+  it('refuses arguments outside its domain, naming them', () => {
+    expect(() => regularizedIncompleteBeta(1.01, 1, 1)).toThrow('I_x(a, b) needs x in [0, 1], got 1.01');
+    expect(() => regularizedIncompleteBeta(-0.01, 1, 1)).toThrow('I_x(a, b) needs x in [0, 1], got -0.01');
+    expect(() => regularizedIncompleteBeta(0.5, 0, 1)).toThrow('the beta function needs a, b > 0, got 0, 1');
+    expect(() => regularizedIncompleteBeta(0.5, 1, 0)).toThrow('the beta function needs a, b > 0, got 1, 0');
+    expect(() => regularizedIncompleteBeta(0.5, 1, -1)).toThrow(RangeError);
   });
 });
 
@@ -50,6 +68,8 @@ describe("Student's t two-sided p for any degrees of freedom", () => {
     // Far above the beta's mean, where only the symmetric fraction converges in time.
     [0.05, 200, 0.9601722868732665],
     [0.01, 1000, 0.9920232819321873],
+    // Where the switch between the two fractions matters at many degrees of freedom (mpmath, 30 digits).
+    [2.6, 100_000, 0.009323746339315141],
   ])('t = %s, df = %s: p = %s', (t, df, p) => {
     expect(studentTTwoSidedP(t, df)).toBeCloseTo(p, 10);
     expect(Math.abs(studentTTwoSidedP(t, df) - p) / p).toBeLessThan(1e-9);
@@ -61,10 +81,12 @@ describe("Student's t two-sided p for any degrees of freedom", () => {
         expect(studentTTwoSidedP(t, df)).toBeCloseTo(1 - studentTTwoSidedCdf(t, df), 12);
   });
 
-  it('is 0 at an infinite t and refuses a NaN t or df ≤ 0', () => {
+  it('is 0 at an infinite t and refuses a NaN t or df ≤ 0, naming it', () => {
     expect(studentTTwoSidedP(Infinity, 3)).toBe(0);
-    expect(() => studentTTwoSidedP(Number.NaN, 3)).toThrow(RangeError);
-    expect(() => studentTTwoSidedP(1, 0)).toThrow(RangeError);
+    expect(studentTTwoSidedP(-Infinity, 3)).toBe(0);
+    expect(() => studentTTwoSidedP(Number.NaN, 3)).toThrow('the t statistic is NaN');
+    expect(() => studentTTwoSidedP(1, 0)).toThrow('degrees of freedom must be positive, got 0');
+    expect(() => studentTTwoSidedP(1, -1)).toThrow('degrees of freedom must be positive, got -1');
   });
 });
 
@@ -90,10 +112,20 @@ describe("Welch's test", () => {
     expect(welchTest([1, 1, 1], [2, 2, 2])).toMatchObject({ t: Infinity, p: 0 });
     expect(welchTest([2, 2, 2], [1, 1, 1])).toMatchObject({ t: -Infinity, p: 0 });
     expect(welchTest([1, 1], [1, 1, 1])).toMatchObject({ t: 0, p: 1 });
+    // Their degrees of freedom: n_a + n_b − 2, as the pooled test's.
+    expect(welchTest([1, 1, 1], [2, 2, 2, 2, 2]).df).toBe(6);
   });
 
-  it('refuses a sample of fewer than 2 values', () => {
-    expect(() => welchTest([1], [1, 2])).toThrow(RangeError);
+  it('takes samples of 2 values (scipy: t −2.2361, df 1.4706, p 0.19873)', () => {
+    const w = welchTest([3, 5], [1, 2]);
+    expect(w.t).toBeCloseTo(-2.23606797749979, 10);
+    expect(w.df).toBeCloseTo(1.4705882352941178, 10);
+    expect(w.p).toBeCloseTo(0.19872738893452602, 10);
+  });
+
+  it('refuses a sample of fewer than 2 values, saying how many it got', () => {
+    expect(() => welchTest([1], [1, 2])).toThrow("Welch's test needs 2 values a sample, got 1 and 2");
+    expect(() => welchTest([1, 2], [1])).toThrow("Welch's test needs 2 values a sample, got 2 and 1");
   });
 });
 
@@ -112,7 +144,24 @@ function qHatByDefinition(x: number[], y: number[]): number {
 
 describe("E-divisive's split statistic", () => {
   const z = [0.3, -1.2, 0.8, 0.1, 2.5, 2.2, 3.1, 2.7, -0.4, 0.05];
-  const sums = new DistanceSums(z);
+  // Built in each test, not once for the file: a mutant of the table's loops must reach every test.
+  const sumsOf = () => new DistanceSums(z);
+
+  it('sums |z_i − z_j| over every block of indices, to the end of the series', () => {
+    const sums = sumsOf();
+    for (let a0 = 0; a0 <= z.length; a0++)
+      for (let a1 = a0; a1 <= z.length; a1++)
+        for (const [b0, b1] of [
+          [0, z.length],
+          [a0, z.length],
+          [0, a1],
+        ] as const) {
+          let expected = 0;
+          for (let i = a0; i < a1; i++)
+            for (let j = b0; j < b1; j++) expected += Math.abs((z[i] as number) - (z[j] as number));
+          expect(sums.block(a0, a1, b0, b1)).toBeCloseTo(expected, 12);
+        }
+  });
 
   it.each([
     [0, 4, 8],
@@ -120,16 +169,20 @@ describe("E-divisive's split statistic", () => {
     [1, 5, 9],
     [4, 6, 10],
   ])('Q̂ of z[%i, %i) against z[%i, …) is the definition’s', (s, tau, kappa) => {
-    expect(qHat(sums, s, tau, kappa)).toBeCloseTo(qHatByDefinition(z.slice(s, tau), z.slice(tau, kappa)), 12);
+    expect(qHat(sumsOf(), s, tau, kappa)).toBeCloseTo(qHatByDefinition(z.slice(s, tau), z.slice(tau, kappa)), 12);
   });
 
-  it('refuses a side of fewer than 2 values', () => {
-    expect(() => qHat(sums, 0, 1, 5)).toThrow(RangeError);
-    expect(() => qHat(sums, 0, 4, 5)).toThrow(RangeError);
+  it('refuses a side of fewer than 2 values, saying how many each has', () => {
+    expect(() => qHat(sumsOf(), 0, 1, 5)).toThrow('each side of a split needs 2 values, got 1 and 4');
+    expect(() => qHat(sumsOf(), 0, 4, 5)).toThrow('each side of a split needs 2 values, got 4 and 1');
   });
 
   it('splits at the start of the block that differs, stopping κ before the series returns', () => {
-    expect(bestSplit(sums, 0, z.length, 3)).toMatchObject({ tau: 4, kappa: 8 });
+    expect(bestSplit(sumsOf(), 0, z.length, 3)).toMatchObject({ tau: 4, kappa: 8 });
+  });
+
+  it('takes the first (τ, κ) of equal statistics: a flat series splits at start + minSize', () => {
+    expect(bestSplit(new DistanceSums([1, 1, 1, 1, 1, 1, 1, 1]), 0, 8, 2)).toEqual({ tau: 2, kappa: 4, q: 0 });
   });
 
   it('keeps at least minSize values either side, and has no split below 2 × minSize', () => {
@@ -139,7 +192,7 @@ describe("E-divisive's split statistic", () => {
     expect(bestSplit(s, 0, 10, 2)?.tau).toBe(8);
     expect(bestSplit(s, 0, 6, 3)).toMatchObject({ tau: 3, kappa: 6 });
     expect(bestSplit(s, 0, 5, 3)).toBeNull();
-    expect(() => bestSplit(s, 0, 10, 1)).toThrow(RangeError);
+    expect(() => bestSplit(s, 0, 10, 1)).toThrow('the least segment is 2 values, got 1');
   });
 });
 
@@ -222,6 +275,83 @@ describe('change points of a series of runs', () => {
     expect(removed).toEqual([{ index: 6, ratio: expect.any(Number), p, failed: 'p' }]);
   });
 
+  it('proposes a split whose p is below the first-pass level, not one whose p equals it', () => {
+    // Six runs of noise: the split at 3 has p 0.9175; at level p ÷ 2 the first pass is 2 × level = p exactly.
+    const values = [1, 1.1, 0.95, 1.05, 0.9, 1.08];
+    const logs = values.map(Math.log);
+    const p = welchTest(logs.slice(0, 3), logs.slice(3)).p;
+    const at = (level: number) => findChangePoints(values, { level, minLogMagnitude: 0, seed: 1 });
+    expect(at(p / 2)).toEqual({ changes: [], removed: [] });
+    // Just above, the split proposes it and the merge (at the level itself) removes it.
+    expect(at(p / 2 + 1e-9)).toEqual({ changes: [], removed: [{ index: 3, ratio: 1.05, p, failed: 'p' }] });
+  });
+
+  it('splits next where the statistic is largest, not in the last segment', () => {
+    // A large step at 12 is found first; then the clean 10% step at 6 beats the noise after 12.
+    const values = [
+      1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.1, 1.11, 1.09, 1.105, 1.095, 1.1, 2.0, 2.2, 1.9, 2.1, 1.8, 2.15,
+    ];
+    expect(search(values, 0).changes.map((c) => [c.index, c.before, c.after])).toEqual([
+      [6, 6, 6],
+      [12, 6, 6],
+    ]);
+  });
+
+  // A step of ×1.3 at 6 with a noisy side before it, then a clean step of ×1.03 at 12, and the same series reversed.
+  const noisy = [1.0, 1.12, 0.9, 1.08, 0.94, 1.03];
+  const clean = (level: number) => [1, 1.002, 0.998, 1.001, 0.999, 1].map((v) => v * level);
+  const twoSteps = [...noisy, ...clean(1.3), ...clean(1.34)];
+
+  it.each([
+    ['forward', 6, twoSteps],
+    ['reversed', 12, [...twoSteps].reverse()],
+  ] as const)(
+    '%s: of two changes failing p, the one of larger p (the noisy ×1.3, at %i) is removed first',
+    (_, index, values) => {
+      const { removed } = findChangePoints(values, { level: 1e-4, minLogMagnitude: 0, seed: 1 });
+      expect(removed[0]).toMatchObject({ index, failed: 'p' });
+      expect(Math.abs(Math.log(removed[0]?.ratio as number))).toBeGreaterThan(Math.log(1.2));
+    },
+  );
+
+  it.each([
+    ['forward', 12, 6, twoSteps],
+    ['reversed', 6, 12, [...twoSteps].reverse()],
+  ] as const)(
+    '%s: of two changes passing p, the smaller (at %i) is removed for its size, however small its p',
+    (_, small, kept, values) => {
+      const { changes, removed } = findChangePoints(values, { level: 0.001, minLogMagnitude: 0.05, seed: 1 });
+      expect(removed).toEqual([
+        { index: small, ratio: expect.any(Number), p: expect.any(Number), failed: 'magnitude' },
+      ]);
+      expect(Math.abs(Math.log(removed[0]?.ratio as number))).toBeCloseTo(Math.log(1.34 / 1.3), 12);
+      expect(changes.map((c) => c.index)).toEqual([kept]);
+    },
+  );
+
+  // A step of ×2 and back: both changes have the same p and the same size (log 2), so ties decide.
+  const doubled = [1.0, 1.1, 0.9, 1.05, 0.95, 1.02];
+  const upAndBack = [...doubled, ...doubled.map((v) => 2 * v), ...doubled];
+
+  it.each([
+    ['p', { level: 2e-9, minLogMagnitude: 0 }],
+    ['magnitude', { level: 0.01, minLogMagnitude: 0.7 }],
+  ] as const)('of two changes failing %s equally, the first is removed first', (failed, options) => {
+    const { removed } = findChangePoints(upAndBack, { ...options, seed: 1 });
+    expect(removed.map((r) => r.index)).toEqual([6, 12]);
+    expect(removed[0]).toMatchObject({ ratio: 2, failed });
+  });
+
+  it("seeds each change's interval by the seed plus its index", () => {
+    const values = series(12, 12, 0.01, 6, 1.05);
+    const [change] = findChangePoints(values, { level: DEFAULT_CHANGE_LEVEL, minLogMagnitude: 0, seed: 40 }).changes;
+    const ci = (seed: number) =>
+      bootstrapRatioOfMediansCI(values.slice(6), values.slice(0, 6), { ...DEFAULT_BOOTSTRAP, seed });
+    expect(change?.index).toBe(6);
+    expect(change?.ci).toEqual(ci(46));
+    expect(change?.ci).not.toEqual(ci(34));
+  });
+
   it('has nothing to test in fewer than 2 × 3 runs', () => {
     expect(search([1, 1, 1, 2, 2], 0)).toEqual({ changes: [], removed: [] });
   });
@@ -229,7 +359,19 @@ describe('change points of a series of runs', () => {
   it('gives the same interval for the same series and seed, and refuses values that are not ratios', () => {
     const values = series(12, 12, 0.01, 6, 1.05);
     expect(search(values, 0.03)).toEqual(search(values, 0.03));
-    expect(() => search([1, 2, 0, 1, 2, 1], 0)).toThrow(RangeError);
-    expect(() => findChangePoints([1, 2, 3, 4, 5, 6], { level: 1, minLogMagnitude: 0, seed: 1 })).toThrow(RangeError);
+    expect(() => search([1, 2, 0, 1, 2, 1], 0)).toThrow('change points are found on positive values (ratios)');
+    expect(() => search([1, 2, -1, 1, 2, 1], 0)).toThrow('change points are found on positive values (ratios)');
+    const options = { level: 0.01, minLogMagnitude: 0, seed: 1 };
+    expect(() => findChangePoints([1, 2, 3, 4, 5, 6], { ...options, level: 1 })).toThrow(
+      'the level must lie in (0, 1), got 1',
+    );
+    expect(() => findChangePoints([1, 2, 3, 4, 5, 6], { ...options, level: 0 })).toThrow(
+      'the level must lie in (0, 1), got 0',
+    );
+    expect(() => findChangePoints([1, 2, 3, 4, 5, 6], { ...options, minSize: 1 })).toThrow(
+      "a segment needs 2 values for Welch's test, got 1",
+    );
+    // Two a side is enough for Welch's test.
+    expect(findChangePoints([1, 1.01, 2, 2.01], { ...options, minSize: 2 }).changes.map((c) => c.index)).toEqual([2]);
   });
 });

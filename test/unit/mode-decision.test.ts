@@ -144,6 +144,51 @@ describe('decideMode on the slowdown', () => {
     });
     expect(mixed.kind === 'same' && mixed.isolation).toContain('in-process tenants share one process and die together');
   });
+
+  it.each([
+    // Green contexts are in-process too: one context for the process, whatever it is tied with.
+    [
+      ['green', 'mps'],
+      'memory: the in-process modes hold one CUDA context for all 2 tenants, the others one per client',
+    ],
+    [['green', 'streams'], 'memory: the same, one CUDA context for every tenant'],
+    [['streams', 'green'], 'memory: the same, one CUDA context for every tenant'],
+    [['mps', 'timeslice'], 'memory: the same, one CUDA context per client'],
+  ] as const)('a tie of %j: %s', (modes, memory) => {
+    const d = decideMode(
+      modes.map((m) => cost(m, 1.2, [1.1, 1.3])),
+      AT,
+    );
+    expect(d).toMatchObject({ kind: 'same', memory });
+  });
+
+  it('skips a mode measured on another workload at the same client count', () => {
+    const d = decideMode(
+      [
+        cost('mps', 1.2, [1.1, 1.3]),
+        cost('timeslice', 1.4, [1.31, 1.5]),
+        cost('mig', 1.0, [0.9, 1.1], { workload: 'gemm', clients: 2 }),
+      ],
+      AT,
+    );
+    expect(d).toMatchObject({ kind: 'cheaper', mode: 'mps', costlier: ['timeslice'] });
+    expect(d.skipped).toEqual([{ mode: 'mig', reason: 'measured with 2 gemm clients, not 2 infer' }]);
+  });
+
+  it.each([
+    ['slowdown', ['mps', 'green'], ['mps', 'green']],
+    ['slowdown', ['green', 'mps'], ['mps', 'green']],
+    ['aggregate', ['streams', 'timeslice'], ['timeslice', 'streams']],
+    ['aggregate', ['timeslice', 'streams'], ['timeslice', 'streams']],
+  ] as const)('equal %s medians of %j are compared in order of isolation: %j', (metric, modes, order) => {
+    const d = decideMode(
+      modes.map((m) => cost(m, 1.25, [1.2, 1.3])),
+      AT,
+      null,
+      metric,
+    );
+    expect(d.kind !== 'none' && d.compared.map((c) => c.mode)).toEqual(order);
+  });
 });
 
 describe('decideMode on the aggregate (higher is better)', () => {
@@ -159,6 +204,19 @@ describe('decideMode on the aggregate (higher is better)', () => {
       aggregate: { value: (ci[0] + ci[1]) / 2, ci: [ci[0], ci[1]] },
     });
     expect(decideMode([of('mps', mps), of('timeslice', ts)], AT, null, 'aggregate')).toMatchObject({ kind, mode });
+  });
+
+  it('skips a mode without an aggregate, saying so', () => {
+    const none = {
+      mode: 'mig' as const,
+      ...AT,
+      slowdown: { value: 1, ci: [0.9, 1.1] as [number, number] },
+      aggregate: null,
+    };
+    expect(decideMode([none], AT, null, 'aggregate')).toMatchObject({
+      kind: 'none',
+      skipped: [{ mode: 'mig', reason: 'no aggregate measured' }],
+    });
   });
 });
 

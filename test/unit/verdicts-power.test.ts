@@ -33,8 +33,15 @@ describe('the standard normal', () => {
     expect(normalCdf(z)).toBeCloseTo(p, 8);
   });
 
-  it.each([0, 1, -0.1, Number.NaN])('refuses the probability %d', (p) => {
-    expect(() => normalQuantile(p)).toThrow(RangeError);
+  it.each([0, 1, -0.1, Number.NaN])('refuses the probability %d, naming it', (p) => {
+    expect(() => normalQuantile(p)).toThrow(`a probability must lie in (0, 1), got ${p}`);
+  });
+
+  it('is 0 and 1 in the far tails, where the series would overflow (the quantile bisects from ±40)', () => {
+    expect(normalCdf(-40)).toBe(0);
+    expect(normalCdf(40)).toBe(1);
+    expect(normalCdf(-9)).toBe(0);
+    expect(normalCdf(9)).toBe(1);
   });
 });
 
@@ -57,8 +64,10 @@ describe('the smallest change caught: the band plus z(power) × the noise', () =
   it.each([
     [-0.01, 0.01],
     [0.05, -0.01],
-  ])('refuses a band of %d or a noise of %d', (halfWidth, sd) => {
-    expect(() => smallestCaughtLog(halfWidth, sd)).toThrow(RangeError);
+  ])('refuses a band of %d or a noise of %d, naming both', (halfWidth, sd) => {
+    expect(() => smallestCaughtLog(halfWidth, sd)).toThrow(
+      `a band and a spread must be 0 or more, got ${halfWidth} and ${sd}`,
+    );
   });
 
   it.each([
@@ -83,9 +92,9 @@ describe('the smallest change caught: the band plus z(power) × the noise', () =
     expect(changeNoiseSdLog(between, within)).toBeCloseTo(sd, 9);
   });
 
-  it('refuses a negative spread', () => {
-    expect(() => changeNoiseSdLog(-0.01, 0.01)).toThrow(RangeError);
-    expect(() => changeNoiseSdLog(0.01, -0.01)).toThrow(RangeError);
+  it('refuses a negative spread, naming both', () => {
+    expect(() => changeNoiseSdLog(-0.01, 0.01)).toThrow('spreads must be 0 or more, got -0.01 and 0.01');
+    expect(() => changeNoiseSdLog(0.01, -0.01)).toThrow('spreads must be 0 or more, got 0.01 and -0.01');
   });
 });
 
