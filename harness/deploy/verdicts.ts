@@ -246,15 +246,16 @@ export interface Ranking {
 export function rankOptions(assessments: ModeAssessment[], measured: Measured | null): Ranking {
   const slowdown = (a: ModeAssessment) => slowdownOf(measured, a);
   const fitting = assessments.filter((a) => a.fits && !a.missesSlo);
-  const measuredModes = fitting.filter((a) => a.mode !== 'mig' && slowdown(a) !== null).map((a) => a.mode);
+  const measuredModes = fitting.filter((a) => slowdown(a) !== null).map((a) => a.mode);
   const decision = measured && measuredModes.length > 1 ? modeDecision(measured, measuredModes) : null;
   // Decided first (the winner, or the tied by isolation), then the costlier by median, then the unmeasured.
   const decided: ShareMode[] =
     decision?.kind === 'cheaper'
-      ? [decision.mode, ...decision.compared.map((c) => c.mode).filter((m) => m !== decision.mode)]
+      ? [decision.mode, ...decision.costlier]
       : decision?.kind === 'same'
         ? [...decision.tied, ...decision.costlier]
-        : [];
+        : // Stryker disable next-line ArrayDeclaration: a list of no mode, or of a word no mode is, decides none
+          [];
   const rank = (a: ModeAssessment) =>
     a.mode === 'mig'
       ? -2

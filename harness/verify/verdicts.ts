@@ -50,8 +50,11 @@ export interface ThreadCapMeasure {
 }
 
 export function threadCapVerdict(declaredPct: number, m: ThreadCapMeasure): Judged {
-  const smShare = m.full.sms > 0 ? m.capped.sms / m.full.sms : Number.NaN;
-  const rateShare = m.full.tflops > 0 ? m.capped.tflops / m.full.tflops : Number.NaN;
+  // NaN where the uncapped client measured nothing (0, or a broken reading below it): judged below.
+  // Stryker disable next-line EqualityOperator: at 0, x ÷ 0 is not finite either: `>=` gives the same verdict
+  const share = (part: number, whole: number) => (whole > 0 ? part / whole : Number.NaN);
+  const smShare = share(m.capped.sms, m.full.sms);
+  const rateShare = share(m.capped.tflops, m.full.tflops);
   const d = declaredPct / 100;
   const tol = THREAD_TOLERANCE_PTS / 100;
   const measured = `${m.capped.sms} of ${m.full.sms} SMs (${pct(smShare)}); ${pct(rateShare)} of the uncapped GEMM rate (${m.capped.tflops.toFixed(1)} of ${m.full.tflops.toFixed(1)} TFLOPS)`;

@@ -23,6 +23,7 @@ import {
   type Overhead,
   rankOptions,
   sameGpuModel,
+  slowdownOf,
 } from '../../harness/deploy/verdicts.js';
 
 const ASSUMED: Overhead = { gib: CONTEXT_OVERHEAD_GIB, measured: false, text: '0.5 GiB assumed overhead' };
@@ -58,6 +59,11 @@ describe("green contexts' SM groups as a fit", () => {
     expect(greenFits(limitsOf(req, H100, null, 'green'), models)).toBe(fits);
   });
 
+  it('limits without SM groups (an option other than green contexts) fit no model as green contexts', () => {
+    expect(limitsOf(request(1, 1), BIG, null, 'streams').green).toBeNull();
+    expect(greenFits(limitsOf(request(1, 1), BIG, null, 'streams'), 1)).toBe(false);
+  });
+
   it('without an SM count, 100 ÷ the share: 4 groups of 25%, not 5', () => {
     expect(greenFits(limitsOf(request(4, 1, 25), BIG, null, 'green'), 4)).toBe(true);
     expect(greenFits(limitsOf(request(5, 1, 25), BIG, null, 'green'), 5)).toBe(false);
@@ -79,6 +85,27 @@ describe("MIG's smallest slice for one model and its context (A100-80GB)", () =>
     expect(fit.profile?.name).toBe(profile);
     expect(fit.most).toBe(most);
     expect(fit.needGiB).toBeCloseTo(memGiB + 0.5, 12);
+  });
+
+  it.each([
+    [9.5, '1g.10gb'], // of 1g.10gb and 1g.20gb, one compute slice each: the less memory
+    [19.5, '1g.20gb'], // of 1g.20gb and 2g.20gb, 20 GiB each: the fewer compute slices
+    [39.5, '3g.40gb'],
+  ])('%f GiB with the profiles listed largest first: still the smallest, %s', (memGiB, profile) => {
+    const reversed = { ...A100_80, profiles: [...A100_80.profiles].reverse() };
+    expect(migFit(request(1, memGiB), reversed, ASSUMED).profile?.name).toBe(profile);
+  });
+
+  it("the most is what the solver places, not the profile's maximum", () => {
+    // A table that allows 7 of 1g.10gb but offers them 3 places.
+    const three = {
+      ...A100_80,
+      profiles: A100_80.profiles.map((p) => (p.name === '1g.10gb' ? { ...p, starts: [0, 1, 2] } : p)),
+    };
+    expect(migFit(request(1, 9.5), three, ASSUMED)).toMatchObject({
+      profile: { name: '1g.10gb', maxInstances: 7 },
+      most: 3,
+    });
   });
 
   it('a +me profile is never chosen, even listed before its twin', () => {
@@ -144,6 +171,54 @@ describe('the ranking of the options that fit', () => {
     expect(ranking.decision).toBeNull();
     expect(ranking.ok.map((a) => a.mode)).toEqual(['mig', 'timeslice', 'mps', 'green', 'streams']);
   });
+
+  it("MIG's measured slowdown is no slowdown of a shared mode: one shared mode measured decides nothing", () => {
+    const measured: Measured = { source: 'run r', timeslice: measuredMode(1.5), mps: null, mig: measuredMode(1.1) };
+    expect(slowdownOf(measured, option('mig'))).toBeNull();
+    expect(slowdownOf(measured, option('timeslice'))).toBe(1.5);
+    const ranking = rankOptions(
+      ALL.map((m) => option(m)),
+      measured,
+    );
+    expect(ranking.decision).toBeNull();
+    expect(ranking.ok.map((a) => a.mode)).toEqual(['mig', 'timeslice', 'mps', 'green', 'streams']);
+  });
+
+  /** A mode measured at 2 infer clients with a 95% interval of the slowdown. */
+  const withCi = (slowdown: number, ci: [number, number] | null): MeasuredMode => ({
+    ...measuredMode(slowdown),
+    slowdownCi: ci,
+  });
+
+  it('one option cheaper: it first, then the costlier by median (not by isolation), then the unmeasured', () => {
+    const measured: Measured = {
+      source: 'run r',
+      streams: withCi(1.1, [1.05, 1.15]),
+      timeslice: withCi(1.5, [1.45, 1.55]),
+      mps: withCi(2, [1.9, 2.1]),
+    };
+    const ranking = rankOptions(
+      ALL.map((m) => option(m)),
+      measured,
+    );
+    expect(ranking.decision).toMatchObject({ kind: 'cheaper', mode: 'streams', costlier: ['timeslice', 'mps'] });
+    expect(ranking.ok.map((a) => a.mode)).toEqual(['mig', 'streams', 'timeslice', 'mps', 'green']);
+  });
+
+  it('measured but without intervals: nothing decided, by isolation, not by the bare medians', () => {
+    const measured: Measured = {
+      source: 'run r',
+      streams: withCi(1.1, null),
+      timeslice: withCi(1.5, null),
+      mps: withCi(2, null),
+    };
+    const ranking = rankOptions(
+      ALL.filter((m) => m !== 'mig').map((m) => option(m)),
+      measured,
+    );
+    expect(ranking.decision?.kind).toBe('none');
+    expect(ranking.ok.map((a) => a.mode)).toEqual(['mps', 'timeslice', 'green', 'streams']);
+  });
 });
 
 describe('none fits one GPU: the fewest GPUs', () => {
@@ -187,7 +262,12 @@ describe('the same GPU model: the family as a word, the memory within 10% of the
     ['NVIDIA H100 80GB HBM3', 80, 'NVIDIA H100 PCIe 80GB', 80, true], // a run's name: its family word
     ['T4', 16, 'Tesla T4', 15, true], // no family token: the name up to its first "-"
     ['H200-141GB', null, 'NVIDIA H200', null, true], // memory unknown: the name alone
+    ['H100-80GB', 80, 'NVIDIA H100', null, true], // either memory unknown: the name alone
+    ['H100-80GB', null, 'NVIDIA H100', 40, true],
     ['H100-80GB', null, 'NVIDIA H200', null, false],
+    ['L4-24GB', 24, 'NVIDIA L4', 22.5, true], // no family token in "L4": the name up to its first "-"
+    ['GPU+', 16, 'NVIDIA GPU+', 16, true], // the name is taken literally, not as a pattern
+    ['GPU+', 16, 'NVIDIA GPU', 16, false],
   ] as Array<[string, number | null, string, number | null, boolean]>)(
     '%s (%s GiB) and %s (%s GiB): same %s',
     (planned, plannedGiB, other, otherGiB, same) => {

@@ -22,6 +22,8 @@ import {
   bindingLimit,
   contextOverhead,
   greenGranule,
+  limitReasons,
+  limitsOf,
   memoryFit,
   type Overhead,
 } from '../../harness/deploy/verdicts.js';
@@ -84,6 +86,13 @@ describe('memoryFit: properties', () => {
         expect(memoryFit({ ...req, models: most + 1 }, gpu, over, perModel).fits).toBe(false);
       }),
     );
+  });
+
+  it('a need over the usable memory by float rounding only (1e-9 GiB) still fits; more does not', () => {
+    const exact: Overhead = { gib: 0, measured: true, text: '0 GiB' };
+    const gpu = { name: 'G', memoryGiB: 1, mig: null };
+    expect(memoryFit({ ...request(1, 1 + 1e-9), headroomPct: 0 }, gpu, exact, true).fits).toBe(true);
+    expect(memoryFit({ ...request(1, 1 + 2e-9), headroomPct: 0 }, gpu, exact, true).fits).toBe(false);
   });
 
   it('the default headroom is 5%, the assumed overhead 0.5 GiB a context', () => {
@@ -255,10 +264,24 @@ describe('green contexts: groups of SMs', () => {
     expect(of(advise(request(groups + 1, 1, { smPct }), gpu, null).assessments, 'green').fits).toBe(false);
   });
 
-  it('the granule by architecture', () => {
-    expect(greenGranule('NVIDIA A100-SXM4-80GB')).toMatchObject({ minSms: 4, stepSms: 2 });
-    expect(greenGranule('NVIDIA L40S')).toMatchObject({ minSms: 4, stepSms: 2 });
-    expect(greenGranule('NVIDIA H100 80GB HBM3')).toMatchObject({ minSms: 8, stepSms: 8 });
+  it.each([
+    ['NVIDIA A100-SXM4-80GB', 4],
+    ['NVIDIA A40', 4],
+    ['NVIDIA A30', 4],
+    ['NVIDIA A10', 4],
+    ['NVIDIA A10G', 4],
+    ['NVIDIA L40', 4],
+    ['NVIDIA L40S', 4],
+    ['NVIDIA L4', 4],
+    ['NVIDIA H100 80GB HBM3', 8],
+    ['NVIDIA H200', 8],
+    ['NVIDIA A1000', 8], // not a word of the list: taken as recent as Hopper
+  ] as const)('the granule of %s: groups of at least %i SMs', (name, minSms) => {
+    expect(greenGranule(name)).toEqual(
+      minSms === 4
+        ? { minSms: 4, stepSms: 2, architecture: 'compute capability 8.x' }
+        : { minSms: 8, stepSms: 8, architecture: 'compute capability 9.0 and later' },
+    );
   });
 
   it('without an SM count, 100 ÷ the share asked', () => {
@@ -315,6 +338,32 @@ describe('a measured overhead and the latency target', () => {
     expect(contextOverhead(both, 'timeslice')).toEqual({ gib: 1, measured: true, text: '1 GiB measured overhead' });
     expect(contextOverhead(both, 'mps')).toEqual({ gib: 2, measured: true, text: '2 GiB measured overhead' });
     expect(contextOverhead(both, 'streams')).toMatchObject({ gib: 2 });
+  });
+
+  it("an option's reasons: the binding limit, and the target beside it only where the target limits nothing", () => {
+    const m = measured(1536, 512);
+    const at = (p99: number | null, sloP99Ms: number | null) =>
+      limitReasons(
+        limitsOf(
+          request(2, 1, { sloP99Ms, smPct: 1 }),
+          GPU80,
+          { ...m, timeslice: { ...m.timeslice, contendedP99Ms: p99 } },
+          'timeslice',
+        ),
+        sloP99Ms,
+      );
+    const memory =
+      'binding limit: memory (1 GiB per model + 1 GiB measured overhead per model, a context each, of 76 GiB usable), at 38 models';
+    expect(at(2, 4)).toEqual([
+      memory,
+      'the 4 ms p99 target: held at every count measured, up to 4 clients (2.0 ms at 4) (measured contended p99: 2.0 ms at 4 clients)',
+    ]);
+    // Missed, the target is the binding limit itself, named once.
+    expect(at(5, 4)).toEqual([
+      'binding limit: the 4 ms p99 target (measured contended p99: 5.0 ms at 4 clients), at 0 models (fewer than the 2 asked)',
+    ]);
+    expect(at(2, null)).toEqual([memory]);
+    expect(at(null, 4)).toEqual([memory]);
   });
 
   it('without a target, a measured p99 misses nothing', () => {

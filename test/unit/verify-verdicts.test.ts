@@ -45,7 +45,10 @@ describe('threadCapVerdict', () => {
     ['SMs capped, the rate just under 90%: enforced', 25, { sms: 25, tflops: 899.9 }, 'enforced'],
     ['SMs and rate at 90%: not enforced', 25, { sms: 90, tflops: 900 }, 'not enforced'],
     ['SMs at 89%, rate 95%: partly', 25, { sms: 89, tflops: 950 }, 'partly'],
+    ['SMs at 95%, rate 50%: partly', 25, { sms: 95, tflops: 500 }, 'partly'],
     ['a 95% cap near the whole rate: enforced', 95, { sms: 95, tflops: 990 }, 'enforced'],
+    // A cap of 90% or more may reach the uncapped rate: at exactly 90% it still holds.
+    ['a 90% cap at 90 SMs and 95% of the rate: enforced', 90, { sms: 90, tflops: 950 }, 'enforced'],
   ] as const)('%s', (_name, pct, capped, verdict) => {
     expect(threadCapVerdict(pct, { capped, full: FULL }).verdict).toBe(verdict);
   });
@@ -53,7 +56,39 @@ describe('threadCapVerdict', () => {
   it('names the SMs and the rate it measured, and the tolerance', () => {
     const j = threadCapVerdict(25, { capped: H100_SMCAP[25], full: H100_SMCAP[100] });
     expect(j.measured).toBe('32 of 132 SMs (24%); 37% of the uncapped GEMM rate (231.9 of 634.8 TFLOPS)');
-    expect(j.tolerance).toContain('±10 points');
+    expect(j.tolerance).toBe('SMs ±10 points of the GPU; rate below 90% of uncapped');
+  });
+
+  it.each([
+    ['no SMs', { sms: 0, tflops: 1000 }],
+    ['no rate', { sms: 100, tflops: 0 }],
+    ['nothing', { sms: 0, tflops: 0 }],
+    ['SMs below 0 (a broken reading)', { sms: -100, tflops: 1000 }],
+    ['a rate below 0 (a broken reading)', { sms: 100, tflops: -1000 }],
+  ] as const)('an uncapped client that measured %s: not enforced, and says so', (_name, full) => {
+    expect(threadCapVerdict(25, { capped: { sms: 25, tflops: 500 }, full })).toMatchObject({
+      verdict: 'not enforced',
+      change: 'the uncapped client measured nothing',
+    });
+  });
+
+  it.each([
+    // [declared, capped, the fix names]
+    [25, { sms: 36, tflops: 500 }, 'the client gets 36% of the SMs, not 25%: check the daemon'],
+    [25, { sms: 89, tflops: 950 }, 'the client gets 89% of the SMs, not 25%'],
+    // At declared + 10 points the SM count holds: the rate is what did not.
+    [25, { sms: 35, tflops: 900 }, 'the SM count is capped but the client still reaches the uncapped rate'],
+    [25, { sms: 25, tflops: 900 }, 'the SM count is capped but the client still reaches the uncapped rate'],
+  ] as const)('partly at %i%% with %j: the fix names what did not hold', (pct, capped, fix) => {
+    const j = threadCapVerdict(pct, { capped, full: { sms: 100, tflops: 1000 } });
+    expect(j.verdict).toBe('partly');
+    expect(j.change).toContain(fix);
+  });
+
+  it('the whole GPU reached: the fix names the pipe directory and the order', () => {
+    expect(threadCapVerdict(25, { capped: H100_SMCAP[100], full: H100_SMCAP[100] }).change).toContain(
+      'check that it is a client of this daemon (CUDA_MPS_PIPE_DIRECTORY)',
+    );
   });
 });
 
@@ -68,6 +103,22 @@ describe('memoryLimitVerdict', () => {
     ['bound - 65 MiB: partly', 4096, 8127, 8192, 'partly'],
   ] as const)('%s', (_name, limit, held, bound, verdict) => {
     expect(memoryLimitVerdict(limit, { heldMib: held, boundMib: bound, error: null }).verdict).toBe(verdict);
+  });
+
+  it('says what was allocated, whether it ran out, and the fix', () => {
+    expect(memoryLimitVerdict(2048, { heldMib: 1408, boundMib: 3072, error: 'out of memory' })).toEqual({
+      verdict: 'enforced',
+      measured: 'allocated 1408 MiB of the 3072 MiB asked for, then out of memory',
+      tolerance: '+64 MiB',
+      change: null,
+    });
+    expect(memoryLimitVerdict(4096, { heldMib: 12 * GIB, boundMib: 12 * GIB, error: null })).toMatchObject({
+      measured: 'allocated 12288 MiB of the 12288 MiB asked for',
+      change: expect.stringContaining('nothing stopped the client: give the limit per visible GPU index'),
+    });
+    expect(memoryLimitVerdict(4096, { heldMib: 6144, boundMib: 12 * GIB, error: 'oom' }).change).toBe(
+      'a limit acted at 6144 MiB, above the 4096 MiB declared: check which limit the daemon applies (get_default_device_pinned_mem_limit)',
+    );
   });
 });
 
@@ -86,6 +137,18 @@ describe('memInfoVerdict', () => {
       'total still reports 81080 MiB',
     );
     expect(memInfoVerdict(4096, { freeMib: 3.5 * GIB, totalMib: 4096 }).change).toBeNull();
+    // Total within the tolerance of the limit is the limit.
+    expect(memInfoVerdict(4096, { freeMib: 3.5 * GIB, totalMib: 4096 + 64 }).change).toBeNull();
+    expect(memInfoVerdict(4096, { freeMib: 3.5 * GIB, totalMib: 4096 + 65 }).change).toContain('total still reports');
+  });
+
+  it('says what cudaMemGetInfo reported, the tolerance, and the fix', () => {
+    expect(memInfoVerdict(4096, { freeMib: 78.6 * GIB, totalMib: 79.18 * GIB })).toEqual({
+      verdict: 'not enforced',
+      measured: 'cudaMemGetInfo: 80486 MiB free of 81080 MiB total',
+      tolerance: 'free ≤ limit +64 MiB',
+      change: 'the client sees more free memory than the limit: it is not limited (see mps.pinned-mem)',
+    });
   });
 });
 
@@ -99,6 +162,19 @@ describe('attachVerdict', () => {
     expect(attachVerdict({ clientPid: m.clientPid, clientPids: m.clientPids ? [...m.clientPids] : null }).verdict).toBe(
       verdict,
     );
+  });
+
+  it.each([
+    [[3, 7], 'PID 7 is a client of the MPS server'],
+    [[3, 5], "PID 7 is not among the server's clients (3, 5)"],
+    [[], "PID 7 is not among the server's clients (none)"],
+    [null, 'no MPS server runs: PID 7 is outside MPS'],
+  ] as const)('clients %j: %s', (clientPids, measured) => {
+    const j = attachVerdict({ clientPid: 7, clientPids: clientPids ? [...clientPids] : null });
+    expect(j.measured).toBe(measured);
+    expect(j.tolerance).toBe('exact (PID in get_client_list)');
+    if (j.verdict === 'not enforced')
+      expect(j.change).toContain('give it exactly the daemon pipe directory in CUDA_MPS_PIPE_DIRECTORY');
   });
 });
 
@@ -115,6 +191,64 @@ describe('replicasVerdict', () => {
   ] as const)('%s', (_name, threadPct, memLimitMib, verdict) => {
     expect(replicasVerdict(4, implied, { threadPct, memLimitMib }).verdict).toBe(verdict);
   });
+
+  it.each([
+    [19_600, 'enforced'],
+    [19_599, 'partly'],
+    [20_400, 'enforced'],
+    [20_401, 'partly'],
+  ] as const)('memory exactly 2%% of 20000 MiB off and past it: %i MiB is %s', (memLimitMib, verdict) => {
+    expect(replicasVerdict(4, { threadPct: 25, memLimitMiB: 20_000 }, { threadPct: 25, memLimitMib }).verdict).toBe(
+      verdict,
+    );
+  });
+
+  it('scripts without a memory limit match no split, not even one of 0 MiB (a GPU whose memory read 0)', () => {
+    expect(replicasVerdict(4, { threadPct: 25, memLimitMiB: 0 }, { threadPct: 25, memLimitMib: null }).verdict).toBe(
+      'partly',
+    );
+    expect(replicasVerdict(4, { threadPct: 25, memLimitMiB: 0 }, { threadPct: 25, memLimitMib: 0 }).verdict).toBe(
+      'enforced',
+    );
+  });
+
+  it('says what each side sets, the tolerance, and which of them to change', () => {
+    expect(replicasVerdict(4, implied, { threadPct: 25, memLimitMib: 20377 })).toEqual({
+      verdict: 'enforced',
+      measured: "the plugin's daemon gives each of 4 clients 25% and 20389 MiB; the scripts set 25% and 20377 MiB",
+      tolerance: '±1 point, ±2% of memory',
+      change: null,
+    });
+    const noneSet = replicasVerdict(4, implied, { threadPct: null, memLimitMib: null });
+    expect(noneSet).toMatchObject({
+      verdict: 'not enforced',
+      measured:
+        "the plugin's daemon gives each of 4 clients 25% and 20389 MiB; the scripts set 100% and no memory limit",
+    });
+    expect(noneSet.change).toBe(
+      "a pod of this plugin config gets 25% of the threads, not the scripts' 100%: set replicas to the number of clients, or regenerate the scripts for 4 models",
+    );
+  });
+
+  it.each([
+    // The scripts' share: as many replicas as fit in 100%, two at least.
+    [25, 'set replicas to 4,'],
+    [30, 'set replicas to 3,'],
+    [60, 'set replicas to 2,'],
+  ] as const)('threads off, the scripts at %i%%: %s', (threadPct, fix) => {
+    const j = replicasVerdict(8, { threadPct: 12, memLimitMiB: 10_000 }, { threadPct, memLimitMib: 10_000 });
+    expect(j.verdict).toBe('partly');
+    expect(j.change).toContain(`gets 12% of the threads, not the scripts' ${threadPct}%: ${fix}`);
+  });
+
+  it('memory off: the fix names both sizes and how to regenerate', () => {
+    expect(replicasVerdict(4, implied, { threadPct: 25, memLimitMib: 10_000 }).change).toBe(
+      "a pod of this plugin config may pin 20389 MiB (this GPU's memory ÷ 4), not the scripts' 10000 MiB: the scripts were sized for another GPU or headroom; regenerate them for this GPU (gpushare plan --run or --gpu-model)",
+    );
+    expect(replicasVerdict(4, implied, { threadPct: 25, memLimitMib: null }).change).toContain(
+      "(this GPU's memory ÷ 4), not the scripts' none:",
+    );
+  });
 });
 
 describe('visibleDevicesVerdict and migVerdict', () => {
@@ -127,12 +261,49 @@ describe('visibleDevicesVerdict and migVerdict', () => {
     expect(visibleDevicesVerdict(declared === 'all' ? 'all' : [...declared], [...node]).verdict).toBe(verdict);
   });
 
+  it.each([
+    ['all', [0, 1], 'the scripts serve every GPU nvidia-smi lists: 0, 1', null],
+    ['all', [], 'the scripts serve every GPU nvidia-smi lists: none', null],
+    [[0], [0, 1], 'this node has GPU 0, 1', null],
+    [
+      [1, 2],
+      [0, 1],
+      'this node has GPU 0, 1',
+      'GPU 2 is not on this node: a limit list naming a GPU the process cannot see drops every limit; regenerate with --gpus 0,1',
+    ],
+    [[2, 3], [], 'this node has GPU none', 'GPU 2, 3 is not on this node'],
+  ] as const)('%j on GPUs %j: %s', (declared, node, measured, change) => {
+    const j = visibleDevicesVerdict(declared === 'all' ? 'all' : [...declared], [...node]);
+    expect(j.measured).toBe(measured);
+    expect(j.tolerance).toBe('exact');
+    if (change === null) expect(j.change).toBeNull();
+    else expect(j.change).toContain(change);
+  });
+
   it('holds only when the listed MIG devices are exactly one declared geometry', () => {
     const configs = { 'all-3g': { '3g.40gb': 2 }, 'all-7g': { '7g.80gb': 1 } };
     expect(migVerdict(configs, { '3g.40gb': 2 }).verdict).toBe('enforced');
     expect(migVerdict(configs, { '3g.40gb': 1 }).verdict).toBe('not enforced');
     expect(migVerdict(configs, {}).verdict).toBe('not enforced');
     expect(migVerdict(configs, { '3g.40gb': 2, '1g.10gb': 1 }).verdict).toBe('not enforced');
+  });
+
+  it('lists the MIG devices, the geometry they match, and the fix', () => {
+    const configs = { 'all-3g': { '3g.40gb': 2 } };
+    expect(migVerdict(configs, { '3g.40gb': 2 })).toEqual({
+      verdict: 'enforced',
+      measured: 'MIG devices listed: 2× 3g.40gb (= all-3g)',
+      tolerance: 'exact',
+      change: null,
+    });
+    expect(migVerdict(configs, { '3g.40gb': 1, '1g.10gb': 2 })).toEqual({
+      verdict: 'not enforced',
+      measured: 'MIG devices listed: 1× 3g.40gb, 2× 1g.10gb',
+      tolerance: 'exact',
+      change:
+        'no declared geometry is applied: mig-parted can report success and create no MIG devices; check nvidia-smi -L after nvidia-mig-parted apply',
+    });
+    expect(migVerdict(configs, {}).measured).toBe('MIG devices listed: none');
   });
 });
 
