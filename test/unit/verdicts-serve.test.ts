@@ -18,6 +18,9 @@ const request = (outcome: RequestOutcome, ttftMs: number | null, itlMs: number[]
   itlMs,
   e2eMs: 100,
   outputTokens: itlMs.length + (ttftMs === null ? 0 : 1),
+  textChunks: itlMs.length + (ttftMs === null ? 0 : 1),
+  usageTokens: null,
+  requestedTokens: 16,
 });
 
 describe('sloCounts: the SLO accounting of a window (target 100 ms, gaps up to 10 ms)', () => {
