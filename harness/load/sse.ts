@@ -143,7 +143,11 @@ export class SseParser {
     if (typeof c.usage?.completion_tokens === 'number') this.usageTokens = c.usage.completion_tokens;
     if (!Array.isArray(c.choices)) return 'an event with no choices array';
     // An empty choices array is a usage-only chunk (OpenAI, vLLM, llama.cpp send one after the finish).
-    for (const choice of c.choices as Array<{ text?: unknown; delta?: { content?: unknown }; finish_reason?: unknown }>) {
+    for (const choice of c.choices as Array<{
+      text?: unknown;
+      delta?: { content?: unknown };
+      finish_reason?: unknown;
+    }>) {
       const text = choice?.text ?? choice?.delta?.content;
       if (typeof text === 'string' && text.length > 0) this.textChunks++;
       if (typeof choice?.finish_reason === 'string' && choice.finish_reason !== '') this.finished = true;
