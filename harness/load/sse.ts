@@ -4,7 +4,7 @@
  * arrive (split anywhere, even inside a UTF-8 character), it says how many text chunks each feed
  * completed, so the caller can stamp their arrival times. A stream is complete when it ends cleanly (no
  * partial line or event at its end) after `data: [DONE]` or after a chunk carrying a `finish_reason`:
- * engines differ (vLLM and llama.cpp send [DONE], Hugging Face `transformers serve` does not), and
+ * engines differ (llama.cpp sends [DONE], Hugging Face `transformers serve` does not), and
  * either says the server ended the answer on purpose. Garbage is an outcome (`malformed`), a line or
  * event past MAX_LINE_CHARS is one (`overlong`: a completion chunk is a few hundred bytes), and so is a
  * stream that ends inside an event or before either mark (`cut`): never a throw. Each byte is scanned
@@ -142,7 +142,7 @@ export class SseParser {
     if (c.error !== undefined) return `the server streamed an error: ${JSON.stringify(c.error).slice(0, 120)}`;
     if (typeof c.usage?.completion_tokens === 'number') this.usageTokens = c.usage.completion_tokens;
     if (!Array.isArray(c.choices)) return 'an event with no choices array';
-    // An empty choices array is a usage-only chunk (OpenAI, vLLM, llama.cpp send one after the finish).
+    // An empty choices array is a usage-only chunk (OpenAI documents one after the finish; llama.cpp sends one).
     for (const choice of c.choices as Array<{
       text?: unknown;
       delta?: { content?: unknown };
