@@ -8,6 +8,12 @@
 // connection half-way through the tokens), garbage (streams a line that is not JSON), ignore-max-tokens
 // (streams twice max_tokens), no-tokens (streams max_tokens chunks of empty text, then [DONE]). --serial
 // serves one request at a time, the others queueing (a stalled server).
+// Stream ends as other engines send them (ok streams, unless said): no-done (transformers serve: the
+// last text chunk is followed by a finish chunk with an empty delta carrying usage, and no [DONE]),
+// usage-end (llama.cpp: a finish chunk, a usage chunk with empty choices, then [DONE]), usage-mismatch
+// (as usage-end, its usage one token below the chunks sent), no-finish (the text chunks, then the
+// response ends: no finish_reason, no [DONE]), cut-mid-event (a finish chunk whose event is never
+// ended: the response ends inside it).
 'use strict';
 const http = require('node:http');
 
@@ -30,6 +36,11 @@ const MODES = [
   'garbage',
   'ignore-max-tokens',
   'no-tokens',
+  'no-done',
+  'usage-end',
+  'usage-mismatch',
+  'no-finish',
+  'cut-mid-event',
 ];
 if (!MODES.includes(mode) || !(ttftMs >= 0) || !(itlMs >= 0)) {
   process.stderr.write(`openai-server: --mode is one of ${MODES.join(', ')}; --ttft-ms and --itl-ms are ms >= 0\n`);
@@ -76,7 +87,25 @@ async function stream(res, body, chat) {
         : { id: 'cmpl-1', object: 'text_completion', choices: [{ index: 0, text }] },
     );
   }
-  res.end('data: [DONE]\n\n');
+  end(res, send, chat, tokens);
+}
+
+/** How the stream ends, by mode: [DONE] alone (ok, and our reference server's [DONE]) or as other engines end theirs. */
+function end(res, send, chat, tokens) {
+  const finish = chat
+    ? { id: 'chat-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'length' }] }
+    : { id: 'cmpl-1', object: 'text_completion', choices: [{ index: 0, text: '', finish_reason: 'length' }] };
+  const usage = (completion) => ({ prompt_tokens: 8, completion_tokens: completion, total_tokens: 8 + completion });
+  if (mode === 'no-done') {
+    send({ ...finish, usage: usage(tokens) });
+    res.end();
+  } else if (mode === 'usage-end' || mode === 'usage-mismatch') {
+    send(finish);
+    send({ id: 'chunk-usage', choices: [], usage: usage(mode === 'usage-end' ? tokens : tokens - 1) });
+    res.end('data: [DONE]\n\n');
+  } else if (mode === 'no-finish') res.end();
+  else if (mode === 'cut-mid-event') res.end(`data: ${JSON.stringify(finish)}\n`);
+  else res.end('data: [DONE]\n\n');
 }
 
 async function handle(req, res) {

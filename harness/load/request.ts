@@ -43,11 +43,21 @@ export interface RequestRecord {
   sentMs: number;
   /** Time to first token from the scheduled time, ms; null when no token came. */
   ttftMs: number | null;
-  /** The gaps between successive tokens, ms. */
+  /**
+   * The gaps between successive text chunks, ms (chunks that came in one read share its time). A chunk
+   * may carry several tokens: load/tokens.ts turns these into per-token gaps.
+   */
   itlMs: number[];
   /** From the scheduled time to the end of the response (or the failure), ms. */
   e2eMs: number;
+  /** The server's usage count when it sent one (and the request ended ok), else the text chunks. */
   outputTokens: number;
+  /** Chunks that carried text. */
+  textChunks: number;
+  /** The server's `usage.completion_tokens`, or null when it sent none. */
+  usageTokens: number | null;
+  /** max_tokens as asked. */
+  requestedTokens: number;
 }
 
 /** The synthetic prompt: `inputTokens` short words, the first `uniqueId` when given. */
@@ -86,7 +96,7 @@ export function sendRequest(
   const sentMs = now();
   const body = requestBody(spec);
   const parser = new SseParser();
-  const tokenTimesMs: number[] = [];
+  const chunkTimesMs: number[] = [];
   let status: number | null = null;
   let gotResponse = false;
   return new Promise((resolve) => {
@@ -96,9 +106,9 @@ export function sendRequest(
       settled = true;
       clearTimeout(timer);
       const end = now();
-      const first = tokenTimesMs[0];
+      const first = chunkTimesMs[0];
       const outputTokens =
-        outcome === 'ok' || outcome === 'overlong' ? (parser.reportedTokens ?? parser.tokens) : parser.tokens;
+        outcome === 'ok' || outcome === 'overlong' ? (parser.usageTokens ?? parser.textChunks) : parser.textChunks;
       resolve({
         outcome,
         detail,
@@ -106,9 +116,12 @@ export function sendRequest(
         scheduledMs,
         sentMs,
         ttftMs: first === undefined ? null : first - scheduledMs,
-        itlMs: tokenTimesMs.slice(1).map((t, i) => t - (tokenTimesMs[i] as number)),
+        itlMs: chunkTimesMs.slice(1).map((t, i) => t - (chunkTimesMs[i] as number)),
         e2eMs: end - scheduledMs,
         outputTokens,
+        textChunks: parser.textChunks,
+        usageTokens: parser.usageTokens,
+        requestedTokens: spec.maxTokens,
       });
       req.destroy();
     };
@@ -137,9 +150,9 @@ export function sendRequest(
       }
       res.on('data', (bytes: Buffer) => {
         const at = now();
-        const { tokens } = parser.feed(bytes);
-        // Tokens that came in one read arrived together: each gets the read's time.
-        for (let i = 0; i < tokens; i++) tokenTimesMs.push(at);
+        const { textChunks } = parser.feed(bytes);
+        // Chunks that came in one read arrived together: each gets the read's time.
+        for (let i = 0; i < textChunks; i++) chunkTimesMs.push(at);
         // Garbage or a runaway line: the rest is not read (a line of 100 MB would only cost time).
         const failure = parser.failure;
         if (failure !== null) finish(failure.kind, failure.reason);
@@ -150,7 +163,7 @@ export function sendRequest(
         const outcome = parser.end();
         if (outcome.kind !== 'ok') finish(outcome.kind, outcome.reason);
         else {
-          const tokens = parser.reportedTokens ?? parser.tokens;
+          const tokens = parser.usageTokens ?? parser.textChunks;
           if (tokens > spec.maxTokens) finish('overlong', `${tokens} tokens for max_tokens ${spec.maxTokens}`);
           else finish('ok', null);
         }

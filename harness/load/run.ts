@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { decodeLatencies, encodeLatencies } from '../workload/open-loop.js';
 import { REQUEST_OUTCOMES, type RequestOutcome, type RequestRecord, type RequestSpec, sendRequest } from './request.js';
 import { arrivalTimesMs, type Schedule } from './schedule.js';
+import { tokenGapsMs } from './tokens.js';
 
 export interface LoadRunOptions {
   request: RequestSpec;
@@ -146,7 +147,7 @@ export function summarize(
     outcomes,
     failures: [...failures.values()],
     ttft: percentiles(ok.flatMap((r) => (r.ttftMs === null ? [] : [r.ttftMs]))),
-    itl: percentiles(ok.flatMap((r) => r.itlMs)),
+    itl: percentiles(ok.flatMap(tokenGapsMs)),
     e2e: percentiles(ok.map((r) => r.e2eMs)),
     requestsPerS: seconds > 0 ? ok.length / seconds : 0,
     outputTokensPerS: seconds > 0 ? ok.reduce((sum, r) => sum + r.outputTokens, 0) / seconds : 0,

@@ -1,11 +1,14 @@
 /**
  * An incremental parser of a streamed OpenAI-compatible response (`/v1/completions` or
- * `/v1/chat/completions` with `stream: true`): Server-Sent Events of `data: {json}`, ended by
- * `data: [DONE]`. Fed bytes as they arrive (split anywhere, even inside a UTF-8 character), it says how
- * many tokens each chunk carried, so the caller can stamp their arrival times. Garbage is an outcome
- * (`malformed`), a line or event past MAX_LINE_CHARS is one (`overlong`: a completion chunk is a few
- * hundred bytes), and so is a stream that ends before `[DONE]` (`cut`): never a throw. Each byte is
- * scanned for a line break once, however the stream is split: linear in its input.
+ * `/v1/chat/completions` with `stream: true`): Server-Sent Events of `data: {json}`. Fed bytes as they
+ * arrive (split anywhere, even inside a UTF-8 character), it says how many text chunks each feed
+ * completed, so the caller can stamp their arrival times. A stream is complete when it ends cleanly (no
+ * partial line or event at its end) after `data: [DONE]` or after a chunk carrying a `finish_reason`:
+ * engines differ (llama.cpp sends [DONE], Hugging Face `transformers serve` does not), and
+ * either says the server ended the answer on purpose. Garbage is an outcome (`malformed`), a line or
+ * event past MAX_LINE_CHARS is one (`overlong`: a completion chunk is a few hundred bytes), and so is a
+ * stream that ends inside an event or before either mark (`cut`): never a throw. Each byte is scanned
+ * for a line break once, however the stream is split: linear in its input.
  */
 
 export type SseFailure = { kind: 'malformed'; reason: string } | { kind: 'overlong'; reason: string };
@@ -14,9 +17,9 @@ export type SseOutcome = { kind: 'ok' } | SseFailure | { kind: 'cut'; reason: st
 /** The longest line, and the longest event (its data lines together), in characters. */
 export const MAX_LINE_CHARS = 1024 * 1024;
 
-/** What one `feed` found: tokens carried by the events completed in these bytes. */
+/** What one `feed` found: the text chunks among the events completed in these bytes. */
 export interface SseFeed {
-  tokens: number;
+  textChunks: number;
 }
 
 /** The parser of one response's body. */
@@ -28,11 +31,16 @@ export class SseParser {
   private data: string[] = [];
   private dataChars = 0;
   private done = false;
+  /** A chunk carried a finish_reason: the server ended the answer (what may follow is usage, [DONE]). */
+  private finished = false;
   private problem: SseFailure | null = null;
-  /** Tokens counted from the chunks (one per chunk carrying text). */
-  tokens = 0;
+  /**
+   * Chunks that carried text. A chunk without text (a role-only first chunk, a finish chunk with an empty
+   * delta, a usage chunk with no choices) is none: it never marks the first token.
+   */
+  textChunks = 0;
   /** The server's own count of output tokens (`usage.completion_tokens`), when it sent one. */
-  reportedTokens: number | null = null;
+  usageTokens: number | null = null;
 
   /** Why the stream is already no completion (garbage, or a line past the bound), or null: the caller may stop reading. */
   get failure(): SseFailure | null {
@@ -40,9 +48,9 @@ export class SseParser {
   }
 
   feed(bytes: Uint8Array): SseFeed {
-    if (this.problem !== null || this.done) return { tokens: 0 };
+    if (this.problem !== null || this.done) return { textChunks: 0 };
     const text = this.pending + this.decoder.decode(bytes, { stream: true });
-    const before = this.tokens;
+    const before = this.textChunks;
     // Lines end in \n, \r\n or \r; a trailing \r may be half of a \r\n still to come.
     const lineBreak = /\r\n|\r|\n/g;
     lineBreak.lastIndex = this.scanFrom;
@@ -61,7 +69,7 @@ export class SseParser {
     this.scanFrom = Math.max(0, scanned - start);
     if (this.problem === null && !this.done && this.pending.length > MAX_LINE_CHARS)
       this.problem = { kind: 'overlong', reason: `a line of more than ${MAX_LINE_CHARS} characters` };
-    return { tokens: this.tokens - before };
+    return { textChunks: this.textChunks - before };
   }
 
   /** The outcome once the body has ended. */
@@ -69,10 +77,16 @@ export class SseParser {
     if (this.problem !== null) return this.problem;
     if (this.done) return { kind: 'ok' };
     this.pending += this.decoder.decode();
-    const partial = this.pending.length > 0 || this.data.length > 0;
+    // An event is complete only at its blank line (the SSE spec drops one unfinished at the end).
+    if (this.pending.length > 0 || this.data.length > 0)
+      return {
+        kind: 'cut',
+        reason: `the stream ended inside an event (no blank line after its last data) after ${this.textChunks} text chunks`,
+      };
+    if (this.finished) return { kind: 'ok' };
     return {
       kind: 'cut',
-      reason: `the stream ended without data: [DONE] after ${this.tokens} tokens${partial ? ', inside an event' : ''}`,
+      reason: `the stream ended with neither a finish_reason nor data: [DONE] after ${this.textChunks} text chunks`,
     };
   }
 
@@ -121,16 +135,22 @@ export class SseParser {
     if (why !== null) this.problem = { kind: 'malformed', reason: why };
   }
 
-  /** Counts a chunk's token, or says why it is no completion chunk. */
+  /** Counts a chunk's text and notes its finish_reason, or says why it is no completion chunk. */
   private chunk(chunk: unknown): string | null {
     if (typeof chunk !== 'object' || chunk === null) return 'an event whose JSON is not an object';
     const c = chunk as { choices?: unknown; error?: unknown; usage?: { completion_tokens?: unknown } | null };
     if (c.error !== undefined) return `the server streamed an error: ${JSON.stringify(c.error).slice(0, 120)}`;
-    if (typeof c.usage?.completion_tokens === 'number') this.reportedTokens = c.usage.completion_tokens;
+    if (typeof c.usage?.completion_tokens === 'number') this.usageTokens = c.usage.completion_tokens;
     if (!Array.isArray(c.choices)) return 'an event with no choices array';
-    for (const choice of c.choices as Array<{ text?: unknown; delta?: { content?: unknown } }>) {
+    // An empty choices array is a usage-only chunk (OpenAI documents one after the finish; llama.cpp sends one).
+    for (const choice of c.choices as Array<{
+      text?: unknown;
+      delta?: { content?: unknown };
+      finish_reason?: unknown;
+    }>) {
       const text = choice?.text ?? choice?.delta?.content;
-      if (typeof text === 'string' && text.length > 0) this.tokens++;
+      if (typeof text === 'string' && text.length > 0) this.textChunks++;
+      if (typeof choice?.finish_reason === 'string' && choice.finish_reason !== '') this.finished = true;
     }
     return null;
   }

@@ -12,7 +12,7 @@ import { requestsNeeded } from '../stats/p99.js';
 import { medianInterval, metricStats } from '../stats/statistics.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
 import { type P99Verdict, p99Verdict, verdictWindowS } from './steps.js';
-import { groupMeasuredNothing, plannable } from './verdicts.js';
+import { groupMeasuredNothing, groupTokenMismatch, plannable } from './verdicts.js';
 
 export interface Estimate {
   value: number | null;
@@ -179,8 +179,9 @@ export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): Gr
     ceiling.ratePerS === null ||
     (!ceiling.atLeast && (w.requestsPerS > ceiling.ratePerS || w.outputTokensPerS > (ceiling.tokensPerS ?? 0)));
   // A record that calls a group measured though it measured nothing (written before this check, or
-  // edited) reads as failed: nothing downstream may take it for a measurement.
-  const nothing = g.status === 'measured' ? groupMeasuredNothing(g) : null;
+  // edited), or whose server's token counts disagree with its stream, reads as failed: nothing
+  // downstream may take it for a measurement.
+  const nothing = g.status === 'measured' ? (groupMeasuredNothing(g) ?? groupTokenMismatch(g)) : null;
   return {
     mode: g.mode,
     copies: g.copies,

@@ -113,6 +113,11 @@ const WindowStatsSchema = z.object({
   lagP99Ms: figure,
   /** CPU time the harness (the generator) used during the window, ms. */
   generatorCpuMs: figure,
+  /**
+   * How the token counts of the requests that ended ok agreed (load/tokens.ts): absent from runs
+   * recorded before it was kept.
+   */
+  tokens: z.object({ withUsage: count, multiToken: count, miscounted: count, short: count }).optional(),
 });
 export type WindowStats = z.infer<typeof WindowStatsSchema>;
 

@@ -1,9 +1,10 @@
 /**
  * The decisions of a server run, pure functions of its requests and windows: the SLO's accounting of
- * each window, whether a window or a group measured anything of the server, and which groups the plan
- * may name.
+ * each window, whether a window or a group measured anything of the server, whether its token counts
+ * can be trusted, and which groups the plan may name.
  */
 import type { RequestRecord } from '../load/request.js';
+import { tokenGapsMs } from '../load/tokens.js';
 import type { GroupAnalysis } from './analysis.js';
 import type { ServeGroup, WindowStats } from './record.js';
 
@@ -13,15 +14,15 @@ export interface Slo {
 }
 
 /**
- * A window's SLO counts: requests that ended ok; good ones (ok, TTFT within the target, every gap
- * within --slo-itl-max-ms); and those over the TTFT target, where a failed request counts as over: a
- * server that fails requests does not hold its SLO by failing them.
+ * A window's SLO counts: requests that ended ok; good ones (ok, TTFT within the target, every
+ * per-token gap within --slo-itl-max-ms, load/tokens.ts); and those over the TTFT target, where a
+ * failed request counts as over: a server that fails requests does not hold its SLO by failing them.
  */
 export function sloCounts(records: readonly RequestRecord[], slo: Slo): Pick<WindowStats, 'ok' | 'good' | 'overTtft'> {
   const ok = records.filter((r) => r.outcome === 'ok');
   const withinTtft = ok.filter((r) => r.ttftMs !== null && r.ttftMs <= slo.ttftP99Ms);
   const good = withinTtft.filter(
-    (r) => slo.itlMaxMs === null || r.itlMs.every((gap) => gap <= (slo.itlMaxMs as number)),
+    (r) => slo.itlMaxMs === null || tokenGapsMs(r).every((gap) => gap <= (slo.itlMaxMs as number)),
   );
   return { ok: ok.length, good: good.length, overTtft: records.length - withinTtft.length };
 }
@@ -61,4 +62,25 @@ export function groupMeasuredNothing(g: Pick<ServeGroup, 'rounds' | 'steps'>): s
   const [first] = g.steps;
   if (first === undefined || g.steps.some((s) => nothingMeasured(s.window) === null)) return null;
   return `no step of the rate search measured anything: at ${first.totalRatePerS} req/s, ${nothingMeasured(first.window)}`;
+}
+
+/**
+ * The share of a group's requests that ended ok whose server-reported usage may be below their text
+ * chunks before the group fails: 1%. Such a count is no multi-token chunking (that gives more tokens
+ * than chunks, never fewer): the engine miscounts, or its chunks are not what it generated, and its
+ * tokens/s (taken from usage) cannot be trusted. One stray request in a few hundred is let pass.
+ */
+export const MISCOUNTED_MAX_SHARE = 0.01;
+
+/**
+ * Why a group's token counts cannot be trusted, or null: over MISCOUNTED_MAX_SHARE of the requests
+ * that ended ok across its windows (both arms of every round, every step) reported a usage below their
+ * text chunks. Windows recorded before the accounting was kept count as clean.
+ */
+export function groupTokenMismatch(g: Pick<ServeGroup, 'rounds' | 'steps'>): string | null {
+  const windows = [...g.rounds.flatMap((r) => [r.dedicated, r.shared]), ...g.steps.map((s) => s.window)];
+  const ok = windows.reduce((sum, w) => sum + w.ok, 0);
+  const miscounted = windows.reduce((sum, w) => sum + (w.tokens?.miscounted ?? 0), 0);
+  if (miscounted === 0 || miscounted <= ok * MISCOUNTED_MAX_SHARE) return null;
+  return `the server's usage counted fewer tokens than the text chunks it streamed in ${miscounted} of ${ok} requests that ended ok (over the ${MISCOUNTED_MAX_SHARE * 100}% allowed): its token counts, and the tokens/s taken from them, cannot be trusted`;
 }

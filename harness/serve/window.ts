@@ -1,6 +1,7 @@
 /** One window's stats from the load runs of the copies it drove: pooled latencies, summed throughput, the SLO's counts. */
 import type { RequestRecord } from '../load/request.js';
 import { type LoadResult, percentiles } from '../load/run.js';
+import { tokenAccounting, tokenGapsMs } from '../load/tokens.js';
 import type { Latency, WindowStats } from './record.js';
 import { type Slo, sloCounts } from './verdicts.js';
 
@@ -10,8 +11,8 @@ export function latency(valuesMs: readonly number[]): Latency {
   return count === 0 ? { count, p50Ms: null, p99Ms: null, histogram } : { count, p50Ms, p99Ms, histogram };
 }
 
-/** When each of a request's tokens arrived, on its run's clock. */
-function tokenTimesMs(r: RequestRecord): number[] {
+/** When each of a request's text chunks arrived, on its run's clock. */
+function chunkTimesMs(r: RequestRecord): number[] {
   if (r.ttftMs === null) return [];
   let at = r.scheduledMs + r.ttftMs;
   return [at, ...r.itlMs.map((gap) => (at += gap))];
@@ -21,7 +22,7 @@ function tokenTimesMs(r: RequestRecord): number[] {
  * The copies' runs of one window as one. Throughput counts only what arrived within the window (from
  * each run's start for its duration), so the drain after it, at falling concurrency and different in
  * each arm, is not in it. Latencies are pooled over every request that ended ok (a request's TTFT
- * counts from its scheduled time); the SLO's counts are sloCounts'.
+ * counts from its scheduled time; ITL is per token, load/tokens.ts); the SLO's counts are sloCounts'.
  */
 export function windowStats(
   results: readonly LoadResult[],
@@ -37,7 +38,11 @@ export function windowStats(
     return run.records
       .filter((r) => r.outcome === 'ok')
       .map((r) => ({
-        tokens: tokenTimesMs(r).filter((t) => t <= endMs).length,
+        // Its output tokens (the usage count where the server sent one) in the share of its text chunks that arrived within it.
+        tokens:
+          r.textChunks === 0
+            ? 0
+            : Math.round((chunkTimesMs(r).filter((t) => t <= endMs).length * r.outputTokens) / r.textChunks),
         ended: r.scheduledMs + r.e2eMs <= endMs,
       }));
   });
@@ -56,9 +61,10 @@ export function windowStats(
     outputTokensPerS: seconds > 0 ? outputTokens / seconds : 0,
     requestsPerS: seconds > 0 ? inWindow.filter((r) => r.ended).length / seconds : 0,
     ttft: latency(ok.flatMap((r) => (r.ttftMs === null ? [] : [r.ttftMs]))),
-    itl: latency(ok.flatMap((r) => r.itlMs)),
+    itl: latency(ok.flatMap(tokenGapsMs)),
     e2e: latency(ok.map((r) => r.e2eMs)),
     lagP99Ms: lag.count > 0 ? lag.p99Ms : 0,
     generatorCpuMs,
+    tokens: tokenAccounting(ok),
   };
 }

@@ -157,6 +157,9 @@ describe('latency counts from the schedule', () => {
       itlMs: [],
       e2eMs: lagMs + 10,
       outputTokens: 1,
+      textChunks: 1,
+      usageTokens: null,
+      requestedTokens: 1,
     });
     const open = { kind: 'constant', ratePerS: 10 } as const;
     expect(generatorLagProblem(summarize(open, 1000, 1000, [record(0), record(9.9)]), 10)).toBeNull();

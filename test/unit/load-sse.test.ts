@@ -1,8 +1,10 @@
 /**
  * The SSE parser of harness/load: a completion and a chat stream in the shape OpenAI-compatible
  * servers send (constructed here, with a comment line, CRLF line ends and multi-byte text) give the
- * same tokens and outcome however the bytes are split: at every byte boundary, and at any split
- * fast-check finds. Garbage and a stream ended early are outcomes, never a throw.
+ * same text chunks and outcome however the bytes are split: at every byte boundary, and at any split
+ * fast-check finds. Streams end as real engines end them: after [DONE], or after a finish_reason with
+ * no [DONE] (transformers serve), a usage chunk with no choices between (llama.cpp). Garbage and a
+ * stream ended early (inside an event, before any finish) are outcomes, never a throw.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -48,13 +50,13 @@ function parse(bytes: Uint8Array, cuts: number[]) {
   const perFeed: number[] = [];
   let from = 0;
   for (const at of [...cuts, bytes.length]) {
-    perFeed.push(parser.feed(bytes.subarray(from, at)).tokens);
+    perFeed.push(parser.feed(bytes.subarray(from, at)).textChunks);
     from = at;
   }
   return {
     tokens: perFeed.reduce((a, b) => a + b, 0),
-    counted: parser.tokens,
-    reported: parser.reportedTokens,
+    counted: parser.textChunks,
+    reported: parser.usageTokens,
     outcome: parser.end(),
   };
 }
@@ -71,9 +73,9 @@ describe('SseParser', () => {
     ['a role-only chunk with no content', { role: 'assistant' }],
   ])('%s carries no token: the first token is the first text', (_name, delta) => {
     const parser = new SseParser();
-    expect(parser.feed(Buffer.from(`data: ${chat(delta)}\n\n`)).tokens).toBe(0);
-    expect(parser.feed(Buffer.from(`data: ${chat({ content: 'Hi' })}\n\n`)).tokens).toBe(1);
-    expect(parser.tokens).toBe(1);
+    expect(parser.feed(Buffer.from(`data: ${chat(delta)}\n\n`)).textChunks).toBe(0);
+    expect(parser.feed(Buffer.from(`data: ${chat({ content: 'Hi' })}\n\n`)).textChunks).toBe(1);
+    expect(parser.textChunks).toBe(1);
   });
 
   it.each(cases)('a %s stream: its tokens and [DONE], in one piece', (_name, text, tokens, reported) => {
@@ -100,13 +102,13 @@ describe('SseParser', () => {
     );
   });
 
-  it('a stream that ends before [DONE] is cut, with the tokens it had', () => {
+  it('a stream that ends with neither a finish_reason nor [DONE] is cut, naming both, with the chunks it had', () => {
     const text = COMPLETION_STREAM.slice(0, COMPLETION_STREAM.indexOf('data: [DONE]'));
     const r = parse(Buffer.from(text), []);
     expect(r.tokens).toBe(3);
-    expect(r.outcome).toMatchObject({
+    expect(r.outcome).toEqual({
       kind: 'cut',
-      reason: expect.stringContaining('without data: [DONE] after 3 tokens'),
+      reason: 'the stream ended with neither a finish_reason nor data: [DONE] after 3 text chunks',
     });
     const inside = parse(Buffer.from(text.slice(0, text.indexOf('wörld'))), []);
     expect(inside.outcome).toMatchObject({ kind: 'cut', reason: expect.stringContaining('inside an event') });
@@ -143,7 +145,7 @@ describe('a line or an event past the bound', () => {
     expect(fed).toBeGreaterThan(MAX_LINE_CHARS);
     expect(fed).toBeLessThanOrEqual(MAX_LINE_CHARS + piece.length + 6);
     expect(parser.end()).toEqual({ kind: 'overlong', reason: `a line of more than ${MAX_LINE_CHARS} characters` });
-    expect(parser.feed(Buffer.from(`\n\ndata: ${completion(' a')}\n\n`)).tokens).toBe(0);
+    expect(parser.feed(Buffer.from(`\n\ndata: ${completion(' a')}\n\n`)).textChunks).toBe(0);
   });
 
   it('a line of exactly the bound is a line; an event of many data lines past it is overlong', () => {
@@ -155,5 +157,108 @@ describe('a line or an event past the bound', () => {
     const line = `data: ${'z'.repeat(1000)}\n`;
     many.feed(Buffer.from(line.repeat(Math.ceil(MAX_LINE_CHARS / 1000) + 1)));
     expect(many.end()).toEqual({ kind: 'overlong', reason: `an event of more than ${MAX_LINE_CHARS} characters` });
+  });
+});
+
+describe('streams as engines end them', () => {
+  const events = (...data: string[]) => data.map((d) => `data: ${d}\n\n`).join('');
+  const finish = (reason: string) =>
+    JSON.stringify({ id: 'chat-1', choices: [{ index: 0, delta: {}, finish_reason: reason }] });
+  const usage = (completionTokens: number, extra: object = {}) =>
+    JSON.stringify({
+      id: 'chat-1',
+      choices: [],
+      usage: { prompt_tokens: 4, completion_tokens: completionTokens },
+      ...extra,
+    });
+  const streamed = (text: string) => {
+    const bytes = Buffer.from(text);
+    // Whole, and split at every byte: the same.
+    const whole = parse(bytes, []);
+    expect(
+      parse(
+        bytes,
+        Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+      ),
+    ).toEqual(whole);
+    return whole;
+  };
+
+  it.each([
+    [
+      'transformers serve: a role-only first chunk, usage on the finish chunk, no [DONE]',
+      events(
+        chat({ role: 'assistant' }),
+        chat({ content: 'a' }),
+        chat({ content: 'b' }),
+        JSON.stringify({
+          id: 'chat-1',
+          choices: [{ index: 0, delta: {}, finish_reason: 'length' }],
+          usage: { prompt_tokens: 4, completion_tokens: 2 },
+        }),
+      ),
+      2,
+      2,
+    ],
+    [
+      'llama.cpp: the finish chunk, a usage chunk with empty choices, then [DONE]',
+      events(chat({ content: 'a' }), chat({ content: 'b' }), finish('stop'), usage(2), '[DONE]'),
+      2,
+      2,
+    ],
+    [
+      'usage only at the end, after the finish chunk, no [DONE]',
+      events(chat({ content: 'a' }), chat({ content: 'b' }), chat({ content: 'c' }), finish('length'), usage(3)),
+      3,
+      3,
+    ],
+    [
+      'a finish_reason on the last text chunk, no usage, no [DONE]',
+      events(completion('a'), JSON.stringify({ choices: [{ index: 0, text: 'b', finish_reason: 'stop' }] })),
+      2,
+      null,
+    ],
+    [
+      'usage that disagrees with the chunks is reported as sent',
+      events(chat({ content: 'a' }), chat({ content: 'b' }), chat({ content: 'c' }), finish('stop'), usage(1)),
+      3,
+      1,
+    ],
+  ])('%s: ok', (_name, text, chunks, reported) => {
+    expect(streamed(text)).toEqual({ tokens: chunks, counted: chunks, reported, outcome: { kind: 'ok' } });
+  });
+
+  it('the finish chunk with empty text is no text chunk', () => {
+    const text = events(
+      chat({ content: 'a' }),
+      JSON.stringify({ choices: [{ index: 0, delta: { content: '' }, finish_reason: 'stop' }] }),
+    );
+    expect(streamed(text)).toMatchObject({ tokens: 1, outcome: { kind: 'ok' } });
+  });
+
+  it.each([
+    [
+      'a finish_reason of null',
+      events(
+        chat({ content: 'a' }),
+        JSON.stringify({ choices: [{ index: 0, delta: { content: 'b' }, finish_reason: null }] }),
+      ),
+    ],
+    ['usage but no finish_reason', events(chat({ content: 'a' }), usage(1))],
+  ])('%s, no [DONE]: cut, before any finish', (_name, text) => {
+    expect(streamed(text).outcome).toEqual({
+      kind: 'cut',
+      reason: expect.stringContaining('neither a finish_reason nor data: [DONE]'),
+    });
+  });
+
+  it.each([
+    ['a partial line', `${events(chat({ content: 'a' }), finish('stop'))}data: {"choices": [`],
+    ['a data line with no blank line after it', `${events(chat({ content: 'a' }))}data: ${finish('stop')}\n`],
+  ])('a stream that ends inside an event (%s) is cut, even after a finish', (_name, text) => {
+    expect(streamed(text).outcome).toEqual({
+      kind: 'cut',
+      reason: 'the stream ended inside an event (no blank line after its last data) after 1 text chunks',
+    });
   });
 });

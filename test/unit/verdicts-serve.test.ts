@@ -1,12 +1,19 @@
 /**
  * A server run's decisions at their boundaries (serve/verdicts.ts): the SLO's accounting of a window
  * (a failed request counts over the TTFT target), which groups the plan may name (never one with a
- * failed request), and whether a window or group measured anything.
+ * failed request), whether a window or group measured anything, and whether its token counts hold.
  */
 import { describe, expect, it } from 'vitest';
 import type { RequestOutcome, RequestRecord } from '../../harness/load/request.js';
 import type { WindowStats } from '../../harness/serve/record.js';
-import { groupMeasuredNothing, nothingMeasured, plannable, sloCounts } from '../../harness/serve/verdicts.js';
+import {
+  groupMeasuredNothing,
+  groupTokenMismatch,
+  MISCOUNTED_MAX_SHARE,
+  nothingMeasured,
+  plannable,
+  sloCounts,
+} from '../../harness/serve/verdicts.js';
 
 const request = (outcome: RequestOutcome, ttftMs: number | null, itlMs: number[] = []): RequestRecord => ({
   outcome,
@@ -18,6 +25,9 @@ const request = (outcome: RequestOutcome, ttftMs: number | null, itlMs: number[]
   itlMs,
   e2eMs: 100,
   outputTokens: itlMs.length + (ttftMs === null ? 0 : 1),
+  textChunks: itlMs.length + (ttftMs === null ? 0 : 1),
+  usageTokens: null,
+  requestedTokens: 16,
 });
 
 describe('sloCounts: the SLO accounting of a window (target 100 ms, gaps up to 10 ms)', () => {
@@ -44,6 +54,16 @@ describe('sloCounts: the SLO accounting of a window (target 100 ms, gaps up to 1
     ],
   ])('%s', (_name, records, counts) => {
     expect(sloCounts(records, slo)).toEqual(counts);
+  });
+  it('the ITL limit applies per token: a gap before a chunk of 2 tokens is halved', () => {
+    // Two text chunks 20 ms apart, usage 4: 2 tokens per chunk, so the gap is 10 ms per token.
+    const twoPerChunk = (gapMs: number): RequestRecord => ({
+      ...request('ok', 50, [gapMs]),
+      outputTokens: 4,
+      usageTokens: 4,
+    });
+    expect(sloCounts([twoPerChunk(20)], slo)).toEqual({ ok: 1, good: 1, overTtft: 0 });
+    expect(sloCounts([twoPerChunk(20.002)], slo)).toEqual({ ok: 1, good: 0, overTtft: 0 });
   });
   it('without an ITL limit, any gap is good', () => {
     expect(sloCounts([request('ok', 50, [1e6])], { ttftP99Ms: 100, itlMaxMs: null })).toEqual({
@@ -107,5 +127,37 @@ describe('nothingMeasured and groupMeasuredNothing', () => {
     );
     expect(groupMeasuredNothing({ rounds: [], steps: [step(8, 4), step(16, 0)] })).toBeNull();
     expect(groupMeasuredNothing({ rounds: [], steps: [] })).toBeNull();
+  });
+});
+
+describe('groupTokenMismatch: a group fails when its usage is below its chunks in over 1% of ok requests', () => {
+  const tokens = (miscounted: number) => ({ withUsage: 100, multiToken: 0, miscounted, short: 0 });
+  const w = (ok: number, miscounted: number | null) =>
+    ({ ok, ...(miscounted === null ? {} : { tokens: tokens(miscounted) }) }) as unknown as WindowStats;
+  const group = (...windows: WindowStats[]) => ({
+    rounds:
+      windows.slice(0, 2).length === 2
+        ? [{ dedicated: windows[0] as WindowStats, shared: windows[1] as WindowStats }]
+        : [],
+    steps: windows.slice(2).map((window) => ({ totalRatePerS: 1, window, verdict: 'pass' as const, reason: '' })),
+  });
+  it('allows 1%', () => expect(MISCOUNTED_MAX_SHARE).toBe(0.01));
+  it.each([
+    ['none miscounted', [w(100, 0), w(100, 0)], null],
+    ['exactly 1% (2 of 200)', [w(100, 1), w(100, 1)], null],
+    [
+      'just over 1% (3 of 200)',
+      [w(100, 2), w(100, 1)],
+      "the server's usage counted fewer tokens than the text chunks it streamed in 3 of 200 requests that ended ok (over the 1% allowed)",
+    ],
+    ['one of 99 (1.01%)', [w(50, 1), w(49, 0)], 'in 1 of 99 requests that ended ok'],
+    ['pooled with the steps: 3 of 300', [w(100, 1), w(100, 1), w(100, 1)], null],
+    ['counted in a step too: 4 of 300', [w(100, 1), w(100, 1), w(100, 2)], 'in 4 of 300 requests'],
+    ['a record from before the accounting (no tokens field) is clean', [w(100, null), w(100, null)], null],
+    ['miscounts with no request ok (an edited record) still fail', [w(0, 1), w(0, 0)], 'in 1 of 0 requests'],
+  ])('%s', (_name, windows, expected) => {
+    const why = groupTokenMismatch(group(...windows));
+    if (expected === null) expect(why).toBeNull();
+    else expect(why).toContain(expected);
   });
 });
