@@ -89,28 +89,13 @@ export function serveChange(
 ): ServeChange | null {
   if (now.value === null || before.value === null || !(now.value > 0) || !(before.value > 0)) return null;
   const change = now.value / before.value;
+  const moved = { group, ratio, better, value: now.value, baselineValue: before.value, change };
   const usable = (ci: [number, number] | null): ci is [number, number] => ci !== null && ci[0] > 0;
-  if (!usable(now.ci) || !usable(before.ci))
-    return {
-      group,
-      ratio,
-      better,
-      value: now.value,
-      baselineValue: before.value,
-      change,
-      ci: null,
-      band: null,
-      status: 'unclear',
-    };
+  if (!usable(now.ci) || !usable(before.ci)) return { ...moved, ci: null, band: null, status: 'unclear' };
   const withinLog = combineHalfWidths(intervalHalfWidthLog(now.ci), intervalHalfWidthLog(before.ci));
   const bandLog = Math.max(combineHalfWidths(relativeToLog(floor), withinLog), relativeToLog(noiseBand));
   return {
-    group,
-    ratio,
-    better,
-    value: now.value,
-    baselineValue: before.value,
-    change,
+    ...moved,
     ci: [change * Math.exp(-withinLog), change * Math.exp(withinLog)],
     band: Math.expm1(bandLog),
     status: classifyAgainstBand(change, better, bandLog),
