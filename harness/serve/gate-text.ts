@@ -1,7 +1,8 @@
 /** The server gate's outputs, each a pure function of its result: console text and JSON. */
 import { termJson, termText } from '../core/escape/terminal.js';
 import { TERMINAL_COLUMNS, wrapLine } from '../core/wrap.js';
-import { SERVE_BETWEEN_FLOOR, SERVE_NOISE_BAND, type ServeChange, type ServeGateResult } from './gate.js';
+import type { ServeGateResult } from './gate.js';
+import { SERVE_BETWEEN_FLOOR, SERVE_NOISE_BAND, type ServeChange } from './verdicts.js';
 
 const pct = (x: number) => `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)}%`;
 const fmt = (x: number) => x.toFixed(3);

@@ -4,46 +4,17 @@
  * bench's gate judges a change (stats/between-runs.ts `classifyAgainstBand`): `unchanged` inside its band,
  * `regression` or `improvement` outside it. Pure: the command reads the runs, this compares them.
  */
-import { ExitCode } from '../core/errors.js';
 import { refuseSimulatedBesideReal } from '../record/simulated.js';
 import { fingerprintMismatches } from '../session/machine.js';
-import { classifyAgainstBand, combineHalfWidths, intervalHalfWidthLog, relativeToLog } from '../stats/between-runs.js';
-import { analyzeServe, type Estimate, type GroupAnalysis, type RatioName } from './analysis.js';
+import { analyzeServe, type GroupAnalysis, type RatioName } from './analysis.js';
 import type { ServeRun } from './record.js';
+import { type ServeChange, serveChange, serveGateExitCode } from './verdicts.js';
 
 /** The ratios gated, and which way is better: the two the summary and `plan` act on. */
 export const GATED_RATIOS: ReadonlyArray<{ name: RatioName; better: 'higher' | 'lower' }> = [
   { name: 'throughput', better: 'higher' },
   { name: 'ttftP99', better: 'lower' },
 ];
-
-/**
- * Between-run half-width (relative) of a server ratio. No set of server runs on several machines has
- * been calibrated yet (docs/gate-calibration.md calibrates bench's headlines); bench's widest floor
- * (`*` in bench/gate/bands.ts, the 99.5% prediction half-width of mps/infer) stands in.
- */
-export const SERVE_BETWEEN_FLOOR = 0.105;
-
-/** The narrowest band (relative): bench's default noise band; no change under 5% is called one. */
-export const SERVE_NOISE_BAND = 0.05;
-
-export type ServeChangeStatus = 'regression' | 'improvement' | 'unchanged' | 'unclear';
-
-export interface ServeChange {
-  /** "mps ×4": the group. */
-  group: string;
-  ratio: RatioName;
-  better: 'higher' | 'lower';
-  value: number;
-  baselineValue: number;
-  /** value ÷ baselineValue. */
-  change: number;
-  /** The change's within-run 95% CI: the two runs' order-statistic CIs added in quadrature on the log scale. */
-  ci: [number, number] | null;
-  /** The band's half-width, relative (0.12 = ±12%); null without a CI. */
-  band: number | null;
-  status: ServeChangeStatus;
-}
 
 export interface ServeGateResult {
   runId: string;
@@ -75,31 +46,6 @@ export function serveMismatches(now: ServeRun, before: ServeRun): string[] {
   for (const [name, get] of fields)
     if (get(now) !== get(before)) out.push(`${name}: ${String(get(before))} before vs ${String(get(now))} now`);
   return out;
-}
-
-/** How one ratio of one group moved: null where either run has no value of it. */
-export function serveChange(
-  group: string,
-  ratio: RatioName,
-  better: 'higher' | 'lower',
-  now: Estimate,
-  before: Estimate,
-  floor = SERVE_BETWEEN_FLOOR,
-  noiseBand = SERVE_NOISE_BAND,
-): ServeChange | null {
-  if (now.value === null || before.value === null || !(now.value > 0) || !(before.value > 0)) return null;
-  const change = now.value / before.value;
-  const moved = { group, ratio, better, value: now.value, baselineValue: before.value, change };
-  const usable = (ci: [number, number] | null): ci is [number, number] => ci !== null && ci[0] > 0;
-  if (!usable(now.ci) || !usable(before.ci)) return { ...moved, ci: null, band: null, status: 'unclear' };
-  const withinLog = combineHalfWidths(intervalHalfWidthLog(now.ci), intervalHalfWidthLog(before.ci));
-  const bandLog = Math.max(combineHalfWidths(relativeToLog(floor), withinLog), relativeToLog(noiseBand));
-  return {
-    ...moved,
-    ci: [change * Math.exp(-withinLog), change * Math.exp(withinLog)],
-    band: Math.expm1(bandLog),
-    status: classifyAgainstBand(change, better, bandLog),
-  };
 }
 
 const groupName = (g: Pick<GroupAnalysis, 'mode' | 'copies'>) => `${g.mode} ×${g.copies}`;
@@ -137,7 +83,6 @@ export function serveGate(run: ServeRun, baseline: ServeRun, mismatches: readonl
         ? 'no ratio was measured in both runs: nothing to compare'
         : 'no change has a band (each needs 6 rounds in both runs for its CI): nothing was compared',
     );
-  const regressed = changes.some((c) => c.status === 'regression');
-  const exitCode = regressed ? ExitCode.fail : problems.length > 0 ? ExitCode.inconclusive : ExitCode.ok;
+  const exitCode = serveGateExitCode(changes, problems.length);
   return { runId: run.id, baselineId: baseline.id, changes, mismatches: [...mismatches], problems, exitCode };
 }

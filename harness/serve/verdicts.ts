@@ -1,11 +1,14 @@
 /**
  * The decisions of a server run, pure functions of its requests and windows: the SLO's accounting of
  * each window, whether a window or a group measured anything of the server, whether its token counts
- * can be trusted, and which groups the plan may name.
+ * can be trusted, which groups the plan may name, and the gate's: how a ratio moved against a baseline
+ * server run, and the gate's exit code.
  */
+import { ExitCode } from '../core/errors.js';
 import type { RequestRecord } from '../load/request.js';
 import { tokenGapsMs } from '../load/tokens.js';
-import type { GroupAnalysis } from './analysis.js';
+import { classifyAgainstBand, combineHalfWidths, intervalHalfWidthLog, relativeToLog } from '../stats/between-runs.js';
+import type { Estimate, GroupAnalysis, RatioName } from './analysis.js';
 import type { ServeGroup, WindowStats } from './record.js';
 
 export interface Slo {
@@ -83,4 +86,63 @@ export function groupTokenMismatch(g: Pick<ServeGroup, 'rounds' | 'steps'>): str
   const miscounted = windows.reduce((sum, w) => sum + (w.tokens?.miscounted ?? 0), 0);
   if (miscounted === 0 || miscounted <= ok * MISCOUNTED_MAX_SHARE) return null;
   return `the server's usage counted fewer tokens than the text chunks it streamed in ${miscounted} of ${ok} requests that ended ok (over the ${MISCOUNTED_MAX_SHARE * 100}% allowed): its token counts, and the tokens/s taken from them, cannot be trusted`;
+}
+
+/**
+ * Between-run half-width (relative) of a server ratio. No set of server runs on several machines has
+ * been calibrated yet (docs/gate-calibration.md calibrates bench's headlines); bench's widest floor
+ * (`*` in bench/gate/bands.ts, the 99.5% prediction half-width of mps/infer) stands in.
+ */
+export const SERVE_BETWEEN_FLOOR = 0.105;
+
+/** The narrowest band (relative): bench's default noise band; no change under 5% is called one. */
+export const SERVE_NOISE_BAND = 0.05;
+
+export type ServeChangeStatus = 'regression' | 'improvement' | 'unchanged' | 'unclear';
+
+export interface ServeChange {
+  /** "mps ×4": the group. */
+  group: string;
+  ratio: RatioName;
+  better: 'higher' | 'lower';
+  value: number;
+  baselineValue: number;
+  /** value ÷ baselineValue. */
+  change: number;
+  /** The change's within-run 95% CI: the two runs' order-statistic CIs added in quadrature on the log scale. */
+  ci: [number, number] | null;
+  /** The band's half-width, relative (0.12 = ±12%); null without a CI. */
+  band: number | null;
+  status: ServeChangeStatus;
+}
+
+/** How one ratio of one group moved: null where either run has no value of it. */
+export function serveChange(
+  group: string,
+  ratio: RatioName,
+  better: 'higher' | 'lower',
+  now: Estimate,
+  before: Estimate,
+  floor = SERVE_BETWEEN_FLOOR,
+  noiseBand = SERVE_NOISE_BAND,
+): ServeChange | null {
+  if (now.value === null || before.value === null || !(now.value > 0) || !(before.value > 0)) return null;
+  const change = now.value / before.value;
+  const moved = { group, ratio, better, value: now.value, baselineValue: before.value, change };
+  const usable = (ci: [number, number] | null): ci is [number, number] => ci !== null && ci[0] > 0;
+  if (!usable(now.ci) || !usable(before.ci)) return { ...moved, ci: null, band: null, status: 'unclear' };
+  const withinLog = combineHalfWidths(intervalHalfWidthLog(now.ci), intervalHalfWidthLog(before.ci));
+  const bandLog = Math.max(combineHalfWidths(relativeToLog(floor), withinLog), relativeToLog(noiseBand));
+  return {
+    ...moved,
+    ci: [change * Math.exp(-withinLog), change * Math.exp(withinLog)],
+    band: Math.expm1(bandLog),
+    status: classifyAgainstBand(change, better, bandLog),
+  };
+}
+
+/** The server gate's exit code: 1 on a regression; else 3 when anything is in doubt (`problems`); else 0. */
+export function serveGateExitCode(changes: readonly Pick<ServeChange, 'status'>[], problems: number): number {
+  if (changes.some((c) => c.status === 'regression')) return ExitCode.fail;
+  return problems > 0 ? ExitCode.inconclusive : ExitCode.ok;
 }

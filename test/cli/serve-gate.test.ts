@@ -5,7 +5,6 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { serveChange } from '../../harness/serve/gate.js';
 import type { ServeRun } from '../../harness/serve/record.js';
 import { expectOneLineError, runCli, SERVE_CAPACITY_RUN, SERVE_RUN, tempDir } from '../helpers.js';
 
@@ -77,32 +76,5 @@ describe('gpushare gate <server run> --baseline <server run>', () => {
     const r = await runCli(args);
     expect(r.exitCode).toBe(2);
     expectOneLineError(r.stderr, text);
-  });
-});
-
-describe('serveChange: a change against its band, edges included', () => {
-  // Both CIs of zero width: the band is the between-run floor, ±10.5% (log1p(0.105) on the log scale).
-  const at = (v: number) => ({ value: v, ci: [v, v] as [number, number], n: 6 });
-  it.each([
-    ['higher', 1.105, 'unchanged'],
-    ['higher', 1.1051, 'improvement'],
-    ['higher', 1 / 1.105, 'unchanged'],
-    ['higher', 1 / 1.1051, 'regression'],
-    ['lower', 1.1051, 'regression'],
-    ['lower', 1 / 1.1051, 'improvement'],
-  ] as const)('better %s, now ÷ before = %f: %s', (better, ratio, status) => {
-    expect(serveChange('mps ×2', 'throughput', better, at(ratio), at(1))?.status).toBe(status);
-  });
-
-  it('without a CI in either run (fewer than 6 rounds) it is unclear; without a value, no change', () => {
-    expect(serveChange('mps ×2', 'throughput', 'higher', { value: 2, ci: null, n: 4 }, at(1))?.status).toBe('unclear');
-    expect(serveChange('mps ×2', 'throughput', 'higher', { value: null, ci: null, n: 0 }, at(1))).toBeNull();
-  });
-
-  it('the band is the two CIs in quadrature with the floor, never below the noise band', () => {
-    const c = serveChange('mps ×2', 'throughput', 'higher', { value: 1, ci: [0.9, 1.1], n: 6 }, at(1));
-    const within = Math.log(1.1 / 0.9) / 2;
-    expect(c?.band).toBeCloseTo(Math.expm1(Math.hypot(Math.log1p(0.105), within)), 12);
-    expect(serveChange('mps ×2', 'throughput', 'higher', at(1), at(1), 0.01)?.band).toBeCloseTo(0.05, 12);
   });
 });
