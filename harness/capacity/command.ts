@@ -9,7 +9,7 @@ import { VERSION } from '../core/version.js';
 import { simulatedLine } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { jsonBinding, runAndReport, type Session, type SessionDaemon } from '../session/lifecycle.js';
-import { runCommand, runJson, whereLines } from '../session/run-command.js';
+import { defineRunCommand, runJson, whereLines } from '../session/run-command.js';
 import { timeAccountText } from '../session/time-account.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
@@ -26,7 +26,7 @@ import {
 import { capacityExitCode, capacitySummary, capacityTable } from './table.js';
 
 /** `gpushare capacity`: flags, options, run; --resume continues one with its own settings. */
-export const capacityCommand = runCommand({
+export const capacityCommand = defineRunCommand({
   flags: CAPACITY_FLAGS,
   rest: true,
   epilogue: CAPACITY_EPILOGUE,

@@ -9,7 +9,7 @@ import { ExitCode } from '../core/errors.js';
 import { notARunOf } from '../record/record-file.js';
 import { simulatedLine } from '../record/simulated.js';
 import { jsonBinding, runAndReport, type Session } from '../session/lifecycle.js';
-import { runCommand, runJson, whereLines } from '../session/run-command.js';
+import { defineRunCommand, runJson, whereLines } from '../session/run-command.js';
 import { visibleDevice } from '../system/nvidia/schema.js';
 import { READY_TIMEOUT_S } from '../workload/client.js';
 import { mixCells, protections } from './analysis.js';
@@ -20,7 +20,7 @@ import { loadMixRun, MIX_SCHEMA_ID, type MixRun } from './record.js';
 import { mixSummary, writeMixReport } from './report.js';
 
 /** `gpushare mix`: flags, options, run; --resume continues one with its own settings. */
-export const mixCommand = runCommand({
+export const mixCommand = defineRunCommand({
   flags: MIX_FLAGS,
   epilogue: MIX_EPILOGUE,
   kind: 'mix',

@@ -9,7 +9,7 @@ import { VERSION } from '../core/version.js';
 import { simulatedLine } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { jsonBinding, runAndReport, type Session } from '../session/lifecycle.js';
-import { runCommand, runJson, whereLines } from '../session/run-command.js';
+import { defineRunCommand, runJson, whereLines } from '../session/run-command.js';
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { claimsLedger } from './claims.js';
 import { probeMarkdown } from './markdown.js';
@@ -19,7 +19,7 @@ import { loadProbeRun, PROBE_SCHEMA_ID, type ProbeRun } from './record.js';
 import { probeSummary } from './summary.js';
 
 /** `gpushare probe`: flags, options, run; --resume runs the probes asked for that have no outcome yet. */
-export const probeCommand = runCommand({
+export const probeCommand = defineRunCommand({
   flags: PROBE_FLAGS,
   kind: 'probe',
   schema: PROBE_SCHEMA_ID,

@@ -14,7 +14,7 @@ import type { MachineRecordHeader } from '../record/record-file.js';
 import { writeOutputFile } from '../record/store.js';
 import { jsonBinding, runAndReport, type Session } from '../session/lifecycle.js';
 import type { NewRun } from '../session/preflight.js';
-import { runCommand, runJson, whereLines } from '../session/run-command.js';
+import { defineRunCommand, runJson, whereLines } from '../session/run-command.js';
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { analyzeServe } from './analysis.js';
 import { dryRunText } from './dry-run.js';
@@ -35,7 +35,7 @@ const EPILOGUE = `Exit codes: 0 every group measured, 3 a group failed or was sk
 Each copy runs in its own process group and dies with gpushare (kill -9 included); --resume measures the groups not finished.`;
 
 function serveCommandOf(measure: ServeSettings['measure']) {
-  return runCommand({
+  return defineRunCommand({
     flags: SERVE_FLAGS,
     epilogue: `${ABOUT[measure]}\n${EPILOGUE}`,
     kind: 'serve',

@@ -74,7 +74,7 @@ export interface RunProduct<F extends Flags, P extends Positionals, O extends Ru
 export type RunCommandOptions<O> = { resume: null; options: O } | { resume: string; json: boolean };
 
 /** The command of `product`: flags and help as it gives them, new and --resume as above. */
-export function runCommand<
+export function defineRunCommand<
   const F extends Flags,
   // None unless given: a command without positionals takes no others.
   const P extends Positionals = Record<never, never>,

@@ -15,7 +15,7 @@ import { VERSION } from '../core/version.js';
 import { simulatedLine } from '../record/simulated.js';
 import { readRegularFile, writeOutputFile } from '../record/store.js';
 import { jsonBinding, runAndReport, type Session } from '../session/lifecycle.js';
-import { runCommand, runJson, whereLines } from '../session/run-command.js';
+import { defineRunCommand, runJson, whereLines } from '../session/run-command.js';
 import { type Fingerprint, type Gpu, gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import { CASE_NAMES, type CaseName, runCase } from './cases.js';
@@ -80,7 +80,7 @@ export function resolveVerifyOptions(args: VerifyArgs): VerifyOptions {
 type VerifyCommandOptions = VerifyOptions & { declared: Declared };
 
 /** `gpushare verify`: flags, options (the declaring files read and parsed), run; no --resume (run it again). */
-export const verifyCommand = runCommand({
+export const verifyCommand = defineRunCommand({
   flags: VERIFY_FLAGS,
   positionals: VERIFY_POSITIONALS,
   kind: 'verify',

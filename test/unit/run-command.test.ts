@@ -11,7 +11,7 @@ import type { AppDeps } from '../../harness/core/deps.js';
 import { UserError } from '../../harness/core/errors.js';
 import type { ProcessRunner } from '../../harness/core/process.js';
 import { jsonBinding, type MachineRecord } from '../../harness/session/lifecycle.js';
-import { type RunOptions, runCommand } from '../../harness/session/run-command.js';
+import { defineRunCommand, type RunOptions } from '../../harness/session/run-command.js';
 import { tempDir } from '../helpers.js';
 
 interface ToyOptions extends RunOptions {
@@ -31,7 +31,7 @@ const FLAGS = {
 } as const;
 
 /** A capacity-kind product whose resume finds no record of its own anywhere, and whose measure is never reached here. */
-const toy = runCommand({
+const toy = defineRunCommand({
   flags: FLAGS,
   kind: 'capacity',
   schema: 'gpushare.toy/1',
@@ -89,7 +89,7 @@ async function refusal(given: ArgsOf<typeof FLAGS>): Promise<string> {
   throw new Error('not refused');
 }
 
-describe('runCommand', () => {
+describe('defineRunCommand', () => {
   it('refuses --resume of a directory of another kind of run in one line, naming what it is', async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'mix.json'), '{}');
