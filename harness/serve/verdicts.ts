@@ -84,7 +84,7 @@ export function groupTokenMismatch(g: Pick<ServeGroup, 'rounds' | 'steps'>): str
   const windows = [...g.rounds.flatMap((r) => [r.dedicated, r.shared]), ...g.steps.map((s) => s.window)];
   const ok = windows.reduce((sum, w) => sum + w.ok, 0);
   const miscounted = windows.reduce((sum, w) => sum + (w.tokens?.miscounted ?? 0), 0);
-  if (miscounted === 0 || miscounted <= ok * MISCOUNTED_MAX_SHARE) return null;
+  if (miscounted <= ok * MISCOUNTED_MAX_SHARE) return null;
   return `the server's usage counted fewer tokens than the text chunks it streamed in ${miscounted} of ${ok} requests that ended ok (over the ${MISCOUNTED_MAX_SHARE * 100}% allowed): its token counts, and the tokens/s taken from them, cannot be trusted`;
 }
 
@@ -126,9 +126,12 @@ export function serveChange(
   floor = SERVE_BETWEEN_FLOOR,
   noiseBand = SERVE_NOISE_BAND,
 ): ServeChange | null {
-  if (now.value === null || before.value === null || !(now.value > 0) || !(before.value > 0)) return null;
-  const change = now.value / before.value;
-  const moved = { group, ratio, better, value: now.value, baselineValue: before.value, change };
+  // NaN for a missing value: not > 0, so no change.
+  const value = now.value ?? Number.NaN;
+  const baselineValue = before.value ?? Number.NaN;
+  if (!(value > 0) || !(baselineValue > 0)) return null;
+  const change = value / baselineValue;
+  const moved = { group, ratio, better, value, baselineValue, change };
   const usable = (ci: [number, number] | null): ci is [number, number] => ci !== null && ci[0] > 0;
   if (!usable(now.ci) || !usable(before.ci)) return { ...moved, ci: null, band: null, status: 'unclear' };
   const withinLog = combineHalfWidths(intervalHalfWidthLog(now.ci), intervalHalfWidthLog(before.ci));

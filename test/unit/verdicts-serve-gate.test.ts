@@ -32,6 +32,43 @@ describe('serveChange: a change against its band, edges included', () => {
   });
 });
 
+describe('serveChange: the change, its CI and what it reports', () => {
+  const est = (value: number | null, ci: [number, number] | null = value === null ? null : [value, value]) => ({
+    value,
+    ci,
+    n: 6,
+  });
+
+  it('is now ÷ before, with every field of the ratio it is of', () => {
+    const c = serveChange('mps ×4', 'ttftP99', 'lower', est(2.2), est(2));
+    expect(c).toMatchObject({ group: 'mps ×4', ratio: 'ttftP99', better: 'lower', value: 2.2, baselineValue: 2 });
+    expect(c?.change).toBeCloseTo(1.1, 12);
+  });
+
+  it('its CI is the change times exp(∓ the two half-widths in quadrature)', () => {
+    const c = serveChange('mps ×4', 'throughput', 'higher', est(2, [1.6, 2.5]), est(1, [0.8, 1.25]));
+    const w = Math.hypot(Math.log(2.5 / 1.6) / 2, Math.log(1.25 / 0.8) / 2);
+    expect(c?.ci?.[0]).toBeCloseTo(2 * Math.exp(-w), 12);
+    expect(c?.ci?.[1]).toBeCloseTo(2 * Math.exp(w), 12);
+  });
+
+  it.each([
+    ['now missing', est(null), est(1)],
+    ['before missing', est(1), est(null)],
+    ['now 0', est(0), est(1)],
+    ['before 0', est(1), est(0)],
+    ['now negative', est(-1), est(1)],
+    ['before negative', est(1), est(-1)],
+  ])('%s: no change', (_what, now, before) => {
+    expect(serveChange('mps ×4', 'throughput', 'higher', now, before)).toBeNull();
+  });
+
+  it('a CI that reaches 0 (no log width) makes the change unclear, in either run', () => {
+    expect(serveChange('g', 'throughput', 'higher', est(1, [0, 2]), est(1))?.status).toBe('unclear');
+    expect(serveChange('g', 'throughput', 'higher', est(1), est(1, [0, 2]))?.status).toBe('unclear');
+  });
+});
+
 describe('serveGateExitCode: what CI acts on', () => {
   it.each([
     [['unchanged', 'improvement'], 0, 0],
