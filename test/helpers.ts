@@ -195,12 +195,12 @@ export const SERVE_CAPACITY_RUN = await fixtureRun('2026-11-27-h100-80gb-hbm3-se
 /** A two-GPU H200 host (--gpus all): host.json, gpu0/, gpu1/ and the cross run. */
 export const MULTI_GPU_RUN = await fixtureRun('2026-11-23-h200-x2-73884e');
 
-/** Copies a run directory and rewrites its run.json through `edit`. */
-export function editedCopy(runDir: string, edit: (run: Run) => void): string {
+/** Copies a run directory and rewrites its record (run.json, or `recordFile`, e.g. serve.json) through `edit`. */
+export function editedCopy<R = Run>(runDir: string, edit: (run: R) => void, recordFile = 'run.json'): string {
   const copy = path.join(tempDir(), path.basename(runDir));
   cpSync(runDir, copy, { recursive: true });
-  const file = path.join(copy, 'run.json');
-  const run = JSON.parse(readFileSync(file, 'utf8')) as Run;
+  const file = path.join(copy, recordFile);
+  const run = JSON.parse(readFileSync(file, 'utf8')) as R;
   edit(run);
   writeFileSync(file, JSON.stringify(run));
   return copy;

@@ -2,22 +2,12 @@
  * `gpushare gate` on a server run: each group's throughput and TTFT p99 ratios against the dedicated
  * copy, compared with a baseline server run, on a committed run and edited copies of it (in process).
  */
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ServeRun } from '../../harness/serve/record.js';
-import { expectOneLineError, runCli, SERVE_CAPACITY_RUN, SERVE_RUN, tempDir } from '../helpers.js';
+import { editedCopy, expectOneLineError, runCli, SERVE_CAPACITY_RUN, SERVE_RUN } from '../helpers.js';
 
 /** A copy of the committed server run with its serve.json rewritten by `edit`. */
-function editedServeCopy(edit: (run: ServeRun) => void): string {
-  const copy = path.join(tempDir(), path.basename(SERVE_RUN));
-  cpSync(SERVE_RUN, copy, { recursive: true });
-  const file = path.join(copy, 'serve.json');
-  const run = JSON.parse(readFileSync(file, 'utf8')) as ServeRun;
-  edit(run);
-  writeFileSync(file, JSON.stringify(run));
-  return copy;
-}
+const editedServeCopy = (edit: (run: ServeRun) => void) => editedCopy<ServeRun>(SERVE_RUN, edit, 'serve.json');
 
 const group = (run: ServeRun, mode: string, copies: number) => {
   const g = run.groups.find((x) => x.mode === mode && x.copies === copies);
