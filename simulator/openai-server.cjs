@@ -13,7 +13,9 @@
 // usage-end (llama.cpp: a finish chunk, a usage chunk with empty choices, then [DONE]), usage-mismatch
 // (as usage-end, its usage one token below the chunks sent), no-finish (the text chunks, then the
 // response ends: no finish_reason, no [DONE]), cut-mid-event (a finish chunk whose event is never
-// ended: the response ends inside it).
+// ended: the response ends inside it). reset-reused (what gpushare saw of llama.cpp's server: every
+// second request on a kept-alive connection refused with ECONNRESET; here a connection that carried a
+// completion is reset when another comes on it, its response having said no `Connection: close`).
 'use strict';
 const http = require('node:http');
 
@@ -41,6 +43,7 @@ const MODES = [
   'usage-mismatch',
   'no-finish',
   'cut-mid-event',
+  'reset-reused',
 ];
 if (!MODES.includes(mode) || !(ttftMs >= 0) || !(itlMs >= 0)) {
   process.stderr.write(`openai-server: --mode is one of ${MODES.join(', ')}; --ttft-ms and --itl-ms are ms >= 0\n`);
@@ -108,8 +111,15 @@ function end(res, send, chat, tokens) {
   else res.end('data: [DONE]\n\n');
 }
 
+/** Sockets that have carried a completion request (reset-reused). */
+const used = new WeakSet();
+
 async function handle(req, res) {
   if (mode === 'never-ready') return; // holds the connection, answers nothing
+  if (mode === 'reset-reused' && req.method === 'POST') {
+    if (used.has(req.socket)) return req.socket.resetAndDestroy();
+    used.add(req.socket);
+  }
   if (req.method === 'GET' && req.url === '/v1/models') {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake', object: 'model' }] }));

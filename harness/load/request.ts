@@ -99,6 +99,7 @@ export function sendRequest(
   const chunkTimesMs: number[] = [];
   let status: number | null = null;
   let gotResponse = false;
+  let retried = false;
   return new Promise((resolve) => {
     let settled = false;
     const finish = (outcome: RequestOutcome, detail: string | null) => {
@@ -126,21 +127,31 @@ export function sendRequest(
       req.destroy();
     };
     const url = new URL(spec.api === 'chat' ? '/v1/chat/completions' : '/v1/completions', spec.baseUrl);
-    const req = http.request(url, {
-      method: 'POST',
-      agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    });
+    const open = (over: http.Agent | false | undefined) => {
+      const r = http.request(url, {
+        method: 'POST',
+        agent: over,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      });
+      r.on('error', (error: NodeJS.ErrnoException) => {
+        const code = error.code ?? '';
+        // A kept-alive connection the server closed or reset while idle: the request never reached it.
+        // Sent again once on a new connection, as Node's documentation advises (http, request.reusedSocket).
+        if (!gotResponse && r.reusedSocket && !retried && (code === 'ECONNRESET' || code === 'EPIPE')) {
+          retried = true;
+          req = open(false);
+        } else if (!gotResponse && REFUSED.has(code)) finish('refused', `${code} connecting to ${url.host}`);
+        else finish('cut', `${code || error.message} during the response`);
+      });
+      r.on('response', (res) => onResponse(res));
+      r.end(body);
+      return r;
+    };
     const timer = setTimeout(
       () => finish('timeout', `no complete response within ${spec.timeoutMs} ms`),
       spec.timeoutMs,
     );
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      const code = error.code ?? '';
-      if (!gotResponse && REFUSED.has(code)) finish('refused', `${code} connecting to ${url.host}`);
-      else finish('cut', `${code || error.message} during the response`);
-    });
-    req.on('response', (res) => {
+    const onResponse = (res: http.IncomingMessage) => {
       gotResponse = true;
       status = res.statusCode ?? null;
       if (status !== 200) {
@@ -168,7 +179,7 @@ export function sendRequest(
           else finish('ok', null);
         }
       });
-    });
-    req.end(body);
+    };
+    let req = open(agent);
   });
 }

@@ -107,6 +107,19 @@ describe('a load run against the fake server', () => {
     expect(r.outcomes.refused).toBe(2);
     expect(r.failures[0]).toMatch(/^refused: ECONNREFUSED connecting to 127\.0\.0\.1:\d+$/);
   });
+
+  it('a server that resets kept-alive connections: each request sent again once on a new one, all ok', async () => {
+    const baseUrl = await fakeServer('--mode', 'reset-reused', '--ttft-ms', '5', '--itl-ms', '1');
+    const r = await runLoad({
+      request: spec(baseUrl),
+      schedule: { kind: 'closed', concurrency: 2 },
+      durationMs: 300,
+    });
+    // Without the resend every second request of each slot was refused (ECONNRESET), as against llama.cpp.
+    expect(r.requests).toBeGreaterThanOrEqual(4);
+    expect(r.failures).toEqual([]);
+    expect(r.outcomes.ok).toBe(r.requests);
+  });
 });
 
 describe('latency counts from the schedule', () => {
