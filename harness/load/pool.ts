@@ -71,7 +71,8 @@ class Worker {
 }
 
 export class LoadPool implements LoadGenerator {
-  private readonly workers: Worker[] = [];
+  /** By index; a hole where a worker died, filled by the next load. */
+  private readonly workers: Array<Worker | undefined> = [];
   private nextJob = 1;
   private forget: Array<() => void> = [];
 
@@ -83,10 +84,15 @@ export class LoadPool implements LoadGenerator {
     private readonly reaper?: KillRegistry,
   ) {}
 
+  /** The workers' process IDs (those running). */
+  get pids(): number[] {
+    return this.workers.flatMap((w) => (w?.child.pid !== undefined && w.gone === null ? [w.child.pid] : []));
+  }
+
   /** Starts every worker and waits until each is ready; why one could not start, or null. */
   async start(): Promise<string | null> {
     for (let i = 0; i < this.size; i++) this.workers[i] ??= this.spawn(i);
-    const problems = await Promise.all(this.workers.map((w) => this.readyProblem(w)));
+    const problems = await Promise.all(this.workers.map((w) => (w === undefined ? 'no worker' : this.readyProblem(w))));
     return problems.find((p) => p !== null) ?? null;
   }
 
@@ -96,7 +102,7 @@ export class LoadPool implements LoadGenerator {
     const startMs = startAt ?? monotonicMs();
     const parts = splitLoad(options.schedule, options.durationMs, this.size);
     const { request, schedule, durationMs, inputTokensMax } = options;
-    const jobs = this.workers.map((w, i) => {
+    const jobs = (this.workers as Worker[]).map((w, i) => {
       const job = this.nextJob++;
       const line: PoolJob = {
         job,
@@ -134,7 +140,7 @@ export class LoadPool implements LoadGenerator {
   /** Ends every worker (closing its stdin, then SIGKILL for what is left). */
   async stop(): Promise<void> {
     for (const forget of this.forget.splice(0)) forget();
-    const all = this.workers.splice(0);
+    const all = this.workers.splice(0).filter((w) => w !== undefined);
     for (const w of all) w.child.closeStdin();
     await Promise.all(
       all.map(async (w) => {
