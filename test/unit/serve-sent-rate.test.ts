@@ -158,7 +158,7 @@ describe('a capacity over the ceiling by sent rate', () => {
     expect(md).toContain(`| mps ×2 | 192.0 (unverified: ${OVER_CEILING_TEXT}) |`);
     expect(md).toContain('mps ×2: its passing step (192.0 req/s, sent 190.0 req/s)');
     // Exactly at the ceiling: measured, and the plan's.
-    (run.groups[1]?.steps[0] as RateStep).window.sentPerS = 178;
+    ((run.groups[1] as ServeGroup).steps[0] as RateStep).window.sentPerS = 178;
     const at = analyzeServe(run);
     expect(at.groups.find((g) => g.mode === 'mps')?.capacity?.unverified).toBeUndefined();
     expect(serveAnswer(run, at).mode).toBe('mps');
