@@ -37,12 +37,15 @@ const READY_MS = 20_000;
 
 /** What sends a load: a pool of workers, or this process (inProcess). */
 export interface LoadGenerator {
+  /** Gets ready to send (a pool's workers started and ready): why it cannot, or null. */
+  start(): Promise<string | null>;
   /** `startMs` on monotonicMs' clock: when the load starts (now when absent). */
   run(options: LoadRunOptions, startMs?: number): Promise<LoadResult>;
 }
 
 /** The load sent by this process alone, as before the pool. */
 export const inProcess: LoadGenerator = {
+  start: async () => null,
   run: async (options, startMs) => {
     if (startMs !== undefined) await sleep(Math.max(0, startMs - monotonicMs()));
     return runLoad(options);

@@ -79,6 +79,9 @@ export async function measureCeiling(
   );
   const generator = options.generator ?? inProcess;
   try {
+    // Workers started before the first start time is set: a cold one would send its first requests late.
+    const cold = await generator.start();
+    if (cold !== null) return { steps: [], problem: `the generator's ceiling was not measured: ${cold}` };
     const ports = await Promise.all(servers.map((s) => s.port));
     const down = ports.findIndex((p) => p === null);
     if (down !== -1)

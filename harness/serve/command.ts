@@ -190,6 +190,9 @@ async function serveRun(session: Session<ServeRun>, { json }: ServeOptions, deps
   // A run before the workers (resumed) sends with one, as the harness alone did.
   const pool = new LoadPool(deps.runner, run.settings.loadWorkers ?? 1, generatorCpus, session.reaper);
   const loop = async () => {
+    // Workers up before any start time is set (a cold one sends late); one that cannot start fails the windows it would send.
+    const cold = await pool.start();
+    if (cold !== null) run.warnings.push(cold);
     deps.err(
       `gpushare ${run.settings.measure} --serve ${run.id}: ${run.groups.length} groups, ${termText(run.settings.serve)}\n`,
     );
