@@ -99,7 +99,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       const gone = dedicated?.members[0]?.ended;
       if (gone) {
         failRest(
-          `the dedicated copy exited (status ${gone.exitCode ?? gone.signal}): ${dedicated?.members[0]?.stderrTail().split('\n').slice(-3).join(' | ')}`,
+          `the dedicated copy ${dedicated?.members[0]?.exitText(gone, 'between groups')}: ${dedicated?.members[0]?.stderrTail().split('\n').slice(-3).join(' | ')}`,
         );
         break;
       }

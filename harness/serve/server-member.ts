@@ -227,7 +227,8 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     return [err.trimEnd(), ...this.lines].filter((l) => l !== '').join('\n');
   }
 
-  private exitText(exit: ExitInfo, when: string): string {
+  /** How it ended, in words: its status or signal, `when`, and the hint for a server that daemonised. */
+  exitText(exit: ExitInfo, when: string): string {
     if (exit.spawnError) return `could not start: ${exit.spawnError}`;
     // Status 0 while it should serve: most often a launcher that daemonised the server and returned.
     const daemon =
