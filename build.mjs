@@ -24,7 +24,13 @@ const shared = {
 // dist/harness only: the typecheck, run beside this by npm run static, keeps its incremental state in dist/.
 rmSync('dist/harness', { recursive: true, force: true });
 await Promise.all([
-  build({ ...shared, entryPoints: ['harness/main.ts'], splitting: true, chunkNames: 'chunks/[name]-[hash]' }),
+  // The load generator's worker processes (load/pool.ts) run their own entry, sharing the CLI's chunks.
+  build({
+    ...shared,
+    entryPoints: ['harness/main.ts', 'harness/load/worker-main.ts'],
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+  }),
   // Developer scripts (npm run docs:cli, schema, bench:self, calibrate:gate), left out of the package: each one file of its own.
   build({
     ...shared,

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { performance } from 'node:perf_hooks';
+import { mulberry32 } from '../core/random.js';
 import { decodeLatencies, encodeLatencies } from '../workload/open-loop.js';
 import { REQUEST_OUTCOMES, type RequestOutcome, type RequestRecord, type RequestSpec, sendRequest } from './request.js';
 import { arrivalTimesMs, type Schedule } from './schedule.js';
@@ -18,10 +18,10 @@ export interface LoadRunOptions {
   schedule: Schedule;
   /** Arrivals (open loop) or new requests (closed loop) stop after this; those in flight are awaited. */
   durationMs: number;
-  /** The clock, ms (a seam for tests; performance.now by default). */
+  /** The clock, ms (a seam for tests; monotonicMs by default). */
   now?: () => number;
-  /** Each request's prompt length, by its index in the run (a length distribution); default request.inputTokens. */
-  inputTokensOf?: (index: number) => number;
+  /** With it, each request's prompt length is uniform in [request.inputTokens, this] by its index in the run (promptLength); else request.inputTokens. */
+  inputTokensMax?: number | null;
   /** Stops sending at once, and cuts the requests in flight (an interrupted run, a copy gone). */
   signal?: AbortSignal;
 }
@@ -56,6 +56,16 @@ export interface LoadResult {
   /** How late each request was sent against its schedule (the generator's own lag). */
   lag: Percentiles;
   records: RequestRecord[];
+  /** Each generator worker's share of a load a pool sent (load/pool.ts); absent when this process sent it. */
+  workers?: WorkerShare[];
+}
+
+export interface WorkerShare {
+  requests: number;
+  /** How late it sent (p99), ms; 0 without requests. */
+  lagP99Ms: number;
+  /** CPU time it spent on the load, ms. */
+  cpuMs: number;
 }
 
 /** p50, p99 and max of latencies (ms), through the HDR encoding of workload/open-loop.ts. */
@@ -70,6 +80,74 @@ export function percentiles(valuesMs: readonly number[]): Percentiles {
   }
 }
 
+/**
+ * The one clock of every process of a load, ms: CLOCK_MONOTONIC (process.hrtime), system-wide on Linux
+ * and never stepped, so the scheduledMs and sentMs of requests sent by different generator workers
+ * (load/pool.ts) compare as if one process had sent them. performance.now() would not: its origin is
+ * each process's own start.
+ */
+export const monotonicMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+/** Request `index`'s prompt length, uniform in [lo, hi]: seeded by the index alone, so every copy, arm and worker asks the same lengths. */
+export function promptLength(lo: number, hi: number, index: number): number {
+  return lo + Math.floor(mulberry32(index + 1)() * (hi - lo + 1));
+}
+
+/**
+ * The share of a load one sender (the harness, or one generator worker) sends: plain data, so that it
+ * crosses to a worker process as JSON.
+ */
+export interface LoadPart {
+  /** Open loop: the arrival times this part sends, ms from the run's start, and each one's index in the run. */
+  arrivalsMs: number[];
+  indices: number[];
+  /** Closed loop: the resident slots this part keeps busy, by their number among the schedule's concurrency. */
+  slots: number[];
+  /** Closed loop: this part's k-th request is the run's request k × parts + part (its prompt length and id). */
+  part: number;
+  parts: number;
+}
+
+/**
+ * The longest span over which a closed loop's slots make their first sends, ms, and its share of the
+ * window at most. Started all at once, c requests (N × c on the dedicated copy) hit the server in one
+ * burst that no steady state has: c prefills in one batch, and, with equal output lengths, the c
+ * requests ending and starting again together round after round. Slot i of c sends first at
+ * i × span ÷ c from the start instead: 500 ms is about one request's life on the reference server (64
+ * tokens), the spacing of a steady closed loop; a tenth of the window at most, so the ramp costs at
+ * most 5% of the window's residency, the same in both arms of a round.
+ */
+export const STAGGER_MAX_MS = 500;
+export const STAGGER_WINDOW_SHARE = 0.1;
+
+/** When slot `slot` of `concurrency` sends first, ms from the start of a closed-loop run of `durationMs`. */
+export function firstSendMs(slot: number, concurrency: number, durationMs: number): number {
+  return (slot * Math.min(STAGGER_MAX_MS, durationMs * STAGGER_WINDOW_SHARE)) / concurrency;
+}
+
+/**
+ * A load dealt over `parts` senders, round-robin: open loop, the run's arrivals in turn (each keeps its
+ * time, so the parts together send the one schedule); closed loop, the resident slots in turn. One part
+ * is the whole load.
+ */
+export function splitLoad(schedule: Schedule, durationMs: number, parts: number): LoadPart[] {
+  const all = Array.from({ length: parts }, (_, part) => ({
+    arrivalsMs: [] as number[],
+    indices: [] as number[],
+    slots: [] as number[],
+    part,
+    parts,
+  }));
+  if (schedule.kind === 'closed')
+    for (let slot = 0; slot < schedule.concurrency; slot++) all[slot % parts]?.slots.push(slot);
+  else
+    for (const [index, offsetMs] of arrivalTimesMs(schedule, durationMs).entries()) {
+      all[index % parts]?.arrivalsMs.push(offsetMs);
+      all[index % parts]?.indices.push(index);
+    }
+  return all;
+}
+
 /** Waits until `atMs` on `now`'s clock, or until `signal` aborts. */
 const waitUntil = (now: () => number, atMs: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -82,39 +160,46 @@ const waitUntil = (now: () => number, atMs: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
-export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
-  const now = options.now ?? (() => performance.now());
+/**
+ * Sends one part of a load that started at `startMs` (on `now`'s clock) and resolves with its requests'
+ * records once the last has ended. A closed loop's slots start staggered (firstSendMs); each request
+ * after a slot's first is scheduled the moment its predecessor ends: a closed loop has no backlog to hide.
+ */
+export async function sendPart(options: LoadRunOptions, part: LoadPart, startMs: number): Promise<RequestRecord[]> {
+  const now = options.now ?? monotonicMs;
   const { schedule, durationMs, request } = options;
   const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   const signal = options.signal;
   // Destroying the agent ends every request in flight (each resolves as cut): nothing outlives an abort.
   const cut = () => agent.destroy();
   signal?.addEventListener('abort', cut, { once: true });
-  const startMs = now();
   const records: RequestRecord[] = [];
-  let sent = 0;
-  // A run's own tag, then the request's index: a prompt never repeats, within a run or across runs.
+  // A part's own tag, then the request's index: a prompt never repeats, within a run or across runs.
   const tag = randomBytes(4).toString('hex');
-  const next = (): RequestSpec => {
-    const index = sent++;
-    const inputTokens = options.inputTokensOf ? options.inputTokensOf(index) : request.inputTokens;
-    return { ...request, inputTokens, uniqueId: `${tag}${index.toString(36)}` };
-  };
+  const hi = options.inputTokensMax ?? null;
+  const spec = (index: number): RequestSpec => ({
+    ...request,
+    inputTokens: hi === null ? request.inputTokens : promptLength(request.inputTokens, hi, index),
+    uniqueId: `${tag}${index.toString(36)}`,
+  });
   try {
     if (schedule.kind === 'closed') {
-      const worker = async () => {
-        // Each request is scheduled the moment its predecessor ends: closed loop has no backlog to hide.
+      let sent = 0;
+      const slot = async (n: number) => {
+        const firstMs = startMs + firstSendMs(n, schedule.concurrency, durationMs);
+        if (now() < firstMs) await waitUntil(now, firstMs, signal);
         while (now() - startMs < durationMs && !signal?.aborted)
-          records.push(await sendRequest(next(), now(), now, agent));
+          records.push(await sendRequest(spec(sent++ * part.parts + part.part), now(), now, agent));
       };
-      await Promise.all(Array.from({ length: schedule.concurrency }, worker));
+      await Promise.all(part.slots.map(slot));
     } else {
       const inFlight: Promise<void>[] = [];
-      for (const offsetMs of arrivalTimesMs(schedule, durationMs)) {
+      for (const [i, offsetMs] of part.arrivalsMs.entries()) {
         const scheduledMs = startMs + offsetMs;
         if (now() < scheduledMs) await waitUntil(now, scheduledMs, signal);
         if (signal?.aborted) break;
-        inFlight.push(sendRequest(next(), scheduledMs, now, agent).then((r) => void records.push(r)));
+        const r = sendRequest(spec(part.indices[i] ?? i), scheduledMs, now, agent);
+        inFlight.push(r.then((x) => void records.push(x)));
       }
       await Promise.all(inFlight);
     }
@@ -122,7 +207,16 @@ export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
     signal?.removeEventListener('abort', cut);
     agent.destroy();
   }
-  return { ...summarize(schedule, durationMs, now() - startMs, records), startMs };
+  return records;
+}
+
+/** A load run in this process: the whole load as one part. */
+export async function runLoad(options: LoadRunOptions): Promise<LoadResult> {
+  const now = options.now ?? monotonicMs;
+  const startMs = now();
+  const [part] = splitLoad(options.schedule, options.durationMs, 1);
+  const records = await sendPart(options, part as LoadPart, startMs);
+  return { ...summarize(options.schedule, options.durationMs, now() - startMs, records), startMs };
 }
 
 export function summarize(

@@ -11,8 +11,9 @@ import { separate } from '../stats/intervals.js';
 import { requestsNeeded } from '../stats/p99.js';
 import { medianInterval, metricStats } from '../stats/statistics.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
+import { capacityOverCeilingText, measuredCapacity } from './sent-rate.js';
 import { type P99Verdict, p99Verdict, verdictWindowS } from './steps.js';
-import { groupMeasuredNothing, groupTokenMismatch, plannable } from './verdicts.js';
+import { ceilingCheck, groupMeasuredNothing, groupTokenMismatch, plannable, stepUnverified } from './verdicts.js';
 
 export interface Estimate {
   value: number | null;
@@ -59,7 +60,15 @@ export interface GroupAnalysis {
   /** USD per 1M output tokens at the median tokens/s, shared and dedicated; null without --gpu-hour-usd. */
   costPer1M: { shared: number | null; dedicated: number | null } | null;
   /** capacity: the highest total rate that passed, the lowest above it that failed, tokens/s at the first. */
-  capacity: { ratePerS: number | null; failedAtPerS: number | null; tokensPerS: number | null } | null;
+  capacity: {
+    ratePerS: number | null;
+    failedAtPerS: number | null;
+    tokensPerS: number | null;
+    /** The step that passed sent over the generator's ceiling (or had none to check it by): not a measured capacity (absent: not flagged). */
+    unverified?: true;
+    /** What that step sent, requests/s (absent from runs before the sent rate was kept). */
+    sentPerS?: number;
+  } | null;
   /** Windows whose request rate or token rate was over the generator's ceiling (all, when none was found). */
   overCeiling: number;
   /** Windows in which the generator used more than half a core. */
@@ -123,7 +132,8 @@ export function ceilingOf(run: ServeRun): Ceiling {
   const allowedMs = ownE2e === null ? null : ownE2e / 100;
   const steps: CeilingStep[] = run.ceiling.map(({ ratePerS, window: w }) => ({
     ratePerS,
-    requestsPerS: w.requestsPerS,
+    // What the generator sent: the rate a window's sent rate is checked against (completions before it was kept).
+    requestsPerS: w.sentPerS ?? w.requestsPerS,
     tokensPerS: w.outputTokensPerS,
     ttftP99Ms: w.ttft.p99Ms,
     e2eP50Ms: w.e2e.p50Ms,
@@ -175,9 +185,7 @@ export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): Gr
     .filter((s) => s.verdict === 'fail' && (top === null || s.totalRatePerS > top.totalRatePerS))
     .map((s) => s.totalRatePerS);
   const all = [...windows, ...g.rounds.map((r) => r.dedicated)];
-  const overCeiling = (w: WindowStats) =>
-    ceiling.ratePerS === null ||
-    (!ceiling.atLeast && (w.requestsPerS > ceiling.ratePerS || w.outputTokensPerS > (ceiling.tokensPerS ?? 0)));
+  const overCeiling = (w: WindowStats) => ceilingCheck(w, ceiling) !== 'within';
   // A record that calls a group measured though it measured nothing (written before this check, or
   // edited), or whose server's token counts disagree with its stream, reads as failed: nothing
   // downstream may take it for a measurement.
@@ -204,6 +212,8 @@ export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): Gr
             ratePerS: top?.totalRatePerS ?? null,
             failedAtPerS: lowest(failedAbove),
             tokensPerS: top?.window.outputTokensPerS ?? null,
+            ...(top !== null && stepUnverified(top.window, ceiling) ? { unverified: true as const } : {}),
+            ...(top?.window.sentPerS !== undefined ? { sentPerS: top.window.sentPerS } : {}),
           },
     overCeiling: all.filter(overCeiling).length,
     generatorBusy: all.filter((w) => w.generatorCpuMs > 0.5 * w.windowMs).length,
@@ -236,13 +246,14 @@ export function serveAnswer(run: ServeRun, analysis: ServeAnalysis): ServeAnswer
   const groups = analysis.groups.filter((g) => g.status === 'measured' && g.mode !== 'dedicated');
   if (groups.length === 0) return none('no group was measured: each failed or was skipped (its reason is above)');
   if (run.settings.measure === 'capacity') {
-    const carried = groups.filter((g) => g.capacity?.ratePerS != null);
-    if (carried.length === 0) return none(`no mode carried any measured rate at ${slo}`);
+    const carried = groups.filter(measuredCapacity);
+    const over = capacityOverCeilingText(groups);
+    if (carried.length === 0) return none(`no mode carried any measured rate at ${slo}${over}`);
     const best = carried.reduce((a, b) => ((b.capacity?.ratePerS ?? 0) > (a.capacity?.ratePerS ?? 0) ? b : a));
     const alone = analysis.groups.find((g) => g.mode === 'dedicated')?.capacity?.ratePerS ?? null;
     const rate = best.capacity?.ratePerS as number;
     return {
-      answer: `${best.copies} copies under ${best.mode}: ${rate.toFixed(1)} req/s at ${slo}, the most of the modes and counts measured${alone !== null ? ` (one dedicated copy: ${alone.toFixed(1)} req/s)` : ''}`,
+      answer: `${best.copies} copies under ${best.mode}: ${rate.toFixed(1)} req/s at ${slo}, the most of the modes and counts measured${alone !== null ? ` (one dedicated copy: ${alone.toFixed(1)} req/s)` : ''}${over}`,
       mode: best.mode,
       copies: best.copies,
       tiedWith: [],

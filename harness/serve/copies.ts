@@ -5,6 +5,7 @@
 import { createServer } from 'node:net';
 import type { Clock } from '../core/clock.js';
 import type { ProcessRunner } from '../core/process.js';
+import type { LoadGenerator } from '../load/pool.js';
 import type { LoadResult } from '../load/run.js';
 import { type KillRegistry, WorkloadGroup } from '../workload/group.js';
 import type { ServeMode, ServeSettings } from './record.js';
@@ -89,6 +90,8 @@ export interface CopySet {
   abort: AbortSignal;
   settings: ServeSettings;
   gpuUuid: string;
+  /** What sends the copies' loads: the run's generator workers (load/pool.ts), or the harness itself when absent. */
+  generator?: LoadGenerator;
 }
 
 /**
@@ -114,22 +117,27 @@ export async function startCopies(
   for (let k = 0; k < copies; k++) {
     const port = await freePort();
     const index = mode === 'dedicated' ? 0 : k + 1;
-    const member = new ServerMember(set.runner, set.clock, {
-      index,
-      label: `${mode} copy ${k + 1} of ${copies}`,
-      command: fillCommand(s.serve, {
-        port,
+    const member = new ServerMember(
+      set.runner,
+      set.clock,
+      {
         index,
-        gpuUuid: set.gpuUuid,
-        memFraction: memFraction(s.measure, mode, copies),
-      }),
-      env: { CUDA_VISIBLE_DEVICES: set.gpuUuid, ...env },
-      port,
-      readyPath: s.readyPath,
-      request: { api: s.api, inputTokens: s.inputTokens, maxTokens: s.outputTokens, timeoutMs: s.requestTimeoutMs },
-      inputTokensMax: s.inputTokensMax,
-      cpus: s.serverCpus,
-    });
+        label: `${mode} copy ${k + 1} of ${copies}`,
+        command: fillCommand(s.serve, {
+          port,
+          index,
+          gpuUuid: set.gpuUuid,
+          memFraction: memFraction(s.measure, mode, copies),
+        }),
+        env: { CUDA_VISIBLE_DEVICES: set.gpuUuid, ...env },
+        port,
+        readyPath: s.readyPath,
+        request: { api: s.api, inputTokens: s.inputTokens, maxTokens: s.outputTokens, timeoutMs: s.requestTimeoutMs },
+        inputTokensMax: s.inputTokensMax,
+        cpus: s.serverCpus,
+      },
+      set.generator,
+    );
     members.push(member);
     const one = WorkloadGroup.start([member], set.clock, set.reaper);
     started.push(one);

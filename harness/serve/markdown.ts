@@ -12,7 +12,9 @@ import {
   serveAnswer,
 } from './analysis.js';
 import type { ServeRun } from './record.js';
+import { unverifiedCapacities } from './sent-rate.js';
 import { sloText } from './steps.js';
+import { OVER_CEILING_TEXT } from './verdicts.js';
 
 const RATIO_LABEL: Record<RatioName, string> = {
   throughput: 'throughput (% of dedicated)',
@@ -51,7 +53,7 @@ function setup(run: ServeRun): string[] {
     s.measure === 'bench'
       ? `- Load: closed loop, ${s.concurrency} requests resident per shared copy; the dedicated copy (a plain process, the only one loaded while it is measured, resident beside the group's idle copies, {mem_fraction} 0.45 against 0.45 ÷ copies each) carries copies × ${s.concurrency}. Prompts of ${inputText(s)} words, each made unique; ${s.outputTokens} output tokens; ${s.windowMs / 1000} s windows (throughput counts tokens that arrived within them), one warm-up window of each arm not kept, then ${s.rounds} ABBA rounds per group. Latencies are of requests that ended ok.`
       : `- Load: open-loop Poisson, the total rate split evenly over the copies, each step long enough for the 473 requests a p99 claim needs (${s.windowMs / 1000}–${s.maxStepMs / 1000} s); ${inputText(s)} input words, ${s.outputTokens} output tokens.`,
-    `- SLO: TTFT p99 ≤ ${s.sloTtftP99Ms} ms${s.sloItlMaxMs !== null ? `, every ITL ≤ ${s.sloItlMaxMs} ms for goodput` : ''}. Servers on CPUs ${mdText(s.serverCpus ?? '(not pinned)')}, the load generator on ${s.generatorCpu ?? '(not pinned)'}; host ${run.host.cpus} CPUs (${mdText(run.host.cpuModel ?? '?')}).`,
+    `- SLO: TTFT p99 ≤ ${s.sloTtftP99Ms} ms${s.sloItlMaxMs !== null ? `, every ITL ≤ ${s.sloItlMaxMs} ms for goodput` : ''}. Servers on CPUs ${mdText(s.serverCpus ?? '(not pinned)')}, the load generator on ${s.generatorCpus ?? s.generatorCpu ?? '(not pinned)'}${s.loadWorkers !== undefined ? ` (${s.loadWorkers} worker processes)` : ''}; host ${run.host.cpus} CPUs (${mdText(run.host.cpuModel ?? '?')}).`,
   ];
 }
 
@@ -107,7 +109,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
     );
     for (const g of measured)
       lines.push(
-        `| ${groupName(g)} | ${num(g.capacity?.ratePerS, 1)} | ${num(g.capacity?.failedAtPerS, 1)} | ${num(g.capacity?.tokensPerS, 0)} | ${run.groups.find((x) => x.mode === g.mode && x.copies === g.copies)?.steps.length ?? 0} |`,
+        `| ${groupName(g)} | ${num(g.capacity?.ratePerS, 1)}${g.capacity?.unverified ? ` (unverified: ${OVER_CEILING_TEXT})` : ''} | ${num(g.capacity?.failedAtPerS, 1)} | ${num(g.capacity?.tokensPerS, 0)} | ${run.groups.find((x) => x.mode === g.mode && x.copies === g.copies)?.steps.length ?? 0} |`,
       );
   }
   const other = analysis.groups.filter((g) => g.status !== 'measured');
@@ -119,7 +121,8 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
       ...other.map((g) => `- ${groupName(g)}: ${g.status}${g.reason ? `: ${mdText(g.reason)}` : ''}`),
     );
   const flagged = measured.filter((g) => g.failedRequests > 0 || g.overCeiling > 0 || g.generatorBusy > 0);
-  if (flagged.length > 0 || run.warnings.length > 0)
+  const unverified = unverifiedCapacities(measured);
+  if (flagged.length > 0 || run.warnings.length > 0 || unverified.length > 0)
     lines.push(
       '',
       '## Warnings',
@@ -128,6 +131,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
         (g) =>
           `- ${groupName(g)}: ${g.failedRequests} failed requests; ${g.overCeiling} windows over the generator's ceiling or unverified; ${g.generatorBusy} with the generator over half a core busy`,
       ),
+      ...unverified.map((line) => `- ${mdText(line)}`),
       ...run.warnings.map((w) => `- ${mdText(w)}`),
     );
   lines.push('', `gpushare ${version}`, '');

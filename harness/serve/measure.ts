@@ -7,13 +7,15 @@
  * with TTFT p99 within the SLO, searched as capacity searches a workload's. Each group is saved when
  * done; --resume measures the rest.
  */
+import { availableParallelism } from 'node:os';
 import type { Clock } from '../core/clock.js';
 import type { ProcessRunner } from '../core/process.js';
 import { runRateSearch, type StepOutcome } from '../experiment/rate-search.js';
 import { runPairedRounds, type WindowOutcome } from '../experiment/rounds.js';
+import type { LoadGenerator } from '../load/pool.js';
 import type { SessionMpsStart } from '../session/lifecycle.js';
 import type { KillRegistry } from '../workload/group.js';
-import { measureCeiling } from './ceiling.js';
+import { measureCeiling, nullServersFor } from './ceiling.js';
 import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from './copies.js';
 import type { RateStep, ServeGroup, ServeRun, WindowStats } from './record.js';
 import type { LoadCommand } from './server-member.js';
@@ -34,6 +36,8 @@ export interface ServeDriver {
   /** The GPU's memory, for --mps-mem-cap; null where nvidia-smi gave none. */
   gpuMemoryMiB: number | null;
   progress(line: string): void;
+  /** The generator's worker processes (load/pool.ts); the harness sends the load itself without. */
+  generator?: LoadGenerator;
 }
 
 const RELEASE_LEAD_MS = 50;
@@ -60,6 +64,8 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       slo,
       cpus: s.serverCpus,
       stepMs: s.ceilingStepMs,
+      generator: driver.generator,
+      nullServers: nullServersFor(s.serverCpus, availableParallelism() - (s.loadWorkers ?? 1)),
     });
     if (ceiling.problem !== null) run.warnings.push(ceiling.problem);
     run.ceiling = ceiling.steps;
@@ -93,7 +99,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       const gone = dedicated?.members[0]?.ended;
       if (gone) {
         failRest(
-          `the dedicated copy exited (status ${gone.exitCode ?? gone.signal}): ${dedicated?.members[0]?.stderrTail().split('\n').slice(-3).join(' | ')}`,
+          `the dedicated copy ${dedicated?.members[0]?.exitText(gone, 'between groups')}: ${dedicated?.members[0]?.stderrTail().split('\n').slice(-3).join(' | ')}`,
         );
         break;
       }

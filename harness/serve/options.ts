@@ -3,6 +3,7 @@ import type { ArgsOf } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
 import { integer, integerList, list, number, oneOf } from '../core/flags.js';
+import { MAX_LOAD_WORKERS } from '../load/pool-protocol.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import type { ServeSettings } from './record.js';
 import { MAX_STEP_S } from './steps.js';
@@ -84,6 +85,12 @@ export const SERVE_FLAGS = {
     describe: 'capacity: the longest a step may run to gather the 473 requests its p99 claim needs',
     defaultDescription: String(MAX_STEP_S),
   },
+  'load-workers': {
+    type: 'number',
+    describe:
+      "the load generator's worker processes: each sends a share of every load, pinned with the harness to cores the servers do not get",
+    defaultDescription: 'half the cores (at most 16), at least 1',
+  },
   'request-timeout-s': { type: 'number', describe: 'one request, s', defaultDescription: '60' },
   gpu: { type: 'number', describe: 'index of the GPU', defaultDescription: '0' },
   out: { type: 'string', describe: 'run directory', defaultDescription: 'runs/results/<date>-<gpu>-serve-<id>' },
@@ -102,7 +109,7 @@ export const SERVE_FLAGS = {
 export type ServeArgs = ArgsOf<typeof SERVE_FLAGS>;
 
 export interface ServeOptions {
-  settings: Omit<ServeSettings, 'serverCpus' | 'generatorCpu'>;
+  settings: Omit<ServeSettings, 'serverCpus' | 'generatorCpu' | 'generatorCpus'>;
   gpuIndex: number;
   out: string | null;
   python: string;
@@ -162,6 +169,7 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
       requestTimeoutMs: number(args.requestTimeoutS, '--request-timeout-s', 60, 0.1, 3600) * 1000,
       ceilingStepMs: number(args.ceilingStepS, '--ceiling-step-s', 2, 0.05, 600) * 1000,
       maxStepMs: number(args.maxStepS, '--max-step-s', MAX_STEP_S, 0.05, 3600) * 1000,
+      ...loadWorkers(args.loadWorkers),
     },
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     out: args.out ?? null,
@@ -170,6 +178,11 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
     json: args.json ?? false,
     dryRun: args.dryRun ?? false,
   };
+}
+
+/** --load-workers as given, or nothing: the run's default is set from the host's cores (serve/command.ts). */
+function loadWorkers(raw: string | undefined): { loadWorkers?: number } {
+  return raw === undefined ? {} : { loadWorkers: integer(raw, '--load-workers', 1, 1, MAX_LOAD_WORKERS) };
 }
 
 /** Whether `path`, resolved against a copy's address, stays on it (`//host/…` and `/\\host/…` would leave). */
@@ -206,5 +219,6 @@ export function settingsArgs(s: ServeSettings): ServeArgs {
     requestTimeoutS: seconds(s.requestTimeoutMs),
     ceilingStepS: seconds(s.ceilingStepMs),
     maxStepS: seconds(s.maxStepMs),
+    loadWorkers: s.loadWorkers === undefined ? undefined : String(s.loadWorkers),
   };
 }

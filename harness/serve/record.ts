@@ -9,6 +9,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../core/errors.js';
+import { MAX_LOAD_WORKERS } from '../load/pool-protocol.js';
 import { REQUEST_OUTCOMES } from '../load/request.js';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
 import { SERVE_FILE } from '../record/kinds.js';
@@ -64,6 +65,14 @@ const ServeSettingsSchema = z.object({
     .nullable(),
   /** The core the harness, the load generator, was pinned to, or null. */
   generatorCpu: z.number().int().nonnegative().max(4095).nullable(),
+  /** The cores of the harness and its generator workers (taskset -c), or null: not pinned. Absent from runs before the workers. */
+  generatorCpus: z
+    .string()
+    .regex(/^\d{1,4}(,\d{1,4}){0,4095}$/, 'CPU numbers, comma-separated')
+    .nullable()
+    .optional(),
+  /** Generator worker processes (--load-workers). Absent from runs before the workers: the harness sent the load itself. */
+  loadWorkers: z.number().int().positive().max(MAX_LOAD_WORKERS).optional(),
   requestTimeoutMs: z.number().positive(),
   /** How long the generator's ceiling holds each rate, ms. */
   ceilingStepMs: z.number().positive(),
@@ -118,6 +127,16 @@ const WindowStatsSchema = z.object({
    * recorded before it was kept.
    */
   tokens: z.object({ withUsage: count, multiToken: count, miscounted: count, short: count }).optional(),
+  /**
+   * Requests sent within the window, per second of it: the rate offered, checked against the generator's
+   * ceiling (requestsPerS counts completions). Absent from runs recorded before it was kept.
+   */
+  sentPerS: figure.optional(),
+  /** Each generator worker's requests, send lag p99 (ms) and CPU time (ms); absent where the harness sent the load itself. */
+  workers: z
+    .array(z.object({ requests: count, lagP99Ms: figure, cpuMs: figure }))
+    .max(MAX_LOAD_WORKERS)
+    .optional(),
 });
 export type WindowStats = z.infer<typeof WindowStatsSchema>;
 

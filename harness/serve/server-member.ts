@@ -9,13 +9,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../core/clock.js';
 import { Interrupted } from '../core/errors.js';
 import { type ChildHandle, type ExitInfo, type ProcessRunner, STDIO_GRACE_MS } from '../core/process.js';
-import { mulberry32 } from '../core/random.js';
+import { inProcess, type LoadGenerator, LoadGeneratorFailed } from '../load/pool.js';
 import type { RequestSpec } from '../load/request.js';
-import { type LoadResult, runLoad } from '../load/run.js';
+import { type LoadResult, monotonicMs } from '../load/run.js';
 import type { Schedule } from '../load/schedule.js';
 import { KILLED_GRACE_MS, killSeen, runningAfter, signalSeen, uniqueSeen } from '../system/proc/end-processes.js';
 import { descendants, processesWithEnv } from '../system/proc/process-table.js';
 import type { CollectReply, GroupMember, MemberReply } from '../workload/group.js';
+
+export { promptLength } from '../load/run.js';
 
 /** What a release sends a copy: its load, from the release time. */
 export interface LoadCommand {
@@ -78,6 +80,8 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     private readonly runner: ProcessRunner,
     private readonly clock: Clock,
     readonly spec: ServerSpec,
+    /** What sends its loads: the run's pool of generator workers, or this process. */
+    private readonly generator: LoadGenerator = inProcess,
   ) {}
 
   get label(): string {
@@ -127,20 +131,22 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
 
   release(command: LoadCommand): void {
     const request: RequestSpec = { ...this.spec.request, baseUrl: this.baseUrl, model: this.model ?? 'default' };
-    const waitMs = Math.max(0, (command.startAtUs - this.clock.monotonicUs()) / 1000);
-    const hi = this.spec.inputTokensMax;
-    const inputTokensOf = hi === null ? undefined : (i: number) => promptLength(this.spec.request.inputTokens, hi, i);
+    // The release time on the clock the generator's processes share (load/run.ts monotonicMs).
+    const startMs = monotonicMs() + (command.startAtUs - this.clock.monotonicUs()) / 1000;
     const load = new AbortController();
     this.load = load;
-    this.pending = sleep(waitMs).then(() =>
-      runLoad({
+    this.pending = this.generator.run(
+      {
         request,
         schedule: command.schedule,
         durationMs: command.durationMs,
-        inputTokensOf,
+        inputTokensMax: this.spec.inputTokensMax,
         signal: load.signal,
-      }),
+      },
+      startMs,
     );
+    // Awaited in collect; a load no one collects must not be an unhandled rejection.
+    this.pending.catch(() => undefined);
   }
 
   async collect(timeoutMs: number, signal: AbortSignal): Promise<CollectReply<LoadResult>> {
@@ -154,12 +160,22 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
       else signal.addEventListener('abort', onAbort, { once: true });
     });
     // Deadlines are unref'd: a timer still pending must not hold the process open once the run is done.
-    const outcome = await Promise.race([pending, sleep(timeoutMs, 'timeout' as const, { ref: false }), aborted]);
+    // A generator worker that died fails the window as the copy's: one line, not a hang.
+    const generatorFailed = (error: unknown) => {
+      if (error instanceof LoadGeneratorFailed) return { failed: error.message };
+      throw error;
+    };
+    const outcome = await Promise.race([
+      pending.catch(generatorFailed),
+      sleep(timeoutMs, 'timeout' as const, { ref: false }),
+      aborted,
+    ]);
     signal.removeEventListener('abort', onAbort);
     // A load no one waits for stops sending and cuts its requests: nothing of it outlives the window.
     if (outcome === 'aborted' || outcome === 'timeout') this.load?.abort();
     if (outcome === 'aborted') throw new Interrupted('SIGINT');
     if (outcome === 'timeout') return { kind: 'timeout' };
+    if ('failed' in outcome) return { kind: 'failed', reason: outcome.failed, exitCode: null };
     if (this.exit)
       return { kind: 'failed', reason: this.exitText(this.exit, 'during the window'), exitCode: this.exit.exitCode };
     return { kind: 'message', message: outcome };
@@ -211,7 +227,8 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     return [err.trimEnd(), ...this.lines].filter((l) => l !== '').join('\n');
   }
 
-  private exitText(exit: ExitInfo, when: string): string {
+  /** How it ended, in words: its status or signal, `when`, and the hint for a server that daemonised. */
+  exitText(exit: ExitInfo, when: string): string {
     if (exit.spawnError) return `could not start: ${exit.spawnError}`;
     // Status 0 while it should serve: most often a launcher that daemonised the server and returned.
     const daemon =
@@ -220,11 +237,6 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
         : '';
     return `exited ${exit.signal !== null ? `on ${exit.signal}` : `with status ${exit.exitCode}`} ${when}${daemon}`;
   }
-}
-
-/** Request `index`'s prompt length, uniform in [lo, hi]: seeded by the index alone, so every copy and arm asks the same lengths. */
-export function promptLength(lo: number, hi: number, index: number): number {
-  return lo + Math.floor(mulberry32(index + 1)() * (hi - lo + 1));
 }
 
 /** The first model id /v1/models lists, or null (a health path, or a body that is not a list). */

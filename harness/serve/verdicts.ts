@@ -8,7 +8,7 @@ import { ExitCode } from '../core/errors.js';
 import type { RequestRecord } from '../load/request.js';
 import { tokenGapsMs } from '../load/tokens.js';
 import { classifyAgainstBand, combineHalfWidths, intervalHalfWidthLog, relativeToLog } from '../stats/between-runs.js';
-import type { Estimate, GroupAnalysis, RatioName } from './analysis.js';
+import type { Ceiling, Estimate, GroupAnalysis, RatioName } from './analysis.js';
 import type { ServeGroup, WindowStats } from './record.js';
 
 export interface Slo {
@@ -37,6 +37,36 @@ export function sloCounts(records: readonly RequestRecord[], slo: Slo): Pick<Win
 export function plannable(g: Pick<GroupAnalysis, 'slo' | 'failedRequests' | 'tokensPerS'>): boolean {
   return g.slo?.verdict === 'holds' && g.failedRequests === 0 && g.tokensPerS?.value != null;
 }
+
+/**
+ * Whether a window (or a capacity step) sent more than the generator's ceiling: the rate it offered,
+ * requests sent within it per second (completions can fall far below what was sent to an overloaded
+ * server, and hide a generator that was past its ceiling), or its output tokens/s over the ceiling's.
+ * Exactly at the ceiling is not over. Windows recorded before the sent rate was kept are checked by
+ * their completions, as they were. No ceiling found: unverified. A ceiling the sweep's top rate was
+ * within (at least that): within.
+ */
+export function ceilingCheck(
+  w: Pick<WindowStats, 'sentPerS' | 'requestsPerS' | 'outputTokensPerS'>,
+  ceiling: Pick<Ceiling, 'ratePerS' | 'tokensPerS' | 'atLeast'>,
+): 'within' | 'over' | 'unverified' {
+  if (ceiling.ratePerS === null) return 'unverified';
+  if (ceiling.atLeast) return 'within';
+  const sent = w.sentPerS ?? w.requestsPerS;
+  return sent > ceiling.ratePerS || w.outputTokensPerS > (ceiling.tokensPerS ?? 0) ? 'over' : 'within';
+}
+
+/** A capacity step's flag: its sent rate over the generator's ceiling, or no ceiling to check it by; its rate is then not the server's measured capacity. */
+export function stepUnverified(
+  w: Pick<WindowStats, 'sentPerS' | 'requestsPerS' | 'outputTokensPerS'>,
+  ceiling: Pick<Ceiling, 'ratePerS' | 'tokensPerS' | 'atLeast'>,
+): boolean {
+  // Steps recorded before the sent rate was kept are reported as they were.
+  return w.sentPerS !== undefined && ceilingCheck(w, ceiling) !== 'within';
+}
+
+/** The verdict in words, for the report and the plan. */
+export const OVER_CEILING_TEXT = "over the generator's ceiling by sent rate";
 
 /**
  * Why a window measured nothing of the server, or null: no request ended ok (each failure kind named,

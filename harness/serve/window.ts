@@ -1,6 +1,6 @@
 /** One window's stats from the load runs of the copies it drove: pooled latencies, summed throughput, the SLO's counts. */
 import type { RequestRecord } from '../load/request.js';
-import { type LoadResult, percentiles } from '../load/run.js';
+import { type LoadResult, percentiles, type WorkerShare } from '../load/run.js';
 import { tokenAccounting, tokenGapsMs } from '../load/tokens.js';
 import type { Latency, WindowStats } from './record.js';
 import { type Slo, sloCounts } from './verdicts.js';
@@ -66,5 +66,33 @@ export function windowStats(
     lagP99Ms: lag.count > 0 ? lag.p99Ms : 0,
     generatorCpuMs,
     tokens: tokenAccounting(ok),
+    sentPerS: seconds > 0 ? sentWithin(results) / seconds : 0,
+    ...workerShares(results),
   };
+}
+
+/** Requests sent within their run's window (from its start, for its duration): what the generator offered, whatever came back. */
+export function sentWithin(results: readonly Pick<LoadResult, 'startMs' | 'durationMs' | 'records'>[]): number {
+  return results.reduce(
+    (sum, run) =>
+      sum + run.records.filter((r) => r.sentMs >= run.startMs && r.sentMs < run.startMs + run.durationMs).length,
+    0,
+  );
+}
+
+/**
+ * Each generator worker's share of the window over the copies' runs, worker by worker: its requests and
+ * CPU time summed, its send lag the highest p99 of its runs. None where this process sent the load.
+ */
+function workerShares(results: readonly LoadResult[]): { workers?: WorkerShare[] } {
+  const shares: WorkerShare[] = [];
+  for (const run of results)
+    for (const [i, w] of (run.workers ?? []).entries()) {
+      const s = shares[i];
+      shares[i] =
+        s === undefined
+          ? { ...w }
+          : { requests: s.requests + w.requests, lagP99Ms: Math.max(s.lagP99Ms, w.lagP99Ms), cpuMs: s.cpuMs + w.cpuMs };
+    }
+  return shares.length > 0 ? { workers: shares } : {};
 }

@@ -257,13 +257,13 @@ describe('--dry-run', () => {
     expect(text).toContain('mps ×4: {mem_fraction} 0.11 each; 8 requests per copy against 32 on the dedicated copy');
     // Per group 2 warm-up and 12 measured windows of 3 s; the ceiling's warm-up and 8 rates × 2 s before them.
     expect(text).toContain('2 warm-up and 12 measured windows of 3 s: 42 s');
-    expect(text).toMatch(/^load: 102 s, plus each copy's start-up/m);
+    expect(text).toMatch(/^load: 106 s, plus each copy's start-up/m);
     expect(readdirSync(cwd)).toEqual([]);
   });
   it('bounds a capacity search by its steps', async () => {
     const result = await cli(['capacity', '--serve', 's {port}', '--copies', '2', '--max-step-s', '15', '--dry-run']);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(unfolded(result.stdout)).toMatch(/^load: at most 498 s/m);
+    expect(unfolded(result.stdout)).toMatch(/^load: at most 502 s/m);
     expect(unfolded(result.stdout)).toMatch(
       /^warning: a rate search from 8 req\/s .* \(give --max-step-s 66 or more\)$/m,
     );

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { syntheticPrompt } from '../../harness/load/request.js';
 import { analyzeGroup, analyzeServe, ceilingOf, serveAnswer } from '../../harness/serve/analysis.js';
-import { cpuSplit, plannedGroups } from '../../harness/serve/command.js';
+import { cpuSplit, defaultLoadWorkers, plannedGroups } from '../../harness/serve/command.js';
 import { fillCommand, memFraction, modeEnv } from '../../harness/serve/copies.js';
 import { ceilingLines, serveSummary } from '../../harness/serve/markdown.js';
 import { resolveServeOptions } from '../../harness/serve/options.js';
@@ -256,8 +256,23 @@ describe("the generator's ceiling", () => {
 });
 
 describe('cores', () => {
-  it('gives the first allowed core to the generator and the rest to the servers, from 4 cores with taskset', () => {
-    expect(cpuSplit([8, 9, 10, 11], true)).toEqual({ generatorCpu: 8, serverCpus: '9,10,11' });
+  it('gives half the allowed cores to the generator and its workers and the rest to the servers, from 4 cores with taskset', () => {
+    expect(cpuSplit([8, 9, 10, 11], true)).toEqual({ generatorCpu: 8, generatorCpus: '8,9', serverCpus: '10,11' });
+    const sixteen = cpuSplit(
+      Array.from({ length: 16 }, (_, i) => i),
+      true,
+    );
+    expect(sixteen?.generatorCpus).toBe('0,1,2,3,4,5,6,7');
+    // --load-workers sets the generator's share; the servers keep 2 cores at least.
+    expect(cpuSplit([0, 1, 2, 3, 4, 5], true, 1)).toEqual({
+      generatorCpu: 0,
+      generatorCpus: '0',
+      serverCpus: '1,2,3,4,5',
+    });
+    expect(cpuSplit([0, 1, 2, 3], true, 16)?.serverCpus).toBe('2,3');
+    expect(defaultLoadWorkers(2, null)).toBe(1);
+    expect(defaultLoadWorkers(64, null)).toBe(16);
+    expect(defaultLoadWorkers(16, sixteen)).toBe(8);
     expect(cpuSplit([0, 1, 2], true)).toBeNull();
     expect(cpuSplit([0, 1, 2, 3], false)).toBeNull();
     expect(cpuSplit([], true)).toBeNull();
