@@ -104,7 +104,9 @@ function shapeOf(text: string, file: string): FleetEntry {
   }
   const parsed = FleetSchema.safeParse(data ?? {});
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
+  // A misspelt key is also a missing one: naming the unknown key says more.
+  const issues = parsed.error.issues;
+  const issue = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0];
   throw new UserError(`${file}: ${issue === undefined ? 'invalid' : issueText(issue, data)}`);
 }
 
