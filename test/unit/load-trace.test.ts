@@ -82,6 +82,7 @@ describe('traces', () => {
     const error = (() => {
       try {
         parseTrace(text, SERVERS, 't.jsonl');
+        return null;
       } catch (e) {
         return e;
       }
