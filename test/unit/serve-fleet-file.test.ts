@@ -195,6 +195,11 @@ describe('parseFleet: every bad file is one line naming the key', () => {
       /servers\[1\]\.name: "m" is servers\[0\]'s name too/,
     ],
     [
+      'a label made twice',
+      fleetYaml(`${server('count: 2', 'a')}${server('', 'a-2')}`),
+      /servers\[1\]\.name: its server's label "a-2" is also one of servers\[0\]'s: rename one/,
+    ],
+    [
       'overlapping ports',
       fleetYaml(`${server('port: 8000, count: 3')}${server('port: 8002', 'n')}`),
       /servers\[1\]\.port: port 8002 is also one of servers\[0\]'s/,

@@ -234,15 +234,31 @@ function totalRate(entry: FleetEntry, way: 'popularity' | 'share' | 'rate', file
 }
 
 /** The servers of `entry`, one per count, in file order. */
-function expand(entry: FleetEntry, share: (index: number) => number, rate: (index: number) => number | null) {
+function expand(
+  entry: FleetEntry,
+  file: string,
+  share: (index: number) => number,
+  rate: (index: number) => number | null,
+) {
   const servers: FleetServer[] = [];
-  for (const s of entry.servers) {
+  const labels = new Map<string, number>();
+  for (const [i, s] of entry.servers.entries()) {
     const kind = s.name ?? s.model;
     for (let k = 0; k < countOf(s); k++) {
       const index = servers.length + 1;
+      const label = countOf(s) === 1 ? kind : `${kind}-${k + 1}`;
+      const other = labels.get(label);
+      // A trace names servers by label: "a" of count 2 labels its servers a-1 and a-2.
+      if (other !== undefined)
+        fail(
+          file,
+          `servers[${i}].name`,
+          `its server's label "${label}" is also one of servers[${other}]'s: rename one`,
+        );
+      labels.set(label, i);
       servers.push({
         index,
-        label: countOf(s) === 1 ? kind : `${kind}-${k + 1}`,
+        label,
         kind,
         model: s.model,
         command: s.command,
@@ -273,6 +289,7 @@ export function parseFleet(text: string, file: string): FleetGiven {
     // The trace's counts set the shares once read (loadFleet); until then, equal.
     const servers = expand(
       entry,
+      file,
       () => 1 / n,
       () => null,
     );
@@ -293,6 +310,7 @@ export function parseFleet(text: string, file: string): FleetGiven {
     seed,
     servers: expand(
       entry,
+      file,
       (i) => fractions[i - 1] as number,
       (i) => (fractions[i - 1] as number) * ratePerS,
     ),
