@@ -44,11 +44,3 @@ export function arrivalOffsetsMs(
   for (let t = first; t < durationMs; t += gap(law, meanGapMs, random, false)) times.push(t);
   return times;
 }
-
-/** One line naming what is wrong with a law, or null. */
-export function arrivalLawProblem(law: ArrivalLaw): string | null {
-  if (law.kind !== 'gamma') return null;
-  return Number.isFinite(law.cv) && law.cv > 0 && law.cv <= 10
-    ? null
-    : `cv ${law.cv} is not a coefficient of variation in (0, 10] (1 is Poisson, larger is burstier)`;
-}
