@@ -16,6 +16,12 @@
 // ended: the response ends inside it). reset-reused (what gpushare saw of llama.cpp's server: every
 // second request on a kept-alive connection refused with ECONNRESET; here a connection that carried a
 // completion is reset when another comes on it, its response having said no `Connection: close`).
+// A fleet on CPU (issue #49): --tokens-per-s R is the engine's token rate, shared by every request in
+// flight (each token, the first too, waits its turn: n streams get R/n tokens/s each, so throughput
+// saturates at R and TTFT and ITL grow with the load, as a real engine's do; --itl-ms stays each
+// stream's floor). --model-gb G is the model's size: reported by GET /v1/models (`model_gb`) and, with
+// --gpu-gb B and --mem-fraction F (the {mem_fraction} the server is given), checked at start: G > F × B
+// exits 1 with one line, as an engine whose weights do not fit its memory share refuses to start.
 'use strict';
 const http = require('node:http');
 
@@ -28,6 +34,10 @@ const itlMs = Number(flag('itl-ms', '5'));
 const mode = flag('mode', 'ok');
 const serial = process.argv.includes('--serial');
 const port = Number(flag('port', '0'));
+const tokensPerS = Number(flag('tokens-per-s', 'Infinity'));
+const modelGb = Number(flag('model-gb', '0'));
+const gpuGb = Number(flag('gpu-gb', 'Infinity'));
+const memFraction = Number(flag('mem-fraction', '1'));
 const MODES = [
   'ok',
   'never-ready',
@@ -49,9 +59,47 @@ if (!MODES.includes(mode) || !(ttftMs >= 0) || !(itlMs >= 0)) {
   process.stderr.write(`openai-server: --mode is one of ${MODES.join(', ')}; --ttft-ms and --itl-ms are ms >= 0\n`);
   process.exit(2);
 }
+if (!(tokensPerS > 0) || !(modelGb >= 0) || !(gpuGb > 0) || !(memFraction > 0 && memFraction <= 1)) {
+  process.stderr.write(
+    'openai-server: --tokens-per-s and --gpu-gb are > 0, --model-gb >= 0, --mem-fraction in (0, 1]\n',
+  );
+  process.exit(2);
+}
+if (modelGb > memFraction * gpuGb) {
+  process.stderr.write(
+    `openai-server: the model (${modelGb} GB) does not fit its memory share (${memFraction} x ${gpuGb} GB = ${memFraction * gpuGb} GB)\n`,
+  );
+  process.exit(1);
+}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let queue = Promise.resolve();
+
+// The engine's token rate (--tokens-per-s): streams wait in one queue, each granted its next token in
+// turn; credit accrues at the rate by the clock while streams wait, and is not banked while none does.
+const waiting = [];
+let credit = 0;
+let lastMs = 0;
+let engineTimer = null;
+function engineTick() {
+  engineTimer = null;
+  const nowMs = performance.now();
+  credit += ((nowMs - lastMs) * tokensPerS) / 1000;
+  lastMs = nowMs;
+  while (credit >= 1 && waiting.length > 0) {
+    credit -= 1;
+    waiting.shift()();
+  }
+  if (waiting.length > 0) engineTimer = setTimeout(engineTick, Math.max(1, 1000 / tokensPerS));
+  else credit = Math.min(credit, 1);
+}
+function engineTurn() {
+  return new Promise((resolve) => {
+    if (waiting.length === 0 && engineTimer === null) lastMs = performance.now();
+    waiting.push(resolve);
+    if (engineTimer === null) engineTimer = setTimeout(engineTick, Math.max(1, 1000 / tokensPerS));
+  });
+}
 
 function readBody(req) {
   return new Promise((resolve) => {
@@ -74,7 +122,9 @@ async function stream(res, body, chat) {
   if (ttftMs > 0) await sleep(ttftMs);
   for (let i = 0; i < tokens; i++) {
     // 0: a turn of the event loop, not a timer: each token its own write, as a real stream sends them.
-    if (i > 0) await (itlMs > 0 ? sleep(itlMs) : new Promise((resolve) => setImmediate(resolve)));
+    const floor = i > 0 ? (itlMs > 0 ? sleep(itlMs) : new Promise((resolve) => setImmediate(resolve))) : null;
+    if (tokensPerS < Number.POSITIVE_INFINITY) await Promise.all([floor, engineTurn()]);
+    else if (floor !== null) await floor;
     if (mode === 'cut' && i === Math.floor(tokens / 2)) {
       res.socket.destroy();
       return;
@@ -122,7 +172,7 @@ async function handle(req, res) {
   }
   if (req.method === 'GET' && req.url === '/v1/models') {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake', object: 'model' }] }));
+    res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake', object: 'model', model_gb: modelGb }] }));
     return;
   }
   const chat = req.url === '/v1/chat/completions';
