@@ -14,6 +14,8 @@
 // (as usage-end, its usage one token below the chunks sent), no-finish (the text chunks, then the
 // response ends: no finish_reason, no [DONE]), cut-mid-event (a finish chunk whose event is never
 // ended: the response ends inside it).
+// --warm-ms N: a server warming up (lazy initialisation, caches): for N ms from its first completion
+// request, every delay is stretched by a factor falling linearly from 5 to 1.
 'use strict';
 const http = require('node:http');
 
@@ -26,6 +28,7 @@ const itlMs = Number(flag('itl-ms', '5'));
 const mode = flag('mode', 'ok');
 const serial = process.argv.includes('--serial');
 const port = Number(flag('port', '0'));
+const warmMs = Number(flag('warm-ms', '0'));
 const MODES = [
   'ok',
   'never-ready',
@@ -46,9 +49,20 @@ if (!MODES.includes(mode) || !(ttftMs >= 0) || !(itlMs >= 0)) {
   process.stderr.write(`openai-server: --mode is one of ${MODES.join(', ')}; --ttft-ms and --itl-ms are ms >= 0\n`);
   process.exit(2);
 }
+if (!(warmMs >= 0)) {
+  process.stderr.write('openai-server: --warm-ms is ms >= 0\n');
+  process.exit(2);
+}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let queue = Promise.resolve();
+let firstAt = null;
+/** A delay as the server warming up stretches it (--warm-ms). */
+function warming(ms) {
+  firstAt ??= Date.now();
+  const left = warmMs - (Date.now() - firstAt);
+  return left > 0 ? ms * (1 + (4 * left) / warmMs) : ms;
+}
 
 function readBody(req) {
   return new Promise((resolve) => {
@@ -68,10 +82,10 @@ async function stream(res, body, chat) {
   if (chat)
     send({ id: 'chat-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant' } }] });
   // 0: no timer at all (a timer of 0 ms still waits about 1 ms): the null server of the generator's ceiling.
-  if (ttftMs > 0) await sleep(ttftMs);
+  if (ttftMs > 0) await sleep(warming(ttftMs));
   for (let i = 0; i < tokens; i++) {
     // 0: a turn of the event loop, not a timer: each token its own write, as a real stream sends them.
-    if (i > 0) await (itlMs > 0 ? sleep(itlMs) : new Promise((resolve) => setImmediate(resolve)));
+    if (i > 0) await (itlMs > 0 ? sleep(warming(itlMs)) : new Promise((resolve) => setImmediate(resolve)));
     if (mode === 'cut' && i === Math.floor(tokens / 2)) {
       res.socket.destroy();
       return;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../core/paths.js';
 import type { ProcessRunner } from '../core/process.js';
-import { runLoad } from '../load/run.js';
+import { type LoadResult, runLoad } from '../load/run.js';
 import type { CeilingStep } from './record.js';
 import { promptLength } from './server-member.js';
 import type { Slo } from './verdicts.js';
@@ -33,6 +33,8 @@ export interface CeilingOptions {
   cpus: string | null;
   stepMs?: number;
   rates?: readonly number[];
+  /** Each step's load run as it ends (the first, unkept, too): the run's requests file keeps its requests. */
+  onResult?(ratePerS: number, result: LoadResult, kept: boolean): void;
 }
 
 /** The sweep's steps, or why there are none (the null server did not start). */
@@ -70,12 +72,13 @@ export async function measureCeiling(
       });
     // A step at the first rate, not kept: cold (JIT, first sockets), the first step's e2e p50 ran 1.5× the
     // second's on an H200 host and ended the sweep at its first rate.
-    await load(rates[0] ?? 1);
+    options.onResult?.(rates[0] ?? 1, await load(rates[0] ?? 1), false);
     const steps: CeilingStep[] = [];
     for (const ratePerS of rates) {
       const cpuBefore = process.cpuUsage();
       const result = await load(ratePerS);
       const cpu = process.cpuUsage(cpuBefore);
+      options.onResult?.(ratePerS, result, true);
       const window = windowStats(
         [result],
         options.slo,

@@ -15,7 +15,18 @@ import { cli, expectOneLineError, ROOT, tempDir, unfolded, until } from '../help
 const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
 const DAEMONISING = path.join(ROOT, 'test', 'fakes', 'servers', 'daemonising-server.cjs');
 /** Short windows, a short ceiling: seconds, not minutes. */
-const FAST = ['--window-s', '0.2', '--ceiling-step-s', '0.05', '--output-tokens', '8', '--input-tokens', '8'];
+const FAST = [
+  '--window-s',
+  '0.2',
+  '--ceiling-step-s',
+  '0.05',
+  '--output-tokens',
+  '8',
+  '--input-tokens',
+  '8',
+  '--warmup-s',
+  '0',
+];
 
 /** A server script of this test's own (a link to the simulated server), so that its copies are found among every other suite's. */
 function ownServer(): { script: string; copies: () => Promise<number[]> } {
