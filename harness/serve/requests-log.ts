@@ -33,7 +33,7 @@ export const WindowTagSchema = z.object({
   /** Open loop: the total rate, requests/s; null for a closed loop. */
   ratePerS: z.number().nonnegative().max(1e12).nullable(),
   /** When the window was released, ms since the Unix epoch. */
-  windowAtMs: count,
+  windowAtMs: z.number().int().nonnegative().max(1e14),
 });
 export type WindowTag = z.infer<typeof WindowTagSchema>;
 
