@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { WindowStats } from './record.js';
-import { WARMUP_TREND_ALPHA, type WarmupPoint, warmupStop } from './verdicts.js';
+import { WARMUP_TREND_ALPHA, WARMUP_TREND_WINDOWS, type WarmupPoint, warmupStop } from './verdicts.js';
 
 /** --warmup-s's default: at least this long, s. */
 export const WARMUP_S = 10;
@@ -79,4 +79,20 @@ export function warmupWarning(group: string, w: Warmup): string | null {
       ? 'too few windows for the trend test'
       : `a trend in the last windows' ${[...(w.trend.tokensP < WARMUP_TREND_ALPHA ? ['throughput'] : []), ...(w.trend.ttftP50P < WARMUP_TREND_ALPHA ? ['TTFT p50'] : [])].join(' and ') || 'figures'} (Mann–Kendall p ${w.trend.tokensP.toFixed(3)}, ${w.trend.ttftP50P.toFixed(3)})`;
   return `${group}, ${w.arm} arm: warm-up stopped at its maximum (${(w.durationMs / 1000).toFixed(1)} s, ${w.windows} windows) with ${why}: the server may not have been steady when measured (raise --warmup-max-s)`;
+}
+
+/** The warm-up rule a run followed, in words (runs before it: one window of each arm). */
+export function warmupText(s: { warmupMs?: number; warmupMaxMs?: number }): string {
+  if (s.warmupMs === undefined || s.warmupMs === 0) return 'one warm-up window of each arm not kept';
+  return `each arm's warm-up until steady not kept (at least ${s.warmupMs / 1000} s, then until Mann–Kendall finds no trend at ${WARMUP_TREND_ALPHA * 100}% in the last ${WARMUP_TREND_WINDOWS} windows' output tokens/s and TTFT p50; at most ${(s.warmupMaxMs ?? WARMUP_MAX_S * 1000) / 1000} s)`;
+}
+
+/** One line per group: how long each arm's warm-up took and why it stopped. */
+export function warmupLines(groups: ReadonlyArray<{ mode: string; copies: number; warmup?: Warmup[] }>): string[] {
+  return groups
+    .filter((g) => (g.warmup ?? []).length > 0)
+    .map(
+      (g) =>
+        `- ${g.mode} ×${g.copies}: ${(g.warmup ?? []).map((w) => `${w.arm} ${(w.durationMs / 1000).toFixed(1)} s, ${w.windows} windows (${w.stop})`).join('; ')}`,
+    );
 }

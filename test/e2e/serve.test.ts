@@ -266,9 +266,9 @@ describe('--dry-run', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     const text = unfolded(result.stdout);
     expect(text).toContain('mps ×4: {mem_fraction} 0.11 each; 8 requests per copy against 32 on the dedicated copy');
-    // Per group 2 warm-up and 12 measured windows of 3 s; the ceiling's warm-up and 8 rates × 2 s before them.
-    expect(text).toContain('2 warm-up and 12 measured windows of 3 s: 42 s');
-    expect(text).toMatch(/^load: 102 s, plus each copy's start-up/m);
+    // Per group each arm's warm-up (at least 10 s: 5 windows of 2 s) and 12 measured windows of 3 s; the ceiling's warm-up and 8 rates × 2 s before them.
+    expect(text).toContain('each arm a warm-up until steady (10–60 s), then 12 measured windows of 3 s: at least 56 s');
+    expect(text).toMatch(/^load: at least 130 s, plus each copy's start-up/m);
     expect(readdirSync(cwd)).toEqual([]);
   });
   it('bounds a capacity search by its steps', async () => {
@@ -344,6 +344,8 @@ describe('a server run stopped', () => {
       '0.05',
       '--output-tokens',
       '8',
+      '--warmup-s',
+      '0',
       '--out',
       out,
     ]);
