@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ServeRun } from '../../harness/serve/record.js';
 import { loadRequests, type RequestLine } from '../../harness/serve/requests-log.js';
+import { WARMUP_TREND_WINDOWS } from '../../harness/serve/verdicts.js';
 import { cli, ROOT, tempDir, until } from '../helpers.js';
 
 const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
@@ -62,13 +63,13 @@ describe('bench --serve keeps every request', () => {
     const result = await cli([
       'bench',
       '--serve',
-      `node ${ownServer()} --port {port} --ttft-ms 20 --itl-ms 2 --warm-ms 2500`,
+      `node ${ownServer()} --port {port} --ttft-ms 50 --itl-ms 2 --warm-ms 8000`,
       '--modes',
       'timeslice',
       '--copies',
       '1',
       '--window-s',
-      '0.2',
+      '0.5',
       '--ceiling-step-s',
       '0.05',
       '--output-tokens',
@@ -87,9 +88,12 @@ describe('bench --serve keeps every request', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     const g = served(out).groups[0];
     expect(g?.warmup?.map((w) => `${w.arm} ${w.stop}`)).toEqual(['dedicated steady', 'shared steady']);
-    // Each copy slow for 2.5 s from its first request: warmed well past the 0.5 s minimum (and the trend test's
-    // 5 windows of 0.2 s), until its TTFT stopped falling.
-    for (const w of g?.warmup ?? []) expect(w.durationMs).toBeGreaterThan(1500);
+    // Each copy slow for 8 s from its first request: warmed past the 0.5 s minimum and past the trend test's
+    // first 5 windows (where a rule without the test would stop), until its TTFT stopped falling.
+    for (const w of g?.warmup ?? []) {
+      expect(w.durationMs).toBeGreaterThan(500);
+      expect(w.windows).toBeGreaterThan(WARMUP_TREND_WINDOWS);
+    }
     await expectRequestsMatch(out);
     const report = readFileSync(path.join(out, 'report.md'), 'utf8');
     expect(report).toMatch(/warm-up until steady/);
