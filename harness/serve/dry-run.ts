@@ -23,7 +23,8 @@ export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGr
   const warmS = warmupWindowMs(s.windowMs) / 1000;
   const warmMinS = s.warmupMs ?? WARMUP_S * 1000;
   const leastS = warmMinS === 0 ? warmS : Math.max(warmMinS / 1000, WARMUP_TREND_WINDOWS * warmS);
-  const warmup = `a warm-up until steady (${leastS}–${Math.max(leastS, (s.warmupMaxMs ?? WARMUP_MAX_S * 1000) / 1000)} s)`;
+  const mostS = Math.max(leastS, (s.warmupMaxMs ?? WARMUP_MAX_S * 1000) / 1000);
+  const warmup = `a warm-up until steady (${leastS}–${mostS} s)`;
   if (s.measure === 'bench') {
     lines.push(
       `dedicated copy: a plain process, {mem_fraction} ${memFraction('bench', 'dedicated', 1).toFixed(2)}, resident all run`,
@@ -41,7 +42,7 @@ export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGr
     if (short !== null) lines.push(`warning: ${short}`);
     for (const g of groups) {
       const policy = searchPolicy(g.copies);
-      const seconds = policy.maxSteps * maxStepS + leastS;
+      const seconds = policy.maxSteps * maxStepS + mostS;
       loadS += seconds;
       lines.push(
         `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('capacity', g.mode, g.copies).toFixed(2)} each; ${warmup} at ${policy.startQps} req/s, then a rate search from there, at most ${policy.maxSteps} steps of ${windowS}–${maxStepS} s: at most ${seconds} s`,
@@ -49,7 +50,7 @@ export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGr
     }
   }
   lines.push(
-    `load: ${s.measure === 'bench' ? 'at least ' : 'about '}${Math.round(loadS)} s, plus each copy's start-up (one at a time, each up to ${s.readyTimeoutMs / 1000} s) and each MPS daemon's`,
+    `load: ${s.measure === 'bench' ? 'at least' : 'at most'} ${Math.round(loadS)} s, plus each copy's start-up (one at a time, each up to ${s.readyTimeoutMs / 1000} s) and each MPS daemon's`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -310,7 +310,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       const nothing = w.stats === null ? null : nothingMeasured(w.stats);
       return nothing === null
         ? w
-        : { stats: null, problem: `at ${first} req/s the warm-up measured nothing: ${nothing}` };
+        : { stats: null, problem: `at ${first.toFixed(1)} req/s the warm-up measured nothing: ${nothing}` };
     });
     if (problem !== null) {
       Object.assign(g, { status: 'failed', reason: problem });

@@ -168,9 +168,9 @@ describe('bench --serve on the simulated server', () => {
     expect(result.exitCode, result.stderr).toBe(3);
     expect(served(out).groups.map((g) => `${g.mode} ${g.status}: ${g.reason}`)).toEqual([
       expect.stringMatching(
-        /^dedicated failed: at 8\.0 req\/s the step measured nothing: none of \d+ requests ended ok \(http-error: HTTP 307\)$/,
+        /^dedicated failed: at 8\.0 req\/s the warm-up measured nothing: none of \d+ requests ended ok \(http-error: HTTP 307\)$/,
       ),
-      expect.stringMatching(/^timeslice failed: at 8\.0 req\/s the step measured nothing: /),
+      expect.stringMatching(/^timeslice failed: at 8\.0 req\/s the warm-up measured nothing: /),
     ]);
     expect(await copies()).toEqual([]);
   });
@@ -274,7 +274,9 @@ describe('--dry-run', () => {
   it('bounds a capacity search by its steps', async () => {
     const result = await cli(['capacity', '--serve', 's {port}', '--copies', '2', '--max-step-s', '15', '--dry-run']);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(unfolded(result.stdout)).toMatch(/^load: at most 498 s/m);
+    // The ceiling's 18 s, and per group (a dedicated copy and timeslice, mps, mps-threads) 8 steps of at most
+    // 15 s after a warm-up of at most 60 s.
+    expect(unfolded(result.stdout)).toMatch(/^load: at most 738 s/m);
     expect(unfolded(result.stdout)).toMatch(
       /^warning: a rate search from 8 req\/s .* \(give --max-step-s 66 or more\)$/m,
     );
