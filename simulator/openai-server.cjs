@@ -22,6 +22,8 @@
 // stream's floor). --model-gb G is the model's size: reported by GET /v1/models (`model_gb`) and, with
 // --gpu-gb B and --mem-fraction F (the {mem_fraction} the server is given), checked at start: G > F × B
 // exits 1 with one line, as an engine whose weights do not fit its memory share refuses to start.
+// --warm-ms N: a server warming up (lazy initialisation, caches): for N ms from its first completion
+// request, every delay is stretched by a factor falling linearly from 5 to 1.
 'use strict';
 const http = require('node:http');
 
@@ -38,6 +40,7 @@ const tokensPerS = Number(flag('tokens-per-s', 'Infinity'));
 const modelGb = Number(flag('model-gb', '0'));
 const gpuGb = Number(flag('gpu-gb', 'Infinity'));
 const memFraction = Number(flag('mem-fraction', '1'));
+const warmMs = Number(flag('warm-ms', '0'));
 const MODES = [
   'ok',
   'never-ready',
@@ -71,9 +74,20 @@ if (modelGb > memFraction * gpuGb) {
   );
   process.exit(1);
 }
+if (!(warmMs >= 0)) {
+  process.stderr.write('openai-server: --warm-ms is ms >= 0\n');
+  process.exit(2);
+}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let queue = Promise.resolve();
+let firstAt = null;
+/** A delay as the server warming up stretches it (--warm-ms). */
+function warming(ms) {
+  firstAt ??= Date.now();
+  const left = warmMs - (Date.now() - firstAt);
+  return left > 0 ? ms * (1 + (4 * left) / warmMs) : ms;
+}
 
 // The engine's token rate (--tokens-per-s): streams wait in one queue, each granted its next token in
 // turn; credit accrues at the rate by the clock while streams wait, and is not banked while none does.
@@ -119,10 +133,10 @@ async function stream(res, body, chat) {
   if (chat)
     send({ id: 'chat-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant' } }] });
   // 0: no timer at all (a timer of 0 ms still waits about 1 ms): the null server of the generator's ceiling.
-  if (ttftMs > 0) await sleep(ttftMs);
+  if (ttftMs > 0) await sleep(warming(ttftMs));
   for (let i = 0; i < tokens; i++) {
     // 0: a turn of the event loop, not a timer: each token its own write, as a real stream sends them.
-    const floor = i > 0 ? (itlMs > 0 ? sleep(itlMs) : new Promise((resolve) => setImmediate(resolve))) : null;
+    const floor = i > 0 ? (itlMs > 0 ? sleep(warming(itlMs)) : new Promise((resolve) => setImmediate(resolve))) : null;
     if (tokensPerS < Number.POSITIVE_INFINITY) await Promise.all([floor, engineTurn()]);
     else if (floor !== null) await floor;
     if (mode === 'cut' && i === Math.floor(tokens / 2)) {

@@ -17,6 +17,8 @@ export const MIX_FILE = 'mix.json';
 export const VERIFY_FILE = 'verify.json';
 /** A server run (bench --serve, capacity --serve): serve.json. */
 export const SERVE_FILE = 'serve.json';
+/** A server run's requests, one JSON line each, gzip-compressed, beside its serve.json (serve/requests-log.ts). */
+export const REQUESTS_FILE = 'requests.jsonl.gz';
 /** A multi-GPU host run (bench --gpus): host.json beside one bench run per GPU. */
 export const HOST_FILE = 'host.json';
 

@@ -10,6 +10,7 @@ import { median } from 'simple-statistics';
 import { separate } from '../stats/intervals.js';
 import { requestsNeeded } from '../stats/p99.js';
 import { medianInterval, metricStats } from '../stats/statistics.js';
+import { type GroupPercentiles, groupPercentiles } from './pooled.js';
 import type { ServeGroup, ServeRun, WindowStats } from './record.js';
 import { capacityOverCeilingText, measuredCapacity } from './sent-rate.js';
 import { type P99Verdict, p99Verdict, verdictWindowS } from './steps.js';
@@ -73,6 +74,8 @@ export interface GroupAnalysis {
   overCeiling: number;
   /** Windows in which the generator used more than half a core. */
   generatorBusy: number;
+  /** bench: each arm's percentiles pooled over its rounds, and the rounds too thin for their own p99 (serve/pooled.ts). */
+  percentiles: GroupPercentiles | null;
 }
 
 export interface CeilingStep {
@@ -217,6 +220,7 @@ export function analyzeGroup(run: ServeRun, g: ServeGroup, ceiling: Ceiling): Gr
           },
     overCeiling: all.filter(overCeiling).length,
     generatorBusy: all.filter((w) => w.generatorCpuMs > 0.5 * w.windowMs).length,
+    percentiles: groupPercentiles(g),
   };
 }
 

@@ -43,6 +43,8 @@ export interface CeilingOptions {
   generator?: LoadGenerator;
   stepMs?: number;
   rates?: readonly number[];
+  /** Each step's load runs (one per null server) as it ends (the first, unkept, too): the run's requests file keeps their requests. */
+  onResult?(ratePerS: number, results: LoadResult[], kept: boolean): void;
 }
 
 /** The null servers one would start for `cpus` (one a core, at most MAX_NULL_SERVERS), or for `fallback` cores when not pinned. */
@@ -118,11 +120,12 @@ export async function measureCeiling(
     // second's on an H200 host and ended the sweep at its first rate.
     const steps: CeilingStep[] = [];
     try {
-      await load(rates[0] ?? 1);
+      options.onResult?.(rates[0] ?? 1, await load(rates[0] ?? 1), false);
       for (const ratePerS of rates) {
         const cpuBefore = process.cpuUsage();
         const results = await load(ratePerS);
         const cpu = process.cpuUsage(cpuBefore);
+        options.onResult?.(ratePerS, results, true);
         const load1 = { concurrency: null, ratePerS };
         const window = windowStats(results, options.slo, load1, (cpu.user + cpu.system) / 1000);
         steps.push({ ratePerS, window });

@@ -23,6 +23,7 @@ import { serveMarkdown, serveSummary } from './markdown.js';
 import { measureServe } from './measure.js';
 import { resolveServeOptions, SERVE_FLAGS, type ServeOptions } from './options.js';
 import { loadServeRun, SERVE_SCHEMA_ID, type ServeGroup, type ServeRun, type ServeSettings } from './record.js';
+import { RequestsLog } from './requests-log.js';
 import { shortStepWarning } from './steps.js';
 
 const ABOUT = {
@@ -213,6 +214,7 @@ async function serveRun(session: Session<ServeRun>, { json }: ServeOptions, deps
       gpuMemoryMiB: gpuAt(run.fingerprint, run.gpuIndex)?.memoryTotalMiB ?? null,
       progress: (line) => deps.err(`${termText(line)}\n`),
       generator: pool,
+      requests: new RequestsLog(session.dir),
     }).finally(() => pool.stop());
   };
   const report = async () => {

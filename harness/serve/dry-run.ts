@@ -3,6 +3,8 @@ import { CEILING_RATES } from './ceiling.js';
 import { memFraction } from './copies.js';
 import type { ServeGroup, ServeSettings } from './record.js';
 import { searchPolicy, shortStepWarning } from './steps.js';
+import { WARMUP_TREND_WINDOWS } from './verdicts.js';
+import { WARMUP_MAX_S, WARMUP_S, warmupWindowMs } from './warmup.js';
 
 type Planned = Omit<ServeSettings, 'serverCpus' | 'generatorCpu'>;
 
@@ -17,15 +19,21 @@ export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGr
     `ceiling: the load generator against a null server at ${CEILING_RATES.length} rates × ${s.ceilingStepMs / 1000} s after one warm-up step (at most ${ceilingS} s)`,
   ];
   let loadS = ceilingS;
+  // An arm's warm-up: one window with --warmup-s 0, else the minimum or the trend test's windows, whichever is longer.
+  const warmS = warmupWindowMs(s.windowMs) / 1000;
+  const warmMinS = s.warmupMs ?? WARMUP_S * 1000;
+  const leastS = warmMinS === 0 ? warmS : Math.max(warmMinS / 1000, WARMUP_TREND_WINDOWS * warmS);
+  const mostS = Math.max(leastS, (s.warmupMaxMs ?? WARMUP_MAX_S * 1000) / 1000);
+  const warmup = `a warm-up until steady (${leastS}–${mostS} s)`;
   if (s.measure === 'bench') {
     lines.push(
       `dedicated copy: a plain process, {mem_fraction} ${memFraction('bench', 'dedicated', 1).toFixed(2)}, resident all run`,
     );
     for (const g of groups) {
-      const seconds = (2 + 2 * s.rounds) * windowS;
+      const seconds = 2 * leastS + 2 * s.rounds * windowS;
       loadS += seconds;
       lines.push(
-        `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('bench', g.mode, g.copies).toFixed(2)} each; ${s.concurrency} requests per copy against ${g.copies * s.concurrency} on the dedicated copy; 2 warm-up and ${2 * s.rounds} measured windows of ${windowS} s: ${seconds} s`,
+        `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('bench', g.mode, g.copies).toFixed(2)} each; ${s.concurrency} requests per copy against ${g.copies * s.concurrency} on the dedicated copy; each arm ${warmup}, then ${2 * s.rounds} measured windows of ${windowS} s: at least ${seconds} s`,
       );
     }
   } else {
@@ -34,15 +42,15 @@ export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGr
     if (short !== null) lines.push(`warning: ${short}`);
     for (const g of groups) {
       const policy = searchPolicy(g.copies);
-      const seconds = policy.maxSteps * maxStepS;
+      const seconds = policy.maxSteps * maxStepS + mostS;
       loadS += seconds;
       lines.push(
-        `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('capacity', g.mode, g.copies).toFixed(2)} each; a rate search from ${policy.startQps} req/s, at most ${policy.maxSteps} steps of ${windowS}–${maxStepS} s: at most ${seconds} s`,
+        `${g.mode} ×${g.copies}: {mem_fraction} ${memFraction('capacity', g.mode, g.copies).toFixed(2)} each; ${warmup} at ${policy.startQps} req/s, then a rate search from there, at most ${policy.maxSteps} steps of ${windowS}–${maxStepS} s: at most ${seconds} s`,
       );
     }
   }
   lines.push(
-    `load: ${s.measure === 'bench' ? '' : 'at most '}${Math.round(loadS)} s, plus each copy's start-up (one at a time, each up to ${s.readyTimeoutMs / 1000} s) and each MPS daemon's`,
+    `load: ${s.measure === 'bench' ? 'at least' : 'at most'} ${Math.round(loadS)} s, plus each copy's start-up (one at a time, each up to ${s.readyTimeoutMs / 1000} s) and each MPS daemon's`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -2,6 +2,7 @@
 import { mdCode, mdText } from '../core/escape/markdown.js';
 import { termText } from '../core/escape/terminal.js';
 import { SIMULATED_TEXT, simulatedMarkdown } from '../record/simulated.js';
+import { requestsNeeded } from '../stats/p99.js';
 import { isSimulated } from '../system/nvidia/schema.js';
 import {
   type Estimate,
@@ -11,10 +12,12 @@ import {
   type ServeAnalysis,
   serveAnswer,
 } from './analysis.js';
+import { type LatencyName, pooledLines } from './pooled.js';
 import type { ServeRun } from './record.js';
 import { unverifiedCapacities } from './sent-rate.js';
 import { sloText } from './steps.js';
 import { OVER_CEILING_TEXT } from './verdicts.js';
+import { warmupLines, warmupText } from './warmup.js';
 
 const RATIO_LABEL: Record<RatioName, string> = {
   throughput: 'throughput (% of dedicated)',
@@ -51,7 +54,7 @@ function setup(run: ServeRun): string[] {
     `- Run ${mdCode(run.id)} (${run.status}), ${mdText(gpu?.name ?? 'GPU')}, driver ${mdText(run.fingerprint.driverVersion ?? '?')}, ${mdText(run.createdAt)}`,
     `- Server: ${mdCode(s.serve)} (${s.api}, ready at ${mdText(s.readyPath)})`,
     s.measure === 'bench'
-      ? `- Load: closed loop, ${s.concurrency} requests resident per shared copy; the dedicated copy (a plain process, the only one loaded while it is measured, resident beside the group's idle copies, {mem_fraction} 0.45 against 0.45 ÷ copies each) carries copies × ${s.concurrency}. Prompts of ${inputText(s)} words, each made unique; ${s.outputTokens} output tokens; ${s.windowMs / 1000} s windows (throughput counts tokens that arrived within them), one warm-up window of each arm not kept, then ${s.rounds} ABBA rounds per group. Latencies are of requests that ended ok.`
+      ? `- Load: closed loop, ${s.concurrency} requests resident per shared copy; the dedicated copy (a plain process, the only one loaded while it is measured, resident beside the group's idle copies, {mem_fraction} 0.45 against 0.45 ÷ copies each) carries copies × ${s.concurrency}. Prompts of ${inputText(s)} words, each made unique; ${s.outputTokens} output tokens; ${s.windowMs / 1000} s windows (throughput counts tokens that arrived within them), ${warmupText(s)}, then ${s.rounds} ABBA rounds per group. Latencies are of requests that ended ok.`
       : `- Load: open-loop Poisson, the total rate split evenly over the copies, each step long enough for the 473 requests a p99 claim needs (${s.windowMs / 1000}–${s.maxStepMs / 1000} s); ${inputText(s)} input words, ${s.outputTokens} output tokens.`,
     `- SLO: TTFT p99 ≤ ${s.sloTtftP99Ms} ms${s.sloItlMaxMs !== null ? `, every ITL ≤ ${s.sloItlMaxMs} ms for goodput` : ''}. Servers on CPUs ${mdText(s.serverCpus ?? '(not pinned)')}, the load generator on ${s.generatorCpus ?? s.generatorCpu ?? '(not pinned)'}${s.loadWorkers !== undefined ? ` (${s.loadWorkers} worker processes)` : ''}; host ${run.host.cpus} CPUs (${mdText(run.host.cpuModel ?? '?')}).`,
   ];
@@ -98,8 +101,9 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
     );
     for (const g of measured)
       lines.push(
-        `| ${groupName(g)} | ${estimateText(g.tokensPerS)} | ${RATIOS.map((r) => estimateText(g.ratios?.[r], r === 'throughput', g.rounds)).join(' | ')} | ${sloText(g.slo)} (${g.slo?.over ?? 0}/${g.slo?.requests ?? 0} over) |${g.costPer1M ? ` ${num(g.costPer1M.shared)} / ${num(g.costPer1M.dedicated)} |` : ''}`,
+        `| ${groupName(g)} | ${estimateText(g.tokensPerS)} | ${RATIOS.map((r) => `${estimateText(g.ratios?.[r], r === 'throughput', g.rounds)}${thinMark(g, r)}`).join(' | ')} | ${sloText(g.slo)} (${g.slo?.over ?? 0}/${g.slo?.requests ?? 0} over) |${g.costPer1M ? ` ${num(g.costPer1M.shared)} / ${num(g.costPer1M.dedicated)} |` : ''}`,
       );
+    lines.push(...pooledSection(measured), ...warmupSection(run));
   } else {
     lines.push(
       `## Capacity at TTFT p99 ≤ ${run.settings.sloTtftP99Ms} ms`,
@@ -112,6 +116,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
         `| ${groupName(g)} | ${num(g.capacity?.ratePerS, 1)}${g.capacity?.unverified ? ` (unverified: ${OVER_CEILING_TEXT})` : ''} | ${num(g.capacity?.failedAtPerS, 1)} | ${num(g.capacity?.tokensPerS, 0)} | ${run.groups.find((x) => x.mode === g.mode && x.copies === g.copies)?.steps.length ?? 0} |`,
       );
   }
+  if (run.settings.measure === 'capacity') lines.push(...warmupSection(run));
   const other = analysis.groups.filter((g) => g.status !== 'measured');
   if (other.length > 0)
     lines.push(
@@ -136,6 +141,35 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
     );
   lines.push('', `gpushare ${version}`, '');
   return lines.join('\n');
+}
+
+/** " †" on a p99 ratio where some round's window held too few values for its own p99. */
+function thinMark(g: GroupAnalysis, r: RatioName): string {
+  const name = THIN_OF[r];
+  return name !== undefined && (g.percentiles?.thinRounds[name] ?? 0) > 0
+    ? ` † ${g.percentiles?.thinRounds[name]} of ${g.rounds}`
+    : '';
+}
+const THIN_OF: Partial<Record<RatioName, LatencyName>> = { ttftP99: 'ttft', itlP99: 'itl', e2eP99: 'e2e' };
+
+function pooledSection(measured: GroupAnalysis[]): string[] {
+  const lines = pooledLines(measured);
+  if (lines.length === 0) return [];
+  return [
+    '',
+    `† A p99 ratio marked "† k of n": in k of its n rounds a window held fewer than ${requestsNeeded(0)} values, too few for its p99 to be claimed from it alone (stats/p99.ts: even the slowest is then no 95% bound); the ratio of those per-round p99s stays the estimate, and the p99s themselves are claimed pooled below.`,
+    '',
+    '## p99 over every round (pooled)',
+    '',
+    "Each arm's windows of all rounds merged; [the order-statistic interval of the p99, each bound at 97.5%; none where too few values give it] and the values it rests on.",
+    '',
+    ...lines,
+  ];
+}
+
+function warmupSection(run: ServeRun): string[] {
+  const lines = warmupLines(run.groups);
+  return lines.length === 0 ? [] : ['', '## Warm-up', '', ...lines];
 }
 
 /** The console summary: one line per group, then the plan. */

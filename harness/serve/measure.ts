@@ -3,9 +3,10 @@
  * the first copy has come up. bench:
  * a dedicated copy (plain, resident all run) against N copies under the mode, in ABBA rounds at equal
  * requests resident per GPU (the dedicated copy carries N × c while each shared copy carries c), after
- * one warm-up window of each that is not kept. capacity: the highest open-loop rate the copies carry
- * with TTFT p99 within the SLO, searched as capacity searches a workload's. Each group is saved when
- * done; --resume measures the rest.
+ * a warm-up of each, until steady, that is not kept (serve/warmup.ts). capacity: the highest open-loop
+ * rate the copies carry with TTFT p99 within the SLO, searched as capacity searches a workload's, after
+ * a warm-up at its first rate. Every request goes to the run's requests file as its window ends
+ * (serve/requests-log.ts). Each group is saved when done; --resume measures the rest.
  */
 import { availableParallelism } from 'node:os';
 import type { Clock } from '../core/clock.js';
@@ -13,14 +14,17 @@ import type { ProcessRunner } from '../core/process.js';
 import { runRateSearch, type StepOutcome } from '../experiment/rate-search.js';
 import { runPairedRounds, type WindowOutcome } from '../experiment/rounds.js';
 import type { LoadGenerator } from '../load/pool.js';
+import { REQUESTS_FILE } from '../record/kinds.js';
 import type { SessionMpsStart } from '../session/lifecycle.js';
 import type { KillRegistry } from '../workload/group.js';
 import { measureCeiling, nullServersFor } from './ceiling.js';
 import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from './copies.js';
 import type { RateStep, ServeGroup, ServeRun, WindowStats } from './record.js';
+import { type RequestLine, type RequestsLog, type WindowTag, windowLines } from './requests-log.js';
 import type { LoadCommand } from './server-member.js';
 import { searchPolicy, stepDurationMs, stepVerdict } from './steps.js';
 import { nothingMeasured, type Slo } from './verdicts.js';
+import { WARMUP_MAX_S, WARMUP_S, type Warmup, warmUp, warmupWarning, warmupWindowMs } from './warmup.js';
 import { windowStats } from './window.js';
 
 export interface ServeDriver {
@@ -38,6 +42,8 @@ export interface ServeDriver {
   progress(line: string): void;
   /** The generator's worker processes (load/pool.ts); the harness sends the load itself without. */
   generator?: LoadGenerator;
+  /** The run's requests file; none: requests are not kept. */
+  requests?: RequestsLog;
 }
 
 const RELEASE_LEAD_MS = 50;
@@ -46,16 +52,33 @@ export const MPS_CAP_CONTEXT_MIB = 1024;
 const ms = (v: number | null) => (v === null ? '–' : v.toFixed(1));
 
 type Window = { stats: WindowStats; problem: null } | { stats: null; problem: string };
+/** A window's place in the run, as its requests' lines name it (the time and rate are added when it runs). */
+type Tag = Omit<WindowTag, 'windowAtMs' | 'ratePerS'>;
 
 export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<void> {
   const s = run.settings;
   const slo: Slo = { ttftP99Ms: s.sloTtftP99Ms, itlMaxMs: s.sloItlMaxMs };
   const set = { ...driver, settings: s };
+  const warmupRule = { minMs: s.warmupMs ?? WARMUP_S * 1000, maxMs: s.warmupMaxMs ?? WARMUP_MAX_S * 1000 };
+  const epochMs = () => Date.parse(driver.clock.nowIso());
+  const nowMs = () => driver.clock.monotonicUs() / 1000;
+  /** Keeps only the requests `keep` accepts (what --resume measures again goes). */
+  const retain = async (keep: (line: RequestLine) => boolean) => {
+    if (driver.requests) run.requests = { file: REQUESTS_FILE, lines: await driver.requests.retain(keep) };
+  };
+  const keep = async (lines: RequestLine[]) => {
+    if (!driver.requests) return;
+    await driver.requests.append(lines);
+    run.requests = { file: REQUESTS_FILE, lines: (run.requests?.lines ?? 0) + lines.length };
+  };
   // The generator's ceiling once a copy of the server is known to start (a command that never comes up
   // fails its run at once, not after the sweep), while no load reaches it.
   const ceilingOnce = async () => {
     if (run.ceiling.length > 0) return;
     driver.progress('the load generator against a null server (its own ceiling)');
+    await retain((l) => l.mode !== null);
+    const lines: RequestLine[] = [];
+    let step = 0;
     const ceiling = await measureCeiling(driver.runner, {
       inputTokens: s.inputTokens,
       inputTokensMax: s.inputTokensMax,
@@ -66,7 +89,13 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       stepMs: s.ceilingStepMs,
       generator: driver.generator,
       nullServers: nullServersFor(s.serverCpus, availableParallelism() - (s.loadWorkers ?? 1)),
+      onResult: (ratePerS, results, kept) => {
+        const windowAtMs = Math.round(epochMs() - Math.max(0, ...results.map((r) => r.elapsedMs)));
+        const tag = { mode: null, copies: null, arm: null, ratePerS, windowAtMs };
+        lines.push(...windowLines({ ...tag, kind: kept ? 'ceiling' : 'warm-up', index: kept ? step++ : 0 }, results));
+      },
     });
+    await keep(lines);
     if (ceiling.problem !== null) run.warnings.push(ceiling.problem);
     run.ceiling = ceiling.steps;
     const last = ceiling.steps.at(-1);
@@ -119,8 +148,9 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
   }
 
   async function measureGroup(g: ServeGroup): Promise<void> {
-    // A group an interrupt cut short is measured again from its start.
-    Object.assign(g, { rounds: [], steps: [] });
+    // A group an interrupt cut short is measured again from its start, its requests too.
+    Object.assign(g, { rounds: [], steps: [], warmup: [] });
+    await retain((l) => l.mode !== g.mode || l.copies !== g.copies);
     let daemon: { stop(): Promise<string>; env: Record<string, string> } | null = null;
     if (g.mode === 'mps' || g.mode === 'mps-threads') {
       const started = await driver.startMps(`${g.mode}-x${g.copies}`);
@@ -159,11 +189,13 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
   }
 
   async function window(
+    tag: Tag,
     group: CopyGroup,
     loads: LoadCommand['schedule'][],
     load: Parameters<typeof windowStats>[2],
     durationMs = s.windowMs,
   ): Promise<Window> {
+    const windowAtMs = epochMs();
     const cpuBefore = process.cpuUsage();
     const outcome = await group.window(
       {
@@ -180,23 +212,41 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       const why = reply.kind === 'failed' ? reply.reason : reply.kind === 'malformed' ? reply.problem : 'timed out';
       return { stats: null, problem: `${outcome.label} stopped answering: ${why}` };
     }
+    await keep(windowLines({ ...tag, ratePerS: load.ratePerS, windowAtMs }, outcome.results));
     return { stats: windowStats(outcome.results, slo, load, (cpu.user + cpu.system) / 1000), problem: null };
+  }
+
+  /** One arm's warm-up: recorded in the group, and a warning where it ran to its maximum. */
+  async function warm(g: ServeGroup, arm: Warmup['arm'], window: (index: number) => Promise<Window>) {
+    const warmed = await warmUp(arm, warmupRule, window, nowMs);
+    if (warmed.warmup === null) return warmed.problem;
+    (g.warmup ??= []).push(warmed.warmup);
+    const w = warmed.warmup;
+    driver.progress(`  ${arm} warm-up: ${w.windows} windows, ${(w.durationMs / 1000).toFixed(1)} s (${w.stop})`);
+    const warning = warmupWarning(`${g.mode} x${g.copies}`, w);
+    if (warning !== null) run.warnings.push(warning);
+    return null;
   }
 
   async function rounds(g: ServeGroup, shared: CopyGroup): Promise<void> {
     const d = (dedicated as Copies).group;
     const c = s.concurrency;
-    const arm = async (which: 'dedicated' | 'shared', what: string): Promise<Window> => {
+    const arm = async (which: 'dedicated' | 'shared', what: string, tag: Tag, durationMs?: number): Promise<Window> => {
       const w =
         which === 'dedicated'
-          ? await window(d, [{ kind: 'closed', concurrency: g.copies * c }], {
-              concurrency: g.copies * c,
-              ratePerS: null,
-            })
+          ? await window(
+              tag,
+              d,
+              [{ kind: 'closed', concurrency: g.copies * c }],
+              { concurrency: g.copies * c, ratePerS: null },
+              durationMs,
+            )
           : await window(
+              tag,
               shared,
               Array.from({ length: g.copies }, () => ({ kind: 'closed', concurrency: c }) as const),
               { concurrency: c, ratePerS: null },
+              durationMs,
             );
       // A window in which no request ended ok, or none carried a token, measured nothing of the server.
       const nothing = w.stats === null ? null : nothingMeasured(w.stats);
@@ -204,11 +254,20 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
         ? w
         : { stats: null, problem: `${what}, the ${which} window measured nothing: ${nothing}` };
     };
-    // Warm-up, not kept: copies just started (and the dedicated copy at this group's load) run cold.
+    // Warm-up until steady, not kept: copies just started (and the dedicated copy at this group's load) run cold.
+    const tag = (which: 'dedicated' | 'shared', kind: Tag['kind'], index: number): Tag => ({
+      mode: g.mode,
+      copies: g.copies,
+      kind,
+      arm: which,
+      index,
+    });
     for (const which of ['dedicated', 'shared'] as const) {
-      const w = await arm(which, 'warm-up');
-      if (w.stats === null) {
-        Object.assign(g, { status: 'failed', reason: w.problem });
+      const problem = await warm(g, which, (i) =>
+        arm(which, 'warm-up', tag(which, 'warm-up', i), warmupWindowMs(s.windowMs)),
+      );
+      if (problem !== null) {
+        Object.assign(g, { status: 'failed', reason: problem });
         return;
       }
     }
@@ -217,7 +276,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
       arms: ['dedicated', 'shared'] as const,
       rounds: s.rounds,
       measure: async (which, r): Promise<WindowOutcome<WindowStats>> => {
-        const w = await arm(which, `round ${r + 1}`);
+        const w = await arm(which, `round ${r + 1}`, tag(which, 'round', r));
         return w.stats === null ? { status: 'failed', reason: w.problem } : { status: 'ok', window: w.stats };
       },
       onRound: async (r, windows) => {
@@ -235,17 +294,42 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
   }
 
   async function search(g: ServeGroup, group: CopyGroup): Promise<void> {
+    const poisson = (rate: number, seed: number) =>
+      Array.from(
+        { length: g.copies },
+        (_, k) => ({ kind: 'poisson', ratePerS: rate / g.copies, seed: seed + k }) as const,
+      );
+    const tag = (kind: Tag['kind'], index: number): Tag => ({ mode: g.mode, copies: g.copies, kind, arm: null, index });
+    // Warm-up at the first step's rate, until steady, not kept: the copies just started run cold.
+    const first = searchPolicy(g.copies).startQps;
+    const problem = await warm(g, 'step', async (i) => {
+      const w = await window(
+        tag('warm-up', i),
+        group,
+        poisson(first, 1_000_000 + 1000 * i),
+        {
+          concurrency: null,
+          ratePerS: first,
+        },
+        warmupWindowMs(s.windowMs),
+      );
+      const nothing = w.stats === null ? null : nothingMeasured(w.stats);
+      return nothing === null
+        ? w
+        : { stats: null, problem: `at ${first.toFixed(1)} req/s the warm-up measured nothing: ${nothing}` };
+    });
+    if (problem !== null) {
+      Object.assign(g, { status: 'failed', reason: problem });
+      return;
+    }
     const searched = await runRateSearch({
       policy: searchPolicy(g.copies),
       steps: g.steps,
       step: async (rate, index): Promise<StepOutcome<RateStep>> => {
-        const each = rate / g.copies;
         const w = await window(
+          tag('step', index),
           group,
-          Array.from(
-            { length: g.copies },
-            (_, k) => ({ kind: 'poisson', ratePerS: each, seed: 1000 * index + k }) as const,
-          ),
+          poisson(rate, 1000 * index),
           { concurrency: null, ratePerS: rate },
           stepDurationMs(rate, s.windowMs, s.maxStepMs),
         );

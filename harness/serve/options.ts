@@ -7,6 +7,7 @@ import { MAX_LOAD_WORKERS } from '../load/pool-protocol.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import type { ServeSettings } from './record.js';
 import { MAX_STEP_S } from './steps.js';
+import { WARMUP_MAX_S, WARMUP_S } from './warmup.js';
 
 /** The sharing modes a server is copied under: plain processes, MPS, MPS with each copy's thread cap. */
 export const SERVE_MODES = ['timeslice', 'mps', 'mps-threads'] as const;
@@ -92,6 +93,17 @@ export const SERVE_FLAGS = {
     defaultDescription: 'half the cores (at most 16), at least 1',
   },
   'request-timeout-s': { type: 'number', describe: 'one request, s', defaultDescription: '60' },
+  'warmup-s': {
+    type: 'number',
+    describe:
+      'warm-up before each arm is measured: at least this long, then until no trend is found in the last windows (0: one window)',
+    defaultDescription: String(WARMUP_S),
+  },
+  'warmup-max-s': {
+    type: 'number',
+    describe: 'the longest a warm-up runs before measuring anyway, with a warning',
+    defaultDescription: String(WARMUP_MAX_S),
+  },
   gpu: { type: 'number', describe: 'index of the GPU', defaultDescription: '0' },
   out: { type: 'string', describe: 'run directory', defaultDescription: 'runs/results/<date>-<gpu>-serve-<id>' },
   resume: { type: 'string', describe: 'continue the server run in this directory with its own settings' },
@@ -170,6 +182,7 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
       ceilingStepMs: number(args.ceilingStepS, '--ceiling-step-s', 2, 0.05, 600) * 1000,
       maxStepMs: number(args.maxStepS, '--max-step-s', MAX_STEP_S, 0.05, 3600) * 1000,
       ...loadWorkers(args.loadWorkers),
+      ...warmupLimits(args),
     },
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     out: args.out ?? null,
@@ -183,6 +196,17 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
 /** --load-workers as given, or nothing: the run's default is set from the host's cores (serve/command.ts). */
 function loadWorkers(raw: string | undefined): { loadWorkers?: number } {
   return raw === undefined ? {} : { loadWorkers: integer(raw, '--load-workers', 1, 1, MAX_LOAD_WORKERS) };
+}
+
+/** --warmup-s and --warmup-max-s, ms: the maximum at least the minimum. */
+function warmupLimits(args: ServeArgs): { warmupMs: number; warmupMaxMs: number } {
+  const min = number(args.warmupS, '--warmup-s', WARMUP_S, 0, 3600);
+  const max = number(args.warmupMaxS, '--warmup-max-s', Math.max(WARMUP_MAX_S, min), 0, 3600);
+  if (max < min)
+    throw new UserError(
+      `--warmup-max-s ${argText(args.warmupMaxS ?? '')}: it is below --warmup-s ${min}; give a maximum at least the minimum`,
+    );
+  return { warmupMs: min * 1000, warmupMaxMs: max * 1000 };
 }
 
 /** Whether `path`, resolved against a copy's address, stays on it (`//host/…` and `/\\host/…` would leave). */
@@ -220,5 +244,7 @@ export function settingsArgs(s: ServeSettings): ServeArgs {
     ceilingStepS: seconds(s.ceilingStepMs),
     maxStepS: seconds(s.maxStepMs),
     loadWorkers: s.loadWorkers === undefined ? undefined : String(s.loadWorkers),
+    warmupS: s.warmupMs === undefined ? undefined : seconds(s.warmupMs),
+    warmupMaxS: s.warmupMaxMs === undefined ? undefined : seconds(s.warmupMaxMs),
   };
 }

@@ -15,6 +15,7 @@ import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
 import { SERVE_FILE } from '../record/kinds.js';
 import { loadRecord, machineRecordHeaderSchema } from '../record/record-file.js';
 import { resolveServeOptions, SERVE_MODES, settingsArgs } from './options.js';
+import { WarmupSchema } from './warmup.js';
 
 export { SERVE_MODES, type ServeMode } from './options.js';
 
@@ -78,6 +79,9 @@ const ServeSettingsSchema = z.object({
   ceilingStepMs: z.number().positive(),
   /** capacity: the longest a step may run to gather the requests its p99 claim needs, ms. */
   maxStepMs: z.number().positive(),
+  /** Warm-up until steady (serve/warmup.ts): at least, at most, ms; absent from runs with one warm-up window per arm. */
+  warmupMs: z.number().nonnegative().optional(),
+  warmupMaxMs: z.number().nonnegative().optional(),
 });
 export type ServeSettings = z.infer<typeof ServeSettingsSchema>;
 
@@ -162,6 +166,8 @@ const ServeGroupSchema = z.object({
   steps: z.array(RateStepSchema).max(MAX_STEPS),
   /** Each copy's environment beyond the host's (the MPS pipe directory, the thread cap). */
   env: z.record(z.string(), z.string()),
+  /** Each arm's warm-up before the group was measured; absent from runs recorded before it was kept. */
+  warmup: z.array(WarmupSchema).max(8).optional(),
 });
 export type ServeGroup = z.infer<typeof ServeGroupSchema>;
 
@@ -182,6 +188,8 @@ export const ServeRunSchema = z.object({
     .array(z.object({ at: z.string(), groupsKept: count }))
     .max(MAX_LIST)
     .optional(),
+  /** Every request's line in the requests file beside this record (REQUESTS_FILE); absent from runs before it was kept. */
+  requests: z.object({ file: z.string(), lines: count }).optional(),
 });
 export type ServeRun = z.infer<typeof ServeRunSchema>;
 

@@ -8,6 +8,8 @@ import { ExitCode } from '../core/errors.js';
 import type { RequestRecord } from '../load/request.js';
 import { tokenGapsMs } from '../load/tokens.js';
 import { classifyAgainstBand, combineHalfWidths, intervalHalfWidthLog, relativeToLog } from '../stats/between-runs.js';
+import { requestsNeeded } from '../stats/p99.js';
+import { mannKendall } from '../stats/trend.js';
 import type { Ceiling, Estimate, GroupAnalysis, RatioName } from './analysis.js';
 import type { ServeGroup, WindowStats } from './record.js';
 
@@ -178,4 +180,63 @@ export function serveChange(
 export function serveGateExitCode(changes: readonly Pick<ServeChange, 'status'>[], problems: number): number {
   if (changes.some((c) => c.status === 'regression')) return ExitCode.fail;
   return problems > 0 ? ExitCode.inconclusive : ExitCode.ok;
+}
+
+/** The warm-up's trend test runs over this many of its last windows (Mann–Kendall: 5 can show a trend at 10%, 3 never can). */
+export const WARMUP_TREND_WINDOWS = 5;
+/**
+ * Its two-sided level: a trend is found where p < 10%. Liberal on purpose: a trend found by chance costs
+ * one more warm-up window; one missed leaves a cold engine in the first kept round.
+ */
+export const WARMUP_TREND_ALPHA = 0.1;
+
+/** One warm-up window as the rule reads it. */
+export interface WarmupPoint {
+  outputTokensPerS: number;
+  ttftP50Ms: number | null;
+}
+
+export type WarmupStop =
+  /** --warmup-s 0: one window, no test (the rule before it was kept). */
+  | { stop: 'one window'; trend: null }
+  /** The minimum time passed and no trend in the last windows' throughput or TTFT p50. */
+  | { stop: 'steady'; trend: { tokensP: number; ttftP50P: number } }
+  /** --warmup-max-s passed first: measured on, with a warning. */
+  | { stop: 'max'; trend: { tokensP: number; ttftP50P: number } | null };
+
+/**
+ * Whether the warm-up stops after `points` (its windows so far) at `elapsedMs`, or null: go on. Steady
+ * once `minMs` has passed and Mann–Kendall (stats/trend.ts) over the last WARMUP_TREND_WINDOWS windows
+ * finds no trend at WARMUP_TREND_ALPHA in their output tokens/s nor in their TTFT p50; at `maxMs`, the
+ * warm-up ends anyway. A window without a TTFT p50 (no token) counts as a trend: nothing is steady yet.
+ */
+export function warmupStop(
+  points: readonly WarmupPoint[],
+  elapsedMs: number,
+  rule: { minMs: number; maxMs: number },
+): WarmupStop | null {
+  if (rule.minMs === 0) return { stop: 'one window', trend: null };
+  const last = points.slice(-WARMUP_TREND_WINDOWS);
+  const ttft = last.flatMap((p) => (p.ttftP50Ms === null ? [] : [p.ttftP50Ms]));
+  const trend =
+    last.length < WARMUP_TREND_WINDOWS || ttft.length < last.length
+      ? null
+      : {
+          tokensP: mannKendall(last.map((p) => p.outputTokensPerS)).pValue,
+          ttftP50P: mannKendall(ttft).pValue,
+        };
+  const steady = trend !== null && trend.tokensP >= WARMUP_TREND_ALPHA && trend.ttftP50P >= WARMUP_TREND_ALPHA;
+  if (steady && elapsedMs >= rule.minMs) return { stop: 'steady', trend };
+  if (elapsedMs >= rule.maxMs) return { stop: 'max', trend };
+  return null;
+}
+
+/**
+ * Whether a window's p99 rests on enough values to be claimed from it alone: the fewest for which the
+ * binomial order-statistic bound of stats/p99.ts can hold at all (requestsNeeded(0), 299: with fewer,
+ * even the slowest request is no 95% upper bound of the p99). Below it, a group's p99 is pooled over
+ * its rounds, and a per-round p99 ratio is marked.
+ */
+export function p99RestsOnEnough(values: number): boolean {
+  return values >= requestsNeeded(0);
 }

@@ -17,7 +17,10 @@ import { type CliResult, QUICK, ROOT, runCli, tempDir } from '../helpers.js';
 const SAYS = "SIMULATED: made on gpushare's simulator, not on a GPU";
 const BANNER = `> **${SAYS}; its numbers are the simulator's arithmetic and say nothing about any GPU**`;
 const SERVER = `node ${path.join(ROOT, 'simulator', 'openai-server.cjs')} --port {port} --ttft-ms 2 --itl-ms 1`;
-const SERVE_FAST = ['--copies', '1', '--modes', 'timeslice', '--window-s', '0.2', '--ceiling-step-s', '0.05'];
+const SERVE_FAST = [
+  ...['--copies', '1', '--modes', 'timeslice', '--window-s', '0.2', '--ceiling-step-s', '0.05'],
+  ...['--warmup-s', '0'],
+];
 const TOKENS = ['--input-tokens', '8', '--output-tokens', '8'];
 
 /** The argv that makes each kind of run, its --out appended. */

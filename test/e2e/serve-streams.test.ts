@@ -11,7 +11,18 @@ import type { ServeRun } from '../../harness/serve/record.js';
 import { cli, ROOT, tempDir, unfolded } from '../helpers.js';
 
 const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
-const FAST = ['--window-s', '0.2', '--ceiling-step-s', '0.05', '--output-tokens', '8', '--input-tokens', '8'];
+const FAST = [
+  '--window-s',
+  '0.2',
+  '--ceiling-step-s',
+  '0.05',
+  '--output-tokens',
+  '8',
+  '--input-tokens',
+  '8',
+  '--warmup-s',
+  '0',
+];
 /** The time the server holds back the first text chunk (the role-only chunk goes at once), ms. */
 const TTFT_MS = 30;
 

@@ -15,7 +15,18 @@ import { cli, expectOneLineError, ROOT, tempDir, unfolded, until } from '../help
 const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
 const DAEMONISING = path.join(ROOT, 'test', 'fakes', 'servers', 'daemonising-server.cjs');
 /** Short windows, a short ceiling: seconds, not minutes. */
-const FAST = ['--window-s', '0.2', '--ceiling-step-s', '0.05', '--output-tokens', '8', '--input-tokens', '8'];
+const FAST = [
+  '--window-s',
+  '0.2',
+  '--ceiling-step-s',
+  '0.05',
+  '--output-tokens',
+  '8',
+  '--input-tokens',
+  '8',
+  '--warmup-s',
+  '0',
+];
 
 /** A server script of this test's own (a link to the simulated server), so that its copies are found among every other suite's. */
 function ownServer(): { script: string; copies: () => Promise<number[]> } {
@@ -157,9 +168,9 @@ describe('bench --serve on the simulated server', () => {
     expect(result.exitCode, result.stderr).toBe(3);
     expect(served(out).groups.map((g) => `${g.mode} ${g.status}: ${g.reason}`)).toEqual([
       expect.stringMatching(
-        /^dedicated failed: at 8\.0 req\/s the step measured nothing: none of \d+ requests ended ok \(http-error: HTTP 307\)$/,
+        /^dedicated failed: at 8\.0 req\/s the warm-up measured nothing: none of \d+ requests ended ok \(http-error: HTTP 307\)$/,
       ),
-      expect.stringMatching(/^timeslice failed: at 8\.0 req\/s the step measured nothing: /),
+      expect.stringMatching(/^timeslice failed: at 8\.0 req\/s the warm-up measured nothing: /),
     ]);
     expect(await copies()).toEqual([]);
   });
@@ -255,15 +266,17 @@ describe('--dry-run', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     const text = unfolded(result.stdout);
     expect(text).toContain('mps ×4: {mem_fraction} 0.11 each; 8 requests per copy against 32 on the dedicated copy');
-    // Per group 2 warm-up and 12 measured windows of 3 s; the ceiling's warm-up and 8 rates × 2 s before them.
-    expect(text).toContain('2 warm-up and 12 measured windows of 3 s: 42 s');
-    expect(text).toMatch(/^load: 106 s, plus each copy's start-up/m);
+    // Per group each arm's warm-up (at least 10 s: 5 windows of 2 s) and 12 measured windows of 3 s; the ceiling's warm-up and 10 rates × 2 s before them.
+    expect(text).toContain('each arm a warm-up until steady (10–60 s), then 12 measured windows of 3 s: at least 56 s');
+    expect(text).toMatch(/^load: at least 134 s, plus each copy's start-up/m);
     expect(readdirSync(cwd)).toEqual([]);
   });
   it('bounds a capacity search by its steps', async () => {
     const result = await cli(['capacity', '--serve', 's {port}', '--copies', '2', '--max-step-s', '15', '--dry-run']);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(unfolded(result.stdout)).toMatch(/^load: at most 502 s/m);
+    // The ceiling's 22 s, and per group (a dedicated copy and timeslice, mps, mps-threads) 8 steps of at most
+    // 15 s after a warm-up of at most 60 s.
+    expect(unfolded(result.stdout)).toMatch(/^load: at most 742 s/m);
     expect(unfolded(result.stdout)).toMatch(
       /^warning: a rate search from 8 req\/s .* \(give --max-step-s 66 or more\)$/m,
     );
@@ -333,6 +346,8 @@ describe('a server run stopped', () => {
       '0.05',
       '--output-tokens',
       '8',
+      '--warmup-s',
+      '0',
       '--out',
       out,
     ]);
