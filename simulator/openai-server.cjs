@@ -22,6 +22,8 @@
 // stream's floor). --model-gb G is the model's size: reported by GET /v1/models (`model_gb`) and, with
 // --gpu-gb B and --mem-fraction F (the {mem_fraction} the server is given), checked at start: G > F × B
 // exits 1 with one line, as an engine whose weights do not fit its memory share refuses to start.
+// koboldcpp (as KoboldCpp 1.76 streams: 4 tokens a chunk, finish_reason "null" on each chunk before the
+// last, "length" on the last, no usage, and `data: [DONE]` with no blank line after it).
 // --warm-ms N: a server warming up (lazy initialisation, caches): for N ms from its first completion
 // request, every delay is stretched by a factor falling linearly from 5 to 1.
 'use strict';
@@ -57,6 +59,7 @@ const MODES = [
   'no-finish',
   'cut-mid-event',
   'reset-reused',
+  'koboldcpp',
 ];
 if (!MODES.includes(mode) || !(ttftMs >= 0) || !(itlMs >= 0)) {
   process.stderr.write(`openai-server: --mode is one of ${MODES.join(', ')}; --ttft-ms and --itl-ms are ms >= 0\n`);
@@ -147,6 +150,10 @@ async function stream(res, body, chat) {
       res.write('data: {"choices": [ this is not json\n\n');
       continue;
     }
+    if (mode === 'koboldcpp') {
+      if (i % 4 === 3 || i === tokens - 1) koboldChunk(send, chat, i, tokens);
+      continue;
+    }
     const text = mode === 'no-tokens' ? '' : ` tok${i}`;
     send(
       chat
@@ -155,6 +162,18 @@ async function stream(res, body, chat) {
     );
   }
   end(res, send, chat, tokens);
+}
+
+/** KoboldCpp's chunk: the tokens since the last one, finish_reason the string "null" until the last. */
+function koboldChunk(send, chat, i, tokens) {
+  let text = '';
+  for (let j = i - (i % 4); j <= i; j++) text += ` tok${j}`;
+  const finish_reason = i === tokens - 1 ? 'length' : 'null';
+  send(
+    chat
+      ? { object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason }] }
+      : { object: 'text_completion', choices: [{ index: 0, text, finish_reason }] },
+  );
 }
 
 /** How the stream ends, by mode: [DONE] alone (ok, and our reference server's [DONE]) or as other engines end theirs. */
@@ -171,6 +190,7 @@ function end(res, send, chat, tokens) {
     send({ id: 'chunk-usage', choices: [], usage: usage(mode === 'usage-end' ? tokens : tokens - 1) });
     res.end('data: [DONE]\n\n');
   } else if (mode === 'no-finish') res.end();
+  else if (mode === 'koboldcpp') res.end('data: [DONE]');
   else if (mode === 'cut-mid-event') res.end(`data: ${JSON.stringify(finish)}\n`);
   else res.end('data: [DONE]\n\n');
 }

@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import { SseParser } from './sse.js';
+import { countedTokens } from './tokens.js';
 
 export type RequestOutcome = 'ok' | 'http-error' | 'timeout' | 'malformed' | 'cut' | 'refused' | 'overlong';
 export const REQUEST_OUTCOMES: readonly RequestOutcome[] = [
@@ -58,6 +59,8 @@ export interface RequestRecord {
   usageTokens: number | null;
   /** max_tokens as asked. */
   requestedTokens: number;
+  /** The last finish_reason the stream carried ("length", "stop"), or null; absent from records made before it was kept. */
+  finishReason?: string | null;
 }
 
 /** The synthetic prompt: `inputTokens` short words, the first `uniqueId` when given. */
@@ -108,8 +111,11 @@ export function sendRequest(
       clearTimeout(timer);
       const end = now();
       const first = chunkTimesMs[0];
+      const counts = { textChunks: parser.textChunks, usageTokens: parser.usageTokens, requestedTokens: spec.maxTokens };
       const outputTokens =
-        outcome === 'ok' || outcome === 'overlong' ? (parser.usageTokens ?? parser.textChunks) : parser.textChunks;
+        outcome === 'ok' || outcome === 'overlong'
+          ? (countedTokens({ ...counts, finishReason: parser.finishReason }) ?? parser.textChunks)
+          : parser.textChunks;
       resolve({
         outcome,
         detail,
@@ -123,6 +129,7 @@ export function sendRequest(
         textChunks: parser.textChunks,
         usageTokens: parser.usageTokens,
         requestedTokens: spec.maxTokens,
+        finishReason: parser.finishReason,
       });
       req.destroy();
     };

@@ -4,8 +4,9 @@
  * arrive (split anywhere, even inside a UTF-8 character), it says how many text chunks each feed
  * completed, so the caller can stamp their arrival times. A stream is complete when it ends cleanly (no
  * partial line or event at its end) after `data: [DONE]` or after a chunk carrying a `finish_reason`:
- * engines differ (llama.cpp sends [DONE], Hugging Face `transformers serve` does not), and
- * either says the server ended the answer on purpose. Garbage is an outcome (`malformed`), a line or
+ * engines differ (llama.cpp sends [DONE], Hugging Face `transformers serve` does not, KoboldCpp ends
+ * the body right after `data: [DONE]`, with no blank line), and either says the server ended the answer
+ * on purpose. Garbage is an outcome (`malformed`), a line or
  * event past MAX_LINE_CHARS is one (`overlong`: a completion chunk is a few hundred bytes), and so is a
  * stream that ends inside an event or before either mark (`cut`): never a throw. Each byte is scanned
  * for a line break once, however the stream is split: linear in its input.
@@ -33,6 +34,8 @@ export class SseParser {
   private done = false;
   /** A chunk carried a finish_reason: the server ended the answer (what may follow is usage, [DONE]). */
   private finished = false;
+  /** The last finish_reason a chunk carried ("length", "stop"), or null. */
+  finishReason: string | null = null;
   private problem: SseFailure | null = null;
   /**
    * Chunks that carried text. A chunk without text (a role-only first chunk, a finish chunk with an empty
@@ -77,6 +80,8 @@ export class SseParser {
     if (this.problem !== null) return this.problem;
     if (this.done) return { kind: 'ok' };
     this.pending += this.decoder.decode();
+    // A last `data: [DONE]` with no blank line after it (KoboldCpp ends so) is [DONE]: nothing of the answer is missing.
+    if (this.unfinishedDone()) return { kind: 'ok' };
     // An event is complete only at its blank line (the SSE spec drops one unfinished at the end).
     if (this.pending.length > 0 || this.data.length > 0)
       return {
@@ -88,6 +93,13 @@ export class SseParser {
       kind: 'cut',
       reason: `the stream ended with neither a finish_reason nor data: [DONE] after ${this.textChunks} text chunks`,
     };
+  }
+
+  /** What is left unfinished at the end is `data: [DONE]` alone (an unended line, or a data line with no blank line after it). */
+  private unfinishedDone(): boolean {
+    const unended = this.pending.replace(/\r$/, '');
+    if (this.data.length === 0) return unended === 'data: [DONE]' || unended === 'data:[DONE]';
+    return unended === '' && this.data.length === 1 && this.data[0] === '[DONE]';
   }
 
   private line(line: string): void {
@@ -150,7 +162,12 @@ export class SseParser {
     }>) {
       const text = choice?.text ?? choice?.delta?.content;
       if (typeof text === 'string' && text.length > 0) this.textChunks++;
-      if (typeof choice?.finish_reason === 'string' && choice.finish_reason !== '') this.finished = true;
+      // KoboldCpp sends the string "null" on every chunk before the last: no finish.
+      const reason = choice?.finish_reason;
+      if (typeof reason === 'string' && reason !== '' && reason !== 'null') {
+        this.finished = true;
+        this.finishReason = reason;
+      }
     }
     return null;
   }

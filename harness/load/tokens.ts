@@ -5,17 +5,31 @@
  */
 import type { RequestRecord } from './request.js';
 
-type Counts = Pick<RequestRecord, 'textChunks' | 'usageTokens'>;
+type Counts = Pick<RequestRecord, 'textChunks' | 'usageTokens'> &
+  Partial<Pick<RequestRecord, 'requestedTokens' | 'finishReason'>>;
 
 /**
- * Tokens per text chunk: usage ÷ text chunks where the server's usage counts more tokens than it sent
+ * The request's output tokens as the server stated them: its usage count; else, where it ended with
+ * finish_reason "length" (it stopped at max_tokens) having sent fewer text chunks than asked, max_tokens
+ * (KoboldCpp sends no usage and several tokens a chunk); else null (count the text chunks).
+ */
+export function countedTokens(r: Counts): number | null {
+  if (r.usageTokens !== null) return r.usageTokens;
+  const asked = r.requestedTokens;
+  return r.finishReason === 'length' && asked !== undefined && asked > r.textChunks ? asked : null;
+}
+
+/**
+ * Tokens per text chunk: the counted tokens (usage, or max_tokens at a "length" finish: countedTokens) ÷
+ * text chunks where they are more than the text chunks it sent
  * text chunks (chunks carrying several tokens: speculative decoding, a detokenizer holding back part of
  * a character or a stop string), else 1. Which chunk carried how many is not in the stream, so each is
  * taken to carry the mean. Usage below the text chunks is a miscount (every text chunk carries at
  * least one token), not a reason to shrink anything: 1.
  */
 export function tokensPerChunk(r: Counts): number {
-  return r.usageTokens !== null && r.textChunks > 0 && r.usageTokens > r.textChunks ? r.usageTokens / r.textChunks : 1;
+  const tokens = countedTokens(r);
+  return tokens !== null && r.textChunks > 0 && tokens > r.textChunks ? tokens / r.textChunks : 1;
 }
 
 /**
@@ -39,6 +53,8 @@ export interface TokenAccounting {
   miscounted: number;
   /** Fewer tokens than max_tokens: the engine stopped (end of sequence, a stop string); no failure. */
   short: number;
+  /** No usage, fewer text chunks than max_tokens and finish_reason "length": counted as max_tokens (countedTokens). */
+  fromLength?: number;
 }
 
 /** The token accounting of `records` (the ones that ended ok: a failed request's counts are partial). */
@@ -50,5 +66,6 @@ export function tokenAccounting(records: readonly RequestRecord[]): TokenAccount
     multiToken: withUsage.filter((r) => (r.usageTokens as number) > r.textChunks).length,
     miscounted: withUsage.filter((r) => (r.usageTokens as number) < r.textChunks).length,
     short: ok.filter((r) => r.outputTokens < r.requestedTokens).length,
+    fromLength: ok.filter((r) => r.usageTokens === null && countedTokens(r) !== null).length,
   };
 }

@@ -130,7 +130,9 @@ const WindowStatsSchema = z.object({
    * How the token counts of the requests that ended ok agreed (load/tokens.ts): absent from runs
    * recorded before it was kept.
    */
-  tokens: z.object({ withUsage: count, multiToken: count, miscounted: count, short: count }).optional(),
+  tokens: z
+    .object({ withUsage: count, multiToken: count, miscounted: count, short: count, fromLength: count.optional() })
+    .optional(),
   /**
    * Requests sent within the window, per second of it: the rate offered, checked against the generator's
    * ceiling (requestsPerS counts completions). Absent from runs recorded before it was kept.

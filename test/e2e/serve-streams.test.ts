@@ -61,11 +61,24 @@ describe('bench --serve on streams as other engines end them', () => {
     for (const w of [group?.rounds[0]?.dedicated, group?.rounds[0]?.shared]) {
       expect(w?.failures).toEqual([]);
       expect(w?.ok).toBeGreaterThan(0);
-      expect(w?.tokens).toEqual({ withUsage: w?.ok, multiToken: 0, miscounted: 0, short: 0 });
+      expect(w?.tokens).toEqual({ withUsage: w?.ok, multiToken: 0, miscounted: 0, short: 0, fromLength: 0 });
       // The role-only chunk came at once; the first text chunk TTFT_MS later: TTFT is that one's.
       expect(w?.ttft.p50Ms).toBeGreaterThanOrEqual(TTFT_MS);
     }
     expect(unfolded(result.stdout)).toMatch(/^timeslice ×1: \d+% /m);
+  });
+
+  it('mode koboldcpp (4 tokens a chunk, finish_reason "null" then "length", no usage, an unended [DONE]): ok, max_tokens counted, gaps divided', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await bench('koboldcpp', out);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const group = served(out).groups[0];
+    expect(group?.status).toBe('measured');
+    for (const w of [group?.rounds[0]?.dedicated, group?.rounds[0]?.shared]) {
+      expect(w?.failures).toEqual([]);
+      expect(w?.ok).toBeGreaterThan(0);
+      expect(w?.tokens).toEqual({ withUsage: 0, multiToken: 0, miscounted: 0, short: 0, fromLength: w?.ok });
+    }
   });
 
   it('mode usage-mismatch (usage one below the chunks): the group fails in one line naming the counts, exit 3', async () => {

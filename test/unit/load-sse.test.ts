@@ -228,6 +228,25 @@ describe('streams as engines end them', () => {
     expect(streamed(text)).toEqual({ tokens: chunks, counted: chunks, reported, outcome: { kind: 'ok' } });
   });
 
+  it('KoboldCpp: finish_reason "null" on each chunk before the last, no usage, data: [DONE] with no blank line after it: ok', () => {
+    const kobold = (text: string, reason: string) =>
+      JSON.stringify({ choices: [{ index: 0, delta: { content: text }, finish_reason: reason }] });
+    const text = `${events(kobold('a b c', 'null'), kobold('d e', 'length'))}data: [DONE]`;
+    expect(streamed(text)).toEqual({ tokens: 2, counted: 2, reported: null, outcome: { kind: 'ok' } });
+    const parser = new SseParser();
+    parser.feed(Buffer.from(text));
+    expect(parser.end()).toEqual({ kind: 'ok' });
+    expect(parser.finishReason).toBe('length');
+  });
+
+  it('finish_reason "null" (the string) is no finish: a stream ending after it is cut', () => {
+    const text = events(JSON.stringify({ choices: [{ index: 0, delta: { content: 'a' }, finish_reason: 'null' }] }));
+    expect(streamed(text).outcome).toEqual({
+      kind: 'cut',
+      reason: expect.stringContaining('neither a finish_reason nor data: [DONE]'),
+    });
+  });
+
   it('the finish chunk with empty text is no text chunk', () => {
     const text = events(
       chat({ content: 'a' }),
@@ -255,6 +274,7 @@ describe('streams as engines end them', () => {
   it.each([
     ['a partial line', `${events(chat({ content: 'a' }), finish('stop'))}data: {"choices": [`],
     ['a data line with no blank line after it', `${events(chat({ content: 'a' }))}data: ${finish('stop')}\n`],
+    ['an unended line other than data: [DONE]', `${events(chat({ content: 'a' }), finish('stop'))}data: [DONE]x`],
   ])('a stream that ends inside an event (%s) is cut, even after a finish', (_name, text) => {
     expect(streamed(text).outcome).toEqual({
       kind: 'cut',

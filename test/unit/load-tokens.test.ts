@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../harness/load/request.js';
 import { summarize } from '../../harness/load/run.js';
-import { tokenAccounting, tokenGapsMs, tokensPerChunk } from '../../harness/load/tokens.js';
+import { countedTokens, tokenAccounting, tokenGapsMs, tokensPerChunk } from '../../harness/load/tokens.js';
 import { windowStats } from '../../harness/serve/window.js';
 
 /** An ok request: its first text chunk at 10 ms, then one per gap. */
@@ -39,6 +39,18 @@ describe('tokensPerChunk and tokenGapsMs: a chunk of k tokens spreads its gap ov
     expect(tokensPerChunk(r)).toBeCloseTo(k, 12);
     expect(tokenGapsMs(r).map((gap) => Math.round(gap * 1e6) / 1e6)).toEqual(gaps);
   });
+  it('no usage, finish_reason "length" and fewer chunks than max_tokens: max_tokens counted (boundaries)', () => {
+    const r = { textChunks: 4, usageTokens: null, requestedTokens: 8 };
+    expect(countedTokens({ ...r, finishReason: 'length' })).toBe(8);
+    expect(tokensPerChunk({ ...r, finishReason: 'length' })).toBe(2);
+    expect(countedTokens({ ...r, finishReason: 'stop' })).toBeNull();
+    expect(countedTokens({ ...r, finishReason: null })).toBeNull();
+    expect(countedTokens({ ...r, requestedTokens: 4, finishReason: 'length' })).toBeNull();
+    expect(countedTokens({ ...r, usageTokens: 6, finishReason: 'length' })).toBe(6);
+    expect(tokenAccounting([{ ...request([5, 5, 5], null), finishReason: 'length', outputTokens: 8 }])).toMatchObject(
+      { fromLength: 1, short: 0 },
+    );
+  });
   it('a request with usage but no text chunk has one token per chunk (there is no gap to divide)', () => {
     expect(tokensPerChunk({ textChunks: 0, usageTokens: 5 })).toBe(1);
   });
@@ -54,7 +66,7 @@ describe('tokenAccounting: how the counts of the requests that ended ok agreed',
       request([5, 5, 5], 3), // 4 chunks, usage 3: miscounted, short
       cut,
     ];
-    expect(tokenAccounting(records)).toEqual({ withUsage: 3, multiToken: 1, miscounted: 1, short: 2 });
+    expect(tokenAccounting(records)).toEqual({ withUsage: 3, multiToken: 1, miscounted: 1, short: 2, fromLength: 0 });
   });
 });
 
@@ -70,7 +82,7 @@ describe('windowStats: tokens/s from usage, ITL per token', () => {
     expect(w.outputTokens).toBe(8);
     expect(w.itl).toMatchObject({ count: 3 });
     expect(w.itl.p50Ms).toBeCloseTo(10, 1);
-    expect(w.tokens).toEqual({ withUsage: 1, multiToken: 1, miscounted: 0, short: 0 });
+    expect(w.tokens).toEqual({ withUsage: 1, multiToken: 1, miscounted: 0, short: 0, fromLength: 0 });
   });
   it('only the share of its chunks within the window: 2 of 4 chunks in it, half of usage 8', () => {
     // Chunks at 10, 30, 50, 70 ms; the window ends at 30 ms.
