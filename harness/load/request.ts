@@ -111,7 +111,11 @@ export function sendRequest(
       clearTimeout(timer);
       const end = now();
       const first = chunkTimesMs[0];
-      const counts = { textChunks: parser.textChunks, usageTokens: parser.usageTokens, requestedTokens: spec.maxTokens };
+      const counts = {
+        textChunks: parser.textChunks,
+        usageTokens: parser.usageTokens,
+        requestedTokens: spec.maxTokens,
+      };
       const outputTokens =
         outcome === 'ok' || outcome === 'overlong'
           ? (countedTokens({ ...counts, finishReason: parser.finishReason }) ?? parser.textChunks)

@@ -47,9 +47,10 @@ describe('tokensPerChunk and tokenGapsMs: a chunk of k tokens spreads its gap ov
     expect(countedTokens({ ...r, finishReason: null })).toBeNull();
     expect(countedTokens({ ...r, requestedTokens: 4, finishReason: 'length' })).toBeNull();
     expect(countedTokens({ ...r, usageTokens: 6, finishReason: 'length' })).toBe(6);
-    expect(tokenAccounting([{ ...request([5, 5, 5], null), finishReason: 'length', outputTokens: 8 }])).toMatchObject(
-      { fromLength: 1, short: 0 },
-    );
+    expect(tokenAccounting([{ ...request([5, 5, 5], null), finishReason: 'length', outputTokens: 8 }])).toMatchObject({
+      fromLength: 1,
+      short: 0,
+    });
   });
   it('a request with usage but no text chunk has one token per chunk (there is no gap to divide)', () => {
     expect(tokensPerChunk({ textChunks: 0, usageTokens: 5 })).toBe(1);
