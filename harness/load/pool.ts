@@ -7,7 +7,7 @@
  * with each worker's own send lag and CPU time beside it.
  *
  * Workers are started through the ProcessRunner seam (node on dist/harness/load/worker-main.js), not
- * child_process.fork: each runs in its own process group, is killed with the harness by the runner's
+ * a forked Node child: each runs in its own process group, is killed with the harness by the runner's
  * watchdog even on kill -9, and exits when its stdin closes. A worker that dies fails the loads it was
  * sending at once (LoadGeneratorFailed), never a hang; the next load starts a new one.
  */
