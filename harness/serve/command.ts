@@ -19,11 +19,11 @@ import { defineRunCommand, runJson, whereLines } from '../session/run-command.js
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { analyzeServe } from './analysis.js';
 import { dryRunText } from './dry-run.js';
-import { serveMarkdown, serveSummary } from './markdown.js';
 import { analyzeFleet } from './fleet/fleet-analysis.js';
 import { fleetMarkdown, fleetSummary } from './fleet/fleet-markdown.js';
 import { measureFleet } from './fleet/fleet-measure.js';
 import { fleetStart } from './fleet/fleet-run.js';
+import { serveMarkdown, serveSummary } from './markdown.js';
 import { measureServe } from './measure.js';
 import { resolveServeOptions, SERVE_FLAGS, type ServeOptions } from './options.js';
 import { loadServeRun, SERVE_SCHEMA_ID, type ServeGroup, type ServeRun, type ServeSettings } from './record.js';

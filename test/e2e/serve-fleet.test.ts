@@ -55,6 +55,8 @@ describe('bench --serve --fleet on the simulated server', () => {
       '--modes',
       'timeslice,mps-threads',
       ...FAST,
+      '--rounds',
+      '2',
       '--out',
       out,
     ]);

@@ -6,9 +6,10 @@
  * (an MPS daemon per mode), a warm-up until steady, and --rounds windows, each server's requests,
  * good requests and TTFT kept per window.
  */
-import { type Arrival, perServer } from '../../load/traffic/schedule.js';
+
 import type { LoadResult } from '../../load/run.js';
 import type { TimedRequest } from '../../load/schedule.js';
+import { type Arrival, perServer } from '../../load/traffic/schedule.js';
 import type { CopyGroup, MemberPlan } from '../copies.js';
 import { fillCommand, modeEnv, startMembers } from '../copies.js';
 import type { ServeDriver } from '../measure.js';
