@@ -185,7 +185,9 @@ function refuseRepeatedOrEmpty(args: Record<string, unknown>, command: AnyComman
       const times = value.length === 2 ? 'twice' : `${value.length} times`;
       throw new UserError(`${name} given ${times} (${value.map((v) => argText(String(v))).join(', ')}): give it once`);
     }
-    if (value === '') throw new UserError(`${name} '': needs a value, not an empty one`);
+    // bench --serve --fleet <file>: the fleet file gives each server's command, so --serve stands alone.
+    if (value === '' && !(key === 'serve' && args.fleet !== undefined))
+      throw new UserError(`${name} '': needs a value, not an empty one`);
   }
 }
 

@@ -101,6 +101,8 @@ export interface LoadPart {
   /** Open loop: the arrival times this part sends, ms from the run's start, and each one's index in the run. */
   arrivalsMs: number[];
   indices: number[];
+  /** A 'trace' schedule: each arrival's [input, output] tokens, beside arrivalsMs; absent otherwise. */
+  lengths?: Array<[number, number]>;
   /** Closed loop: the resident slots this part keeps busy, by their number among the schedule's concurrency. */
   slots: number[];
   /** Closed loop: this part's k-th request is the run's request k × parts + part (its prompt length and id). */
@@ -131,7 +133,7 @@ export function firstSendMs(slot: number, concurrency: number, durationMs: numbe
  * is the whole load.
  */
 export function splitLoad(schedule: Schedule, durationMs: number, parts: number): LoadPart[] {
-  const all = Array.from({ length: parts }, (_, part) => ({
+  const all: LoadPart[] = Array.from({ length: parts }, (_, part) => ({
     arrivalsMs: [] as number[],
     indices: [] as number[],
     slots: [] as number[],
@@ -142,8 +144,11 @@ export function splitLoad(schedule: Schedule, durationMs: number, parts: number)
     for (let slot = 0; slot < schedule.concurrency; slot++) all[slot % parts]?.slots.push(slot);
   else
     for (const [index, offsetMs] of arrivalTimesMs(schedule, durationMs).entries()) {
-      all[index % parts]?.arrivalsMs.push(offsetMs);
-      all[index % parts]?.indices.push(index);
+      const part = all[index % parts] as LoadPart;
+      part.arrivalsMs.push(offsetMs);
+      part.indices.push(index);
+      const r = schedule.kind === 'trace' ? schedule.requests[index] : undefined;
+      if (r !== undefined) (part.lengths ??= []).push([r.inputTokens, r.outputTokens]);
     }
   return all;
 }
@@ -177,9 +182,10 @@ export async function sendPart(options: LoadRunOptions, part: LoadPart, startMs:
   // A part's own tag, then the request's index: a prompt never repeats, within a run or across runs.
   const tag = randomBytes(4).toString('hex');
   const hi = options.inputTokensMax ?? null;
-  const spec = (index: number): RequestSpec => ({
+  const spec = (index: number, lengths?: [number, number]): RequestSpec => ({
     ...request,
-    inputTokens: hi === null ? request.inputTokens : promptLength(request.inputTokens, hi, index),
+    inputTokens: lengths?.[0] ?? (hi === null ? request.inputTokens : promptLength(request.inputTokens, hi, index)),
+    maxTokens: lengths?.[1] ?? request.maxTokens,
     uniqueId: `${tag}${index.toString(36)}`,
   });
   try {
@@ -198,7 +204,7 @@ export async function sendPart(options: LoadRunOptions, part: LoadPart, startMs:
         const scheduledMs = startMs + offsetMs;
         if (now() < scheduledMs) await waitUntil(now, scheduledMs, signal);
         if (signal?.aborted) break;
-        const r = sendRequest(spec(part.indices[i] ?? i), scheduledMs, now, agent);
+        const r = sendRequest(spec(part.indices[i] ?? i, part.lengths?.[i]), scheduledMs, now, agent);
         inFlight.push(r.then((x) => void records.push(x)));
       }
       await Promise.all(inFlight);

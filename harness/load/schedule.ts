@@ -9,12 +9,22 @@ import { mulberry32 } from '../core/random.js';
 export type Schedule =
   | { kind: 'poisson'; ratePerS: number; seed: number }
   | { kind: 'constant'; ratePerS: number }
-  | { kind: 'closed'; concurrency: number };
+  | { kind: 'closed'; concurrency: number }
+  /** Open loop at given offsets, each request with its own lengths (a fleet's schedule, a trace). */
+  | { kind: 'trace'; requests: TimedRequest[] };
 
-export type OpenSchedule = Extract<Schedule, { kind: 'poisson' | 'constant' }>;
+/** One request of a 'trace' schedule (in time order): when, ms from the start, and its prompt and answer lengths in tokens. */
+export interface TimedRequest {
+  offsetMs: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export type OpenSchedule = Extract<Schedule, { kind: 'poisson' | 'constant' | 'trace' }>;
 
 /** The arrival times (ms from the start) of an open-loop schedule within [0, durationMs). */
 export function arrivalTimesMs(schedule: OpenSchedule, durationMs: number): number[] {
+  if (schedule.kind === 'trace') return schedule.requests.map((r) => r.offsetMs).filter((t) => t < durationMs);
   if (!(schedule.ratePerS > 0)) return [];
   const meanGapMs = 1000 / schedule.ratePerS;
   const times: number[] = [];
@@ -36,6 +46,7 @@ export function scheduleProblem(schedule: Schedule): string | null {
     return Number.isInteger(schedule.concurrency) && schedule.concurrency >= 1
       ? null
       : `concurrency ${schedule.concurrency} is not a whole number of at least 1`;
+  if (schedule.kind === 'trace') return null;
   return Number.isFinite(schedule.ratePerS) && schedule.ratePerS > 0
     ? null
     : `rate ${schedule.ratePerS} requests/s is not a positive number`;

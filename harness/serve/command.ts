@@ -19,6 +19,10 @@ import { defineRunCommand, runJson, whereLines } from '../session/run-command.js
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { analyzeServe } from './analysis.js';
 import { dryRunText } from './dry-run.js';
+import { analyzeFleet } from './fleet/fleet-analysis.js';
+import { fleetMarkdown, fleetSummary } from './fleet/fleet-markdown.js';
+import { measureFleet } from './fleet/fleet-measure.js';
+import { fleetStart } from './fleet/fleet-run.js';
 import { serveMarkdown, serveSummary } from './markdown.js';
 import { measureServe } from './measure.js';
 import { resolveServeOptions, SERVE_FLAGS, type ServeOptions } from './options.js';
@@ -154,11 +158,13 @@ async function newServeRun(
     generatorCpus: split?.generatorCpus ?? null,
     loadWorkers: given ?? defaultLoadWorkers(allowed.length || availableParallelism(), split),
   };
+  const fleet = settings.fleet === undefined ? null : await fleetStart(settings.fleet, settings);
   const run: ServeRun = {
     ...header,
     settings,
     ceiling: [],
-    groups: plannedGroups(settings),
+    groups: fleet?.groups ?? plannedGroups(settings),
+    ...(fleet === null ? {} : { fleet: fleet.record }),
     daemons: [],
     host: { cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? null },
     warnings: busy.map((b) => `the GPU was busy before the run: ${b}`),
@@ -197,7 +203,7 @@ async function serveRun(session: Session<ServeRun>, { json }: ServeOptions, deps
     deps.err(
       `gpushare ${run.settings.measure} --serve ${run.id}: ${run.groups.length} groups, ${termText(run.settings.serve)}\n`,
     );
-    await measureServe(run, {
+    const driver: Parameters<typeof measureServe>[1] = {
       runner: deps.runner,
       clock: deps.clock,
       reaper: session.reaper,
@@ -215,9 +221,15 @@ async function serveRun(session: Session<ServeRun>, { json }: ServeOptions, deps
       progress: (line) => deps.err(`${termText(line)}\n`),
       generator: pool,
       requests: new RequestsLog(session.dir),
-    }).finally(() => pool.stop());
+    };
+    const fleet = run.fleet === undefined ? null : await fleetStart(run.fleet.file, run.settings, session.dir);
+    await (fleet === null ? measureServe(run, driver) : measureFleet(run, driver, fleet.fleet, fleet.schedule)).finally(
+      () => pool.stop(),
+    );
   };
   const report = async () => {
+    const fleet = analyzeFleet(run);
+    if (fleet !== null) return fleetReport(session, run, fleet, json, deps);
     const analysis = analyzeServe(run);
     const file = session.reportFile();
     await writeOutputFile(file, serveMarkdown(run, analysis, VERSION));
@@ -230,4 +242,23 @@ async function serveRun(session: Session<ServeRun>, { json }: ServeOptions, deps
     return code;
   };
   return runAndReport(session, loop, report);
+}
+
+/** A fleet run's report: the markdown, and its summary or JSON; 0 when every mode was measured. */
+async function fleetReport(
+  session: Session<ServeRun>,
+  run: ServeRun,
+  analysis: NonNullable<ReturnType<typeof analyzeFleet>>,
+  json: boolean,
+  deps: AppDeps,
+): Promise<number> {
+  const file = session.reportFile();
+  await writeOutputFile(file, fleetMarkdown(run, analysis));
+  const code = run.groups.every((g) => g.status === 'measured') ? 0 : 3;
+  deps.out(
+    json
+      ? runJson(session, file, { exitCode: code, analysis })
+      : `${fleetSummary(run, analysis)}${whereLines(session.dir, file)}`,
+  );
+  return code;
 }

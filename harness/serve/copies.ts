@@ -47,12 +47,14 @@ function freePort(): Promise<number> {
 export function fillCommand(
   template: string,
   values: { port: number; index: number; gpuUuid: string; memFraction: number },
+  /** {mem_fraction}'s decimals: 2 for copies' shares (whole percents), more for a fleet's (0.035). */
+  memDigits = 2,
 ): string {
   return template
     .replaceAll('{port}', String(values.port))
     .replaceAll('{index}', String(values.index))
     .replaceAll('{gpu_uuid}', values.gpuUuid)
-    .replaceAll('{mem_fraction}', values.memFraction.toFixed(2));
+    .replaceAll('{mem_fraction}', values.memFraction.toFixed(memDigits));
 }
 
 /**
@@ -94,18 +96,53 @@ export interface CopySet {
   generator?: LoadGenerator;
 }
 
+/** One server to start: its {index}, label, command line (all but {port} filled: `(port) => line`) and environment. */
+export interface MemberPlan {
+  index: number;
+  label: string;
+  command: (port: number) => string;
+  env: Record<string, string>;
+}
+
 /**
- * Starts `copies` copies under `mode` one at a time, each awaited ready before the next starts: an
- * engine that sizes its KV cache from the memory free when it starts (vLLM, SGLang, TGI) mis-sizes it
- * beside a copy still loading. {index}: 0 for the dedicated copy, 1..N for a group's copies, so copies
- * resident at once never share one. A copy that does not come up stops them all and is named, with its
- * command and the end of its log.
+ * Starts `copies` copies under `mode` one at a time (startMembers). {index}: 0 for the dedicated copy,
+ * 1..N for a group's copies, so copies resident at once never share one.
  */
-export async function startCopies(
+export function startCopies(
   set: CopySet,
   mode: ServeMode | 'dedicated',
   copies: number,
   env: Record<string, string>,
+): Promise<{ copies: Copies; problem: null } | { copies: null; problem: string }> {
+  const s = set.settings;
+  return startMembers(
+    set,
+    Array.from({ length: copies }, (_, k) => {
+      const index = mode === 'dedicated' ? 0 : k + 1;
+      return {
+        index,
+        label: `${mode} copy ${k + 1} of ${copies}`,
+        command: (port: number) =>
+          fillCommand(s.serve, {
+            port,
+            index,
+            gpuUuid: set.gpuUuid,
+            memFraction: memFraction(s.measure, mode, copies),
+          }),
+        env,
+      };
+    }),
+  );
+}
+
+/**
+ * Starts servers one at a time, each awaited ready before the next starts: an engine that sizes its KV
+ * cache from the memory free when it starts (vLLM, SGLang, TGI) mis-sizes it beside one still loading. A
+ * server that does not come up stops them all and is named, with its command and the end of its log.
+ */
+export async function startMembers(
+  set: CopySet,
+  plans: readonly MemberPlan[],
 ): Promise<{ copies: Copies; problem: null } | { copies: null; problem: string }> {
   const s = set.settings;
   const started: CopyGroup[] = [];
@@ -114,22 +151,16 @@ export async function startCopies(
     await Promise.all(started.map((one) => one.stop(STOP_MS)));
     return members.flatMap((m) => (m.leftRunning.length > 0 ? [leftText(m)] : []));
   };
-  for (let k = 0; k < copies; k++) {
+  for (const plan of plans) {
     const port = await freePort();
-    const index = mode === 'dedicated' ? 0 : k + 1;
     const member = new ServerMember(
       set.runner,
       set.clock,
       {
-        index,
-        label: `${mode} copy ${k + 1} of ${copies}`,
-        command: fillCommand(s.serve, {
-          port,
-          index,
-          gpuUuid: set.gpuUuid,
-          memFraction: memFraction(s.measure, mode, copies),
-        }),
-        env: { CUDA_VISIBLE_DEVICES: set.gpuUuid, ...env },
+        index: plan.index,
+        label: plan.label,
+        command: plan.command(port),
+        env: { CUDA_VISIBLE_DEVICES: set.gpuUuid, ...plan.env },
         port,
         readyPath: s.readyPath,
         request: { api: s.api, inputTokens: s.inputTokens, maxTokens: s.outputTokens, timeoutMs: s.requestTimeoutMs },

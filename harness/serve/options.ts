@@ -104,6 +104,11 @@ export const SERVE_FLAGS = {
     describe: 'the longest a warm-up runs before measuring anyway, with a warning',
     defaultDescription: String(WARMUP_MAX_S),
   },
+  fleet: {
+    type: 'string',
+    describe:
+      'bench: a fleet file (YAML or JSON, examples/fleet/): its servers, each with its own command, under each mode, with its traffic (give --serve without a command)',
+  },
   gpu: { type: 'number', describe: 'index of the GPU', defaultDescription: '0' },
   out: { type: 'string', describe: 'run directory', defaultDescription: 'runs/results/<date>-<gpu>-serve-<id>' },
   resume: { type: 'string', describe: 'continue the server run in this directory with its own settings' },
@@ -141,15 +146,8 @@ function inputLengths(raw: string | undefined): { inputTokens: number; inputToke
 }
 
 export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['measure']): ServeOptions {
-  const serve = args.serve?.trim() ?? '';
-  if (serve === '')
-    throw new UserError(
-      "--serve needs your server's command line, e.g. --serve 'python3 examples/reference_server.py --port {port}'",
-    );
-  if (!serve.includes('{port}'))
-    throw new UserError(
-      `--serve ${argText(serve)}: put {port} where the server takes its port, e.g. --port {port}: gpushare gives each copy its own`,
-    );
+  const fleet = fleetFile(args, measure);
+  const serve = fleet === undefined ? serveCommand(args.serve) : '';
   const readyPath = args.readyPath ?? '/v1/models';
   if (!readyPath.startsWith('/'))
     throw new UserError(`--ready-path ${argText(readyPath)}: give a path starting with /, e.g. /health`);
@@ -183,6 +181,7 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
       maxStepMs: number(args.maxStepS, '--max-step-s', MAX_STEP_S, 0.05, 3600) * 1000,
       ...loadWorkers(args.loadWorkers),
       ...warmupLimits(args),
+      ...(fleet === undefined ? {} : { fleet }),
     },
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     out: args.out ?? null,
@@ -191,6 +190,38 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
     json: args.json ?? false,
     dryRun: args.dryRun ?? false,
   };
+}
+
+/** --serve's command line, checked. */
+function serveCommand(raw: string | undefined): string {
+  const serve = raw?.trim() ?? '';
+  if (serve === '')
+    throw new UserError(
+      "--serve needs your server's command line, e.g. --serve 'python3 examples/reference_server.py --port {port}'",
+    );
+  if (!serve.includes('{port}'))
+    throw new UserError(
+      `--serve ${argText(serve)}: put {port} where the server takes its port, e.g. --port {port}: gpushare gives each copy its own`,
+    );
+  return serve;
+}
+
+/** --fleet's file, or undefined: the fleet names each server's command and count, so --serve's and --copies are refused beside it. */
+function fleetFile(args: ServeArgs, measure: ServeSettings['measure']): string | undefined {
+  const fleet = args.fleet?.trim();
+  if (fleet === undefined) return undefined;
+  if (fleet === '') throw new UserError('--fleet needs a fleet file, e.g. --fleet examples/fleet/three-sizes.yaml');
+  if (measure !== 'bench')
+    throw new UserError('--fleet is measured by bench --serve only so far: run gpushare bench --serve --fleet <file>');
+  if (args.copies !== undefined)
+    throw new UserError(
+      `--copies ${argText(args.copies)} with --fleet ${argText(fleet)}: the fleet file sets each kind's count; drop --copies`,
+    );
+  if ((args.serve?.trim() ?? '') !== '')
+    throw new UserError(
+      `--serve ${argText(args.serve ?? '')} with --fleet ${argText(fleet)}: the fleet file gives each server's command; give --serve without one`,
+    );
+  return fleet;
 }
 
 /** --load-workers as given, or nothing: the run's default is set from the host's cores (serve/command.ts). */
@@ -246,5 +277,6 @@ export function settingsArgs(s: ServeSettings): ServeArgs {
     loadWorkers: s.loadWorkers === undefined ? undefined : String(s.loadWorkers),
     warmupS: s.warmupMs === undefined ? undefined : seconds(s.warmupMs),
     warmupMaxS: s.warmupMaxMs === undefined ? undefined : seconds(s.warmupMaxMs),
+    ...(s.fleet === undefined ? {} : { fleet: s.fleet, copies: undefined, serve: undefined }),
   };
 }

@@ -14,6 +14,7 @@ import { REQUEST_OUTCOMES } from '../load/request.js';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
 import { SERVE_FILE } from '../record/kinds.js';
 import { loadRecord, machineRecordHeaderSchema } from '../record/record-file.js';
+import { FleetRecordSchema } from './fleet/fleet-record.js';
 import { resolveServeOptions, SERVE_MODES, settingsArgs } from './options.js';
 import { WarmupSchema } from './warmup.js';
 
@@ -82,6 +83,8 @@ const ServeSettingsSchema = z.object({
   /** Warm-up until steady (serve/warmup.ts): at least, at most, ms; absent from runs with one warm-up window per arm. */
   warmupMs: z.number().nonnegative().optional(),
   warmupMaxMs: z.number().nonnegative().optional(),
+  /** bench --serve --fleet: the fleet file (serve/fleet/); absent from runs of copies of one server. */
+  fleet: z.string().optional(),
 });
 export type ServeSettings = z.infer<typeof ServeSettingsSchema>;
 
@@ -192,6 +195,8 @@ export const ServeRunSchema = z.object({
     .optional(),
   /** Every request's line in the requests file beside this record (REQUESTS_FILE); absent from runs before it was kept. */
   requests: z.object({ file: z.string(), lines: count }).optional(),
+  /** bench --serve --fleet: the fleet, its schedule and each server's windows; absent from runs of copies. */
+  fleet: FleetRecordSchema.optional(),
 });
 export type ServeRun = z.infer<typeof ServeRunSchema>;
 

@@ -1,0 +1,129 @@
+/**
+ * A fleet run's answer per mode: each server's SLO attainment (its requests' share within the TTFT SLO,
+ * with a Wilson interval), the hot servers (the top fifth by rate) apart from the cold tail, the whole
+ * GPU's goodput, and each kind's baseline attainment; a mode kept every server within the SLO only where
+ * every server's interval lies at or above the target, and missed where one lies wholly below it.
+ */
+import { wilsonInterval } from '../../stats/attainment.js';
+import type { ServeRun } from '../record.js';
+import type { FleetRecord, ServerWindow } from './fleet-record.js';
+
+/** The attainment a server must hold: the SLO is on TTFT p99, so 99% of its requests. */
+export const ATTAINMENT_TARGET = 0.99;
+/** The hot servers: this share of the fleet, the highest rates first (at least one). */
+export const HOT_SHARE = 0.2;
+
+export type Verdict = 'within' | 'missed' | 'unclear';
+
+export interface ServerAttainment {
+  index: number;
+  label: string;
+  kind: string;
+  ratePerS: number;
+  hot: boolean;
+  requests: number;
+  good: number;
+  /** good ÷ requests and its interval; null without requests. */
+  attainment: number | null;
+  interval: [number, number] | null;
+  verdict: Verdict;
+  ttftP99Ms: number | null;
+}
+
+export interface FleetModeAnalysis {
+  mode: string;
+  status: string;
+  reason: string | null;
+  servers: ServerAttainment[];
+  /** Good requests and output tokens per second of the whole fleet, over the kept windows. */
+  goodPerS: number;
+  tokensPerS: number;
+  /** every server within the SLO, a server missed it, or undecided (intervals overlap the target). */
+  verdict: 'every server within' | 'missed' | 'undecided' | 'not measured';
+}
+
+export interface FleetAnalysis {
+  target: number;
+  hot: number[];
+  baseline: Array<Omit<ServerAttainment, 'hot'> & { status: string; reason: string | null }>;
+  modes: FleetModeAnalysis[];
+}
+
+function verdictOf(good: number, requests: number): Pick<ServerAttainment, 'attainment' | 'interval' | 'verdict'> {
+  const w = wilsonInterval(good, requests);
+  if (w === null) return { attainment: null, interval: null, verdict: 'unclear' };
+  const verdict =
+    w.interval[0] >= ATTAINMENT_TARGET ? 'within' : w.interval[1] < ATTAINMENT_TARGET ? 'missed' : 'unclear';
+  return { attainment: w.share, interval: w.interval, verdict };
+}
+
+/** One server over its windows. */
+function attainment(server: FleetRecord['servers'][number], windows: readonly ServerWindow[], hot: boolean) {
+  const requests = windows.reduce((n, w) => n + w.requests, 0);
+  const good = windows.reduce((n, w) => n + w.good, 0);
+  const p99s = windows.flatMap((w) => (w.ttftP99Ms === null ? [] : [w.ttftP99Ms]));
+  return {
+    index: server.index,
+    label: server.label,
+    kind: server.kind,
+    ratePerS: server.ratePerS,
+    hot,
+    requests,
+    good,
+    ...verdictOf(good, requests),
+    // The worst window's: a pooled p99 needs the requests file.
+    ttftP99Ms: p99s.length === 0 ? null : Math.max(...p99s),
+  };
+}
+
+/** The hot servers' indices: the top HOT_SHARE by rate (ties by index). */
+export function hotServers(servers: FleetRecord['servers']): number[] {
+  const n = Math.max(1, Math.ceil(servers.length * HOT_SHARE));
+  return [...servers]
+    .sort((a, b) => b.ratePerS - a.ratePerS || a.index - b.index)
+    .slice(0, n)
+    .map((s) => s.index);
+}
+
+export function analyzeFleet(run: ServeRun): FleetAnalysis | null {
+  const f = run.fleet;
+  if (f === undefined) return null;
+  const hot = hotServers(f.servers);
+  const seconds = run.settings.windowMs / 1000;
+  const modes = run.groups.map((g): FleetModeAnalysis => {
+    const windows = f.windows.find((w) => w.mode === g.mode)?.windows ?? [];
+    const servers = f.servers.map((s) =>
+      attainment(
+        s,
+        windows.flatMap((w) => w.filter((x) => x.server === s.index)),
+        hot.includes(s.index),
+      ),
+    );
+    const good = servers.reduce((n, s) => n + s.good, 0);
+    const tokens = windows.flat().reduce((n, w) => n + w.outputTokensPerS, 0);
+    const measured = g.status === 'measured' && windows.length > 0;
+    const verdict = !measured
+      ? 'not measured'
+      : servers.some((s) => s.verdict === 'missed')
+        ? 'missed'
+        : servers.every((s) => s.verdict === 'within')
+          ? 'every server within'
+          : 'undecided';
+    return {
+      mode: g.mode,
+      status: g.status,
+      reason: g.reason,
+      servers,
+      goodPerS: windows.length === 0 ? 0 : good / (windows.length * seconds),
+      tokensPerS: windows.length === 0 ? 0 : tokens / windows.length,
+      verdict,
+    };
+  });
+  const baseline = f.baseline.flatMap((b) => {
+    const server = f.servers.find((s) => s.index === b.server);
+    if (server === undefined) return [];
+    const { hot: _, ...a } = attainment(server, b.windows, false);
+    return [{ ...a, kind: b.kind, status: b.status, reason: b.reason }];
+  });
+  return { target: ATTAINMENT_TARGET, hot, baseline, modes };
+}

@@ -1,0 +1,80 @@
+/** A fleet run's report (`bench --serve --fleet`): per mode, the hot servers and the cold tail apart. */
+import { mdCode, mdText } from '../../core/escape/markdown.js';
+import { termText } from '../../core/escape/terminal.js';
+import { SIMULATED_TEXT, simulatedMarkdown } from '../../record/simulated.js';
+import { isSimulated } from '../../system/nvidia/schema.js';
+import type { ServeRun } from '../record.js';
+import type { FleetAnalysis, FleetModeAnalysis, ServerAttainment } from './fleet-analysis.js';
+
+const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
+const ms = (v: number | null) => (v === null ? '–' : v.toFixed(1));
+const span = (i: [number, number] | null) => (i === null ? '–' : `${pct(i[0])}–${pct(i[1])}`);
+
+function serverRows(servers: ReadonlyArray<Omit<ServerAttainment, 'hot'>>): string[] {
+  return [
+    '| server | kind | rate (req/s) | requests | within SLO | attainment | 95% interval | verdict | TTFT p99, worst window (ms) |',
+    '|---|---|---:|---:|---:|---:|---|---|---:|',
+    ...servers.map(
+      (s) =>
+        `| ${mdText(s.label)} | ${mdText(s.kind)} | ${s.ratePerS.toFixed(2)} | ${s.requests} | ${s.good} | ${pct(s.attainment)} | ${span(s.interval)} | ${s.verdict} | ${ms(s.ttftP99Ms)} |`,
+    ),
+  ];
+}
+
+function modeLines(m: FleetModeAnalysis): string[] {
+  if (m.status !== 'measured')
+    return [`### ${m.mode}`, '', `${m.status}${m.reason ? `: ${mdText(m.reason)}` : ''}`, ''];
+  return [
+    `### ${m.mode}: ${m.verdict}`,
+    '',
+    `Goodput of the whole GPU: ${m.goodPerS.toFixed(2)} requests/s within the SLO, ${m.tokensPerS.toFixed(0)} output tokens/s.`,
+    '',
+    '**Hot servers**',
+    '',
+    ...serverRows(m.servers.filter((s) => s.hot)),
+    '',
+    '**Cold tail**',
+    '',
+    ...serverRows(m.servers.filter((s) => !s.hot)),
+    '',
+  ];
+}
+
+export function fleetMarkdown(run: ServeRun, a: FleetAnalysis): string {
+  const f = run.fleet;
+  if (f === undefined) return '';
+  const s = run.settings;
+  return [
+    ...simulatedMarkdown(run.fingerprint),
+    `# gpushare bench --serve --fleet ${mdText(run.id)}`,
+    '',
+    `Fleet ${mdCode(f.file)}: ${f.servers.length} servers of ${new Set(f.servers.map((x) => x.kind)).size} kinds, traffic ${f.source} (seed ${f.seed}), the same ${f.trace.requests} requests in every window of ${s.windowMs / 1000} s (${mdCode(f.trace.file)}), ${s.rounds} windows per mode after a warm-up.`,
+    `SLO: TTFT within ${s.sloTtftP99Ms} ms; a server is within it when its attainment's 95% interval lies at or above ${pct(a.target)}, missed when wholly below. Hot: the top fifth by rate (servers ${a.hot.join(', ')}).`,
+    '',
+    '## Baseline: each kind alone on the GPU, with the arrivals of one of its servers',
+    '',
+    ...serverRows(a.baseline),
+    ...a.baseline
+      .filter((b) => b.status !== 'measured')
+      .map((b) => `- ${mdText(b.kind)}: ${b.status}${b.reason ? `: ${mdText(b.reason)}` : ''}`),
+    '',
+    '## Per mode',
+    '',
+    ...a.modes.flatMap(modeLines),
+    ...(run.warnings.length > 0 ? ['## Warnings', '', ...run.warnings.map((w) => `- ${mdText(w)}`), ''] : []),
+  ].join('\n');
+}
+
+export function fleetSummary(run: ServeRun, a: FleetAnalysis): string {
+  const lines = [
+    ...(isSimulated(run.fingerprint) ? [SIMULATED_TEXT] : []),
+    `gpushare bench --serve --fleet ${run.id}: ${run.status}`,
+    ...a.modes.map((m) => {
+      const missed = m.servers.filter((s) => s.verdict === 'missed').map((s) => s.label);
+      return m.status !== 'measured'
+        ? `${m.mode}: ${m.status}${m.reason ? `: ${termText(m.reason)}` : ''}`
+        : `${m.mode}: ${m.verdict}; ${m.goodPerS.toFixed(2)} good req/s${missed.length > 0 ? `; missed: ${termText(missed.join(', '))}` : ''}`;
+    }),
+  ];
+  return `${lines.join('\n')}\n`;
+}

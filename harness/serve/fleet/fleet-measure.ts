@@ -1,0 +1,256 @@
+/**
+ * `bench --serve --fleet`: a heterogeneous fleet of servers, each with its own command, memory share and
+ * open-loop traffic (the fleet's schedule: every window sends the same arrivals, so modes compare on
+ * equal traffic). First the baseline: each kind's first server alone (time-sliced, nothing beside it)
+ * with the arrivals that server gets in the fleet; then, per mode, every server started one at a time
+ * (an MPS daemon per mode), a warm-up until steady, and --rounds windows, each server's requests,
+ * good requests and TTFT kept per window.
+ */
+
+import type { LoadResult } from '../../load/run.js';
+import type { TimedRequest } from '../../load/schedule.js';
+import { type Arrival, perServer } from '../../load/traffic/schedule.js';
+import type { CopyGroup, MemberPlan } from '../copies.js';
+import { fillCommand, modeEnv, startMembers } from '../copies.js';
+import type { ServeDriver } from '../measure.js';
+import type { ServeGroup, ServeMode, ServeRun, WindowStats } from '../record.js';
+import type { Slo } from '../verdicts.js';
+import { WARMUP_MAX_S, WARMUP_S, type Warmup, warmUp, warmupWarning, warmupWindowMs } from '../warmup.js';
+import { windowStats } from '../window.js';
+import type { Fleet } from './fleet-file.js';
+import type { FleetRecord, FleetServerRecord, ServerWindow } from './fleet-record.js';
+
+/** The trace of the schedule every window sends, in the run directory. */
+export const FLEET_TRACE_FILE = 'fleet-trace.jsonl';
+/** {mem_fraction}'s decimals for a fleet's servers: shares such as 0.035. */
+const MEM_DIGITS = 4;
+const RELEASE_LEAD_MS = 50;
+
+/** A server's MPS thread cap: the file's, else its share of the requests as a whole percent, at least 1. */
+export function threadCap(s: {
+  threadPct: number | null;
+  share: number;
+}): Pick<FleetServerRecord, 'threadPct' | 'threadPctFrom'> {
+  return s.threadPct !== null
+    ? { threadPct: s.threadPct, threadPctFrom: 'file' }
+    : { threadPct: Math.min(100, Math.max(1, Math.round(s.share * 100))), threadPctFrom: 'share' };
+}
+
+/** The fleet's record before anything ran: its servers as expanded, the schedule's size, no windows. */
+export function fleetRecord(file: string, fleet: Fleet, schedule: readonly Arrival[], windowMs: number): FleetRecord {
+  const counts = perServer(
+    schedule,
+    fleet.servers.map((s) => s.index),
+  );
+  return {
+    file,
+    seed: fleet.seed,
+    source: fleet.traffic.source,
+    servers: fleet.servers.map((s) => ({
+      index: s.index,
+      label: s.label,
+      kind: s.kind,
+      model: s.model,
+      memFraction: s.memFraction,
+      ...threadCap(s),
+      share: s.share,
+      ratePerS: s.ratePerS ?? (counts.get(s.index)?.length ?? 0) / (windowMs / 1000),
+    })),
+    trace: { file: FLEET_TRACE_FILE, requests: schedule.length },
+    baseline: [],
+    windows: [],
+  };
+}
+
+/** One server's share of a window: its requests, good ones, TTFT and tokens/s. */
+export function serverWindow(server: number, result: LoadResult, slo: Slo, ratePerS: number): ServerWindow {
+  const w = windowStats([result], slo, { concurrency: null, ratePerS }, 0);
+  return {
+    server,
+    requests: w.requests,
+    ok: w.ok,
+    good: w.good,
+    ttftP50Ms: w.ttft.p50Ms,
+    ttftP99Ms: w.ttft.p99Ms,
+    outputTokensPerS: w.outputTokensPerS,
+  };
+}
+
+const timed = (list: readonly Arrival[]): TimedRequest[] =>
+  list.map((a) => ({ offsetMs: a.offsetMs, inputTokens: a.inputTokens, outputTokens: a.outputTokens }));
+
+type Outcome =
+  | { windows: ServerWindow[]; stats: WindowStats; problem: null }
+  | { windows: null; stats: null; problem: string };
+
+/** Measures the baseline, then each pending mode group of `run` (its groups: one per mode, copies = the fleet's servers). */
+export async function measureFleet(
+  run: ServeRun,
+  driver: ServeDriver,
+  fleet: Fleet,
+  schedule: readonly Arrival[],
+): Promise<void> {
+  const s = run.settings;
+  const record = run.fleet as FleetRecord;
+  const slo: Slo = { ttftP99Ms: s.sloTtftP99Ms, itlMaxMs: s.sloItlMaxMs };
+  const rule = { minMs: s.warmupMs ?? WARMUP_S * 1000, maxMs: s.warmupMaxMs ?? WARMUP_MAX_S * 1000 };
+  const nowMs = () => driver.clock.monotonicUs() / 1000;
+  const lists = perServer(
+    schedule,
+    fleet.servers.map((x) => x.index),
+  );
+  const rateOf = (index: number) => record.servers.find((x) => x.index === index)?.ratePerS ?? 0;
+  const set = { ...driver, settings: s };
+
+  /** One window: each server its own arrivals; each server's share of it. */
+  async function window(group: CopyGroup, servers: readonly number[], durationMs: number): Promise<Outcome> {
+    const outcome = await group.window(
+      {
+        leadMs: RELEASE_LEAD_MS,
+        releases: (startAtUs) =>
+          servers.map((index, member) => ({
+            member,
+            command: { startAtUs, durationMs, schedule: { kind: 'trace', requests: timed(lists.get(index) ?? []) } },
+          })),
+        timeoutMs: durationMs + s.requestTimeoutMs + 5000,
+      },
+      driver.abort,
+    );
+    if (outcome.status === 'lost') {
+      const reply = outcome.reply;
+      const why = reply.kind === 'failed' ? reply.reason : reply.kind === 'malformed' ? reply.problem : 'timed out';
+      return { windows: null, stats: null, problem: `${outcome.label} stopped answering: ${why}` };
+    }
+    return {
+      windows: outcome.results.map((r, k) => serverWindow(servers[k] as number, r, slo, rateOf(servers[k] as number))),
+      // The fleet's window as one: what the warm-up's steady test reads.
+      stats: windowStats(outcome.results, slo, { concurrency: null, ratePerS: null }, 0),
+      problem: null,
+    };
+  }
+
+  /** Warm-up until steady (not kept), then --rounds windows; the windows, or why they stopped. */
+  async function windows(
+    what: string,
+    arm: Warmup['arm'],
+    group: CopyGroup,
+    servers: readonly number[],
+    g: ServeGroup | null,
+  ): Promise<{ windows: ServerWindow[][]; problem: string | null }> {
+    const warmed = await warmUp(
+      arm,
+      rule,
+      async () => {
+        const w = await window(group, servers, warmupWindowMs(s.windowMs));
+        return w.windows === null ? { stats: null, problem: w.problem } : { stats: w.stats, problem: null };
+      },
+      nowMs,
+    );
+    if (warmed.warmup === null) return { windows: [], problem: `${what} warm-up: ${warmed.problem}` };
+    if (g !== null) (g.warmup ??= []).push(warmed.warmup);
+    const warning = warmupWarning(what, warmed.warmup);
+    if (warning !== null) run.warnings.push(warning);
+    const kept: ServerWindow[][] = [];
+    for (let r = 0; r < s.rounds; r++) {
+      if (driver.abort.aborted) throw driver.interrupted();
+      const w = await window(group, servers, s.windowMs);
+      if (w.windows === null) return { windows: kept, problem: `${what} round ${r + 1}: ${w.problem}` };
+      kept.push(w.windows);
+      const good = w.windows.reduce((n, x) => n + x.good, 0);
+      const all = w.windows.reduce((n, x) => n + x.requests, 0);
+      driver.progress(`  ${what} round ${r + 1}/${s.rounds}: ${good} of ${all} requests within the SLO`);
+    }
+    return { windows: kept, problem: null };
+  }
+
+  const plan = (index: number, mode: ServeMode | 'dedicated', env: Record<string, string>): MemberPlan => {
+    const server = fleet.servers.find((x) => x.index === index);
+    if (server === undefined) throw new RangeError(`measureFleet: no server ${index}`);
+    return {
+      index,
+      label: `${mode === 'dedicated' ? 'baseline' : mode} ${server.label}`,
+      command: (port) =>
+        fillCommand(
+          server.command,
+          { port, index, gpuUuid: driver.gpuUuid, memFraction: server.memFraction },
+          MEM_DIGITS,
+        ),
+      env,
+    };
+  };
+
+  async function started<T>(plans: MemberPlan[], body: (group: CopyGroup) => Promise<T>): Promise<T | string> {
+    const { copies, problem } = await startMembers(set, plans);
+    if (copies === null) return problem;
+    try {
+      return await body(copies.group);
+    } finally {
+      for (const line of await copies.stop()) run.warnings.push(line);
+    }
+  }
+
+  // The baseline: each kind's first server alone, with that server's arrivals.
+  const kinds = [...new Set(fleet.servers.map((x) => x.kind))];
+  if (record.baseline.length === 0)
+    record.baseline = kinds.map((kind) => ({
+      kind,
+      server: fleet.servers.find((x) => x.kind === kind)?.index as number,
+      status: 'pending',
+      reason: null,
+      windows: [],
+    }));
+  for (const b of record.baseline) {
+    if (b.status !== 'pending') continue;
+    driver.progress(`baseline: ${b.kind} alone (the arrivals of server ${b.server})`);
+    const got = await started([plan(b.server, 'dedicated', {})], (group) =>
+      windows(`baseline ${b.kind}`, 'dedicated', group, [b.server], null),
+    );
+    const problem = typeof got === 'string' ? got : got.problem;
+    Object.assign(b, {
+      status: problem === null ? 'measured' : 'failed',
+      reason: problem,
+      windows: typeof got === 'string' ? [] : got.windows.flat(),
+    });
+    await driver.save();
+  }
+
+  for (const g of run.groups) {
+    if (g.status !== 'pending') continue;
+    if (driver.abort.aborted) throw driver.interrupted();
+    await measureMode(g);
+    await driver.save();
+  }
+
+  async function measureMode(g: ServeGroup): Promise<void> {
+    Object.assign(g, { rounds: [], steps: [], warmup: [] });
+    record.windows = record.windows.filter((w) => w.mode !== g.mode);
+    let daemon: { stop(): Promise<string>; env: Record<string, string> } | null = null;
+    if (g.mode === 'mps' || g.mode === 'mps-threads') {
+      const up = await driver.startMps(`fleet-${g.mode}`);
+      if (!up.ok) {
+        Object.assign(g, { status: 'skipped', reason: `the MPS daemon did not start: ${up.reason}` });
+        return;
+      }
+      daemon = up.daemon;
+    }
+    try {
+      const env = (x: FleetServerRecord) => modeEnv(g.mode, fleet.servers.length, daemon?.env ?? {}, x.threadPct);
+      g.env = env(record.servers[0] as FleetServerRecord);
+      driver.progress(`${g.mode}: starting ${fleet.servers.length} servers`);
+      const servers = record.servers.map((x) => x.index);
+      const got = await started(
+        record.servers.map((x) => plan(x.index, g.mode, env(x))),
+        (group) => windows(g.mode, 'shared', group, servers, g),
+      );
+      if (typeof got === 'string') {
+        Object.assign(g, { status: 'failed', reason: got });
+        driver.progress(`  ${got}`);
+        return;
+      }
+      record.windows.push({ mode: g.mode, windows: got.windows });
+      Object.assign(g, got.problem === null ? { status: 'measured' } : { status: 'failed', reason: got.problem });
+    } finally {
+      await daemon?.stop();
+    }
+  }
+}
