@@ -4,16 +4,12 @@
  * GPU's goodput, and each kind's baseline attainment; a mode kept every server within the SLO only where
  * every server's interval lies at or above the target, and missed where one lies wholly below it.
  */
-import { wilsonInterval } from '../../stats/attainment.js';
 import type { ServeRun } from '../record.js';
 import type { FleetRecord, ServerWindow } from './fleet-record.js';
+import { ATTAINMENT_TARGET, type Verdict, verdictOf } from './verdicts.js';
 
-/** The attainment a server must hold: the SLO is on TTFT p99, so 99% of its requests. */
-export const ATTAINMENT_TARGET = 0.99;
 /** The hot servers: this share of the fleet, the highest rates first (at least one). */
 export const HOT_SHARE = 0.2;
-
-export type Verdict = 'within' | 'missed' | 'unclear';
 
 export interface ServerAttainment {
   index: number;
@@ -47,14 +43,6 @@ export interface FleetAnalysis {
   hot: number[];
   baseline: Array<Omit<ServerAttainment, 'hot'> & { status: string; reason: string | null }>;
   modes: FleetModeAnalysis[];
-}
-
-function verdictOf(good: number, requests: number): Pick<ServerAttainment, 'attainment' | 'interval' | 'verdict'> {
-  const w = wilsonInterval(good, requests);
-  if (w === null) return { attainment: null, interval: null, verdict: 'unclear' };
-  const verdict =
-    w.interval[0] >= ATTAINMENT_TARGET ? 'within' : w.interval[1] < ATTAINMENT_TARGET ? 'missed' : 'unclear';
-  return { attainment: w.share, interval: w.interval, verdict };
 }
 
 /** One server over its windows. */
