@@ -41,7 +41,7 @@ describe('mannKendall', () => {
   });
 
   it('3 values with S = 1: P(|S| ≥ 1) is every permutation, p 1', () => {
-    // 5 of the 6 orders of 3 have |S| ≥ 1 by inversions 0…3 (1, 2, 2, 1 of them): P(D ≤ 1) = 3/6, doubled.
+    // With 3 pairs S is odd, so every order has |S| ≥ 1: P(D ≤ 1) = (1 + 2)/6 inversions 0 and 1, doubled.
     expect(mannKendall([1, 3, 2])).toMatchObject({ s: 1, pValue: 1, method: 'exact' });
   });
 
