@@ -116,6 +116,15 @@ describe('a window against the ceiling by its sent rate', () => {
     expect(ceilingCheck(win({ requestsPerS: 179 }), ceiling)).toBe('over');
     expect(ceilingCheck(win({ sentPerS: 1 }), { ...ceiling, ratePerS: null })).toBe('unverified');
   });
+  it('is over by output tokens/s alone; exactly at the token ceiling is not over', () => {
+    expect(ceilingCheck(win({ sentPerS: 100, outputTokensPerS: 1e6 + 1 }), ceiling)).toBe('over');
+    expect(ceilingCheck(win({ sentPerS: 100, outputTokensPerS: 1e6 }), ceiling)).toBe('within');
+  });
+  it('is within a ceiling the sweep never reached (at least its top rate), however much it sent', () => {
+    const atLeast = { ...ceiling, atLeast: true };
+    expect(ceilingCheck(win({ sentPerS: 1000, outputTokensPerS: 1e7 }), atLeast)).toBe('within');
+    expect(stepUnverified(win({ sentPerS: 1000 }), atLeast)).toBe(false);
+  });
   it('flags a capacity step whose sent rate is over, and only steps that kept their sent rate', () => {
     expect(stepUnverified(win({ sentPerS: 264, requestsPerS: 147 }), ceiling)).toBe(true);
     expect(stepUnverified(win({ sentPerS: 178 }), ceiling)).toBe(false);
