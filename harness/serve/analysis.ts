@@ -97,6 +97,8 @@ export interface Ceiling {
   /** The highest clean null-server rate whose e2e p50 and send lag p99 stayed within it: requests/s and output tokens/s. */
   ratePerS: number | null;
   tokensPerS: number | null;
+  /** The first rate within (sent): below it the null servers were slower than the allowance, not falling behind. */
+  fromPerS: number | null;
   /** The sweep's top rate was within it: the ceiling is at least this, not measured. */
   atLeast: boolean;
   /** What the generator adds to TTFT there (the null server's TTFT p99), and as a share of the run's lowest TTFT p50. */
@@ -147,15 +149,20 @@ export function ceilingOf(run: ServeRun): Ceiling {
   }));
   const within = (s: CeilingStep) =>
     allowedMs !== null && s.clean && s.e2eP50Ms !== null && s.e2eP50Ms <= allowedMs && s.lagP99Ms <= allowedMs;
-  // The highest rate within, below the first rate that was not: past it the generator was falling behind.
-  const firstOut = steps.findIndex((s) => !within(s));
-  const held = firstOut === -1 ? steps : steps.slice(0, firstOut);
+  // From the first rate within, the highest below the first rate after it that was not: past it the generator
+  // was falling behind. Rates below the first within are slower for another reason (on an H100 host the null
+  // servers' e2e p50 was 3.3 ms at 25 req/s and 0.8 ms at 3,200: processes idle between requests wake slowly);
+  // the report names them.
+  const first = steps.findIndex(within);
+  const out = first === -1 ? -1 : steps.findIndex((s, i) => i > first && !within(s));
+  const held = first === -1 ? [] : steps.slice(first, out === -1 ? steps.length : out);
   const best = held.at(-1) ?? null;
   return {
     allowedMs,
+    fromPerS: held[0]?.requestsPerS ?? null,
     ratePerS: best?.requestsPerS ?? null,
     tokensPerS: best?.tokensPerS ?? null,
-    atLeast: best !== null && firstOut === -1,
+    atLeast: best !== null && out === -1,
     ttftAddedMs: best?.ttftP99Ms ?? null,
     ttftShare: best?.ttftP99Ms != null && ownTtft !== null ? best.ttftP99Ms / ownTtft : null,
     steps,

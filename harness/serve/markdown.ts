@@ -60,6 +60,14 @@ function setup(run: ServeRun): string[] {
   ];
 }
 
+/** The sweep's rates below the first within, where the null servers were over the allowance: not a ceiling, but said. */
+function slowBelow(c: ServeAnalysis['ceiling']): string {
+  const below = c.steps.filter((s) => c.fromPerS !== null && s.requestsPerS < c.fromPerS);
+  if (below.length === 0) return '';
+  const rates = below.map((s) => `${num(s.e2eP50Ms, 3)} ms at ${num(s.requestsPerS, 0)} req/s`).join(', ');
+  return ` Below ${num(c.fromPerS, 0)} req/s the null servers' e2e p50 was over it (${rates}): at those rates the generator and loopback add more than 1%, and windows sending them are not flagged.`;
+}
+
 export function ceilingLines(analysis: ServeAnalysis): string[] {
   const c = analysis.ceiling;
   if (c.steps.length === 0)
@@ -71,7 +79,7 @@ export function ceilingLines(analysis: ServeAnalysis): string[] {
       : '';
   return [
     c.ratePerS !== null
-      ? `- Load generator ceiling on this host: ${c.atLeast ? 'at least ' : ''}${num(c.ratePerS, 0)} requests/s, ${num(c.tokensPerS, 0)} output tokens/s with under 1% added latency (null-server e2e p50 and send lag p99 ≤ ${num(c.allowedMs, 3)} ms, 1% of this run's lowest e2e p50).${ttft}`
+      ? `- Load generator ceiling on this host: ${c.atLeast ? 'at least ' : ''}${num(c.ratePerS, 0)} requests/s, ${num(c.tokensPerS, 0)} output tokens/s with under 1% added latency (null-server e2e p50 and send lag p99 ≤ ${num(c.allowedMs, 3)} ms, 1% of this run's lowest e2e p50).${ttft}${slowBelow(c)}`
       : `- Load generator ceiling: no null-server rate stayed within 1% of this run's e2e p50 (${num(c.allowedMs, 3)} ms allowed): no window is verified against it.`,
     `- Null server up to ${top?.ratePerS} req/s: e2e p50 ${num(top?.e2eP50Ms, 3)} ms, p99 ${num(top?.e2eP99Ms, 3)} ms, send lag p99 ${num(top?.lagP99Ms, 3)} ms, the generator busy ${num((top?.cpuShare ?? 0) * 100, 0)}% of one core.`,
   ];

@@ -253,6 +253,33 @@ describe("the generator's ceiling", () => {
     const g = analyzeServe(run).groups[0];
     expect(g?.overCeiling).toBe(0);
   });
+  it('starts at the first rate within: slower low rates before it neither end the sweep nor are the ceiling, and are named', () => {
+    const run = runOf([group('mps', 1, [1000])]);
+    run.groups[0]?.rounds.forEach((r) => {
+      r.dedicated.e2e.p50Ms = 500;
+    });
+    const step = (ratePerS: number, e2eP50: number, lagP99Ms = 1) => ({
+      ratePerS,
+      window: {
+        ...win(),
+        requestsPerS: ratePerS,
+        lagP99Ms,
+        e2e: { count: 1, p50Ms: e2eP50, p99Ms: 40, histogram: '' },
+      },
+    });
+    // As an H100 host measured: slower at 25 and 50 req/s than the 1% allowed, within from 100 to 3,200, out at 6,400.
+    run.ceiling = [step(25, 6.7), step(50, 5.01), step(100, 3), step(3200, 2), step(6400, 2, 5.2), step(12800, 3)];
+    const c = ceilingOf(run);
+    expect(c).toMatchObject({ allowedMs: 5, fromPerS: 100, ratePerS: 3200, atLeast: false });
+    const line = ceilingLines(analyzeServe(run))[0];
+    expect(line).toContain('3200 requests/s');
+    expect(line).toContain(
+      "Below 100 req/s the null servers' e2e p50 was over it (6.700 ms at 25 req/s, 5.010 ms at 50 req/s)",
+    );
+    // None within: no ceiling, nothing named below.
+    run.ceiling = [step(25, 6.7), step(50, 5.01)];
+    expect(ceilingOf(run)).toMatchObject({ ratePerS: null, fromPerS: null });
+  });
 });
 
 describe('cores', () => {
