@@ -5,8 +5,7 @@
  * copy's window as a typed outcome; a closed loop's first sends are staggered, not one burst at t=0;
  * the ceiling sweep runs with several null servers.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../harness/core/clock.js';
 import { LoadGeneratorFailed, LoadPool } from '../../harness/load/pool.js';
@@ -15,9 +14,8 @@ import { firstSendMs, monotonicMs, runLoad } from '../../harness/load/run.js';
 import { measureCeiling } from '../../harness/serve/ceiling.js';
 import { ServerMember } from '../../harness/serve/server-member.js';
 import { execaRunner } from '../../harness/system/proc/runner.js';
-import { ROOT } from '../helpers.js';
+import { fakeOpenAiServer, OPENAI_SERVER } from '../fake-openai-server.js';
 
-const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
 const started: ChildProcess[] = [];
 const pools: LoadPool[] = [];
 
@@ -26,23 +24,7 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((p) => p.stop()));
 });
 
-/** Starts the fake and resolves with its base URL once it printed its port (deadline 10 s). */
-function fakeServer(...args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [SERVER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  started.push(child);
-  return new Promise((resolve, reject) => {
-    const deadline = setTimeout(() => reject(new Error('the fake server printed no port within 10 s')), 10_000);
-    let out = '';
-    child.stdout?.on('data', (bytes: Buffer) => {
-      out += bytes;
-      const m = /port (\d+)\n/.exec(out);
-      if (m) {
-        clearTimeout(deadline);
-        resolve(`http://127.0.0.1:${m[1]}`);
-      }
-    });
-  });
-}
+const fakeServer = (...args: string[]) => fakeOpenAiServer(started, ...args);
 
 const spec = (baseUrl: string): RequestSpec => ({
   baseUrl,
@@ -132,7 +114,7 @@ describe('a pool of generator workers', () => {
       {
         index: 1,
         label: 'copy 1',
-        command: `${process.execPath} ${SERVER} --port {port} --ttft-ms 5 --itl-ms 5`.replace('{port}', '0'),
+        command: `${process.execPath} ${OPENAI_SERVER} --port {port} --ttft-ms 5 --itl-ms 5`.replace('{port}', '0'),
         env: {},
         port: 1,
         readyPath: '/v1/models',

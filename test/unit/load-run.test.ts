@@ -4,42 +4,23 @@
  * keeps; each hostile mode is its outcome in the result; latency counts from the schedule, so a
  * stalled server or a stalled generator shows in it, and a generator that sent late is refused.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RequestRecord, type RequestSpec, sendRequest } from '../../harness/load/request.js';
 import { generatorLagProblem, runLoad, summarize } from '../../harness/load/run.js';
 import { MAX_LINE_CHARS } from '../../harness/load/sse.js';
-import { ROOT } from '../helpers.js';
+import { fakeOpenAiServer } from '../fake-openai-server.js';
 
-const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
 const started: ChildProcess[] = [];
 
 afterEach(() => {
   for (const child of started.splice(0)) child.kill('SIGKILL');
 });
 
-/** Starts the fake and resolves with its base URL once it printed its port (deadline 10 s). */
-function fakeServer(...args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [SERVER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  started.push(child);
-  return new Promise((resolve, reject) => {
-    const deadline = setTimeout(() => reject(new Error('the fake server printed no port within 10 s')), 10_000);
-    let out = '';
-    child.stdout?.on('data', (bytes: Buffer) => {
-      out += bytes;
-      const m = /port (\d+)\n/.exec(out);
-      if (m) {
-        clearTimeout(deadline);
-        resolve(`http://127.0.0.1:${m[1]}`);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the fake server exited (${code}) before printing its port`)));
-  });
-}
+const fakeServer = (...args: string[]) => fakeOpenAiServer(started, ...args);
 
 const spec = (baseUrl: string, over: Partial<RequestSpec> = {}): RequestSpec => ({
   baseUrl,
