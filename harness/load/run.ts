@@ -153,17 +153,26 @@ export function splitLoad(schedule: Schedule, durationMs: number, parts: number)
   return all;
 }
 
-/** Waits until `atMs` on `now`'s clock, or until `signal` aborts. */
-const waitUntil = (now: () => number, atMs: number, signal?: AbortSignal) =>
+/** Sleeps `ms`, or until `signal` aborts. */
+const sleepFor = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, Math.max(0, atMs - now()));
+    const timer = setTimeout(done, ms);
     signal?.addEventListener('abort', done, { once: true });
   });
+
+/**
+ * Waits until `atMs` on `now`'s clock, or until `signal` aborts. Never early: a timer counts whole ms from
+ * the event loop's cached time, so it can fire a millisecond or more before `atMs` on this clock (a
+ * staggered first send came 1.2 ms early on a busy machine); it waits again for what is left.
+ */
+const waitUntil = async (now: () => number, atMs: number, signal?: AbortSignal) => {
+  while (!signal?.aborted && now() < atMs) await sleepFor(Math.max(1, Math.ceil(atMs - now())), signal);
+};
 
 /**
  * Sends one part of a load that started at `startMs` (on `now`'s clock) and resolves with its requests'
