@@ -17,11 +17,11 @@ const servers = (rates: number[]): FleetRecord['servers'] =>
         kind: 's',
         model: 'm',
         memFraction: 0.05,
-        threadPct: null,
+        threadPct: 10,
         threadPctFrom: 'share',
         share: ratePerS / 100,
         ratePerS,
-      }) as FleetRecord['servers'][number],
+      }) satisfies FleetRecord['servers'][number],
   );
 
 describe('hotServers', () => {
