@@ -8,10 +8,11 @@
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fleetFromCapacity } from '../../harness/deploy/fleet/facts.js';
 import { FLEET_LAUNCHER } from '../../harness/deploy/fleet/files.js';
 import type { ServeRun } from '../../harness/serve/record.js';
 import type { VerifyRun } from '../../harness/verify/record.js';
-import { cli, ROOT, runCli, tempDir } from '../helpers.js';
+import { cli, ROOT, runCli, tempDir, userErrorOf } from '../helpers.js';
 
 const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
 const sim = (gb: number) =>
@@ -112,6 +113,24 @@ describe('plan --run <fleet run>', () => {
     });
     expect(ignored.exitCode).toBe(1);
     expect(ignored.stdout).toMatch(/^not enforced +fleet\.pinned-mem\./m);
+
+    // capacity's largest fleets (the interface capacity --serve --fleet feeds): that mode's fleet, per kind,
+    // with each kind's settings from the run's fleet; past 48 under MPS refused.
+    const capacity = fleetFromCapacity(record, [
+      { mode: 'timeslice', servers: 3, interval: [2, 4], perKindCounts: { big: 1, small: 2 } },
+      { mode: 'mps-threads', servers: 6, interval: [5, 7], perKindCounts: { big: 2, small: 4 } },
+    ]);
+    expect(capacity.choice).toEqual({ mode: 'mps-threads', tiedWith: [] });
+    expect(capacity.servers.map((s) => `${s.label} ${s.memLimitMiB} ${s.threadPct}`)).toEqual([
+      `big-1 ${limit(0.3)} 45`,
+      `big-2 ${limit(0.3)} 45`,
+      ...[1, 2, 3, 4].map((k) => `small-${k} ${limit(0.05)} 30`),
+    ]);
+    expect(
+      userErrorOf(() =>
+        fleetFromCapacity(record, [{ mode: 'mps', servers: 49, interval: [48, 50], perKindCounts: { small: 49 } }]),
+      ),
+    ).toMatch(/^49 servers under mps: /);
 
     // The same run, one server's windows made to miss: no mode kept every server, none advised.
     const missed = path.join(tempDir(), 'missed');
