@@ -2,9 +2,12 @@
 import { defineCommand } from '../core/command.js';
 import type { AppDeps } from '../core/deps.js';
 import { ExitCode } from '../core/errors.js';
+import { argText } from '../core/escape/terminal.js';
 import { TERMINAL_COLUMNS } from '../core/wrap.js';
 import { advise } from './advice.js';
 import { artifacts } from './artifacts.js';
+import { fleetBundle } from './fleet/files.js';
+import { fleetPlanJson, fleetPlanLines, fleetPlanTerminal } from './fleet/render.js';
 import {
   ARTIFACTS_FLAGS,
   PLAN_FLAGS,
@@ -35,6 +38,14 @@ function screenWidth(deps: AppDeps): number {
 /** Facts (plan-sources.ts) → the decision (advise) → each output: the terminal or JSON, and the --out files. */
 async function plan(options: PlanOptions, deps: AppDeps): Promise<number> {
   const facts = await planFacts(options);
+  if (facts.kind === 'fleet') {
+    deps.out(options.json ? fleetPlanJson(facts) : fleetPlanTerminal(facts));
+    const bundle = options.out ? fleetBundle(facts, options, fleetPlanLines(facts).join('\n')) : null;
+    if (options.out && bundle)
+      await writeBundle({ dir: options.out, force: options.force }, bundle.files, bundle.index, deps);
+    else if (options.out) deps.err(`gpushare plan: no files written to ${argText(options.out)}: no mode is advised\n`);
+    return facts.choice === null ? ExitCode.inconclusive : ExitCode.ok;
+  }
   if (facts.kind === 'server') {
     deps.out(serverOutput(facts, options.json));
     return facts.answer.mode === null ? ExitCode.inconclusive : ExitCode.ok;

@@ -18,6 +18,8 @@ export interface MpsScriptSettings {
   logDirectory: string;
   /** Where the run that sized these came from, for the header. */
   source: string;
+  /** Where each client's own limits are set instead of daemon defaults (a fleet's launcher), for the script's note. */
+  clientLimits?: string;
 }
 
 /** The settings, each checked against the shape the scripts need: a bad one is refused, not quoted. */
@@ -60,6 +62,7 @@ function safe(s: MpsScriptSettings): MpsScriptSettings {
       'an absolute path of letters, digits, ".", "_", "-" and "/"',
     ),
     source: commentText(s.source),
+    ...(s.clientLimits !== undefined ? { clientLimits: commentText(s.clientLimits) } : {}),
   };
 }
 
@@ -93,7 +96,9 @@ export function mpsStartScript(settings: MpsScriptSettings): string {
     ...(s.threadPct === null ? ['#   the active thread percentage: every client may use every SM'] : []),
     ...(s.pinnedMemLimit === null ? ["#   the pinned memory limit: every client may use all of the GPU's memory"] : []),
   ];
-  if (unset.length > 0)
+  if (unset.length > 0 && s.clientLimits !== undefined)
+    defaults.push(`# No default limits: each client's own are set by ${s.clientLimits}.`);
+  else if (unset.length > 0)
     defaults.push(
       "# Left at the daemon's defaults (these scripts set only the limits their source ran MPS with:",
       '# gpushare bench --mps-thread-pct and --mps-mem-limit; gpushare plan sets both):',

@@ -13,6 +13,7 @@ import { openRun } from '../record/evidence.js';
 import { analyzeServe, type ServeAnalysis, type ServeAnswer, serveAnswer } from '../serve/analysis.js';
 import { loadServeRun, type ServeRun } from '../serve/record.js';
 import { isSimulated } from '../system/nvidia/schema.js';
+import { type FleetFacts, fleetFromBench } from './fleet/facts.js';
 import { otherGpuWarning, planGpu, runGpu } from './gpu-model.js';
 import type { PlanOptions } from './options.js';
 import type { PlanRequest, SharingFacts } from './plan-types.js';
@@ -35,7 +36,7 @@ export interface ModelFacts extends SharingFacts {
   otherGpu: string | null;
 }
 
-export type PlanFacts = ServerFacts | ModelFacts;
+export type PlanFacts = ServerFacts | ModelFacts | FleetFacts;
 
 /** The server run adapter: its analysis and answer; its plan writes no files. */
 function serverFacts(run: ServeRun, options: PlanOptions): ServerFacts {
@@ -78,10 +79,12 @@ function modelFacts(run: Run | null, options: PlanOptions): ModelFacts {
   };
 }
 
-/** plan's sources as facts: --run names a server run or a bench run; without it, --gpu-model alone. */
+/** plan's sources as facts: --run names a fleet run, a server run or a bench run; without it, --gpu-model alone. */
 export async function planFacts(options: PlanOptions): Promise<PlanFacts> {
   const dir = options.run ? await openRun(options.run) : null;
   const served = dir ? await loadServeRun(dir) : null;
+  // A fleet run (bench --serve --fleet): its servers, the mode that kept each within the SLO, their settings.
+  if (served?.fleet !== undefined) return fleetFromBench(served);
   if (served !== null) return serverFacts(served, options);
   return modelFacts(dir ? await loadRun(dir) : null, options);
 }

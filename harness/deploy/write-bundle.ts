@@ -14,6 +14,7 @@ const VERIFIABLE = new Set([
   'gpushare-mix-client.sh',
   'gpushare-device-plugin-configmap.yaml',
   'gpushare-mig-parted.yaml',
+  'gpushare-fleet-server.sh',
 ]);
 
 export async function writeBundle(

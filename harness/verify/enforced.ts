@@ -4,10 +4,12 @@
  * uncapped; memory: the probe's hog and cuMemGetInfo; attachment: the daemon's client list), each mix
  * client's own cap, the GPUs the scripts name, the device plugin's replicas, and a MIG geometry.
  */
+import { FLEET_LAUNCHER } from '../deploy/fleet/files.js';
 import { pluginMpsLimits } from '../deploy/k8s.js';
 import { type Declared, type DeclaredMps, type DeclaredPlugin, sizeMib } from './declared.js';
+import { distinctLimits } from './declared-fleet.js';
 import { clientsOf, context, hog, smcap, type VerifyNode, withMps, withoutMps } from './node.js';
-import { NotMeasured } from './roles.js';
+import { NotMeasured, type Roles } from './roles.js';
 import {
   attachVerdict,
   type Judged,
@@ -91,6 +93,7 @@ export async function verifyRows(declared: Declared, node: VerifyNode): Promise<
     ...(mps?.threadPct != null ? [mps.threadPct] : []),
     ...declared.clients.map((c) => c.threadPct),
     ...declared.plugin.filter((p) => p.strategy === 'mps').map((p) => p.replicas),
+    ...(declared.servers ?? []).flatMap((s) => (s.threadPct !== null ? [s.threadPct] : [])),
   ];
   // The uncapped rate every thread cap is a share of: the same client, alone, outside MPS.
   let full: { sms: number; tflops: number } | NotMeasured | null = null;
@@ -163,6 +166,7 @@ export async function verifyRows(declared: Declared, node: VerifyNode): Promise<
               }),
           ),
         );
+      out.push(...(await fleetRows(declared, roles, env, uncapped)));
       return out;
     }).catch((e: unknown) => {
       if (!(e instanceof NotMeasured)) throw e;
@@ -178,6 +182,50 @@ export async function verifyRows(declared: Declared, node: VerifyNode): Promise<
     });
     rows.push(...daemonRows);
   }
+  return rows;
+}
+
+/**
+ * A fleet's servers, each a client with its own limits in its environment (gpushare-fleet-server.sh): one
+ * probe per distinct limit, as a client of the scripts' daemon with that limit set, naming its servers.
+ */
+async function fleetRows(
+  declared: Declared,
+  roles: Roles,
+  env: Record<string, string>,
+  uncapped: () => { sms: number; tflops: number },
+): Promise<Row[]> {
+  const servers = declared.servers ?? [];
+  const names = (list: string[]) =>
+    list.length > 4 ? `${list.slice(0, 4).join(', ')} and ${list.length - 4} more` : list.join(', ');
+  const rows: Row[] = [];
+  for (const l of distinctLimits(servers, (s) => s.threadPct))
+    rows.push(
+      await measured(
+        `fleet.thread-pct.${l.value}`,
+        `${FLEET_LAUNCHER} ${names(l.servers)}: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=${l.value}`,
+        '',
+        async () =>
+          threadCapVerdict(l.value, {
+            capped: await smcap(roles, { ...env, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(l.value) }),
+            full: uncapped(),
+          }),
+      ),
+    );
+  for (const l of distinctLimits(servers, (s) => s.memLimitMiB))
+    rows.push(
+      await measured(
+        `fleet.pinned-mem.${l.value}`,
+        `${FLEET_LAUNCHER} ${names(l.servers)}: CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=${l.value}M`,
+        '',
+        async () => {
+          const bound = l.value + OVER_LIMIT_MIB;
+          const h = await hog(roles, bound, { ...env, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: `0=${l.value}M` });
+          await h.role.stop(10_000);
+          return memoryLimitVerdict(l.value, { heldMib: h.heldMib, boundMib: bound, error: h.error });
+        },
+      ),
+    );
   return rows;
 }
 

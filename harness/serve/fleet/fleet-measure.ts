@@ -51,6 +51,7 @@ export function fleetRecord(file: string, fleet: Fleet, schedule: readonly Arriv
       label: s.label,
       kind: s.kind,
       model: s.model,
+      command: s.command,
       memFraction: s.memFraction,
       ...threadCap(s),
       share: s.share,

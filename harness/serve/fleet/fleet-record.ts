@@ -15,6 +15,8 @@ export const FleetServerRecordSchema = z.object({
   label: z.string(),
   kind: z.string(),
   model: z.string(),
+  /** Its command line, placeholders unfilled (plan's files show it); absent from runs before it was kept. */
+  command: z.string().optional(),
   memFraction: z.number().positive().max(1),
   /** CUDA_MPS_ACTIVE_THREAD_PERCENTAGE under mps-threads; `threadPctFrom` says whence. */
   threadPct: z.number().int().min(1).max(100),
