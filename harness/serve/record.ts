@@ -15,7 +15,7 @@ import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
 import { SERVE_FILE } from '../record/kinds.js';
 import { loadRecord, machineRecordHeaderSchema } from '../record/record-file.js';
 import { FleetRecordSchema } from './fleet/fleet-record.js';
-import { resolveServeOptions, SERVE_MODES, settingsArgs } from './options.js';
+import { resolveServeOptions, SERVE_MODES, START_ORDERS, settingsArgs } from './options.js';
 import { WarmupSchema } from './warmup.js';
 
 export { SERVE_MODES, type ServeMode } from './options.js';
@@ -43,6 +43,8 @@ const ServeSettingsSchema = z.object({
   /** The path polled until it answers 200. */
   readyPath: z.string(),
   readyTimeoutMs: z.number(),
+  /** How the servers started (--start): absent from runs before it, which started them serially. */
+  start: z.enum(START_ORDERS).optional(),
   modes: z.array(z.enum(SERVE_MODES)),
   copies: z.array(z.number().int().positive()),
   /** Requests resident per copy (closed loop) in the shared arm; the dedicated copy carries copies × this. */
