@@ -4,6 +4,7 @@ import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
 import { integer, integerList, list, number, oneOf } from '../core/flags.js';
 import { MAX_LOAD_WORKERS } from '../load/pool-protocol.js';
+import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import type { ServeSettings } from './record.js';
 import { MAX_STEP_S } from './steps.js';
@@ -174,7 +175,7 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
       readyTimeoutMs: number(args.readyTimeoutS, '--ready-timeout-s', 300, 1, 3600) * 1000,
       ...startOrder(args.start),
       modes: list(args.modes, '--modes', SERVE_MODES).map((m) => oneOf(m, SERVE_MODES, '--modes', 'mode')),
-      copies: integerList(args.copies, '--copies', [1, 2, 4], 1, 48),
+      copies: integerList(args.copies, '--copies', [1, 2, 4], 1, MPS_CLIENT_LIMIT),
       concurrency: integer(args.concurrency, '--concurrency', 8, 1, 4096),
       ...inputLengths(args.inputTokens),
       outputTokens: integer(args.outputTokens, '--output-tokens', 64, 1, 1_000_000),

@@ -14,6 +14,7 @@ import { REQUEST_OUTCOMES } from '../load/request.js';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
 import { SERVE_FILE } from '../record/kinds.js';
 import { loadRecord, machineRecordHeaderSchema } from '../record/record-file.js';
+import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { FleetRecordSchema } from './fleet/fleet-record.js';
 import { resolveServeOptions, SERVE_MODES, START_ORDERS, settingsArgs } from './options.js';
 import { WarmupSchema } from './warmup.js';
@@ -29,7 +30,7 @@ const count = z.number().int().nonnegative().max(1e12);
 /** What bounds a record's lists: the flags' limits (1000 rounds; 3 modes × 48 counts and a dedicated group), a search's 8 steps, with room. */
 const MAX_ROUNDS = 1000;
 const MAX_STEPS = 64;
-const MAX_GROUPS = SERVE_MODES.length * 48 + 1;
+const MAX_GROUPS = SERVE_MODES.length * MPS_CLIENT_LIMIT + 1;
 const MAX_LIST = 10_000;
 /** The largest serve.json read: a run at the flags' limits stays far below it. */
 export const MAX_SERVE_BYTES = 256 * 1024 * 1024;

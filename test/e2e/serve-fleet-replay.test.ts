@@ -73,7 +73,11 @@ describe('bench --serve --fleet: parallel start, memory per server, a trace repl
     expect(f.memory?.filter((m) => m.mode === 'baseline')).toEqual(
       [1, 3, 6].map((server) => ({ mode: 'baseline', server, memoryMiB: mib(server), reason: null })),
     );
+    // The pre-check, kept: the simulated H200's memory holds the 9 servers' shares and contexts.
+    expect(f.fit?.map((c) => `${c.check} ${c.fits}`)).toEqual(['memory true', expect.stringMatching(/^host-cpus /)]);
     const report = readFileSync(path.join(first, 'report.md'), 'utf8');
+    expect(report).toContain('## What limits the fleet');
+    expect(report).toContain('- fits (timeslice): memory: Σ mem_fraction 0.450 × 143771 MiB');
     expect(report).toContain('| memory (MiB) |');
     expect(report).toMatch(new RegExp(`\\| large-1 \\|.* \\| ${mib(1)} \\|`));
 

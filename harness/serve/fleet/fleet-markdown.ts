@@ -5,6 +5,7 @@ import { SIMULATED_TEXT, simulatedMarkdown } from '../../record/simulated.js';
 import { isSimulated } from '../../system/nvidia/schema.js';
 import type { ServeRun } from '../record.js';
 import type { FleetAnalysis, FleetModeAnalysis, ServerAttainment } from './fleet-analysis.js';
+import type { FitCheck } from './fleet-fit.js';
 import type { ServerMemory } from './fleet-memory.js';
 
 const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
@@ -70,6 +71,19 @@ function modeLines(m: FleetModeAnalysis, memory: MemoryOf): string[] {
   ];
 }
 
+/** The pre-check (fleet-fit.ts): each check with its figures; nothing for runs before it. */
+function fitLines(checks: readonly FitCheck[] | undefined): string[] {
+  if (checks === undefined || checks.length === 0) return [];
+  const mark = (c: FitCheck) =>
+    c.fits === null ? 'not checked' : c.fits ? 'fits' : c.blocks ? 'rules out' : 'warning';
+  return [
+    '## What limits the fleet',
+    '',
+    ...checks.map((c) => `- ${mark(c)} (${c.modes.join(', ')}): ${mdText(c.text)}`),
+    '',
+  ];
+}
+
 /** `lines` with a blank line after them (before, `first`), or nothing. */
 const withBlank = (lines: string[], first = false) =>
   lines.length === 0 ? [] : first ? ['', ...lines] : [...lines, ''];
@@ -85,6 +99,7 @@ export function fleetMarkdown(run: ServeRun, a: FleetAnalysis): string {
     `Fleet ${mdCode(f.file)}: ${f.servers.length} servers of ${new Set(f.servers.map((x) => x.kind)).size} kinds, traffic ${f.source} (seed ${f.seed}), the same ${f.trace.requests} requests in every window of ${s.windowMs / 1000} s (${mdCode(f.trace.file)}), ${s.rounds} windows per mode after a warm-up.`,
     `SLO: TTFT within ${s.sloTtftP99Ms} ms; a server is within it when its attainment's 95% interval lies at or above ${pct(a.target)}, missed when wholly below. Hot: the top fifth by rate (servers ${a.hot.join(', ')}).`,
     '',
+    ...fitLines(f.fit),
     '## Baseline: each kind alone on the GPU, with the arrivals of one of its servers',
     '',
     ...serverRows(a.baseline, memoryOf(run, 'baseline')),

@@ -21,6 +21,7 @@ import type { Slo } from '../verdicts.js';
 import { WARMUP_MAX_S, WARMUP_S, type Warmup, warmUp, warmupWarning, warmupWindowMs } from '../warmup.js';
 import { windowStats } from '../window.js';
 import type { Fleet } from './fleet-file.js';
+import { preCheckFleet } from './fleet-fit.js';
 import { sampleMemory } from './fleet-memory.js';
 import type { FleetRecord, FleetServerRecord, ServerWindow } from './fleet-record.js';
 
@@ -227,6 +228,11 @@ export async function measureFleet(
     }
   }
 
+  preCheckFleet(
+    run,
+    fleet.servers.map((x) => x.memFraction),
+    driver.gpuMemoryMiB,
+  );
   // The baseline: each kind's first server alone, with that server's arrivals.
   const kinds = [...new Set(fleet.servers.map((x) => x.kind))];
   if (record.baseline.length === 0)

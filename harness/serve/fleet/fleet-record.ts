@@ -4,6 +4,7 @@
  * got: the baseline (each kind's server alone) first, then each mode's windows.
  */
 import { z } from 'zod';
+import { FitCheckSchema } from './fleet-fit.js';
 import { ServerMemorySchema } from './fleet-memory.js';
 
 const figure = z.number().nonnegative().max(1e12);
@@ -73,5 +74,7 @@ export const FleetRecordSchema = z.object({
     .array(ServerMemorySchema)
     .max(MAX_SERVERS * 8)
     .optional(),
+  /** The pre-check before anything started (fleet-fit.ts): memory, MPS clients, host CPUs; absent from runs before it. */
+  fit: z.array(FitCheckSchema).max(8).optional(),
 });
 export type FleetRecord = z.infer<typeof FleetRecordSchema>;
