@@ -135,7 +135,7 @@ export function startCopies(
   );
 }
 
-/** Servers started and ready, or the ones that did not come up: their labels, and one line saying why for each. */
+/** Servers started and ready, or the one that did not come up: its label, and one line saying why. */
 export type StartOutcome = { copies: Copies; problem: null } | { copies: null; problem: string; failed: string[] };
 
 /** A member started in its own group: the member, and the group that owns its lifetime. */
@@ -161,7 +161,7 @@ async function freePorts(count: number): Promise<number[]> {
  * beside one still loading. parallel: every server started at once, each awaited ready within its own
  * --ready-timeout-s, for light servers (a fleet of 40 up in seconds, not 40 start-ups end to end). A
  * server that does not come up stops them all and is named, with its command and the end of its log
- * (parallel: every one that did not).
+ * (parallel: the first seen, the rest not waited for to their deadlines).
  */
 export async function startMembers(set: CopySet, plans: readonly MemberPlan[]): Promise<StartOutcome> {
   const s = set.settings;
