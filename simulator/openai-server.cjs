@@ -26,6 +26,9 @@
 // last, "length" on the last, no usage, and `data: [DONE]` with no blank line after it).
 // --warm-ms N: a server warming up (lazy initialisation, caches): for N ms from its first completion
 // request, every delay is stretched by a factor falling linearly from 5 to 1.
+// --peers-dir D --ready-peers N: servers started together (issue #49's parallel start): each writes a
+// file named by its pid into D when it starts, and GET /v1/models answers 503 until D holds N files:
+// started one at a time, each waiting for the one before to be ready, the first is never ready.
 'use strict';
 const http = require('node:http');
 
@@ -43,6 +46,8 @@ const modelGb = Number(flag('model-gb', '0'));
 const gpuGb = Number(flag('gpu-gb', 'Infinity'));
 const memFraction = Number(flag('mem-fraction', '1'));
 const warmMs = Number(flag('warm-ms', '0'));
+const peersDir = flag('peers-dir', null);
+const readyPeers = Number(flag('ready-peers', '0'));
 const MODES = [
   'ok',
   'never-ready',
@@ -81,6 +86,10 @@ if (!(warmMs >= 0)) {
   process.stderr.write('openai-server: --warm-ms is ms >= 0\n');
   process.exit(2);
 }
+
+if (peersDir !== null) require('node:fs').writeFileSync(require('node:path').join(peersDir, String(process.pid)), '');
+/** Whether the servers it waits for (--ready-peers) have all started. */
+const peersStarted = () => peersDir === null || require('node:fs').readdirSync(peersDir).length >= readyPeers;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 let queue = Promise.resolve();
@@ -205,6 +214,11 @@ async function handle(req, res) {
     used.add(req.socket);
   }
   if (req.method === 'GET' && req.url === '/v1/models') {
+    if (!peersStarted()) {
+      res.writeHead(503);
+      res.end();
+      return;
+    }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake', object: 'model', model_gb: modelGb }] }));
     return;

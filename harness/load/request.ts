@@ -59,6 +59,8 @@ export interface RequestRecord {
   usageTokens: number | null;
   /** max_tokens as asked. */
   requestedTokens: number;
+  /** The prompt's length in words, as sent; absent from records made before it was kept. */
+  inputTokens?: number;
   /** The last finish_reason the stream carried ("length", "stop"), or null; absent from records made before it was kept. */
   finishReason?: string | null;
 }
@@ -133,6 +135,7 @@ export function sendRequest(
         textChunks: parser.textChunks,
         usageTokens: parser.usageTokens,
         requestedTokens: spec.maxTokens,
+        inputTokens: spec.inputTokens,
         finishReason: parser.finishReason,
       });
       req.destroy();

@@ -20,6 +20,7 @@ import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { analyzeServe } from './analysis.js';
 import { dryRunText } from './dry-run.js';
 import { analyzeFleet } from './fleet/fleet-analysis.js';
+import { fleetDryRunText } from './fleet/fleet-dry-run.js';
 import { fleetMarkdown, fleetSummary } from './fleet/fleet-markdown.js';
 import { measureFleet } from './fleet/fleet-measure.js';
 import { fleetStart } from './fleet/fleet-run.js';
@@ -48,13 +49,14 @@ function serveCommandOf(measure: ServeSettings['measure']) {
     schema: SERVE_SCHEMA_ID,
     verb: 'measure servers',
     resolve: (args) => resolveServeOptions(args, measure),
-    dryRun: (options, deps) => {
+    dryRun: async (options, deps) => {
       deps.out(
         dryRunText(
           options.settings,
           plannedGroups({ ...options.settings, serverCpus: null, generatorCpu: null, generatorCpus: null }),
         ),
       );
+      if (options.settings.fleet !== undefined) deps.out(await fleetDryRun(options, deps));
       return 0;
     },
     binding: (dir) =>
@@ -242,6 +244,17 @@ async function serveRun(session: Session<ServeRun>, { json }: ServeOptions, deps
     return code;
   };
   return runAndReport(session, loop, report);
+}
+
+/** A fleet's servers and its pre-check against this host, for --dry-run. */
+function fleetDryRun(options: ServeOptions, deps: AppDeps): Promise<string> {
+  const cores = availableParallelism();
+  return fleetDryRunText(options.settings.fleet as string, options.settings.modes, {
+    runner: deps.runner,
+    gpuIndex: options.gpuIndex,
+    cores,
+    loadWorkers: options.settings.loadWorkers ?? defaultLoadWorkers(cores, null),
+  });
 }
 
 /** A fleet run's report: the markdown, and its summary or JSON; 0 when every mode was measured. */

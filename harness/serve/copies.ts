@@ -1,6 +1,6 @@
 /**
  * Copies of the user's server: each one's command line, memory share and environment, and starting a
- * set of them one at a time, each awaited ready before the next.
+ * set of them one at a time, each awaited ready before the next (or, asked, all at once).
  */
 import { createServer } from 'node:net';
 import type { Clock } from '../core/clock.js';
@@ -113,7 +113,7 @@ export function startCopies(
   mode: ServeMode | 'dedicated',
   copies: number,
   env: Record<string, string>,
-): Promise<{ copies: Copies; problem: null } | { copies: null; problem: string }> {
+): Promise<StartOutcome> {
   const s = set.settings;
   return startMembers(
     set,
@@ -135,24 +135,42 @@ export function startCopies(
   );
 }
 
+/** Servers started and ready, or the one that did not come up: its label, and one line saying why. */
+export type StartOutcome = { copies: Copies; problem: null } | { copies: null; problem: string; failed: string[] };
+
+/** A member started in its own group: the member, and the group that owns its lifetime. */
+interface Started {
+  member: ServerMember;
+  group: CopyGroup;
+}
+
 /**
- * Starts servers one at a time, each awaited ready before the next starts: an engine that sizes its KV
- * cache from the memory free when it starts (vLLM, SGLang, TGI) mis-sizes it beside one still loading. A
- * server that does not come up stops them all and is named, with its command and the end of its log.
+ * `count` distinct free ports: ports the kernel hands out one after another can repeat once each
+ * probe's socket is closed, and servers started at once must not share one.
  */
-export async function startMembers(
-  set: CopySet,
-  plans: readonly MemberPlan[],
-): Promise<{ copies: Copies; problem: null } | { copies: null; problem: string }> {
+async function freePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  for (let tries = 0; ports.size < count && tries < count * 10; tries++) ports.add(await freePort());
+  if (ports.size < count) throw new Error(`could not find ${count} distinct free ports on 127.0.0.1`);
+  return [...ports];
+}
+
+/**
+ * Starts servers (settings.start): serial by default, each awaited ready before the next starts: an
+ * engine that sizes its KV cache from the memory free when it starts (vLLM, SGLang, TGI) mis-sizes it
+ * beside one still loading. parallel: every server started at once, each awaited ready within its own
+ * --ready-timeout-s, for light servers (a fleet of 40 up in seconds, not 40 start-ups end to end). A
+ * server that does not come up stops them all and is named, with its command and the end of its log
+ * (parallel: the first seen, the rest not waited for to their deadlines).
+ */
+export async function startMembers(set: CopySet, plans: readonly MemberPlan[]): Promise<StartOutcome> {
   const s = set.settings;
-  const started: CopyGroup[] = [];
-  const members: ServerMember[] = [];
+  const started: Started[] = [];
   const stop = async () => {
-    await Promise.all(started.map((one) => one.stop(STOP_MS)));
-    return members.flatMap((m) => (m.leftRunning.length > 0 ? [leftText(m)] : []));
+    await Promise.all(started.map((one) => one.group.stop(STOP_MS)));
+    return started.flatMap(({ member }) => (member.leftRunning.length > 0 ? [leftText(member)] : []));
   };
-  for (const plan of plans) {
-    const port = await freePort();
+  const start = (plan: MemberPlan, port: number): Started => {
     const member = new ServerMember(
       set.runner,
       set.clock,
@@ -169,25 +187,75 @@ export async function startMembers(
       },
       set.generator,
     );
-    members.push(member);
-    const one = WorkloadGroup.start([member], set.clock, set.reaper);
+    const one = { member, group: WorkloadGroup.start([member], set.clock, set.reaper) };
     started.push(one);
-    const ready = await one.ready(s.readyTimeoutMs, set.abort).catch(async (error: unknown) => {
-      await stop();
-      throw error;
-    });
-    if (ready.status === 'ready') continue;
-    const why = ready.reply.kind === 'timeout' ? `not ready within ${s.readyTimeoutMs / 1000} s` : ready.reply.reason;
+    return one;
+  };
+  /** Null once ready; else why not, with its command and the end of its log. */
+  const ready = async ({ member, group }: Started): Promise<string | null> => {
+    const got = await group.ready(s.readyTimeoutMs, set.abort);
+    if (got.status === 'ready') return null;
+    const why = got.reply.kind === 'timeout' ? `not ready within ${s.readyTimeoutMs / 1000} s` : got.reply.reason;
     const tail = member.stderrTail().split('\n').slice(-5).join(' | ');
+    return `${member.label} (${member.spec.command}) did not come up: ${why}; its log ends: ${tail || '(empty)'}`;
+  };
+  const failures: Array<{ label: string; line: string }> = [];
+  try {
+    if ((s.start ?? 'serial') === 'parallel') {
+      const ports = await freePorts(plans.length);
+      await firstFailure(
+        plans.map((plan, k) => start(plan, ports[k] as number)),
+        ready,
+        (one, line) => failures.push({ label: one.member.label, line }),
+      );
+    } else {
+      for (const plan of plans) {
+        const one = start(plan, await freePort());
+        const line = await ready(one);
+        if (line === null) continue;
+        failures.push({ label: one.member.label, line });
+        break;
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  if (failures.length > 0) {
     const left = await stop();
     return {
       copies: null,
-      problem: [
-        `${member.label} (${member.spec.command}) did not come up: ${why}; its log ends: ${tail || '(empty)'}`,
-        ...left,
-      ].join('; '),
+      problem: [...failures.map((f) => f.line), ...left].join('; '),
+      failed: failures.map((f) => f.label),
     };
   }
+  const members = started.map((one) => one.member);
   // The members' lifetimes are the one-member groups'; windows drive them together.
   return { copies: { group: WorkloadGroup.of(members, set.clock), members, stop }, problem: null };
+}
+
+/**
+ * Awaits `ready` of every one of `all` until all are ready or one is not: the rest are not waited for
+ * (the caller stops them, which ends their waits); `failed` hears the one not ready. An error (an
+ * interrupt) is thrown as soon as it comes.
+ */
+async function firstFailure<T>(
+  all: readonly T[],
+  ready: (one: T) => Promise<string | null>,
+  failed: (one: T, line: string) => void,
+): Promise<void> {
+  let done = false;
+  await new Promise<void>((resolve, reject) => {
+    let left = all.length;
+    if (left === 0) resolve();
+    for (const one of all)
+      ready(one).then((line) => {
+        left -= 1;
+        if (done || (line === null && left > 0)) return;
+        done = true;
+        if (line !== null) failed(one, line);
+        resolve();
+      }, reject);
+  });
+  done = true;
 }

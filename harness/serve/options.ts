@@ -4,6 +4,7 @@ import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
 import { integer, integerList, list, number, oneOf } from '../core/flags.js';
 import { MAX_LOAD_WORKERS } from '../load/pool-protocol.js';
+import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
 import type { ServeSettings } from './record.js';
 import { MAX_STEP_S } from './steps.js';
@@ -12,6 +13,9 @@ import { WARMUP_MAX_S, WARMUP_S } from './warmup.js';
 /** The sharing modes a server is copied under: plain processes, MPS, MPS with each copy's thread cap. */
 export const SERVE_MODES = ['timeslice', 'mps', 'mps-threads'] as const;
 export type ServeMode = (typeof SERVE_MODES)[number];
+
+/** How servers start (--start): one at a time, each ready before the next (the default), or all at once. */
+export const START_ORDERS = ['serial', 'parallel'] as const;
 
 export const SERVE_FLAGS = {
   serve: {
@@ -33,6 +37,13 @@ export const SERVE_FLAGS = {
   },
   'ready-path': { type: 'string', describe: 'polled until it answers 200', defaultDescription: '/v1/models' },
   'ready-timeout-s': { type: 'number', describe: 'how long a copy may take to come up, s', defaultDescription: '300' },
+  start: {
+    type: 'string',
+    choices: START_ORDERS,
+    describe:
+      'serial: each server ready before the next starts (engines that size their KV cache from free memory need it); parallel: all at once, each within --ready-timeout-s (light servers: a fleet of 40 up in seconds)',
+    defaultDescription: 'serial',
+  },
   modes: {
     type: 'string',
     describe: `comma-separated: ${SERVE_MODES.join(', ')}`,
@@ -162,8 +173,9 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
       api: oneOf(args.endpoint ?? 'completions', ['completions', 'chat'] as const, '--endpoint', 'endpoint'),
       readyPath,
       readyTimeoutMs: number(args.readyTimeoutS, '--ready-timeout-s', 300, 1, 3600) * 1000,
+      ...startOrder(args.start),
       modes: list(args.modes, '--modes', SERVE_MODES).map((m) => oneOf(m, SERVE_MODES, '--modes', 'mode')),
-      copies: integerList(args.copies, '--copies', [1, 2, 4], 1, 48),
+      copies: integerList(args.copies, '--copies', [1, 2, 4], 1, MPS_CLIENT_LIMIT),
       concurrency: integer(args.concurrency, '--concurrency', 8, 1, 4096),
       ...inputLengths(args.inputTokens),
       outputTokens: integer(args.outputTokens, '--output-tokens', 64, 1, 1_000_000),
@@ -224,6 +236,11 @@ function fleetFile(args: ServeArgs, measure: ServeSettings['measure']): string |
   return fleet;
 }
 
+/** --start as given, or nothing: serial (runs before the flag have none). */
+function startOrder(raw: string | undefined): { start?: (typeof START_ORDERS)[number] } {
+  return raw === undefined ? {} : { start: oneOf(raw, START_ORDERS, '--start', 'start order') };
+}
+
 /** --load-workers as given, or nothing: the run's default is set from the host's cores (serve/command.ts). */
 function loadWorkers(raw: string | undefined): { loadWorkers?: number } {
   return raw === undefined ? {} : { loadWorkers: integer(raw, '--load-workers', 1, 1, MAX_LOAD_WORKERS) };
@@ -259,6 +276,7 @@ export function settingsArgs(s: ServeSettings): ServeArgs {
     endpoint: s.api,
     readyPath: s.readyPath,
     readyTimeoutS: seconds(s.readyTimeoutMs),
+    start: s.start,
     modes: s.modes.join(','),
     copies: s.copies.join(','),
     concurrency: String(s.concurrency),

@@ -14,8 +14,9 @@ import { REQUEST_OUTCOMES } from '../load/request.js';
 import { MpsDaemonRecordSchema } from '../record/daemon-record.js';
 import { SERVE_FILE } from '../record/kinds.js';
 import { loadRecord, machineRecordHeaderSchema } from '../record/record-file.js';
+import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { FleetRecordSchema } from './fleet/fleet-record.js';
-import { resolveServeOptions, SERVE_MODES, settingsArgs } from './options.js';
+import { resolveServeOptions, SERVE_MODES, START_ORDERS, settingsArgs } from './options.js';
 import { WarmupSchema } from './warmup.js';
 
 export { SERVE_MODES, type ServeMode } from './options.js';
@@ -29,7 +30,7 @@ const count = z.number().int().nonnegative().max(1e12);
 /** What bounds a record's lists: the flags' limits (1000 rounds; 3 modes × 48 counts and a dedicated group), a search's 8 steps, with room. */
 const MAX_ROUNDS = 1000;
 const MAX_STEPS = 64;
-const MAX_GROUPS = SERVE_MODES.length * 48 + 1;
+const MAX_GROUPS = SERVE_MODES.length * MPS_CLIENT_LIMIT + 1;
 const MAX_LIST = 10_000;
 /** The largest serve.json read: a run at the flags' limits stays far below it. */
 export const MAX_SERVE_BYTES = 256 * 1024 * 1024;
@@ -43,6 +44,8 @@ const ServeSettingsSchema = z.object({
   /** The path polled until it answers 200. */
   readyPath: z.string(),
   readyTimeoutMs: z.number(),
+  /** How the servers started (--start): absent from runs before it, which started them serially. */
+  start: z.enum(START_ORDERS).optional(),
   modes: z.array(z.enum(SERVE_MODES)),
   copies: z.array(z.number().int().positive()),
   /** Requests resident per copy (closed loop) in the shared arm; the dedicated copy carries copies × this. */

@@ -41,6 +41,8 @@ export type WindowTag = z.infer<typeof WindowTagSchema>;
 export const RequestLineSchema = WindowTagSchema.extend({
   /** Which copy of the window's group drove it, from 0. */
   copy: count,
+  /** A fleet's server (its index, fleet-record.ts) that copy was; absent outside fleets and from runs before it was kept. */
+  server: z.number().int().positive().optional(),
   /** When it was scheduled and sent, ms from its copy's load start (µs precision). */
   scheduledMs: ms,
   sentMs: ms,
@@ -54,6 +56,8 @@ export const RequestLineSchema = WindowTagSchema.extend({
   usageTokens: count.nullable(),
   textChunks: count,
   requestedTokens: count,
+  /** The prompt's length in words; absent from runs before it was kept. */
+  inputTokens: count.optional(),
   outcome: z.enum(REQUEST_OUTCOMES as [RequestRecord['outcome'], ...RequestRecord['outcome'][]]),
   detail: z.string().max(10_000).nullable(),
   status: z.number().int().nullable(),
@@ -86,15 +90,29 @@ export function requestLine(tag: WindowTag, copy: number, startMs: number, r: Re
     usageTokens: r.usageTokens,
     textChunks: r.textChunks,
     requestedTokens: r.requestedTokens,
+    ...(r.inputTokens === undefined ? {} : { inputTokens: r.inputTokens }),
     outcome: r.outcome,
     detail: r.detail,
     status: r.status,
   };
 }
 
-/** The lines of one window: each copy's load run (its index is the copy's), each request in it. */
-export function windowLines(tag: WindowTag, results: readonly LoadResult[]): RequestLine[] {
-  return results.flatMap((result, copy) => result.records.map((r) => requestLine(tag, copy, result.startMs, r)));
+/**
+ * The lines of one window: each copy's load run (its index is the copy's), each request in it; with
+ * `servers`, a fleet's window, copy k is server servers[k].
+ */
+export function windowLines(
+  tag: WindowTag,
+  results: readonly LoadResult[],
+  servers?: readonly number[],
+): RequestLine[] {
+  return results.flatMap((result, copy) => {
+    const server = servers?.[copy];
+    return result.records.map((r) => ({
+      ...requestLine(tag, copy, result.startMs, r),
+      ...(server === undefined ? {} : { server }),
+    }));
+  });
 }
 
 const encode = (lines: readonly RequestLine[]) =>

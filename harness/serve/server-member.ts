@@ -93,6 +93,11 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     return this.exit;
   }
 
+  /** Its leader's pid (the server's, through sh's exec), or null before it started. */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
   get baseUrl(): string {
     return `http://127.0.0.1:${this.spec.port}`;
   }

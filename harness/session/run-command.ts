@@ -60,7 +60,7 @@ export interface RunProduct<F extends Flags, P extends Positionals, O extends Ru
   /** The flags of a new run → its options, or a UserError (see Command.resolve). */
   resolve(args: ArgsOf<F> & ArgsOf<P> & { rest: string[] }): O | Promise<O>;
   /** Where the options ask for a dry run (`dryRun`): what it prints, and its exit code; nothing is started. */
-  dryRun?(options: O, deps: AppDeps): number;
+  dryRun?(options: O, deps: AppDeps): number | Promise<number>;
   binding(dir: string): RecordBinding<R>;
   /** A new run's first record: `header`, then the product's own fields. May refuse (a UserError). */
   create(header: MachineRecordHeader<R['schema']>, options: O, made: NewRun, deps: AppDeps): R | Promise<R>;

@@ -12,13 +12,10 @@ import type { ArrivalLaw } from '../../load/traffic/arrivals.js';
 import type { LengthLaw } from '../../load/traffic/lengths.js';
 import { zipfShares } from '../../load/traffic/popularity.js';
 import type { Arrival } from '../../load/traffic/schedule.js';
+import { MPS_CLIENT_LIMIT } from '../../system/mps/client-limit.js';
 import { type FleetEntry, FleetSchema, keysAt, type LengthEntry, type ServerEntry } from './fleet-schema.js';
 
-/**
- * Clients one MPS server accepts per GPU on Volta and later (NVIDIA's MPS documentation; the device
- * plugin's limit, deploy/k8s.ts MAX_MPS_REPLICAS; gpushare probe's client-limit claim measures it).
- */
-export const MPS_CLIENT_LIMIT = 48;
+export { MPS_CLIENT_LIMIT };
 
 /** How far the servers' traffic shares may sum from 1: rounding in a hand-written file, not a mistake. */
 export const SHARE_SUM_TOLERANCE = 0.001;

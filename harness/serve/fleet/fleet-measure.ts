@@ -10,14 +10,19 @@
 import type { LoadResult } from '../../load/run.js';
 import type { TimedRequest } from '../../load/schedule.js';
 import { type Arrival, perServer } from '../../load/traffic/schedule.js';
-import type { CopyGroup, MemberPlan } from '../copies.js';
+import { REQUESTS_FILE } from '../../record/kinds.js';
+import { gpuProcesses } from '../../system/nvidia/gpu-processes.js';
+import type { Copies, CopyGroup, MemberPlan } from '../copies.js';
 import { fillCommand, modeEnv, startMembers } from '../copies.js';
 import type { ServeDriver } from '../measure.js';
 import type { ServeGroup, ServeMode, ServeRun, WindowStats } from '../record.js';
+import { type RequestLine, type WindowTag, windowLines } from '../requests-log.js';
 import type { Slo } from '../verdicts.js';
 import { WARMUP_MAX_S, WARMUP_S, type Warmup, warmUp, warmupWarning, warmupWindowMs } from '../warmup.js';
 import { windowStats } from '../window.js';
 import type { Fleet } from './fleet-file.js';
+import { preCheckFleet } from './fleet-fit.js';
+import { sampleMemory } from './fleet-memory.js';
 import type { FleetRecord, FleetServerRecord, ServerWindow } from './fleet-record.js';
 
 /** The trace of the schedule every window sends, in the run directory. */
@@ -102,9 +107,20 @@ export async function measureFleet(
   );
   const rateOf = (index: number) => record.servers.find((x) => x.index === index)?.ratePerS ?? 0;
   const set = { ...driver, settings: s };
+  const epochMs = () => Date.parse(driver.clock.nowIso());
+  /** Keeps only the requests `keep` accepts (what --resume measures again goes). */
+  const retain = async (keep: (line: RequestLine) => boolean) => {
+    if (driver.requests) run.requests = { file: REQUESTS_FILE, lines: await driver.requests.retain(keep) };
+  };
 
-  /** One window: each server its own arrivals; each server's share of it. */
-  async function window(group: CopyGroup, servers: readonly number[], durationMs: number): Promise<Outcome> {
+  /** One window: each server its own arrivals; each server's share of it; its requests in the requests file. */
+  async function window(
+    group: CopyGroup,
+    servers: readonly number[],
+    durationMs: number,
+    tag: Pick<WindowTag, 'mode' | 'kind' | 'arm' | 'index'>,
+  ): Promise<Outcome> {
+    const windowAtMs = epochMs();
     const outcome = await group.window(
       {
         leadMs: RELEASE_LEAD_MS,
@@ -122,6 +138,15 @@ export async function measureFleet(
       const why = reply.kind === 'failed' ? reply.reason : reply.kind === 'malformed' ? reply.problem : 'timed out';
       return { windows: null, stats: null, problem: `${outcome.label} stopped answering: ${why}` };
     }
+    if (driver.requests) {
+      const lines = windowLines(
+        { ...tag, copies: servers.length, ratePerS: null, windowAtMs },
+        outcome.results,
+        servers,
+      );
+      await driver.requests.append(lines);
+      run.requests = { file: REQUESTS_FILE, lines: (run.requests?.lines ?? 0) + lines.length };
+    }
     return {
       windows: outcome.results.map((r, k) => serverWindow(servers[k] as number, r, slo, rateOf(servers[k] as number))),
       // The fleet's window as one: what the warm-up's steady test reads.
@@ -137,12 +162,17 @@ export async function measureFleet(
     group: CopyGroup,
     servers: readonly number[],
     g: ServeGroup | null,
+    warm: () => Promise<void>,
   ): Promise<{ windows: ServerWindow[][]; problem: string | null }> {
+    const mode = g?.mode ?? 'dedicated';
+    const tagArm = g === null ? 'dedicated' : 'shared';
+    let warmups = 0;
     const warmed = await warmUp(
       arm,
       rule,
       async () => {
-        const w = await window(group, servers, warmupWindowMs(s.windowMs));
+        const tag = { mode, arm: tagArm, kind: 'warm-up', index: warmups++ } as const;
+        const w = await window(group, servers, warmupWindowMs(s.windowMs), tag);
         return w.windows === null ? { stats: null, problem: w.problem } : { stats: w.stats, problem: null };
       },
       nowMs,
@@ -151,10 +181,11 @@ export async function measureFleet(
     if (g !== null) (g.warmup ??= []).push(warmed.warmup);
     const warning = warmupWarning(what, warmed.warmup);
     if (warning !== null) run.warnings.push(warning);
+    await warm();
     const kept: ServerWindow[][] = [];
     for (let r = 0; r < s.rounds; r++) {
       if (driver.abort.aborted) throw driver.interrupted();
-      const w = await window(group, servers, s.windowMs);
+      const w = await window(group, servers, s.windowMs, { mode, arm: tagArm, kind: 'round', index: r });
       if (w.windows === null) return { windows: kept, problem: `${what} round ${r + 1}: ${w.problem}` };
       kept.push(w.windows);
       const good = w.windows.reduce((n, x) => n + x.good, 0);
@@ -180,16 +211,29 @@ export async function measureFleet(
     };
   };
 
-  async function started<T>(plans: MemberPlan[], body: (group: CopyGroup) => Promise<T>): Promise<T | string> {
+  /** Once warm: each server's memory under `mode` (baseline: its kind alone), in the record. */
+  const memoryOf = (mode: string, copies: Copies, mps: boolean) => async () => {
+    const servers = copies.members.map((m) => ({ server: m.spec.index, pid: m.pid }));
+    const got = await sampleMemory(mode, servers, () => gpuProcesses(driver.runner, driver.gpuUuid), mps);
+    const others = (record.memory ?? []).filter((x) => x.mode !== mode || !servers.some((y) => y.server === x.server));
+    record.memory = [...others, ...got];
+  };
+
+  async function started<T>(plans: MemberPlan[], body: (copies: Copies) => Promise<T>): Promise<T | string> {
     const { copies, problem } = await startMembers(set, plans);
     if (copies === null) return problem;
     try {
-      return await body(copies.group);
+      return await body(copies);
     } finally {
       for (const line of await copies.stop()) run.warnings.push(line);
     }
   }
 
+  preCheckFleet(
+    run,
+    fleet.servers.map((x) => x.memFraction),
+    driver.gpuMemoryMiB,
+  );
   // The baseline: each kind's first server alone, with that server's arrivals.
   const kinds = [...new Set(fleet.servers.map((x) => x.kind))];
   if (record.baseline.length === 0)
@@ -203,8 +247,9 @@ export async function measureFleet(
   for (const b of record.baseline) {
     if (b.status !== 'pending') continue;
     driver.progress(`baseline: ${b.kind} alone (the arrivals of server ${b.server})`);
-    const got = await started([plan(b.server, 'dedicated', {})], (group) =>
-      windows(`baseline ${b.kind}`, 'dedicated', group, [b.server], null),
+    await retain((l) => l.mode !== 'dedicated' || l.server !== b.server);
+    const got = await started([plan(b.server, 'dedicated', {})], (copies) =>
+      windows(`baseline ${b.kind}`, 'dedicated', copies.group, [b.server], null, memoryOf('baseline', copies, false)),
     );
     const problem = typeof got === 'string' ? got : got.problem;
     Object.assign(b, {
@@ -225,6 +270,7 @@ export async function measureFleet(
   async function measureMode(g: ServeGroup): Promise<void> {
     Object.assign(g, { rounds: [], steps: [], warmup: [] });
     record.windows = record.windows.filter((w) => w.mode !== g.mode);
+    await retain((l) => l.mode !== g.mode);
     let daemon: { stop(): Promise<string>; env: Record<string, string> } | null = null;
     if (g.mode === 'mps' || g.mode === 'mps-threads') {
       const up = await driver.startMps(`fleet-${g.mode}`);
@@ -241,7 +287,7 @@ export async function measureFleet(
       const servers = record.servers.map((x) => x.index);
       const got = await started(
         record.servers.map((x) => plan(x.index, g.mode, env(x))),
-        (group) => windows(g.mode, 'shared', group, servers, g),
+        (copies) => windows(g.mode, 'shared', copies.group, servers, g, memoryOf(g.mode, copies, daemon !== null)),
       );
       if (typeof got === 'string') {
         Object.assign(g, { status: 'failed', reason: got });

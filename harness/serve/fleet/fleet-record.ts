@@ -4,6 +4,8 @@
  * got: the baseline (each kind's server alone) first, then each mode's windows.
  */
 import { z } from 'zod';
+import { FitCheckSchema } from './fleet-fit.js';
+import { ServerMemorySchema } from './fleet-memory.js';
 
 const figure = z.number().nonnegative().max(1e12);
 const count = z.number().int().nonnegative().max(1e12);
@@ -69,5 +71,12 @@ export const FleetRecordSchema = z.object({
       z.object({ mode: z.string(), windows: z.array(z.array(ServerWindowSchema).max(MAX_SERVERS)).max(MAX_WINDOWS) }),
     )
     .max(8),
+  /** Each server's device memory once warm, per mode and in the baseline (fleet-memory.ts); absent from runs before it was kept. */
+  memory: z
+    .array(ServerMemorySchema)
+    .max(MAX_SERVERS * 8)
+    .optional(),
+  /** The pre-check before anything started (fleet-fit.ts): memory, MPS clients, host CPUs; absent from runs before it. */
+  fit: z.array(FitCheckSchema).max(8).optional(),
 });
 export type FleetRecord = z.infer<typeof FleetRecordSchema>;

@@ -76,7 +76,7 @@ function noSmi(error: string): SmiPart {
   return { error, driverVersion: null, cudaVersion: null, gpus: [], computeApps: [] };
 }
 
-async function smiText(
+export async function smiText(
   runner: ProcessRunner,
   args: string[],
 ): Promise<{ ok: true; text: string } | { ok: false; error: string }> {

@@ -1,0 +1,42 @@
+/** What `--dry-run` adds for a fleet: its servers and the pre-check (fleet-fit.ts), against this host's GPU and cores. */
+import type { ProcessRunner } from '../../core/process.js';
+import { smiText } from '../../system/nvidia/fingerprint.js';
+import type { ServeMode } from '../record.js';
+import { fleetFit } from './fleet-fit.js';
+import { loadFleet } from './fleet-load.js';
+
+/** GPU `gpuIndex`'s memory, MiB, or null where nvidia-smi does not say. */
+async function gpuMemoryMiB(runner: ProcessRunner, gpuIndex: number): Promise<number | null> {
+  const got = await smiText(runner, [
+    '--query-gpu=memory.total',
+    '--format=csv,noheader,nounits',
+    '-i',
+    String(gpuIndex),
+  ]);
+  const mib = got.ok ? Number(got.text.trim()) : Number.NaN;
+  return Number.isFinite(mib) && mib > 0 ? mib : null;
+}
+
+export async function fleetDryRunText(
+  file: string,
+  modes: readonly ServeMode[],
+  host: { runner: ProcessRunner; gpuIndex: number; cores: number; loadWorkers: number },
+): Promise<string> {
+  const fleet = await loadFleet(file);
+  const checks = fleetFit({
+    memFractions: fleet.servers.map((s) => s.memFraction),
+    modes,
+    gpuMemoryMiB: await gpuMemoryMiB(host.runner, host.gpuIndex),
+    cores: host.cores,
+    loadWorkers: host.loadWorkers,
+  });
+  const kinds = new Set(fleet.servers.map((s) => s.kind)).size;
+  const mark = (fits: boolean | null, blocks: boolean) =>
+    fits === null ? 'not checked' : fits ? 'fits' : blocks ? 'rules out' : 'warning';
+  return [
+    `fleet ${file}: ${fleet.servers.length} servers of ${kinds} kind${kinds === 1 ? '' : 's'}`,
+    'pre-check (a mode a check rules out is skipped, with these figures):',
+    ...checks.map((c) => `  ${mark(c.fits, c.blocks)} (${c.modes.join(', ')}): ${c.text}`),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,31 @@
+/** bench --serve --fleet --dry-run (#49): the fleet's pre-check against the simulated H200 and this host's cores. */
+import { writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { joined, runCli, tempDir } from '../helpers.js';
+
+describe('bench --serve --fleet --dry-run', () => {
+  it('lists the pre-check with its figures: memory, MPS clients and cores, each with its figures', async () => {
+    const file = path.join(tempDir('gpushare-fleet-'), 'fleet.yaml');
+    writeFileSync(
+      file,
+      "traffic: {rate_per_s: 10, popularity: {law: zipf, s: 1}}\nservers:\n  - {model: m, command: 'x --port {port}', mem_fraction: 0.01, count: 40}\n",
+    );
+    const result = await runCli(['bench', '--serve', '--fleet', file, '--load-workers', '2', '--dry-run']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const cores = availableParallelism();
+    // The simulated GPU is the recorded H200: 143771 MiB.
+    expect(joined(result.stdout)).toContain(
+      joined(
+        [
+          `fleet ${file}: 40 servers of 1 kind`,
+          'pre-check (a mode a check rules out is skipped, with these figures):',
+          '  fits (timeslice, mps, mps-threads): memory: Σ mem_fraction 0.400 × 143771 MiB = 57508 MiB, plus 40 CUDA contexts × 768 MiB = 30720 MiB: 88228 of 143771 MiB (61.4%), fits',
+          '  fits (mps, mps-threads): MPS clients: 40 servers within the 48 clients an MPS server accepts per GPU',
+          `  ${42 <= cores ? 'fits' : 'warning'} (timeslice, mps, mps-threads): host CPUs: 40 servers + 2 load generator workers = 42 processes on ${cores} cores`,
+        ].join('\n'),
+      ),
+    );
+  });
+});
