@@ -4,6 +4,7 @@
  * got: the baseline (each kind's server alone) first, then each mode's windows.
  */
 import { z } from 'zod';
+import { FleetSearchSchema } from './fleet-capacity-record.js';
 
 const figure = z.number().nonnegative().max(1e12);
 const count = z.number().int().nonnegative().max(1e12);
@@ -67,5 +68,7 @@ export const FleetRecordSchema = z.object({
       z.object({ mode: z.string(), windows: z.array(z.array(ServerWindowSchema).max(MAX_SERVERS)).max(MAX_WINDOWS) }),
     )
     .max(8),
+  /** capacity --serve --fleet: the search for the largest fleet at the SLO, per mode; absent from bench's runs. */
+  search: FleetSearchSchema.optional(),
 });
 export type FleetRecord = z.infer<typeof FleetRecordSchema>;
