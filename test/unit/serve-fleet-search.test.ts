@@ -11,6 +11,7 @@ import { parseFleet } from '../../harness/serve/fleet/fleet-file.js';
 import {
   CLIMB_MIN_WINDOWS,
   type ClimbPoint,
+  climbPoints,
   climbsWithoutEnd,
   largestOf,
   nextSize,
@@ -202,7 +203,7 @@ describe('the early stop', () => {
 
   it('ends a step whose TTFT p50 rises while completions fall behind the requests sent', () => {
     expect(climbsWithoutEnd([{ label: 'a', points: points(rising, 0.5) }])).toMatch(
-      /^a's TTFT p50 rose over 5 windows \(Mann–Kendall p 0\.017\) while it completed 50% of the requests sent/,
+      /^a's TTFT p50 rose over 5 slices of a window \(Mann–Kendall p 0\.017\) while it completed 50% of the requests sent/,
     );
   });
 
@@ -213,5 +214,28 @@ describe('the early stop', () => {
     expect(climbsWithoutEnd([{ label: 'a', points: points([50, 40, 30, 20, 10], 0.5) }])).toBeNull();
     expect(CLIMB_MIN_WINDOWS).toBe(5);
     expect(climbsWithoutEnd([{ label: 'a', points: points(rising.slice(0, 4), 0.1) }])).toBeNull();
+  });
+
+  it('reads a window in five slices by when each request was due, each slice its TTFT p50', () => {
+    const records = [
+      { scheduledMs: 100, ttftMs: 5 },
+      { scheduledMs: 150, ttftMs: 7 },
+      { scheduledMs: 199.9, ttftMs: 6 },
+      { scheduledMs: 300, ttftMs: 20 },
+      { scheduledMs: 700, ttftMs: null },
+      { scheduledMs: 799, ttftMs: null },
+      { scheduledMs: 700, ttftMs: 40 },
+      { scheduledMs: 1099, ttftMs: 90 },
+      { scheduledMs: 1100, ttftMs: 95 },
+    ];
+    const rates = { sentPerS: 8, completedPerS: 4 };
+    expect(climbPoints({ startMs: 100, durationMs: 1000, records }, rates).map((p) => p.ttftP50Ms)).toEqual([
+      6,
+      20,
+      null,
+      Number.MAX_VALUE,
+      90,
+    ]);
+    expect(climbPoints({ startMs: 100, durationMs: 1000, records }, rates)[0]).toEqual({ ttftP50Ms: 6, ...rates });
   });
 });

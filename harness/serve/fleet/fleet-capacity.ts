@@ -21,7 +21,14 @@ import type { Fleet, FleetServer } from './fleet-file.js';
 import { fleetSchedule } from './fleet-load.js';
 import { measureFleet, serverWindow, threadCap } from './fleet-measure.js';
 import type { FleetRecord } from './fleet-record.js';
-import { climbsWithoutEnd, nextSize, type SizedStep, type StepWhy, stepVerdictOf } from './fleet-search.js';
+import {
+  climbPoints,
+  climbsWithoutEnd,
+  nextSize,
+  type SizedStep,
+  type StepWhy,
+  stepVerdictOf,
+} from './fleet-search.js';
 import { FleetServers } from './fleet-servers.js';
 import { fleetKinds, sizedFleet, sizeTop } from './fleet-size.js';
 
@@ -149,14 +156,8 @@ export async function measureFleetCapacity(
       fleetSchedule(sized, s.windowMs),
       sized.servers.map((x) => x.index),
     );
-    const seen: StepServerWindow[][] = [];
-    const climbing = () =>
-      climbsWithoutEnd(
-        sized.servers.map((x) => ({
-          label: x.label,
-          points: seen.flatMap((w) => w.filter((y) => y.server === x.index)),
-        })),
-      );
+    // The early stop's reading of the last window: each server's TTFT through it.
+    let climb: string | null = null;
 
     const window = async (durationMs: number): Promise<Window> => {
       const outcome = await group.window(
@@ -194,8 +195,13 @@ export async function measureFleetCapacity(
           completedPerS: w.requestsPerS,
         };
       });
+      climb = climbsWithoutEnd(
+        outcome.results.map((r, k) => ({
+          label: (sized.servers[k] as FleetServer).label,
+          points: climbPoints(r, windows[k] as StepServerWindow),
+        })),
+      );
       const all = windowStats(outcome.results, slo, { concurrency: null, ratePerS: null }, 0);
-      seen.push(windows);
       return {
         windows,
         // The fleet's window as one: what the warm-up's steady test reads.
@@ -235,7 +241,6 @@ export async function measureFleetCapacity(
         const w = await window(warmupWindowMs(s.windowMs));
         if (w.windows === null) return { stats: null, problem: w.problem };
         record.warmupWindows++;
-        const climb = climbing();
         if (climb === null) return { stats: w.stats, problem: null };
         record.earlyStop = climb;
         return { stats: null, problem: CLIMBING };
@@ -249,7 +254,7 @@ export async function measureFleetCapacity(
       if (w.windows === null) return `${g.mode} ×${n} round ${r + 1}: ${w.problem}`;
       record.windows.push(w.windows);
       record.totals.push(w.totals);
-      record.earlyStop = climbing();
+      record.earlyStop = climb;
     }
     const previous = record.again === null ? [] : (mode.steps[record.again]?.windows ?? []);
     record.verdict =

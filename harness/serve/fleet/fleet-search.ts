@@ -122,10 +122,12 @@ export function largestOf(steps: readonly SizedStep[], top: { servers: number; l
 export const CLIMB_ALPHA = 0.05;
 /** Completions below this share of the requests sent fall behind: the queue grows. */
 export const BEHIND_SHARE = 0.9;
-/** The fewest windows the trend test reads (at 5 values without ties, the least p is 2/120). */
+/** The fewest points the trend test reads (at 5 values without ties, the least p is 2/120). */
 export const CLIMB_MIN_WINDOWS = 5;
+/** The slices of a window whose TTFT p50s the early stop reads: a queue that grows shows within one window. */
+export const CLIMB_SLICES = 5;
 
-/** One server's window as the early stop reads it. */
+/** One server's slice of a window as the early stop reads it. */
 export interface ClimbPoint {
   ttftP50Ms: number | null;
   sentPerS: number;
@@ -133,9 +135,10 @@ export interface ClimbPoint {
 }
 
 /**
- * Why a step's latency climbs without end, or null: a server whose TTFT p50 rose over its windows so far
- * (Mann–Kendall, p < CLIMB_ALPHA, rising) while its completions fell behind its requests sent (under
- * BEHIND_SHARE of them over those windows): its queue grows with every window, so the step is over.
+ * Why a step's latency climbs without end, or null: a server whose TTFT p50 rose over its points (the
+ * slices of a window, in time order: Mann–Kendall, p < CLIMB_ALPHA, rising) while its completions fell
+ * behind its requests sent (under BEHIND_SHARE of them): its queue grows as long as it is sent requests,
+ * so the step is over. Each window ends with its queue drained, so the climb is read within one.
  */
 export function climbsWithoutEnd(
   servers: ReadonlyArray<{ label: string; points: readonly ClimbPoint[] }>,
@@ -147,7 +150,7 @@ export function climbsWithoutEnd(
     const sent = s.points.reduce((a, p) => a + p.sentPerS, 0);
     const completed = s.points.reduce((a, p) => a + p.completedPerS, 0);
     if (trend.s > 0 && trend.pValue < CLIMB_ALPHA && completed < BEHIND_SHARE * sent)
-      return `${s.label}'s TTFT p50 rose over ${s.points.length} windows (Mann–Kendall p ${trend.pValue.toFixed(3)}) while it completed ${((completed / sent) * 100).toFixed(0)}% of the requests sent: its queue grows without end`;
+      return `${s.label}'s TTFT p50 rose over ${s.points.length} slices of a window (Mann–Kendall p ${trend.pValue.toFixed(3)}) while it completed ${((completed / sent) * 100).toFixed(0)}% of the requests sent: its queue grows without end`;
   }
   return null;
 }
@@ -174,4 +177,31 @@ export function stepVerdictOf(
   const verdicts = stepAttainments(servers, windows).map((a) => a.verdict);
   if (verdicts.includes('missed')) return 'over';
   return verdicts.every((v) => v === 'within') ? 'within' : 'unclear';
+}
+
+/**
+ * A server's window as the early stop's points: its requests by when they were due, in CLIMB_SLICES equal
+ * slices, each slice's TTFT p50 (null without a request; one without a first token counts as the longest),
+ * and the window's sent and completed rates.
+ */
+export function climbPoints(
+  result: {
+    startMs: number;
+    durationMs: number;
+    records: ReadonlyArray<{ scheduledMs: number; ttftMs: number | null }>;
+  },
+  rates: { sentPerS: number; completedPerS: number },
+): ClimbPoint[] {
+  const slices: number[][] = Array.from({ length: CLIMB_SLICES }, () => []);
+  for (const r of result.records) {
+    if (result.durationMs <= 0) continue;
+    const at = Math.floor(((r.scheduledMs - result.startMs) / result.durationMs) * CLIMB_SLICES);
+    // A request that never got its first token (timed out in the queue) waited longer than any that did.
+    slices[Math.min(CLIMB_SLICES - 1, Math.max(0, at))]?.push(r.ttftMs ?? Number.MAX_VALUE);
+  }
+  return slices.map((ttfts) => {
+    const sorted = [...ttfts].sort((a, b) => a - b);
+    const ttftP50Ms = sorted.length === 0 ? null : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
+    return { ttftP50Ms, ...rates };
+  });
 }
