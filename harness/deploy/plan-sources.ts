@@ -13,7 +13,8 @@ import { openRun } from '../record/evidence.js';
 import { analyzeServe, type ServeAnalysis, type ServeAnswer, serveAnswer } from '../serve/analysis.js';
 import { loadServeRun, type ServeRun } from '../serve/record.js';
 import { isSimulated } from '../system/nvidia/schema.js';
-import { type FleetFacts, fleetFromBench } from './fleet/facts.js';
+import { type FleetFacts, fleetFromBench, fleetFromCapacity } from './fleet/facts.js';
+import { capacityFleets } from './fleet/from-capacity.js';
 import { otherGpuWarning, planGpu, runGpu } from './gpu-model.js';
 import type { PlanOptions } from './options.js';
 import type { PlanRequest, SharingFacts } from './plan-types.js';
@@ -84,6 +85,8 @@ export async function planFacts(options: PlanOptions): Promise<PlanFacts> {
   const dir = options.run ? await openRun(options.run) : null;
   const served = dir ? await loadServeRun(dir) : null;
   // A fleet run (bench --serve --fleet): its servers, the mode that kept each within the SLO, their settings.
+  // A capacity fleet run (capacity --serve --fleet): the largest fleet each mode kept within the SLO.
+  if (served?.fleet?.search !== undefined) return fleetFromCapacity(served, capacityFleets(served));
   if (served?.fleet !== undefined) return fleetFromBench(served);
   if (served !== null) return serverFacts(served, options);
   return modelFacts(dir ? await loadRun(dir) : null, options);

@@ -130,8 +130,14 @@ const lowest = (values: Array<number | null>): number | null =>
  * the generator's parsing) is at most what the generator adds to a typical request; the send lag's p99 is where
  * a generator falling behind shows first. The steps keep each rate's p99 for the report.
  */
-export function ceilingOf(run: ServeRun): Ceiling {
-  const own = run.groups.flatMap((g) => [...g.rounds.map((r) => r.dedicated), ...sharedWindows(g)]);
+export function ceilingOf(
+  run: Pick<ServeRun, 'ceiling' | 'groups'>,
+  /** The run's own windows (a fleet search's are in its fleet section): their lowest e2e and TTFT p50. */
+  own: ReadonlyArray<{ e2e: { p50Ms: number | null }; ttft: { p50Ms: number | null } }> = run.groups.flatMap((g) => [
+    ...g.rounds.map((r) => r.dedicated),
+    ...sharedWindows(g),
+  ]),
+): Ceiling {
   const ownE2e = lowest(own.map((w) => w.e2e.p50Ms));
   const ownTtft = lowest(own.map((w) => w.ttft.p50Ms));
   const allowedMs = ownE2e === null ? null : ownE2e / 100;

@@ -21,6 +21,9 @@ import { analyzeServe } from './analysis.js';
 import { dryRunText } from './dry-run.js';
 import { analyzeFleet } from './fleet/fleet-analysis.js';
 import { fleetDryRunText } from './fleet/fleet-dry-run.js';
+import { measureFleetCapacity } from './fleet/fleet-capacity.js';
+import { analyzeFleetCapacity } from './fleet/fleet-capacity-analysis.js';
+import { fleetCapacityMarkdown, fleetCapacitySummary } from './fleet/fleet-capacity-markdown.js';
 import { fleetMarkdown, fleetSummary } from './fleet/fleet-markdown.js';
 import { measureFleet } from './fleet/fleet-measure.js';
 import { fleetStart } from './fleet/fleet-run.js';
@@ -161,6 +164,10 @@ async function newServeRun(
     loadWorkers: given ?? defaultLoadWorkers(allowed.length || availableParallelism(), split),
   };
   const fleet = settings.fleet === undefined ? null : await fleetStart(settings.fleet, settings);
+  if (fleet !== null && settings.measure === 'capacity' && fleet.fleet.traffic.source === 'trace')
+    throw new UserError(
+      `${settings.fleet}: capacity --serve --fleet sizes the fleet, and a trace replays fixed servers: give traffic.rate_per_s and a popularity law, shares or rates instead of traffic.trace`,
+    );
   const run: ServeRun = {
     ...header,
     settings,
@@ -172,7 +179,7 @@ async function newServeRun(
     warnings: busy.map((b) => `the GPU was busy before the run: ${b}`),
   };
   const short =
-    settings.measure === 'capacity'
+    settings.measure === 'capacity' && fleet === null
       ? shortStepWarning(Math.min(...run.groups.map((g) => g.copies)), settings.windowMs, settings.maxStepMs)
       : null;
   if (short !== null) {
@@ -225,9 +232,13 @@ async function serveRun(session: Session<ServeRun>, { json }: ServeOptions, deps
       requests: new RequestsLog(session.dir),
     };
     const fleet = run.fleet === undefined ? null : await fleetStart(run.fleet.file, run.settings, session.dir);
-    await (fleet === null ? measureServe(run, driver) : measureFleet(run, driver, fleet.fleet, fleet.schedule)).finally(
-      () => pool.stop(),
-    );
+    const measured =
+      fleet === null
+        ? measureServe(run, driver)
+        : run.settings.measure === 'capacity'
+          ? measureFleetCapacity(run, driver, fleet.fleet, fleet.schedule)
+          : measureFleet(run, driver, fleet.fleet, fleet.schedule);
+    await measured.finally(() => pool.stop());
   };
   const report = async () => {
     const fleet = analyzeFleet(run);
@@ -266,12 +277,17 @@ async function fleetReport(
   deps: AppDeps,
 ): Promise<number> {
   const file = session.reportFile();
-  await writeOutputFile(file, fleetMarkdown(run, analysis));
+  // capacity's: the search for the largest fleet at the SLO.
+  const search = analyzeFleetCapacity(run);
+  await writeOutputFile(
+    file,
+    search === null ? fleetMarkdown(run, analysis) : fleetCapacityMarkdown(run, analysis, search),
+  );
   const code = run.groups.every((g) => g.status === 'measured') ? 0 : 3;
   deps.out(
     json
-      ? runJson(session, file, { exitCode: code, analysis })
-      : `${fleetSummary(run, analysis)}${whereLines(session.dir, file)}`,
+      ? runJson(session, file, { exitCode: code, analysis, ...(search === null ? {} : { search }) })
+      : `${search === null ? fleetSummary(run, analysis) : fleetCapacitySummary(run, search)}${whereLines(session.dir, file)}`,
   );
   return code;
 }

@@ -118,7 +118,18 @@ export const SERVE_FLAGS = {
   fleet: {
     type: 'string',
     describe:
-      'bench: a fleet file (YAML or JSON, examples/fleet/): its servers, each with its own command, under each mode, with its traffic (give --serve without a command)',
+      'a fleet file (YAML or JSON, examples/fleet/): its servers, each with its own command, under each mode, with its traffic (give --serve without a command); capacity: the largest fleet of its kinds at the SLO',
+  },
+  'max-servers': {
+    type: 'number',
+    describe:
+      'capacity --fleet: the largest fleet searched (besides the GPU memory the servers share and, under MPS, its 48 clients)',
+  },
+  replicates: {
+    type: 'number',
+    describe:
+      'capacity --fleet: measurements more of the highest passing and the lowest failing fleet size, once bracketed',
+    defaultDescription: '2',
   },
   gpu: { type: 'number', describe: 'index of the GPU', defaultDescription: '0' },
   out: { type: 'string', describe: 'run directory', defaultDescription: 'runs/results/<date>-<gpu>-serve-<id>' },
@@ -157,7 +168,7 @@ function inputLengths(raw: string | undefined): { inputTokens: number; inputToke
 }
 
 export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['measure']): ServeOptions {
-  const fleet = fleetFile(args, measure);
+  const fleet = fleetFile(args);
   const serve = fleet === undefined ? serveCommand(args.serve) : '';
   const readyPath = args.readyPath ?? '/v1/models';
   if (!readyPath.startsWith('/'))
@@ -194,6 +205,7 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
       ...loadWorkers(args.loadWorkers),
       ...warmupLimits(args),
       ...(fleet === undefined ? {} : { fleet }),
+      ...fleetSearch(args, measure, fleet),
     },
     gpuIndex: integer(args.gpu, '--gpu', 0, 0, 63),
     out: args.out ?? null,
@@ -219,12 +231,10 @@ function serveCommand(raw: string | undefined): string {
 }
 
 /** --fleet's file, or undefined: the fleet names each server's command and count, so --serve's and --copies are refused beside it. */
-function fleetFile(args: ServeArgs, measure: ServeSettings['measure']): string | undefined {
+function fleetFile(args: ServeArgs): string | undefined {
   const fleet = args.fleet?.trim();
   if (fleet === undefined) return undefined;
   if (fleet === '') throw new UserError('--fleet needs a fleet file, e.g. --fleet examples/fleet/three-sizes.yaml');
-  if (measure !== 'bench')
-    throw new UserError('--fleet is measured by bench --serve only so far: run gpushare bench --serve --fleet <file>');
   if (args.copies !== undefined)
     throw new UserError(
       `--copies ${argText(args.copies)} with --fleet ${argText(fleet)}: the fleet file sets each kind's count; drop --copies`,
@@ -239,6 +249,24 @@ function fleetFile(args: ServeArgs, measure: ServeSettings['measure']): string |
 /** --start as given, or nothing: serial (runs before the flag have none). */
 function startOrder(raw: string | undefined): { start?: (typeof START_ORDERS)[number] } {
   return raw === undefined ? {} : { start: oneOf(raw, START_ORDERS, '--start', 'start order') };
+}
+
+/** --max-servers and --replicates: capacity --serve --fleet's search, refused elsewhere. */
+function fleetSearch(
+  args: ServeArgs,
+  measure: ServeSettings['measure'],
+  fleet: string | undefined,
+): { maxServers?: number; replicates?: number } {
+  const given = args.maxServers !== undefined ? '--max-servers' : args.replicates !== undefined ? '--replicates' : null;
+  if (measure !== 'capacity' || fleet === undefined) {
+    if (given !== null)
+      throw new UserError(`${given} sizes the search of capacity --serve --fleet <file>: drop it, or run that`);
+    return {};
+  }
+  return {
+    ...(args.maxServers === undefined ? {} : { maxServers: integer(args.maxServers, '--max-servers', 0, 1, 1000) }),
+    replicates: integer(args.replicates, '--replicates', 2, 0, 10),
+  };
 }
 
 /** --load-workers as given, or nothing: the run's default is set from the host's cores (serve/command.ts). */
@@ -296,5 +324,7 @@ export function settingsArgs(s: ServeSettings): ServeArgs {
     warmupS: s.warmupMs === undefined ? undefined : seconds(s.warmupMs),
     warmupMaxS: s.warmupMaxMs === undefined ? undefined : seconds(s.warmupMaxMs),
     ...(s.fleet === undefined ? {} : { fleet: s.fleet, copies: undefined, serve: undefined }),
+    maxServers: s.maxServers === undefined ? undefined : String(s.maxServers),
+    replicates: s.replicates === undefined ? undefined : String(s.replicates),
   };
 }

@@ -88,6 +88,9 @@ const ServeSettingsSchema = z.object({
   warmupMaxMs: z.number().nonnegative().optional(),
   /** bench --serve --fleet: the fleet file (serve/fleet/); absent from runs of copies of one server. */
   fleet: z.string().optional(),
+  /** capacity --serve --fleet: the largest fleet searched (--max-servers), and the boundary's replicates (--replicates). */
+  maxServers: z.number().int().positive().optional(),
+  replicates: z.number().int().nonnegative().optional(),
 });
 export type ServeSettings = z.infer<typeof ServeSettingsSchema>;
 

@@ -65,7 +65,9 @@ function attainment(server: FleetRecord['servers'][number], windows: readonly Se
 }
 
 /** The hot servers' indices: the top HOT_SHARE by rate (ties by index). */
-export function hotServers(servers: FleetRecord['servers']): number[] {
+export function hotServers(
+  servers: ReadonlyArray<Pick<FleetRecord['servers'][number], 'index' | 'ratePerS'>>,
+): number[] {
   const n = Math.max(1, Math.ceil(servers.length * HOT_SHARE));
   return [...servers]
     .sort((a, b) => b.ratePerS - a.ratePerS || a.index - b.index)

@@ -46,6 +46,8 @@ export type FleetTraffic =
       source: 'generated';
       /** The fleet's total rate, requests/s. */
       ratePerS: number;
+      /** How the file gave each server's rate: a popularity law, shares of the total, or each its own rate (a sized fleet keeps it). */
+      way: 'popularity' | 'share' | 'rate';
       popularity: { law: 'zipf'; s: number } | null;
       arrivals: ArrivalLaw;
       inputTokens: LengthLaw;
@@ -314,6 +316,7 @@ export function parseFleet(text: string, file: string): FleetGiven {
     traffic: {
       source: 'generated',
       ratePerS,
+      way,
       popularity: t.popularity === undefined ? null : { law: 'zipf', s: t.popularity.s },
       arrivals,
       // serve's defaults: --input-tokens 128, --output-tokens 64.

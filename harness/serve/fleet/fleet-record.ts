@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { FitCheckSchema } from './fleet-fit.js';
 import { ServerMemorySchema } from './fleet-memory.js';
+import { FleetSearchSchema } from './fleet-capacity-record.js';
 
 const figure = z.number().nonnegative().max(1e12);
 const count = z.number().int().nonnegative().max(1e12);
@@ -78,5 +79,7 @@ export const FleetRecordSchema = z.object({
     .optional(),
   /** The pre-check before anything started (fleet-fit.ts): memory, MPS clients, host CPUs; absent from runs before it. */
   fit: z.array(FitCheckSchema).max(8).optional(),
+  /** capacity --serve --fleet: the search for the largest fleet at the SLO, per mode; absent from bench's runs. */
+  search: FleetSearchSchema.optional(),
 });
 export type FleetRecord = z.infer<typeof FleetRecordSchema>;

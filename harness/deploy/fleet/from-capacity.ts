@@ -1,0 +1,26 @@
+/**
+ * capacity --serve --fleet's answers as plan reads them: per mode, the largest fleet at the SLO, its
+ * interval and its count per kind (the counts of a step at that size). A mode whose answer is unverified
+ * (a step at that size sent over the generator's ceiling, or had none to check by) or that kept no fleet
+ * is given as 0 servers, so plan never names a capacity it did not measure.
+ */
+
+import { analyzeFleetCapacity } from '../../serve/fleet/fleet-capacity-analysis.js';
+import type { ServeMode, ServeRun } from '../../serve/record.js';
+import type { LargestFleet } from './verdicts.js';
+
+export function capacityFleets(run: ServeRun): LargestFleet[] {
+  const analysis = analyzeFleetCapacity(run);
+  if (analysis === null) return [];
+  return analysis.modes.map((m) => {
+    const { servers, interval, unverified } = m.answer;
+    const held = servers !== null && interval !== null && !unverified;
+    const step = held ? m.steps.find((s) => s.servers === servers) : undefined;
+    return {
+      mode: m.mode as ServeMode,
+      servers: held ? servers : 0,
+      interval: held ? interval : [0, 0],
+      perKindCounts: Object.fromEntries((step?.counts ?? []).map((c) => [c.kind, c.count])),
+    };
+  });
+}

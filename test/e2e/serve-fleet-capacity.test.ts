@@ -1,0 +1,104 @@
+/**
+ * capacity --serve --fleet against gpushare's simulated server (the built CLI): two fast servers and one
+ * slow, each with its own rate (a rate the file gives per server is kept at every size). The slow kind's
+ * token rate (40 tokens/s, 8 a request: 5 requests/s) is a third of its load, so any fleet with it misses
+ * the SLO; by largest remainder it joins at 2 servers (every kind once n reaches the kinds). So the
+ * answer is known: 1 server, bracketed by 2, reached from the file's 3 by halving and then bisecting,
+ * with each boundary size measured once more.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ServeRun } from '../../harness/serve/record.js';
+import { cli, ROOT, tempDir } from '../helpers.js';
+
+const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
+const sim = (tokensPerS: number) => `node ${SERVER} --port {port} --tokens-per-s ${tokensPerS} --ttft-ms 2 --itl-ms 1`;
+
+function fleetFile(): string {
+  const file = path.join(tempDir('gpushare-fleet-capacity-'), 'fleet.yaml');
+  writeFileSync(
+    file,
+    [
+      'seed: 5',
+      'traffic:',
+      '  arrivals: {law: poisson}',
+      '  input_tokens: {law: fixed, tokens: 8}',
+      '  output_tokens: {law: fixed, tokens: 8}',
+      'servers:',
+      `  - {name: fast, model: sim-fast, command: "${sim(100000)}", mem_fraction: 0.2, count: 2, rate_per_s: 100}`,
+      `  - {name: slow, model: sim-slow, command: "${sim(40)}", mem_fraction: 0.2, rate_per_s: 15}`,
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+describe('capacity --serve --fleet on the simulated server', () => {
+  it('finds the largest fleet at the SLO, replicates the boundary and keeps servers between steps', async () => {
+    const out = path.join(tempDir(), 'run');
+    const result = await cli([
+      'capacity',
+      '--serve',
+      '--fleet',
+      fleetFile(),
+      '--modes',
+      'timeslice',
+      '--window-s',
+      '2',
+      '--rounds',
+      '3',
+      '--warmup-s',
+      '0',
+      '--slo-ttft-p99-ms',
+      '200',
+      '--ceiling-step-s',
+      '0.05',
+      '--replicates',
+      '1',
+      '--load-workers',
+      '1',
+      '--request-timeout-s',
+      '10',
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const run = JSON.parse(readFileSync(path.join(out, 'serve.json'), 'utf8')) as ServeRun;
+    const mode = run.fleet?.search?.modes[0];
+    if (mode === undefined) throw new Error('no search in the record');
+    // 5 × 0.2 fills the GPU: the top is 5, by memory.
+    expect(mode.top).toMatchObject({ servers: 5, limitedBy: 'memory' });
+    // 400 requests of the fast server at 1 server: within (381 with none missed is the least), or once more.
+    const sizes = mode.steps.filter((s) => s.why !== 'again').map((s) => `${s.servers} ${s.why}`);
+    expect(sizes).toEqual(['3 search', '1 search', '2 search', '1 replicate', '2 replicate']);
+    expect(mode.steps.filter((s) => s.servers !== 1).every((s) => s.verdict === 'over')).toBe(true);
+    expect(mode.steps.find((s) => s.servers === 3)?.counts).toEqual([
+      { kind: 'fast', count: 2 },
+      { kind: 'slow', count: 1 },
+    ]);
+    // From 3 to 1: two stopped, one kept; from 1 to 2: the slow one started.
+    const second = mode.steps[1];
+    expect(second && [second.started, second.stopped, second.kept]).toEqual([0, 2, 1]);
+    const two = mode.steps.find((s) => s.servers === 2);
+    expect(two && [two.started, two.stopped, two.kept]).toEqual([1, 0, 1]);
+    expect(two?.fleet.map((s) => `${s.label} ${s.ratePerS}`)).toEqual(['fast 100', 'slow 15']);
+    expect(result.stdout).toContain('timeslice: 1 servers, interval 1–1, limited by the SLO');
+    const report = readFileSync(path.join(out, 'report.md'), 'utf8');
+    expect(report).toContain('# gpushare capacity --serve --fleet');
+    expect(report).toMatch(/\| 1 \| 3 \| search \| fast 2, slow 1 \| 215\.00 \|/);
+    expect(report).toContain('## Baseline: each kind alone on the GPU');
+    // plan reads the search's answer: on CPU no step is checked against the generator's ceiling, so
+    // the 1-server answer is unverified and plan names no fleet rather than a capacity it did not measure.
+    const plan = await cli(['plan', '--run', out]);
+    expect(plan.stdout + plan.stderr).toMatch(/capacity/);
+    expect(plan.exitCode, plan.stdout).toBe(3);
+  }, 600_000);
+
+  it('refuses --max-servers outside capacity --serve --fleet in one line', async () => {
+    const result = await cli(['bench', '--serve', '--fleet', fleetFile(), '--max-servers', '4']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('--max-servers sizes the search of capacity --serve --fleet');
+  });
+});
