@@ -85,7 +85,7 @@ export async function measureCeiling(
     const cold = await generator.start();
     if (cold !== null) return { steps: [], problem: `the generator's ceiling was not measured: ${cold}` };
     const ports = await Promise.all(servers.map((s) => s.port));
-    const down = ports.findIndex((p) => p === null);
+    const down = ports.indexOf(null);
     if (down !== -1)
       return {
         steps: [],

@@ -4,9 +4,9 @@
  * got: the baseline (each kind's server alone) first, then each mode's windows.
  */
 import { z } from 'zod';
+import { FleetSearchSchema } from './fleet-capacity-record.js';
 import { FitCheckSchema } from './fleet-fit.js';
 import { ServerMemorySchema } from './fleet-memory.js';
-import { FleetSearchSchema } from './fleet-capacity-record.js';
 
 const figure = z.number().nonnegative().max(1e12);
 const count = z.number().int().nonnegative().max(1e12);
