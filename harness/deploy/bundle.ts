@@ -1,4 +1,6 @@
 /** The artifact files for one GPU, as name → text: pure, so `artifacts` and `plan` share it and tests read it. */
+
+import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { type DevicePluginConfig, devicePluginConfig, type Operator, sharingArtifacts } from './k8s.js';
 import { migPartedConfig, migPartedYaml } from './mig-parted.js';
 import type { MigGpu } from './mig-profiles.js';
@@ -46,6 +48,6 @@ export function artifactBundle(spec: BundleSpec): ArtifactFile[] {
 export function sharingConfigs(replicas: number): Record<string, DevicePluginConfig> {
   return {
     [`timeslicing-${replicas}`]: devicePluginConfig('timeSlicing', replicas),
-    [`mps-${replicas}`]: devicePluginConfig('mps', Math.min(replicas, 48)),
+    [`mps-${replicas}`]: devicePluginConfig('mps', Math.min(replicas, MPS_CLIENT_LIMIT)),
   };
 }

@@ -7,9 +7,10 @@ import type { ConfigMap, Pod } from 'kubernetes-types/core/v1.js';
 import { z } from 'zod';
 import { commentText } from '../core/escape/embed.js';
 import { yamlText } from '../core/escape/yaml.js';
+import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 
-/** MPS in the device plugin serves at most 48 clients per GPU. */
-export const MAX_MPS_REPLICAS = 48;
+/** MPS in the device plugin serves at most as many clients per GPU as an MPS server accepts. */
+export const MAX_MPS_REPLICAS = MPS_CLIENT_LIMIT;
 
 const ReplicatedResourceSchema = z
   .object({

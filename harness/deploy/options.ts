@@ -7,6 +7,7 @@ import { gpuList, integer, number } from '../core/flags.js';
 import { K8S_NAME } from '../core/k8s-name.js';
 import { runHolds } from '../record/evidence.js';
 import { SERVE_FILE } from '../record/kinds.js';
+import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { DEFAULT_OPERATOR, type Operator } from './k8s.js';
 import { DEFAULT_HEADROOM_PCT, type PlanRequest } from './plan-types.js';
 
@@ -145,7 +146,7 @@ export function resolveArtifactsOptions(args: ArtifactsArgs): ArtifactsOptions {
     run: args.run,
     mix: args.mix,
     gpu: gpuModel(args),
-    replicas: integer(args.replicas, '--replicas', 4, 2, 48),
+    replicas: integer(args.replicas, '--replicas', 4, 2, MPS_CLIENT_LIMIT),
     operator: operator(args),
     gpus: gpuList(args.gpus),
     dra: dra(args.k8s),

@@ -4,6 +4,7 @@
  * "what breaks" section and its tables read from here.
  */
 import { median } from 'simple-statistics';
+import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { type Claim, type Find, SEED, unmeasured } from './ledger.js';
 import type { ProbeOutcome, ProbeRun } from './record.js';
 import { defaultStreamClaim, greenClaim, priorityClaim, sliceClaims } from './scheduling-claims.js';
@@ -216,7 +217,7 @@ function clientLimitClaim(find: Find): Claim {
       o.firstError !== null
         ? `${o.accepted} clients accepted; client ${o.accepted + 1} failed: ${o.firstError}`
         : `all ${o.accepted} clients tried were accepted`,
-    verdict: o.firstError !== null && o.accepted === 48 ? 'holds' : 'does not hold',
+    verdict: o.firstError !== null && o.accepted === MPS_CLIENT_LIMIT ? 'holds' : 'does not hold',
   };
 }
 

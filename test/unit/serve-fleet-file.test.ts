@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../harness/core/errors.js';
-import { MPS_CLIENT_LIMIT, parseFleet, SHARE_SUM_TOLERANCE } from '../../harness/serve/fleet/fleet-file.js';
+import { parseFleet, SHARE_SUM_TOLERANCE } from '../../harness/serve/fleet/fleet-file.js';
 import { fleetSchedule, loadFleet } from '../../harness/serve/fleet/fleet-load.js';
+import { MPS_CLIENT_LIMIT } from '../../harness/system/mps/client-limit.js';
 import { ROOT } from '../helpers.js';
 
 const SIM = 'node simulator/openai-server.cjs --port {port}';

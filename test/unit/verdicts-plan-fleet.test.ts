@@ -16,8 +16,8 @@ import {
   serverMemory,
   serverThreadPct,
 } from '../../harness/deploy/fleet/verdicts.js';
-import { MPS_CLIENT_LIMIT } from '../../harness/serve/fleet/fleet-file.js';
 import { MPS_CAP_CONTEXT_MIB } from '../../harness/serve/measure.js';
+import { MPS_CLIENT_LIMIT } from '../../harness/system/mps/client-limit.js';
 import { userErrorOf } from '../helpers.js';
 
 const expectUserError = (fn: () => unknown, re: RegExp) => expect(userErrorOf(fn)).toMatch(re);

@@ -15,8 +15,6 @@ import type { Arrival } from '../../load/traffic/schedule.js';
 import { MPS_CLIENT_LIMIT } from '../../system/mps/client-limit.js';
 import { type FleetEntry, FleetSchema, keysAt, type LengthEntry, type ServerEntry } from './fleet-schema.js';
 
-export { MPS_CLIENT_LIMIT };
-
 /** How far the servers' traffic shares may sum from 1: rounding in a hand-written file, not a mistake. */
 export const SHARE_SUM_TOLERANCE = 0.001;
 

@@ -5,7 +5,8 @@
  * largest n a mode can hold at all: the GPU's memory, the MPS client limit, --max-servers.
  */
 import { zipfShares } from '../../load/traffic/popularity.js';
-import { type Fleet, type FleetServer, MPS_CLIENT_LIMIT } from './fleet-file.js';
+import { MPS_CLIENT_LIMIT } from '../../system/mps/client-limit.js';
+import type { Fleet, FleetServer } from './fleet-file.js';
 
 /** The largest fleet gpushare searches when nothing else limits it (the schema's count limit). */
 export const FLEET_SIZE_LIMIT = 1000;
