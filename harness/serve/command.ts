@@ -53,13 +53,17 @@ function serveCommandOf(measure: ServeSettings['measure']) {
     verb: 'measure servers',
     resolve: (args) => resolveServeOptions(args, measure),
     dryRun: async (options, deps) => {
+      // A fleet's groups are its modes, each with all its servers: the copies' groups do not apply.
+      if (options.settings.fleet !== undefined) {
+        deps.out(await fleetDryRun(options, deps));
+        return 0;
+      }
       deps.out(
         dryRunText(
           options.settings,
           plannedGroups({ ...options.settings, serverCpus: null, generatorCpu: null, generatorCpus: null }),
         ),
       );
-      if (options.settings.fleet !== undefined) deps.out(await fleetDryRun(options, deps));
       return 0;
     },
     binding: (dir) =>
@@ -258,14 +262,23 @@ async function serveRun(session: Session<ServeRun>, { json }: ServeOptions, deps
 }
 
 /** A fleet's servers and its pre-check against this host, for --dry-run. */
-function fleetDryRun(options: ServeOptions, deps: AppDeps): Promise<string> {
+async function fleetDryRun(options: ServeOptions, deps: AppDeps): Promise<string> {
   const cores = availableParallelism();
-  return fleetDryRunText(options.settings.fleet as string, options.settings.modes, {
-    runner: deps.runner,
-    gpuIndex: options.gpuIndex,
-    cores,
-    loadWorkers: options.settings.loadWorkers ?? defaultLoadWorkers(cores, null),
-  });
+  const s = options.settings;
+  const each =
+    s.measure === 'bench'
+      ? `each kind's first server alone (the baseline), then per mode every server, a warm-up until steady and ${s.rounds} windows of ${s.windowMs / 1000} s`
+      : `per mode a search over the fleet's size, each step a warm-up and ${s.rounds} windows of ${s.windowMs / 1000} s`;
+  const header = `gpushare ${s.measure} --serve --fleet --dry-run: nothing is started or measured\nmodes ${s.modes.join(', ')}: ${each}\n`;
+  return (
+    header +
+    (await fleetDryRunText(options.settings.fleet as string, options.settings.modes, {
+      runner: deps.runner,
+      gpuIndex: options.gpuIndex,
+      cores,
+      loadWorkers: options.settings.loadWorkers ?? defaultLoadWorkers(cores, null),
+    }))
+  );
 }
 
 /** A fleet run's report: the markdown, and its summary or JSON; 0 when every mode was measured. */

@@ -14,6 +14,9 @@ describe('bench --serve --fleet --dry-run', () => {
     );
     const result = await runCli(['bench', '--serve', '--fleet', file, '--load-workers', '2', '--dry-run']);
     expect(result.exitCode, result.stderr).toBe(0);
+    // The fleet's modes, not the copies' groups (×1, ×2, ×4) of a plain server run.
+    expect(result.stdout).toContain('gpushare bench --serve --fleet --dry-run');
+    expect(result.stdout).not.toMatch(/×[124]:/);
     const cores = availableParallelism();
     // The simulated GPU is the recorded H200: 143771 MiB.
     expect(joined(result.stdout)).toContain(
