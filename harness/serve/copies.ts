@@ -136,7 +136,10 @@ export function startCopies(
 }
 
 /** Servers started and ready, or the one that did not come up: its label, and one line saying why. */
-export type StartOutcome = { copies: Copies; problem: null } | { copies: null; problem: string; failed: string[] };
+/** `each`: every member as Copies of its own (in the plans' order), for a caller that stops them one by one. */
+export type StartOutcome =
+  | { copies: Copies; each: Copies[]; problem: null }
+  | { copies: null; problem: string; failed: string[] };
 
 /** A member started in its own group: the member, and the group that owns its lifetime. */
 interface Started {
@@ -230,8 +233,16 @@ export async function startMembers(set: CopySet, plans: readonly MemberPlan[]): 
     };
   }
   const members = started.map((one) => one.member);
+  const each = started.map(({ member, group }) => ({
+    group: WorkloadGroup.of([member], set.clock),
+    members: [member],
+    stop: async () => {
+      await group.stop(STOP_MS);
+      return member.leftRunning.length > 0 ? [leftText(member)] : [];
+    },
+  }));
   // The members' lifetimes are the one-member groups'; windows drive them together.
-  return { copies: { group: WorkloadGroup.of(members, set.clock), members, stop }, problem: null };
+  return { copies: { group: WorkloadGroup.of(members, set.clock), members, stop }, each, problem: null };
 }
 
 /**

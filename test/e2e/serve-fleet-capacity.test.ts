@@ -58,6 +58,9 @@ describe('capacity --serve --fleet on the simulated server', () => {
       '1',
       '--load-workers',
       '1',
+      // A step's missing servers start at once (startMembers under --start parallel), each kept on its own.
+      '--start',
+      'parallel',
       '--request-timeout-s',
       '10',
       '--out',

@@ -47,11 +47,11 @@ export class FleetServers {
       ([key, r]) => !wanted.some((w) => w.key === key && w.envText === r.env),
     );
     await this.stopKeys(extra.map(([key]) => key));
-    let started = 0;
-    for (const w of wanted) {
-      if (this.running.has(w.key)) continue;
+    // The missing servers start together: one after another, or at once under --start parallel (startMembers).
+    const missing = wanted.filter((w) => !this.running.has(w.key));
+    const plans = missing.map((w): MemberPlan => {
       const index = this.nextIndex++;
-      const plan: MemberPlan = {
+      return {
         index,
         label: `${this.label} ${w.server.label}`,
         command: (port) =>
@@ -62,11 +62,13 @@ export class FleetServers {
           ),
         env: w.env,
       };
-      const up = await startMembers(this.set, [plan]);
-      if (up.copies === null) return { group: null, started, stopped: extra.length, kept: 0, problem: up.problem };
-      started++;
-      this.running.set(w.key, { copies: up.copies, env: w.envText });
-    }
+    });
+    const up = await startMembers(this.set, plans);
+    if (up.copies === null) return { group: null, started: 0, stopped: extra.length, kept: 0, problem: up.problem };
+    missing.forEach((w, k) => {
+      this.running.set(w.key, { copies: up.each[k] as Copies, env: w.envText });
+    });
+    const started = missing.length;
     const members = wanted.flatMap((w) => this.running.get(w.key)?.copies.members ?? []);
     return {
       group: WorkloadGroup.of(members, this.set.clock),
