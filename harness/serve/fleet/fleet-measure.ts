@@ -18,7 +18,7 @@ import type { ServeDriver } from '../measure.js';
 import type { ServeGroup, ServeMode, ServeRun, WindowStats } from '../record.js';
 import { type RequestLine, type WindowTag, windowLines } from '../requests-log.js';
 import type { Slo } from '../verdicts.js';
-import { WARMUP_MAX_S, WARMUP_S, type Warmup, warmUp, warmupWarning, warmupWindowMs } from '../warmup.js';
+import { WARMUP_MAX_S, WARMUP_S, type Warmup, warmUp, warmupWarning } from '../warmup.js';
 import { windowStats } from '../window.js';
 import type { Fleet } from './fleet-file.js';
 import { preCheckFleet } from './fleet-fit.js';
@@ -172,7 +172,9 @@ export async function measureFleet(
       rule,
       async () => {
         const tag = { mode, arm: tagArm, kind: 'warm-up', index: warmups++ } as const;
-        const w = await window(group, servers, warmupWindowMs(s.windowMs), tag);
+        // A whole window: the fleet's schedule is one window's arrivals, so a shorter warm-up window would send
+        // only its first seconds (a cold server's arrivals may all come later, leaving the window empty).
+        const w = await window(group, servers, s.windowMs, tag);
         return w.windows === null ? { stats: null, problem: w.problem } : { stats: w.stats, problem: null };
       },
       nowMs,
