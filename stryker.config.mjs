@@ -14,6 +14,9 @@ export default {
     'harness/**/verdicts.ts',
     'harness/bench/gate/bands.ts',
     'harness/workload/result-validity.ts',
+    // A fleet's largest size at the SLO and what rules a fleet out: verdicts not named verdicts.ts.
+    'harness/serve/fleet/fleet-search.ts',
+    'harness/serve/fleet/fleet-fit.ts',
   ],
   // The sandbox needs the code and the unit tests' fixtures, not the committed runs or the fakes' links.
   ignorePatterns: ['results', 'reports', 'studies', 'dist', 'scratch', 'test/fakes/bin', 'test/e2e', 'test/gpu'],

@@ -8,13 +8,14 @@
  * itself the bottleneck: several run, one per port, the load split over them as over copies, so the
  * sweep measures the generator.
  */
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../core/paths.js';
 import type { ChildHandle, ProcessRunner } from '../core/process.js';
 import { inProcess, type LoadGenerator, LoadGeneratorFailed } from '../load/pool.js';
 import { type LoadResult, monotonicMs } from '../load/run.js';
-import type { CeilingStep } from './record.js';
+import type { CeilingStep, ServeSettings } from './record.js';
 import type { Slo } from './verdicts.js';
 import { windowStats } from './window.js';
 
@@ -48,9 +49,31 @@ export interface CeilingOptions {
 }
 
 /** The null servers one would start for `cpus` (one a core, at most MAX_NULL_SERVERS), or for `fallback` cores when not pinned. */
-export function nullServersFor(cpus: string | null, fallback: number): number {
+function nullServersFor(cpus: string | null, fallback: number): number {
   const cores = cpus === null ? fallback : cpus.split(',').length;
   return Math.max(1, Math.min(MAX_NULL_SERVERS, cores));
+}
+
+/** A run's ceiling options from its settings: its requests, the servers' cores and as many null servers. */
+export function runCeilingOptions(
+  s: Pick<
+    ServeSettings,
+    'inputTokens' | 'inputTokensMax' | 'outputTokens' | 'api' | 'serverCpus' | 'ceilingStepMs' | 'loadWorkers'
+  >,
+  slo: Slo,
+  generator: LoadGenerator | undefined,
+): CeilingOptions {
+  return {
+    inputTokens: s.inputTokens,
+    inputTokensMax: s.inputTokensMax,
+    outputTokens: s.outputTokens,
+    api: s.api,
+    slo,
+    cpus: s.serverCpus,
+    stepMs: s.ceilingStepMs,
+    generator,
+    nullServers: nullServersFor(s.serverCpus, availableParallelism() - (s.loadWorkers ?? 1)),
+  };
 }
 
 /** Starts a null server and resolves with its port, or null (it exited, or printed none within 10 s). */

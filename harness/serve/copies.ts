@@ -135,8 +135,10 @@ export function startCopies(
   );
 }
 
-/** Servers started and ready, or the one that did not come up: its label, and one line saying why. */
-/** `each`: every member as Copies of its own (in the plans' order), for a caller that stops them one by one. */
+/**
+ * Servers started and ready, or the one that did not come up: its label, and one line saying why. `each`:
+ * every member as Copies of its own (in the plans' order), for a caller that stops them one by one.
+ */
 export type StartOutcome =
   | { copies: Copies; each: Copies[]; problem: null }
   | { copies: null; problem: string; failed: string[] };

@@ -8,7 +8,6 @@
  * a warm-up at its first rate. Every request goes to the run's requests file as its window ends
  * (serve/requests-log.ts). Each group is saved when done; --resume measures the rest.
  */
-import { availableParallelism } from 'node:os';
 import type { Clock } from '../core/clock.js';
 import type { ProcessRunner } from '../core/process.js';
 import { runRateSearch, type StepOutcome } from '../experiment/rate-search.js';
@@ -17,7 +16,7 @@ import type { LoadGenerator } from '../load/pool.js';
 import { REQUESTS_FILE } from '../record/kinds.js';
 import type { SessionMpsStart } from '../session/lifecycle.js';
 import type { KillRegistry } from '../workload/group.js';
-import { measureCeiling, nullServersFor } from './ceiling.js';
+import { measureCeiling, runCeilingOptions } from './ceiling.js';
 import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from './copies.js';
 import type { RateStep, ServeGroup, ServeRun, WindowStats } from './record.js';
 import { type RequestLine, type RequestsLog, type WindowTag, windowLines } from './requests-log.js';
@@ -80,15 +79,7 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
     const lines: RequestLine[] = [];
     let step = 0;
     const ceiling = await measureCeiling(driver.runner, {
-      inputTokens: s.inputTokens,
-      inputTokensMax: s.inputTokensMax,
-      outputTokens: s.outputTokens,
-      api: s.api,
-      slo,
-      cpus: s.serverCpus,
-      stepMs: s.ceilingStepMs,
-      generator: driver.generator,
-      nullServers: nullServersFor(s.serverCpus, availableParallelism() - (s.loadWorkers ?? 1)),
+      ...runCeilingOptions(s, slo, driver.generator),
       onResult: (ratePerS, results, kept) => {
         const windowAtMs = Math.round(epochMs() - Math.max(0, ...results.map((r) => r.elapsedMs)));
         const tag = { mode: null, copies: null, arm: null, ratePerS, windowAtMs };

@@ -48,6 +48,14 @@ describe('a fleet of n servers of the file kinds', () => {
     expect(kindCounts([1, 1], 3)).toEqual([2, 1]);
   });
 
+  it('hands out every server left after the floors, however many (the sizes always add up to n)', () => {
+    // Quotas 3.5, 8.75, 15.75: floors 26, so 2 are left, to the two remainders of .75.
+    expect(kindCounts([2, 5, 9], 28)).toEqual([3, 9, 16]);
+    // Quotas 1.5, 3.75, 6.75: floors 10, 2 left.
+    expect(kindCounts([2, 5, 9], 12)).toEqual([1, 4, 7]);
+    for (let n = 1; n <= 48; n++) expect(kindCounts([2, 5, 9], n).reduce((a, b) => a + b, 0)).toBe(n);
+  });
+
   it('gives every kind one once n reaches the number of kinds, and not below it', () => {
     // Largest remainder alone gives 0, 1, 2 at 3: the empty kind takes one from the most over its quota.
     expect(kindCounts([2, 6, 10], 3)).toEqual([1, 1, 1]);
@@ -178,6 +186,13 @@ describe('the search for the largest fleet', () => {
     const steps = search(POLICY, (n, seen) => (n <= 26 || (n === 27 && seen === 0) ? 'within' : 'over'));
     expect(steps.map((s) => s.servers)).toEqual([18, 36, 27, 31, 29, 28, 27, 22, 24, 25, 26, 26, 26, 27]);
     expect(largestOf(steps, TOP)).toEqual({ servers: 26, interval: [26, 27], limitedBy: 'slo' });
+    // Only a mixed size above the answer (no size failing every time): the SLO set it, not the step limit.
+    const mixed: SizedStep[] = [
+      { servers: 4, verdict: 'within', again: null },
+      { servers: 5, verdict: 'within', again: null },
+      { servers: 5, verdict: 'over', again: null },
+    ];
+    expect(largestOf(mixed, TOP)).toEqual({ servers: 4, interval: [4, 5], limitedBy: 'slo' });
   });
 
   it('a step verdict: over where a server missed, within where every server is within, else unclear', () => {

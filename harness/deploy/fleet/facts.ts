@@ -130,11 +130,8 @@ export function fleetFromBench(run: ServeRun): FleetFacts {
 /**
  * The largest fleets `capacity --serve --fleet` found (one per mode), as plan's facts: the mode by
  * chooseCapacityMode, and that mode's fleet expanded per kind, each kind's settings those its first server
- * in the run's fleet had (its command, model, memory share, thread cap).
- *
- * NOT WIRED YET: the capacity record is helper A's (`capacity --serve --fleet`); the coordinator passes
- * its `largestFleet(run)` here once both are merged (plan-sources.ts picks this adapter for a capacity
- * fleet run).
+ * in the run's fleet had (its command, model, memory share, thread cap: the file's, not the cap a sized
+ * fleet's share gave it under mps-threads). plan-sources.ts gives it deploy/fleet/from-capacity.ts's answers.
  */
 export function fleetFromCapacity(run: ServeRun, fleets: readonly LargestFleet[]): FleetFacts {
   const record = run.fleet as NonNullable<ServeRun['fleet']>;

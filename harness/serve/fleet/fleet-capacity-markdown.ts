@@ -2,6 +2,7 @@
 import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { termText } from '../../core/escape/terminal.js';
 import { SIMULATED_TEXT, simulatedMarkdown } from '../../record/simulated.js';
+import { MPS_CLIENT_LIMIT } from '../../system/mps/client-limit.js';
 import { isSimulated } from '../../system/nvidia/schema.js';
 import type { ServeRun } from '../record.js';
 import { OVER_CEILING_TEXT } from '../verdicts.js';
@@ -14,7 +15,7 @@ const LIMITS: Record<FleetAnswer['limitedBy'], string> = {
   slo: 'the SLO (a larger fleet failed it)',
   steps: "the search's step limit (no larger fleet failed, none passed)",
   memory: "the GPU's memory (the servers' mem_fraction)",
-  'mps clients': "MPS's 48 clients per GPU",
+  'mps clients': `MPS's ${MPS_CLIENT_LIMIT} clients per GPU`,
   'max servers': '--max-servers',
   'size limit': "gpushare's size limit",
 };

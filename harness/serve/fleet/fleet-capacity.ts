@@ -7,14 +7,13 @@
  * per mode; between steps only the servers that changed start or stop (fleet-servers.ts). The
  * generator's ceiling is measured once, after the first servers came up.
  */
-import { availableParallelism } from 'node:os';
 import { perServer } from '../../load/traffic/schedule.js';
-import { measureCeiling, nullServersFor } from '../ceiling.js';
+import { measureCeiling, runCeilingOptions } from '../ceiling.js';
 import { modeEnv } from '../copies.js';
 import type { ServeDriver } from '../measure.js';
 import type { ServeGroup, ServeRun, WindowStats } from '../record.js';
 import type { Slo } from '../verdicts.js';
-import { WARMUP_MAX_S, WARMUP_S, warmUp, warmupWindowMs } from '../warmup.js';
+import { WARMUP_MAX_S, WARMUP_S, warmUp } from '../warmup.js';
 import { windowStats } from '../window.js';
 import type { FleetSearchMode, FleetStep, StepServerWindow, StepTotals } from './fleet-capacity-record.js';
 import type { Fleet, FleetServer } from './fleet-file.js';
@@ -52,8 +51,10 @@ export async function measureFleetCapacity(
   fleet: Fleet,
   schedule: Parameters<typeof measureFleet>[3],
 ): Promise<void> {
-  // The baseline: bench's fleet run with no mode to measure.
-  await measureFleet({ ...run, groups: [] }, driver, fleet, schedule);
+  // The baseline: bench's fleet run with no mode to measure (its requests file's count is the run's).
+  const baseline = { ...run, groups: [] };
+  await measureFleet(baseline, driver, fleet, schedule);
+  if (baseline.requests !== undefined) run.requests = baseline.requests;
   const s = run.settings;
   const record = run.fleet as FleetRecord;
   record.search ??= { replicates: s.replicates ?? DEFAULT_REPLICATES, maxServers: s.maxServers ?? null, modes: [] };
@@ -63,20 +64,13 @@ export async function measureFleetCapacity(
   const nowMs = () => driver.clock.monotonicUs() / 1000;
   const set = { ...driver, settings: s };
 
+  // Measured once a run: a ceiling that failed is not tried again at every step (its warning once).
+  let ceilingTried = false;
   const ceilingOnce = async () => {
-    if (run.ceiling.length > 0) return;
+    if (run.ceiling.length > 0 || ceilingTried) return;
+    ceilingTried = true;
     driver.progress('the load generator against a null server (its own ceiling)');
-    const ceiling = await measureCeiling(driver.runner, {
-      inputTokens: s.inputTokens,
-      inputTokensMax: s.inputTokensMax,
-      outputTokens: s.outputTokens,
-      api: s.api,
-      slo,
-      cpus: s.serverCpus,
-      stepMs: s.ceilingStepMs,
-      generator: driver.generator,
-      nullServers: nullServersFor(s.serverCpus, availableParallelism() - (s.loadWorkers ?? 1)),
-    });
+    const ceiling = await measureCeiling(driver.runner, runCeilingOptions(s, slo, driver.generator));
     if (ceiling.problem !== null) run.warnings.push(ceiling.problem);
     run.ceiling = ceiling.steps;
     await driver.save();
@@ -238,7 +232,8 @@ export async function measureFleetCapacity(
       'step',
       rule,
       async () => {
-        const w = await window(warmupWindowMs(s.windowMs));
+        // Whole windows, as bench's fleet warm-up: a shorter one sends only its first seconds of arrivals.
+        const w = await window(s.windowMs);
         if (w.windows === null) return { stats: null, problem: w.problem };
         record.warmupWindows++;
         if (climb === null) return { stats: w.stats, problem: null };

@@ -115,7 +115,10 @@ export function largestOf(steps: readonly SizedStep[], top: { servers: number; l
     .map((x) => x.servers);
   if (allFail.length > 0) return { servers, interval: [servers, Math.min(...allFail) - 1], limitedBy: 'slo' };
   const anyPass = Math.max(servers, ...counted.filter((s) => s.verdict === 'within').map((s) => s.servers));
-  return { servers, interval: [servers, anyPass], limitedBy: servers >= top.servers ? top.limitedBy : 'steps' };
+  // A larger size that failed some of its measurements: the SLO stopped it, not the step limit.
+  const someFail = counted.some((s) => s.servers > servers && s.verdict !== 'within');
+  const limitedBy = servers >= top.servers ? top.limitedBy : someFail ? 'slo' : 'steps';
+  return { servers, interval: [servers, anyPass], limitedBy };
 }
 
 /** The early stop's significance: Mann–Kendall's two-sided p below this finds TTFT p50 rising. */

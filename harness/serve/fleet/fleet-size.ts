@@ -37,7 +37,9 @@ export function kindCounts(counts: readonly number[], n: number): number[] {
   const quotas = counts.map((c) => (n * c) / total);
   const out = quotas.map(Math.floor);
   const order = quotas.map((q, i) => ({ i, rest: q - Math.floor(q) })).sort((a, b) => b.rest - a.rest || a.i - b.i);
-  for (let k = 0; k < n - out.reduce((a, b) => a + b, 0); k++) (out[(order[k] as { i: number }).i] as number)++;
+  // The leftover is fixed before the loop: the loop's own increments must not shrink its bound.
+  const left = n - out.reduce((a, b) => a + b, 0);
+  for (let k = 0; k < left; k++) (out[(order[k] as { i: number }).i] as number)++;
   if (n < counts.length) return out;
   for (let i = 0; i < out.length; i++) {
     if (out[i] !== 0) continue;
