@@ -170,7 +170,14 @@ export async function verifyRows(declared: Declared, node: VerifyNode): Promise<
       return out;
     }).catch((e: unknown) => {
       if (!(e instanceof NotMeasured)) throw e;
-      const ids = ['mps.attach', ...(mps.threadPct !== null ? ['mps.thread-pct'] : [])];
+      // A fleet's limits too: each one the launcher declares is "not measured", never missing from the table.
+      const fleet = declared.servers ?? [];
+      const ids = [
+        'mps.attach',
+        ...(mps.threadPct !== null ? ['mps.thread-pct'] : []),
+        ...distinctLimits(fleet, (s) => s.threadPct).map((l) => `fleet.thread-pct.${l.value}`),
+        ...distinctLimits(fleet, (s) => s.memLimitMiB).map((l) => `fleet.pinned-mem.${l.value}`),
+      ];
       return ids.map<Row>((id) => ({
         id,
         declared: 'the start script',

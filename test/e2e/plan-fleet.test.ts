@@ -113,6 +113,17 @@ describe('plan --run <fleet run>', () => {
     });
     expect(ignored.exitCode).toBe(1);
     expect(ignored.stdout).toMatch(/^not enforced +fleet\.pinned-mem\./m);
+    // A node whose MPS daemon does not start: every limit the launcher declares is a row, "not measured".
+    const v3 = path.join(tempDir(), 'v3');
+    const down = await runCli(['verify', out, '--out', v3], { FAKE_MPS: 'no-start' });
+    const downRows = (JSON.parse(readFileSync(path.join(v3, 'verify.json'), 'utf8')) as VerifyRun).rows;
+    expect(down.exitCode).not.toBe(0);
+    expect(downRows.filter((r) => r.id.startsWith('fleet.')).map((r) => [r.id, r.verdict])).toEqual([
+      ['fleet.thread-pct.30', 'not measured'],
+      ['fleet.thread-pct.45', 'not measured'],
+      [`fleet.pinned-mem.${limit(0.05)}`, 'not measured'],
+      [`fleet.pinned-mem.${limit(0.3)}`, 'not measured'],
+    ]);
 
     // capacity's largest fleets (the interface capacity --serve --fleet feeds): that mode's fleet, per kind,
     // with each kind's settings from the run's fleet; past 48 under MPS refused.
