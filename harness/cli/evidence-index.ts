@@ -51,8 +51,14 @@ function whatOf(kind: RecordKind, record: Json): string {
       const counts = c.clientCounts ?? c.clients;
       return `${list(c.modes)}; ${workloads.join(',')}; clients ${list(counts)}`;
     }
-    case 'serve':
-      return `${settings.measure === 'capacity' ? 'capacity --serve' : 'bench --serve'}; ${list(settings.modes)}; copies ${list(settings.copies)}`;
+    case 'serve': {
+      const verb = settings.measure === 'capacity' ? 'capacity --serve' : 'bench --serve';
+      // A fleet run's copies are its servers, not the copies setting (which it ignores).
+      const servers = ((record.fleet as Json | undefined)?.servers as Json[] | undefined)?.length;
+      return servers === undefined
+        ? `${verb}; ${list(settings.modes)}; copies ${list(settings.copies)}`
+        : `${verb} --fleet; ${list(settings.modes)}; ${servers} servers`;
+    }
     case 'capacity':
       return `${list(settings.modes)}; clients ${list(settings.clientCounts)}; p99 ≤ ${settings.sloP99Ms} ms`;
     case 'mix':
