@@ -160,7 +160,7 @@ export function fleetFromCapacity(run: ServeRun, fleets: readonly LargestFleet[]
       line:
         f.servers > 0
           ? `at most ${f.servers} servers kept every one within the SLO (interval ${f.interval[0]}–${f.interval[1]})`
-          : 'no fleet measured kept every server within the SLO',
+          : (f.note ?? 'no fleet measured kept every server within the SLO'),
     })),
     servers: planned(expanded, choice?.mode ?? null, gpu.memoryMiB),
   };

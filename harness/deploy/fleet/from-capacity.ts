@@ -21,6 +21,11 @@ export function capacityFleets(run: ServeRun): LargestFleet[] {
       servers: held ? servers : 0,
       interval: held ? interval : [0, 0],
       perKindCounts: Object.fromEntries((step?.counts ?? []).map((c) => [c.kind, c.count])),
+      ...(unverified && servers !== null
+        ? {
+            note: `its answer, ${servers} servers, is unverified: a step at that size sent over the generator's ceiling, or had no ceiling to check by`,
+          }
+        : {}),
     };
   });
 }

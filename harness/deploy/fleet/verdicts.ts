@@ -64,6 +64,8 @@ export interface LargestFleet {
   /** Where the largest fleet lies, servers: [low, high]. */
   interval: [number, number];
   perKindCounts: Record<string, number>;
+  /** Why a mode has no fleet where the run says more than that none held (an unverified answer). */
+  note?: string;
 }
 
 /**
