@@ -29,6 +29,8 @@
 // --peers-dir D --ready-peers N: servers started together (issue #49's parallel start): each writes a
 // file named by its pid into D when it starts, and GET /v1/models answers 503 until D holds N files:
 // started one at a time, each waiting for the one before to be ready, the first is never ready.
+// --max-peers N (with --peers-dir): a GPU that holds N servers: one started while N others (live pids in
+// D) run exits 1 with one line, as an engine that finds too little memory left refuses to start.
 'use strict';
 const http = require('node:http');
 
@@ -87,6 +89,26 @@ if (!(warmMs >= 0)) {
   process.exit(2);
 }
 
+const maxPeers = Number(flag('max-peers', '0'));
+if (peersDir !== null && maxPeers > 0) {
+  const alive = (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const live = require('node:fs')
+    .readdirSync(peersDir)
+    .filter((name) => Number(name) !== process.pid && alive(Number(name))).length;
+  if (live >= maxPeers) {
+    process.stderr.write(
+      `openai-server: out of memory: ${live} servers already hold the GPU (--max-peers ${maxPeers})\n`,
+    );
+    process.exit(1);
+  }
+}
 if (peersDir !== null) require('node:fs').writeFileSync(require('node:path').join(peersDir, String(process.pid)), '');
 /** Whether the servers it waits for (--ready-peers) have all started. */
 const peersStarted = () => peersDir === null || require('node:fs').readdirSync(peersDir).length >= readyPeers;

@@ -6,7 +6,7 @@
  * answer is known: 1 server, bracketed by 2, reached from the file's 3 by halving and then bisecting,
  * with each boundary size measured once more.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ServeRun } from '../../harness/serve/record.js';
@@ -96,6 +96,64 @@ describe('capacity --serve --fleet on the simulated server', () => {
     const plan = await cli(['plan', '--run', out]);
     expect(plan.stdout + plan.stderr).toMatch(/its answer, 1 servers, is unverified/);
     expect(plan.exitCode, plan.stdout).toBe(3);
+  }, 600_000);
+
+  it('a size whose servers do not all start is over, with why, and the search goes on below it', async () => {
+    // A GPU that holds 2 servers: a third, started beside 2 live ones, exits as out of memory.
+    const dir = tempDir('gpushare-fleet-full-');
+    const peers = path.join(dir, 'peers');
+    mkdirSync(peers);
+    const file = path.join(dir, 'fleet.yaml');
+    writeFileSync(
+      file,
+      [
+        'seed: 7',
+        'traffic:',
+        '  arrivals: {law: constant}',
+        '  input_tokens: {law: fixed, tokens: 8}',
+        '  output_tokens: {law: fixed, tokens: 4}',
+        'servers:',
+        `  - {name: fast, model: sim-fast, command: "${sim(100000)} --peers-dir ${peers} --max-peers 2", mem_fraction: 0.1, count: 2, rate_per_s: 200}`,
+        '',
+      ].join('\n'),
+    );
+    const out = path.join(dir, 'run');
+    const result = await cli([
+      'capacity',
+      '--serve',
+      '--fleet',
+      file,
+      '--modes',
+      'timeslice',
+      '--window-s',
+      '1',
+      '--rounds',
+      '2',
+      '--warmup-s',
+      '0',
+      '--slo-ttft-p99-ms',
+      '2000',
+      '--ceiling-step-s',
+      '0.05',
+      '--replicates',
+      '1',
+      '--load-workers',
+      '1',
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const run = JSON.parse(readFileSync(path.join(out, 'serve.json'), 'utf8')) as ServeRun;
+    const steps = run.fleet?.search?.modes[0]?.steps ?? [];
+    expect(steps.map((s) => `${s.servers} ${s.why} ${s.verdict}`)).toEqual([
+      '2 search within',
+      '4 search over',
+      '3 search over',
+      '2 replicate within',
+      '3 replicate over',
+    ]);
+    expect(steps[1]?.earlyStop).toMatch(/^not every server started: .*out of memory: 2 servers already hold the GPU/);
+    expect(result.stdout).toContain('timeslice: 2 servers, interval 2–2, limited by the SLO');
   }, 600_000);
 
   it('refuses --max-servers outside capacity --serve --fleet in one line', async () => {

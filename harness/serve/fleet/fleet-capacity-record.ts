@@ -63,7 +63,7 @@ export const FleetStepSchema = z.object({
   windows: z.array(z.array(StepServerWindowSchema).max(MAX_SERVERS)).max(MAX_WINDOWS),
   totals: z.array(StepTotalsSchema).max(MAX_WINDOWS),
   verdict: z.enum(['within', 'over', 'unclear']),
-  /** Why the step ended early as over (its latency climbs without end), or null. */
+  /** Why the step ended early as over (its latency climbs without end; not every server started, or one stopped answering), or null. */
   earlyStop: z.string().nullable(),
 });
 export type FleetStep = z.infer<typeof FleetStepSchema>;

@@ -142,7 +142,34 @@ export async function measureFleetCapacity(
     const envOf = (x: FleetServer) => modeEnv(g.mode, n, daemonEnv, threadCap(x).threadPct);
     driver.progress(`${g.mode}: ${n} servers (${next.why})`);
     const resized = await servers.resize(sized.servers, envOf);
-    if (resized.group === null) return resized.problem;
+    const record: FleetStep = {
+      servers: n,
+      why: next.why,
+      again: next.why === 'again' ? mode.steps.length - 1 : null,
+      counts: fleetKinds(sized).map((k) => ({ kind: k.server.kind, count: k.count })),
+      fleet: sized.servers.map((x) => ({ label: x.label, kind: x.kind, ratePerS: x.ratePerS ?? 0 })),
+      ratePerS: sized.servers.reduce((a, x) => a + (x.ratePerS ?? 0), 0),
+      started: resized.started,
+      stopped: resized.stopped,
+      kept: resized.kept,
+      warmupWindows: 0,
+      windows: [],
+      totals: [],
+      verdict: 'unclear',
+      earlyStop: null,
+    };
+    // A fleet of more than one whose servers do not all start, or stop answering, is too large for this GPU
+    // (an engine short of memory refuses to start or dies): the step is over, with why, and the search goes
+    // on below it. A single server that cannot run fails the mode.
+    const tooLarge = async (why: string): Promise<string | null> => {
+      if (n === 1) return why;
+      Object.assign(record, { verdict: 'over', earlyStop: why });
+      mode.steps.push(record);
+      await servers.stopAll();
+      driver.progress(`  ${n} servers: over (${why})`);
+      return null;
+    };
+    if (resized.group === null) return tooLarge(`not every server started: ${resized.problem}`);
     g.env = envOf(sized.servers[0] as FleetServer);
     await ceilingOnce();
     const group = resized.group;
@@ -211,22 +238,6 @@ export async function measureFleetCapacity(
       };
     };
 
-    const record: FleetStep = {
-      servers: n,
-      why: next.why,
-      again: next.why === 'again' ? mode.steps.length - 1 : null,
-      counts: fleetKinds(sized).map((k) => ({ kind: k.server.kind, count: k.count })),
-      fleet: sized.servers.map((x) => ({ label: x.label, kind: x.kind, ratePerS: x.ratePerS ?? 0 })),
-      ratePerS: sized.servers.reduce((a, x) => a + (x.ratePerS ?? 0), 0),
-      started: resized.started,
-      stopped: resized.stopped,
-      kept: resized.kept,
-      warmupWindows: 0,
-      windows: [],
-      totals: [],
-      verdict: 'unclear',
-      earlyStop: null,
-    };
     // Warm-up until steady, not kept; a server whose latency climbs without end ends the step as over.
     const warmed = await warmUp(
       'step',
@@ -242,11 +253,11 @@ export async function measureFleetCapacity(
       },
       nowMs,
     );
-    if (warmed.warmup === null && warmed.problem !== CLIMBING) return `${g.mode} ×${n} warm-up: ${warmed.problem}`;
+    if (warmed.warmup === null && warmed.problem !== CLIMBING) return tooLarge(`warm-up: ${warmed.problem}`);
     for (let r = 0; r < s.rounds && record.earlyStop === null; r++) {
       if (driver.abort.aborted) throw driver.interrupted();
       const w = await window(s.windowMs);
-      if (w.windows === null) return `${g.mode} ×${n} round ${r + 1}: ${w.problem}`;
+      if (w.windows === null) return tooLarge(`round ${r + 1}: ${w.problem}`);
       record.windows.push(w.windows);
       record.totals.push(w.totals);
       record.earlyStop = climb;
