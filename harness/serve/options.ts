@@ -6,6 +6,7 @@ import { integer, integerList, list, number, oneOf } from '../core/flags.js';
 import { MAX_LOAD_WORKERS } from '../load/pool-protocol.js';
 import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
+import { DEFAULT_REPLICATES } from './fleet/fleet-search.js';
 import type { ServeSettings } from './record.js';
 import { MAX_STEP_S } from './steps.js';
 import { WARMUP_MAX_S, WARMUP_S } from './warmup.js';
@@ -90,7 +91,7 @@ export const SERVE_FLAGS = {
   'ceiling-step-s': {
     type: 'number',
     describe: "seconds of each rate of the generator's own ceiling (a null server at doubling rates)",
-    defaultDescription: '2',
+    defaultDescription: String(DEFAULT_REPLICATES),
   },
   'max-step-s': {
     type: 'number',
@@ -122,8 +123,7 @@ export const SERVE_FLAGS = {
   },
   'max-servers': {
     type: 'number',
-    describe:
-      'capacity --fleet: the largest fleet searched (besides the GPU memory the servers share and, under MPS, its 48 clients)',
+    describe: `capacity --fleet: the largest fleet searched (besides the GPU memory the servers share and, under MPS, its ${MPS_CLIENT_LIMIT} clients)`,
   },
   replicates: {
     type: 'number',
@@ -265,7 +265,7 @@ function fleetSearch(
   }
   return {
     ...(args.maxServers === undefined ? {} : { maxServers: integer(args.maxServers, '--max-servers', 0, 1, 1000) }),
-    replicates: integer(args.replicates, '--replicates', 2, 0, 10),
+    replicates: integer(args.replicates, '--replicates', DEFAULT_REPLICATES, 0, 10),
   };
 }
 

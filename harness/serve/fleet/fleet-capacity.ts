@@ -23,6 +23,7 @@ import type { FleetRecord } from './fleet-record.js';
 import {
   climbPoints,
   climbsWithoutEnd,
+  DEFAULT_REPLICATES,
   nextSize,
   type SizedStep,
   type StepWhy,
@@ -32,7 +33,6 @@ import { FleetServers } from './fleet-servers.js';
 import { fleetKinds, sizedFleet, sizeTop } from './fleet-size.js';
 
 /** --replicates' default: measurements more of each boundary size. */
-export const DEFAULT_REPLICATES = 2;
 /** Distinct sizes a mode's search measures at most, and its steps at most (replicates and repeats included). */
 export const SEARCH_MAX_SIZES = 12;
 export const SEARCH_MAX_STEPS = 24;
