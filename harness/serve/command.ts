@@ -272,12 +272,17 @@ async function fleetDryRun(options: ServeOptions, deps: AppDeps): Promise<string
   const header = `gpushare ${s.measure} --serve --fleet --dry-run: nothing is started or measured\nmodes ${s.modes.join(', ')}: ${each}\n`;
   return (
     header +
-    (await fleetDryRunText(options.settings.fleet as string, options.settings.modes, {
-      runner: deps.runner,
-      gpuIndex: options.gpuIndex,
-      cores,
-      loadWorkers: options.settings.loadWorkers ?? defaultLoadWorkers(cores, null),
-    }))
+    (await fleetDryRunText(
+      options.settings.fleet as string,
+      options.settings.modes,
+      {
+        runner: deps.runner,
+        gpuIndex: options.gpuIndex,
+        cores,
+        loadWorkers: options.settings.loadWorkers ?? defaultLoadWorkers(cores, null),
+      },
+      s.measure,
+    ))
   );
 }
 

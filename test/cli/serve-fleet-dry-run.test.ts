@@ -31,4 +31,17 @@ describe('bench --serve --fleet --dry-run', () => {
       ),
     );
   });
+
+  it('under capacity, says the search sizes the fleet: the pre-check skips no mode there', async () => {
+    const file = path.join(tempDir('gpushare-fleet-'), 'fleet.yaml');
+    writeFileSync(
+      file,
+      "servers:\n  - {model: m, command: 'x --port {port}', mem_fraction: 0.01, count: 4, rate_per_s: 1}\n",
+    );
+    const result = await runCli(['capacity', '--serve', '--fleet', file, '--dry-run']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(joined(result.stdout)).toContain("per mode a search over the fleet's size");
+    expect(joined(result.stdout)).toContain("pre-check of the file's fleet (the search tries sizes up to its top");
+    expect(result.stdout).not.toContain('a mode a check rules out is skipped');
+  });
 });

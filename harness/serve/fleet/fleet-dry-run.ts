@@ -21,6 +21,7 @@ export async function fleetDryRunText(
   file: string,
   modes: readonly ServeMode[],
   host: { runner: ProcessRunner; gpuIndex: number; cores: number; loadWorkers: number },
+  measure: 'bench' | 'capacity' = 'bench',
 ): Promise<string> {
   const fleet = await loadFleet(file);
   const checks = fleetFit({
@@ -35,7 +36,9 @@ export async function fleetDryRunText(
     fits === null ? 'not checked' : fits ? 'fits' : blocks ? 'rules out' : 'warning';
   return [
     `fleet ${file}: ${fleet.servers.length} servers of ${kinds} kind${kinds === 1 ? '' : 's'}`,
-    'pre-check (a mode a check rules out is skipped, with these figures):',
+    measure === 'bench'
+      ? 'pre-check (a mode a check rules out is skipped, with these figures):'
+      : "pre-check of the file's fleet (the search tries sizes up to its top: memory shares, MPS clients, --max-servers):",
     ...checks.map((c) => `  ${mark(c.fits, c.blocks)} (${c.modes.join(', ')}): ${c.text}`),
     '',
   ].join('\n');
