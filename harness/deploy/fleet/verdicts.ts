@@ -44,9 +44,8 @@ export function chooseMeasuredMode(modes: readonly MeasuredMode[]): ModeChoice |
   const best = held.reduce((a, b) => (b.goodPerS > a.goodPerS ? b : a));
   const interval = (m: MeasuredMode) => wilsonInterval(m.good, m.requests)?.interval ?? null;
   const bestInterval = interval(best);
+  // Best is among them: an interval does not separate from itself.
   const tied = held.filter((m) => {
-    // Stryker disable next-line ConditionalExpression: an interval does not separate from itself, so best stays either way
-    if (m === best) return true;
     const other = interval(m);
     return bestInterval === null || other === null || !separate(bestInterval, other);
   });
@@ -76,8 +75,11 @@ export function chooseCapacityMode(fleets: readonly LargestFleet[]): ModeChoice 
   if (held.length === 0) return null;
   // Stryker disable next-line EqualityOperator: capacity's intervals start at their servers, so fleets of equal servers overlap the same others
   const best = held.reduce((a, b) => (b.servers > a.servers ? b : a));
-  // Stryker disable next-line ConditionalExpression: an interval does not separate from itself, so best stays either way
-  const tied = held.filter((f) => f === best || !separate(best.interval, f.interval));
+  const tied = held.filter(
+    (f) =>
+      // Stryker disable next-line ConditionalExpression: a well-formed interval does not separate from itself (best is kept only against a malformed one)
+      f === best || !separate(best.interval, f.interval),
+  );
   const [chosen, ...rest] = tied as [LargestFleet, ...LargestFleet[]];
   return { mode: chosen.mode, tiedWith: rest.map((f) => f.mode) };
 }

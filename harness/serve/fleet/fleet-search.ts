@@ -39,8 +39,8 @@ export type StepWhy = 'search' | 'again' | 'replicate';
 
 /** The steps that count: each unclear step measured again is replaced by its second measurement. */
 export function countedSteps<S extends SizedStep>(steps: readonly S[]): S[] {
-  // Stryker disable next-line ConditionalExpression,ArrayDeclaration: a null or a string in the set matches no index
-  const replaced = new Set(steps.flatMap((s) => (s.again === null ? [] : [s.again])));
+  // A step measured once (again null) replaces none: null matches no index.
+  const replaced = new Set(steps.map((s) => s.again));
   return steps.filter((_, i) => !replaced.has(i));
 }
 
@@ -91,8 +91,11 @@ export function nextSize(steps: readonly SizedStep[], policy: SizePolicy): { ser
   const hi = list
     // Every size above the largest passing one fails; with none passing, every size.
     .filter((x) => (lo === null ? !x.pass : x.servers > lo.servers))
-    // Stryker disable next-line EqualityOperator: sizes() gives each size once, so no two are equal
-    .reduce<(typeof list)[number] | null>((a, x) => (a === null || x.servers < a.servers ? x : a), null);
+    .reduce<(typeof list)[number] | null>(
+      // Stryker disable next-line EqualityOperator: sizes() gives each size once, so no two are equal
+      (a, x) => (a === null || x.servers < a.servers ? x : a),
+      null,
+    );
   if (hi !== null && hi.steps < 1 + policy.replicates) return { servers: hi.servers, why: 'replicate' };
   return null;
 }
