@@ -8,6 +8,7 @@ import {
   CUDA_CONTEXT_MIB,
   type FitCheck,
   fitSkipReason,
+  fitWarnings,
   fleetFit,
   preCheckFleet,
 } from '../../harness/serve/fleet/fleet-fit.js';
@@ -61,6 +62,11 @@ describe('fleetFit', () => {
     expect(fitSkipReason(checksOf(2, { memFractions: [0.25, 0.25], gpuMemoryMiB: exactly - 1 }), 'timeslice')).toMatch(
       /^the fleet does not fit: memory: /,
     );
+    // Within a thousandth of a MiB over still fits (a float sum), not beyond: 1024 × f + 768 is 1024.001 exactly.
+    const within = (f: number) => check(checksOf(1, { memFractions: [f], gpuMemoryMiB: 1024 }), 'memory')?.fits;
+    expect(1024 * 0.2500009765624999 + 768).toBe(1024 + 1e-3);
+    expect(within(0.2500009765624999)).toBe(true);
+    expect(within(0.2500009765625001)).toBe(false);
     // 40 servers of 2.4% on an 80 GiB GPU: 96% in shares, and 30 GiB of contexts on top.
     expect(check(checksOf(40, { memFractions: Array.from({ length: 40 }, () => 0.024) }), 'memory')?.text).toBe(
       'memory: Σ mem_fraction 0.960 × 81920 MiB = 78643 MiB, plus 40 CUDA contexts × 768 MiB = 30720 MiB: 109363 of 81920 MiB (133.5%), over: lower mem_fraction or count',
@@ -70,17 +76,37 @@ describe('fleetFit', () => {
   it('memory not known: not checked, and no mode ruled out by it', () => {
     const checks = checksOf(3, { gpuMemoryMiB: null });
     expect(check(checks, 'memory')?.fits).toBeNull();
+    expect(check(checks, 'memory')?.text).toBe(
+      'memory: Σ mem_fraction 0.030 and 3 CUDA contexts × 768 MiB = 2304 MiB, against a GPU memory not known: not checked',
+    );
     expect(fitSkipReason(checks, 'timeslice')).toBeNull();
   });
 
   it('host CPUs: servers + workers up to the cores fit, one more is a warning, never a skip', () => {
-    expect(check(checksOf(6, { cores: 8, loadWorkers: 2 }), 'host-cpus')).toMatchObject({ fits: true, blocks: false });
+    expect(check(checksOf(6, { cores: 8, loadWorkers: 2 }), 'host-cpus')).toEqual({
+      check: 'host-cpus',
+      modes: [...ALL],
+      fits: true,
+      blocks: false,
+      text: 'host CPUs: 6 servers + 2 load generator workers = 8 processes on 8 cores: a core each',
+    });
+    expect(fitWarnings(checksOf(6, { cores: 8, loadWorkers: 2 }))).toEqual([]);
     const over = checksOf(6, { cores: 7, loadWorkers: 2 });
     expect(check(over, 'host-cpus')?.fits).toBe(false);
     expect(check(over, 'host-cpus')?.text).toMatch(
       /^host CPUs: 6 servers \+ 2 load generator workers = 8 processes on 7 cores: 0\.88 of a core each/,
     );
     for (const mode of ALL) expect(fitSkipReason(over, mode)).toBeNull();
+    expect(fitWarnings(over)).toEqual([check(over, 'host-cpus')?.text]);
+  });
+
+  it('a mode two checks rule out is skipped with both, in order', () => {
+    const both = checksOf(49, { memFractions: Array.from({ length: 49 }, () => 0.03) });
+    expect(fitSkipReason(both, 'mps')).toMatch(
+      /^the fleet does not fit: memory: .*, over: lower mem_fraction or count; MPS clients: 49 servers over the 48 clients/,
+    );
+    // A blocking check is never a warning.
+    expect(fitWarnings(both)).toEqual([]);
   });
 });
 
@@ -127,5 +153,24 @@ describe('preCheckFleet', () => {
       81920,
     );
     expect(run.warnings).toHaveLength(1);
+  });
+
+  it('leaves the dedicated group out of the checks and never skips it; a run without fleet keeps no checks', () => {
+    const run = {
+      groups: [group('dedicated'), group('timeslice')],
+      host: { cpus: 128 },
+      settings: {},
+      warnings: [] as string[],
+      fleet: {} as { fit?: FitCheck[] },
+    };
+    preCheckFleet(run, [0.6, 0.6], 81920);
+    expect(run.fleet.fit?.map((c) => [c.check, c.modes])).toEqual([
+      ['memory', ['timeslice']],
+      ['host-cpus', ['timeslice']],
+    ]);
+    expect(run.groups.map((g) => `${g.mode} ${g.status}`)).toEqual(['dedicated pending', 'timeslice skipped']);
+    const bare = { groups: [group('timeslice')], host: { cpus: 128 }, settings: {}, warnings: [] as string[] };
+    preCheckFleet(bare, [0.6, 0.6], 81920);
+    expect(bare.groups[0]?.status).toBe('skipped');
   });
 });

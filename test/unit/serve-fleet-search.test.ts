@@ -18,6 +18,7 @@ import {
   type SizedStep,
   type SizePolicy,
   type StepVerdict,
+  stepAttainments,
   stepVerdictOf,
 } from '../../harness/serve/fleet/fleet-search.js';
 import { kindCounts, sizedFleet, sizeTop } from '../../harness/serve/fleet/fleet-size.js';
@@ -209,10 +210,76 @@ describe('the search for the largest fleet', () => {
     expect(stepVerdictOf(servers, all(381, 381, 50, 100))).toBe('over');
     expect(stepVerdictOf(servers, all(381, 381, 0, 0))).toBe('unclear');
   });
+
+  it("each server's attainment is its own requests, pooled over the step's windows, in the servers' order", () => {
+    const windows = [
+      [
+        { server: 1, requests: 200, good: 200 },
+        { server: 2, requests: 60, good: 30 },
+      ],
+      [
+        { server: 2, requests: 40, good: 20 },
+        { server: 1, requests: 181, good: 181 },
+      ],
+    ];
+    expect(stepAttainments([{ index: 1 }, { index: 2 }], windows).map((a) => [a.attainment, a.verdict])).toEqual([
+      [1, 'within'],
+      [0.5, 'missed'],
+    ]);
+  });
+});
+
+/** Steps written as sizes and verdicts: `27+` within, `28-` over, `22?` unclear; `*` measures the step before again. */
+const given = (text: string): SizedStep[] =>
+  text
+    .split(' ')
+    .filter((t) => t !== '')
+    .map((t, i) => ({
+      servers: Number.parseInt(t, 10),
+      verdict: ({ '+': 'within', '-': 'over', '?': 'unclear' } as const)[t.at(-1) as '+' | '-' | '?'],
+      again: t.includes('*') ? i - 1 : null,
+    }));
+
+describe('the search on given steps', () => {
+  it.each([
+    ['', {}, { servers: 18, why: 'search' }],
+    ['18+ 36- 22?', {}, { servers: 22, why: 'again' }],
+    // 22 again within: it passes, and the search bisects above it.
+    ['18+ 36- 22? 22*+', {}, { servers: 29, why: 'search' }],
+    ['18+ 36- 27+ 28-', {}, { servers: 27, why: 'replicate' }],
+    ['18+ 36- 27+ 28- 27+ 27+', {}, { servers: 28, why: 'replicate' }],
+    ['18+ 36- 27+ 28- 27+ 27+ 28- 28-', {}, null],
+    // The boundary is the largest passing size, whichever was measured first.
+    ['27+ 18+ 28-', {}, { servers: 27, why: 'replicate' }],
+    // ... and the smallest failing size above it, not a smaller one that failed.
+    ['27+ 27+ 27+ 28- 20-', {}, { servers: 28, why: 'replicate' }],
+    // The top passed: nothing above it, its replicates next.
+    ['18+ 20+', { top: 20 }, { servers: 20, why: 'replicate' }],
+    // The step limit counts every step: at it, the search stops mid-bracket.
+    ['18+ 36- 27+ 31-', { maxSteps: 5 }, { servers: 29, why: 'search' }],
+    ['18+ 36- 27+ 31-', { maxSteps: 4 }, null],
+  ] as const)('after %j (policy %j): %j', (steps, policy, next) => {
+    expect(nextSize(given(steps), { ...POLICY, ...policy })).toEqual(next);
+  });
+
+  it.each([
+    // Cut short by the step limit: up to one below the smallest larger size that failed.
+    ['18+ 36- 27+ 31-', { servers: 27, interval: [27, 30], limitedBy: 'slo' }],
+    // No larger size measured: the step limit stopped it; a smaller size that failed bounds nothing.
+    ['18+', { servers: 18, interval: [18, 18], limitedBy: 'steps' }],
+    ['18- 27+', { servers: 27, interval: [27, 27], limitedBy: 'steps' }],
+    // Larger sizes that passed some measurements: the interval reaches the largest of them.
+    ['18+ 24+ 24- 26- 26+', { servers: 18, interval: [18, 26], limitedBy: 'slo' }],
+    // ... or one below a larger size that failed every time (29 not measured: it may hold).
+    ['18+ 24+ 24- 26- 26+ 30-', { servers: 18, interval: [18, 29], limitedBy: 'slo' }],
+    ['18+ 36- 22? 22*+', { servers: 22, interval: [22, 35], limitedBy: 'slo' }],
+  ] as const)('from %j: %j', (steps, answer) => {
+    expect(largestOf(given(steps), TOP)).toEqual(answer);
+  });
 });
 
 describe('the early stop', () => {
-  const points = (p50s: number[], completedShare: number): ClimbPoint[] =>
+  const points = (p50s: Array<number | null>, completedShare: number): ClimbPoint[] =>
     p50s.map((p) => ({ ttftP50Ms: p, sentPerS: 10, completedPerS: 10 * completedShare }));
   const rising = [10, 20, 30, 40, 50];
 
@@ -231,6 +298,13 @@ describe('the early stop', () => {
     expect(climbsWithoutEnd([{ label: 'a', points: points(rising.slice(0, 4), 0.1) }])).toBeNull();
   });
 
+  it('reads the trend over the slices that had requests only', () => {
+    // Six slices, five with a p50: the trend of those five (p 0.017), not of six.
+    expect(climbsWithoutEnd([{ label: 'a', points: points([null, ...rising], 0.5) }])).toMatch(
+      /^a's TTFT p50 rose over 6 slices of a window \(Mann–Kendall p 0\.017\)/,
+    );
+  });
+
   it('reads a window in five slices by when each request was due, each slice its TTFT p50', () => {
     const records = [
       { scheduledMs: 100, ttftMs: 5 },
@@ -241,7 +315,9 @@ describe('the early stop', () => {
       { scheduledMs: 799, ttftMs: null },
       { scheduledMs: 700, ttftMs: 40 },
       { scheduledMs: 1099, ttftMs: 90 },
+      // Due at the window's end: the last slice.
       { scheduledMs: 1100, ttftMs: 95 },
+      { scheduledMs: 1100, ttftMs: 97 },
     ];
     const rates = { sentPerS: 8, completedPerS: 4 };
     expect(climbPoints({ startMs: 100, durationMs: 1000, records }, rates).map((p) => p.ttftP50Ms)).toEqual([
@@ -249,8 +325,12 @@ describe('the early stop', () => {
       20,
       null,
       Number.MAX_VALUE,
-      90,
+      95,
     ]);
     expect(climbPoints({ startMs: 100, durationMs: 1000, records }, rates)[0]).toEqual({ ttftP50Ms: 6, ...rates });
+    // A window of no length has no slices to read: every p50 null.
+    expect(climbPoints({ startMs: 100, durationMs: 0, records }, rates).map((p) => p.ttftP50Ms)).toEqual(
+      Array.from({ length: 5 }, () => null),
+    );
   });
 });

