@@ -137,6 +137,25 @@ describe('plan --run <fleet run>', () => {
       `big-2 ${limit(0.3)} 45`,
       ...[1, 2, 3, 4].map((k) => `small-${k} ${limit(0.05)} 30`),
     ]);
+    // Where the run recorded each server's cap (a sized fleet's share moves it), plan gives each its own.
+    const measured = fleetFromCapacity(record, [
+      {
+        mode: 'mps-threads',
+        servers: 3,
+        interval: [3, 3],
+        perKindCounts: { big: 1, small: 2 },
+        measured: [
+          { label: 'big', kind: 'big', threadPct: 60 },
+          { label: 'small-1', kind: 'small', threadPct: 25 },
+          { label: 'small-2', kind: 'small', threadPct: 15 },
+        ],
+      },
+    ]);
+    expect(measured.servers.map((s) => `${s.label} ${s.memLimitMiB} ${s.threadPct}`)).toEqual([
+      `big ${limit(0.3)} 60`,
+      `small-1 ${limit(0.05)} 25`,
+      `small-2 ${limit(0.05)} 15`,
+    ]);
     expect(
       userErrorOf(() =>
         fleetFromCapacity(record, [{ mode: 'mps', servers: 49, interval: [48, 50], perKindCounts: { small: 49 } }]),

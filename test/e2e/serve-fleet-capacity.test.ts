@@ -86,6 +86,8 @@ describe('capacity --serve --fleet on the simulated server', () => {
     const two = mode.steps.find((s) => s.servers === 2);
     expect(two && [two.started, two.stopped, two.kept]).toEqual([1, 0, 1]);
     expect(two?.fleet.map((s) => `${s.label} ${s.ratePerS}`)).toEqual(['fast 100', 'slow 15']);
+    // Each server's mps-threads cap from its share of the sized fleet (100 and 15 of 115 req/s), kept for plan.
+    expect(two?.fleet.map((s) => s.threadPct)).toEqual([87, 13]);
     expect(result.stdout).toContain('timeslice: 1 servers, interval 1–1, limited by the SLO');
     const report = readFileSync(path.join(out, 'report.md'), 'utf8');
     expect(report).toContain('# gpushare capacity --serve --fleet');

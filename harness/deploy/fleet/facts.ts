@@ -130,22 +130,28 @@ export function fleetFromBench(run: ServeRun): FleetFacts {
 /**
  * The largest fleets `capacity --serve --fleet` found (one per mode), as plan's facts: the mode by
  * chooseCapacityMode, and that mode's fleet expanded per kind, each kind's settings those its first server
- * in the run's fleet had (its command, model, memory share, thread cap: the file's, not the cap a sized
- * fleet's share gave it under mps-threads). plan-sources.ts gives it deploy/fleet/from-capacity.ts's answers.
+ * in the run's fleet had (its command, model, memory share), each server's thread cap the one it ran with
+ * where the run recorded it (a sized fleet's share moves it), else its kind's. plan-sources.ts gives it
+ * deploy/fleet/from-capacity.ts's answers.
  */
 export function fleetFromCapacity(run: ServeRun, fleets: readonly LargestFleet[]): FleetFacts {
   const record = run.fleet as NonNullable<ServeRun['fleet']>;
   const choice = chooseCapacityMode(fleets);
   const chosen = choice === null ? null : (fleets.find((f) => f.mode === choice.mode) as LargestFleet);
   const kinds = [...new Set(record.servers.map((s) => s.kind))];
+  const firstOf = (kind: string) => record.servers.find((s) => s.kind === kind) as FleetServerRecord;
   const expanded =
     chosen === null
       ? []
-      : kinds.flatMap((kind) => {
-          const first = record.servers.find((s) => s.kind === kind) as FleetServerRecord;
-          const n = chosen.perKindCounts[kind] ?? 0;
-          return Array.from({ length: n }, (_, k) => ({ ...first, label: n > 1 ? `${kind}-${k + 1}` : kind }));
-        });
+      : chosen.measured !== undefined
+        ? chosen.measured.map((s) => ({ ...firstOf(s.kind), label: s.label, threadPct: s.threadPct }))
+        : kinds.flatMap((kind) => {
+            const n = chosen.perKindCounts[kind] ?? 0;
+            return Array.from({ length: n }, (_, k) => ({
+              ...firstOf(kind),
+              label: n > 1 ? `${kind}-${k + 1}` : kind,
+            }));
+          });
   checkDeployable(choice?.mode ?? null, expanded);
   const gpu = fleetGpu(run);
   return {

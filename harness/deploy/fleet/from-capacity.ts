@@ -21,6 +21,7 @@ export function capacityFleets(run: ServeRun): LargestFleet[] {
       servers: held ? servers : 0,
       interval: held ? interval : [0, 0],
       perKindCounts: Object.fromEntries((step?.counts ?? []).map((c) => [c.kind, c.count])),
+      ...measuredServers(run, m.mode, servers),
       ...(unverified && servers !== null
         ? {
             note: `its answer, ${servers} servers, is unverified: a step at that size sent over the generator's ceiling, or had no ceiling to check by`,
@@ -28,4 +29,16 @@ export function capacityFleets(run: ServeRun): LargestFleet[] {
         : {}),
     };
   });
+}
+
+/** The answer's servers as its steps ran them (each one's mps-threads cap), where every one was recorded. */
+function measuredServers(
+  run: ServeRun,
+  mode: string,
+  servers: number | null,
+): { measured?: NonNullable<LargestFleet['measured']> } {
+  const step = run.fleet?.search?.modes.find((m) => m.mode === mode)?.steps.find((s) => s.servers === servers);
+  const fleet = step?.fleet ?? [];
+  if (fleet.length === 0 || fleet.some((s) => s.threadPct === undefined)) return {};
+  return { measured: fleet.map((s) => ({ label: s.label, kind: s.kind, threadPct: s.threadPct as number })) };
 }

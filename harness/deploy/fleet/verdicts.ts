@@ -66,6 +66,8 @@ export interface LargestFleet {
   perKindCounts: Record<string, number>;
   /** Why a mode has no fleet where the run says more than that none held (an unverified answer). */
   note?: string;
+  /** The fleet's servers as the run measured them (label, kind, mps-threads cap), where it recorded them. */
+  measured?: Array<{ label: string; kind: string; threadPct: number }>;
 }
 
 /**

@@ -51,7 +51,17 @@ export const FleetStepSchema = z.object({
   again: z.number().int().nonnegative().nullable(),
   counts: z.array(z.object({ kind: z.string(), count })).max(MAX_SERVERS),
   /** Each server of the step by its index (1…): label, kind, requests/s sent to it. */
-  fleet: z.array(z.object({ label: z.string(), kind: z.string(), ratePerS: figure })).max(MAX_SERVERS),
+  fleet: z
+    .array(
+      z.object({
+        label: z.string(),
+        kind: z.string(),
+        ratePerS: figure,
+        /** Its MPS thread cap under mps-threads (fleet-measure.ts threadCap of the sized fleet); absent from runs before it. */
+        threadPct: z.number().int().min(1).max(100).optional(),
+      }),
+    )
+    .max(MAX_SERVERS),
   /** The whole fleet's scheduled rate, requests/s. */
   ratePerS: figure,
   /** Servers started for this step, stopped after the one before (not in it, or a changed thread cap), kept running. */

@@ -147,7 +147,12 @@ export async function measureFleetCapacity(
       why: next.why,
       again: next.why === 'again' ? mode.steps.length - 1 : null,
       counts: fleetKinds(sized).map((k) => ({ kind: k.server.kind, count: k.count })),
-      fleet: sized.servers.map((x) => ({ label: x.label, kind: x.kind, ratePerS: x.ratePerS ?? 0 })),
+      fleet: sized.servers.map((x) => ({
+        label: x.label,
+        kind: x.kind,
+        ratePerS: x.ratePerS ?? 0,
+        threadPct: threadCap(x).threadPct,
+      })),
       ratePerS: sized.servers.reduce((a, x) => a + (x.ratePerS ?? 0), 0),
       started: resized.started,
       stopped: resized.stopped,
