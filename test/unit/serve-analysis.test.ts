@@ -226,20 +226,21 @@ describe('a group against the dedicated copy', () => {
 });
 
 describe("the generator's ceiling", () => {
+  // A null-server rate's step. The p99 is the report's, not the ceiling's: 40 ms tails at every rate move nothing.
+  const step = (ratePerS: number, e2eP50: number, lagP99Ms = 1) => ({
+    ratePerS,
+    window: {
+      ...win(),
+      requestsPerS: ratePerS,
+      lagP99Ms,
+      e2e: { count: 1, p50Ms: e2eP50, p99Ms: 40, histogram: '' },
+    },
+  });
+
   it('is the highest null-server rate whose e2e p50 stays within 1% of the lowest e2e p50 the run measured', () => {
     const run = runOf([group('mps', 1, [1000])]);
     run.groups[0]?.rounds.forEach((r) => {
       r.dedicated.e2e.p50Ms = 500;
-    });
-    // The p99 is the report's, not the ceiling's: 40 ms tails at every rate move nothing.
-    const step = (ratePerS: number, e2eP50: number, lagP99Ms = 1) => ({
-      ratePerS,
-      window: {
-        ...win(),
-        requestsPerS: ratePerS,
-        lagP99Ms,
-        e2e: { count: 1, p50Ms: e2eP50, p99Ms: 40, histogram: '' },
-      },
     });
     run.ceiling = [step(100, 2), step(200, 5), step(400, 5.01)];
     const c = ceilingOf(run);
@@ -257,15 +258,6 @@ describe("the generator's ceiling", () => {
     const run = runOf([group('mps', 1, [1000])]);
     run.groups[0]?.rounds.forEach((r) => {
       r.dedicated.e2e.p50Ms = 500;
-    });
-    const step = (ratePerS: number, e2eP50: number, lagP99Ms = 1) => ({
-      ratePerS,
-      window: {
-        ...win(),
-        requestsPerS: ratePerS,
-        lagP99Ms,
-        e2e: { count: 1, p50Ms: e2eP50, p99Ms: 40, histogram: '' },
-      },
     });
     // As an H100 host measured: slower at 25 and 50 req/s than the 1% allowed, within from 100 to 3,200, out at 6,400.
     run.ceiling = [step(25, 6.7), step(50, 5.01), step(100, 3), step(3200, 2), step(6400, 2, 5.2), step(12800, 3)];
