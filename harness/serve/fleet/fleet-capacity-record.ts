@@ -6,6 +6,7 @@
  * verdict, and an early stop's reason.
  */
 import { z } from 'zod';
+import { ServerWindowSchema } from './fleet-window.js';
 
 const figure = z.number().nonnegative().max(1e12);
 const count = z.number().int().nonnegative().max(1e12);
@@ -14,18 +15,8 @@ const MAX_WINDOWS = 1000;
 /** A mode's steps at most: the policy's (fleet-capacity.ts SEARCH_MAX_STEPS), with room. */
 const MAX_STEPS = 64;
 
-/**
- * A server in a step's window: fleet-record.ts's ServerWindow (not imported: that file holds this one's
- * schema) and what the early stop reads, requests sent and completed per second.
- */
-export const StepServerWindowSchema = z.object({
-  server: z.number().int().positive(),
-  requests: count,
-  ok: count,
-  good: count,
-  ttftP50Ms: figure.nullable(),
-  ttftP99Ms: figure.nullable(),
-  outputTokensPerS: figure,
+/** A server in a step's window: a fleet window's server and what the early stop reads, requests sent and completed per second. */
+export const StepServerWindowSchema = ServerWindowSchema.extend({
   sentPerS: figure,
   completedPerS: figure,
 });

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { FleetSearchSchema } from './fleet-capacity-record.js';
 import { FitCheckSchema } from './fleet-fit.js';
 import { ServerMemorySchema } from './fleet-memory.js';
+import { type ServerWindow, ServerWindowSchema } from './fleet-window.js';
 
 const figure = z.number().nonnegative().max(1e12);
 const count = z.number().int().nonnegative().max(1e12);
@@ -31,18 +32,7 @@ export const FleetServerRecordSchema = z.object({
 });
 export type FleetServerRecord = z.infer<typeof FleetServerRecordSchema>;
 
-/** One server in one window. */
-export const ServerWindowSchema = z.object({
-  server: z.number().int().positive(),
-  requests: count,
-  ok: count,
-  /** Ended ok with TTFT within the SLO (and every gap within --slo-itl-max-ms, when set). */
-  good: count,
-  ttftP50Ms: figure.nullable(),
-  ttftP99Ms: figure.nullable(),
-  outputTokensPerS: figure,
-});
-export type ServerWindow = z.infer<typeof ServerWindowSchema>;
+export { type ServerWindow, ServerWindowSchema };
 
 const StatusSchema = z.enum(['pending', 'measured', 'failed']);
 
