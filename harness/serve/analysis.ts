@@ -264,7 +264,7 @@ export function serveAnswer(run: ServeRun, analysis: ServeAnalysis): ServeAnswer
   if (groups.length === 0) return none('no group was measured: each failed or was skipped (its reason is above)');
   if (run.settings.measure === 'capacity') {
     const carried = groups.filter(measuredCapacity);
-    const over = capacityOverCeilingText(groups);
+    const over = capacityOverCeilingText(groups, analysis.ceiling.ratePerS);
     if (carried.length === 0) return none(`no mode carried any measured rate at ${slo}${over}`);
     const best = carried.reduce((a, b) => ((b.capacity?.ratePerS ?? 0) > (a.capacity?.ratePerS ?? 0) ? b : a));
     const alone = analysis.groups.find((g) => g.mode === 'dedicated')?.capacity?.ratePerS ?? null;

@@ -16,7 +16,7 @@ import { type LatencyName, pooledLines } from './pooled.js';
 import type { ServeRun } from './record.js';
 import { unverifiedCapacities } from './sent-rate.js';
 import { sloText } from './steps.js';
-import { OVER_CEILING_TEXT } from './verdicts.js';
+import { unverifiedText } from './verdicts.js';
 import { warmupLines, warmupText } from './warmup.js';
 
 const RATIO_LABEL: Record<RatioName, string> = {
@@ -121,7 +121,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
     );
     for (const g of measured)
       lines.push(
-        `| ${groupName(g)} | ${num(g.capacity?.ratePerS, 1)}${g.capacity?.unverified ? ` (unverified: ${OVER_CEILING_TEXT})` : ''} | ${num(g.capacity?.failedAtPerS, 1)} | ${num(g.capacity?.tokensPerS, 0)} | ${run.groups.find((x) => x.mode === g.mode && x.copies === g.copies)?.steps.length ?? 0} |`,
+        `| ${groupName(g)} | ${num(g.capacity?.ratePerS, 1)}${g.capacity?.unverified ? ` (unverified: ${unverifiedText(analysis.ceiling.ratePerS)})` : ''} | ${num(g.capacity?.failedAtPerS, 1)} | ${num(g.capacity?.tokensPerS, 0)} | ${run.groups.find((x) => x.mode === g.mode && x.copies === g.copies)?.steps.length ?? 0} |`,
       );
   }
   if (run.settings.measure === 'capacity') lines.push(...warmupSection(run));
@@ -134,7 +134,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
       ...other.map((g) => `- ${groupName(g)}: ${g.status}${g.reason ? `: ${mdText(g.reason)}` : ''}`),
     );
   const flagged = measured.filter((g) => g.failedRequests > 0 || g.overCeiling > 0 || g.generatorBusy > 0);
-  const unverified = unverifiedCapacities(measured);
+  const unverified = unverifiedCapacities(measured, analysis.ceiling.ratePerS);
   if (flagged.length > 0 || run.warnings.length > 0 || unverified.length > 0)
     lines.push(
       '',

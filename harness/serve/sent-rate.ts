@@ -4,7 +4,7 @@
  * so its rate is not a capacity the plan may name, and the report says so.
  */
 import type { GroupAnalysis } from './analysis.js';
-import { OVER_CEILING_TEXT } from './verdicts.js';
+import { unverifiedText } from './verdicts.js';
 
 type Capacity = Pick<GroupAnalysis, 'mode' | 'copies' | 'capacity'>;
 
@@ -15,22 +15,22 @@ export function measuredCapacity(g: Capacity): boolean {
   return g.capacity?.ratePerS != null && g.capacity.unverified !== true;
 }
 
-/** Each group whose passing rate is unverified, in one line each: its rate, what it sent. */
-export function unverifiedCapacities(groups: readonly Capacity[]): string[] {
+/** Each group whose passing rate is unverified, in one line each: its rate, what it sent, why (the run's ceiling, or null). */
+export function unverifiedCapacities(groups: readonly Capacity[], ceilingRatePerS: number | null): string[] {
   return groups.flatMap((g) => {
     const c = g.capacity;
     if (c?.ratePerS == null || c.unverified !== true) return [];
     const sent = c.sentPerS !== undefined ? `, sent ${c.sentPerS.toFixed(1)} req/s` : '';
     return [
-      `${name(g)}: its passing step (${c.ratePerS.toFixed(1)} req/s${sent}) is ${OVER_CEILING_TEXT} (or no ceiling was found): unverified, not a measured capacity`,
+      `${name(g)}: its passing step (${c.ratePerS.toFixed(1)} req/s${sent}) is ${unverifiedText(ceilingRatePerS)}: unverified, not a measured capacity`,
     ];
   });
 }
 
-/** What the plan adds when it passed over a group for it: "" when none. */
-export function capacityOverCeilingText(groups: readonly Capacity[]): string {
+/** What the plan adds when it passed over a group for it (the run's ceiling, or null): "" when none. */
+export function capacityOverCeilingText(groups: readonly Capacity[], ceilingRatePerS: number | null): string {
   const over = groups.filter((g) => g.capacity?.ratePerS != null && g.capacity.unverified === true);
   return over.length === 0
     ? ''
-    : ` (not counted, ${OVER_CEILING_TEXT}: ${over.map((g) => `${name(g)} at ${g.capacity?.ratePerS?.toFixed(1)} req/s`).join(', ')})`;
+    : ` (not counted, ${unverifiedText(ceilingRatePerS)}: ${over.map((g) => `${name(g)} at ${g.capacity?.ratePerS?.toFixed(1)} req/s`).join(', ')})`;
 }

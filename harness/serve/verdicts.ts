@@ -70,6 +70,14 @@ export function stepUnverified(
 /** The verdict in words, for the report and the plan. */
 export const OVER_CEILING_TEXT = "over the generator's ceiling by sent rate";
 
+/** Why a step is unverified, in words: over a ceiling that was found, or no ceiling found to check it by. */
+export const NO_CEILING_TEXT = 'not checked: the run found no generator ceiling';
+
+/** The reason for an unverified step or capacity, for the ceiling the run found (its rate, or null). */
+export function unverifiedText(ceilingRatePerS: number | null): string {
+  return ceilingRatePerS === null ? NO_CEILING_TEXT : OVER_CEILING_TEXT;
+}
+
 /**
  * Why a window measured nothing of the server, or null: no request ended ok (each failure kind named,
  * with its first detail), or every one that did carried no output token.

@@ -10,7 +10,7 @@ import { summarize } from '../../harness/load/run.js';
 import { analyzeServe, serveAnswer } from '../../harness/serve/analysis.js';
 import { serveMarkdown } from '../../harness/serve/markdown.js';
 import type { RateStep, ServeGroup, ServeRun, ServeSettings, WindowStats } from '../../harness/serve/record.js';
-import { ceilingCheck, OVER_CEILING_TEXT, stepUnverified } from '../../harness/serve/verdicts.js';
+import { ceilingCheck, NO_CEILING_TEXT, OVER_CEILING_TEXT, stepUnverified } from '../../harness/serve/verdicts.js';
 import { sentWithin, windowStats } from '../../harness/serve/window.js';
 
 const lat = (p50: number) => ({ count: 10, p50Ms: p50, p99Ms: p50 * 2, histogram: '' });
@@ -177,6 +177,20 @@ describe('a capacity over the ceiling by sent rate', () => {
     const plan = serveAnswer(run, analyzeServe(run));
     expect(plan.mode).toBeNull();
     expect(plan.answer).toContain(OVER_CEILING_TEXT);
+  });
+  it('says no ceiling was found, not "over" it, when the run found none to check its steps by', () => {
+    const run = runOf([capacityGroup('mps', 4, [step(384, win({ sentPerS: 384 }))])]);
+    // Null servers over the allowance at every rate: no ceiling.
+    run.ceiling = run.ceiling.map((c) => ({ ...c, window: { ...c.window, e2e: lat(50) } }));
+    const analysis = analyzeServe(run);
+    expect(analysis.ceiling.ratePerS).toBeNull();
+    const plan = serveAnswer(run, analysis);
+    expect(plan.mode).toBeNull();
+    expect(plan.answer).toContain(`not counted, ${NO_CEILING_TEXT}: mps ×4 at 384.0 req/s`);
+    expect(plan.answer).not.toContain(OVER_CEILING_TEXT);
+    const md = serveMarkdown(run, analysis, 'x');
+    expect(md).toContain(`| mps ×4 | 384.0 (unverified: ${NO_CEILING_TEXT}) |`);
+    expect(md).toContain(`mps ×4: its passing step (384.0 req/s, sent 384.0 req/s) is ${NO_CEILING_TEXT}`);
   });
 });
 
