@@ -113,6 +113,19 @@ describe('the top of a mode search', () => {
     expect(sizeTop(fleetOf(kind('a', 0.25, 1)), 'timeslice', null)).toMatchObject({ servers: 4, limitedBy: 'memory' });
   });
 
+  it("counts a CUDA context per server where the GPU's memory is known, as the pre-check does", () => {
+    const tenth = fleetOf(kind('a', 0.1, 1));
+    // 10,000 MiB: a server needs 1,000 + 768 MiB; 5 need 8,840, 6 need 10,608.
+    expect(sizeTop(tenth, 'timeslice', null, 10_000)).toMatchObject({ servers: 5, limitedBy: 'memory' });
+    expect(sizeTop(tenth, 'timeslice', null, 10_000).text).toContain('6 servers need 10608 MiB');
+    // 7,680 MiB: 5 servers need exactly all of it (0.5 × 7,680 + 5 × 768), and fit; one MiB less, 4.
+    expect(sizeTop(tenth, 'timeslice', null, 7680)).toMatchObject({ servers: 5, limitedBy: 'memory' });
+    expect(sizeTop(tenth, 'timeslice', null, 7679)).toMatchObject({ servers: 4, limitedBy: 'memory' });
+    // Not known: the shares alone, and the text says the contexts are not counted.
+    expect(sizeTop(tenth, 'timeslice', null)).toMatchObject({ servers: 10, limitedBy: 'memory' });
+    expect(sizeTop(tenth, 'timeslice', null).text).toContain('not counted');
+  });
+
   it('holds MPS modes to 48 clients and every mode to --max-servers', () => {
     const small = fleetOf(kind('a', 0.01, 2));
     expect(sizeTop(small, 'timeslice', null)).toMatchObject({ servers: 100, limitedBy: 'memory' });

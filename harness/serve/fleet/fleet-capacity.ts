@@ -85,7 +85,11 @@ export async function measureFleetCapacity(
 
   async function searchMode(g: ServeGroup): Promise<void> {
     // A mode an interrupt cut short is searched again from its start.
-    const mode: FleetSearchMode = { mode: g.mode, top: sizeTop(fleet, g.mode, s.maxServers ?? null), steps: [] };
+    const mode: FleetSearchMode = {
+      mode: g.mode,
+      top: sizeTop(fleet, g.mode, s.maxServers ?? null, driver.gpuMemoryMiB),
+      steps: [],
+    };
     search.modes = [...search.modes.filter((m) => m.mode !== g.mode), mode];
     if (mode.top.servers < 1) {
       Object.assign(g, { status: 'failed', reason: `no fleet fits: ${mode.top.text}` });

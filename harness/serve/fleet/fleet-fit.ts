@@ -40,6 +40,19 @@ export interface FitInput {
 const MPS_MODES: readonly ServeMode[] = ['mps', 'mps-threads'];
 const pct = (part: number, whole: number) => `${((part / whole) * 100).toFixed(1)}%`;
 
+/** What a fleet's servers need of a GPU of `gpuMiB`: their shares and a CUDA context each, MiB, and whether it fits. */
+export function memoryNeed(
+  memFractions: readonly number[],
+  gpuMiB: number,
+): { share: number; sharesMiB: number; contextsMiB: number; needMiB: number; fits: boolean } {
+  const share = memFractions.reduce((a, b) => a + b, 0);
+  const sharesMiB = share * gpuMiB;
+  const contextsMiB = memFractions.length * CUDA_CONTEXT_MIB;
+  const needMiB = sharesMiB + contextsMiB;
+  // Within a thousandth of a MiB: Σ mem_fraction × memory is a float sum, and exactly all of it fits.
+  return { share, sharesMiB, contextsMiB, needMiB, fits: needMiB <= gpuMiB + 1e-3 };
+}
+
 function memoryCheck(input: FitInput): FitCheck {
   const n = input.memFractions.length;
   const share = input.memFractions.reduce((a, b) => a + b, 0);
@@ -52,10 +65,7 @@ function memoryCheck(input: FitInput): FitCheck {
       fits: null,
       text: `memory: Σ mem_fraction ${share.toFixed(3)} and ${n} CUDA contexts × ${CUDA_CONTEXT_MIB} MiB = ${contextsMiB} MiB, against a GPU memory not known: not checked`,
     };
-  const sharesMiB = share * gpu;
-  const needMiB = sharesMiB + contextsMiB;
-  // Within a thousandth of a MiB: Σ mem_fraction × memory is a float sum, and exactly all of it fits.
-  const fits = needMiB <= gpu + 1e-3;
+  const { sharesMiB, needMiB, fits } = memoryNeed(input.memFractions, gpu);
   return {
     ...base,
     fits,

@@ -7,6 +7,7 @@
 import { zipfShares } from '../../load/traffic/popularity.js';
 import { MPS_CLIENT_LIMIT } from '../../system/mps/client-limit.js';
 import type { Fleet, FleetServer } from './fleet-file.js';
+import { CUDA_CONTEXT_MIB, memoryNeed } from './fleet-fit.js';
 
 /** The largest fleet gpushare searches when nothing else limits it (the schema's count limit). */
 export const FLEET_SIZE_LIMIT = 1000;
@@ -108,14 +109,18 @@ export interface SizeTop {
   text: string;
 }
 
-const memoryOf = (f: Fleet) => f.servers.reduce((a, s) => a + s.memFraction, 0);
-
 /**
- * The top of a mode's search: the largest n whose servers' memory shares add up to at most 1 (scanned up
- * from 1: the first n over it ends the scan), at most the 48 clients of an MPS server under MPS modes, at
- * most `maxServers`.
+ * The top of a mode's search: the largest n whose servers fit the GPU's memory as the pre-check counts it
+ * (fleet-fit.ts: their shares of `gpuMemoryMiB` plus a CUDA context each; where the GPU's memory is not
+ * known, their shares adding up to at most 1), scanned up from 1 (the first n over it ends the scan), at
+ * most the 48 clients of an MPS server under MPS modes, at most `maxServers`.
  */
-export function sizeTop(fleet: Fleet, mode: string, maxServers: number | null): SizeTop {
+export function sizeTop(
+  fleet: Fleet,
+  mode: string,
+  maxServers: number | null,
+  gpuMemoryMiB: number | null = null,
+): SizeTop {
   const mps = mode === 'mps' || mode === 'mps-threads';
   const caps: Array<{ servers: number; limitedBy: SizeLimit; text: string }> = [
     { servers: FLEET_SIZE_LIMIT, limitedBy: 'size limit', text: `gpushare searches at most ${FLEET_SIZE_LIMIT}` },
@@ -134,12 +139,23 @@ export function sizeTop(fleet: Fleet, mode: string, maxServers: number | null): 
   ];
   const cap = caps.reduce((a, b) => (b.servers <= a.servers ? b : a));
   for (let n = 1; n <= cap.servers; n++) {
-    const memory = memoryOf(sizedFleet(fleet, n));
+    const shares = sizedFleet(fleet, n).servers.map((x) => x.memFraction);
+    if (gpuMemoryMiB !== null) {
+      const m = memoryNeed(shares, gpuMemoryMiB);
+      if (!m.fits)
+        return {
+          servers: n - 1,
+          limitedBy: 'memory',
+          text: `${n} servers need ${m.needMiB.toFixed(0)} MiB (Σ mem_fraction ${m.share.toFixed(3)} × ${gpuMemoryMiB} MiB plus ${n} CUDA contexts × ${CUDA_CONTEXT_MIB} MiB), over the GPU's ${gpuMemoryMiB} MiB`,
+        };
+      continue;
+    }
+    const memory = shares.reduce((a, b) => a + b, 0);
     if (memory > 1 + 1e-9)
       return {
         servers: n - 1,
         limitedBy: 'memory',
-        text: `${n} servers' memory shares add up to ${memory.toFixed(3)} of the GPU (Σ mem_fraction), over 1`,
+        text: `${n} servers' memory shares add up to ${memory.toFixed(3)} of the GPU (Σ mem_fraction), over 1; the GPU's memory was not read, so their CUDA contexts are not counted`,
       };
   }
   return cap;
