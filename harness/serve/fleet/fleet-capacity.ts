@@ -84,11 +84,13 @@ export async function measureFleetCapacity(
   }
 
   async function searchMode(g: ServeGroup): Promise<void> {
-    // A mode an interrupt cut short is searched again from its start.
+    // A mode an interrupt cut short goes on from its steps saved (each whole: a step is saved once
+    // measured), not from its start: a step of a large fleet takes minutes.
+    const kept = search.modes.find((m) => m.mode === g.mode)?.steps ?? [];
     const mode: FleetSearchMode = {
       mode: g.mode,
       top: sizeTop(fleet, g.mode, s.maxServers ?? null, driver.gpuMemoryMiB),
-      steps: [],
+      steps: kept,
     };
     search.modes = [...search.modes.filter((m) => m.mode !== g.mode), mode];
     if (mode.top.servers < 1) {
