@@ -282,6 +282,7 @@ async function fleetDryRun(options: ServeOptions, deps: AppDeps): Promise<string
         loadWorkers: options.settings.loadWorkers ?? defaultLoadWorkers(cores, null),
       },
       s.measure,
+      { windowMs: s.windowMs, rounds: s.rounds },
     ))
   );
 }

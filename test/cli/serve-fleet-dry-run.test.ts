@@ -30,6 +30,11 @@ describe('bench --serve --fleet --dry-run', () => {
         ].join('\n'),
       ),
     );
+    // 10 req/s over 40 servers, Zipf: the coldest gets a few requests in 6 windows of 5 s; the line names a --window-s.
+    expect(joined(result.stdout)).toMatch(
+      /requests per server in a mode's 6 windows of 5 s: \d+ \(m-\d+\) to \d+ \(m-1\)/,
+    );
+    expect(joined(result.stdout)).toMatch(/40 of 40 servers get fewer: .*--window-s \d+ gives each of them enough/);
   });
 
   it('under capacity, says the search sizes the fleet: the pre-check skips no mode there', async () => {
@@ -43,5 +48,7 @@ describe('bench --serve --fleet --dry-run', () => {
     expect(joined(result.stdout)).toContain("per mode a search over the fleet's size");
     expect(joined(result.stdout)).toContain("pre-check of the file's fleet (the search tries sizes up to its top");
     expect(result.stdout).not.toContain('a mode a check rules out is skipped');
+    // A search's sizes scale the rates: no count of the file's size is claimed.
+    expect(result.stdout).not.toContain('requests per server');
   });
 });

@@ -4,6 +4,7 @@ import { smiText } from '../../system/nvidia/fingerprint.js';
 import type { ServeMode } from '../record.js';
 import { fleetFit } from './fleet-fit.js';
 import { loadFleet } from './fleet-load.js';
+import { requestsLines, requestsPerServer, windowSFor } from './fleet-requests.js';
 
 /** GPU `gpuIndex`'s memory, MiB, or null where nvidia-smi does not say. */
 async function gpuMemoryMiB(runner: ProcessRunner, gpuIndex: number): Promise<number | null> {
@@ -22,6 +23,7 @@ export async function fleetDryRunText(
   modes: readonly ServeMode[],
   host: { runner: ProcessRunner; gpuIndex: number; cores: number; loadWorkers: number },
   measure: 'bench' | 'capacity' = 'bench',
+  windows: { windowMs: number; rounds: number } | null = null,
 ): Promise<string> {
   const fleet = await loadFleet(file);
   const checks = fleetFit({
@@ -40,6 +42,15 @@ export async function fleetDryRunText(
       ? 'pre-check (a mode a check rules out is skipped, with these figures):'
       : "pre-check of the file's fleet (the search tries sizes up to its top: memory shares, MPS clients, --max-servers):",
     ...checks.map((c) => `  ${mark(c.fits, c.blocks)} (${c.modes.join(', ')}): ${c.text}`),
+    // capacity's sizes scale the rates: the file's size alone is known here.
+    ...(windows === null || measure !== 'bench'
+      ? []
+      : requestsLines(
+          requestsPerServer(fleet, windows.windowMs, windows.rounds),
+          windows.windowMs,
+          windows.rounds,
+          windowSFor(fleet, windows.rounds),
+        )),
     '',
   ].join('\n');
 }
