@@ -3,6 +3,7 @@
  * rates, ports); every bad file is refused in one line naming the key path and how to fix it, as a
  * UserError (exit 2, no stack trace).
  */
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../harness/core/errors.js';
 import { parseFleet, SHARE_SUM_TOLERANCE } from '../../harness/serve/fleet/fleet-file.js';
@@ -124,6 +125,20 @@ describe('parseFleet: expansion', () => {
     expect(fleet.servers.length).toBeGreaterThanOrEqual(16);
     expect(new Set(fleet.servers.map((s) => s.model)).size).toBeGreaterThanOrEqual(3);
     expect(fleetSchedule(fleet, 5000)).toEqual(fleetSchedule(fleet, 5000));
+  });
+
+  it('every example under examples/fleet/ loads: 16 or more servers of 3 sizes, a trace replayed as recorded', async () => {
+    const files = readdirSync(`${ROOT}/examples/fleet`).filter((f) => f.endsWith('.yaml'));
+    expect(files).toContain('reference-16-replay.yaml');
+    for (const file of files) {
+      const fleet = await loadFleet(`${ROOT}/examples/fleet/${file}`);
+      expect(fleet.servers.length, file).toBeGreaterThanOrEqual(16);
+      expect(new Set(fleet.servers.map((s) => s.kind)).size, file).toBe(3);
+    }
+    // The replay's trace: run …-de7677's 773 requests over 5 s, each server's share from its counts.
+    const replay = await loadFleet(`${ROOT}/examples/fleet/reference-16-replay.yaml`);
+    expect(fleetSchedule(replay, 5000)).toHaveLength(773);
+    expect(replay.servers[0]?.share).toBeCloseTo(227 / 773, 10);
   });
 });
 

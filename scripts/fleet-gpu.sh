@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The GPU runs issues #48 and #49 still need, one phase a call (each within a 10-minute device call; `--dry-run`
+# on the same flags prints what a phase sends). Every run is written straight under $OUT, so what a call cut
+# short had measured still comes back.
+#   capacity  #48: the reference server at 16 layers (its fastest e2e p50 far over this host's null-server
+#             floor, so the generator's ceiling can be verified), dedicated and 4 copies under MPS, about 4 min;
+#   replay    #49: the 16-server trace of run …-de7677 replayed twice under MPS, then compared per server;
+#   fleet16   #49: 16 servers of three sizes, Zipf s=0.5, under MPS, capped MPS and time-slicing, windows long
+#             enough for 381 requests on every server, then plan's answer and files, about 6 min;
+#   fleet40   #49: 40 servers of three sizes, Zipf s=0.5, likewise (about 9 min for three modes: give
+#             MODES=mps,mps-threads in one call and MODES=timeslice in the next).
+# Run from the repository root with the CLI built (dist/) and PyTorch installed.
+set -uo pipefail
+phase=${1:?give the phase: capacity, replay, fleet16 or fleet40}
+out=${OUT:-runs/results}
+cli() { node dist/harness/main.js "$@"; }
+case "$phase" in
+  capacity)
+    cli capacity --serve 'python3 examples/reference_server.py --port {port} --layers 16' --ready-path /health \
+      --input-tokens 128 --output-tokens 64 --slo-ttft-p99-ms 500 --copies 4 --modes mps --window-s 2 \
+      --max-step-s 60 --warmup-s 6 --warmup-max-s 14 --gpu-hour-usd 3 --ceiling-step-s 1 \
+      --out "$out/capacity-16-layers" || echo "capacity --serve exit $?"
+    cli plan --run "$out/capacity-16-layers" || echo "plan exit $?"
+    ;;
+  replay)
+    for i in 1 2; do
+      cli bench --serve --fleet examples/fleet/reference-16-replay.yaml --ready-path /health --modes mps \
+        --start parallel --window-s 5 --rounds 1 --warmup-s 0 --slo-ttft-p99-ms 500 \
+        --out "$out/replay-$i" || echo "replay $i exit $?"
+    done
+    node scripts/compare-replays.mjs "$out/replay-1" "$out/replay-2" mps || echo "compare exit $?"
+    ;;
+  fleet16 | fleet40)
+    file=examples/fleet/reference-16-s05.yaml window=17
+    [ "$phase" = fleet40 ] && file=examples/fleet/reference-40-s05.yaml window=26
+    modes=${MODES:-mps,mps-threads,timeslice}
+    run="$out/$phase-${modes//,/-}"
+    cli bench --serve --fleet "$file" --ready-path /health --modes "$modes" --start parallel \
+      --window-s "$window" --rounds 2 --warmup-s 0 --slo-ttft-p99-ms 500 --out "$run" \
+      || echo "bench --serve --fleet exit $?"
+    cli plan --run "$run" --out "$run-plan" || echo "plan exit $?"
+    ;;
+  *)
+    echo "fleet-gpu.sh: the phase is capacity, replay, fleet16 or fleet40, not $phase" >&2
+    exit 2
+    ;;
+esac
