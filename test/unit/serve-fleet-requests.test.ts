@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Fleet } from '../../harness/serve/fleet/fleet-file.js';
 import { parseFleet } from '../../harness/serve/fleet/fleet-file.js';
+import { fleetSchedule } from '../../harness/serve/fleet/fleet-load.js';
 import { requestsLines, requestsPerServer, windowSFor } from '../../harness/serve/fleet/fleet-requests.js';
 import { REQUESTS_TO_SHOW_WITHIN, verdictOf } from '../../harness/serve/fleet/verdicts.js';
 
@@ -59,6 +60,12 @@ describe('requests per server in a mode', () => {
     expect(fewest(w - 1)).toBeLessThan(381);
     // More rounds, shorter windows.
     expect(windowSFor(fleet, 4) as number).toBeLessThan(w);
+  });
+
+  it("rests on a longer window's schedule extending a shorter one's, arrival for arrival (bursty arrivals too)", () => {
+    const fleet = fleetOf(server('a', 7) + server('b', 2), '  arrivals: {law: gamma, cv: 2}\n');
+    const long = fleetSchedule(fleet, 20_000).filter((x) => x.offsetMs < 10_000);
+    expect(long).toEqual(fleetSchedule(fleet, 10_000));
   });
 
   it('gives up past an hour of windows, and on a trace', () => {
