@@ -26,6 +26,9 @@ const LAG_LIMIT_MS = 5;
 const STEP_MS = 2000;
 /** The most null servers a sweep starts. */
 export const MAX_NULL_SERVERS = 16;
+
+/** --ceiling-step-s' default: seconds of load at each rate of the sweep. */
+export const CEILING_STEP_S = 2;
 /** How long the harness waits for the loads to start, ms: every worker sends from one start time. */
 const START_LEAD_MS = 50;
 

@@ -6,6 +6,7 @@ import { integer, integerList, list, number, oneOf } from '../core/flags.js';
 import { MAX_LOAD_WORKERS } from '../load/pool-protocol.js';
 import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { DEFAULT_PYTHON } from '../workload/registry.js';
+import { CEILING_STEP_S } from './ceiling.js';
 import { DEFAULT_REPLICATES } from './fleet/fleet-search.js';
 import type { ServeSettings } from './record.js';
 import { MAX_STEP_S } from './steps.js';
@@ -91,7 +92,7 @@ export const SERVE_FLAGS = {
   'ceiling-step-s': {
     type: 'number',
     describe: "seconds of each rate of the generator's own ceiling (a null server at doubling rates)",
-    defaultDescription: String(DEFAULT_REPLICATES),
+    defaultDescription: String(CEILING_STEP_S),
   },
   'max-step-s': {
     type: 'number',
@@ -129,7 +130,7 @@ export const SERVE_FLAGS = {
     type: 'number',
     describe:
       'capacity --fleet: measurements more of the highest passing and the lowest failing fleet size, once bracketed',
-    defaultDescription: '2',
+    defaultDescription: String(DEFAULT_REPLICATES),
   },
   gpu: { type: 'number', describe: 'index of the GPU', defaultDescription: '0' },
   out: { type: 'string', describe: 'run directory', defaultDescription: 'runs/results/<date>-<gpu>-serve-<id>' },
@@ -200,7 +201,7 @@ export function resolveServeOptions(args: ServeArgs, measure: ServeSettings['mea
       gpuHourUsd:
         args.gpuHourUsd === undefined ? null : number(args.gpuHourUsd, '--gpu-hour-usd', 0, 0.0001, 1_000_000),
       requestTimeoutMs: number(args.requestTimeoutS, '--request-timeout-s', 60, 0.1, 3600) * 1000,
-      ceilingStepMs: number(args.ceilingStepS, '--ceiling-step-s', 2, 0.05, 600) * 1000,
+      ceilingStepMs: number(args.ceilingStepS, '--ceiling-step-s', CEILING_STEP_S, 0.05, 600) * 1000,
       maxStepMs: number(args.maxStepS, '--max-step-s', MAX_STEP_S, 0.05, 3600) * 1000,
       ...loadWorkers(args.loadWorkers),
       ...warmupLimits(args),

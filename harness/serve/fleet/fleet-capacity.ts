@@ -32,7 +32,6 @@ import {
 import { FleetServers } from './fleet-servers.js';
 import { fleetKinds, sizedFleet, sizeTop } from './fleet-size.js';
 
-/** --replicates' default: measurements more of each boundary size. */
 /** Distinct sizes a mode's search measures at most, and its steps at most (replicates and repeats included). */
 export const SEARCH_MAX_SIZES = 12;
 export const SEARCH_MAX_STEPS = 24;

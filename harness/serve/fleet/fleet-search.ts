@@ -10,10 +10,10 @@ import { mannKendall } from '../../stats/trend.js';
 import type { SizeLimit } from './fleet-size.js';
 import { verdictOf } from './verdicts.js';
 
-/** A step's verdict: every server within the SLO, a server over it, or unclear (not passing). */
 /** --replicates' default: measurements more of each boundary size, once bracketed. */
 export const DEFAULT_REPLICATES = 2;
 
+/** A step's verdict: every server within the SLO, a server over it, or unclear (not passing). */
 export type StepVerdict = 'within' | 'over' | 'unclear';
 
 /** A step as the search reads it. */
