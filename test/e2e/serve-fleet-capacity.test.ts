@@ -11,6 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ServeRun } from '../../harness/serve/record.js';
 import { cli, ROOT, tempDir } from '../helpers.js';
+import { oneKindFleet, searchArgs } from './fleet-kit.js';
 
 const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
 const sim = (tokensPerS: number) => `node ${SERVER} --port {port} --tokens-per-s ${tokensPerS} --ttft-ms 2 --itl-ms 1`;
@@ -105,45 +106,9 @@ describe('capacity --serve --fleet on the simulated server', () => {
     const dir = tempDir('gpushare-fleet-full-');
     const peers = path.join(dir, 'peers');
     mkdirSync(peers);
-    const file = path.join(dir, 'fleet.yaml');
-    writeFileSync(
-      file,
-      [
-        'seed: 7',
-        'traffic:',
-        '  arrivals: {law: constant}',
-        '  input_tokens: {law: fixed, tokens: 8}',
-        '  output_tokens: {law: fixed, tokens: 4}',
-        'servers:',
-        `  - {name: fast, model: sim-fast, command: "${sim(100000)} --peers-dir ${peers} --max-peers 2", mem_fraction: 0.1, count: 2, rate_per_s: 200}`,
-        '',
-      ].join('\n'),
-    );
+    const file = oneKindFleet(dir, `${sim(100000)} --peers-dir ${peers} --max-peers 2`, 2);
     const out = path.join(dir, 'run');
-    const result = await cli([
-      'capacity',
-      '--serve',
-      '--fleet',
-      file,
-      '--modes',
-      'timeslice',
-      '--window-s',
-      '1',
-      '--rounds',
-      '2',
-      '--warmup-s',
-      '0',
-      '--slo-ttft-p99-ms',
-      '2000',
-      '--ceiling-step-s',
-      '0.05',
-      '--replicates',
-      '1',
-      '--load-workers',
-      '1',
-      '--out',
-      out,
-    ]);
+    const result = await cli(['capacity', '--serve', '--fleet', file, ...searchArgs(), '--out', out]);
     expect(result.exitCode, result.stderr).toBe(0);
     const run = JSON.parse(readFileSync(path.join(out, 'serve.json'), 'utf8')) as ServeRun;
     const steps = run.fleet?.search?.modes[0]?.steps ?? [];

@@ -13,32 +13,14 @@ import { describe, expect, it } from 'vitest';
 import type { ServeRun } from '../../harness/serve/record.js';
 import { findProcesses } from '../../harness/system/proc/process-table.js';
 import { cli, ROOT, tempDir, until } from '../helpers.js';
+import { oneKindFleet, searchArgs } from './fleet-kit.js';
 import { jsonOnDisk } from './lifecycle-kit.js';
 
 const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
 const FAKES = path.join(ROOT, 'test', 'fakes', 'servers');
 
-/** Short windows; 400 requests a server a step (2 × 1 s at 200 req/s): enough for a verdict within the SLO. */
-const search = ({ rounds = 2, readyTimeoutS = 5 } = {}) => [
-  '--modes',
-  'timeslice',
-  '--window-s',
-  '1',
-  '--rounds',
-  String(rounds),
-  '--warmup-s',
-  '0',
-  '--slo-ttft-p99-ms',
-  '2000',
-  '--ceiling-step-s',
-  '0.05',
-  '--replicates',
-  '1',
-  '--load-workers',
-  '1',
-  '--ready-timeout-s',
-  String(readyTimeoutS),
-];
+/** The hygiene tests' search: the kit's, with servers given 5 s to come up. */
+const search = ({ rounds = 2, readyTimeoutS = 5 } = {}) => searchArgs({ rounds, readyTimeoutS });
 
 /** A tag for a test's servers, and its live processes (leaders and children alike: each carries it). */
 function tagged(): { tag: string; processes: () => Promise<number[]> } {
@@ -47,25 +29,6 @@ function tagged(): { tag: string; processes: () => Promise<number[]> } {
     tag,
     processes: async () => (await findProcesses('node')).filter((p) => p.argv.includes(tag)).map((p) => p.pid),
   };
-}
-
-/** A fleet file of `count` servers of one kind at 200 req/s each, run by `command` ({port} in it). */
-function fleetFile(dir: string, command: string, count: number): string {
-  const file = path.join(dir, 'fleet.yaml');
-  writeFileSync(
-    file,
-    [
-      'seed: 7',
-      'traffic:',
-      '  arrivals: {law: constant}',
-      '  input_tokens: {law: fixed, tokens: 8}',
-      '  output_tokens: {law: fixed, tokens: 4}',
-      'servers:',
-      `  - {name: fast, model: sim-fast, command: "${command}", mem_fraction: 0.1, count: ${count}, rate_per_s: 200}`,
-      '',
-    ].join('\n'),
-  );
-  return file;
 }
 
 const sim = (tag: string) => `node ${SERVER} --port {port} --ttft-ms 2 --itl-ms 1 --tag ${tag}`;
@@ -104,7 +67,7 @@ describe('capacity --serve --fleet: no server outlives the run', () => {
     const dir = tempDir('gpushare-fleet-hyg-');
     const peers = path.join(dir, 'peers');
     mkdirSync(peers);
-    const file = fleetFile(dir, `${sim(tag)} --peers-dir ${peers} --max-peers 2`, 2);
+    const file = oneKindFleet(dir, `${sim(tag)} --peers-dir ${peers} --max-peers 2`, 2);
     const out = path.join(dir, 'run');
     const run = started(['--fleet', file, ...search(), '--out', out]);
     // Stopped while the replicate of 2 runs: its servers up, three steps measured before it.
@@ -149,7 +112,7 @@ describe('capacity --serve --fleet: no server outlives the run', () => {
     const termLog = path.join(dir, 'sigterm.log');
     const serve = `node ${path.join(FAKES, 'stubborn-server.cjs')} --port {port} --ttft-ms 2 --itl-ms 1 --stubborn-while ${stubborn} --term-log ${termLog} --tag ${tag}`;
     const out = path.join(dir, 'run');
-    const run = started(['--fleet', fleetFile(dir, serve, 2), ...search(), '--out', out]);
+    const run = started(['--fleet', oneKindFleet(dir, serve, 2), ...search(), '--out', out]);
     // The search's servers up (the baseline's is one alone); from 2 the search only grows the fleet.
     await until(async () => run.ended() || (await processes()).length >= 2, 90_000, "the search's servers up");
     expect(run.ended(), run.stderr()).toBe(false);
@@ -186,7 +149,7 @@ describe('capacity --serve --fleet: no server outlives the run', () => {
     const dir = tempDir('gpushare-fleet-hyg-');
     const serve = `node ${path.join(FAKES, 'daemonising-server.cjs')} --leader stay --port {port} --ttft-ms 2 --itl-ms 1 --lifetime-s 600 --tag ${tag}`;
     const out = path.join(dir, 'run');
-    const run = started(['--fleet', fleetFile(dir, serve, 2), ...search(), '--out', out]);
+    const run = started(['--fleet', oneKindFleet(dir, serve, 2), ...search(), '--out', out]);
     // The search's servers up (the baseline's is one alone); from 2 the search only grows the fleet.
     await until(
       async () => run.ended() || (await processes()).length >= 4,
@@ -227,7 +190,7 @@ describe('capacity --serve --fleet: no server outlives the run', () => {
           'capacity',
           '--serve',
           '--fleet',
-          fleetFile(dir, command(tag), 2),
+          oneKindFleet(dir, command(tag), 2),
           ...search({ readyTimeoutS: 1 }),
           '--out',
           out,
