@@ -15,6 +15,7 @@ import { runPairedRounds, type WindowOutcome } from '../experiment/rounds.js';
 import type { LoadGenerator } from '../load/pool.js';
 import { REQUESTS_FILE } from '../record/kinds.js';
 import type { SessionMpsStart } from '../session/lifecycle.js';
+import { MPS_CAP_CONTEXT_MIB } from '../system/cuda-context.js';
 import type { KillRegistry } from '../workload/group.js';
 import { measureCeiling, runCeilingOptions } from './ceiling.js';
 import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from './copies.js';
@@ -46,8 +47,6 @@ export interface ServeDriver {
 }
 
 const RELEASE_LEAD_MS = 50;
-/** What --mps-mem-cap adds to a copy's share for its CUDA context (about 0.75 GiB on an H100), MiB. */
-export const MPS_CAP_CONTEXT_MIB = 1024;
 const ms = (v: number | null) => (v === null ? '–' : v.toFixed(1));
 
 type Window = { stats: WindowStats; problem: null } | { stats: null; problem: string };

@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  CUDA_CONTEXT_MIB,
   type FitCheck,
   fitSkipReason,
   fitWarnings,
@@ -13,6 +12,7 @@ import {
   preCheckFleet,
 } from '../../harness/serve/fleet/fleet-fit.js';
 import type { ServeGroup } from '../../harness/serve/record.js';
+import { CUDA_CONTEXT_MIB } from '../../harness/system/cuda-context.js';
 import { MPS_CLIENT_LIMIT } from '../../harness/system/mps/client-limit.js';
 
 const ALL = ['timeslice', 'mps', 'mps-threads'] as const;

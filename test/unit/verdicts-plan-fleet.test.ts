@@ -16,7 +16,7 @@ import {
   serverMemory,
   serverThreadPct,
 } from '../../harness/deploy/fleet/verdicts.js';
-import { MPS_CAP_CONTEXT_MIB } from '../../harness/serve/measure.js';
+import { MPS_CAP_CONTEXT_MIB } from '../../harness/system/cuda-context.js';
 import { MPS_CLIENT_LIMIT } from '../../harness/system/mps/client-limit.js';
 import { userErrorOf } from '../helpers.js';
 

@@ -1,7 +1,7 @@
 /** plan's answer for a fleet run, rendered: its lines (the terminal, and the README of --out) and --json. */
 import { termJson, termText } from '../../core/escape/terminal.js';
 import { SIMULATED_TEXT, simulatedJson } from '../../record/simulated.js';
-import { MPS_CAP_CONTEXT_MIB } from '../../serve/measure.js';
+import { CUDA_CONTEXT_MIB, MPS_CAP_CONTEXT_MIB } from '../../system/cuda-context.js';
 import { isSimulated } from '../../system/nvidia/schema.js';
 import { gib } from '../plan-types.js';
 import type { FleetFacts, PlannedServer } from './facts.js';
@@ -43,7 +43,7 @@ export function fleetPlanLines(facts: FleetFacts): string[] {
     ...servers.map((s) => `  ${s.label} (${s.kind}, ${s.model}): ${settings(s)}`),
     ...(mps
       ? [
-          `each MPS memory limit is the server's share plus ${MPS_CAP_CONTEXT_MIB} MiB for its CUDA context (about 0.75 GiB on an H100); give the engine its mem_fraction as measured`,
+          `each MPS memory limit is the server's share plus ${MPS_CAP_CONTEXT_MIB} MiB for its CUDA context (${CUDA_CONTEXT_MIB} MiB) and some to spare; give the engine its mem_fraction as measured`,
           'the fleet run set no pinned-memory limit: check the limits on the node with gpushare verify <the --out directory>',
         ]
       : ['time-slicing limits neither memory nor SMs: each engine keeps to its mem_fraction by its own setting']),

@@ -4,10 +4,10 @@
  * the servers per kind, and the refusals (past the MPS client limit, memory shares over the GPU). Pure.
  */
 import { UserError } from '../../core/errors.js';
-import { MPS_CAP_CONTEXT_MIB } from '../../serve/measure.js';
 import type { ServeMode } from '../../serve/record.js';
 import { wilsonInterval } from '../../stats/attainment.js';
 import { separate } from '../../stats/intervals.js';
+import { MPS_CAP_CONTEXT_MIB } from '../../system/cuda-context.js';
 import { MPS_CLIENT_LIMIT } from '../../system/mps/client-limit.js';
 
 /** Where the evidence does not separate two modes, the simpler one: fewer moving parts, fewer limits to keep. */

@@ -6,11 +6,9 @@
  * warning (a light server needs far less than a core; an engine's busy loop needs one).
  */
 import { z } from 'zod';
+import { CUDA_CONTEXT_MIB } from '../../system/cuda-context.js';
 import { MPS_CLIENT_LIMIT } from '../../system/mps/client-limit.js';
 import type { ServeGroup, ServeMode } from '../record.js';
-
-/** Device memory a process's CUDA context takes beside what its engine allocates, MiB (about 0.75 GiB). */
-export const CUDA_CONTEXT_MIB = 768;
 
 export const FitCheckSchema = z.object({
   check: z.enum(['memory', 'mps-clients', 'host-cpus']),

@@ -5,9 +5,10 @@
  * largest n a mode can hold at all: the GPU's memory, the MPS client limit, --max-servers.
  */
 import { zipfShares } from '../../load/traffic/popularity.js';
+import { CUDA_CONTEXT_MIB } from '../../system/cuda-context.js';
 import { MPS_CLIENT_LIMIT } from '../../system/mps/client-limit.js';
 import type { Fleet, FleetServer } from './fleet-file.js';
-import { CUDA_CONTEXT_MIB, memoryNeed } from './fleet-fit.js';
+import { memoryNeed } from './fleet-fit.js';
 
 /** The largest fleet gpushare searches when nothing else limits it (the schema's count limit). */
 export const FLEET_SIZE_LIMIT = 1000;
