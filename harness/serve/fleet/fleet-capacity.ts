@@ -18,7 +18,7 @@ import { windowStats } from '../window.js';
 import type { FleetSearchMode, FleetStep, StepServerWindow, StepTotals } from './fleet-capacity-record.js';
 import type { Fleet, FleetServer } from './fleet-file.js';
 import { fleetSchedule } from './fleet-load.js';
-import { measureFleet, serverWindow, threadCap } from './fleet-measure.js';
+import { fleetWindow, measureFleet, serverWindow, threadCap } from './fleet-measure.js';
 import type { FleetRecord } from './fleet-record.js';
 import {
   climbPoints,
@@ -35,7 +35,6 @@ import { fleetKinds, sizedFleet, sizeTop } from './fleet-size.js';
 /** Distinct sizes a mode's search measures at most, and its steps at most (replicates and repeats included). */
 export const SEARCH_MAX_SIZES = 12;
 export const SEARCH_MAX_STEPS = 24;
-const RELEASE_LEAD_MS = 50;
 /** What ends a warm-up early: not a failure, the step's latency climbing without end. */
 const CLIMBING = '\u0000climbing';
 
@@ -191,32 +190,9 @@ export async function measureFleetCapacity(
     let climb: string | null = null;
 
     const window = async (durationMs: number): Promise<Window> => {
-      const outcome = await group.window(
-        {
-          leadMs: RELEASE_LEAD_MS,
-          releases: (startAtUs) =>
-            sized.servers.map((x, member) => ({
-              member,
-              command: {
-                startAtUs,
-                durationMs,
-                schedule: {
-                  kind: 'trace',
-                  requests: (lists.get(x.index) ?? [])
-                    .filter((a) => a.offsetMs < durationMs)
-                    .map((a) => ({ offsetMs: a.offsetMs, inputTokens: a.inputTokens, outputTokens: a.outputTokens })),
-                },
-              },
-            })),
-          timeoutMs: durationMs + s.requestTimeoutMs + 5000,
-        },
-        driver.abort,
-      );
-      if (outcome.status === 'lost') {
-        const reply = outcome.reply;
-        const why = reply.kind === 'failed' ? reply.reason : reply.kind === 'malformed' ? reply.problem : 'timed out';
-        return { windows: null, problem: `${outcome.label} stopped answering: ${why}` };
-      }
+      const arrivals = sized.servers.map((x) => lists.get(x.index) ?? []);
+      const outcome = await fleetWindow(group, arrivals, durationMs, s.requestTimeoutMs, driver.abort);
+      if (outcome.results === null) return { windows: null, problem: outcome.problem };
       const windows = outcome.results.map((r, k) => {
         const x = sized.servers[k] as FleetServer;
         const w = windowStats([r], slo, { concurrency: null, ratePerS: x.ratePerS }, 0);

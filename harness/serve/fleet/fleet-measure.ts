@@ -82,8 +82,38 @@ export function serverWindow(server: number, result: LoadResult, slo: Slo, rateP
   };
 }
 
-const timed = (list: readonly Arrival[]): TimedRequest[] =>
-  list.map((a) => ({ offsetMs: a.offsetMs, inputTokens: a.inputTokens, outputTokens: a.outputTokens }));
+/**
+ * One window of a fleet, bench's and capacity's alike: each member sends its own arrivals (those inside
+ * the window), all released together; the members' results in order, or which one stopped answering.
+ */
+export async function fleetWindow(
+  group: CopyGroup,
+  arrivals: readonly (readonly Arrival[])[],
+  durationMs: number,
+  requestTimeoutMs: number,
+  abort: AbortSignal,
+): Promise<{ results: LoadResult[]; problem: null } | { results: null; problem: string }> {
+  const timed = (list: readonly Arrival[]): TimedRequest[] =>
+    list
+      .filter((a) => a.offsetMs < durationMs)
+      .map((a) => ({ offsetMs: a.offsetMs, inputTokens: a.inputTokens, outputTokens: a.outputTokens }));
+  const outcome = await group.window(
+    {
+      leadMs: RELEASE_LEAD_MS,
+      releases: (startAtUs) =>
+        arrivals.map((list, member) => ({
+          member,
+          command: { startAtUs, durationMs, schedule: { kind: 'trace', requests: timed(list) } },
+        })),
+      timeoutMs: durationMs + requestTimeoutMs + 5000,
+    },
+    abort,
+  );
+  if (outcome.status === 'collected') return { results: outcome.results, problem: null };
+  const reply = outcome.reply;
+  const why = reply.kind === 'failed' ? reply.reason : reply.kind === 'malformed' ? reply.problem : 'timed out';
+  return { results: null, problem: `${outcome.label} stopped answering: ${why}` };
+}
 
 type Outcome =
   | { windows: ServerWindow[]; stats: WindowStats; problem: null }
@@ -121,23 +151,9 @@ export async function measureFleet(
     tag: Pick<WindowTag, 'mode' | 'kind' | 'arm' | 'index'>,
   ): Promise<Outcome> {
     const windowAtMs = epochMs();
-    const outcome = await group.window(
-      {
-        leadMs: RELEASE_LEAD_MS,
-        releases: (startAtUs) =>
-          servers.map((index, member) => ({
-            member,
-            command: { startAtUs, durationMs, schedule: { kind: 'trace', requests: timed(lists.get(index) ?? []) } },
-          })),
-        timeoutMs: durationMs + s.requestTimeoutMs + 5000,
-      },
-      driver.abort,
-    );
-    if (outcome.status === 'lost') {
-      const reply = outcome.reply;
-      const why = reply.kind === 'failed' ? reply.reason : reply.kind === 'malformed' ? reply.problem : 'timed out';
-      return { windows: null, stats: null, problem: `${outcome.label} stopped answering: ${why}` };
-    }
+    const arrivals = servers.map((index) => lists.get(index) ?? []);
+    const outcome = await fleetWindow(group, arrivals, durationMs, s.requestTimeoutMs, driver.abort);
+    if (outcome.results === null) return { windows: null, stats: null, problem: outcome.problem };
     if (driver.requests) {
       const lines = windowLines(
         { ...tag, copies: servers.length, ratePerS: null, windowAtMs },
