@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 /** `gpushare artifacts`' and `gpushare plan`'s flags given meaning. */
 
 import { type ArgsOf, renamedFlag } from '../core/command.js';
@@ -5,7 +6,7 @@ import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
 import { gpuList, integer, number } from '../core/flags.js';
 import { K8S_NAME } from '../core/k8s-name.js';
-import { runHolds } from '../record/evidence.js';
+import { isStoredRunName, runHolds } from '../record/evidence.js';
 import { SERVE_FILE } from '../record/kinds.js';
 import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { DEFAULT_OPERATOR, type Operator } from './k8s.js';
@@ -188,6 +189,10 @@ function operator(args: { namespace?: string; clusterPolicy?: string }): Operato
 
 export function resolvePlanOptions(args: PlanArgs): PlanOptions {
   // A server run answers how many copies of that server: its plan needs none of the model's sizes.
+  if (args.run !== undefined && !isStoredRunName(args.run) && !existsSync(args.run))
+    throw new UserError(
+      `--run ${argText(args.run)}: no such run directory; give one that gpushare bench or capacity wrote`,
+    );
   const serverRun = args.run !== undefined && runHolds(args.run, SERVE_FILE);
   const missing = (['models', 'mem-gib', 'sm-pct'] as const).filter(
     (f) => args[f === 'models' ? 'models' : f === 'mem-gib' ? 'memGib' : 'smPct'] === undefined,

@@ -7,6 +7,7 @@
 
 import { analyzeFleetCapacity } from '../../serve/fleet/fleet-capacity-analysis.js';
 import type { ServeMode, ServeRun } from '../../serve/record.js';
+import { unverifiedText } from '../../serve/verdicts.js';
 import type { LargestFleet } from './verdicts.js';
 
 export function capacityFleets(run: ServeRun): LargestFleet[] {
@@ -24,7 +25,7 @@ export function capacityFleets(run: ServeRun): LargestFleet[] {
       ...measuredServers(run, m.mode, servers),
       ...(unverified && servers !== null
         ? {
-            note: `its answer, ${servers} servers, is unverified: a step at that size sent over the generator's ceiling, or had no ceiling to check by`,
+            note: `its answer, ${servers} servers, is unverified: a step at that size was ${unverifiedText(analysis.ceiling.ratePerS)}`,
           }
         : {}),
     };
