@@ -23,14 +23,7 @@ const stateDir = underMps
 fs.mkdirSync(stateDir, { recursive: true });
 const out = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
 const file = (name) => path.join(stateDir, name);
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = require('./alive.cjs');
 
 /** Live processes of the fake GPU: role and MiB held, from their files. */
 function live() {

@@ -91,14 +91,7 @@ if (!(warmMs >= 0)) {
 
 const maxPeers = Number(flag('max-peers', '0'));
 if (peersDir !== null && maxPeers > 0) {
-  const alive = (pid) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const alive = require('./alive.cjs');
   const live = require('node:fs')
     .readdirSync(peersDir)
     .filter((name) => Number(name) !== process.pid && alive(Number(name))).length;
