@@ -18,7 +18,7 @@ case "$phase" in
   capacity)
     cli capacity --serve 'python3 examples/reference_server.py --port {port} --layers 16' --ready-path /health \
       --input-tokens 128 --output-tokens 64 --slo-ttft-p99-ms 500 --copies 4 --modes mps --window-s 2 \
-      --max-step-s 60 --warmup-s 6 --warmup-max-s 14 --gpu-hour-usd 3 --ceiling-step-s 1 \
+      --max-step-s 66 --warmup-s 6 --warmup-max-s 14 --gpu-hour-usd 3 --ceiling-step-s 1 \
       --out "$out/capacity-16-layers" || echo "capacity --serve exit $?"
     cli plan --run "$out/capacity-16-layers" || echo "plan exit $?"
     ;;
