@@ -341,6 +341,12 @@ describe('the early stop', () => {
       95,
     ]);
     expect(climbPoints({ startMs: 100, durationMs: 1000, records }, rates)[0]).toEqual({ ttftP50Ms: 6, ...rates });
+    // The step passes a server's whole window, which carries the window's own TTFT p50: each slice keeps its
+    // own (taking the window's made every slice equal, so no climb could ever be found).
+    const window = { ...rates, server: 1, requests: 10, ttftP50Ms: 50, ttftP99Ms: 97 };
+    expect(climbPoints({ startMs: 100, durationMs: 1000, records }, window)).toEqual(
+      [6, 20, null, Number.MAX_VALUE, 95].map((ttftP50Ms) => ({ ttftP50Ms, ...rates })),
+    );
     // A window of no length has no slices to read: every p50 null.
     expect(climbPoints({ startMs: 100, durationMs: 0, records }, rates).map((p) => p.ttftP50Ms)).toEqual(
       Array.from({ length: 5 }, () => null),

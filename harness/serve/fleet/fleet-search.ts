@@ -226,6 +226,7 @@ export function climbPoints(
   return slices.map((ttfts) => {
     const sorted = [...ttfts].sort((a, b) => a - b);
     const ttftP50Ms = sorted.length === 0 ? null : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
-    return { ttftP50Ms, ...rates };
+    // Only the rates: a whole window passed as `rates` carries its own ttftP50Ms, which must not replace the slice's.
+    return { ttftP50Ms, sentPerS: rates.sentPerS, completedPerS: rates.completedPerS };
   });
 }
