@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ServeRun } from '../../harness/serve/record.js';
+import { loadRequests } from '../../harness/serve/requests-log.js';
 import { cli, ROOT, tempDir } from '../helpers.js';
 import { oneKindFleet, searchArgs } from './fleet-kit.js';
 
@@ -86,6 +87,15 @@ describe('capacity --serve --fleet on the simulated server', () => {
       );
       expect(over.windows).toEqual([]);
     }
+    // Every step's requests are kept, each line tagged with its step (rounds as 'step', warm-up apart).
+    const log = await loadRequests(out);
+    const rounds = (k: number) =>
+      log?.lines.filter((l) => l.mode === 'timeslice' && l.kind === 'step' && l.index === k).length;
+    expect(mode.steps.map((_, k) => rounds(k))).toEqual(
+      mode.steps.map((x) => x.windows.flat().reduce((a, w) => a + w.requests, 0)),
+    );
+    expect(log?.lines.some((l) => l.mode === 'timeslice' && l.kind === 'warm-up' && l.server !== undefined)).toBe(true);
+    expect(run.requests?.lines).toBe(log?.lines.length);
     expect(mode.steps.find((s) => s.servers === 3)?.counts).toEqual([
       { kind: 'fast', count: 2 },
       { kind: 'slow', count: 1 },

@@ -11,6 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ServeRun } from '../../harness/serve/record.js';
+import { loadRequests } from '../../harness/serve/requests-log.js';
 import { findProcesses } from '../../harness/system/proc/process-table.js';
 import { cli, ROOT, tempDir, until } from '../helpers.js';
 import { oneKindFleet, searchArgs } from './fleet-kit.js';
@@ -70,12 +71,17 @@ describe('capacity --serve --fleet: no server outlives the run', () => {
     const file = oneKindFleet(dir, `${sim(tag)} --peers-dir ${peers} --max-peers 2`, 2);
     const out = path.join(dir, 'run');
     const run = started(['--fleet', file, ...search(), '--out', out]);
-    // Stopped while the replicate of 2 runs: its servers up, three steps measured before it.
+    // Stopped while the replicate of 2 runs: its servers up, three steps measured before it, and a window of
+    // its warm-up logged (the resume must drop it).
+    const logged = async () => (await loadRequests(out))?.lines.some((l) => l.kind === 'warm-up' && l.index === 3);
     await until(
       async () =>
-        run.ended() || (run.stderr().includes('timeslice: 2 servers (replicate)') && (await processes()).length === 2),
+        run.ended() ||
+        (run.stderr().includes('timeslice: 2 servers (replicate)') &&
+          (await processes()).length === 2 &&
+          (await logged()) === true),
       90_000,
-      "the replicate step's servers up",
+      "the replicate step's first window logged",
     );
     expect(run.ended(), run.stderr()).toBe(false);
     run.child.kill('SIGINT');
@@ -100,6 +106,18 @@ describe('capacity --serve --fleet: no server outlives the run', () => {
     expect(sizes(after)).toEqual(WHOLE);
     // The kept steps as they were, windows and all: measured once, not again by the resume.
     expect(stepsOf(after).slice(0, kept)).toEqual(stepsOf(before));
+    // The requests of the step cut short went with it: each step's lines are its windows' requests, once.
+    const log = await loadRequests(out);
+    const lines = (k: number) => log?.lines.filter((l) => l.mode === 'timeslice' && l.kind === 'step' && l.index === k);
+    expect(stepsOf(after).map((_, k) => lines(k)?.length)).toEqual(
+      stepsOf(after).map((x) => x.windows.flat().reduce((a, w) => a + w.requests, 0)),
+    );
+    expect(after?.requests?.lines).toBe(log?.lines.length);
+    // ... its warm-up's too: every line from step `kept` on was sent after the resume began.
+    const resumedAtMs = Date.parse(after?.resumes?.[0]?.at ?? '');
+    const late = log?.lines.filter((l) => l.mode === 'timeslice' && l.index >= kept) ?? [];
+    expect(late.length).toBeGreaterThan(0);
+    expect(late.filter((l) => l.windowAtMs < resumedAtMs)).toEqual([]);
     expect(resumed.stdout).toContain('timeslice: 2 servers, interval 2–2, limited by the SLO');
   }, 180_000);
 

@@ -6,6 +6,7 @@
  * the early stop of a step whose latency climbs without end.
  */
 import { describe, expect, it } from 'vitest';
+import { cutShort } from '../../harness/serve/fleet/fleet-capacity.js';
 import type { Fleet } from '../../harness/serve/fleet/fleet-file.js';
 import { parseFleet } from '../../harness/serve/fleet/fleet-file.js';
 import {
@@ -351,5 +352,22 @@ describe('the early stop', () => {
     expect(climbPoints({ startMs: 100, durationMs: 0, records }, rates).map((p) => p.ttftP50Ms)).toEqual(
       Array.from({ length: 5 }, () => null),
     );
+  });
+});
+
+describe("--resume's requests of a step cut short", () => {
+  const line = (mode: string | null, arm: 'dedicated' | 'shared' | null, index: number) =>
+    ({ mode, arm, index }) as Parameters<ReturnType<typeof cutShort>>[0];
+
+  it('drops the lines of the mode from its first unsaved step on, and no others', () => {
+    const drop = cutShort('mps', 3);
+    expect(drop(line('mps', null, 3))).toBe(true);
+    expect(drop(line('mps', null, 7))).toBe(true);
+    // The saved steps, another mode's, the baseline's and the ceiling's stay.
+    expect(drop(line('mps', null, 2))).toBe(false);
+    expect(drop(line('timeslice', null, 3))).toBe(false);
+    expect(drop(line('dedicated', 'dedicated', 3))).toBe(false);
+    expect(drop(line(null, null, 3))).toBe(false);
+    expect(drop(line('mps', 'shared', 3))).toBe(false);
   });
 });

@@ -8,17 +8,19 @@
  * generator's ceiling is measured once, after the first servers came up.
  */
 import { perServer } from '../../load/traffic/schedule.js';
+import { REQUESTS_FILE } from '../../record/kinds.js';
 import { measureCeiling, runCeilingOptions } from '../ceiling.js';
 import { modeEnv } from '../copies.js';
 import type { ServeDriver } from '../measure.js';
 import type { ServeGroup, ServeRun, WindowStats } from '../record.js';
+import type { RequestLine } from '../requests-log.js';
 import type { Slo } from '../verdicts.js';
 import { WARMUP_MAX_S, WARMUP_S, warmUp } from '../warmup.js';
 import { windowStats } from '../window.js';
 import type { FleetSearchMode, FleetStep, StepServerWindow, StepTotals } from './fleet-capacity-record.js';
 import type { Fleet, FleetServer } from './fleet-file.js';
 import { fleetSchedule } from './fleet-load.js';
-import { fleetWindow, measureFleet, serverWindow, threadCap } from './fleet-measure.js';
+import { fleetWindow, keepRequests, measureFleet, serverWindow, threadCap } from './fleet-measure.js';
 import type { FleetRecord } from './fleet-record.js';
 import {
   climbPoints,
@@ -41,6 +43,14 @@ const CLIMBING = '\u0000climbing';
 type Window =
   | { windows: StepServerWindow[]; totals: StepTotals; stats: WindowStats }
   | { windows: null; problem: string };
+
+/**
+ * Whether a request line is of a step --resume measures again: a step of `mode` at or past the `kept`
+ * steps saved (its warm-up or its rounds; steps carry no arm, the baseline's lines are 'dedicated').
+ */
+export function cutShort(mode: string, kept: number): (l: Pick<RequestLine, 'mode' | 'arm' | 'index'>) => boolean {
+  return (l) => l.mode === mode && l.arm === null && l.index >= kept;
+}
 
 /** Measures the baseline, then each pending mode's search for the largest fleet at the SLO. */
 export async function measureFleetCapacity(
@@ -85,6 +95,11 @@ export async function measureFleetCapacity(
     // A mode an interrupt cut short goes on from its steps saved (each whole: a step is saved once
     // measured), not from its start: a step of a large fleet takes minutes.
     const kept = search.modes.find((m) => m.mode === g.mode)?.steps ?? [];
+    // The requests of a step cut short go: it is measured again.
+    if (driver.requests) {
+      const drop = cutShort(g.mode, kept.length);
+      run.requests = { file: REQUESTS_FILE, lines: await driver.requests.retain((l) => !drop(l)) };
+    }
     const mode: FleetSearchMode = {
       mode: g.mode,
       top: sizeTop(fleet, g.mode, s.maxServers ?? null, driver.gpuMemoryMiB),
@@ -189,10 +204,22 @@ export async function measureFleetCapacity(
     // The early stop's reading of the last window: each server's TTFT through it.
     let climb: string | null = null;
 
-    const window = async (durationMs: number): Promise<Window> => {
+    const stepIndex = mode.steps.length;
+    const window = async (durationMs: number, kind: 'warm-up' | 'step'): Promise<Window> => {
       const arrivals = sized.servers.map((x) => lists.get(x.index) ?? []);
+      const windowAtMs = Date.parse(driver.clock.nowIso());
       const outcome = await fleetWindow(group, arrivals, durationMs, s.requestTimeoutMs, driver.abort);
       if (outcome.results === null) return { windows: null, problem: outcome.problem };
+      // Each line tagged with its step's place in the mode (warm-up and rounds alike), so --resume can drop a
+      // step cut short; the step's windows apart by windowAtMs.
+      const tag = { mode: g.mode, copies: n, kind, arm: null, index: stepIndex, ratePerS: record.ratePerS, windowAtMs };
+      await keepRequests(
+        run,
+        driver,
+        tag,
+        outcome.results,
+        sized.servers.map((x) => x.index),
+      );
       const windows = outcome.results.map((r, k) => {
         const x = sized.servers[k] as FleetServer;
         const w = windowStats([r], slo, { concurrency: null, ratePerS: x.ratePerS }, 0);
@@ -230,7 +257,7 @@ export async function measureFleetCapacity(
       rule,
       async () => {
         // Whole windows, as bench's fleet warm-up: a shorter one sends only its first seconds of arrivals.
-        const w = await window(s.windowMs);
+        const w = await window(s.windowMs, 'warm-up');
         if (w.windows === null) return { stats: null, problem: w.problem };
         record.warmupWindows++;
         if (climb === null) return { stats: w.stats, problem: null };
@@ -242,7 +269,7 @@ export async function measureFleetCapacity(
     if (warmed.warmup === null && warmed.problem !== CLIMBING) return tooLarge(`warm-up: ${warmed.problem}`);
     for (let r = 0; r < s.rounds && record.earlyStop === null; r++) {
       if (driver.abort.aborted) throw driver.interrupted();
-      const w = await window(s.windowMs);
+      const w = await window(s.windowMs, 'step');
       if (w.windows === null) return tooLarge(`round ${r + 1}: ${w.problem}`);
       record.windows.push(w.windows);
       record.totals.push(w.totals);

@@ -82,6 +82,20 @@ export function serverWindow(server: number, result: LoadResult, slo: Slo, rateP
   };
 }
 
+/** A fleet window's requests, each line with its server, appended to the run's requests file (where it keeps one). */
+export async function keepRequests(
+  run: ServeRun,
+  driver: Pick<ServeDriver, 'requests'>,
+  tag: WindowTag,
+  results: readonly LoadResult[],
+  servers: readonly number[],
+): Promise<void> {
+  if (!driver.requests) return;
+  const lines = windowLines(tag, results, servers);
+  await driver.requests.append(lines);
+  run.requests = { file: REQUESTS_FILE, lines: (run.requests?.lines ?? 0) + lines.length };
+}
+
 /**
  * One window of a fleet, bench's and capacity's alike: each member sends its own arrivals (those inside
  * the window), all released together; the members' results in order, or which one stopped answering.
@@ -154,15 +168,13 @@ export async function measureFleet(
     const arrivals = servers.map((index) => lists.get(index) ?? []);
     const outcome = await fleetWindow(group, arrivals, durationMs, s.requestTimeoutMs, driver.abort);
     if (outcome.results === null) return { windows: null, stats: null, problem: outcome.problem };
-    if (driver.requests) {
-      const lines = windowLines(
-        { ...tag, copies: servers.length, ratePerS: null, windowAtMs },
-        outcome.results,
-        servers,
-      );
-      await driver.requests.append(lines);
-      run.requests = { file: REQUESTS_FILE, lines: (run.requests?.lines ?? 0) + lines.length };
-    }
+    await keepRequests(
+      run,
+      driver,
+      { ...tag, copies: servers.length, ratePerS: null, windowAtMs },
+      outcome.results,
+      servers,
+    );
     return {
       windows: outcome.results.map((r, k) => serverWindow(servers[k] as number, r, slo, rateOf(servers[k] as number))),
       // The fleet's window as one: what the warm-up's steady test reads.
