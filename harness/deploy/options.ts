@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
 /** `gpushare artifacts`' and `gpushare plan`'s flags given meaning. */
 
+import { existsSync } from 'node:fs';
 import { type ArgsOf, renamedFlag } from '../core/command.js';
 import { UserError } from '../core/errors.js';
 import { argText } from '../core/escape/terminal.js';
