@@ -3,20 +3,31 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * A short search's flags, timeslice only: windows of 1 s, 400 requests a server a step (2 × 1 s at 200 req/s),
- * enough for a verdict within the SLO. `readyTimeoutS`: --ready-timeout-s, or the default where not given.
+ * A short search's flags, timeslice only: by default windows of 1 s, 400 requests a server a step (2 × 1 s at
+ * 200 req/s), enough for a verdict within the SLO of 2 s. `readyTimeoutS`: --ready-timeout-s, or the default
+ * where not given.
  */
-export const searchArgs = ({ rounds = 2, readyTimeoutS }: { rounds?: number; readyTimeoutS?: number } = {}) => [
+export const searchArgs = ({
+  windowS = 1,
+  rounds = 2,
+  sloTtftP99Ms = 2000,
+  readyTimeoutS,
+}: {
+  windowS?: number;
+  rounds?: number;
+  sloTtftP99Ms?: number;
+  readyTimeoutS?: number;
+} = {}) => [
   '--modes',
   'timeslice',
   '--window-s',
-  '1',
+  String(windowS),
   '--rounds',
   String(rounds),
   '--warmup-s',
   '0',
   '--slo-ttft-p99-ms',
-  '2000',
+  String(sloTtftP99Ms),
   '--ceiling-step-s',
   '0.05',
   '--replicates',

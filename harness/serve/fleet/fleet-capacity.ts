@@ -197,29 +197,22 @@ export async function measureFleetCapacity(
     g.env = envOf(sized.servers[0] as FleetServer);
     await ceilingOnce();
     const group = resized.group;
-    const lists = perServer(
-      fleetSchedule(sized, s.windowMs),
-      sized.servers.map((x) => x.index),
-    );
+    // Every window of the step sends the same arrivals: each server's, in the group's member order.
+    const indices = sized.servers.map((x) => x.index);
+    const lists = perServer(fleetSchedule(sized, s.windowMs), indices);
+    const arrivals = indices.map((index) => lists.get(index) ?? []);
     // The early stop's reading of the last window: each server's TTFT through it.
     let climb: string | null = null;
 
     const stepIndex = mode.steps.length;
     const window = async (durationMs: number, kind: 'warm-up' | 'step'): Promise<Window> => {
-      const arrivals = sized.servers.map((x) => lists.get(x.index) ?? []);
       const windowAtMs = Date.parse(driver.clock.nowIso());
       const outcome = await fleetWindow(group, arrivals, durationMs, s.requestTimeoutMs, driver.abort);
       if (outcome.results === null) return { windows: null, problem: outcome.problem };
       // Each line tagged with its step's place in the mode (warm-up and rounds alike), so --resume can drop a
       // step cut short; the step's windows apart by windowAtMs.
       const tag = { mode: g.mode, copies: n, kind, arm: null, index: stepIndex, ratePerS: record.ratePerS, windowAtMs };
-      await keepRequests(
-        run,
-        driver,
-        tag,
-        outcome.results,
-        sized.servers.map((x) => x.index),
-      );
+      await keepRequests(run, driver, tag, outcome.results, indices);
       const windows = outcome.results.map((r, k) => {
         const x = sized.servers[k] as FleetServer;
         const w = windowStats([r], slo, { concurrency: null, ratePerS: x.ratePerS }, 0);
