@@ -3,7 +3,9 @@
 # on the same flags prints what a phase sends). Every run is written straight under $OUT, so what a call cut
 # short had measured still comes back.
 #   capacity  #48: the reference server at 16 layers (its fastest e2e p50 far over this host's null-server
-#             floor, so the generator's ceiling can be verified), dedicated and 4 copies under MPS, about 4 min;
+#             floor, so the generator's ceiling can be verified) with a batch of 64 (at 32 a copy queues from
+#             about 64 req/s, under the old 177 req/s ceiling even at 4 copies), dedicated and 4 and 8 copies
+#             under MPS, about 6 min;
 #   replay    #49: the 16-server trace of run …-de7677 replayed twice under MPS, then compared per server;
 #   fleet16   #49: 16 servers of three sizes, Zipf s=0.5, under MPS, capped MPS and time-slicing, windows long
 #             enough for 381 requests on every server, then plan's answer and files, about 6 min;
@@ -16,11 +18,12 @@ out=${OUT:-runs/results}
 cli() { node dist/harness/main.js "$@"; }
 case "$phase" in
   capacity)
-    cli capacity --serve 'python3 examples/reference_server.py --port {port} --layers 16' --ready-path /health \
-      --input-tokens 128 --output-tokens 64 --slo-ttft-p99-ms 500 --copies 4 --modes mps --window-s 2 \
-      --max-step-s 66 --warmup-s 6 --warmup-max-s 14 --gpu-hour-usd 3 --ceiling-step-s 1 \
-      --out "$out/capacity-16-layers" || echo "capacity --serve exit $?"
-    cli plan --run "$out/capacity-16-layers" || echo "plan exit $?"
+    # --max-seq 512 (a request needs 192): each copy's KV cache 1 GiB, not 4.
+    cli capacity --serve 'python3 examples/reference_server.py --port {port} --layers 16 --max-batch 64 --max-seq 512' \
+      --ready-path /health --input-tokens 128 --output-tokens 64 --slo-ttft-p99-ms 500 --copies 4,8 --modes mps \
+      --window-s 2 --max-step-s 66 --warmup-s 6 --warmup-max-s 14 --gpu-hour-usd 3 --ceiling-step-s 1 \
+      --out "$out/capacity-b64" || echo "capacity --serve exit $?"
+    cli plan --run "$out/capacity-b64" || echo "plan exit $?"
     ;;
   replay)
     for i in 1 2; do
