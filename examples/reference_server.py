@@ -16,6 +16,7 @@ tested without torch (test/python/test_reference_server.py).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -54,6 +55,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--vocab", type=positive_int, default=32000)
     p.add_argument("--max-seq", type=positive_int, default=2048, help="prompt plus output tokens, at most")
     p.add_argument("--max-batch", type=positive_int, default=32, help="sequences decoded together; more wait")
+    p.add_argument(
+        "--models",
+        default=None,
+        help="several models in one process: NAME=SPEC,... where SPEC ends in <layers>x<d_model> (ref-2x256), "
+        "heads d_model/64; each model its own engine (and CUDA stream); a request names one by 'model'",
+    )
     p.add_argument("--device", default="cuda")
     p.add_argument("--dtype", choices=["float16", "bfloat16", "float32"], default="float16")
     p.add_argument("--seed", type=int, default=0)
@@ -67,7 +74,39 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
         p.error(f"--d-model {args.d_model} is not a multiple of --heads {args.heads}: pick one that divides it")
     if not 0 <= args.port <= 65535:
         p.error(f"--port {args.port} is not a port: use 0..65535 (0 picks a free one)")
+    specs = None if args.models is None else model_specs(args.models)
+    if isinstance(specs, str):
+        p.error(specs)
+    args.model_specs = specs
     return args
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    layers: int
+    d_model: int
+    heads: int
+
+
+HEAD_DIM = 64
+
+
+def model_specs(text: str) -> Union[List[ModelSpec], str]:
+    """--models: NAME=SPEC,... with SPEC ending in <layers>x<d_model>; or the one line saying what is wrong."""
+    specs: List[ModelSpec] = []
+    for item in text.split(","):
+        name, eq, spec = item.partition("=")
+        shape = spec.rsplit("-", 1)[-1].split("x")
+        if not eq or not name or len(shape) != 2 or not all(part.isdigit() for part in shape):
+            return f"--models item {item!r} is not NAME=<layers>x<d_model> (e.g. small-1=ref-2x256)"
+        layers, d_model = int(shape[0]), int(shape[1])
+        if layers < 1 or d_model < HEAD_DIM or d_model % HEAD_DIM != 0:
+            return f"--models item {item!r}: give layers >= 1 and a d_model that is a multiple of {HEAD_DIM}"
+        if any(s.name == name for s in specs):
+            return f"--models names {name!r} twice: give each model its own name"
+        specs.append(ModelSpec(name, layers, d_model, d_model // HEAD_DIM))
+    return specs
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -106,6 +145,7 @@ class GenerationRequest:
     max_tokens: int
     stream: bool
     include_usage: bool
+    model: Optional[str] = None  # what the request named (a server of several models routes by it)
 
 
 def error_body(error: ApiError) -> JsonObject:
@@ -169,7 +209,8 @@ def parse_request(kind: str, raw: bytes, vocab: int, max_seq: int) -> Union[Gene
             "max_tokens",
             "context_length_exceeded",
         )
-    return GenerationRequest(kind, tokens, max_tokens, stream, include_usage)
+    model = body.get("model")
+    return GenerationRequest(kind, tokens, max_tokens, stream, include_usage, model if isinstance(model, str) else None)
 
 
 def completion_chunk(
@@ -235,8 +276,9 @@ def sse(obj: JsonObject) -> bytes:
 SSE_DONE = b"data: [DONE]\n\n"
 
 
-def models_body(model: str, created: int) -> JsonObject:
-    return {"object": "list", "data": [{"id": model, "object": "model", "created": created, "owned_by": "gpushare"}]}
+def models_body(models: List[str], created: int) -> JsonObject:
+    data = [{"id": m, "object": "model", "created": created, "owned_by": "gpushare"} for m in models]
+    return {"object": "list", "data": data}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -352,14 +394,24 @@ class Server(ThreadingHTTPServer):
     # each dropped SYN comes back only after TCP's 1 s retransmit, which read as 1 s TTFT spikes on an H200.
     request_queue_size = 1024
 
-    def __init__(self, address: Tuple[str, int], engine: Engine, args: argparse.Namespace) -> None:
+    def __init__(self, address: Tuple[str, int], engines: Dict[str, Engine], args: argparse.Namespace) -> None:
         super().__init__(address, Handler)
-        self.engine = engine
-        self.model_name: str = args.served_model_name
+        self.engines = engines
         self.vocab: int = args.vocab
         self.max_seq: int = args.max_seq
         self.created = int(time.time())
         self.ready = threading.Event()
+
+    def route(self, model: Optional[str]) -> Union[Tuple[str, Engine], ApiError]:
+        """The engine a request goes to, with the name it answers as: the one model whatever was named, else the
+        model named."""
+        if len(self.engines) == 1:
+            return next(iter(self.engines.items()))
+        engine = self.engines.get(model or "")
+        if engine is None:
+            served = ", ".join(self.engines)
+            return ApiError(404, f"no model {model!r}: this server serves {served}", "model", "model_not_found")
+        return model or "", engine
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -388,7 +440,7 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self._error(ApiError(503, "warming up", code="not_ready"))
         elif path == "/v1/models":
-            self._json(200, models_body(self.server.model_name, self.server.created))
+            self._json(200, models_body(list(self.server.engines), self.server.created))
         else:
             self._error(ApiError(404, f"no route GET {path}", code="not_found"))
 
@@ -412,18 +464,23 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(request, ApiError):
             self._error(request)
             return
-        seq = self.server.engine.submit(request)
+        routed = self.server.route(request.model)
+        if isinstance(routed, ApiError):
+            self._error(routed)
+            return
+        name, engine = routed
+        seq = engine.submit(request)
         try:
             if request.stream:
-                self._stream(seq)
+                self._stream(seq, name)
             else:
-                self._whole(seq)
+                self._whole(seq, name)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         finally:
             seq.cancelled.set()  # frees the slot if the client went away mid-stream
 
-    def _whole(self, seq: Sequence) -> None:
+    def _whole(self, seq: Sequence, model: str) -> None:
         tokens: List[int] = []
         while True:
             event = seq.out.get()
@@ -435,18 +492,16 @@ class Handler(BaseHTTPRequestHandler):
             tokens.append(event)
         r = seq.request
         text = "".join(detokenize(t) for t in tokens)
-        body = completion_body(
-            r.kind, new_id(r.kind), self.server.model_name, int(time.time()), text, len(r.prompt_tokens), len(tokens)
-        )
+        body = completion_body(r.kind, new_id(r.kind), model, int(time.time()), text, len(r.prompt_tokens), len(tokens))
         self._json(200, body)
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode("ascii") + data + b"\r\n")
         self.wfile.flush()
 
-    def _stream(self, seq: Sequence) -> None:
+    def _stream(self, seq: Sequence, model: str) -> None:
         r = seq.request
-        request_id, model, created = new_id(r.kind), self.server.model_name, int(time.time())
+        request_id, created = new_id(r.kind), int(time.time())
         first = seq.out.get()  # an engine error before any token still gets a status code
         if isinstance(first, str):
             self._error(ApiError(500, first))
@@ -487,11 +542,14 @@ class TorchModel:
     """A pre-LayerNorm decoder-only transformer with random weights and a slot KV cache: per layer, K and V of
     shape [max_batch, max_seq, heads, head_dim]; a slot's positions past its own are masked out in decode."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, own_stream: bool = False) -> None:
         import torch
 
         self.torch = torch
         self.device = torch.device(args.device)
+        # Models sharing a process (--models) each on a CUDA stream of their own, so one's kernels need not wait
+        # behind another's in the default stream; one model keeps the default stream, as before.
+        self.stream = torch.cuda.Stream(self.device) if own_stream and self.device.type == "cuda" else None
         self.dtype = getattr(torch, args.dtype)
         self.heads, self.head_dim = args.heads, args.d_model // args.heads
         g = torch.Generator().manual_seed(args.seed)
@@ -516,6 +574,11 @@ class TorchModel:
         cache_shape = (args.max_batch, args.max_seq, self.heads, self.head_dim)
         self.k = [torch.zeros(cache_shape, device=self.device, dtype=self.dtype) for _ in range(args.layers)]
         self.v = [torch.zeros(cache_shape, device=self.device, dtype=self.dtype) for _ in range(args.layers)]
+        if self.stream is not None:  # the weights and caches, made on the default stream, are there first
+            torch.cuda.synchronize(self.device)
+
+    def _on_stream(self) -> Any:
+        return self.torch.cuda.stream(self.stream) if self.stream is not None else contextlib.nullcontext()
 
     def _attend(self, q: Any, k: Any, v: Any, mask: Any) -> Any:
         """Attention written out in matmuls: with scaled_dot_product_attention and a cache span that grows each step
@@ -537,7 +600,7 @@ class TorchModel:
 
     def prefill(self, slot: int, tokens: List[int]) -> int:
         torch, F = self.torch, self.torch.nn.functional
-        with torch.inference_mode():
+        with torch.inference_mode(), self._on_stream():
             n = len(tokens)
             ids = torch.tensor(tokens, device=self.device)
             x = self.embed[ids] + self.pos[:n]  # [n, d]
@@ -554,7 +617,7 @@ class TorchModel:
 
     def decode(self, slots: List[int], tokens: List[int], positions: List[int]) -> List[int]:
         torch, F = self.torch, self.torch.nn.functional
-        with torch.inference_mode():
+        with torch.inference_mode(), self._on_stream():
             b = len(slots)
             s = torch.tensor(slots, device=self.device)
             p = torch.tensor(positions, device=self.device)
@@ -580,6 +643,11 @@ class TorchModel:
 # Main
 
 
+def shaped(args: argparse.Namespace, spec: ModelSpec) -> argparse.Namespace:
+    """The arguments of one of --models: its layers, width and heads; the rest shared."""
+    return argparse.Namespace(**{**vars(args), "layers": spec.layers, "d_model": spec.d_model, "heads": spec.heads})
+
+
 def warm_up(engine: Engine, vocab: int) -> None:
     """One dummy request through the engine: kernels load and the allocator settles before the port is announced."""
     seq = engine.submit(GenerationRequest("completion", tokenize("warm up", vocab), 4, False, False))
@@ -591,13 +659,17 @@ def warm_up(engine: Engine, vocab: int) -> None:
             return
 
 
-def start(args: argparse.Namespace, model: Model) -> Server:
-    """The engine and the HTTP server running, warmed up and ready (/health answers 200)."""
-    engine = Engine(model, args.max_batch)
-    engine.start()
-    server = Server((args.host, args.port), engine, args)
+def start(args: argparse.Namespace, models: Union[Model, Dict[str, Model]]) -> Server:
+    """The engines (one per model: a model, named --served-model-name, or a name -> model map) and the HTTP
+    server running, warmed up and ready (/health answers 200)."""
+    named = models if isinstance(models, dict) else {args.served_model_name: models}
+    engines = {name: Engine(model, args.max_batch) for name, model in named.items()}
+    for engine in engines.values():
+        engine.start()
+    server = Server((args.host, args.port), engines, args)
     threading.Thread(target=server.serve_forever, name="http", daemon=True).start()
-    warm_up(engine, args.vocab)
+    for engine in engines.values():
+        warm_up(engine, args.vocab)
     server.ready.set()
     return server
 
@@ -605,10 +677,11 @@ def start(args: argparse.Namespace, model: Model) -> Server:
 def shut_down(server: Server) -> None:
     server.shutdown()
     server.server_close()
-    server.engine.stop()
+    for engine in server.engines.values():
+        engine.stop()
 
 
-def serve(args: argparse.Namespace, model: Model) -> int:
+def serve(args: argparse.Namespace, model: Union[Model, Dict[str, Model]]) -> int:
     """Runs until SIGTERM or SIGINT; exit status 0."""
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -624,7 +697,11 @@ def serve(args: argparse.Namespace, model: Model) -> int:
 def main(argv: List[str]) -> int:
     args = parse_args(argv)
     try:
-        model = TorchModel(args)
+        model: Union[Model, Dict[str, Model]] = (
+            TorchModel(args)
+            if args.model_specs is None
+            else {spec.name: TorchModel(shaped(args, spec), own_stream=True) for spec in args.model_specs}
+        )
     except ImportError:
         print("reference_server: PyTorch is not installed: install torch (pip install torch)", file=sys.stderr)
         return 2

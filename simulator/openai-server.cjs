@@ -50,6 +50,12 @@ const memFraction = Number(flag('mem-fraction', '1'));
 const warmMs = Number(flag('warm-ms', '0'));
 const peersDir = flag('peers-dir', null);
 const readyPeers = Number(flag('ready-peers', '0'));
+// --models name=label,…: one server of several models (a fleet's in-process arm): /v1/models lists the names,
+// and a request naming none of them gets 404, as an engine answers a model it does not serve.
+const models = (flag('models', null) ?? '')
+  .split(',')
+  .filter((m) => m !== '')
+  .map((m) => m.split('=')[0]);
 const MODES = [
   'ok',
   'never-ready',
@@ -235,7 +241,8 @@ async function handle(req, res) {
       return;
     }
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake', object: 'model', model_gb: modelGb }] }));
+    const ids = models.length > 0 ? models : ['fake'];
+    res.end(JSON.stringify({ object: 'list', data: ids.map((id) => ({ id, object: 'model', model_gb: modelGb })) }));
     return;
   }
   const chat = req.url === '/v1/chat/completions';
@@ -262,6 +269,11 @@ async function handle(req, res) {
   } catch {
     res.writeHead(400);
     res.end();
+    return;
+  }
+  if (models.length > 0 && !models.includes(body.model)) {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: `no model ${body.model}: this server serves ${models.join(', ')}` } }));
     return;
   }
   if (!serial) return stream(res, body, chat);

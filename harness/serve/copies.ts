@@ -8,7 +8,7 @@ import type { ProcessRunner } from '../core/process.js';
 import type { LoadGenerator } from '../load/pool.js';
 import type { LoadResult } from '../load/run.js';
 import { type KillRegistry, WorkloadGroup } from '../workload/group.js';
-import type { ServeMode, ServeSettings } from './record.js';
+import { type GroupMode, IN_PROCESS, type ServeSettings } from './record.js';
 import { type LoadCommand, ServerMember, type ServerReady } from './server-member.js';
 
 export type CopyGroup = WorkloadGroup<LoadCommand, LoadResult, ServerReady>;
@@ -62,7 +62,7 @@ export function fillCommand(
  * dedicated copy (N × c requests) resident beside a group's N copies (c each): 45% for it, 45% split
  * among them. capacity runs one group at a time: 90% split among its copies.
  */
-export function memFraction(measure: ServeSettings['measure'], mode: ServeMode | 'dedicated', copies: number): number {
+export function memFraction(measure: ServeSettings['measure'], mode: GroupMode, copies: number): number {
   const share = measure === 'bench' ? 45 : 90;
   return Math.floor(mode === 'dedicated' && measure === 'bench' ? share : share / copies) / 100;
 }
@@ -73,13 +73,13 @@ export function memFraction(measure: ServeSettings['measure'], mode: ServeMode |
  * GPU CUDA_VISIBLE_DEVICES names).
  */
 export function modeEnv(
-  mode: ServeMode | 'dedicated',
+  mode: GroupMode,
   copies: number,
   mpsEnv: Record<string, string>,
   threadPct: number | null,
   memCapMiB: number | null = null,
 ): Record<string, string> {
-  if (mode === 'timeslice' || mode === 'dedicated') return {};
+  if (mode === 'timeslice' || mode === 'dedicated' || mode === IN_PROCESS) return {};
   const cap: Record<string, string> = memCapMiB !== null ? { CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: `0=${memCapMiB}M` } : {};
   if (mode === 'mps') return { ...mpsEnv, ...cap };
   return { ...mpsEnv, ...cap, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(threadPct ?? Math.floor(100 / copies)) };
@@ -110,7 +110,7 @@ export interface MemberPlan {
  */
 export function startCopies(
   set: CopySet,
-  mode: ServeMode | 'dedicated',
+  mode: GroupMode,
   copies: number,
   env: Record<string, string>,
 ): Promise<StartOutcome> {
@@ -245,6 +245,27 @@ export async function startMembers(set: CopySet, plans: readonly MemberPlan[]): 
   }));
   // The members' lifetimes are the one-member groups'; windows drive them together.
   return { copies: { group: WorkloadGroup.of(members, set.clock), members, stop }, each, problem: null };
+}
+
+/**
+ * Members that load one running server, each naming its own model in its requests (a fleet's in-process
+ * arm: one process serving every server's model): they start and stop nothing, the host's group owns it.
+ */
+export function attachedMembers(
+  set: CopySet,
+  host: ServerMember,
+  models: readonly { index: number; label: string; model: string }[],
+): ServerMember[] {
+  return models.map(
+    (m) =>
+      new ServerMember(
+        set.runner,
+        set.clock,
+        { ...host.spec, index: m.index, label: m.label, model: m.model },
+        set.generator,
+        host,
+      ),
+  );
 }
 
 /**

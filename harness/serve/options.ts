@@ -15,6 +15,10 @@ import { WARMUP_MAX_S, WARMUP_S } from './warmup.js';
 /** The sharing modes a server is copied under: plain processes, MPS, MPS with each copy's thread cap. */
 export const SERVE_MODES = ['timeslice', 'mps', 'mps-threads'] as const;
 export type ServeMode = (typeof SERVE_MODES)[number];
+/** A fleet's in-process arm: one process serving every server's model (the file's in_process), beside the modes. */
+export const IN_PROCESS = 'in-process';
+/** What a group of a run is measured as: a sharing mode, the dedicated copy, or a fleet's in-process arm. */
+export type GroupMode = ServeMode | 'dedicated' | typeof IN_PROCESS;
 
 /** How servers start (--start): one at a time, each ready before the next (the default), or all at once. */
 export const START_ORDERS = ['serial', 'parallel'] as const;

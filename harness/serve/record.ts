@@ -16,10 +16,10 @@ import { SERVE_FILE } from '../record/kinds.js';
 import { loadRecord, machineRecordHeaderSchema } from '../record/record-file.js';
 import { MPS_CLIENT_LIMIT } from '../system/mps/client-limit.js';
 import { FleetRecordSchema } from './fleet/fleet-record.js';
-import { resolveServeOptions, SERVE_MODES, START_ORDERS, settingsArgs } from './options.js';
+import { IN_PROCESS, resolveServeOptions, SERVE_MODES, START_ORDERS, settingsArgs } from './options.js';
 import { WarmupSchema } from './warmup.js';
 
-export { SERVE_MODES, type ServeMode } from './options.js';
+export { type GroupMode, IN_PROCESS, SERVE_MODES, type ServeMode } from './options.js';
 
 /**
  * A figure a server run measured (a count, a time in ms, a rate): never negative, never past 10^12 (31
@@ -168,7 +168,7 @@ export type RateStep = z.infer<typeof RateStepSchema>;
 
 /** One mode at one number of copies (mode 'dedicated': one plain copy, capacity's reference row). */
 const ServeGroupSchema = z.object({
-  mode: z.enum([...SERVE_MODES, 'dedicated']),
+  mode: z.enum([...SERVE_MODES, 'dedicated', IN_PROCESS]),
   copies: z.number().int().positive(),
   /** pending: not measured yet (or cut short: --resume measures it from its start). */
   status: z.enum(['pending', 'measured', 'skipped', 'failed']),

@@ -14,7 +14,7 @@ import { REQUEST_OUTCOMES, type RequestRecord } from '../load/request.js';
 import type { LoadResult } from '../load/run.js';
 import { tokenGapsMs } from '../load/tokens.js';
 import { REQUESTS_FILE } from '../record/kinds.js';
-import { SERVE_MODES } from './options.js';
+import { IN_PROCESS, SERVE_MODES } from './options.js';
 
 const ms = z.number().min(-1e12).max(1e12);
 const count = z.number().int().nonnegative().max(1e12);
@@ -22,7 +22,7 @@ const count = z.number().int().nonnegative().max(1e12);
 /** Which window a request was of. */
 export const WindowTagSchema = z.object({
   /** The group (null: the generator's ceiling, against the null server). */
-  mode: z.enum([...SERVE_MODES, 'dedicated']).nullable(),
+  mode: z.enum([...SERVE_MODES, 'dedicated', IN_PROCESS]).nullable(),
   copies: z.number().int().positive().nullable(),
   /** warm-up: not kept; round: a bench round; step: a capacity step; ceiling: a rate of the ceiling's sweep. */
   kind: z.enum(['warm-up', 'round', 'step', 'ceiling']),

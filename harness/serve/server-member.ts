@@ -45,6 +45,8 @@ export interface ServerSpec {
   inputTokensMax: number | null;
   /** Cores to pin it to (taskset -c), or null. */
   cpus: string | null;
+  /** The model its requests name; absent: the first /v1/models lists (a fleet's in-process arm names each server's). */
+  model?: string;
 }
 
 const POLL_MS = 200;
@@ -82,6 +84,11 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     readonly spec: ServerSpec,
     /** What sends its loads: the run's pool of generator workers, or this process. */
     private readonly generator: LoadGenerator = inProcess,
+    /**
+     * The server it loads when it starts none of its own (a fleet's in-process arm: one process serving every
+     * server's model): its process, exit and lifetime are the host's, which its own group owns.
+     */
+    private readonly host: ServerMember | null = null,
   ) {}
 
   get label(): string {
@@ -90,12 +97,12 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
 
   /** How it ended, or null while it runs. */
   get ended(): ExitInfo | null {
-    return this.exit;
+    return this.host !== null ? this.host.ended : this.exit;
   }
 
   /** Its leader's pid (the server's, through sh's exec), or null before it started. */
   get pid(): number | null {
-    return this.child?.pid ?? null;
+    return this.host !== null ? this.host.pid : (this.child?.pid ?? null);
   }
 
   get baseUrl(): string {
@@ -103,7 +110,7 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
   }
 
   start(): void {
-    if (this.child !== null) return;
+    if (this.child !== null || this.host !== null) return;
     const shell = ['sh', '-c', `exec ${this.spec.command}`];
     const argv = this.spec.cpus !== null ? ['taskset', '-c', this.spec.cpus, ...shell] : shell;
     this.child = this.runner.spawn(argv, { env: { ...this.spec.env, [COPY_ENV]: this.mark } });
@@ -122,7 +129,7 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     const url = `${this.baseUrl}${this.spec.readyPath}`;
     for (;;) {
       if (signal.aborted) throw new Interrupted('SIGINT');
-      const exit = this.exit ?? (await Promise.race([this.child?.exited, sleep(0).then(() => null)]));
+      const exit = this.ended ?? (await Promise.race([this.child?.exited, sleep(0).then(() => null)]));
       if (exit) return { kind: 'failed', reason: this.exitText(exit, 'before it was ready'), exitCode: exit.exitCode };
       const answer = await get(url, 2000);
       if (answer?.status === 200) {
@@ -135,7 +142,8 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
   }
 
   release(command: LoadCommand): void {
-    const request: RequestSpec = { ...this.spec.request, baseUrl: this.baseUrl, model: this.model ?? 'default' };
+    const model = this.spec.model ?? this.model ?? 'default';
+    const request: RequestSpec = { ...this.spec.request, baseUrl: this.baseUrl, model };
     // The release time on the clock the generator's processes share (load/run.ts monotonicMs).
     const startMs = monotonicMs() + (command.startAtUs - this.clock.monotonicUs()) / 1000;
     const load = new AbortController();
@@ -181,8 +189,8 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     if (outcome === 'aborted') throw new Interrupted('SIGINT');
     if (outcome === 'timeout') return { kind: 'timeout' };
     if ('failed' in outcome) return { kind: 'failed', reason: outcome.failed, exitCode: null };
-    if (this.exit)
-      return { kind: 'failed', reason: this.exitText(this.exit, 'during the window'), exitCode: this.exit.exitCode };
+    const ended = this.ended;
+    if (ended) return { kind: 'failed', reason: this.exitText(ended, 'during the window'), exitCode: ended.exitCode };
     return { kind: 'message', message: outcome };
   }
 

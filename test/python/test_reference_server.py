@@ -111,7 +111,10 @@ class Validation(unittest.TestCase):
 
     def test_a_valid_request_with_unknown_fields_and_defaults(self):
         r = parse("completion", {"prompt": "ab", "model": "anything", "temperature": 0.7, "frobnicate": [1]})
-        self.assertEqual(r, rs.GenerationRequest("completion", [97, 98], rs.DEFAULT_MAX_TOKENS, False, False))
+        # The model named is kept (a server of several routes by it); the rest are ignored.
+        self.assertEqual(
+            r, rs.GenerationRequest("completion", [97, 98], rs.DEFAULT_MAX_TOKENS, False, False, "anything")
+        )
         r = parse(
             "completion", {"prompt": ["ab"], "max_tokens": 3, "stream": True, "stream_options": {"include_usage": True}}
         )
@@ -186,6 +189,64 @@ class Arguments(unittest.TestCase):
             rs.parse_args(["--d-model", "100", "--heads", "8"])
         self.assertEqual(exit.exception.code, 2)
         self.assertIn("--d-model 100 is not a multiple of --heads 8", err.getvalue())
+
+
+class ModelsArgument(unittest.TestCase):
+    def test_each_item_is_a_name_and_a_spec_ending_in_layers_x_width(self):
+        args = rs.parse_args(["--models", "small-1=ref-2x256,big=8x1024"])
+        self.assertEqual(
+            [(m.name, m.layers, m.d_model, m.heads) for m in args.model_specs],
+            [("small-1", 2, 256, 4), ("big", 8, 1024, 16)],
+        )
+        self.assertIsNone(rs.parse_args([]).model_specs)
+
+    def test_a_bad_item_is_one_line_naming_it_exit_2(self):
+        for given, said in [
+            ("a=ref-2x256,b", "--models item 'b' is not NAME=<layers>x<d_model>"),
+            ("a=ref-2xwide", "--models item 'a=ref-2xwide' is not NAME=<layers>x<d_model>"),
+            ("a=0x256", "give layers >= 1 and a d_model that is a multiple of 64"),
+            ("a=2x100", "give layers >= 1 and a d_model that is a multiple of 64"),
+            ("a=2x256,a=4x512", "--models names 'a' twice"),
+        ]:
+            with contextlib.redirect_stderr(io.StringIO()) as err, self.assertRaises(SystemExit) as exit:
+                rs.parse_args(["--models", given])
+            self.assertEqual(exit.exception.code, 2)
+            self.assertIn(said, err.getvalue())
+
+
+class SeveralModels(unittest.TestCase):
+    """One process serving several models (--models): each request goes to the engine of the model it names."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.models = {"small-1": FakeModel(), "big": FakeModel()}
+        cls.server = rs.start(args_for("--max-batch", "4"), cls.models)
+        cls.port = cls.server.server_address[1]
+
+    @classmethod
+    def tearDownClass(cls):
+        rs.shut_down(cls.server)
+
+    def test_models_lists_every_one(self):
+        status, body = get(self.port, "/v1/models")
+        self.assertEqual((status, [m["id"] for m in body["data"]]), (200, ["small-1", "big"]))
+
+    def test_a_request_reaches_the_model_it_names_and_is_answered_in_its_name(self):
+        status, _, data = post(
+            self.port, "/v1/completions", {"prompt": "abcdef", "max_tokens": 3, "stream": True, "model": "big"}
+        )
+        self.assertEqual(status, 200)
+        chunks = [json.loads(e) for e in sse_events(data)[:-1]]
+        self.assertEqual({c["model"] for c in chunks}, {"big"})
+        self.assertIn(list(rs.tokenize("abcdef", 1000)), [t for _, t in self.models["big"].prefills])
+        self.assertNotIn(list(rs.tokenize("abcdef", 1000)), [t for _, t in self.models["small-1"].prefills])
+
+    def test_a_model_it_does_not_serve_or_none_named_is_404_model_not_found(self):
+        for body in [{"prompt": "x", "model": "medium"}, {"prompt": "x"}]:
+            status, _, data = post(self.port, "/v1/completions", body)
+            error = json.loads(data)["error"]
+            self.assertEqual((status, error["code"]), (404, "model_not_found"))
+            self.assertIn("this server serves small-1, big", error["message"])
 
 
 class EngineBatching(unittest.TestCase):
@@ -356,9 +417,10 @@ class Disconnect(unittest.TestCase):
             with urllib.request.urlopen(req, timeout=DEADLINE_S) as resp:
                 self.assertTrue(resp.readline().startswith(b"data: "))
             deadline = time.monotonic() + DEADLINE_S
-            while server.engine.active and time.monotonic() < deadline:
+            (engine,) = server.engines.values()
+            while engine.active and time.monotonic() < deadline:
                 time.sleep(0.01)
-            self.assertEqual(server.engine.active, {})
+            self.assertEqual(engine.active, {})
             # Freed well before its 4000 tokens (8 s of steps): the next request gets the one slot at once.
             self.assertLess(len(model.batches), 2000)
             status, _, data = post(port, "/v1/completions", {"prompt": "ab", "max_tokens": 2})

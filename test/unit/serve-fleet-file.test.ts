@@ -147,7 +147,7 @@ describe('parseFleet: every bad file is one line naming the key', () => {
     [
       'an unknown top-level key',
       `sed: 1\n${fleetYaml(server())}`,
-      /\(top level\): unknown key "sed": remove it or use one of seed, traffic, servers/,
+      /\(top level\): unknown key "sed": remove it or use one of seed, traffic, servers, in_process/,
     ],
     [
       'an unknown key of a server',
@@ -280,6 +280,21 @@ describe('parseFleet: every bad file is one line naming the key', () => {
       fleetYaml(server(), 'traffic: {rate_per_s: 1, popularity: {law: zipf, s: -1}}\n'),
       /traffic\.popularity\.s is -1: give the Zipf exponent/,
     ],
+    [
+      'an unknown key of in_process',
+      `${fleetYaml(server())}in_process: {cmd: x}\n`,
+      /in_process: unknown key "cmd": remove it or use one of command/,
+    ],
+    [
+      'an in_process command without {port}',
+      `${fleetYaml(server())}in_process: {command: 'srv --models {models}'}\n`,
+      /in_process\.command: put \{port\} where the server takes its port/,
+    ],
+    [
+      'an in_process command without {models}',
+      `${fleetYaml(server())}in_process: {command: 'srv --port {port}'}\n`,
+      /in_process\.command: put \{models\} where it takes the models it serves/,
+    ],
     ['no servers', 'servers: []\n', /servers is \[\]: give at least one server/],
     ['not YAML', 'servers: [\n', /is not valid YAML or JSON/],
   ];
@@ -293,6 +308,12 @@ describe('parseFleet: every bad file is one line naming the key', () => {
       fleetYaml(`${server('share: 0.5')}${server(`share: ${b}`, 'n')}`, 'traffic: {rate_per_s: 1}\n');
     expect(parseFleet(shares(0.501), FILE).servers).toHaveLength(2);
     expect(refusal(shares(0.5011))).toMatch(/add up to 1\.0011/);
+  });
+
+  it('in_process: its command is kept as written, placeholders unfilled; without it, null', () => {
+    const text = `${fleetYaml(server())}in_process: {command: 'srv --port {port} --models {models}'}\n`;
+    expect(parseFleet(text, FILE).inProcess).toEqual({ command: 'srv --port {port} --models {models}' });
+    expect(parseFleet(fleetYaml(server()), FILE).inProcess).toBeNull();
   });
 
   it('memory: exactly 1 in all passes', () => {

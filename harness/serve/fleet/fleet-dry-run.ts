@@ -18,6 +18,12 @@ async function gpuMemoryMiB(runner: ProcessRunner, gpuIndex: number): Promise<nu
   return Number.isFinite(mib) && mib > 0 ? mib : null;
 }
 
+/** What becomes of the file's in_process arm: bench measures it after the modes; capacity does not. */
+const inProcessLine = (servers: number, measure: 'bench' | 'capacity') =>
+  measure === 'bench'
+    ? `in-process arm: after the modes, one process of the file's in_process command serving all ${servers} models ({models}), with the same traffic`
+    : "in-process arm: not measured (capacity sizes fleets of processes; bench --serve --fleet measures the file's in_process)";
+
 export async function fleetDryRunText(
   file: string,
   modes: readonly ServeMode[],
@@ -42,6 +48,7 @@ export async function fleetDryRunText(
       ? 'pre-check (a mode a check rules out is skipped, with these figures):'
       : "pre-check of the file's fleet (the search tries sizes up to its top: memory shares, MPS clients, --max-servers):",
     ...checks.map((c) => `  ${mark(c.fits, c.blocks)} (${c.modes.join(', ')}): ${c.text}`),
+    ...(fleet.inProcess === null ? [] : [inProcessLine(fleet.servers.length, measure)]),
     // capacity's sizes scale the rates: the file's size alone is known here.
     ...(windows === null || measure !== 'bench'
       ? []

@@ -57,6 +57,8 @@ export interface Fleet {
   seed: number;
   servers: FleetServer[];
   traffic: FleetTraffic;
+  /** The in-process arm's command (placeholders {port} and {models} unfilled), or null: the file has none. */
+  inProcess: { command: string } | null;
 }
 
 /** A length law as the file gives it, a file's lengths still to read (`lengthsFile`). */
@@ -199,6 +201,21 @@ function shares(entry: FleetEntry, way: 'popularity' | 'share' | 'rate', file: s
   return given.map((g) => g / total);
 }
 
+/** The in-process arm's command, checked for the placeholders it needs, or null where the file has none. */
+function inProcessOf(entry: FleetEntry, file: string): Fleet['inProcess'] {
+  const command = entry.in_process?.command;
+  if (command === undefined) return null;
+  for (const [key, what] of [
+    ['{port}', "where the server takes its port, e.g. '--port {port}'"],
+    [
+      '{models}',
+      "where it takes the models it serves, e.g. '--models {models}' (each server's label=model, comma-separated)",
+    ],
+  ] as const)
+    if (!command.includes(key)) fail(file, 'in_process.command', `put ${key} ${what}`);
+  return { command };
+}
+
 function lengthGiven(law: LengthEntry | undefined, fallback: number): LengthGiven {
   if (law === undefined) return { kind: 'fixed', tokens: fallback };
   if (law.law === 'fixed') return { kind: 'fixed', tokens: law.tokens };
@@ -278,6 +295,7 @@ export function parseFleet(text: string, file: string): FleetGiven {
   const entry = shapeOf(text, file);
   checkServers(entry.servers, file);
   checkLengths(entry, file);
+  const inProcess = inProcessOf(entry, file);
   const way = trafficWay(entry, file);
   const seed = entry.seed ?? 1;
   const beside = (p: string) => path.resolve(path.dirname(file), p);
@@ -290,7 +308,7 @@ export function parseFleet(text: string, file: string): FleetGiven {
       () => 1 / n,
       () => null,
     );
-    return { seed, servers, traffic: { source: 'trace', file: beside(entry.traffic?.trace as string) } };
+    return { seed, servers, inProcess, traffic: { source: 'trace', file: beside(entry.traffic?.trace as string) } };
   }
   const fractions = shares(entry, way, file);
   const ratePerS = totalRate(entry, way, file);
@@ -305,6 +323,7 @@ export function parseFleet(text: string, file: string): FleetGiven {
       : { kind: 'gamma', cv: t.arrivals.cv };
   return {
     seed,
+    inProcess,
     servers: expand(
       entry,
       file,

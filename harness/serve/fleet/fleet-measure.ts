@@ -12,12 +12,14 @@ import type { TimedRequest } from '../../load/schedule.js';
 import { type Arrival, perServer } from '../../load/traffic/schedule.js';
 import { REQUESTS_FILE } from '../../record/kinds.js';
 import { gpuProcesses } from '../../system/nvidia/gpu-processes.js';
+import { WorkloadGroup } from '../../workload/group.js';
 import type { Copies, CopyGroup, MemberPlan } from '../copies.js';
-import { fillCommand, modeEnv, startMembers } from '../copies.js';
+import { attachedMembers, fillCommand, modeEnv, startMembers } from '../copies.js';
 import type { ServeDriver } from '../measure.js';
-import type { ServeGroup, ServeMode, ServeRun, WindowStats } from '../record.js';
+import { type GroupMode, IN_PROCESS, type ServeGroup, type ServeRun, type WindowStats } from '../record.js';
 import { type RequestLine, type WindowTag, windowLines } from '../requests-log.js';
-import type { Slo } from '../verdicts.js';
+import type { ServerMember } from '../server-member.js';
+import { nothingMeasured, type Slo } from '../verdicts.js';
 import { WARMUP_MAX_S, WARMUP_S, type Warmup, warmUp, warmupWarning } from '../warmup.js';
 import { windowStats } from '../window.js';
 import type { Fleet } from './fleet-file.js';
@@ -175,10 +177,15 @@ export async function measureFleet(
       outcome.results,
       servers,
     );
+    // The fleet's window as one: what the warm-up's steady test reads.
+    const stats = windowStats(outcome.results, slo, { concurrency: null, ratePerS: null }, 0);
+    // A window whose requests none ended ok (or carried a token) measured nothing: the arm fails. A window
+    // with no arrivals at all (a cold server alone in the baseline) is no failure.
+    const nothing = stats.requests === 0 ? null : nothingMeasured(stats);
+    if (nothing !== null) return { windows: null, stats: null, problem: `the window measured nothing: ${nothing}` };
     return {
       windows: outcome.results.map((r, k) => serverWindow(servers[k] as number, r, slo, rateOf(servers[k] as number))),
-      // The fleet's window as one: what the warm-up's steady test reads.
-      stats: windowStats(outcome.results, slo, { concurrency: null, ratePerS: null }, 0),
+      stats,
       problem: null,
     };
   }
@@ -225,7 +232,7 @@ export async function measureFleet(
     return { windows: kept, problem: null };
   }
 
-  const plan = (index: number, mode: ServeMode | 'dedicated', env: Record<string, string>): MemberPlan => {
+  const plan = (index: number, mode: GroupMode, env: Record<string, string>): MemberPlan => {
     const server = fleet.servers.find((x) => x.index === index);
     if (server === undefined) throw new RangeError(`measureFleet: no server ${index}`);
     return {
@@ -248,6 +255,59 @@ export async function measureFleet(
     const others = (record.memory ?? []).filter((x) => x.mode !== mode || !servers.some((y) => y.server === x.server));
     record.memory = [...others, ...got];
   };
+
+  /**
+   * Once warm, the in-process arm's memory: its one process holds every model, so no server has a figure of
+   * its own; each says the whole (or why it is not known).
+   */
+  const inProcessMemory = (host: Copies) => async () => {
+    const pid = host.members[0]?.pid ?? null;
+    const [whole] = await sampleMemory(
+      IN_PROCESS,
+      [{ server: 1, pid }],
+      () => gpuProcesses(driver.runner, driver.gpuUuid),
+      false,
+    );
+    const n = record.servers.length;
+    const reason =
+      whole?.memoryMiB == null
+        ? (whole?.reason ?? 'not sampled')
+        : `one process serves all ${n} models: ${whole.memoryMiB} MiB in all`;
+    const others = (record.memory ?? []).filter((x) => x.mode !== IN_PROCESS);
+    record.memory = [
+      ...others,
+      ...record.servers.map((x) => ({ mode: IN_PROCESS, server: x.index, memoryMiB: null, reason })),
+    ];
+  };
+
+  /** The in-process arm: one process serving every server's model ({models}), each server's requests naming its own. */
+  function inProcessArm(g: ServeGroup, command: string, servers: readonly number[]) {
+    const models = record.servers.map((x) => `${x.label}=${x.model}`).join(',');
+    // {mem_fraction}: the process holds every server's share.
+    const memFraction = Math.min(
+      1,
+      record.servers.reduce((n, x) => n + x.memFraction, 0),
+    );
+    const host: MemberPlan = {
+      index: 0,
+      label: `${IN_PROCESS} server (${record.servers.length} models)`,
+      command: (port) =>
+        fillCommand(
+          command.replaceAll('{models}', models),
+          { port, index: 0, gpuUuid: driver.gpuUuid, memFraction },
+          MEM_DIGITS,
+        ),
+      env: {},
+    };
+    return started([host], (one) => {
+      const members = attachedMembers(
+        set,
+        one.members[0] as ServerMember,
+        record.servers.map((x) => ({ index: x.index, label: `${IN_PROCESS} ${x.label}`, model: x.label })),
+      );
+      return windows(g.mode, 'shared', WorkloadGroup.of(members, driver.clock), servers, g, inProcessMemory(one));
+    });
+  }
 
   async function started<T>(plans: MemberPlan[], body: (copies: Copies) => Promise<T>): Promise<T | string> {
     const { copies, problem } = await startMembers(set, plans);
@@ -313,12 +373,25 @@ export async function measureFleet(
     try {
       const env = (x: FleetServerRecord) => modeEnv(g.mode, fleet.servers.length, daemon?.env ?? {}, x.threadPct);
       g.env = env(record.servers[0] as FleetServerRecord);
-      driver.progress(`${g.mode}: starting ${fleet.servers.length} servers`);
       const servers = record.servers.map((x) => x.index);
-      const got = await started(
-        record.servers.map((x) => plan(x.index, g.mode, env(x))),
-        (copies) => windows(g.mode, 'shared', copies.group, servers, g, memoryOf(g.mode, copies, daemon !== null)),
+      const arm = fleet.inProcess;
+      if (g.mode === IN_PROCESS && arm === null) {
+        Object.assign(g, { status: 'skipped', reason: 'the fleet file has no in_process command' });
+        return;
+      }
+      driver.progress(
+        g.mode === IN_PROCESS
+          ? `${g.mode}: starting one server for ${servers.length} models`
+          : `${g.mode}: starting ${servers.length} servers`,
       );
+      const got =
+        g.mode === IN_PROCESS && arm !== null
+          ? await inProcessArm(g, arm.command, servers)
+          : await started(
+              record.servers.map((x) => plan(x.index, g.mode, env(x))),
+              (copies) =>
+                windows(g.mode, 'shared', copies.group, servers, g, memoryOf(g.mode, copies, daemon !== null)),
+            );
       if (typeof got === 'string') {
         Object.assign(g, { status: 'failed', reason: got });
         driver.progress(`  ${got}`);

@@ -85,10 +85,18 @@ export const ServerSchema = z.strictObject({
 });
 export type ServerEntry = z.infer<typeof ServerSchema>;
 
+/** The in-process arm: one server process serving every server's model, measured beside the N processes. */
+export const InProcessSchema = z.strictObject({
+  command: text(
+    "give the command line of one server serving every model, with {port} and {models}, e.g. '… --port {port} --models {models}'",
+  ),
+});
+
 export const FleetSchema = z.strictObject({
   seed: whole(0, 2 ** 32 - 1, 'give the seed of the traffic, a whole number from 0 to 4294967295').optional(),
   traffic: TrafficSchema.optional(),
   servers: z.array(ServerSchema, { error: 'give a list of servers' }).min(1, { error: 'give at least one server' }),
+  in_process: InProcessSchema.optional(),
 });
 export type FleetEntry = z.infer<typeof FleetSchema>;
 
@@ -99,6 +107,7 @@ export function keysAt(path: readonly PropertyKey[], data: unknown): string[] {
   if (at === 'traffic') return Object.keys(TrafficSchema.shape);
   if (at === 'servers') return Object.keys(ServerSchema.shape);
   if (at === 'traffic.popularity') return Object.keys(PopularitySchema.shape);
+  if (at === 'in_process') return Object.keys(InProcessSchema.shape);
   const value = path.reduce<unknown>((v, p) => (v as Record<PropertyKey, unknown> | undefined)?.[p], data);
   const law = (value as { law?: unknown } | undefined)?.law;
   const union = at === 'traffic.arrivals' ? ArrivalSchema : LengthSchema;
