@@ -190,6 +190,11 @@ async function newServeRun(
     run.warnings.push(short);
     deps.err(`gpushare capacity --serve: ${short}\n`);
   }
+  if (fleet?.fleet.inProcess != null && settings.measure === 'capacity') {
+    const line = `${settings.fleet}: its in_process arm is not measured: capacity sizes fleets of processes (bench --serve --fleet measures it)`;
+    run.warnings.push(line);
+    deps.err(`gpushare capacity --serve: ${line}\n`);
+  }
   return run;
 }
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { ServeRun } from '../../harness/serve/record.js';
 import { loadRequests } from '../../harness/serve/requests-log.js';
 import { cli, expectOneLineError, ROOT, tempDir } from '../helpers.js';
+import { searchArgs } from './fleet-kit.js';
 
 const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
 const SIM = `node ${SERVER} --port {port} --ttft-ms 5 --itl-ms 1`;
@@ -108,6 +109,29 @@ describe('bench --serve --fleet: the in-process arm', () => {
     const capacity = await cli(['capacity', '--serve', '--fleet', fleet, '--modes', 'timeslice', '--dry-run']);
     expect(capacity.exitCode, capacity.stderr).toBe(0);
     expect(capacity.stdout).toMatch(/in-process arm: not\s+measured/);
+  });
+
+  it('capacity --serve --fleet measures processes only, and says so in the run and on stderr', async () => {
+    const out = path.join(tempDir(), 'run');
+    const fleet = fleetFile(`${SIM} --models {models}`);
+    const result = await cli([
+      'capacity',
+      '--serve',
+      '--fleet',
+      fleet,
+      ...searchArgs(),
+      '--max-servers',
+      '1',
+      '--out',
+      out,
+    ]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const run = JSON.parse(readFileSync(path.join(out, 'serve.json'), 'utf8')) as ServeRun;
+    expect(run.groups.map((g) => g.mode)).toEqual(['timeslice']);
+    expect(run.warnings.filter((w) => w.includes('its in_process arm is not measured'))).toHaveLength(1);
+    expect(result.stderr.replace(/\s+/g, ' ')).toContain(
+      'its in_process arm is not measured: capacity sizes fleets of processes',
+    );
   });
 
   it('an in_process command without {models} is one line, exit 2', async () => {
