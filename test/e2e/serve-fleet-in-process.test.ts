@@ -84,6 +84,9 @@ describe('bench --serve --fleet: the in-process arm', () => {
     expect(memory.every((m) => m.reason !== null && m.reason !== '')).toBe(true);
     const report = readFileSync(path.join(out, 'report.md'), 'utf8');
     expect(report).toMatch(/### in-process: /);
+    // plan lists the arm beside the modes and never deploys it: its files are for processes.
+    const plan = await cli(['plan', '--run', out]);
+    expect(plan.stdout.replace(/\s+/g, ' ')).toMatch(/in-process: [^\n]*\(beside the modes: plan deploys processes\)/);
   });
 
   it('requests naming models the process does not serve measure nothing: the arm fails, exit 3', async () => {

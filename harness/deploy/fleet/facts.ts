@@ -106,15 +106,17 @@ export function fleetFromBench(run: ServeRun): FleetFacts {
   const servers = (run.fleet as NonNullable<ServeRun['fleet']>).servers;
   checkDeployable(choice?.mode ?? null, servers);
   const gpu = fleetGpu(run);
-  const modes = analysis.modes.map((m) => ({
-    mode: m.mode,
-    line:
-      m.verdict === 'not measured'
-        ? `not measured (${m.status}${m.reason ? `: ${m.reason}` : ''})`
-        : m.verdict === 'every server within'
-          ? `every server within the SLO; goodput ${m.goodPerS.toFixed(2)} req/s`
-          : `${m.verdict}: ${notWithin(m)}; goodput ${m.goodPerS.toFixed(2)} req/s`,
-  }));
+  const modes = analysis.modes
+    .map((m) => ({
+      mode: m.mode,
+      line:
+        m.verdict === 'not measured'
+          ? `not measured (${m.status}${m.reason ? `: ${m.reason}` : ''})`
+          : m.verdict === 'every server within'
+            ? `every server within the SLO; goodput ${m.goodPerS.toFixed(2)} req/s`
+            : `${m.verdict}: ${notWithin(m)}; goodput ${m.goodPerS.toFixed(2)} req/s`,
+    }))
+    .map((l) => (isMode(l.mode) ? l : { ...l, line: `${l.line} (beside the modes: plan deploys processes)` }));
   return {
     kind: 'fleet',
     run,

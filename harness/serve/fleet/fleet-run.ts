@@ -1,7 +1,8 @@
 /**
  * A fleet run's start: the fleet file read and checked, the schedule every window sends (generated under
  * the file's seed for one window, or its trace), its record and its groups (one per mode, copies = the
- * fleet's servers; bench's in-process arm last, where the file has one), and, given the run directory, the schedule written there as a trace.
+ * fleet's servers; bench's in-process arm last, where the file has one), and, given the run directory,
+ * the schedule written there as a trace.
  */
 import path from 'node:path';
 import type { Arrival } from '../../load/traffic/schedule.js';
