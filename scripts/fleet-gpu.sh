@@ -7,8 +7,9 @@
 #             about 64 req/s, under the old 177 req/s ceiling even at 4 copies), dedicated and 4 and 8 copies
 #             under MPS, about 6 min;
 #   replay    #49: the 16-server trace of run …-de7677 replayed twice under MPS, then compared per server;
-#   fleet16   #49: 16 servers of three sizes, Zipf s=0.5, under MPS, capped MPS and time-slicing, windows long
-#             enough for 381 requests on every server, then plan's answer and files, about 6 min;
+#   fleet16   #49: 16 servers of three sizes, Zipf s=0.5, under MPS, capped MPS and time-slicing, then the file's
+#             in-process arm (one reference server serving all 16 models), windows long enough for 381
+#             requests on every server, then plan's answer and files, about 7 min;
 #   fleet40   #49: 40 servers of three sizes, Zipf s=0.5, likewise (about 9 min for three modes: give
 #             MODES=mps,mps-threads in one call and MODES=timeslice in the next).
 # Run from the repository root with the CLI built (dist/) and PyTorch installed.
