@@ -19,8 +19,9 @@ out=${OUT:-runs/results}
 cli() { node dist/harness/main.js "$@"; }
 case "$phase" in
   capacity)
-    # --max-seq 512 (a request needs 192): each copy's KV cache 1 GiB, not 4.
-    cli capacity --serve 'python3 examples/reference_server.py --port {port} --layers 16 --max-batch 64 --max-seq 512' \
+    # The default --max-seq 2048: this server counts a prompt's UTF-8 bytes as tokens, and 128 words are some 770
+    # (run …-abb803, at --max-seq 512, got HTTP 400 for every request). KV cache 4 GiB a copy, 34 for 8.
+    cli capacity --serve 'python3 examples/reference_server.py --port {port} --layers 16 --max-batch 64' \
       --ready-path /health --input-tokens 128 --output-tokens 64 --slo-ttft-p99-ms 500 --copies 4,8 --modes mps \
       --window-s 2 --max-step-s 66 --warmup-s 6 --warmup-max-s 14 --gpu-hour-usd 3 --ceiling-step-s 1 \
       --out "$out/capacity-b64" || echo "capacity --serve exit $?"
