@@ -104,6 +104,22 @@ describe('bench --serve --fleet: the in-process arm', () => {
     expect(result.exitCode).toBe(3);
   });
 
+  it('the one process exiting during a window fails the arm with how it ended, as a copy does', async () => {
+    // It ends by itself 2.5 s after it starts: inside the 4 s warm-up window that follows its readiness.
+    const stubborn = path.join(ROOT, 'test', 'fakes', 'servers', 'stubborn-server.cjs');
+    const out = path.join(tempDir(), 'run');
+    const fleet = fleetFile(`node ${stubborn} --port {port} --ttft-ms 5 --itl-ms 1 --lifetime-s 2.5 --models {models}`);
+    const flags = FLAGS.map((f, k) => (FLAGS[k - 1] === '--window-s' ? '4' : f));
+    const result = await cli(['bench', '--serve', '--fleet', fleet, ...flags, '--out', out]);
+    expect(result.exitCode, result.stderr).toBe(3);
+    const run = JSON.parse(readFileSync(path.join(out, 'serve.json'), 'utf8')) as ServeRun;
+    const arm = run.groups.find((g) => g.mode === 'in-process');
+    expect(arm?.status).toBe('failed');
+    expect(arm?.reason).toMatch(
+      /in-process warm-up: in-process big stopped answering: exited with status 0 during the window/,
+    );
+  });
+
   it('a dry run names the arm; capacity says it does not measure it', async () => {
     const fleet = fleetFile(`${SIM} --models {models}`);
     const bench = await cli(['bench', '--serve', '--fleet', fleet, ...FLAGS, '--dry-run']);
