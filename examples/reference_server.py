@@ -169,8 +169,9 @@ def _chat_messages(value: object) -> Union[List[Tuple[str, str]], ApiError]:
 
 
 def parse_request(kind: str, raw: bytes, vocab: int, max_seq: int) -> Union[GenerationRequest, ApiError]:
-    """A /v1/completions ("completion") or /v1/chat/completions ("chat") body, or the 400 to answer. Unknown fields
-    (temperature, model, ...) are ignored: the model is greedy and the server answers with its served name."""
+    """A /v1/completions ("completion") or /v1/chat/completions ("chat") body, or the 400 to answer. `model` is kept
+    for a server of several (--models) to route by; unknown fields (temperature, ...) are ignored: decoding is
+    greedy."""
     try:
         body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
