@@ -13,14 +13,20 @@ import type { ProcessRunner } from '../core/process.js';
 import { runRateSearch, type StepOutcome } from '../experiment/rate-search.js';
 import { runPairedRounds, type WindowOutcome } from '../experiment/rounds.js';
 import type { LoadGenerator } from '../load/pool.js';
-import { REQUESTS_FILE } from '../record/kinds.js';
 import type { SessionMpsStart } from '../session/lifecycle.js';
 import { MPS_CAP_CONTEXT_MIB } from '../system/cuda-context.js';
 import type { KillRegistry } from '../workload/group.js';
 import { measureCeiling, runCeilingOptions } from './ceiling.js';
 import { type Copies, type CopyGroup, memFraction, modeEnv, startCopies } from './copies.js';
 import type { RateStep, ServeGroup, ServeRun, WindowStats } from './record.js';
-import { type RequestLine, type RequestsLog, type WindowTag, windowLines } from './requests-log.js';
+import {
+  appendRequests,
+  type RequestLine,
+  type RequestsLog,
+  retainRequests,
+  type WindowTag,
+  windowLines,
+} from './requests-log.js';
 import type { LoadCommand } from './server-member.js';
 import { searchPolicy, stepDurationMs, stepVerdict } from './steps.js';
 import { nothingMeasured, type Slo } from './verdicts.js';
@@ -60,15 +66,8 @@ export async function measureServe(run: ServeRun, driver: ServeDriver): Promise<
   const warmupRule = { minMs: s.warmupMs ?? WARMUP_S * 1000, maxMs: s.warmupMaxMs ?? WARMUP_MAX_S * 1000 };
   const epochMs = () => Date.parse(driver.clock.nowIso());
   const nowMs = () => driver.clock.monotonicUs() / 1000;
-  /** Keeps only the requests `keep` accepts (what --resume measures again goes). */
-  const retain = async (keep: (line: RequestLine) => boolean) => {
-    if (driver.requests) run.requests = { file: REQUESTS_FILE, lines: await driver.requests.retain(keep) };
-  };
-  const keep = async (lines: RequestLine[]) => {
-    if (!driver.requests) return;
-    await driver.requests.append(lines);
-    run.requests = { file: REQUESTS_FILE, lines: (run.requests?.lines ?? 0) + lines.length };
-  };
+  const retain = (keep: (line: RequestLine) => boolean) => retainRequests(run, driver.requests, keep);
+  const keep = (lines: RequestLine[]) => appendRequests(run, driver.requests, lines);
   // The generator's ceiling once a copy of the server is known to start (a command that never comes up
   // fails its run at once, not after the sweep), while no load reaches it.
   const ceilingOnce = async () => {

@@ -19,6 +19,8 @@ export type ServeMode = (typeof SERVE_MODES)[number];
 export const IN_PROCESS = 'in-process';
 /** What a group of a run is measured as: a sharing mode, the dedicated copy, or a fleet's in-process arm. */
 export type GroupMode = ServeMode | 'dedicated' | typeof IN_PROCESS;
+/** Whether a group's mode is a sharing mode (not the dedicated copy, not the in-process arm). */
+export const isServeMode = (mode: string): mode is ServeMode => (SERVE_MODES as readonly string[]).includes(mode);
 
 /** How servers start (--start): one at a time, each ready before the next (the default), or all at once. */
 export const START_ORDERS = ['serial', 'parallel'] as const;

@@ -19,7 +19,7 @@ import { FleetRecordSchema } from './fleet/fleet-record.js';
 import { IN_PROCESS, resolveServeOptions, SERVE_MODES, START_ORDERS, settingsArgs } from './options.js';
 import { WarmupSchema } from './warmup.js';
 
-export { type GroupMode, IN_PROCESS, SERVE_MODES, type ServeMode } from './options.js';
+export { type GroupMode, IN_PROCESS, isServeMode, SERVE_MODES, type ServeMode } from './options.js';
 
 /**
  * A figure a server run measured (a count, a time in ms, a rate): never negative, never past 10^12 (31

@@ -189,3 +189,28 @@ export class RequestsLog {
     return kept.length;
   }
 }
+
+/** A run's record of its requests file: its name and how many lines it holds. */
+interface KeepsRequests {
+  requests?: { file: string; lines: number };
+}
+
+/** Appends a window's lines to the run's requests file and counts them in its record (nothing where none is kept). */
+export async function appendRequests(
+  run: KeepsRequests,
+  log: RequestsLog | undefined,
+  lines: readonly RequestLine[],
+): Promise<void> {
+  if (log === undefined) return;
+  await log.append(lines);
+  run.requests = { file: REQUESTS_FILE, lines: (run.requests?.lines ?? 0) + lines.length };
+}
+
+/** Keeps only the requests `keep` accepts (what --resume measures again goes), and the record's count of them. */
+export async function retainRequests(
+  run: KeepsRequests,
+  log: RequestsLog | undefined,
+  keep: (line: RequestLine) => boolean,
+): Promise<void> {
+  if (log !== undefined) run.requests = { file: REQUESTS_FILE, lines: await log.retain(keep) };
+}

@@ -7,7 +7,7 @@
 import { analyzeFleet, type FleetAnalysis } from '../../serve/fleet/fleet-analysis.js';
 import type { FleetServerRecord } from '../../serve/fleet/fleet-record.js';
 import type { ServeMode, ServeRun } from '../../serve/record.js';
-import { SERVE_MODES } from '../../serve/record.js';
+import { isServeMode } from '../../serve/record.js';
 import { runGpu } from '../gpu-model.js';
 import {
   checkDeployable,
@@ -54,8 +54,6 @@ export interface FleetFacts {
   servers: PlannedServer[];
 }
 
-const isMode = (m: string): m is ServeMode => (SERVE_MODES as readonly string[]).includes(m);
-
 /** The GPU the run measured, as plan computes with it (gpu-model.ts's runGpu refuses one of no memory). */
 function fleetGpu(run: ServeRun): FleetFacts['gpu'] {
   const gpu = runGpu(run, run.gpuIndex);
@@ -90,7 +88,7 @@ function notWithin(m: FleetAnalysis['modes'][number]): string {
 export function fleetFromBench(run: ServeRun): FleetFacts {
   const analysis = analyzeFleet(run) as FleetAnalysis;
   const measured: MeasuredMode[] = analysis.modes.flatMap((m) =>
-    isMode(m.mode) && m.verdict !== 'not measured'
+    isServeMode(m.mode) && m.verdict !== 'not measured'
       ? [
           {
             mode: m.mode,
@@ -116,7 +114,7 @@ export function fleetFromBench(run: ServeRun): FleetFacts {
             ? `every server within the SLO; goodput ${m.goodPerS.toFixed(2)} req/s`
             : `${m.verdict}: ${notWithin(m)}; goodput ${m.goodPerS.toFixed(2)} req/s`,
     }))
-    .map((l) => (isMode(l.mode) ? l : { ...l, line: `${l.line} (beside the modes: plan deploys processes)` }));
+    .map((l) => (isServeMode(l.mode) ? l : { ...l, line: `${l.line} (beside the modes: plan deploys processes)` }));
   return {
     kind: 'fleet',
     run,

@@ -8,12 +8,11 @@
  * generator's ceiling is measured once, after the first servers came up.
  */
 import { perServer } from '../../load/traffic/schedule.js';
-import { REQUESTS_FILE } from '../../record/kinds.js';
 import { measureCeiling, runCeilingOptions } from '../ceiling.js';
 import { modeEnv } from '../copies.js';
 import type { ServeDriver } from '../measure.js';
 import type { ServeGroup, ServeRun, WindowStats } from '../record.js';
-import type { RequestLine } from '../requests-log.js';
+import { type RequestLine, retainRequests } from '../requests-log.js';
 import type { Slo } from '../verdicts.js';
 import { WARMUP_MAX_S, WARMUP_S, warmUp } from '../warmup.js';
 import { windowStats } from '../window.js';
@@ -96,10 +95,8 @@ export async function measureFleetCapacity(
     // measured), not from its start: a step of a large fleet takes minutes.
     const kept = search.modes.find((m) => m.mode === g.mode)?.steps ?? [];
     // The requests of a step cut short go: it is measured again.
-    if (driver.requests) {
-      const drop = cutShort(g.mode, kept.length);
-      run.requests = { file: REQUESTS_FILE, lines: await driver.requests.retain((l) => !drop(l)) };
-    }
+    const drop = cutShort(g.mode, kept.length);
+    await retainRequests(run, driver.requests, (l) => !drop(l));
     const mode: FleetSearchMode = {
       mode: g.mode,
       top: sizeTop(fleet, g.mode, s.maxServers ?? null, driver.gpuMemoryMiB),

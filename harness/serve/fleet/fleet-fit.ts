@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { CUDA_CONTEXT_MIB } from '../../system/cuda-context.js';
 import { MPS_CLIENT_LIMIT } from '../../system/mps/client-limit.js';
-import { IN_PROCESS, type ServeGroup, type ServeMode } from '../record.js';
+import { isServeMode, type ServeGroup, type ServeMode } from '../record.js';
 
 export const FitCheckSchema = z.object({
   check: z.enum(['memory', 'mps-clients', 'host-cpus']),
@@ -129,7 +129,7 @@ export function preCheckFleet(
   memFractions: readonly number[],
   gpuMemoryMiB: number | null,
 ): void {
-  const modes = run.groups.flatMap((g) => (g.mode === 'dedicated' || g.mode === IN_PROCESS ? [] : [g.mode]));
+  const modes = run.groups.flatMap((g) => (isServeMode(g.mode) ? [g.mode] : []));
   const cores = run.host.cpus;
   const checks = fleetFit({ memFractions, modes, gpuMemoryMiB, cores, loadWorkers: run.settings.loadWorkers ?? 1 });
   if (run.fleet !== undefined) run.fleet.fit = checks;

@@ -10,14 +10,13 @@
 import type { LoadResult } from '../../load/run.js';
 import type { TimedRequest } from '../../load/schedule.js';
 import { type Arrival, perServer } from '../../load/traffic/schedule.js';
-import { REQUESTS_FILE } from '../../record/kinds.js';
 import { gpuProcesses } from '../../system/nvidia/gpu-processes.js';
 import { WorkloadGroup } from '../../workload/group.js';
 import type { Copies, CopyGroup, MemberPlan } from '../copies.js';
 import { attachedMembers, fillCommand, modeEnv, startMembers } from '../copies.js';
 import type { ServeDriver } from '../measure.js';
 import { type GroupMode, IN_PROCESS, type ServeGroup, type ServeRun, type WindowStats } from '../record.js';
-import { type RequestLine, type WindowTag, windowLines } from '../requests-log.js';
+import { appendRequests, type RequestLine, retainRequests, type WindowTag, windowLines } from '../requests-log.js';
 import type { ServerMember } from '../server-member.js';
 import { nothingMeasured, type Slo } from '../verdicts.js';
 import { WARMUP_MAX_S, WARMUP_S, type Warmup, warmUp, warmupWarning } from '../warmup.js';
@@ -92,10 +91,7 @@ export async function keepRequests(
   results: readonly LoadResult[],
   servers: readonly number[],
 ): Promise<void> {
-  if (!driver.requests) return;
-  const lines = windowLines(tag, results, servers);
-  await driver.requests.append(lines);
-  run.requests = { file: REQUESTS_FILE, lines: (run.requests?.lines ?? 0) + lines.length };
+  if (driver.requests) await appendRequests(run, driver.requests, windowLines(tag, results, servers));
 }
 
 /**
@@ -154,10 +150,7 @@ export async function measureFleet(
   const rateOf = (index: number) => record.servers.find((x) => x.index === index)?.ratePerS ?? 0;
   const set = { ...driver, settings: s };
   const epochMs = () => Date.parse(driver.clock.nowIso());
-  /** Keeps only the requests `keep` accepts (what --resume measures again goes). */
-  const retain = async (keep: (line: RequestLine) => boolean) => {
-    if (driver.requests) run.requests = { file: REQUESTS_FILE, lines: await driver.requests.retain(keep) };
-  };
+  const retain = (keep: (line: RequestLine) => boolean) => retainRequests(run, driver.requests, keep);
 
   /** One window: each server its own arrivals; each server's share of it; its requests in the requests file. */
   async function window(
@@ -248,10 +241,12 @@ export async function measureFleet(
     };
   };
 
+  const listGpu = () => gpuProcesses(driver.runner, driver.gpuUuid);
+
   /** Once warm: each server's memory under `mode` (baseline: its kind alone), in the record. */
   const memoryOf = (mode: string, copies: Copies, mps: boolean) => async () => {
     const servers = copies.members.map((m) => ({ server: m.spec.index, pid: m.pid }));
-    const got = await sampleMemory(mode, servers, () => gpuProcesses(driver.runner, driver.gpuUuid), mps);
+    const got = await sampleMemory(mode, servers, listGpu, mps);
     const others = (record.memory ?? []).filter((x) => x.mode !== mode || !servers.some((y) => y.server === x.server));
     record.memory = [...others, ...got];
   };
@@ -262,12 +257,7 @@ export async function measureFleet(
    */
   const inProcessMemory = (host: Copies) => async () => {
     const pid = host.members[0]?.pid ?? null;
-    const [whole] = await sampleMemory(
-      IN_PROCESS,
-      [{ server: 1, pid }],
-      () => gpuProcesses(driver.runner, driver.gpuUuid),
-      false,
-    );
+    const [whole] = await sampleMemory(IN_PROCESS, [{ server: 1, pid }], listGpu, false);
     const n = record.servers.length;
     const reason =
       whole?.memoryMiB == null
