@@ -6,7 +6,8 @@
 #             floor, so the generator's ceiling can be verified) with a batch of 64 (at 32 a copy queues from
 #             about 64 req/s, under the old 177 req/s ceiling even at 4 copies), dedicated and 4 and 8 copies
 #             under MPS, about 6 min;
-#   replay    #49: the 16-server trace of run …-de7677 replayed twice under MPS, then compared per server;
+#   replay    #49: the 16-server trace of run …-de7677 replayed twice under MPS, then compared per server
+#             (REPLAYS=1: once, to compare with a stored replay, such as …-33ec30, after `gpushare evidence extract`);
 #   fleet16   #49: 16 servers of three sizes, Zipf s=0.5, under MPS, capped MPS and time-slicing, then the file's
 #             in-process arm (one reference server serving all 16 models), windows long enough for 381
 #             requests on every server, then plan's answer and files, about 7 min;
@@ -28,12 +29,12 @@ case "$phase" in
     cli plan --run "$out/capacity-b64" || echo "plan exit $?"
     ;;
   replay)
-    for i in 1 2; do
+    for i in $(seq "${REPLAYS:-2}"); do
       cli bench --serve --fleet examples/fleet/reference-16-replay.yaml --ready-path /health --modes mps \
         --start parallel --window-s 5 --rounds 1 --warmup-s 0 --slo-ttft-p99-ms 500 \
         --out "$out/replay-$i" || echo "replay $i exit $?"
     done
-    node scripts/compare-replays.mjs "$out/replay-1" "$out/replay-2" mps || echo "compare exit $?"
+    [ "${REPLAYS:-2}" -lt 2 ] || node scripts/compare-replays.mjs "$out/replay-1" "$out/replay-2" mps || echo "compare exit $?"
     ;;
   fleet16 | fleet40)
     file=examples/fleet/reference-16-s05.yaml window=17
