@@ -287,7 +287,13 @@ async function fleetDryRun(options: ServeOptions, deps: AppDeps): Promise<string
         loadWorkers: options.settings.loadWorkers ?? defaultLoadWorkers(cores, null),
       },
       s.measure,
-      { windowMs: s.windowMs, rounds: s.rounds },
+      {
+        windowMs: s.windowMs,
+        rounds: s.rounds,
+        warmupMs: s.warmupMs,
+        warmupMaxMs: s.warmupMaxMs,
+        ceilingStepMs: s.ceilingStepMs,
+      },
     ))
   );
 }

@@ -8,22 +8,39 @@ import { WARMUP_MAX_S, WARMUP_S, warmupWindowMs } from './warmup.js';
 
 type Planned = Omit<ServeSettings, 'serverCpus' | 'generatorCpu'>;
 
+/** The generator's ceiling before the first measurement: its rates and one warm-up step, s. */
+export const ceilingS = (ceilingStepMs: number): number => ((CEILING_RATES.length + 1) * ceilingStepMs) / 1000;
+
+/**
+ * How long an arm's warm-up of `windowMs` windows takes, s, as verdicts.ts warmupStop ends it after whole windows:
+ * one window with --warmup-s 0; else at the soonest once the trend test has its windows and the minimum has
+ * passed, at the latest once --warmup-max-s has.
+ */
+export function warmupBoundsS(
+  windowMs: number,
+  s: { warmupMs?: number | undefined; warmupMaxMs?: number | undefined },
+): { leastS: number; mostS: number } {
+  const windowS = windowMs / 1000;
+  const minMs = s.warmupMs ?? WARMUP_S * 1000;
+  if (minMs === 0) return { leastS: windowS, mostS: windowS };
+  const maxMs = s.warmupMaxMs ?? WARMUP_MAX_S * 1000;
+  const mostS = windowS * Math.max(1, Math.ceil(maxMs / windowMs));
+  const steadyS = windowS * Math.max(WARMUP_TREND_WINDOWS, Math.ceil(minMs / windowMs));
+  return { leastS: Math.min(steadyS, mostS), mostS };
+}
+
 /** The groups a run measures, in order, with the seconds of load each takes: bench, exactly; capacity, at most. */
 export function dryRunText(settings: Planned, groups: ReadonlyArray<Pick<ServeGroup, 'mode' | 'copies'>>): string {
   const s = settings;
   const windowS = s.windowMs / 1000;
-  const ceilingS = ((CEILING_RATES.length + 1) * s.ceilingStepMs) / 1000;
+  const ceilingSeconds = ceilingS(s.ceilingStepMs);
   const lines = [
     `gpushare ${s.measure} --serve --dry-run: nothing is started or measured`,
     `server: ${s.serve}`,
-    `ceiling: the load generator against a null server at ${CEILING_RATES.length} rates × ${s.ceilingStepMs / 1000} s after one warm-up step (at most ${ceilingS} s)`,
+    `ceiling: the load generator against a null server at ${CEILING_RATES.length} rates × ${s.ceilingStepMs / 1000} s after one warm-up step (at most ${ceilingSeconds} s)`,
   ];
-  let loadS = ceilingS;
-  // An arm's warm-up: one window with --warmup-s 0, else the minimum or the trend test's windows, whichever is longer.
-  const warmS = warmupWindowMs(s.windowMs) / 1000;
-  const warmMinS = s.warmupMs ?? WARMUP_S * 1000;
-  const leastS = warmMinS === 0 ? warmS : Math.max(warmMinS / 1000, WARMUP_TREND_WINDOWS * warmS);
-  const mostS = Math.max(leastS, (s.warmupMaxMs ?? WARMUP_MAX_S * 1000) / 1000);
+  let loadS = ceilingSeconds;
+  const { leastS, mostS } = warmupBoundsS(warmupWindowMs(s.windowMs), s);
   const warmup = `a warm-up until steady (${leastS}–${mostS} s)`;
   if (s.measure === 'bench') {
     lines.push(

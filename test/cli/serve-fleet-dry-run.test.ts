@@ -35,6 +35,10 @@ describe('bench --serve --fleet --dry-run', () => {
       /requests per server in a mode's 6 windows of 5 s: \d+ \(m-\d+\) to \d+ \(m-1\)/,
     );
     expect(joined(result.stdout)).toMatch(/40 of 40 servers get fewer: .*--window-s \d+ gives each of them enough/);
+    // The load: the ceiling, then the one kind's baseline and the three modes, each a warm-up and 6 windows of 5 s.
+    expect(joined(result.stdout)).toMatch(
+      /load: at least \d+ s: the generator's ceiling \(22 s\), then 4 arms \(1 baseline, 3 modes\)/,
+    );
   });
 
   it('under capacity, says the search sizes the fleet: the pre-check skips no mode there', async () => {
@@ -50,5 +54,8 @@ describe('bench --serve --fleet --dry-run', () => {
     expect(result.stdout).not.toContain('a mode a check rules out is skipped');
     // A search's sizes scale the rates: no count of the file's size is claimed.
     expect(result.stdout).not.toContain('requests per server');
+    expect(joined(result.stdout)).toMatch(
+      /load: at most \d+ s: the generator's ceiling \(22 s\), then per mode at most 24 steps/,
+    );
   });
 });

@@ -1,7 +1,9 @@
 /** What `--dry-run` adds for a fleet: its servers and the pre-check (fleet-fit.ts), against this host's GPU and cores. */
 import type { ProcessRunner } from '../../core/process.js';
 import { smiText } from '../../system/nvidia/fingerprint.js';
+import { ceilingS, warmupBoundsS } from '../dry-run.js';
 import type { ServeMode } from '../record.js';
+import { SEARCH_MAX_STEPS } from './fleet-capacity.js';
 import { fleetFit } from './fleet-fit.js';
 import { loadFleet } from './fleet-load.js';
 import { requestsLines, requestsPerServer, windowSFor } from './fleet-requests.js';
@@ -18,6 +20,45 @@ async function gpuMemoryMiB(runner: ProcessRunner, gpuIndex: number): Promise<nu
   return Number.isFinite(mib) && mib > 0 ? mib : null;
 }
 
+/** What a fleet run's load time depends on: its windows, warm-up rule and the generator's ceiling steps. */
+export interface FleetTiming {
+  windowMs: number;
+  rounds: number;
+  warmupMs?: number | undefined;
+  warmupMaxMs?: number | undefined;
+  ceilingStepMs: number;
+}
+
+/**
+ * The load a fleet run takes, as its dry run says: bench's arms (each kind's baseline, each mode, the in-process
+ * arm) at least, each a warm-up of whole windows and --rounds windows; capacity's steps at most, per mode.
+ */
+export function fleetLoadLine(
+  measure: 'bench' | 'capacity',
+  arms: { kinds: number; modes: number; inProcess: boolean },
+  t: FleetTiming,
+): string {
+  const { leastS, mostS } = warmupBoundsS(t.windowMs, t);
+  const windowS = t.windowMs / 1000;
+  const each = `a warm-up (${leastS}–${mostS} s) and ${t.rounds} window${t.rounds === 1 ? '' : 's'} of ${windowS} s`;
+  const ceiling = `the generator's ceiling (${ceilingS(t.ceilingStepMs)} s)`;
+  const starts = "plus each server's start-up";
+  if (measure === 'capacity') {
+    const perModeS = SEARCH_MAX_STEPS * (mostS + t.rounds * windowS);
+    const totalS = ceilingS(t.ceilingStepMs) + arms.modes * perModeS;
+    return `load: at most ${Math.round(totalS)} s: ${ceiling}, then per mode at most ${SEARCH_MAX_STEPS} steps, each ${each}; ${starts}`;
+  }
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const count = arms.kinds + arms.modes + (arms.inProcess ? 1 : 0);
+  const totalS = ceilingS(t.ceilingStepMs) + count * (leastS + t.rounds * windowS);
+  const which = [
+    plural(arms.kinds, 'baseline'),
+    plural(arms.modes, 'mode'),
+    ...(arms.inProcess ? ['the in-process arm'] : []),
+  ];
+  return `load: at least ${Math.round(totalS)} s: ${ceiling}, then ${count} arms (${which.join(', ')}), each ${each}; ${starts}`;
+}
+
 /** What becomes of the file's in_process arm: bench measures it after the modes; capacity does not. */
 const inProcessLine = (servers: number, measure: 'bench' | 'capacity') =>
   measure === 'bench'
@@ -29,7 +70,7 @@ export async function fleetDryRunText(
   modes: readonly ServeMode[],
   host: { runner: ProcessRunner; gpuIndex: number; cores: number; loadWorkers: number },
   measure: 'bench' | 'capacity' = 'bench',
-  windows: { windowMs: number; rounds: number } | null = null,
+  timing: FleetTiming | null = null,
 ): Promise<string> {
   const fleet = await loadFleet(file);
   const checks = fleetFit({
@@ -50,14 +91,23 @@ export async function fleetDryRunText(
     ...checks.map((c) => `  ${mark(c.fits, c.blocks)} (${c.modes.join(', ')}): ${c.text}`),
     ...(fleet.inProcess === null ? [] : [inProcessLine(fleet.servers.length, measure)]),
     // capacity's sizes scale the rates: the file's size alone is known here.
-    ...(windows === null || measure !== 'bench'
+    ...(timing === null || measure !== 'bench'
       ? []
       : requestsLines(
-          requestsPerServer(fleet, windows.windowMs, windows.rounds),
-          windows.windowMs,
-          windows.rounds,
-          windowSFor(fleet, windows.rounds),
+          requestsPerServer(fleet, timing.windowMs, timing.rounds),
+          timing.windowMs,
+          timing.rounds,
+          windowSFor(fleet, timing.rounds),
         )),
+    ...(timing === null
+      ? []
+      : [
+          fleetLoadLine(
+            measure,
+            { kinds, modes: modes.length, inProcess: measure === 'bench' && fleet.inProcess !== null },
+            timing,
+          ),
+        ]),
     '',
   ].join('\n');
 }
