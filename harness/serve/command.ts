@@ -287,13 +287,7 @@ async function fleetDryRun(options: ServeOptions, deps: AppDeps): Promise<string
         loadWorkers: options.settings.loadWorkers ?? defaultLoadWorkers(cores, null),
       },
       s.measure,
-      {
-        windowMs: s.windowMs,
-        rounds: s.rounds,
-        warmupMs: s.warmupMs,
-        warmupMaxMs: s.warmupMaxMs,
-        ceilingStepMs: s.ceilingStepMs,
-      },
+      s,
     ))
   );
 }
