@@ -13,7 +13,6 @@ function probeRun(out: string): ProbeRun {
   return JSON.parse(readFileSync(path.join(out, 'probe.json'), 'utf8')) as ProbeRun;
 }
 
-/** Fake roles still running: their argv names workloads/isolation.py. */
 /** This checkout's probe roles still running: another suite on the machine has roles of its own. */
 async function isolationProcesses(): Promise<string[]> {
   const ps = await execa('ps', ['-eo', 'pid,args'], { reject: false });

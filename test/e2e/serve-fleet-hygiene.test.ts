@@ -70,7 +70,9 @@ describe('capacity --serve --fleet: no server outlives the run', () => {
     mkdirSync(peers);
     const file = oneKindFleet(dir, `${sim(tag)} --peers-dir ${peers} --max-peers 2`, 2);
     const out = path.join(dir, 'run');
-    const run = started(['--fleet', file, ...search(), '--out', out]);
+    // 4 rounds of 1 s: the replicate of 2 runs for 4 s after its warm-up is logged, time for the Ctrl-C to land
+    // inside it on a busy machine (with 2 rounds it once landed after it).
+    const run = started(['--fleet', file, ...search({ rounds: 4 }), '--out', out]);
     // Stopped while the replicate of 2 runs: its servers up, three steps measured before it, and a window of
     // its warm-up logged (the resume must drop it).
     const logged = async () => (await loadRequests(out))?.lines.some((l) => l.kind === 'warm-up' && l.index === 3);
@@ -116,7 +118,8 @@ describe('capacity --serve --fleet: no server outlives the run', () => {
     // ... its warm-up's too: every line from step `kept` on was sent after the resume began.
     const resumedAtMs = Date.parse(after?.resumes?.[0]?.at ?? '');
     const late = log?.lines.filter((l) => l.mode === 'timeslice' && l.index >= kept) ?? [];
-    expect(late.length).toBeGreaterThan(0);
+    // With 4 kept, the one step left is 3 servers, which do not all start: it sends nothing.
+    expect(late.length > 0).toBe(kept === 3);
     expect(late.filter((l) => l.windowAtMs < resumedAtMs)).toEqual([]);
     expect(resumed.stdout).toContain('timeslice: 2 servers, interval 2–2, limited by the SLO');
   }, 180_000);
