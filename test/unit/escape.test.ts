@@ -627,6 +627,9 @@ describe('every markdown writer keeps its structure whatever the runs say', () =
         { numRuns: 60 },
       );
     },
+    // Work, not waiting: the mix report analyses its run each time (16 s quiet, 70 s beside three suites on
+    // 2 cores); the bound is only against a hang.
+    180_000,
   );
 });
 
