@@ -32,8 +32,10 @@ if [ ! -e "$CUDA_PATH/lib64/stubs/libcuda.so" ] && ! ldconfig -p | grep -q 'libc
 sed -i 's/\$(subst -Ofast,-O3,\$(CXXFLAGS))/$(subst -std=c++11,-std=c++17,$(subst -Ofast,-O3,$(CXXFLAGS)))/' Makefile
 grep -q 'std=c++11,-std=c++17' Makefile || { echo "build_koboldcpp.sh: the nvcc C++17 patch did not apply"; exit 1; }
 s=$SECONDS
-# CUDA_DOCKER_ARCH=sm_90: one architecture (else -arch=native, which needs the GPU at build time, or all).
-if ! make -j"$(nproc)" koboldcpp_cublas LLAMA_CUBLAS=1 CUDA_DOCKER_ARCH=sm_90 CUDA_PATH="$CUDA_PATH" \
+# CUDA_DOCKER_ARCH=sm_90: one architecture (else -arch=native, which needs the GPU at build time, or all); the
+# Makefile passes it as -arch=$(CUDA_DOCKER_ARCH). KOBOLDCPP_ARCH='compute_90 -code=sm_90': machine code alone,
+# without the PTX that -arch=sm_90 adds (a library a third the size once compressed; it runs on sm_90 GPUs only).
+if ! make -j"$(nproc)" koboldcpp_cublas LLAMA_CUBLAS=1 CUDA_DOCKER_ARCH="${KOBOLDCPP_ARCH:-sm_90}" CUDA_PATH="$CUDA_PATH" \
     LDFLAGS="-L$LINKDIR -L$CUBLAS_DIR -Wl,-rpath,$CUBLAS_DIR -Wl,-rpath,$CUDA_PATH/lib64" >build.log 2>&1; then
   grep -m5 -B2 -A8 -E 'error|Error' build.log || tail -40 build.log
   echo "BUILD FAILED after $((SECONDS - s)) s (log: /tmp/eng/koboldcpp/build.log)"; exit 1

@@ -15,6 +15,12 @@ while [ $# -gt 0 ]; do case "$1" in
 [ -n "$PORT" ] || { echo "serve_koboldcpp.sh: --port is required" >&2; exit 2; }
 [ -f "$(dirname "$BIN")/koboldcpp_cublas.so" ] || {
   echo "serve_koboldcpp.sh: no koboldcpp_cublas.so beside $BIN; build it with build_koboldcpp.sh" >&2; exit 2; }
+# A library prebuilt on another machine (prebuild_koboldcpp.sh) finds libcublas.so.13 and libcudart.so.13 by
+# no path that exists here: take them from the Python's nvidia wheels (PyTorch's), read when the loader starts.
+if ldd "$(dirname "$BIN")/koboldcpp_cublas.so" | grep -q 'not found'; then
+  NV_LIBS="$("$PY" -c 'import glob, nvidia; print(":".join(sorted({d for p in nvidia.__path__ for d in glob.glob(p + "/*/lib")})))' 2>/dev/null || true)"
+  export LD_LIBRARY_PATH="$NV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 # --usecublas normal: all visible GPUs, i.e. the one gpushare names in CUDA_VISIBLE_DEVICES. A GPU number here
 #   ("--usecublas 0") would make koboldcpp.py overwrite CUDA_VISIBLE_DEVICES with that index.
 # --gpulayers 999: every layer on the GPU (-1 would guess from nvidia-smi's free memory, so copies would differ).
