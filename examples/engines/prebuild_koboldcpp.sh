@@ -3,7 +3,7 @@
 # time goes to the bench and not to the build (233 s of 16 cores there, 2026-12-06). Needs nvcc (CUDA 13) and pip.
 # Usage: bash prebuild_koboldcpp.sh SRC.tar.gz OUT.tar.xz   (SRC.tar.gz from pack_koboldcpp.sh)
 # cuBLAS comes from NVIDIA's wheel (pip download, cached in ${KOBOLDCPP_WHEELS:-/tmp/kcpp-wheels}); the driver's
-# libcuda.so.1 from an empty stub of that name (its symbols resolve when the GPU machine loads the library). The
+# libcuda.so.1 from a stub of that name (its calls go to the driver's when the GPU machine loads the library). The
 # library needs libcublas.so.13 and libcudart.so.13 at run time: serve_koboldcpp.sh finds them in PyTorch's
 # nvidia wheels there. Then: bash scripts/device-carry.sh OUT.tar.xz.
 set -euo pipefail
