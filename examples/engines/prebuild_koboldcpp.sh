@@ -9,10 +9,9 @@
 set -euo pipefail
 SRC="$(realpath "${1:?usage: prebuild_koboldcpp.sh SRC.tar.gz OUT.tar.xz}")"
 OUT="$(realpath -m "${2:?usage: prebuild_koboldcpp.sh SRC.tar.gz OUT.tar.xz}")"
-nvcc="$(command -v nvcc)" || { echo "prebuild_koboldcpp.sh: no nvcc on PATH" >&2; exit 1; }
-# nvcc may be a wrapper script (exec /usr/local/cuda-13.0/bin/nvcc): the toolkit is where the real one is.
-real="$(sed -n 's/^exec \([^ ]*nvcc\) .*/\1/p' "$nvcc" 2>/dev/null | head -1)"
-toolkit="$(dirname "$(dirname "$(readlink -f "${real:-$nvcc}")")")"
+command -v nvcc >/dev/null || { echo "prebuild_koboldcpp.sh: no nvcc on PATH" >&2; exit 1; }
+# The toolkit as nvcc itself names it (its own folder's parent): on PATH it may be a wrapper script or a link.
+toolkit="$(dirname "$(nvcc --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ _HERE_=//p' | head -1)")"
 wheels=${KOBOLDCPP_WHEELS:-/tmp/kcpp-wheels}
 mkdir -p "$wheels"
 wheel() { find "$wheels" -name 'nvidia_cublas-*.whl' | sort | tail -1; }

@@ -41,17 +41,17 @@ export function fleetLoadLine(
   const { leastS, mostS } = warmupBoundsS(t.windowMs, t);
   const windowS = t.windowMs / 1000;
   const each = `a warm-up (${leastS}–${mostS} s) and ${t.rounds} window${t.rounds === 1 ? '' : 's'} of ${windowS} s`;
-  const firstS = ceilingS(t.ceilingStepMs);
-  const ceiling = `the generator's ceiling (${firstS} s)`;
+  const ceilingRunS = ceilingS(t.ceilingStepMs);
+  const ceiling = `the generator's ceiling (${ceilingRunS} s)`;
   const starts = "plus each server's start-up";
   if (measure === 'capacity') {
     const perModeS = SEARCH_MAX_STEPS * (mostS + t.rounds * windowS);
-    const totalS = firstS + arms.modes * perModeS;
+    const totalS = ceilingRunS + arms.modes * perModeS;
     return `load: at most ${Math.round(totalS)} s: ${ceiling}, then per mode at most ${SEARCH_MAX_STEPS} steps, each ${each}; ${starts}`;
   }
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   const count = arms.kinds + arms.modes + (arms.inProcess ? 1 : 0);
-  const totalS = firstS + count * (leastS + t.rounds * windowS);
+  const totalS = ceilingRunS + count * (leastS + t.rounds * windowS);
   const which = [
     plural(arms.kinds, 'baseline'),
     plural(arms.modes, 'mode'),
