@@ -10,7 +10,9 @@
 #             (REPLAYS=1: once, to compare with a stored replay, such as …-33ec30, after `gpushare evidence extract`);
 #   fleet16   #49: 16 servers of three sizes, Zipf s=0.5, under MPS, capped MPS and time-slicing, then the file's
 #             in-process arm (one reference server serving all 16 models), windows long enough for 381
-#             requests on every server, then plan's answer and files, about 7 min;
+#             requests on every server, then plan's answer and files: on an H100 (2026-12-07) the baselines and
+#             three modes filled a 570 s call and the in-process arm took 224 s more in the next
+#             (`gpushare bench --resume` on the same machine);
 #   fleet40   #49: 40 servers of three sizes, Zipf s=0.5, likewise (about 9 min for three modes: give
 #             MODES=mps,mps-threads in one call and MODES=timeslice in the next).
 # Run from the repository root with the CLI built (dist/) and PyTorch installed.
