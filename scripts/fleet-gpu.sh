@@ -14,10 +14,14 @@
 #             three modes filled a 570 s call and the in-process arm took 224 s more in the next
 #             (`gpushare bench --resume` on the same machine);
 #   fleet40   #49: 40 servers of three sizes, Zipf s=0.5, likewise (about 9 min for three modes: give
-#             MODES=mps,mps-threads in one call and MODES=timeslice in the next).
+#             MODES=mps,mps-threads in one call and MODES=timeslice in the next);
+#   search    #49: the largest fleet of reference-16-s05.yaml's kinds within the SLO (`capacity --serve
+#             --fleet`), one mode a run (MODES, default mps): at 16 servers MPS missed on an H100 (run …-a6d03a),
+#             so the search goes down from there. At most 1,246 s of load a mode (its dry run): where a call's
+#             deadline stops it, the same phase in the next call on the same machine goes on with `--resume`.
 # Run from the repository root with the CLI built (dist/) and PyTorch installed.
 set -uo pipefail
-phase=${1:?give the phase: capacity, replay, fleet16 or fleet40}
+phase=${1:?give the phase: capacity, replay, fleet16, fleet40 or search}
 out=${OUT:-runs/results}
 cli() { node dist/harness/main.js "$@"; }
 case "$phase" in
@@ -48,8 +52,20 @@ case "$phase" in
       || echo "bench --serve --fleet exit $?"
     cli plan --run "$run" --out "$run-plan" || echo "plan exit $?"
     ;;
+  search)
+    modes=${MODES:-mps}
+    run="$out/search-${modes//,/-}"
+    if [ -f "$run/serve.json" ]; then
+      cli capacity --resume "$run" || echo "capacity --resume exit $?"
+    else
+      cli capacity --serve --fleet examples/fleet/reference-16-s05.yaml --ready-path /health --modes "$modes" \
+        --start parallel --window-s 17 --rounds 2 --warmup-s 0 --replicates 2 --max-servers 40 \
+        --slo-ttft-p99-ms 500 --out "$run" || echo "capacity --serve --fleet exit $?"
+    fi
+    cli plan --run "$run" --out "$run-plan" || echo "plan exit $?"
+    ;;
   *)
-    echo "fleet-gpu.sh: the phase is capacity, replay, fleet16 or fleet40, not $phase" >&2
+    echo "fleet-gpu.sh: the phase is capacity, replay, fleet16, fleet40 or search, not $phase" >&2
     exit 2
     ;;
 esac
