@@ -33,6 +33,7 @@ import { openRun } from '../record/evidence.js';
 import { simulatedJson } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { analyzeServe, serveAnswer } from '../serve/analysis.js';
+import { fleetRunReport } from '../serve/fleet/fleet-capacity-markdown.js';
 import { serveMarkdown } from '../serve/markdown.js';
 import { loadServeRun, type ServeRun } from '../serve/record.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
@@ -259,7 +260,13 @@ function verifyReport(run: VerifyRun, options: ReportOptions, deps: AppDeps): Pr
   return oneFileReport(run, 'verify run', report, options, deps);
 }
 
+/** A server run's report: a fleet's (bench's or capacity's search) as its run wrote it, else the copies'. */
 function serveReport(run: ServeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
+  const fleet = fleetRunReport(run);
+  if (fleet !== null) {
+    const { markdown, ...analyses } = fleet;
+    return oneFileReport(run, 'fleet run', { json: () => analyses, markdown: () => markdown }, options, deps);
+  }
   const analysis = analyzeServe(run);
   const report = {
     json: () => ({ analysis, plan: serveAnswer(run, analysis) }),

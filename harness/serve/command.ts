@@ -19,12 +19,10 @@ import { defineRunCommand, runJson, whereLines } from '../session/run-command.js
 import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { analyzeServe } from './analysis.js';
 import { dryRunText } from './dry-run.js';
-import { analyzeFleet } from './fleet/fleet-analysis.js';
 import { measureFleetCapacity } from './fleet/fleet-capacity.js';
-import { analyzeFleetCapacity } from './fleet/fleet-capacity-analysis.js';
-import { fleetCapacityMarkdown, fleetCapacitySummary } from './fleet/fleet-capacity-markdown.js';
+import { fleetCapacitySummary, fleetRunReport } from './fleet/fleet-capacity-markdown.js';
 import { fleetDryRunText } from './fleet/fleet-dry-run.js';
-import { fleetMarkdown, fleetSummary } from './fleet/fleet-markdown.js';
+import { fleetSummary } from './fleet/fleet-markdown.js';
 import { measureFleet } from './fleet/fleet-measure.js';
 import { fleetStart } from './fleet/fleet-run.js';
 import { serveMarkdown, serveSummary } from './markdown.js';
@@ -250,7 +248,7 @@ async function serveRun(session: Session<ServeRun>, { json }: ServeOptions, deps
     await measured.finally(() => pool.stop());
   };
   const report = async () => {
-    const fleet = analyzeFleet(run);
+    const fleet = fleetRunReport(run);
     if (fleet !== null) return fleetReport(session, run, fleet, json, deps);
     const analysis = analyzeServe(run);
     const file = session.reportFile();
@@ -296,17 +294,12 @@ async function fleetDryRun(options: ServeOptions, deps: AppDeps): Promise<string
 async function fleetReport(
   session: Session<ServeRun>,
   run: ServeRun,
-  analysis: NonNullable<ReturnType<typeof analyzeFleet>>,
+  { markdown, fleet: analysis, search }: NonNullable<ReturnType<typeof fleetRunReport>>,
   json: boolean,
   deps: AppDeps,
 ): Promise<number> {
   const file = session.reportFile();
-  // capacity's: the search for the largest fleet at the SLO.
-  const search = analyzeFleetCapacity(run);
-  await writeOutputFile(
-    file,
-    search === null ? fleetMarkdown(run, analysis) : fleetCapacityMarkdown(run, analysis, search),
-  );
+  await writeOutputFile(file, markdown);
   const code = run.groups.every((g) => g.status === 'measured') ? 0 : 3;
   deps.out(
     json

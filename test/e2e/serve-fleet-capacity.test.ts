@@ -101,6 +101,10 @@ describe('capacity --serve --fleet on the simulated server', () => {
     expect(report).toContain('# gpushare capacity --serve --fleet');
     expect(report).toMatch(/\| 1 \| 3 \| search \| fast 2, slow 1 \| 215\.00 \|/);
     expect(report).toContain('## Baseline: each kind alone on the GPU');
+    // `gpushare report` rewrites the search's report from the run, byte for byte.
+    const rewritten = tempDir('gpushare-fleet-report-');
+    expect((await cli(['report', out, '--out', rewritten])).exitCode).toBe(0);
+    expect(readFileSync(path.join(rewritten, `${run.id}.md`), 'utf8')).toBe(report);
     // plan reads the search's answer: on CPU no step is checked against the generator's ceiling, so
     // the 1-server answer is unverified and plan names no fleet rather than a capacity it did not measure.
     const plan = await cli(['plan', '--run', out]);

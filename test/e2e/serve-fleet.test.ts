@@ -111,6 +111,10 @@ describe('bench --serve --fleet on the simulated server', () => {
     const hotPart = report.slice(report.indexOf('**Hot servers**'), report.indexOf('**Cold tail**'));
     expect(hotPart).toContain('| large-1 |');
     expect(hotPart).not.toContain('| small-2 |');
+    // `gpushare report` rewrites the fleet's report from the run, byte for byte (not a report of copies).
+    const rewritten = tempDir('gpushare-fleet-report-');
+    expect((await cli(['report', out, '--out', rewritten])).exitCode).toBe(0);
+    expect(readFileSync(path.join(rewritten, `${run.id}.md`), 'utf8')).toBe(report);
     // Replaying the written trace: the same per-server arrivals and lengths.
     const replay = path.join(tempDir('gpushare-fleet-'), 'replay.yaml');
     writeFileSync(
