@@ -68,8 +68,8 @@ function slowBelow(c: ServeAnalysis['ceiling']): string {
   return ` Below ${num(c.fromPerS, 0)} req/s the null servers' e2e p50 was over it (${rates}): at those rates the generator and loopback add more than 1%, and windows sending them are not flagged.`;
 }
 
-export function ceilingLines(analysis: ServeAnalysis): string[] {
-  const c = analysis.ceiling;
+/** The generator's ceiling in the report's words: bench's copies and fleets alike. */
+export function ceilingLines(c: ServeAnalysis['ceiling']): string[] {
   if (c.steps.length === 0)
     return ["- The generator's ceiling was not measured: no window of this run is checked against it."];
   const top = c.steps.at(-1);
@@ -92,7 +92,7 @@ export function serveMarkdown(run: ServeRun, analysis: ServeAnalysis, version: s
     `# Server run ${mdText(run.id)}`,
     '',
     ...setup(run),
-    ...ceilingLines(analysis),
+    ...ceilingLines(analysis.ceiling),
     '',
     `**Plan:** ${plan.answer}.`,
     '',
@@ -185,7 +185,7 @@ export function serveSummary(run: ServeRun, analysis: ServeAnalysis): string {
   const lines = [
     ...(isSimulated(run.fingerprint) ? [SIMULATED_TEXT] : []),
     `gpushare ${run.settings.measure} --serve ${run.id}: ${run.status}`,
-    ...ceilingLines(analysis).map((l) => l.replace(/^- /, '')),
+    ...ceilingLines(analysis.ceiling).map((l) => l.replace(/^- /, '')),
   ];
   for (const g of analysis.groups) {
     if (g.status !== 'measured') {

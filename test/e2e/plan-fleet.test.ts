@@ -57,6 +57,8 @@ describe('plan --run <fleet run>', () => {
       '0',
       '--slo-ttft-p99-ms',
       '5000',
+      '--ceiling-step-s',
+      '0.05',
       '--out',
       run,
     ]);

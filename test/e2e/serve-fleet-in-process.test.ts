@@ -38,6 +38,8 @@ function fleetFile(inProcess: string): string {
 }
 
 const FLAGS = [
+  '--ceiling-step-s',
+  '0.05',
   '--modes',
   'timeslice',
   '--window-s',

@@ -15,7 +15,18 @@ const SERVER = path.join(ROOT, 'simulator', 'openai-server.cjs');
 const sim = (gb: number) =>
   `node ${SERVER} --port {port} --model-gb ${gb} --gpu-gb 80 --mem-fraction {mem_fraction} --tokens-per-s 5000 --ttft-ms 2 --itl-ms 1`;
 const KINDS = ['large 4 0.1 2', 'medium 2 0.05 3', 'small 1 0.025 4'].map((k) => k.split(' '));
-const FAST = ['--window-s', '0.5', '--warmup-s', '0', '--rounds', '1', '--modes', 'timeslice'];
+const FAST = [
+  '--window-s',
+  '0.5',
+  '--warmup-s',
+  '0',
+  '--rounds',
+  '1',
+  '--modes',
+  'timeslice',
+  '--ceiling-step-s',
+  '0.05',
+];
 
 function fleetFile(traffic: string[]): string {
   const file = path.join(tempDir('gpushare-fleet-'), 'fleet.yaml');

@@ -41,7 +41,7 @@ function fleetFile(): string {
   return file;
 }
 
-const FAST = ['--window-s', '1', '--warmup-s', '0', '--slo-ttft-p99-ms', '100'];
+const FAST = ['--window-s', '1', '--warmup-s', '0', '--slo-ttft-p99-ms', '100', '--ceiling-step-s', '0.05'];
 
 describe('bench --serve --fleet on the simulated server', () => {
   it('measures the baseline and each mode per server, writes the schedule as a trace, and reports hot and cold apart', async () => {
@@ -115,6 +115,13 @@ describe('bench --serve --fleet on the simulated server', () => {
     const rewritten = tempDir('gpushare-fleet-report-');
     expect((await cli(['report', out, '--out', rewritten])).exitCode).toBe(0);
     expect(readFileSync(path.join(rewritten, `${run.id}.md`), 'utf8')).toBe(report);
+    // The generator's ceiling, measured once before the modes, and each mode's windows checked by their sent rate.
+    expect(run.ceiling.length).toBeGreaterThan(0);
+    for (const m of f.windows) expect(m.totals?.map((t) => t.sentPerS > 0)).toEqual([true, true]);
+    expect(report).toMatch(/^- Load generator ceiling/m);
+    expect(
+      report.match(/^Goodput of the whole GPU: .* Load: the generator sent up to [\d.]+ req\/s in its 2 windows, /gm),
+    ).toHaveLength(2);
     // Replaying the written trace: the same per-server arrivals and lengths.
     const replay = path.join(tempDir('gpushare-fleet-'), 'replay.yaml');
     writeFileSync(

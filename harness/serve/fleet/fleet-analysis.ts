@@ -4,7 +4,10 @@
  * GPU's goodput, and each kind's baseline attainment; a mode kept every server within the SLO only where
  * every server's interval lies at or above the target, and missed where one lies wholly below it.
  */
+import { type Ceiling, ceilingOf } from '../analysis.js';
 import type { ServeRun } from '../record.js';
+import { ceilingCheck } from '../verdicts.js';
+import type { StepTotals } from './fleet-capacity-record.js';
 import type { FleetRecord, ServerWindow } from './fleet-record.js';
 import { ATTAINMENT_TARGET, type Verdict, verdictOf } from './verdicts.js';
 
@@ -36,6 +39,17 @@ export interface FleetModeAnalysis {
   tokensPerS: number;
   /** every server within the SLO, a server missed it, or undecided (intervals overlap the target). */
   verdict: 'every server within' | 'missed' | 'undecided' | 'not measured';
+  /** Its windows' sent rates against the generator's ceiling; null where the run kept no totals (runs before them). */
+  generator: GeneratorCheck | null;
+}
+
+/** A mode's windows against the generator's ceiling: how many, the highest rate sent, how many over it or unchecked. */
+export interface GeneratorCheck {
+  windows: number;
+  sentPerS: number | null;
+  over: number;
+  /** Windows not checked: the run found no ceiling. */
+  unverified: number;
 }
 
 export interface FleetAnalysis {
@@ -43,6 +57,32 @@ export interface FleetAnalysis {
   hot: number[];
   baseline: Array<Omit<ServerAttainment, 'hot'> & { status: string; reason: string | null }>;
   modes: FleetModeAnalysis[];
+  /** The generator's ceiling, against the modes' own windows (none measured: its rate null). */
+  ceiling: Ceiling;
+}
+
+/** The generator's ceiling against a fleet run's own windows, each the whole fleet's totals. */
+export function totalsCeiling(run: ServeRun, totals: readonly StepTotals[]): Ceiling {
+  return ceilingOf(
+    run,
+    totals.map((t) => ({ e2e: { p50Ms: t.e2eP50Ms }, ttft: { p50Ms: t.ttftP50Ms } })),
+  );
+}
+
+/** Each window's whole-fleet sent rate against the ceiling. */
+export function generatorCheck(totals: readonly StepTotals[], ceiling: Ceiling): GeneratorCheck {
+  const checks = totals.map((t) =>
+    ceilingCheck(
+      { sentPerS: t.sentPerS, requestsPerS: t.completedPerS, outputTokensPerS: t.outputTokensPerS },
+      ceiling,
+    ),
+  );
+  return {
+    windows: totals.length,
+    sentPerS: totals.length === 0 ? null : Math.max(...totals.map((t) => t.sentPerS)),
+    over: checks.filter((c) => c === 'over').length,
+    unverified: checks.filter((c) => c === 'unverified').length,
+  };
 }
 
 /** One server over its windows. */
@@ -80,8 +120,13 @@ export function analyzeFleet(run: ServeRun): FleetAnalysis | null {
   if (f === undefined) return null;
   const hot = hotServers(f.servers);
   const seconds = run.settings.windowMs / 1000;
+  const ceiling = totalsCeiling(
+    run,
+    f.windows.flatMap((m) => m.totals ?? []),
+  );
   const modes = run.groups.map((g): FleetModeAnalysis => {
-    const windows = f.windows.find((w) => w.mode === g.mode)?.windows ?? [];
+    const kept = f.windows.find((w) => w.mode === g.mode);
+    const windows = kept?.windows ?? [];
     const servers = f.servers.map((s) =>
       attainment(
         s,
@@ -107,6 +152,7 @@ export function analyzeFleet(run: ServeRun): FleetAnalysis | null {
       goodPerS: windows.length === 0 ? 0 : good / (windows.length * seconds),
       tokensPerS: windows.length === 0 ? 0 : tokens / windows.length,
       verdict,
+      generator: kept?.totals === undefined ? null : generatorCheck(kept.totals, ceiling),
     };
   });
   const baseline = f.baseline.flatMap((b) => {
@@ -115,5 +161,5 @@ export function analyzeFleet(run: ServeRun): FleetAnalysis | null {
     const { hot: _, ...a } = attainment(server, b.windows, false);
     return [{ ...a, kind: b.kind, status: b.status, reason: b.reason }];
   });
-  return { target: ATTAINMENT_TARGET, hot, baseline, modes };
+  return { target: ATTAINMENT_TARGET, hot, baseline, modes, ceiling };
 }

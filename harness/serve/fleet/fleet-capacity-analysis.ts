@@ -4,10 +4,10 @@
  * attainment, the verdict, an early stop), and the largest fleet at the SLO with its interval.
  * `largestFleet` is the answer alone, for plan.
  */
-import { type Ceiling, ceilingOf } from '../analysis.js';
+import type { Ceiling } from '../analysis.js';
 import type { ServeRun } from '../record.js';
 import { ceilingCheck } from '../verdicts.js';
-import { hotServers } from './fleet-analysis.js';
+import { hotServers, totalsCeiling } from './fleet-analysis.js';
 import type { FleetSearchMode, FleetStep } from './fleet-capacity-record.js';
 import { countedSteps, type LargestFleet, largestOf, stepAttainments } from './fleet-search.js';
 
@@ -95,10 +95,10 @@ function stepRow(step: FleetStep, steps: readonly FleetStep[], ceiling: Ceiling)
 
 /** The generator's ceiling against the search's own windows. */
 function searchCeiling(run: ServeRun): Ceiling {
-  const own = (run.fleet?.search?.modes ?? []).flatMap((m) =>
-    m.steps.flatMap((x) => x.totals.map((t) => ({ e2e: { p50Ms: t.e2eP50Ms }, ttft: { p50Ms: t.ttftP50Ms } }))),
+  return totalsCeiling(
+    run,
+    (run.fleet?.search?.modes ?? []).flatMap((m) => m.steps.flatMap((x) => x.totals)),
   );
-  return ceilingOf(run, own);
 }
 
 function answerOf(m: FleetSearchMode, rows: readonly FleetStepRow[]): FleetAnswer {

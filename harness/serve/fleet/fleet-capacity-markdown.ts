@@ -52,7 +52,8 @@ function modeLines(m: FleetCapacityMode): string[] {
 
 export function fleetCapacityMarkdown(run: ServeRun, fleet: FleetAnalysis, a: FleetCapacityAnalysis): string {
   const search = run.fleet?.search;
-  const bench = fleetMarkdown(run, { ...fleet, modes: [] })
+  // The search's ceiling (its steps' windows), not bench's (a search keeps no mode windows).
+  const bench = fleetMarkdown(run, { ...fleet, modes: [], ceiling: a.ceiling })
     .split('\n')
     .filter((line) => !line.startsWith('# gpushare') && line !== '## Per mode');
   return [

@@ -8,7 +8,6 @@
  * generator's ceiling is measured once, after the first servers came up.
  */
 import { perServer } from '../../load/traffic/schedule.js';
-import { measureCeiling, runCeilingOptions } from '../ceiling.js';
 import { modeEnv } from '../copies.js';
 import type { ServeDriver } from '../measure.js';
 import type { ServeGroup, ServeRun, WindowStats } from '../record.js';
@@ -19,7 +18,15 @@ import { windowStats } from '../window.js';
 import type { FleetSearchMode, FleetStep, StepServerWindow, StepTotals } from './fleet-capacity-record.js';
 import type { Fleet, FleetServer } from './fleet-file.js';
 import { fleetSchedule } from './fleet-load.js';
-import { fleetWindow, keepRequests, measureFleet, serverWindow, threadCap } from './fleet-measure.js';
+import {
+  fleetTotals,
+  fleetWindow,
+  keepRequests,
+  measureCeilingOnce,
+  measureFleet,
+  serverWindow,
+  threadCap,
+} from './fleet-measure.js';
 import type { FleetRecord } from './fleet-record.js';
 import {
   climbPoints,
@@ -71,17 +78,7 @@ export async function measureFleetCapacity(
   const nowMs = () => driver.clock.monotonicUs() / 1000;
   const set = { ...driver, settings: s };
 
-  // Measured once a run: a ceiling that failed is not tried again at every step (its warning once).
-  let ceilingTried = false;
-  const ceilingOnce = async () => {
-    if (run.ceiling.length > 0 || ceilingTried) return;
-    ceilingTried = true;
-    driver.progress('the load generator against a null server (its own ceiling)');
-    const ceiling = await measureCeiling(driver.runner, runCeilingOptions(s, slo, driver.generator));
-    if (ceiling.problem !== null) run.warnings.push(ceiling.problem);
-    run.ceiling = ceiling.steps;
-    await driver.save();
-  };
+  const ceilingOnce = measureCeilingOnce(run, driver, slo);
 
   for (const g of run.groups) {
     if (g.status !== 'pending') continue;
@@ -230,14 +227,7 @@ export async function measureFleetCapacity(
         windows,
         // The fleet's window as one: what the warm-up's steady test reads.
         stats: all,
-        totals: {
-          sentPerS: all.sentPerS ?? 0,
-          completedPerS: all.requestsPerS,
-          outputTokensPerS: all.outputTokensPerS,
-          e2eP50Ms: all.e2e.p50Ms,
-          ttftP50Ms: all.ttft.p50Ms,
-          lagP99Ms: all.lagP99Ms,
-        },
+        totals: fleetTotals(all),
       };
     };
 

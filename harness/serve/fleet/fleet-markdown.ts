@@ -3,8 +3,10 @@ import { mdCode, mdText } from '../../core/escape/markdown.js';
 import { termText } from '../../core/escape/terminal.js';
 import { SIMULATED_TEXT, simulatedMarkdown } from '../../record/simulated.js';
 import { isSimulated } from '../../system/nvidia/schema.js';
+import { ceilingLines } from '../markdown.js';
 import type { ServeRun } from '../record.js';
-import type { FleetAnalysis, FleetModeAnalysis, ServerAttainment } from './fleet-analysis.js';
+import { OVER_CEILING_TEXT, unverifiedText } from '../verdicts.js';
+import type { FleetAnalysis, FleetModeAnalysis, GeneratorCheck, ServerAttainment } from './fleet-analysis.js';
 import type { FitCheck } from './fleet-fit.js';
 import type { ServerMemory } from './fleet-memory.js';
 
@@ -45,13 +47,24 @@ function memoryNotes(servers: ReadonlyArray<Omit<ServerAttainment, 'hot'>>, memo
   return [...why].map(([reason, labels]) => `Memory of ${mdText(labels.join(', '))} not known: ${mdText(reason)}.`);
 }
 
-function modeLines(m: FleetModeAnalysis, memory: MemoryOf): string[] {
+/** A mode's windows against the generator's ceiling, in one sentence; none for runs that kept no totals. */
+export function generatorText(g: GeneratorCheck | null, ceilingRatePerS: number | null): string | null {
+  if (g === null || g.windows === 0) return null;
+  const sent = `the generator sent up to ${g.sentPerS?.toFixed(1)} req/s in its ${g.windows} windows`;
+  if (g.unverified > 0) return `Load: ${sent}, ${unverifiedText(ceilingRatePerS)}.`;
+  if (g.over > 0)
+    return `Load: ${sent}, ${g.over} of them ${OVER_CEILING_TEXT}: they measured the generator as much as the servers.`;
+  return `Load: ${sent}, every one within its ceiling of ${ceilingRatePerS?.toFixed(0)} req/s.`;
+}
+
+function modeLines(m: FleetModeAnalysis, memory: MemoryOf, ceilingRatePerS: number | null): string[] {
   if (m.status !== 'measured')
     return [`### ${m.mode}`, '', `${m.status}${m.reason ? `: ${mdText(m.reason)}` : ''}`, ''];
+  const load = generatorText(m.generator, ceilingRatePerS);
   return [
     `### ${m.mode}: ${m.verdict}`,
     '',
-    `Goodput of the whole GPU: ${m.goodPerS.toFixed(2)} requests/s within the SLO, ${m.tokensPerS.toFixed(0)} output tokens/s.`,
+    `Goodput of the whole GPU: ${m.goodPerS.toFixed(2)} requests/s within the SLO, ${m.tokensPerS.toFixed(0)} output tokens/s.${load === null ? '' : ` ${load}`}`,
     '',
     '**Hot servers**',
     '',
@@ -99,6 +112,8 @@ export function fleetMarkdown(run: ServeRun, a: FleetAnalysis): string {
     `Fleet ${mdCode(f.file)}: ${f.servers.length} servers of ${new Set(f.servers.map((x) => x.kind)).size} kinds, traffic ${f.source} (seed ${f.seed}), the same ${f.trace.requests} requests in every window of ${s.windowMs / 1000} s (${mdCode(f.trace.file)}), ${s.rounds} windows per mode after a warm-up.`,
     `SLO: TTFT within ${s.sloTtftP99Ms} ms; a server is within it when its attainment's 95% interval lies at or above ${pct(a.target)}, missed when wholly below. Hot: the top fifth by rate (servers ${a.hot.join(', ')}).`,
     '',
+    ...ceilingLines(a.ceiling),
+    '',
     ...fitLines(f.fit),
     '## Baseline: each kind alone on the GPU, with the arrivals of one of its servers',
     '',
@@ -110,7 +125,7 @@ export function fleetMarkdown(run: ServeRun, a: FleetAnalysis): string {
     '',
     '## Per mode',
     '',
-    ...a.modes.flatMap((m) => modeLines(m, memoryOf(run, m.mode))),
+    ...a.modes.flatMap((m) => modeLines(m, memoryOf(run, m.mode), a.ceiling.ratePerS)),
     ...(run.warnings.length > 0 ? ['## Warnings', '', ...run.warnings.map((w) => `- ${mdText(w)}`), ''] : []),
   ].join('\n');
 }
@@ -119,6 +134,7 @@ export function fleetSummary(run: ServeRun, a: FleetAnalysis): string {
   const lines = [
     ...(isSimulated(run.fingerprint) ? [SIMULATED_TEXT] : []),
     `gpushare bench --serve --fleet ${run.id}: ${run.status}`,
+    ...ceilingLines(a.ceiling).map((l) => termText(l.replace(/^- /, ''))),
     ...a.modes.map((m) => {
       const missed = m.servers.filter((s) => s.verdict === 'missed').map((s) => s.label);
       return m.status !== 'measured'

@@ -2,9 +2,10 @@
  * `bench --serve --fleet`: a heterogeneous fleet of servers, each with its own command, memory share and
  * open-loop traffic (the fleet's schedule: every window sends the same arrivals, so modes compare on
  * equal traffic). First the baseline: each kind's first server alone (time-sliced, nothing beside it)
- * with the arrivals that server gets in the fleet; then, per mode, every server started one at a time
- * (an MPS daemon per mode), a warm-up until steady, and --rounds windows, each server's requests,
- * good requests and TTFT kept per window.
+ * with the arrivals that server gets in the fleet; then the generator's own ceiling; then, per mode,
+ * every server started one at a time (an MPS daemon per mode), a warm-up until steady, and --rounds
+ * windows, each server's requests, good requests and TTFT kept per window, and the whole fleet's
+ * totals (its sent rate, checked against the ceiling).
  */
 
 import type { LoadResult } from '../../load/run.js';
@@ -12,6 +13,7 @@ import type { TimedRequest } from '../../load/schedule.js';
 import { type Arrival, perServer } from '../../load/traffic/schedule.js';
 import { gpuProcesses } from '../../system/nvidia/gpu-processes.js';
 import { WorkloadGroup } from '../../workload/group.js';
+import { measureCeiling, runCeilingOptions } from '../ceiling.js';
 import type { Copies, CopyGroup, MemberPlan } from '../copies.js';
 import { attachedMembers, fillCommand, modeEnv, startMembers } from '../copies.js';
 import type { ServeDriver } from '../measure.js';
@@ -21,6 +23,7 @@ import type { ServerMember } from '../server-member.js';
 import { nothingMeasured, type Slo } from '../verdicts.js';
 import { WARMUP_MAX_S, WARMUP_S, type Warmup, warmUp, warmupWarning } from '../warmup.js';
 import { windowStats } from '../window.js';
+import type { StepTotals } from './fleet-capacity-record.js';
 import type { Fleet } from './fleet-file.js';
 import { preCheckFleet } from './fleet-fit.js';
 import { sampleMemory } from './fleet-memory.js';
@@ -94,6 +97,35 @@ export async function keepRequests(
   if (driver.requests) await appendRequests(run, driver.requests, windowLines(tag, results, servers));
 }
 
+/** The whole fleet in one window (all its servers' requests as one): what the generator's ceiling is checked against. */
+export function fleetTotals(all: WindowStats): StepTotals {
+  return {
+    sentPerS: all.sentPerS ?? 0,
+    completedPerS: all.requestsPerS,
+    outputTokensPerS: all.outputTokensPerS,
+    e2eP50Ms: all.e2e.p50Ms,
+    ttftP50Ms: all.ttft.p50Ms,
+    lagP99Ms: all.lagP99Ms,
+  };
+}
+
+/**
+ * The generator's ceiling, measured once a run (kept in the record, so --resume does not measure it again);
+ * one that failed is not tried again (its warning once).
+ */
+export function measureCeilingOnce(run: ServeRun, driver: ServeDriver, slo: Slo): () => Promise<void> {
+  let tried = false;
+  return async () => {
+    if (run.ceiling.length > 0 || tried) return;
+    tried = true;
+    driver.progress('the load generator against a null server (its own ceiling)');
+    const ceiling = await measureCeiling(driver.runner, runCeilingOptions(run.settings, slo, driver.generator));
+    if (ceiling.problem !== null) run.warnings.push(ceiling.problem);
+    run.ceiling = ceiling.steps;
+    await driver.save();
+  };
+}
+
 /**
  * One window of a fleet, bench's and capacity's alike: each member sends its own arrivals (those inside
  * the window), all released together; the members' results in order, or which one stopped answering.
@@ -130,6 +162,13 @@ export async function fleetWindow(
 type Outcome =
   | { windows: ServerWindow[]; stats: WindowStats; problem: null }
   | { windows: null; stats: null; problem: string };
+
+/** A mode's or a baseline's kept windows: each server's, and the fleet's totals per window. */
+interface Kept {
+  windows: ServerWindow[][];
+  totals: StepTotals[];
+  problem: string | null;
+}
 
 /** Measures the baseline, then each pending mode group of `run` (its groups: one per mode, copies = the fleet's servers). */
 export async function measureFleet(
@@ -191,7 +230,7 @@ export async function measureFleet(
     servers: readonly number[],
     g: ServeGroup | null,
     warm: () => Promise<void>,
-  ): Promise<{ windows: ServerWindow[][]; problem: string | null }> {
+  ): Promise<Kept> {
     const mode = g?.mode ?? 'dedicated';
     const tagArm = g === null ? 'dedicated' : 'shared';
     let warmups = 0;
@@ -207,22 +246,23 @@ export async function measureFleet(
       },
       nowMs,
     );
-    if (warmed.warmup === null) return { windows: [], problem: `${what} warm-up: ${warmed.problem}` };
+    if (warmed.warmup === null) return { windows: [], totals: [], problem: `${what} warm-up: ${warmed.problem}` };
     if (g !== null) (g.warmup ??= []).push(warmed.warmup);
     const warning = warmupWarning(what, warmed.warmup);
     if (warning !== null) run.warnings.push(warning);
     await warm();
-    const kept: ServerWindow[][] = [];
+    const kept: Kept = { windows: [], totals: [], problem: null };
     for (let r = 0; r < s.rounds; r++) {
       if (driver.abort.aborted) throw driver.interrupted();
       const w = await window(group, servers, s.windowMs, { mode, arm: tagArm, kind: 'round', index: r });
-      if (w.windows === null) return { windows: kept, problem: `${what} round ${r + 1}: ${w.problem}` };
-      kept.push(w.windows);
+      if (w.windows === null) return { ...kept, problem: `${what} round ${r + 1}: ${w.problem}` };
+      kept.windows.push(w.windows);
+      kept.totals.push(fleetTotals(w.stats));
       const good = w.windows.reduce((n, x) => n + x.good, 0);
       const all = w.windows.reduce((n, x) => n + x.requests, 0);
       driver.progress(`  ${what} round ${r + 1}/${s.rounds}: ${good} of ${all} requests within the SLO`);
     }
-    return { windows: kept, problem: null };
+    return kept;
   }
 
   const plan = (index: number, mode: GroupMode, env: Record<string, string>): MemberPlan => {
@@ -340,9 +380,12 @@ export async function measureFleet(
     await driver.save();
   }
 
+  // Before the first mode (capacity's baseline has none: its search measures the ceiling itself).
+  const ceiling = measureCeilingOnce(run, driver, slo);
   for (const g of run.groups) {
     if (g.status !== 'pending') continue;
     if (driver.abort.aborted) throw driver.interrupted();
+    await ceiling();
     await measureMode(g);
     await driver.save();
   }
@@ -387,7 +430,7 @@ export async function measureFleet(
         driver.progress(`  ${got}`);
         return;
       }
-      record.windows.push({ mode: g.mode, windows: got.windows });
+      record.windows.push({ mode: g.mode, windows: got.windows, totals: got.totals });
       Object.assign(g, got.problem === null ? { status: 'measured' } : { status: 'failed', reason: got.problem });
     } finally {
       await daemon?.stop();

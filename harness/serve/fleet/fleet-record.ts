@@ -4,7 +4,7 @@
  * got: the baseline (each kind's server alone) first, then each mode's windows.
  */
 import { z } from 'zod';
-import { FleetSearchSchema } from './fleet-capacity-record.js';
+import { FleetSearchSchema, StepTotalsSchema } from './fleet-capacity-record.js';
 import { FitCheckSchema } from './fleet-fit.js';
 import { ServerMemorySchema } from './fleet-memory.js';
 import { type ServerWindow, ServerWindowSchema } from './fleet-window.js';
@@ -56,10 +56,17 @@ export const FleetRecordSchema = z.object({
   /** The schedule each window sent, a trace (load/traffic/trace.ts) in the run directory: replay it with traffic.trace. */
   trace: z.object({ file: z.string(), requests: count }),
   baseline: z.array(FleetBaselineSchema).max(MAX_SERVERS),
-  /** Each mode's rounds (the run's groups hold its status): per window, each server's. */
+  /**
+   * Each mode's rounds (the run's groups hold its status): per window, each server's, and the whole fleet's
+   * totals (its sent rate: the generator's ceiling check; absent from runs before it was kept).
+   */
   windows: z
     .array(
-      z.object({ mode: z.string(), windows: z.array(z.array(ServerWindowSchema).max(MAX_SERVERS)).max(MAX_WINDOWS) }),
+      z.object({
+        mode: z.string(),
+        windows: z.array(z.array(ServerWindowSchema).max(MAX_SERVERS)).max(MAX_WINDOWS),
+        totals: z.array(StepTotalsSchema).max(MAX_WINDOWS).optional(),
+      }),
     )
     .max(8),
   /** Each server's device memory once warm, per mode and in the baseline (fleet-memory.ts); absent from runs before it was kept. */
