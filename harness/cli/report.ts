@@ -33,7 +33,7 @@ import { openRun } from '../record/evidence.js';
 import { simulatedJson } from '../record/simulated.js';
 import { writeOutputFile } from '../record/store.js';
 import { analyzeServe, serveAnswer } from '../serve/analysis.js';
-import { fleetRunReport } from '../serve/fleet/fleet-capacity-markdown.js';
+import { fleetRunReport } from '../serve/fleet/fleet-report.js';
 import { serveMarkdown } from '../serve/markdown.js';
 import { loadServeRun, type ServeRun } from '../serve/record.js';
 import type { Fingerprint } from '../system/nvidia/schema.js';
@@ -264,8 +264,10 @@ function verifyReport(run: VerifyRun, options: ReportOptions, deps: AppDeps): Pr
 function serveReport(run: ServeRun, options: ReportOptions, deps: AppDeps): Promise<number> {
   const fleet = fleetRunReport(run);
   if (fleet !== null) {
-    const { markdown, ...analyses } = fleet;
-    return oneFileReport(run, 'fleet run', { json: () => analyses, markdown: () => markdown }, options, deps);
+    const { markdown, analysis, search } = fleet;
+    // The JSON `bench --serve --fleet --json` and `capacity --serve --fleet --json` give.
+    const json = () => ({ analysis, ...(search === null ? {} : { search }) });
+    return oneFileReport(run, 'fleet run', { json, markdown: () => markdown }, options, deps);
   }
   const analysis = analyzeServe(run);
   const report = {

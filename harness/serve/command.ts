@@ -20,10 +20,11 @@ import { gpuAt, visibleDevice } from '../system/nvidia/schema.js';
 import { analyzeServe } from './analysis.js';
 import { dryRunText } from './dry-run.js';
 import { measureFleetCapacity } from './fleet/fleet-capacity.js';
-import { fleetCapacitySummary, fleetRunReport } from './fleet/fleet-capacity-markdown.js';
+import { fleetCapacitySummary } from './fleet/fleet-capacity-markdown.js';
 import { fleetDryRunText } from './fleet/fleet-dry-run.js';
 import { fleetSummary } from './fleet/fleet-markdown.js';
 import { measureFleet } from './fleet/fleet-measure.js';
+import { fleetRunReport } from './fleet/fleet-report.js';
 import { fleetStart } from './fleet/fleet-run.js';
 import { serveMarkdown, serveSummary } from './markdown.js';
 import { measureServe } from './measure.js';
@@ -294,7 +295,7 @@ async function fleetDryRun(options: ServeOptions, deps: AppDeps): Promise<string
 async function fleetReport(
   session: Session<ServeRun>,
   run: ServeRun,
-  { markdown, fleet: analysis, search }: NonNullable<ReturnType<typeof fleetRunReport>>,
+  { markdown, analysis, search }: NonNullable<ReturnType<typeof fleetRunReport>>,
   json: boolean,
   deps: AppDeps,
 ): Promise<number> {

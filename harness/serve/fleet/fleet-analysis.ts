@@ -61,22 +61,36 @@ export interface FleetAnalysis {
   ceiling: Ceiling;
 }
 
-/** The generator's ceiling against a fleet run's own windows, each the whole fleet's totals. */
-export function totalsCeiling(run: ServeRun, totals: readonly StepTotals[]): Ceiling {
+/**
+ * The generator's ceiling against a fleet run's own windows, each the whole fleet's totals: bench's mode windows
+ * and a search's step windows (a run has one or the other), so both analyses of a run read the same ceiling.
+ */
+export function fleetCeiling(run: ServeRun): Ceiling {
+  const f = run.fleet;
+  const totals = [
+    ...(f?.windows ?? []).flatMap((m) => m.totals ?? []),
+    ...(f?.search?.modes ?? []).flatMap((m) => m.steps.flatMap((x) => x.totals)),
+  ];
   return ceilingOf(
     run,
     totals.map((t) => ({ e2e: { p50Ms: t.e2eP50Ms }, ttft: { p50Ms: t.ttftP50Ms } })),
   );
 }
 
+/** The whole fleet's window (or a step's mean of them) against the ceiling, by the rate it sent. */
+export function totalsCheck(
+  t: Pick<StepTotals, 'sentPerS' | 'completedPerS' | 'outputTokensPerS'>,
+  ceiling: Ceiling,
+): 'within' | 'over' | 'unverified' {
+  return ceilingCheck(
+    { sentPerS: t.sentPerS, requestsPerS: t.completedPerS, outputTokensPerS: t.outputTokensPerS },
+    ceiling,
+  );
+}
+
 /** Each window's whole-fleet sent rate against the ceiling. */
 export function generatorCheck(totals: readonly StepTotals[], ceiling: Ceiling): GeneratorCheck {
-  const checks = totals.map((t) =>
-    ceilingCheck(
-      { sentPerS: t.sentPerS, requestsPerS: t.completedPerS, outputTokensPerS: t.outputTokensPerS },
-      ceiling,
-    ),
-  );
+  const checks = totals.map((t) => totalsCheck(t, ceiling));
   return {
     windows: totals.length,
     sentPerS: totals.length === 0 ? null : Math.max(...totals.map((t) => t.sentPerS)),
@@ -120,10 +134,7 @@ export function analyzeFleet(run: ServeRun): FleetAnalysis | null {
   if (f === undefined) return null;
   const hot = hotServers(f.servers);
   const seconds = run.settings.windowMs / 1000;
-  const ceiling = totalsCeiling(
-    run,
-    f.windows.flatMap((m) => m.totals ?? []),
-  );
+  const ceiling = fleetCeiling(run);
   const modes = run.groups.map((g): FleetModeAnalysis => {
     const kept = f.windows.find((w) => w.mode === g.mode);
     const windows = kept?.windows ?? [];

@@ -6,8 +6,7 @@
  */
 import type { Ceiling } from '../analysis.js';
 import type { ServeRun } from '../record.js';
-import { ceilingCheck } from '../verdicts.js';
-import { hotServers, totalsCeiling } from './fleet-analysis.js';
+import { fleetCeiling, hotServers, totalsCheck } from './fleet-analysis.js';
 import type { FleetSearchMode, FleetStep } from './fleet-capacity-record.js';
 import { countedSteps, type LargestFleet, largestOf, stepAttainments } from './fleet-search.js';
 
@@ -67,10 +66,10 @@ function stepRow(step: FleetStep, steps: readonly FleetStep[], ceiling: Ceiling)
   const check =
     sentPerS === null
       ? 'unverified'
-      : ceilingCheck(
+      : totalsCheck(
           {
             sentPerS,
-            requestsPerS: mean(step.totals.map((t) => t.completedPerS)) ?? 0,
+            completedPerS: mean(step.totals.map((t) => t.completedPerS)) ?? 0,
             outputTokensPerS: mean(step.totals.map((t) => t.outputTokensPerS)) ?? 0,
           },
           ceiling,
@@ -93,14 +92,6 @@ function stepRow(step: FleetStep, steps: readonly FleetStep[], ceiling: Ceiling)
   };
 }
 
-/** The generator's ceiling against the search's own windows. */
-function searchCeiling(run: ServeRun): Ceiling {
-  return totalsCeiling(
-    run,
-    (run.fleet?.search?.modes ?? []).flatMap((m) => m.steps.flatMap((x) => x.totals)),
-  );
-}
-
 function answerOf(m: FleetSearchMode, rows: readonly FleetStepRow[]): FleetAnswer {
   const largest = largestOf(m.steps, m.top);
   const counted = new Set(countedSteps(m.steps));
@@ -111,7 +102,7 @@ function answerOf(m: FleetSearchMode, rows: readonly FleetStepRow[]): FleetAnswe
 export function analyzeFleetCapacity(run: ServeRun): FleetCapacityAnalysis | null {
   const search = run.fleet?.search;
   if (search === undefined) return null;
-  const ceiling = searchCeiling(run);
+  const ceiling = fleetCeiling(run);
   const modes = run.groups.map((g): FleetCapacityMode => {
     const m = search.modes.find((x) => x.mode === g.mode) ?? {
       mode: g.mode,

@@ -6,13 +6,8 @@ import { MPS_CLIENT_LIMIT } from '../../system/mps/client-limit.js';
 import { isSimulated } from '../../system/nvidia/schema.js';
 import type { ServeRun } from '../record.js';
 import { OVER_CEILING_TEXT } from '../verdicts.js';
-import { analyzeFleet, type FleetAnalysis } from './fleet-analysis.js';
-import {
-  analyzeFleetCapacity,
-  type FleetAnswer,
-  type FleetCapacityAnalysis,
-  type FleetCapacityMode,
-} from './fleet-capacity-analysis.js';
+import type { FleetAnalysis } from './fleet-analysis.js';
+import type { FleetAnswer, FleetCapacityAnalysis, FleetCapacityMode } from './fleet-capacity-analysis.js';
 import { fleetMarkdown } from './fleet-markdown.js';
 
 const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
@@ -52,8 +47,7 @@ function modeLines(m: FleetCapacityMode): string[] {
 
 export function fleetCapacityMarkdown(run: ServeRun, fleet: FleetAnalysis, a: FleetCapacityAnalysis): string {
   const search = run.fleet?.search;
-  // The search's ceiling (its steps' windows), not bench's (a search keeps no mode windows).
-  const bench = fleetMarkdown(run, { ...fleet, modes: [], ceiling: a.ceiling })
+  const bench = fleetMarkdown(run, { ...fleet, modes: [] })
     .split('\n')
     .filter((line) => !line.startsWith('# gpushare') && line !== '## Per mode');
   return [
@@ -82,18 +76,4 @@ export function fleetCapacitySummary(run: ServeRun, a: FleetCapacityAnalysis): s
     ),
   ];
   return `${lines.join('\n')}\n`;
-}
-
-/**
- * A fleet run's report and its analyses, bench's or capacity's (a search): what `bench --serve --fleet` and
- * `capacity --serve --fleet` write and `gpushare report` rewrites from the run; null for a run of copies.
- */
-export function fleetRunReport(
-  run: ServeRun,
-): { markdown: string; fleet: FleetAnalysis; search: FleetCapacityAnalysis | null } | null {
-  const fleet = analyzeFleet(run);
-  if (fleet === null) return null;
-  const search = analyzeFleetCapacity(run);
-  const markdown = search === null ? fleetMarkdown(run, fleet) : fleetCapacityMarkdown(run, fleet, search);
-  return { markdown, fleet, search };
 }
