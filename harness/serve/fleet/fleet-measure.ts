@@ -2,10 +2,10 @@
  * `bench --serve --fleet`: a heterogeneous fleet of servers, each with its own command, memory share and
  * open-loop traffic (the fleet's schedule: every window sends the same arrivals, so modes compare on
  * equal traffic). First the baseline: each kind's first server alone (time-sliced, nothing beside it)
- * with the arrivals that server gets in the fleet; then the generator's own ceiling; then, per mode,
- * every server started one at a time (an MPS daemon per mode), a warm-up until steady, and --rounds
- * windows, each server's requests, good requests and TTFT kept per window, and the whole fleet's
- * totals (its sent rate, checked against the ceiling).
+ * with the arrivals that server gets in the fleet; then, per mode, every server started one at a time
+ * (an MPS daemon per mode; the generator's own ceiling measured once the first mode's servers are up),
+ * a warm-up until steady, and --rounds windows, each server's requests, good requests and TTFT kept per
+ * window, and the whole fleet's totals (its sent rate, checked against the ceiling).
  */
 
 import type { LoadResult } from '../../load/run.js';
@@ -190,6 +190,9 @@ export async function measureFleet(
   const set = { ...driver, settings: s };
   const epochMs = () => Date.parse(driver.clock.nowIso());
   const retain = (keep: (line: RequestLine) => boolean) => retainRequests(run, driver.requests, keep);
+  // Once the first mode's servers are up (capacity's baseline has no mode: its search measures it itself), so a
+  // fleet that cannot start costs no ceiling.
+  const ceiling = measureCeilingOnce(run, driver, slo);
 
   /** One window: each server its own arrivals; each server's share of it; its requests in the requests file. */
   async function window(
@@ -231,6 +234,7 @@ export async function measureFleet(
     g: ServeGroup | null,
     warm: () => Promise<void>,
   ): Promise<Kept> {
+    if (g !== null) await ceiling();
     const mode = g?.mode ?? 'dedicated';
     const tagArm = g === null ? 'dedicated' : 'shared';
     let warmups = 0;
@@ -380,12 +384,9 @@ export async function measureFleet(
     await driver.save();
   }
 
-  // Before the first mode (capacity's baseline has none: its search measures the ceiling itself).
-  const ceiling = measureCeilingOnce(run, driver, slo);
   for (const g of run.groups) {
     if (g.status !== 'pending') continue;
     if (driver.abort.aborted) throw driver.interrupted();
-    await ceiling();
     await measureMode(g);
     await driver.save();
   }
