@@ -13,12 +13,31 @@ function probeRun(out: string): ProbeRun {
   return JSON.parse(readFileSync(path.join(out, 'probe.json'), 'utf8')) as ProbeRun;
 }
 
-/** This checkout's probe roles still running: another suite on the machine has roles of its own. */
-async function isolationProcesses(): Promise<string[]> {
+/**
+ * The probe roles a test's own run started and left running, found by the mark in their environment: other
+ * files of this checkout run probes at the same time, and their roles are theirs to check.
+ */
+async function isolationProcesses(mark: string): Promise<string[]> {
   const ps = await execa('ps', ['-eo', 'pid,args'], { reject: false });
   return String(ps.stdout)
     .split('\n')
-    .filter((l) => l.includes(path.join(ROOT, 'workloads', 'isolation.py')));
+    .filter((l) => l.includes(path.join(ROOT, 'workloads', 'isolation.py')))
+    .filter((l) => {
+      try {
+        return readFileSync(`/proc/${l.trim().split(/\s+/)[0]}/environ`, 'latin1')
+          .split('\0')
+          .includes(mark);
+      } catch {
+        // Gone since ps listed it.
+        return false;
+      }
+    });
+}
+
+/** A mark unique to one test's run, passed down to every process it starts. */
+function testMark(): { env: Record<string, string>; mark: string } {
+  const value = `${process.pid}-${Math.random().toString(36).slice(2)}`;
+  return { env: { GPUSHARE_TEST_MARK: value }, mark: `GPUSHARE_TEST_MARK=${value}` };
 }
 
 describe('gpushare probe (fake GPU)', () => {
@@ -26,7 +45,8 @@ describe('gpushare probe (fake GPU)', () => {
     const out = path.join(tempDir(), 'probe');
     // A temporary directory of its own: the MPS roots and the simulated GPU's state go there, and must go.
     const tmp = tempDir();
-    const env = { FAKE_MPS_CLIENTS: '5', TMPDIR: tmp };
+    const own = testMark();
+    const env = { FAKE_MPS_CLIENTS: '5', TMPDIR: tmp, ...own.env };
     const result = await cli(['probe', '--out', out], env, { timeoutMs: 120_000 });
     expect(result.stderr).toContain('memory (timeslice): measured');
     expect(result.exitCode).toBe(0);
@@ -77,7 +97,7 @@ describe('gpushare probe (fake GPU)', () => {
 
     expect(run.cleanup.every((c) => c.leftPids.length === 0)).toBe(true);
     expect(run.cleanup.filter((c) => c.mode === 'mps').every((c) => c.daemon === 'quit')).toBe(true);
-    expect(await isolationProcesses()).toEqual([]);
+    expect(await isolationProcesses(own.mark)).toEqual([]);
 
     const report = readFileSync(path.join(out, 'report.md'), 'utf8');
     expect(report).toContain('## Claims ledger');
@@ -102,7 +122,11 @@ describe('gpushare probe (fake GPU)', () => {
 
   it('a probe whose role dies is failed with its words, the others still run, and the exit code is 3', async () => {
     const out = path.join(tempDir(), 'probe');
-    const result = await cli(['probe', '--probes', 'memory,sm-cap', '--out', out], { FAKE_ISOLATION: 'crash-hog' });
+    const own = testMark();
+    const result = await cli(['probe', '--probes', 'memory,sm-cap', '--out', out], {
+      FAKE_ISOLATION: 'crash-hog',
+      ...own.env,
+    });
     expect(result.exitCode).toBe(3);
     const run = probeRun(out);
     expect(run.probes.map((o) => o.status)).toEqual(['failed', 'failed', 'failed', 'measured']);
@@ -110,7 +134,7 @@ describe('gpushare probe (fake GPU)', () => {
       reason: expect.stringMatching(/^hog exited \(code 1\) before result: Fatal Python error: Segmentation fault/),
     });
     expect(run.cleanup.every((c) => c.leftPids.length === 0)).toBe(true);
-    expect(await isolationProcesses()).toEqual([]);
+    expect(await isolationProcesses(own.mark)).toEqual([]);
   });
 
   it('without green contexts, that probe is skipped with the reason PyTorch gave', async () => {
