@@ -15,10 +15,12 @@
 #             (`gpushare bench --resume` on the same machine);
 #   fleet40   #49: 40 servers of three sizes, Zipf s=0.5, likewise (about 9 min for three modes: give
 #             MODES=mps,mps-threads in one call and MODES=timeslice in the next);
-#   search    #49: the largest fleet of reference-16-s05.yaml's kinds within the SLO (`capacity --serve
-#             --fleet`), one mode a run (MODES, default mps): at 16 servers MPS missed on an H100 (run …-a6d03a),
-#             so the search goes down from there. At most 1,246 s of load a mode (its dry run): where a call's
-#             deadline stops it, the same phase in the next call on the same machine goes on with `--resume`.
+#   search    #49: the largest fleet of reference-40-s05.yaml's kinds within the SLO (`capacity --serve
+#             --fleet`), from its 40 servers down (at 16 every mode missed on an H100, run …-a6d03a), all three
+#             modes in one run (MODES) so the baseline is measured once; windows of 21 s (381 requests of the
+#             coldest server in 2 at 10 to 20 servers), the boundary measured once more, a request given up
+#             after 15 s (30 times the SLO: a queue that grows drains in that). Where a call's deadline stops
+#             it, the same phase in the next call on the same machine goes on with `--resume`.
 # Run from the repository root with the CLI built (dist/) and PyTorch installed.
 set -uo pipefail
 phase=${1:?give the phase: capacity, replay, fleet16, fleet40 or search}
@@ -53,14 +55,14 @@ case "$phase" in
     cli plan --run "$run" --out "$run-plan" || echo "plan exit $?"
     ;;
   search)
-    modes=${MODES:-mps}
+    modes=${MODES:-mps,mps-threads,timeslice}
     run="$out/search-${modes//,/-}"
     if [ -f "$run/serve.json" ]; then
       cli capacity --resume "$run" || echo "capacity --resume exit $?"
     else
-      cli capacity --serve --fleet examples/fleet/reference-16-s05.yaml --ready-path /health --modes "$modes" \
-        --start parallel --window-s 17 --rounds 2 --warmup-s 0 --replicates 2 --max-servers 40 \
-        --slo-ttft-p99-ms 500 --out "$run" || echo "capacity --serve --fleet exit $?"
+      cli capacity --serve --fleet examples/fleet/reference-40-s05.yaml --ready-path /health --modes "$modes" \
+        --start parallel --window-s 21 --rounds 2 --warmup-s 0 --replicates 1 --max-servers 40 \
+        --request-timeout-s 15 --slo-ttft-p99-ms 500 --out "$run" || echo "capacity --serve --fleet exit $?"
     fi
     cli plan --run "$run" --out "$run-plan" || echo "plan exit $?"
     ;;

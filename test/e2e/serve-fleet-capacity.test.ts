@@ -67,13 +67,16 @@ describe('capacity --serve --fleet on the simulated server', () => {
     expect(sizes).toEqual(['3 search', '1 search', '2 search', '1 replicate', '2 replicate']);
     expect(mode.steps.filter((s) => s.servers !== 1).every((s) => s.verdict === 'over')).toBe(true);
     // At 2 servers the slow one's queue grows through each window (its load past its token rate): the early
-    // stop ends the step in its warm-up, with why, rather than measuring its 3 rounds. (At 3 its seeded
-    // arrivals leave one slice of the window empty: too few points for the trend test; measured, it missed.)
+    // stop ends the step in its warm-up, with why, rather than measuring its 3 rounds; the window that showed
+    // it is kept, the slow server's attainment in it under 99%. (At 3 its seeded arrivals leave one slice of
+    // the window empty: too few points for the trend test; measured, it missed.)
     for (const over of mode.steps.filter((s) => s.servers === 2)) {
       expect(over.earlyStop ?? '').toMatch(
         /^slow's TTFT p50 rose over 5 slices of a window \(Mann–Kendall p 0\.0\d\d\) while it completed \d+% of the requests sent: its queue grows without end$/,
       );
-      expect(over.windows).toEqual([]);
+      expect([over.warmupWindows, over.windows.length, over.totals.length]).toEqual([0, 1, 1]);
+      const slow = over.windows[0]?.find((w) => w.server === 2);
+      expect(slow && slow.good / slow.requests).toBeLessThan(0.99);
     }
     // Every step's requests are kept, each line tagged with its step (rounds as 'step', warm-up apart).
     const log = await loadRequests(out);

@@ -59,7 +59,7 @@ export const FleetStepSchema = z.object({
   started: count,
   stopped: count,
   kept: count,
-  /** Warm-up windows run before the kept ones (not kept). */
+  /** Warm-up windows run before the kept ones (not kept; a warm-up window that stopped the step early is kept). */
   warmupWindows: count,
   windows: z.array(z.array(StepServerWindowSchema).max(MAX_SERVERS)).max(MAX_WINDOWS),
   totals: z.array(StepTotalsSchema).max(MAX_WINDOWS),

@@ -203,10 +203,6 @@ export async function measureFleetCapacity(
       const windowAtMs = Date.parse(driver.clock.nowIso());
       const outcome = await fleetWindow(group, arrivals, durationMs, s.requestTimeoutMs, driver.abort);
       if (outcome.results === null) return { windows: null, problem: outcome.problem };
-      // Each line tagged with its step's place in the mode (warm-up and rounds alike), so --resume can drop a
-      // step cut short; the step's windows apart by windowAtMs.
-      const tag = { mode: g.mode, copies: n, kind, arm: null, index: stepIndex, ratePerS: record.ratePerS, windowAtMs };
-      await keepRequests(run, driver, tag, outcome.results, indices);
       const windows = outcome.results.map((r, k) => {
         const x = sized.servers[k] as FleetServer;
         const w = windowStats([r], slo, { concurrency: null, ratePerS: x.ratePerS }, 0);
@@ -222,6 +218,20 @@ export async function measureFleetCapacity(
           points: climbPoints(r, windows[k] as StepServerWindow),
         })),
       );
+      // Each line tagged with its step's place in the mode (warm-up and rounds alike), so --resume can drop a
+      // step cut short; the step's windows apart by windowAtMs. A warm-up window that shows the climb is kept
+      // as the step's, so its lines are the step's.
+      const kept = kind === 'warm-up' && climb !== null ? 'step' : kind;
+      const tag = {
+        mode: g.mode,
+        copies: n,
+        kind: kept,
+        arm: null,
+        index: stepIndex,
+        ratePerS: record.ratePerS,
+        windowAtMs,
+      };
+      await keepRequests(run, driver, tag, outcome.results, indices);
       const all = windowStats(outcome.results, slo, { concurrency: null, ratePerS: null }, 0);
       return {
         windows,
@@ -231,7 +241,8 @@ export async function measureFleetCapacity(
       };
     };
 
-    // Warm-up until steady, not kept; a server whose latency climbs without end ends the step as over.
+    // Warm-up until steady, not kept; a server whose latency climbs without end ends the step as over (that
+    // window kept).
     const warmed = await warmUp(
       'step',
       rule,
@@ -239,8 +250,13 @@ export async function measureFleetCapacity(
         // Whole windows, as bench's fleet warm-up: a shorter one sends only its first seconds of arrivals.
         const w = await window(s.windowMs, 'warm-up');
         if (w.windows === null) return { stats: null, problem: w.problem };
-        record.warmupWindows++;
-        if (climb === null) return { stats: w.stats, problem: null };
+        if (climb === null) {
+          record.warmupWindows++;
+          return { stats: w.stats, problem: null };
+        }
+        // The window that shows the climb is kept: its attainments say which servers broke, and how far.
+        record.windows.push(w.windows);
+        record.totals.push(w.totals);
         record.earlyStop = climb;
         return { stats: null, problem: CLIMBING };
       },
