@@ -3,14 +3,14 @@
  * member appended, read back through its schema; a window cut by a kill loses only its broken line;
  * --resume's filter; an old run without the file still loads and reports; the evidence store carries it.
  */
-import { appendFileSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../harness/core/random.js';
 import type { RequestRecord } from '../../harness/load/request.js';
 import { type LoadResult, summarize } from '../../harness/load/run.js';
-import { openRun, storeRun } from '../../harness/record/evidence.js';
+import { openRun, runHolds, storeRun } from '../../harness/record/evidence.js';
 import { REQUESTS_FILE } from '../../harness/record/kinds.js';
 import { analyzeServe } from '../../harness/serve/analysis.js';
 import { serveMarkdown } from '../../harness/serve/markdown.js';
@@ -186,7 +186,23 @@ describe('a run recorded before requests were kept, and the evidence store', () 
     const log = new RequestsLog(dir);
     await log.append(windowLines(tag(), [result([record(0), record(1)])]));
     const { file } = await storeRun(dir, tempDir());
+    // Stored as plain lines (brotli compresses them across the file), opened as the run wrote them.
+    expect([runHolds(file, 'requests.jsonl'), runHolds(file, REQUESTS_FILE)]).toEqual([true, false]);
     const opened = await openRun(file);
+    expect(readdirSync(opened).filter((f) => f.startsWith('requests'))).toEqual([REQUESTS_FILE]);
     expect((await loadRequests(opened))?.lines).toEqual((await loadRequests(dir))?.lines);
+    // The run directory itself is left as it was.
+    expect(readdirSync(dir).filter((f) => f.startsWith('requests'))).toEqual([REQUESTS_FILE]);
+  });
+
+  it('a requests file that is not gzip is refused in one line, nothing stored', async () => {
+    const dir = path.join(tempDir(), 'run');
+    cpSync(await openRun(OLD), dir, { recursive: true });
+    writeFileSync(path.join(dir, REQUESTS_FILE), 'not gzip');
+    const store = tempDir();
+    await expect(storeRun(dir, store)).rejects.toThrow(
+      /requests\.jsonl\.gz is not gzip \(.*\): the store keeps only runs as written$/,
+    );
+    expect(readdirSync(store)).toEqual([]);
   });
 });
