@@ -201,8 +201,7 @@ export async function startMembers(set: CopySet, plans: readonly MemberPlan[]): 
     const got = await group.ready(s.readyTimeoutMs, set.abort);
     if (got.status === 'ready') return null;
     const why = got.reply.kind === 'timeout' ? `not ready within ${s.readyTimeoutMs / 1000} s` : got.reply.reason;
-    const tail = member.stderrTail().split('\n').slice(-5).join(' | ');
-    return `${member.label} (${member.spec.command}) did not come up: ${why}; its log ends: ${tail || '(empty)'}`;
+    return `${member.label} (${member.spec.command}) did not come up: ${why}; ${member.logEnd()}`;
   };
   const failures: Array<{ label: string; line: string }> = [];
   try {

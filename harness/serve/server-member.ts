@@ -55,6 +55,8 @@ const EXIT_SEEN_MS = KILLED_GRACE_MS + STDIO_GRACE_MS;
 /** The environment variable that marks every process of one copy (inherited by whatever it starts). */
 export const COPY_ENV = 'GPUSHARE_SERVE_COPY';
 const LOG_LINES = 20;
+/** The lines of its log a failure quotes. */
+const LOG_END_LINES = 5;
 
 /** GET `url`: its status and body, or null when nothing answered within `timeoutMs`. */
 async function get(url: string, timeoutMs: number): Promise<{ status: number; body: string } | null> {
@@ -190,7 +192,12 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
     if (outcome === 'timeout') return { kind: 'timeout' };
     if ('failed' in outcome) return { kind: 'failed', reason: outcome.failed, exitCode: null };
     const ended = this.ended;
-    if (ended) return { kind: 'failed', reason: this.exitText(ended, 'during the window'), exitCode: ended.exitCode };
+    if (ended)
+      return {
+        kind: 'failed',
+        reason: `${this.exitText(ended, 'during the window')}; ${this.logEnd()}`,
+        exitCode: ended.exitCode,
+      };
     return { kind: 'message', message: outcome };
   }
 
@@ -236,8 +243,16 @@ export class ServerMember implements GroupMember<LoadCommand, LoadResult, Server
 
   /** The end of its log: stderr, then its last stdout lines. */
   stderrTail(): string {
+    // A model of a multi-model process: the log is its host's.
+    if (this.host !== null) return this.host.stderrTail();
     const err = this.child?.stderrTail() ?? '';
     return [err.trimEnd(), ...this.lines].filter((l) => l !== '').join('\n');
+  }
+
+  /** The last lines of its log on one line, in words: why an engine crashed is most often there. */
+  logEnd(): string {
+    const tail = this.stderrTail().split('\n').slice(-LOG_END_LINES).join(' | ');
+    return `its log ends: ${tail || '(empty)'}`;
   }
 
   /** How it ended, in words: its status or signal, `when`, and the hint for a server that daemonised. */

@@ -106,7 +106,7 @@ describe('bench --serve --fleet: the in-process arm', () => {
     expect(result.exitCode).toBe(3);
   });
 
-  it('the one process exiting during a window fails the arm with how it ended, as a copy does', async () => {
+  it('the one process exiting during a window fails the arm with how it ended and its last words, as a copy does', async () => {
     // It ends by itself 2.5 s after it starts: inside the 4 s warm-up window that follows its readiness.
     const stubborn = path.join(ROOT, 'test', 'fakes', 'servers', 'stubborn-server.cjs');
     const out = path.join(tempDir(), 'run');
@@ -118,7 +118,7 @@ describe('bench --serve --fleet: the in-process arm', () => {
     const arm = run.groups.find((g) => g.mode === 'in-process');
     expect(arm?.status).toBe('failed');
     expect(arm?.reason).toMatch(
-      /in-process warm-up: in-process big stopped answering: exited with status 0 during the window/,
+      /in-process warm-up: in-process big stopped answering: exited with status 0 during the window .*; its log ends: stubborn-server: its 2\.5 s are over \| port \d+$/,
     );
   });
 

@@ -14,7 +14,12 @@ function flag(name, fallback) {
   return i === -1 ? fallback : process.argv[i + 1];
 }
 
-setTimeout(() => process.exit(0), Number(flag('lifetime-s', '300')) * 1000).unref();
+const lifetimeS = Number(flag('lifetime-s', '300'));
+setTimeout(() => {
+  // Its last words, as a crashing engine's are: the harness quotes the end of a server's log.
+  process.stderr.write(`stubborn-server: its ${lifetimeS} s are over\n`);
+  process.exit(0);
+}, lifetimeS * 1000).unref();
 require(path.join(__dirname, '..', '..', '..', 'simulator', 'openai-server.cjs'));
 const stubborn = flag('stubborn-while', null);
 const log = flag('term-log', null);
