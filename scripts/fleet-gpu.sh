@@ -19,9 +19,10 @@
 #   search    #49: the largest fleet of reference-16-s05.yaml's kinds within the SLO (`capacity --serve
 #             --fleet`), from its 16 servers (where every mode missed on an H100, run …-a6d03a) down, all three
 #             modes in one run (MODES) so the baseline is measured once; the boundary measured once more, a
-#             request given up after 15 s (30 times the SLO: a queue that grows drains in that). About 22 min
-#             of load: where a call's deadline stops it, the same phase in the next call on the same machine
-#             goes on with `--resume`.
+#             request given up after 15 s (30 times the SLO: a queue that grows drains in that). Its dry run
+#             bounds the load at 3,694 s (24 steps a mode, each 3 windows of 17 s); a search stops once its
+#             bracket closes and its boundary is measured again. Where a call's deadline stops it, the same
+#             phase in the next call on the same machine goes on with `--resume`.
 # Run from the repository root with the CLI built (dist/) and PyTorch installed.
 set -uo pipefail
 phase=${1:?give the phase: capacity, replay, fleet16, fleet40 or search}
